@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError } from 'commander';
+import { ConfigError, loadConfig } from './config.js';
+import { DataDirLockedError } from './platform/db/lock-file.js';
+import { registerRunCommands } from './runs/cli.js';
+import { startServer } from './server.js';
+import { VERSION } from './version.js';
+
+function fail(message: string, code = 1): never {
+  process.stderr.write(`hangar: ${message}\n`);
+  process.exit(code);
+}
+
+async function serve(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) fail(`configuration error: ${error.message}`, 2);
+    throw error;
+  }
+  let server;
+  try {
+    server = await startServer(config);
+  } catch (error) {
+    if (error instanceof DataDirLockedError) fail(error.message, 3);
+    fail(`could not start: ${(error as Error).message}`);
+  }
+  if (server.bootstrap.generatedKey) {
+    // Printed once, on the first start only; also kept (mode 0600) in the data directory.
+    process.stdout.write(
+      `\nHangar created team "default" and an admin API key (shown once; also in ${server.bootstrap.keyFile}):\n\n` +
+        `  ${server.bootstrap.generatedKey}\n\n`,
+    );
+  }
+  server.app.log.info({ url: server.url, database: server.database.kind, version: VERSION }, 'Hangar is serving');
+  const shutdown = (signal: string) => {
+    server.app.log.info({ signal }, 'shutting down');
+    server.stop().then(
+      () => process.exit(0),
+      (error) => {
+        server.app.log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+const program = new Command('hangar')
+  .description('Hangar: run coding agents on your own infrastructure')
+  .version(VERSION)
+  .showHelpAfterError();
+
+program
+  .command('serve')
+  .description('run the API server (configured by environment variables; see the README)')
+  .action(serve);
+
+registerRunCommands(program);
+
+program.parseAsync().catch((error: unknown) => {
+  if (error instanceof InvalidArgumentError) fail(error.message, 2);
+  fail((error as Error).message);
+});

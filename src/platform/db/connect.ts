@@ -1,0 +1,62 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { createPgConfig } from '@electric-sql/pglite/node-postgres';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { acquireLockFile } from './lock-file.js';
+import type { DB } from './schema.js';
+
+export interface Database {
+  db: Kysely<DB>;
+  kind: 'pglite' | 'postgres';
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** PostgreSQL connection string; without it, PGlite in `<dataDir>/pglite`. */
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  poolSize: number;
+}
+
+export function pgliteDirectory(dataDir: string): string {
+  return path.join(dataDir, 'pglite');
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize });
+    // Fail at start, with the driver's reason, rather than on the first request.
+    const client = await pool.connect();
+    client.release();
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    return { db, kind: 'postgres', close: () => db.destroy() };
+  }
+  const directory = pgliteDirectory(options.dataDir);
+  fs.mkdirSync(directory, { recursive: true, mode: 0o700 });
+  const releaseLock = acquireLockFile(path.join(options.dataDir, 'pglite.lock'));
+  try {
+    const pglite = await PGlite.create(directory, { extensions: { pg_trgm } });
+    // Kysely's own dialect over the node-postgres adapter shipped with PGlite: concurrent transactions stay
+    // isolated (the kysely-pglite package was measured mixing them up).
+    const pool = new pg.Pool(createPgConfig(pglite) as unknown as pg.PoolConfig);
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    return {
+      db,
+      kind: 'pglite',
+      close: async () => {
+        try {
+          await db.destroy();
+          await pglite.close();
+        } finally {
+          releaseLock();
+        }
+      },
+    };
+  } catch (error) {
+    releaseLock();
+    throw error;
+  }
+}

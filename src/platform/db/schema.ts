@@ -1,0 +1,139 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** Kysely's view of the tables created by the SQL migrations in ./migrations. Keep the two in step. */
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+type Json<T> = ColumnType<T, string, string>;
+type NullableJson<T> = ColumnType<T | null, string | null | undefined, string | null>;
+
+export interface InstanceSettingsTable {
+  key: string;
+  value: string;
+}
+
+export interface TeamsTable {
+  uid: string;
+  name: string;
+  created_at: Timestamp;
+}
+
+export interface UsersTable {
+  uid: string;
+  display_name: string;
+  email: string | null;
+  is_admin: Generated<boolean>;
+  created_at: Timestamp;
+}
+
+export interface TeamMembersTable {
+  team_uid: string;
+  user_uid: string;
+  role: 'admin' | 'member';
+  created_at: Timestamp;
+}
+
+export interface ApiKeysTable {
+  uid: string;
+  key_hash: string;
+  display_prefix: string;
+  name: string;
+  user_uid: string;
+  created_at: Timestamp;
+  revoked_at: NullableTimestamp;
+}
+
+export interface EnvironmentsTable {
+  uid: string;
+  team_uid: string;
+  config: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface AgentIdentitiesTable {
+  uid: string;
+  team_uid: string;
+  name: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface RunsTable {
+  id: string;
+  team_uid: string;
+  title: string;
+  prompt: string;
+  state: string;
+  source: string;
+  execution_location: string;
+  mode: Generated<string>;
+  scope_type: 'User' | 'Team';
+  scope_uid: string;
+  agent_config: Json<Record<string, unknown>>;
+  config_name: string | null;
+  model_id: string | null;
+  skill_spec: string | null;
+  environment_id: string | null;
+  worker_host: string | null;
+  schedule: NullableJson<{ schedule_id: string; schedule_name: string; cron_schedule: string }>;
+  schedule_id: string | null;
+  parent_run_id: string | null;
+  conversation_id: string | null;
+  creator_type: 'user' | 'service_account';
+  creator_uid: string;
+  executor_type: 'user' | 'service_account';
+  executor_uid: string;
+  metadata: Json<Record<string, string>>;
+  interactive: Generated<boolean>;
+  status_message: NullableJson<Record<string, unknown>>;
+  request_usage: NullableJson<Record<string, unknown>>;
+  session_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  started_at: NullableTimestamp;
+  ended_at: NullableTimestamp;
+  search_text: ColumnType<string, never, never>;
+}
+
+export interface RunAttachmentsTable {
+  run_id: string;
+  position: number;
+  file_name: string;
+  mime_type: string;
+  data: Buffer;
+}
+
+export interface RunEventsTable {
+  event_uuid: string;
+  seq: ColumnType<string, never, never>;
+  run_id: string;
+  execution_id: string | null;
+  event_type: string;
+  occurred_at: Timestamp;
+  payload: NullableJson<Record<string, unknown>>;
+}
+
+export interface ArtifactsTable {
+  uid: string;
+  run_id: string;
+  team_uid: string;
+  artifact_type: string;
+  data: Json<Record<string, unknown>>;
+  is_public: Generated<boolean>;
+  created_at: Timestamp;
+}
+
+export interface DB {
+  instance_settings: InstanceSettingsTable;
+  teams: TeamsTable;
+  users: UsersTable;
+  team_members: TeamMembersTable;
+  api_keys: ApiKeysTable;
+  environments: EnvironmentsTable;
+  agent_identities: AgentIdentitiesTable;
+  runs: RunsTable;
+  run_attachments: RunAttachmentsTable;
+  run_events: RunEventsTable;
+  artifacts: ArtifactsTable;
+}

@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Config } from '../../config.js';
+import { ERROR_CODES, notFound, renderProblem, toApiError, type ErrorCode } from './errors.js';
+import { registerOpenApi } from './openapi.js';
+import { requireApiKey, type Authenticator } from './auth.js';
+import { registerNotBuiltRoutes } from './not-built.js';
+
+export interface AppDeps {
+  config: Pick<Config, 'publicUrl' | 'bodyLimitBytes' | 'logLevel'>;
+  version: string;
+  authenticate: Authenticator;
+  /** Database reachable and every migration applied. */
+  isReady: () => Promise<boolean>;
+  /** Registers the slices' routes under /api/v1 (behind the API key check). */
+  registerApiRoutes: (api: FastifyInstance) => void | Promise<void>;
+  logger?: boolean | object;
+}
+
+/** Builds the HTTP application without listening, so tests and `serve` share it. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { publicUrl } = deps.config;
+  const app = Fastify({
+    logger: deps.logger ?? {
+      level: deps.config.logLevel,
+      // Request logs carry method, URL and status only; headers (API keys) are never logged.
+      redact: ['req.headers.authorization', 'req.headers["x-api-key"]'],
+    },
+    bodyLimit: deps.config.bodyLimitBytes,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
+  });
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.setErrorHandler((error, request, reply) => {
+    const problem = toApiError(error);
+    if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
+    return renderProblem(request, reply, publicUrl, problem);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    renderProblem(request, reply, publicUrl, notFound(`no route ${request.method} ${request.url.split('?')[0]}`)),
+  );
+
+  await registerOpenApi(app, publicUrl, deps.version);
+
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    const ready = await deps.isReady().catch(() => false);
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready' });
+  });
+  app.get<{ Params: { code: string } }>('/errors/:code', { schema: { hide: true } }, async (request) => {
+    const code = request.params.code as ErrorCode;
+    if (!(code in ERROR_CODES)) throw notFound(`unknown error code ${request.params.code}`);
+    return { error_code: code, title: ERROR_CODES[code] };
+  });
+
+  await app.register(
+    async (api) => {
+      api.get('/openapi.json', { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
+      requireApiKey(api, deps.authenticate);
+      await deps.registerApiRoutes(api);
+      registerNotBuiltRoutes(api);
+    },
+    { prefix: '/api/v1' },
+  );
+  return app;
+}

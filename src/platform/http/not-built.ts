@@ -1,0 +1,48 @@
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from './errors.js';
+
+/**
+ * Interface operations this version of Hangar does not implement yet. They answer 422 operation_not_supported
+ * (rather than 404) so a client can tell "not here yet" from "wrong URL". Each entry leaves this list when its
+ * slice lands; the README lists the same operations.
+ */
+const NOT_BUILT: Array<[method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, what: string]> = [
+  ['GET', '/agent', 'listing agents (skills)'],
+  ['GET', '/agent/connected-self-hosted-workers', 'self-hosted workers'],
+  ['GET', '/agent/run-by-external-reference', 'external references'],
+  ['GET', '/agent/runs/:runId/conversation', 'run conversations'],
+  ['GET', '/agent/runs/:runId/transcript', 'run transcripts'],
+  ['POST', '/agent/runs/:runId/followups', 'follow-ups'],
+  ['POST', '/agent/runs/:runId/scores', 'judge scores'],
+  ['GET', '/agent/conversations/:conversationId', 'conversations'],
+  ['GET', '/agent/conversations/:conversationId/transcript', 'conversation transcripts'],
+  ['GET', '/agent/schedules', 'scheduled agents'],
+  ['POST', '/agent/schedules', 'scheduled agents'],
+  ['GET', '/agent/schedules/:scheduleId', 'scheduled agents'],
+  ['PUT', '/agent/schedules/:scheduleId', 'scheduled agents'],
+  ['DELETE', '/agent/schedules/:scheduleId', 'scheduled agents'],
+  ['POST', '/agent/schedules/:scheduleId/pause', 'scheduled agents'],
+  ['POST', '/agent/schedules/:scheduleId/resume', 'scheduled agents'],
+  ['GET', '/agent/environments', 'environments'],
+  ['GET', '/agent/models', 'the model catalogue'],
+  ['GET', '/agent/artifacts/:artifactUid', 'artifacts'],
+  ['GET', '/agent/artifacts/:artifactUid/download', 'artifact downloads'],
+  ['GET', '/agent/identities', 'agent identities'],
+  ['POST', '/agent/identities', 'agent identities'],
+  ['GET', '/agent/identities/:uid', 'agent identities'],
+  ['PUT', '/agent/identities/:uid', 'agent identities'],
+  ['DELETE', '/agent/identities/:uid', 'agent identities'],
+];
+
+export function registerNotBuiltRoutes(api: FastifyInstance): void {
+  for (const [method, url, what] of NOT_BUILT) {
+    api.route({
+      method,
+      url,
+      schema: { hide: true },
+      handler: async () => {
+        throw new ApiError(422, 'operation_not_supported', `${what}: not available in this version of Hangar yet`);
+      },
+    });
+  }
+}

@@ -1,0 +1,41 @@
+import type { FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { Type } from 'typebox';
+
+export const Problem = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    instance: Type.String(),
+    error: Type.String(),
+    error_code: Type.String(),
+    retryable: Type.Boolean(),
+    trace_id: Type.String(),
+  },
+  { description: 'RFC 7807 problem details (application/problem+json)' },
+);
+
+/** Error responses every authenticated route may give; listed so the OpenAPI document shows them. */
+export const ProblemResponses = { '4xx': Problem, '5xx': Problem };
+
+export async function registerOpenApi(app: FastifyInstance, publicUrl: string, version: string): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Hangar API',
+        version,
+        description: 'Self-hosted service for running coding agents. All routes take `Authorization: Bearer <API key>`.',
+      },
+      servers: [{ url: `${publicUrl}/api/v1` }],
+      components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } } },
+      security: [{ apiKey: [] }],
+    },
+    // Routes are registered under /api/v1; the document lists them relative to that server URL.
+    transform: ({ schema, url }) => ({ schema, url: url.replace(/^\/api\/v1/, '') }),
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+}

@@ -1,0 +1,76 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { callerOf } from '../platform/http/auth.js';
+import { ProblemResponses } from '../platform/http/openapi.js';
+import { metadataFilterFromQuery } from './metadata.js';
+import { CreateRunBody, CreateRunResponse, ListRunsQuery, ListRunsResponse, RunIdParams, RunItem, TimelineResponse } from './schemas.js';
+import type { RunsService } from './service.js';
+
+export function registerRunRoutes(parent: FastifyInstance, runs: RunsService): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+  const tags = ['Runs'];
+
+  const createSchema = {
+    tags,
+    body: CreateRunBody,
+    response: { 200: CreateRunResponse, ...ProblemResponses },
+  };
+  app.post('/agent/runs', { schema: { ...createSchema, summary: 'Create a run' } }, async (request) =>
+    runs.create(callerOf(request), request.body),
+  );
+  app.post(
+    '/agent/run',
+    { schema: { ...createSchema, summary: 'Create a run (deprecated: use POST /agent/runs)', deprecated: true } },
+    async (request, reply) => {
+      reply.header('Deprecation', 'true').header('Link', '</api/v1/agent/runs>; rel="successor-version"');
+      return runs.create(callerOf(request), request.body);
+    },
+  );
+
+  app.get(
+    '/agent/runs',
+    {
+      schema: {
+        tags,
+        summary: 'List runs',
+        description: 'Filter with the query parameters; `metadata[key]=value` pairs (at most 5) filter on metadata.',
+        querystring: ListRunsQuery,
+        response: { 200: ListRunsResponse, ...ProblemResponses },
+      },
+    },
+    async (request) =>
+      runs.list(callerOf(request), request.query, metadataFilterFromQuery(request.query as Record<string, unknown>)),
+  );
+
+  app.get(
+    '/agent/runs/:runId',
+    { schema: { tags, summary: 'Get a run', params: RunIdParams, response: { 200: RunItem, ...ProblemResponses } } },
+    async (request) => runs.get(callerOf(request), request.params.runId),
+  );
+
+  app.post(
+    '/agent/runs/:runId/cancel',
+    {
+      schema: {
+        tags,
+        summary: 'Cancel a queued or running run',
+        params: RunIdParams,
+        response: { 200: Type.String({ description: 'The cancelled run ID' }), ...ProblemResponses },
+      },
+    },
+    async (request, reply) => {
+      const runId = await runs.cancel(callerOf(request), request.params.runId);
+      // The body is the run ID as a JSON string, not a bare string.
+      return reply.type('application/json; charset=utf-8').send(JSON.stringify(runId));
+    },
+  );
+
+  app.get(
+    '/agent/runs/:runId/timeline',
+    {
+      schema: { tags, summary: 'Timeline of a run', params: RunIdParams, response: { 200: TimelineResponse, ...ProblemResponses } },
+    },
+    async (request) => runs.timeline(callerOf(request), request.params.runId),
+  );
+}

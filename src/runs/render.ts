@@ -1,0 +1,84 @@
+import { isRunTypeCancellable } from './state.js';
+import type { RunItem } from './schemas.js';
+import type { Profile, RunRow } from './store.js';
+
+/** ISO 8601 duration (for example PT2M30S) with whole seconds. */
+export function isoDuration(milliseconds: number): string {
+  let seconds = Math.max(0, Math.round(milliseconds / 1000));
+  const hours = Math.floor(seconds / 3600);
+  seconds -= hours * 3600;
+  const minutes = Math.floor(seconds / 60);
+  seconds -= minutes * 60;
+  return `PT${hours ? `${hours}H` : ''}${minutes ? `${minutes}M` : ''}${seconds || (!hours && !minutes) ? `${seconds}S` : ''}`;
+}
+
+function profile(type: string, uid: string, details: Profile | null): RunItem['creator'] {
+  return {
+    type,
+    uid,
+    ...(details?.display_name ? { display_name: details.display_name } : {}),
+    ...(details?.email ? { email: details.email } : {}),
+  };
+}
+
+/** `owner/repo:path/to/SKILL.md` -> name `path/to` directory's last part, or the spec's name part. */
+function agentSkill(skillSpec: string): NonNullable<RunItem['agent_skill']> {
+  const fullPath = skillSpec.slice(skillSpec.indexOf(':') + 1);
+  const parts = fullPath.split('/').filter(Boolean);
+  const name = parts.length > 1 && /^SKILL\.md$/i.test(parts[parts.length - 1]!) ? parts[parts.length - 2]! : parts[parts.length - 1] ?? fullPath;
+  return { name, full_path: fullPath };
+}
+
+const iso = (value: Date | string) => new Date(value).toISOString();
+
+export function renderRun(row: RunRow): RunItem {
+  const item: RunItem = {
+    run_id: row.id,
+    task_id: row.id,
+    title: row.title,
+    state: row.state,
+    prompt: row.prompt,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+    source: row.source,
+    execution_location: row.execution_location,
+    creator: profile(row.creator_type, row.creator_uid, row.creator_profile),
+    executor: profile(row.executor_type, row.executor_uid, row.executor_profile),
+    agent_config: row.agent_config,
+    metadata: row.metadata,
+    is_sandbox_running: false,
+    is_run_type_cancellable: isRunTypeCancellable(row),
+    artifacts: row.artifacts.map((artifact) => ({ ...artifact, created_at: iso(artifact.created_at) })),
+    scope: { type: row.scope_type, uid: row.scope_uid },
+  };
+  if (row.started_at) {
+    item.started_at = iso(row.started_at);
+    item.run_time = isoDuration((row.ended_at ?? new Date()).getTime() - row.started_at.getTime());
+  }
+  if (row.status_message) item.status_message = row.status_message;
+  if (row.schedule) item.schedule = row.schedule;
+  if (row.session_id) item.session_id = row.session_id;
+  if (row.request_usage) item.request_usage = row.request_usage;
+  if (row.conversation_id) item.conversation_id = row.conversation_id;
+  if (row.parent_run_id) item.parent_run_id = row.parent_run_id;
+  if (row.skill_spec) item.agent_skill = agentSkill(row.skill_spec);
+  return item;
+}
+
+export function renderEvent(event: {
+  event_uuid: string;
+  run_id: string;
+  execution_id: string | null;
+  event_type: string;
+  occurred_at: Date;
+  payload: Record<string, unknown> | null;
+}) {
+  return {
+    event_uuid: event.event_uuid,
+    run_id: event.run_id,
+    ...(event.execution_id ? { execution_id: event.execution_id } : {}),
+    event_type: event.event_type,
+    occurred_at: iso(event.occurred_at),
+    ...(event.payload ? { payload: event.payload } : {}),
+  };
+}

@@ -1,0 +1,171 @@
+import { Type, type Static } from 'typebox';
+
+/** Wire schemas of the runs slice: one source for validation, TypeScript types and the OpenAPI document. */
+
+export const RUN_STATES = ['QUEUED', 'PENDING', 'CLAIMED', 'INPROGRESS', 'SUCCEEDED', 'FAILED', 'BLOCKED', 'ERROR', 'CANCELLED'] as const;
+export type RunState = (typeof RUN_STATES)[number];
+
+export const RUN_SOURCES = [
+  'LINEAR', 'API', 'SLACK', 'LOCAL', 'SCHEDULED_AGENT', 'WEB_APP', 'GITHUB_ACTION', 'CLOUD_MODE', 'CLI', 'JIRA',
+  'SELF_IMPROVEMENT', 'GITHUB_WEBHOOK', 'GITLAB_WEBHOOK', 'AUTOFIX', 'RUN_SCORER', 'ORCHESTRATION', 'WEBHOOK',
+] as const;
+export type RunSource = (typeof RUN_SOURCES)[number];
+
+export const EXECUTION_LOCATIONS = ['LOCAL', 'REMOTE'] as const;
+export const ARTIFACT_TYPES = ['PLAN', 'PULL_REQUEST', 'SCREENSHOT', 'FILE', 'EXTERNAL_REFERENCE'] as const;
+export const HARNESS_TYPES = ['oz', 'claude', 'codex', 'gemini'] as const;
+export const RUN_MODES = ['normal', 'plan', 'orchestrate'] as const;
+
+const StringMap = Type.Record(Type.String(), Type.String());
+
+export const AgentConfig = Type.Object(
+  {
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+    model_id: Type.Optional(Type.String({ maxLength: 200 })),
+    base_prompt: Type.Optional(Type.String({ maxLength: 100_000 })),
+    environment_id: Type.Optional(Type.String({ maxLength: 64 })),
+    skill_spec: Type.Optional(Type.String({ maxLength: 1024 })),
+    skills: Type.Optional(Type.Array(Type.String({ maxLength: 1024 }), { maxItems: 50 })),
+    mcp_servers: Type.Optional(Type.Record(Type.String(), Type.Object({}, { additionalProperties: true }))),
+    worker_host: Type.Optional(Type.String({ maxLength: 200 })),
+    harness: Type.Optional(
+      Type.Object({
+        type: Type.Optional(Type.Union(HARNESS_TYPES.map((value) => Type.Literal(value)))),
+        model_id: Type.Optional(Type.String({ maxLength: 200 })),
+        reasoning_level: Type.Optional(Type.String({ maxLength: 50 })),
+      }),
+    ),
+    idle_timeout_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })),
+    computer_use_enabled: Type.Optional(Type.Boolean()),
+    harness_auth_secrets: Type.Optional(
+      Type.Object({
+        claude_auth_secret_name: Type.Optional(Type.String({ maxLength: 200 })),
+        codex_auth_secret_name: Type.Optional(Type.String({ maxLength: 200 })),
+      }),
+    ),
+  },
+  { description: 'Agent configuration of a run. Unknown members are ignored.' },
+);
+export type AgentConfig = Static<typeof AgentConfig>;
+
+const Attachment = Type.Object({
+  file_name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  mime_type: Type.String({ minLength: 1, maxLength: 255 }),
+  data: Type.String({ description: 'base64-encoded content' }),
+});
+
+export const CreateRunBody = Type.Object({
+  prompt: Type.Optional(Type.String({ maxLength: 200_000, description: 'Required unless a skill is given.' })),
+  title: Type.Optional(Type.String({ maxLength: 500 })),
+  config: Type.Optional(AgentConfig),
+  skill: Type.Optional(Type.String({ maxLength: 1024, description: 'Skill spec; wins over config.skill_spec.' })),
+  mode: Type.Optional(Type.Union(RUN_MODES.map((value) => Type.Literal(value)))),
+  team: Type.Optional(Type.Boolean({ description: 'Team-owned run (default) or personal run.' })),
+  agent_identity_uid: Type.Optional(Type.String({ maxLength: 64 })),
+  conversation_id: Type.Optional(Type.String({ maxLength: 200 })),
+  parent_run_id: Type.Optional(Type.String({ maxLength: 200 })),
+  metadata: Type.Optional(Type.Record(Type.String(), Type.String())),
+  attachments: Type.Optional(Type.Array(Attachment, { maxItems: 5 })),
+  images: Type.Optional(Type.Array(Attachment, { maxItems: 5, description: 'Older name for image attachments.' })),
+  interactive: Type.Optional(Type.Boolean()),
+});
+export type CreateRunBody = Static<typeof CreateRunBody>;
+
+export const CreateRunResponse = Type.Object({
+  run_id: Type.String(),
+  task_id: Type.String({ description: 'Same as run_id (deprecated).' }),
+  state: Type.String(),
+  at_capacity: Type.Optional(Type.Boolean()),
+});
+
+export const RunIdParams = Type.Object({ runId: Type.String({ minLength: 1, maxLength: 200 }) });
+
+export const ListRunsQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 500, default: 20 }),
+  cursor: Type.Optional(Type.String({ maxLength: 4096 })),
+  sort_by: Type.Union(['updated_at', 'created_at', 'title', 'agent'].map((value) => Type.Literal(value)), { default: 'updated_at' }),
+  sort_order: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'desc' }),
+  state: Type.Optional(Type.Array(Type.Union(RUN_STATES.map((value) => Type.Literal(value))))),
+  name: Type.Optional(Type.String()),
+  model_id: Type.Optional(Type.String()),
+  creator: Type.Optional(Type.String()),
+  executor: Type.Optional(Type.String()),
+  source: Type.Optional(Type.Union(RUN_SOURCES.map((value) => Type.Literal(value)))),
+  execution_location: Type.Optional(Type.Union(EXECUTION_LOCATIONS.map((value) => Type.Literal(value)))),
+  created_after: Type.Optional(Type.String({ format: 'date-time' })),
+  created_before: Type.Optional(Type.String({ format: 'date-time' })),
+  updated_after: Type.Optional(Type.String({ format: 'date-time' })),
+  environment_id: Type.Optional(Type.String({ description: '`empty-environment` matches runs without one.' })),
+  skill: Type.Optional(Type.String()),
+  skill_spec: Type.Optional(Type.String()),
+  schedule_id: Type.Optional(Type.String()),
+  ancestor_run_id: Type.Optional(Type.String()),
+  artifact_type: Type.Optional(Type.Union(ARTIFACT_TYPES.map((value) => Type.Literal(value)))),
+  q: Type.Optional(Type.String({ maxLength: 500 })),
+});
+export type ListRunsQuery = Static<typeof ListRunsQuery>;
+
+const Profile = Type.Object({
+  type: Type.String(),
+  uid: Type.String(),
+  display_name: Type.Optional(Type.String()),
+  email: Type.Optional(Type.String()),
+  photo_url: Type.Optional(Type.String()),
+});
+
+const LooseObject = Type.Object({}, { additionalProperties: true });
+
+export const RunItem = Type.Object({
+  run_id: Type.String(),
+  task_id: Type.String(),
+  title: Type.String(),
+  state: Type.String(),
+  prompt: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+  started_at: Type.Optional(Type.String({ format: 'date-time' })),
+  run_time: Type.Optional(Type.String({ description: 'ISO 8601 duration' })),
+  status_message: Type.Optional(LooseObject),
+  source: Type.String(),
+  execution_location: Type.String(),
+  schedule: Type.Optional(
+    Type.Object({ schedule_id: Type.String(), schedule_name: Type.String(), cron_schedule: Type.String() }),
+  ),
+  session_id: Type.Optional(Type.String()),
+  session_link: Type.Optional(Type.String()),
+  creator: Profile,
+  executor: Profile,
+  request_usage: Type.Optional(LooseObject),
+  agent_config: LooseObject,
+  conversation_id: Type.Optional(Type.String()),
+  parent_run_id: Type.Optional(Type.String()),
+  metadata: StringMap,
+  is_sandbox_running: Type.Boolean(),
+  is_run_type_cancellable: Type.Boolean(),
+  artifacts: Type.Array(
+    Type.Object({ artifact_type: Type.String(), created_at: Type.String({ format: 'date-time' }), data: LooseObject }),
+  ),
+  agent_skill: Type.Optional(
+    Type.Object({ name: Type.String(), description: Type.Optional(Type.String()), full_path: Type.String() }),
+  ),
+  scope: Type.Object({ type: Type.String(), uid: Type.String() }),
+});
+export type RunItem = Static<typeof RunItem>;
+
+export const ListRunsResponse = Type.Object({
+  runs: Type.Array(RunItem),
+  page_info: Type.Object({ has_next_page: Type.Boolean(), next_cursor: Type.Optional(Type.String()) }),
+});
+
+export const TimelineResponse = Type.Object({
+  events: Type.Array(
+    Type.Object({
+      event_uuid: Type.String(),
+      run_id: Type.String(),
+      execution_id: Type.Optional(Type.String()),
+      event_type: Type.String(),
+      occurred_at: Type.String({ format: 'date-time' }),
+      payload: Type.Optional(LooseObject),
+    }),
+  ),
+});

@@ -1,0 +1,255 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Caller } from '../identities/caller.js';
+import type { DB } from '../platform/db/schema.js';
+import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import { CursorCodec, InvalidCursorError } from '../platform/http/pagination.js';
+import { mergeMetadata, MAX_METADATA_FILTER_PAIRS, metadataPairProblem, metadataProblem } from './metadata.js';
+import { renderEvent, renderRun } from './render.js';
+import type { AgentConfig, CreateRunBody, ListRunsQuery, RunItem } from './schemas.js';
+import { cancelRefusal } from './state.js';
+import * as store from './store.js';
+import { deriveTitle } from './title.js';
+
+export interface RunsServiceOptions {
+  db: Kysely<DB>;
+  cursors: CursorCodec;
+  publicUrl: string;
+  metadataFiltering: boolean;
+}
+
+const ENVIRONMENT_ID = /^[A-Za-z0-9]{22}$/;
+const EMPTY_ENVIRONMENT = 'empty-environment';
+/** `repo:name`, `owner/repo:name` or `owner/repo:path/to/SKILL.md`. */
+const SKILL_SPEC = /^(?:[A-Za-z0-9_.-]+\/)?[A-Za-z0-9_.-]+:[^\s:][^\s]*$/;
+
+function visibility(caller: Caller): store.Visibility {
+  return { teamUid: caller.teamUid, principalUid: caller.principal.uid };
+}
+
+/** Checks `mcp_servers`: each entry is exactly one of a command, a URL, or a reference to a shared server. */
+function checkMcpServers(servers: Record<string, object>): void {
+  for (const [name, entry] of Object.entries(servers)) {
+    const server = entry as Record<string, unknown>;
+    const forms = ['command', 'url', 'warp_id'].filter((key) => key in server);
+    if (forms.length !== 1) {
+      throw invalidRequest(`config.mcp_servers.${name} must have exactly one of command, url or warp_id`);
+    }
+    const form = forms[0]!;
+    if (typeof server[form] !== 'string' || server[form] === '') {
+      throw invalidRequest(`config.mcp_servers.${name}.${form} must be a non-empty string`);
+    }
+    if (form === 'url') {
+      try {
+        new URL(server.url as string);
+      } catch {
+        throw invalidRequest(`config.mcp_servers.${name}.url is not a valid URL`);
+      }
+    }
+    if (form === 'warp_id') {
+      // Hangar keeps no registry of shared MCP servers, so a reference to one can never be accessible.
+      throw notAuthorized(`config.mcp_servers.${name} references shared MCP server ${String(server.warp_id)}, which this team cannot access`);
+    }
+  }
+}
+
+function decodeAttachments(body: CreateRunBody): store.NewAttachment[] {
+  const all = [...(body.attachments ?? []), ...(body.images ?? [])];
+  if (all.length > 5) throw invalidRequest(`at most 5 attachments are allowed, got ${all.length}`);
+  return all.map((attachment, index) => {
+    if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(attachment.data)) throw invalidRequest(`attachments[${index}].data is not base64`);
+    return {
+      file_name: attachment.file_name ?? `attachment-${index + 1}`,
+      mime_type: attachment.mime_type,
+      data: Buffer.from(attachment.data, 'base64'),
+    };
+  });
+}
+
+/** Self-hosted worker named by the config; empty or `warp` means Hangar's own executors. */
+function selfHostedWorker(config: AgentConfig): string | null {
+  const host = config.worker_host?.trim();
+  return !host || host === 'warp' ? null : host;
+}
+
+export class RunsService {
+  constructor(private readonly options: RunsServiceOptions) {}
+
+  private get db() {
+    return this.options.db;
+  }
+
+  async create(caller: Caller, body: CreateRunBody): Promise<{ run_id: string; task_id: string; state: string }> {
+    const config: AgentConfig = { ...(body.config ?? {}) };
+    const skillSpec = body.skill ?? config.skill_spec ?? null;
+    if (skillSpec !== null && !SKILL_SPEC.test(skillSpec)) {
+      throw invalidRequest(`skill "${skillSpec}" must look like repo:name or owner/repo:path/to/SKILL.md`);
+    }
+    if (skillSpec !== null && config.skills?.length) throw invalidRequest('config.skills and a skill spec cannot be used together');
+    if (skillSpec !== null) config.skill_spec = skillSpec;
+    const prompt = body.prompt ?? '';
+    if (prompt.trim() === '' && skillSpec === null) throw invalidRequest('prompt is required unless a skill is given');
+    if (config.mcp_servers) checkMcpServers(config.mcp_servers);
+    const attachments = decodeAttachments(body);
+
+    const who = visibility(caller);
+    if (config.environment_id !== undefined) {
+      if (!ENVIRONMENT_ID.test(config.environment_id)) {
+        throw invalidRequest('config.environment_id must be 22 characters of [A-Za-z0-9]');
+      }
+      if (!(await store.environmentBelongsToTeam(this.db, caller.teamUid, config.environment_id))) {
+        throw notAuthorized(`environment ${config.environment_id} does not exist or this team cannot access it`);
+      }
+    }
+    let parentMetadata: Record<string, string> = {};
+    if (body.parent_run_id !== undefined) {
+      const found = await store.runMetadata(this.db, who, body.parent_run_id);
+      if (!found) throw invalidRequest(`parent run ${body.parent_run_id} does not exist or is not visible to you`);
+      parentMetadata = found;
+    }
+    if (body.conversation_id !== undefined && !(await store.conversationExists(this.db, who, body.conversation_id))) {
+      throw invalidRequest(`conversation ${body.conversation_id} does not exist or is not visible to you`);
+    }
+    let executor: { type: 'user' | 'service_account'; uid: string } = { type: 'user', uid: caller.principal.uid };
+    if (body.agent_identity_uid !== undefined) {
+      const identity = await store.findAgentIdentity(this.db, caller.teamUid, body.agent_identity_uid);
+      if (!identity) throw notAuthorized(`agent identity ${body.agent_identity_uid} does not exist in this team`);
+      executor = { type: 'service_account', uid: identity.uid };
+    }
+    const requestMetadata = body.metadata ?? {};
+    const problem = metadataProblem(requestMetadata) ?? metadataProblem(mergeMetadata({}, parentMetadata, requestMetadata));
+    if (problem) throw invalidRequest(problem);
+
+    const id = randomUUID();
+    const teamOwned = body.team ?? true;
+    await store.insertRun(
+      this.db,
+      {
+        id,
+        team_uid: caller.teamUid,
+        title: body.title?.trim() || deriveTitle(prompt, skillSpec),
+        prompt,
+        state: 'QUEUED',
+        source: 'API',
+        execution_location: 'REMOTE',
+        mode: body.mode ?? 'normal',
+        scope_type: teamOwned ? 'Team' : 'User',
+        scope_uid: teamOwned ? caller.teamUid : caller.principal.uid,
+        agent_config: config,
+        config_name: config.name ?? null,
+        model_id: config.model_id ?? null,
+        skill_spec: skillSpec,
+        environment_id: config.environment_id ?? null,
+        worker_host: selfHostedWorker(config),
+        schedule: null,
+        parent_run_id: body.parent_run_id ?? null,
+        conversation_id: body.conversation_id ?? null,
+        creator_type: caller.principal.type,
+        creator_uid: caller.principal.uid,
+        executor_type: executor.type,
+        executor_uid: executor.uid,
+        metadata: mergeMetadata({}, parentMetadata, requestMetadata),
+        interactive: body.interactive ?? false,
+      },
+      attachments,
+    );
+    return { run_id: id, task_id: id, state: 'QUEUED' };
+  }
+
+  async get(caller: Caller, runId: string): Promise<RunItem> {
+    const row = await store.findRun(this.db, visibility(caller), runId);
+    if (!row) throw notFound(`run ${runId} not found`);
+    return renderRun(row);
+  }
+
+  async list(caller: Caller, query: ListRunsQuery, metadataFilter: Record<string, string> | null) {
+    const filters = await this.filtersFrom(caller, query, metadataFilter);
+    const ordering = `${query.sort_by}:${query.sort_order}`;
+    let after: store.RunRow['sort_key'] = null;
+    if (query.cursor !== undefined) {
+      try {
+        after = this.options.cursors.decode(query.cursor, ordering);
+      } catch (error) {
+        if (error instanceof InvalidCursorError || error instanceof SyntaxError) throw invalidRequest(`cursor: ${error.message}`);
+        throw error;
+      }
+      if (!Array.isArray(after) || after.length !== store.keyWidth(query.sort_by)) throw invalidRequest('cursor: malformed position');
+    }
+    const rows = await store.listRuns(this.db, visibility(caller), filters, {
+      sortBy: query.sort_by,
+      order: query.sort_order,
+      after,
+      limit: query.limit + 1,
+    });
+    const page = rows.slice(0, query.limit);
+    const hasNext = rows.length > query.limit;
+    const last = page[page.length - 1];
+    return {
+      runs: page.map(renderRun),
+      page_info: {
+        has_next_page: hasNext,
+        next_cursor: hasNext && last ? this.options.cursors.encode({ ordering, values: last.sort_key ?? [] }) : undefined,
+      },
+    };
+  }
+
+  private async filtersFrom(caller: Caller, query: ListRunsQuery, metadataFilter: Record<string, string> | null): Promise<store.RunFilters> {
+    if (metadataFilter !== null) {
+      if (!this.options.metadataFiltering) {
+        throw new ApiError(403, 'feature_not_available', 'metadata filtering is not enabled on this server');
+      }
+      const pairs = Object.entries(metadataFilter);
+      if (pairs.length > MAX_METADATA_FILTER_PAIRS) {
+        throw invalidRequest(`at most ${MAX_METADATA_FILTER_PAIRS} metadata filters are allowed, got ${pairs.length}`);
+      }
+      for (const [key, value] of pairs) {
+        const problem = metadataPairProblem(key, value);
+        if (problem) throw invalidRequest(problem);
+      }
+    }
+    if (query.skill !== undefined && query.skill_spec !== undefined && query.skill !== query.skill_spec) {
+      throw invalidRequest('skill and skill_spec are the same filter; give one, or the same value');
+    }
+    if (query.ancestor_run_id !== undefined && !(await store.runExists(this.db, visibility(caller), query.ancestor_run_id))) {
+      throw invalidRequest(`ancestor run ${query.ancestor_run_id} does not exist or is not visible to you`);
+    }
+    const q = query.q?.trim();
+    return {
+      states: query.state,
+      configName: query.name,
+      modelId: query.model_id,
+      creator: query.creator,
+      executor: query.executor,
+      source: query.source,
+      executionLocation: query.execution_location,
+      createdAfter: query.created_after,
+      createdBefore: query.created_before,
+      updatedAfter: query.updated_after,
+      environmentId: query.environment_id === EMPTY_ENVIRONMENT ? null : query.environment_id,
+      skillSpec: query.skill_spec ?? query.skill,
+      scheduleId: query.schedule_id,
+      ancestorRunId: query.ancestor_run_id,
+      metadata: metadataFilter ?? undefined,
+      artifactType: query.artifact_type,
+      query: q ? q : undefined,
+    };
+  }
+
+  async cancel(caller: Caller, runId: string): Promise<string> {
+    const who = visibility(caller);
+    const run = await store.findRun(this.db, who, runId);
+    if (!run) throw notFound(`run ${runId} not found`);
+    const refusal = cancelRefusal(run);
+    if (refusal) throw refusal;
+    if (await store.cancelRunIfActive(this.db, who, runId, caller.principal.displayName)) return runId;
+    // Lost a race (another cancel, or the run moved on): answer for the state it is in now.
+    const now = await store.findRun(this.db, who, runId);
+    throw (now && cancelRefusal(now)) ?? new ApiError(409, 'conflict', 'the run changed state; retry', { retryable: true });
+  }
+
+  async timeline(caller: Caller, runId: string) {
+    if (!(await store.runExists(this.db, visibility(caller), runId))) throw notFound(`run ${runId} not found`);
+    const events = await store.listEvents(this.db, runId);
+    return { events: events.map(renderEvent) };
+  }
+}

@@ -1,0 +1,364 @@
+import { randomUUID } from 'node:crypto';
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import type { DB } from '../platform/db/schema.js';
+import type { CursorValue } from '../platform/http/pagination.js';
+import { CANCELLABLE_STATES } from './state.js';
+
+/** Whose runs a caller may see: the team's runs, plus the caller's own personal runs in that team. */
+export interface Visibility {
+  teamUid: string;
+  principalUid: string;
+}
+
+export interface NewRun {
+  id: string;
+  team_uid: string;
+  title: string;
+  prompt: string;
+  state: string;
+  source: string;
+  execution_location: string;
+  mode: string;
+  scope_type: 'User' | 'Team';
+  scope_uid: string;
+  agent_config: Record<string, unknown>;
+  config_name: string | null;
+  model_id: string | null;
+  skill_spec: string | null;
+  environment_id: string | null;
+  worker_host: string | null;
+  schedule: { schedule_id: string; schedule_name: string; cron_schedule: string } | null;
+  parent_run_id: string | null;
+  conversation_id: string | null;
+  creator_type: 'user' | 'service_account';
+  creator_uid: string;
+  executor_type: 'user' | 'service_account';
+  executor_uid: string;
+  metadata: Record<string, string>;
+  interactive: boolean;
+}
+
+export interface NewAttachment {
+  file_name: string;
+  mime_type: string;
+  data: Buffer;
+}
+
+export interface Profile {
+  display_name?: string;
+  email?: string | null;
+}
+
+export interface RunRow {
+  id: string;
+  team_uid: string;
+  title: string;
+  prompt: string;
+  state: string;
+  source: string;
+  execution_location: string;
+  scope_type: string;
+  scope_uid: string;
+  agent_config: Record<string, unknown>;
+  skill_spec: string | null;
+  worker_host: string | null;
+  schedule: { schedule_id: string; schedule_name: string; cron_schedule: string } | null;
+  parent_run_id: string | null;
+  conversation_id: string | null;
+  creator_type: string;
+  creator_uid: string;
+  executor_type: string;
+  executor_uid: string;
+  metadata: Record<string, string>;
+  status_message: Record<string, unknown> | null;
+  request_usage: Record<string, unknown> | null;
+  session_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+  started_at: Date | null;
+  ended_at: Date | null;
+  creator_profile: Profile | null;
+  executor_profile: Profile | null;
+  artifacts: { artifact_type: string; created_at: string; data: Record<string, unknown> }[];
+  /** Sort key of this row under the requested ordering, for the next-page cursor (lists only). */
+  sort_key: CursorValue[] | null;
+}
+
+function visible(eb: ExpressionBuilder<DB, 'runs'>, who: Visibility): Expression<SqlBool> {
+  return eb.and([
+    eb('runs.team_uid', '=', who.teamUid),
+    eb.or([eb('runs.scope_type', '=', 'Team'), eb('runs.creator_uid', '=', who.principalUid)]),
+  ]);
+}
+
+const profileOf = (type: 'creator' | 'executor') => {
+  const uid = sql.ref(`runs.${type}_uid`);
+  return sql<Profile | null>`coalesce(
+    (SELECT json_build_object('display_name', u.display_name, 'email', u.email) FROM users u WHERE u.uid = ${uid}),
+    (SELECT json_build_object('display_name', a.name) FROM agent_identities a WHERE a.uid = ${uid}))`;
+};
+
+const artifactsOfRun = sql<RunRow['artifacts']>`coalesce((
+  SELECT json_agg(json_build_object('artifact_type', a.artifact_type, 'created_at', a.created_at, 'data', a.data)
+                  ORDER BY a.created_at, a.uid)
+  FROM artifacts a WHERE a.run_id = runs.id), '[]')`;
+
+/** Microsecond-exact text form of a timestamp: a JS Date would drop microseconds and make cursors skip rows. */
+const exactTimestamp = (column: 'created_at' | 'updated_at') =>
+  sql<string>`to_char(${sql.ref(`runs.${column}`)} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+function selectRuns(db: Kysely<DB>, sortKey: Expression<CursorValue[] | null>) {
+  return db
+    .selectFrom('runs')
+    .select([
+      'runs.id', 'runs.team_uid', 'runs.title', 'runs.prompt', 'runs.state', 'runs.source', 'runs.execution_location',
+      'runs.scope_type', 'runs.scope_uid', 'runs.agent_config', 'runs.skill_spec', 'runs.worker_host', 'runs.schedule',
+      'runs.parent_run_id', 'runs.conversation_id', 'runs.creator_type', 'runs.creator_uid', 'runs.executor_type',
+      'runs.executor_uid', 'runs.metadata', 'runs.status_message', 'runs.request_usage', 'runs.session_id',
+      'runs.created_at', 'runs.updated_at', 'runs.started_at', 'runs.ended_at',
+      profileOf('creator').as('creator_profile'),
+      profileOf('executor').as('executor_profile'),
+      artifactsOfRun.as('artifacts'),
+      sql<CursorValue[] | null>`${sortKey}`.as('sort_key'),
+    ]);
+}
+
+export async function insertRun(db: Kysely<DB>, run: NewRun, attachments: NewAttachment[]): Promise<void> {
+  const values = {
+    ...run,
+    agent_config: JSON.stringify(run.agent_config),
+    metadata: JSON.stringify(run.metadata),
+    schedule: run.schedule ? JSON.stringify(run.schedule) : null,
+    schedule_id: run.schedule?.schedule_id ?? null,
+  };
+  const event = { event_uuid: randomUUID(), run_id: run.id, event_type: 'oz_run_created' };
+  if (attachments.length === 0) {
+    // One statement, so the run and its first timeline event commit together in one round trip.
+    await db
+      .with('inserted', (qb) => qb.insertInto('runs').values(values).returning('id'))
+      .insertInto('run_events')
+      .columns(['event_uuid', 'run_id', 'event_type'])
+      .expression((eb) => eb.selectFrom('inserted').select([sql.lit(event.event_uuid).as('event_uuid'), 'inserted.id', sql.lit(event.event_type).as('event_type')]))
+      .execute();
+    return;
+  }
+  await db.transaction().execute(async (trx) => {
+    await trx.insertInto('runs').values(values).execute();
+    await trx
+      .insertInto('run_attachments')
+      .values(attachments.map((attachment, position) => ({ run_id: run.id, position, ...attachment })))
+      .execute();
+    await trx.insertInto('run_events').values(event).execute();
+  });
+}
+
+export async function findRun(db: Kysely<DB>, who: Visibility, runId: string): Promise<RunRow | undefined> {
+  return (await selectRuns(db, sql.lit(null))
+    .where((eb) => visible(eb, who))
+    .where('runs.id', '=', runId)
+    .executeTakeFirst()) as RunRow | undefined;
+}
+
+export async function runMetadata(db: Kysely<DB>, who: Visibility, runId: string): Promise<Record<string, string> | undefined> {
+  const row = await db.selectFrom('runs').select('metadata').where((eb) => visible(eb, who)).where('id', '=', runId).executeTakeFirst();
+  return row?.metadata;
+}
+
+export async function runExists(db: Kysely<DB>, who: Visibility, runId: string): Promise<boolean> {
+  const row = await db.selectFrom('runs').select('id').where((eb) => visible(eb, who)).where('id', '=', runId).executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function conversationExists(db: Kysely<DB>, who: Visibility, conversationId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('runs')
+    .select('id')
+    .where((eb) => visible(eb, who))
+    .where('conversation_id', '=', conversationId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function environmentBelongsToTeam(db: Kysely<DB>, teamUid: string, environmentId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('environments')
+    .select('uid')
+    .where('uid', '=', environmentId)
+    .where('team_uid', '=', teamUid)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function findAgentIdentity(db: Kysely<DB>, teamUid: string, uid: string): Promise<{ uid: string; name: string } | undefined> {
+  return db.selectFrom('agent_identities').select(['uid', 'name']).where('uid', '=', uid).where('team_uid', '=', teamUid).executeTakeFirst();
+}
+
+export type SortBy = 'updated_at' | 'created_at' | 'title' | 'agent';
+
+export interface RunFilters {
+  states?: string[];
+  configName?: string;
+  modelId?: string;
+  creator?: string;
+  executor?: string;
+  source?: string;
+  executionLocation?: string;
+  createdAfter?: string;
+  createdBefore?: string;
+  updatedAfter?: string;
+  /** null selects runs without an environment. */
+  environmentId?: string | null;
+  skillSpec?: string;
+  scheduleId?: string;
+  ancestorRunId?: string;
+  metadata?: Record<string, string>;
+  artifactType?: string;
+  query?: string;
+}
+
+interface KeyColumn {
+  expression: Expression<CursorValue>;
+  /** How a cursor value is turned back into SQL (timestamps travel as exact text). */
+  fromCursor: (value: CursorValue) => Expression<unknown>;
+  direction: 'asc' | 'desc';
+}
+
+/** The ordered key columns of each sort; every ordering ends in the unique id so the order is total. */
+function keyColumns(sortBy: SortBy, order: 'asc' | 'desc'): KeyColumn[] {
+  const plain = (value: CursorValue) => sql.val(value);
+  const timestamp = (value: CursorValue) => sql`${value}::timestamptz`;
+  const id: KeyColumn = { expression: sql.ref('runs.id'), fromCursor: plain, direction: order };
+  switch (sortBy) {
+    case 'updated_at':
+    case 'created_at':
+      return [{ expression: sql.ref(`runs.${sortBy}`), fromCursor: timestamp, direction: order }, id];
+    case 'title':
+      return [{ expression: sql.ref('runs.title'), fromCursor: plain, direction: order }, id];
+    case 'agent':
+      // Runs without a skill come last in either direction.
+      return [
+        { expression: sql`(runs.skill_spec IS NULL)`, fromCursor: (value) => sql`${value}::boolean`, direction: 'asc' },
+        { expression: sql`coalesce(runs.skill_spec, '')`, fromCursor: plain, direction: order },
+        id,
+      ];
+  }
+}
+
+/** The text of each key column as it goes into a cursor. */
+function cursorKey(sortBy: SortBy): Expression<CursorValue[]> {
+  switch (sortBy) {
+    case 'updated_at':
+    case 'created_at':
+      return sql`json_build_array(${exactTimestamp(sortBy)}, runs.id)`;
+    case 'title':
+      return sql`json_build_array(runs.title, runs.id)`;
+    case 'agent':
+      return sql`json_build_array(runs.skill_spec IS NULL, coalesce(runs.skill_spec, ''), runs.id)`;
+  }
+}
+
+/** Rows strictly after the cursor position, for any mix of column directions. */
+function afterPosition(columns: KeyColumn[], values: CursorValue[]): Expression<SqlBool> {
+  const uniform = columns.every((column) => column.direction === columns[0]!.direction);
+  if (uniform) {
+    // A row comparison lets PostgreSQL walk the sort index directly.
+    const operator = columns[0]!.direction === 'asc' ? sql`>` : sql`<`;
+    const left = sql.join(columns.map((column) => column.expression));
+    const right = sql.join(columns.map((column, i) => column.fromCursor(values[i]!)));
+    return sql<SqlBool>`(${left}) ${operator} (${right})`;
+  }
+  const alternatives = columns.map((column, i) => {
+    const equalPrefix = columns.slice(0, i).map((prior, j) => sql`${prior.expression} = ${prior.fromCursor(values[j]!)}`);
+    const operator = column.direction === 'asc' ? sql`>` : sql`<`;
+    return sql.join([...equalPrefix, sql`${column.expression} ${operator} ${column.fromCursor(values[i]!)}`], sql` AND `);
+  });
+  return sql<SqlBool>`(${sql.join(alternatives.map((alternative) => sql`(${alternative})`), sql` OR `)})`;
+}
+
+export function keyWidth(sortBy: SortBy): number {
+  return sortBy === 'agent' ? 3 : 2;
+}
+
+export async function listRuns(
+  db: Kysely<DB>,
+  who: Visibility,
+  filters: RunFilters,
+  page: { sortBy: SortBy; order: 'asc' | 'desc'; after: CursorValue[] | null; limit: number },
+): Promise<RunRow[]> {
+  const columns = keyColumns(page.sortBy, page.order);
+  let query = selectRuns(db, cursorKey(page.sortBy)).where((eb) => visible(eb, who));
+  if (filters.states?.length) query = query.where('runs.state', 'in', filters.states);
+  if (filters.configName !== undefined) query = query.where('runs.config_name', '=', filters.configName);
+  if (filters.modelId !== undefined) query = query.where('runs.model_id', '=', filters.modelId);
+  if (filters.creator !== undefined) query = query.where('runs.creator_uid', '=', filters.creator);
+  if (filters.executor !== undefined) query = query.where('runs.executor_uid', '=', filters.executor);
+  if (filters.source !== undefined) query = query.where('runs.source', '=', filters.source);
+  if (filters.executionLocation !== undefined) query = query.where('runs.execution_location', '=', filters.executionLocation);
+  if (filters.createdAfter !== undefined) query = query.where('runs.created_at', '>', sql<Date>`${filters.createdAfter}::timestamptz`);
+  if (filters.createdBefore !== undefined) query = query.where('runs.created_at', '<', sql<Date>`${filters.createdBefore}::timestamptz`);
+  if (filters.updatedAfter !== undefined) query = query.where('runs.updated_at', '>', sql<Date>`${filters.updatedAfter}::timestamptz`);
+  if (filters.environmentId === null) query = query.where('runs.environment_id', 'is', null);
+  else if (filters.environmentId !== undefined) query = query.where('runs.environment_id', '=', filters.environmentId);
+  if (filters.skillSpec !== undefined) query = query.where('runs.skill_spec', '=', filters.skillSpec);
+  if (filters.scheduleId !== undefined) query = query.where('runs.schedule_id', '=', filters.scheduleId);
+  if (filters.ancestorRunId !== undefined) {
+    query = query.where(sql<SqlBool>`runs.id IN (
+      WITH RECURSIVE descendants(id) AS (
+        SELECT id FROM runs WHERE parent_run_id = ${filters.ancestorRunId}
+        UNION
+        SELECT child.id FROM runs child JOIN descendants d ON child.parent_run_id = d.id
+      ) SELECT id FROM descendants)`);
+  }
+  if (filters.metadata !== undefined) query = query.where(sql<SqlBool>`runs.metadata @> ${JSON.stringify(filters.metadata)}::jsonb`);
+  if (filters.artifactType !== undefined) {
+    query = query.where(sql<SqlBool>`EXISTS (SELECT 1 FROM artifacts a WHERE a.run_id = runs.id AND a.artifact_type = ${filters.artifactType})`);
+  }
+  if (filters.query !== undefined) {
+    const needle = filters.query.toLowerCase();
+    const escaped = needle.replace(/[\\%_]/g, (c) => `\\${c}`);
+    // A substring match, or a fuzzy (trigram word similarity) match for typos; both use the trigram index.
+    query = query.where(sql<SqlBool>`(runs.search_text LIKE ${`%${escaped}%`} OR ${needle} <% runs.search_text)`);
+  }
+  if (page.after) query = query.where(afterPosition(columns, page.after));
+  for (const column of columns) query = query.orderBy(column.expression, column.direction);
+  return (await query.limit(page.limit).execute()) as RunRow[];
+}
+
+/**
+ * Cancels only if the run is still queued or in progress, in one conditional statement: of two concurrent
+ * cancels exactly one changes the row and writes the timeline event.
+ */
+export async function cancelRunIfActive(db: Kysely<DB>, who: Visibility, runId: string, cancelledBy: string): Promise<boolean> {
+  const statusMessage = JSON.stringify({ message: `Cancelled by ${cancelledBy}` });
+  const result = await db
+    .with('cancelled', (qb) =>
+      qb
+        .updateTable('runs')
+        .set({ state: 'CANCELLED', status_message: statusMessage, ended_at: sql`clock_timestamp()`, updated_at: sql`clock_timestamp()` })
+        .where((eb) => visible(eb, who))
+        .where('runs.id', '=', runId)
+        .where('runs.state', 'in', CANCELLABLE_STATES)
+        .returning('id'),
+    )
+    .insertInto('run_events')
+    .columns(['event_uuid', 'run_id', 'event_type', 'payload'])
+    .expression((eb) =>
+      eb.selectFrom('cancelled').select([
+        sql.lit(randomUUID()).as('event_uuid'),
+        'cancelled.id',
+        sql.lit('oz_run_cancelled').as('event_type'),
+        sql<string>`${JSON.stringify({ cancelled_by: cancelledBy })}::jsonb`.as('payload'),
+      ]),
+    )
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+export async function listEvents(db: Kysely<DB>, runId: string) {
+  return db
+    .selectFrom('run_events')
+    .select(['event_uuid', 'run_id', 'execution_id', 'event_type', 'occurred_at', 'payload'])
+    .where('run_id', '=', runId)
+    .orderBy('seq')
+    .execute();
+}
