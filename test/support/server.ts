@@ -1,0 +1,180 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Kysely } from 'kysely';
+import pg from 'pg';
+import { loadConfig } from '../../src/config.js';
+import { insertApiKey, insertMembership, insertTeam, insertUser, type Role } from '../../src/identities/store.js';
+import { generateApiKey } from '../../src/platform/crypto.js';
+import type { DB } from '../../src/platform/db/schema.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+
+interface Template {
+  kind: 'pglite' | 'postgres';
+  template: string;
+}
+
+function template(): Template {
+  const raw = process.env.HANGAR_TEST_TEMPLATE;
+  if (!raw) throw new Error('run the tests through `npm test` (scripts/run-tests.mjs builds the database template)');
+  return JSON.parse(raw) as Template;
+}
+
+/** A fresh database for one test server: a copy of the migrated template, PGlite or PostgreSQL. */
+export interface TestDatabase {
+  dataDir: string;
+  databaseUrl: string | undefined;
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const { kind, template: source } = template();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-test-'));
+  if (kind === 'pglite') {
+    fs.cpSync(source, path.join(dataDir, 'pglite'), { recursive: true });
+    return { dataDir, databaseUrl: undefined, drop: async () => fs.rmSync(dataDir, { recursive: true, force: true }) };
+  }
+  const adminUrl = process.env.TEST_DATABASE_URL!;
+  const name = `hangar_t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${source}"`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    dataDir,
+    databaseUrl: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: adminUrl });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await client.end();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface TestServer {
+  /** e.g. http://127.0.0.1:41234 */
+  url: string;
+  /** url + /api/v1 */
+  apiUrl: string;
+  apiKey: string;
+  teamUid: string;
+  userUid: string;
+  db: Kysely<DB>;
+  server: RunningServer;
+  /** A new team with one user (role admin by default) and an API key for that user. */
+  createTeamWithUser(options?: { teamName?: string; role?: Role }): Promise<{ teamUid: string; userUid: string; apiKey: string }>;
+  /** Adds a new user to an existing team and returns their key. */
+  addUser(teamUid: string, role?: Role): Promise<{ userUid: string; apiKey: string }>;
+  request(method: string, urlPath: string, options?: { body?: unknown; apiKey?: string | null; headers?: Record<string, string> }): Promise<{ status: number; headers: Headers; body: any }>;
+  stop(): Promise<void>;
+}
+
+/** Starts the real server in this process on a random port, on its own copy of the database. */
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const database = await createTestDatabase();
+  const apiKey = generateApiKey();
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    HANGAR_DATA_DIR: database.dataDir,
+    HANGAR_BOOTSTRAP_API_KEY: apiKey,
+    HANGAR_LOG_LEVEL: 'silent',
+    ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
+    ...env,
+  });
+  const server = await startServer(config, { logger: false });
+  const db = server.database.db;
+  const team = await db.selectFrom('teams').select('uid').where('name', '=', 'default').executeTakeFirstOrThrow();
+  const member = await db.selectFrom('team_members').select('user_uid').where('team_uid', '=', team.uid).executeTakeFirstOrThrow();
+
+  const addUser = async (teamUid: string, role: Role = 'admin') => {
+    const userUid = await insertUser(db, { displayName: `User ${randomBytes(3).toString('hex')}` });
+    await insertMembership(db, teamUid, userUid, role);
+    const key = generateApiKey();
+    await insertApiKey(db, userUid, key, 'test');
+    return { userUid, apiKey: key };
+  };
+
+  const testServer: TestServer = {
+    url: server.url,
+    apiUrl: `${server.url}/api/v1`,
+    apiKey,
+    teamUid: team.uid,
+    userUid: member.user_uid,
+    db,
+    server,
+    addUser,
+    async createTeamWithUser(options = {}) {
+      const teamUid = await insertTeam(db, options.teamName ?? `team-${randomBytes(4).toString('hex')}`);
+      return { teamUid, ...(await addUser(teamUid, options.role)) };
+    },
+    async request(method, urlPath, options = {}) {
+      const key = options.apiKey === undefined ? apiKey : options.apiKey;
+      const response = await fetch(`${server.url}${urlPath.startsWith('/api/') || !urlPath.startsWith('/agent') ? urlPath : `/api/v1${urlPath}`}`, {
+        method,
+        headers: {
+          ...(key ? { authorization: `Bearer ${key}` } : {}),
+          ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...options.headers,
+        },
+        body: options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body),
+      });
+      const text = await response.text();
+      let body: unknown = text;
+      try {
+        body = text ? JSON.parse(text) : undefined;
+      } catch {
+        // Not JSON: keep the text.
+      }
+      return { status: response.status, headers: response.headers, body };
+    },
+    async stop() {
+      await server.stop();
+      await database.drop();
+    },
+  };
+  return testServer;
+}
+
+/** Runs `hangar serve` as a child process (for crash and start-up tests) and waits until it is ready. */
+export async function spawnServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+  const port = await freePort();
+  let output = '';
+  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/main.ts'), 'serve'], {
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), HANGAR_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${output}`);
+    try {
+      if ((await fetch(`${url}/readyz`)).ok) return { child, url, output: () => output };
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`server did not become ready: ${output}`);
+}
+
+export async function freePort(): Promise<number> {
+  const net = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
