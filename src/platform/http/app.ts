@@ -5,6 +5,7 @@ import { ERROR_CODES, notFound, renderProblem, toApiError, type ErrorCode } from
 import { registerOpenApi } from './openapi.js';
 import { requireApiKey, type Authenticator } from './auth.js';
 import { registerNotBuiltRoutes } from './not-built.js';
+import { validatorCompiler } from './validation.js';
 
 export interface AppDeps {
   config: Pick<Config, 'publicUrl' | 'bodyLimitBytes' | 'logLevel'>;
@@ -29,8 +30,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: deps.config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
   });
+  app.setValidatorCompiler(validatorCompiler);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

@@ -1,0 +1,37 @@
+import { randomUUID } from 'node:crypto';
+import { newUid } from '../../src/platform/crypto.js';
+import type { TestServer } from './server.js';
+
+/** Creates a run through the API and returns its id (fails the test on anything but 200). */
+export async function createRun(hangar: TestServer, body: Record<string, unknown> = {}, apiKey?: string): Promise<string> {
+  const response = await hangar.request('POST', '/agent/runs', { body: { prompt: 'do the thing', ...body }, apiKey });
+  if (response.status !== 200) throw new Error(`create failed: ${response.status} ${JSON.stringify(response.body)}`);
+  return response.body.run_id as string;
+}
+
+/**
+ * Moves a run's columns directly in the database: nothing executes runs yet, so states and sources other than
+ * a fresh API run can only be reached this way.
+ */
+export async function setRunColumns(hangar: TestServer, runId: string, values: Record<string, unknown>): Promise<void> {
+  await hangar.db.updateTable('runs').set(values as never).where('id', '=', runId).execute();
+}
+
+export async function addArtifact(hangar: TestServer, runId: string, artifactType: string, teamUid = hangar.teamUid): Promise<void> {
+  await hangar.db
+    .insertInto('artifacts')
+    .values({ uid: randomUUID(), run_id: runId, team_uid: teamUid, artifact_type: artifactType, data: JSON.stringify({ url: 'https://example.com/pr/1', branch: 'fix' }) })
+    .execute();
+}
+
+export async function addEnvironment(hangar: TestServer, teamUid = hangar.teamUid): Promise<string> {
+  const uid = newUid();
+  await hangar.db.insertInto('environments').values({ uid, team_uid: teamUid, config: JSON.stringify({ name: 'env' }) }).execute();
+  return uid;
+}
+
+export async function addAgentIdentity(hangar: TestServer, teamUid = hangar.teamUid): Promise<string> {
+  const uid = newUid();
+  await hangar.db.insertInto('agent_identities').values({ uid, team_uid: teamUid, name: 'Release bot' }).execute();
+  return uid;
+}
