@@ -37,7 +37,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     return { dataDir, databaseUrl: undefined, drop: async () => fs.rmSync(dataDir, { recursive: true, force: true }) };
   }
   const adminUrl = process.env.TEST_DATABASE_URL!;
-  const name = `hangar_t_${randomBytes(6).toString('hex')}`;
+  // hangar_t_<runner pid>_<random>: the template step drops databases of runners that are gone.
+  const name = `hangar_t_${source.replace('hangar_tpl_', '')}_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${source}"`);

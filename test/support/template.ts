@@ -9,16 +9,28 @@ import pg from 'pg';
 import { openDatabase } from '../../src/platform/db/connect.js';
 import { migrate } from '../../src/platform/db/migrate.js';
 
+function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 async function main(): Promise<void> {
   const adminUrl = process.env.TEST_DATABASE_URL;
   if (adminUrl) {
-    const name = `hangar_tpl_${process.pid}`;
+    // Named after the test run (the runner's pid) so that concurrent runs on one server leave each other alone.
+    const runId = process.ppid;
+    const name = `hangar_tpl_${runId}`;
     const admin = new pg.Client({ connectionString: adminUrl });
     await admin.connect();
-    // Leftovers of interrupted runs.
-    const stale = await admin.query(`SELECT datname FROM pg_database WHERE datname LIKE 'hangar\\_t%'`);
+    // Leftovers of interrupted runs: databases of test runs whose runner is gone.
+    const stale = await admin.query(`SELECT datname FROM pg_database WHERE datname ~ '^hangar_(tpl|t)_[0-9]+'`);
     for (const row of stale.rows as { datname: string }[]) {
-      await admin.query(`DROP DATABASE IF EXISTS "${row.datname}" WITH (FORCE)`);
+      const owner = Number(/^hangar_(?:tpl|t)_(\d+)/.exec(row.datname)![1]);
+      if (!processIsAlive(owner)) await admin.query(`DROP DATABASE IF EXISTS "${row.datname}" WITH (FORCE)`);
     }
     await admin.query(`CREATE DATABASE "${name}"`);
     await admin.end();

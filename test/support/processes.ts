@@ -1,0 +1,80 @@
+/**
+ * Child-process helpers for start-up and crash tests: run `hangar serve` and watch it start, refuse to start, or
+ * exit. Complements spawnServer() in ./server.ts (which waits for a successful start).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { freePort } from './server.js';
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** Resolves when the child has exited (at once if it already has). */
+export function waitForExit(child: ChildProcess): Promise<Exit> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  }
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+}
+
+/** Sends a signal and waits for the child to exit; a no-op for a child that already exited. */
+export async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<Exit> {
+  if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  return waitForExit(child);
+}
+
+export interface StartAttempt {
+  /** The exit of a process that did not start; null when it started and answered /readyz instead. */
+  exit: Exit | null;
+  stdout: string;
+  stderr: string;
+  child: ChildProcess;
+  url: string;
+}
+
+/**
+ * Runs `hangar serve` with `env` on a free port until it either exits or becomes ready, whichever comes first.
+ * Meant for starts that must fail: the test asserts `exit` is set. A process that started after all is
+ * returned running (the caller stops it), so a regression fails the assertion instead of hanging the test.
+ */
+export async function attemptServe(env: Record<string, string>): Promise<StartAttempt> {
+  const port = await freePort();
+  let stdout = '';
+  let stderr = '';
+  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/main.ts'), 'serve'], {
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), HANGAR_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  // An unusable PORT (a start that must fail) leaves the free port to poll.
+  const url = `http://127.0.0.1:${env.PORT && /^[1-9]\d*$/.test(env.PORT) ? env.PORT : port}`;
+  const exited = waitForExit(child).then((exit) => ({ kind: 'exit' as const, exit }));
+  // Streams may still hold output when 'exit' fires; 'close' means they are drained.
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  for (;;) {
+    const ready = fetch(`${url}/readyz`).then(
+      (response) => (response.ok ? ({ kind: 'ready' as const }) : ({ kind: 'not-ready' as const })),
+      () => ({ kind: 'not-ready' as const }),
+    );
+    const outcome = await Promise.race([exited, ready]);
+    if (outcome.kind === 'exit') {
+      await closed;
+      return { exit: outcome.exit, stdout, stderr, child, url };
+    }
+    if (outcome.kind === 'ready') return { exit: null, stdout, stderr, child, url };
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 100))]);
+  }
+}
+
+/** The environment that points `hangar serve` at a test database (from createTestDatabase()). */
+export function databaseEnv(database: { dataDir: string; databaseUrl: string | undefined }): Record<string, string> {
+  return { HANGAR_DATA_DIR: database.dataDir, ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}) };
+}
+
+/** True when the suite runs on PostgreSQL (TEST_DATABASE_URL set), false on PGlite. */
+export function onPostgres(): boolean {
+  return Boolean(process.env.TEST_DATABASE_URL);
+}
