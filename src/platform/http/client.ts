@@ -31,7 +31,8 @@ export async function callApi<T>(
   path: string,
   body?: unknown,
 ): Promise<T> {
-  const response = await fetch(`${options.baseUrl}/api/v1${path}`, {
+  const url = `${options.baseUrl}/api/v1${path}`;
+  const response = await fetch(url, {
     method,
     headers: {
       authorization: `Bearer ${options.apiKey}`,
@@ -39,6 +40,9 @@ export async function callApi<T>(
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
     },
     body: body === undefined ? undefined : JSON.stringify(body),
+  }).catch((error: Error) => {
+    const cause = (error.cause as Error | undefined)?.message ?? error.message;
+    throw new Error(`could not reach Hangar at ${options.baseUrl} (${cause}); is HANGAR_URL right?`);
   });
   const text = await response.text();
   const parsed: unknown = text ? JSON.parse(text) : null;
