@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, loadConfig } from './config.js';
 import { DataDirLockedError } from './platform/db/lock-file.js';
 import { registerRunCommands } from './runs/cli.js';
-import { startServer } from './server.js';
+import { registerScheduleCommands } from './schedules/cli.js';
+import { ROLES, startServer, type Role } from './server.js';
 import { VERSION } from './version.js';
 
 function fail(message: string, code = 1): never {
@@ -11,7 +12,7 @@ function fail(message: string, code = 1): never {
   process.exit(code);
 }
 
-async function serve(): Promise<void> {
+async function serve(options: { role: Role }): Promise<void> {
   let config;
   try {
     config = loadConfig();
@@ -21,7 +22,7 @@ async function serve(): Promise<void> {
   }
   let server;
   try {
-    server = await startServer(config);
+    server = await startServer(config, { role: options.role });
   } catch (error) {
     if (error instanceof DataDirLockedError) fail(error.message, 3);
     fail(`could not start: ${(error as Error).message}`);
@@ -33,7 +34,7 @@ async function serve(): Promise<void> {
         `  ${server.bootstrap.generatedKey}\n\n`,
     );
   }
-  server.app.log.info({ url: server.url, database: server.database.kind, version: VERSION }, 'Hangar is serving');
+  server.app.log.info({ url: server.url, role: options.role, database: server.database.kind, version: VERSION }, 'Hangar is serving');
   const shutdown = (signal: string) => {
     server.app.log.info({ signal }, 'shutting down');
     server.stop().then(
@@ -55,10 +56,16 @@ const program = new Command('hangar')
 
 program
   .command('serve')
-  .description('run the API server (configured by environment variables; see the README)')
+  .description('run the API server and the engine loops (configured by environment variables; see the README)')
+  .addOption(
+    new Option('--role <role>', 'api: HTTP API only; engine: background loops (scheduler) only; all: both')
+      .choices([...ROLES])
+      .default('all'),
+  )
   .action(serve);
 
 registerRunCommands(program);
+registerScheduleCommands(program);
 
 program.parseAsync().catch((error: unknown) => {
   if (error instanceof InvalidArgumentError) fail(error.message, 2);

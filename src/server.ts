@@ -11,7 +11,14 @@ import { CursorCodec } from './platform/http/pagination.js';
 import { instanceSecret } from './platform/settings.js';
 import { registerRunRoutes } from './runs/http.js';
 import { RunsService } from './runs/service.js';
+import { registerScheduleRoutes } from './schedules/http.js';
+import { Scheduler } from './schedules/scheduler.js';
+import { SchedulesService } from './schedules/service.js';
 import { VERSION } from './version.js';
+
+/** What a process does: serve the API, run the engine loops (scheduler, ...), or both. */
+export type Role = 'api' | 'engine' | 'all';
+export const ROLES: readonly Role[] = ['api', 'engine', 'all'];
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -19,11 +26,18 @@ export interface RunningServer {
   /** Where the server listens, e.g. http://127.0.0.1:8080 */
   url: string;
   bootstrap: BootstrapResult;
+  /** Present in engine processes. */
+  scheduler: Scheduler | undefined;
+  services: { runs: RunsService; schedules: SchedulesService };
   stop(): Promise<void>;
 }
 
 /** Wires the slices together: database, migrations, first-start bootstrap, HTTP app, background loops. */
-export async function startServer(config: Config, options: { logger?: boolean | object } = {}): Promise<RunningServer> {
+export async function startServer(
+  config: Config,
+  options: { logger?: boolean | object; role?: Role; now?: () => Date } = {},
+): Promise<RunningServer> {
+  const role = options.role ?? 'all';
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize });
   const { db } = database;
@@ -39,6 +53,8 @@ export async function startServer(config: Config, options: { logger?: boolean | 
   }
   const cursors = new CursorCodec(await instanceSecret(db, 'cursor_signing_key'));
   const runs = new RunsService({ db, cursors, publicUrl: config.publicUrl, metadataFiltering: config.metadataFiltering });
+  let scheduler: Scheduler | undefined;
+  const schedules = new SchedulesService({ db, now: options.now, onChange: () => scheduler?.poke() });
 
   const app = await buildApp({
     config,
@@ -49,8 +65,15 @@ export async function startServer(config: Config, options: { logger?: boolean | 
       const applied = await appliedVersions(db);
       return migrations.every((migration) => applied.has(migration.version));
     },
-    registerApiRoutes: (api) => registerRunRoutes(api, runs),
+    serveApi: role !== 'engine',
+    registerApiRoutes: (api) => {
+      registerRunRoutes(api, runs);
+      registerScheduleRoutes(api, schedules);
+    },
   });
+  if (role !== 'api') {
+    scheduler = new Scheduler({ db, runs, log: app.log, now: options.now });
+  }
 
   let vacuumTimer: NodeJS.Timeout | undefined;
   if (database.kind === 'pglite') {
@@ -68,6 +91,7 @@ export async function startServer(config: Config, options: { logger?: boolean | 
     await database.close();
     throw error;
   }
+  scheduler?.start();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -78,9 +102,12 @@ export async function startServer(config: Config, options: { logger?: boolean | 
     database,
     url: `http://${host}:${port}`,
     bootstrap,
+    scheduler,
+    services: { runs, schedules },
     stop: () =>
       (stopping ??= (async () => {
         if (vacuumTimer) clearInterval(vacuumTimer);
+        await scheduler?.stop();
         await app.close();
         await database.close();
       })()),

@@ -6,7 +6,7 @@ import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/h
 import { CursorCodec, InvalidCursorError } from '../platform/http/pagination.js';
 import { mergeMetadata, MAX_METADATA_FILTER_PAIRS, metadataPairProblem, metadataProblem } from './metadata.js';
 import { renderEvent, renderRun } from './render.js';
-import type { AgentConfig, CreateRunBody, ListRunsQuery, RunItem } from './schemas.js';
+import type { AgentConfig, CreateRunBody, ListRunsQuery, RunItem, RunSource } from './schemas.js';
 import { cancelRefusal } from './state.js';
 import * as store from './store.js';
 import { deriveTitle } from './title.js';
@@ -16,6 +16,21 @@ export interface RunsServiceOptions {
   cursors: CursorCodec;
   publicUrl: string;
   metadataFiltering: boolean;
+}
+
+/** Where a run comes from, beyond what its creator asked for. */
+interface RunOrigin {
+  source: RunSource;
+  schedule?: { schedule_id: string; schedule_name: string; cron_schedule: string };
+  scheduleTick?: Date;
+}
+
+export interface ScheduledRunRequest {
+  /** The schedule's team and creator: the run is checked and owned as if they had created it. */
+  owner: Caller;
+  body: CreateRunBody;
+  schedule: { schedule_id: string; schedule_name: string; cron_schedule: string };
+  tick: Date;
 }
 
 const ENVIRONMENT_ID = /^[A-Za-z0-9]{22}$/;
@@ -80,6 +95,35 @@ export class RunsService {
   }
 
   async create(caller: Caller, body: CreateRunBody): Promise<{ run_id: string; task_id: string; state: string }> {
+    const { run, attachments } = await this.prepare(this.db, caller, body, { source: 'API' });
+    await store.insertRun(this.db, run, attachments);
+    return { run_id: run.id, task_id: run.id, state: run.state };
+  }
+
+  /**
+   * Starts the runs of due schedule ticks inside the scheduler's transaction `db`. Each request is checked like
+   * an API create (an agent identity or environment may have gone since the schedule was saved); the ones that
+   * pass are inserted together, the others come back with the reason.
+   */
+  async createScheduled(db: Kysely<DB>, requests: ScheduledRunRequest[]): Promise<Array<ApiError | null>> {
+    const runs: store.NewRun[] = [];
+    const outcomes: Array<ApiError | null> = [];
+    for (const request of requests) {
+      try {
+        const origin = { source: 'SCHEDULED_AGENT' as const, schedule: request.schedule, scheduleTick: request.tick };
+        runs.push((await this.prepare(db, request.owner, request.body, origin)).run);
+        outcomes.push(null);
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        outcomes.push(error);
+      }
+    }
+    await store.insertRuns(db, runs);
+    return outcomes;
+  }
+
+  /** Checks a create request against the caller's team and turns it into the row to insert. */
+  private async prepare(db: Kysely<DB>, caller: Caller, body: CreateRunBody, origin: RunOrigin): Promise<{ run: store.NewRun; attachments: store.NewAttachment[] }> {
     const config: AgentConfig = { ...(body.config ?? {}) };
     const skillSpec = body.skill ?? config.skill_spec ?? null;
     if (skillSpec !== null && !SKILL_SPEC.test(skillSpec)) {
@@ -97,22 +141,22 @@ export class RunsService {
       if (!ENVIRONMENT_ID.test(config.environment_id)) {
         throw invalidRequest('config.environment_id must be 22 characters of [A-Za-z0-9]');
       }
-      if (!(await store.environmentBelongsToTeam(this.db, caller.teamUid, config.environment_id))) {
+      if (!(await store.environmentBelongsToTeam(db, caller.teamUid, config.environment_id))) {
         throw notAuthorized(`environment ${config.environment_id} does not exist or this team cannot access it`);
       }
     }
     let parentMetadata: Record<string, string> = {};
     if (body.parent_run_id !== undefined) {
-      const found = await store.runMetadata(this.db, who, body.parent_run_id);
+      const found = await store.runMetadata(db, who, body.parent_run_id);
       if (!found) throw invalidRequest(`parent run ${body.parent_run_id} does not exist or is not visible to you`);
       parentMetadata = found;
     }
-    if (body.conversation_id !== undefined && !(await store.conversationExists(this.db, who, body.conversation_id))) {
+    if (body.conversation_id !== undefined && !(await store.conversationExists(db, who, body.conversation_id))) {
       throw invalidRequest(`conversation ${body.conversation_id} does not exist or is not visible to you`);
     }
     let executor: { type: 'user' | 'service_account'; uid: string } = { type: 'user', uid: caller.principal.uid };
     if (body.agent_identity_uid !== undefined) {
-      const identity = await store.findAgentIdentity(this.db, caller.teamUid, body.agent_identity_uid);
+      const identity = await store.findAgentIdentity(db, caller.teamUid, body.agent_identity_uid);
       if (!identity) throw notAuthorized(`agent identity ${body.agent_identity_uid} does not exist in this team`);
       executor = { type: 'service_account', uid: identity.uid };
     }
@@ -122,38 +166,35 @@ export class RunsService {
 
     const id = randomUUID();
     const teamOwned = body.team ?? true;
-    await store.insertRun(
-      this.db,
-      {
-        id,
-        team_uid: caller.teamUid,
-        title: body.title?.trim() || deriveTitle(prompt, skillSpec),
-        prompt,
-        state: 'QUEUED',
-        source: 'API',
-        execution_location: 'REMOTE',
-        mode: body.mode ?? 'normal',
-        scope_type: teamOwned ? 'Team' : 'User',
-        scope_uid: teamOwned ? caller.teamUid : caller.principal.uid,
-        agent_config: config,
-        config_name: config.name ?? null,
-        model_id: config.model_id ?? null,
-        skill_spec: skillSpec,
-        environment_id: config.environment_id ?? null,
-        worker_host: selfHostedWorker(config),
-        schedule: null,
-        parent_run_id: body.parent_run_id ?? null,
-        conversation_id: body.conversation_id ?? null,
-        creator_type: caller.principal.type,
-        creator_uid: caller.principal.uid,
-        executor_type: executor.type,
-        executor_uid: executor.uid,
-        metadata: mergeMetadata({}, parentMetadata, requestMetadata),
-        interactive: body.interactive ?? false,
-      },
-      attachments,
-    );
-    return { run_id: id, task_id: id, state: 'QUEUED' };
+    const run: store.NewRun = {
+      id,
+      team_uid: caller.teamUid,
+      title: body.title?.trim() || deriveTitle(prompt, skillSpec),
+      prompt,
+      state: 'QUEUED',
+      source: origin.source,
+      execution_location: 'REMOTE',
+      mode: body.mode ?? 'normal',
+      scope_type: teamOwned ? 'Team' : 'User',
+      scope_uid: teamOwned ? caller.teamUid : caller.principal.uid,
+      agent_config: config,
+      config_name: config.name ?? null,
+      model_id: config.model_id ?? null,
+      skill_spec: skillSpec,
+      environment_id: config.environment_id ?? null,
+      worker_host: selfHostedWorker(config),
+      schedule: origin.schedule ?? null,
+      schedule_tick: origin.scheduleTick ?? null,
+      parent_run_id: body.parent_run_id ?? null,
+      conversation_id: body.conversation_id ?? null,
+      creator_type: caller.principal.type,
+      creator_uid: caller.principal.uid,
+      executor_type: executor.type,
+      executor_uid: executor.uid,
+      metadata: mergeMetadata({}, parentMetadata, requestMetadata),
+      interactive: body.interactive ?? false,
+    };
+    return { run, attachments };
   }
 
   async get(caller: Caller, runId: string): Promise<RunItem> {

@@ -28,6 +28,8 @@ export interface NewRun {
   environment_id: string | null;
   worker_host: string | null;
   schedule: { schedule_id: string; schedule_name: string; cron_schedule: string } | null;
+  /** For scheduled runs: the tick this run was started for (unique per schedule). */
+  schedule_tick: Date | null;
   parent_run_id: string | null;
   conversation_id: string | null;
   creator_type: 'user' | 'service_account';
@@ -123,32 +125,37 @@ function selectRuns(db: Kysely<DB>, sortKey: Expression<CursorValue[] | null>) {
     ]);
 }
 
-export async function insertRun(db: Kysely<DB>, run: NewRun, attachments: NewAttachment[]): Promise<void> {
-  const values = {
+function runValues(run: NewRun) {
+  return {
     ...run,
     agent_config: JSON.stringify(run.agent_config),
     metadata: JSON.stringify(run.metadata),
     schedule: run.schedule ? JSON.stringify(run.schedule) : null,
     schedule_id: run.schedule?.schedule_id ?? null,
   };
-  const event = { event_uuid: randomUUID(), run_id: run.id, event_type: 'oz_run_created' };
-  if (attachments.length === 0) {
-    // One statement, so the run and its first timeline event commit together in one round trip.
-    await db
-      .with('inserted', (qb) => qb.insertInto('runs').values(values).returning('id'))
-      .insertInto('run_events')
-      .columns(['event_uuid', 'run_id', 'event_type'])
-      .expression((eb) => eb.selectFrom('inserted').select([sql.lit(event.event_uuid).as('event_uuid'), 'inserted.id', sql.lit(event.event_type).as('event_type')]))
-      .execute();
-    return;
-  }
+}
+
+/** Inserts runs and their `oz_run_created` events in one statement: one round trip, committed together. */
+export async function insertRuns(db: Kysely<DB>, runs: NewRun[]): Promise<void> {
+  if (runs.length === 0) return;
+  await db
+    .with('inserted', (qb) => qb.insertInto('runs').values(runs.map(runValues)).returning('id'))
+    .insertInto('run_events')
+    .columns(['event_uuid', 'run_id', 'event_type'])
+    .expression((eb) =>
+      eb.selectFrom('inserted').select([sql<string>`gen_random_uuid()::text`.as('event_uuid'), 'inserted.id', sql.lit('oz_run_created').as('event_type')]),
+    )
+    .execute();
+}
+
+export async function insertRun(db: Kysely<DB>, run: NewRun, attachments: NewAttachment[]): Promise<void> {
+  if (attachments.length === 0) return insertRuns(db, [run]);
   await db.transaction().execute(async (trx) => {
-    await trx.insertInto('runs').values(values).execute();
+    await insertRuns(trx, [run]);
     await trx
       .insertInto('run_attachments')
       .values(attachments.map((attachment, position) => ({ run_id: run.id, position, ...attachment })))
       .execute();
-    await trx.insertInto('run_events').values(event).execute();
   });
 }
 

@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { insertApiKey, insertMembership, insertTeam, insertUser, type Role } from '../../src/identities/store.js';
 import { generateApiKey } from '../../src/platform/crypto.js';
 import type { DB } from '../../src/platform/db/schema.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import { startServer, type Role, type RunningServer } from '../../src/server.js';
 
 interface Template {
   kind: 'pglite' | 'postgres';
@@ -76,9 +76,15 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-/** Starts the real server in this process on a random port, on its own copy of the database. */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
-  const database = await createTestDatabase();
+/**
+ * Starts the real server in this process on a random port, on its own copy of the database (or on `database`,
+ * to share one with other servers). `now` replaces the clock of cron evaluation.
+ */
+export async function startTestServer(
+  env: Record<string, string> = {},
+  options: { role?: Role; now?: () => Date; database?: TestDatabase } = {},
+): Promise<TestServer> {
+  const database = options.database ?? (await createTestDatabase());
   const apiKey = generateApiKey();
   const config = loadConfig({
     PORT: '0',
@@ -89,7 +95,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
     ...env,
   });
-  const server = await startServer(config, { logger: false });
+  const server = await startServer(config, { logger: false, role: options.role, now: options.now });
   const db = server.database.db;
   const team = await db.selectFrom('teams').select('uid').where('name', '=', 'default').executeTakeFirstOrThrow();
   const member = await db.selectFrom('team_members').select('user_uid').where('team_uid', '=', team.uid).executeTakeFirstOrThrow();
@@ -137,17 +143,20 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     },
     async stop() {
       await server.stop();
-      await database.drop();
+      if (!options.database) await database.drop();
     },
   };
   return testServer;
 }
 
 /** Runs `hangar serve` as a child process (for crash and start-up tests) and waits until it is ready. */
-export async function spawnServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+export async function spawnServer(
+  env: Record<string, string>,
+  args: string[] = [],
+): Promise<{ child: ChildProcess; url: string; output: () => string }> {
   const port = await freePort();
   let output = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/main.ts'), 'serve'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/main.ts'), 'serve', ...args], {
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), HANGAR_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

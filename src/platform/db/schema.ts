@@ -78,6 +78,7 @@ export interface RunsTable {
   worker_host: string | null;
   schedule: NullableJson<{ schedule_id: string; schedule_name: string; cron_schedule: string }>;
   schedule_id: string | null;
+  schedule_tick: NullableTimestamp;
   parent_run_id: string | null;
   conversation_id: string | null;
   creator_type: 'user' | 'service_account';
@@ -124,6 +125,27 @@ export interface ArtifactsTable {
   created_at: Timestamp;
 }
 
+export interface SchedulesTable {
+  id: string;
+  team_uid: string;
+  name: string;
+  cron_schedule: string;
+  prompt: string;
+  enabled: boolean;
+  agent_config: NullableJson<Record<string, unknown>>;
+  agent_uid: string | null;
+  metadata: Json<Record<string, string>>;
+  scope_type: 'User' | 'Team';
+  scope_uid: string;
+  created_by_uid: string;
+  updated_by_uid: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  next_run_at: NullableTimestamp;
+  last_ran_at: NullableTimestamp;
+  last_spawn_error: string | null;
+}
+
 export interface DB {
   instance_settings: InstanceSettingsTable;
   teams: TeamsTable;
@@ -136,4 +158,5 @@ export interface DB {
   run_attachments: RunAttachmentsTable;
   run_events: RunEventsTable;
   artifacts: ArtifactsTable;
+  schedules: SchedulesTable;
 }

@@ -13,6 +13,8 @@ export interface AppDeps {
   authenticate: Authenticator;
   /** Database reachable and every migration applied. */
   isReady: () => Promise<boolean>;
+  /** false in engine-only processes: they answer health checks only. */
+  serveApi: boolean;
   /** Registers the slices' routes under /api/v1 (behind the API key check). */
   registerApiRoutes: (api: FastifyInstance) => void | Promise<void>;
   logger?: boolean | object;
@@ -57,6 +59,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return { error_code: code, title: ERROR_CODES[code] };
   });
 
+  if (!deps.serveApi) return app;
   await app.register(
     async (api) => {
       api.get('/openapi.json', { schema: { hide: true }, config: { public: true } }, async () => app.swagger());

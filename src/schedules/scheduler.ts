@@ -1,0 +1,130 @@
+import type { Kysely } from 'kysely';
+import type { FastifyBaseLogger } from 'fastify';
+import type { DB } from '../platform/db/schema.js';
+import type { RunsService } from '../runs/service.js';
+import { nextTickAfter } from './cron.js';
+import type { Clock } from './service.js';
+import * as store from './store.js';
+
+export interface SchedulerOptions {
+  db: Kysely<DB>;
+  runs: RunsService;
+  log: FastifyBaseLogger;
+  now?: Clock;
+  /** Longest sleep between looks at the table (other replicas may have added schedules meanwhile). */
+  pollIntervalMs?: number;
+  /** Schedules claimed per transaction. */
+  batchSize?: number;
+}
+
+/**
+ * Starts the runs of due schedule ticks. Every engine process runs one; they share the work through
+ * `FOR UPDATE SKIP LOCKED`, and each tick's run and the schedule's move to its next tick commit together, so a
+ * tick starts exactly one run however many replicas there are and whenever one dies.
+ */
+export class Scheduler {
+  private readonly now: Clock;
+  private readonly pollIntervalMs: number;
+  private readonly batchSize: number;
+  private stopped = false;
+  private wake: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+
+  constructor(private readonly options: SchedulerOptions) {
+    this.now = options.now ?? (() => new Date());
+    this.pollIntervalMs = options.pollIntervalMs ?? 1000;
+    this.batchSize = options.batchSize ?? 200;
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Look again now (a schedule was created, changed or resumed in this process). */
+  poke(): void {
+    this.wake?.();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.poke();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      let claimed = 0;
+      try {
+        claimed = await this.fireDue();
+      } catch (error) {
+        this.options.log.error({ err: error }, 'scheduler pass failed; retrying');
+      }
+      if (claimed >= this.batchSize) continue;
+      await this.sleep(await this.msUntilNextDue());
+    }
+  }
+
+  private async msUntilNextDue(): Promise<number> {
+    try {
+      const next = await store.earliestDue(this.options.db);
+      if (next === null) return this.pollIntervalMs;
+      return Math.min(this.pollIntervalMs, Math.max(0, next.getTime() - this.now().getTime()));
+    } catch {
+      return this.pollIntervalMs;
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  /** One pass: claim a batch of due schedules, start their runs, move them on. Returns how many it claimed. */
+  async fireDue(): Promise<number> {
+    return this.options.db.transaction().execute(async (trx) => {
+      const now = this.now();
+      const due = await store.claimDue(trx, now, this.batchSize);
+      if (due.length === 0) return 0;
+      const outcomes = await this.options.runs.createScheduled(
+        trx,
+        due.map((schedule) => ({
+          owner: {
+            principal: { type: 'user', uid: schedule.created_by_uid, displayName: '', email: null, isAdmin: false, memberships: [] },
+            teamUid: schedule.team_uid,
+            role: 'member',
+          },
+          body: {
+            prompt: schedule.prompt,
+            title: schedule.name,
+            ...(schedule.agent_config ? { config: schedule.agent_config } : {}),
+            ...(schedule.agent_uid ? { agent_identity_uid: schedule.agent_uid } : {}),
+            metadata: schedule.metadata,
+            team: schedule.scope_type === 'Team',
+          },
+          schedule: { schedule_id: schedule.id, schedule_name: schedule.name, cron_schedule: schedule.cron_schedule },
+          tick: schedule.next_run_at!,
+        })),
+      );
+      await store.recordTicks(
+        trx,
+        due.map((schedule, i) => ({
+          id: schedule.id,
+          // One run for however many ticks were missed, then back on the cadence from now.
+          next_run_at: nextTickAfter(schedule.cron_schedule, now),
+          error: outcomes[i] ? outcomes[i]!.detail : null,
+        })),
+        now,
+      );
+      for (const [i, outcome] of outcomes.entries()) {
+        if (outcome) this.options.log.warn({ schedule_id: due[i]!.id, reason: outcome.detail }, 'scheduled run not started');
+      }
+      return due.length;
+    });
+  }
+}

@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Caller } from '../identities/caller.js';
+import type { DB } from '../platform/db/schema.js';
+import { invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import { metadataProblem } from '../runs/metadata.js';
+import { cronProblem, nextTickAfter } from './cron.js';
+import type { CreateScheduleBody, ScheduleItem, UpdateScheduleBody } from './schemas.js';
+import * as store from './store.js';
+
+export type Clock = () => Date;
+
+export interface SchedulesServiceOptions {
+  db: Kysely<DB>;
+  /** Injectable so tests can evaluate cron and history at a chosen time. */
+  now?: Clock;
+  /** Wakes the scheduler loop in this process when a schedule's next tick may have moved earlier. */
+  onChange?: () => void;
+}
+
+const iso = (value: Date | string | null) => (value === null ? null : new Date(value).toISOString());
+
+function profile(uid: string, name: string | null, email: string | null): ScheduleItem['created_by'] {
+  return { type: 'user', uid, ...(name ? { display_name: name } : {}), ...(email ? { email } : {}) };
+}
+
+export function renderSchedule(row: store.ScheduleRow): ScheduleItem {
+  return {
+    id: row.id,
+    name: row.name,
+    cron_schedule: row.cron_schedule,
+    enabled: row.enabled,
+    prompt: row.prompt,
+    created_at: iso(row.created_at)!,
+    updated_at: iso(row.updated_at)!,
+    ...(row.agent_config ? { agent_config: row.agent_config } : {}),
+    ...(row.agent_uid ? { agent_uid: row.agent_uid } : {}),
+    metadata: row.metadata,
+    created_by: profile(row.created_by_uid, row.created_by_name, row.created_by_email),
+    updated_by: profile(row.updated_by_uid, row.updated_by_name, row.updated_by_email),
+    history: { last_ran: iso(row.last_ran_at), next_run: row.enabled ? iso(row.next_run_at) : null },
+    last_spawn_error: row.last_spawn_error,
+    scope: { type: row.scope_type, uid: row.scope_uid },
+  };
+}
+
+export class SchedulesService {
+  private readonly now: Clock;
+
+  constructor(private readonly options: SchedulesServiceOptions) {
+    this.now = options.now ?? (() => new Date());
+  }
+
+  private get db() {
+    return this.options.db;
+  }
+
+  private who(caller: Caller): store.Visibility {
+    return { teamUid: caller.teamUid, principalUid: caller.principal.uid };
+  }
+
+  /** Checks what create and update share and computes the next tick. */
+  private async values(caller: Caller, body: UpdateScheduleBody): Promise<store.ScheduleValues> {
+    const name = body.name.trim();
+    if (name === '') throw invalidRequest('name must not be blank');
+    if (body.prompt.trim() === '') throw invalidRequest('prompt must not be blank');
+    const problem = cronProblem(body.cron_schedule);
+    if (problem) throw invalidRequest(problem);
+    const metadata = body.metadata ?? {};
+    const metadataIssue = metadataProblem(metadata);
+    if (metadataIssue) throw invalidRequest(metadataIssue);
+    if (body.agent_uid !== undefined) {
+      const identity = await this.db
+        .selectFrom('agent_identities')
+        .select('uid')
+        .where('uid', '=', body.agent_uid)
+        .where('team_uid', '=', caller.teamUid)
+        .executeTakeFirst();
+      if (!identity) throw notAuthorized(`agent identity ${body.agent_uid} does not exist in this team`);
+    }
+    const cron = body.cron_schedule.trim();
+    return {
+      name,
+      cron_schedule: cron,
+      prompt: body.prompt,
+      enabled: body.enabled,
+      agent_config: body.agent_config ?? null,
+      agent_uid: body.agent_uid ?? null,
+      metadata,
+      next_run_at: body.enabled ? nextTickAfter(cron, this.now()) : null,
+    };
+  }
+
+  private async load(caller: Caller, id: string): Promise<ScheduleItem> {
+    const row = await store.findSchedule(this.db, this.who(caller), id);
+    if (!row) throw notFound(`schedule ${id} not found`);
+    return renderSchedule(row);
+  }
+
+  async create(caller: Caller, body: CreateScheduleBody): Promise<ScheduleItem> {
+    const values = await this.values(caller, body);
+    const id = randomUUID();
+    const teamOwned = body.team ?? true;
+    await store.insertSchedule(this.db, {
+      ...values,
+      id,
+      team_uid: caller.teamUid,
+      scope_type: teamOwned ? 'Team' : 'User',
+      scope_uid: teamOwned ? caller.teamUid : caller.principal.uid,
+      created_by_uid: caller.principal.uid,
+    });
+    this.options.onChange?.();
+    return this.load(caller, id);
+  }
+
+  async list(caller: Caller): Promise<{ schedules: ScheduleItem[] }> {
+    return { schedules: (await store.listSchedules(this.db, this.who(caller))).map(renderSchedule) };
+  }
+
+  get(caller: Caller, id: string): Promise<ScheduleItem> {
+    return this.load(caller, id);
+  }
+
+  async update(caller: Caller, id: string, body: UpdateScheduleBody): Promise<ScheduleItem> {
+    if (!(await store.findSchedule(this.db, this.who(caller), id))) throw notFound(`schedule ${id} not found`);
+    const values = await this.values(caller, body);
+    if (!(await store.updateSchedule(this.db, this.who(caller), id, values, caller.principal.uid))) throw notFound(`schedule ${id} not found`);
+    this.options.onChange?.();
+    return this.load(caller, id);
+  }
+
+  async pause(caller: Caller, id: string): Promise<ScheduleItem> {
+    if (!(await store.setEnabled(this.db, this.who(caller), id, false, null, caller.principal.uid))) throw notFound(`schedule ${id} not found`);
+    return this.load(caller, id);
+  }
+
+  async resume(caller: Caller, id: string): Promise<ScheduleItem> {
+    const row = await store.findSchedule(this.db, this.who(caller), id);
+    if (!row) throw notFound(`schedule ${id} not found`);
+    // Resuming starts from now: ticks missed while paused are not made up.
+    const next = nextTickAfter(row.cron_schedule, this.now());
+    await store.setEnabled(this.db, this.who(caller), id, true, next, caller.principal.uid);
+    this.options.onChange?.();
+    return this.load(caller, id);
+  }
+
+  async delete(caller: Caller, id: string): Promise<{ success: true }> {
+    if (!(await store.deleteSchedule(this.db, this.who(caller), id))) throw notFound(`schedule ${id} not found`);
+    return { success: true };
+  }
+}
