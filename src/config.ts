@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { parseSecretKey, SECRET_KEY_BYTES } from './platform/crypto.js';
 
 /** Every setting Hangar reads from its environment, parsed and validated once at start. */
 export interface Config {
@@ -15,6 +16,14 @@ export interface Config {
   vacuumIntervalSeconds: number;
   bodyLimitBytes: number;
   dbPoolSize: number;
+  /** Where skill repositories are fetched from: `${gitBaseUrl}/${owner}/${repo}`. */
+  gitBaseUrl: string;
+  /** A repository's skills are fetched again at most this often unless a caller asks for a refresh. */
+  gitRefreshSeconds: number;
+  /** Encrypts team secrets at rest; absent means the key file generated in the data directory. */
+  secretKey: Buffer | undefined;
+  /** Agent identities per team that may execute runs; the oldest ones up to this count are available. */
+  planMaxAgents: number;
 }
 
 export class ConfigError extends Error {}
@@ -43,6 +52,17 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (['true', '1', 'yes', 'on'].includes(raw)) return true;
   if (['false', '0', 'no', 'off'].includes(raw)) return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+/** Never echoes the value: it is a key. */
+function secretKey(env: Env): Buffer | undefined {
+  const raw = text(env, 'HANGAR_SECRET_KEY');
+  if (raw === undefined) return undefined;
+  const key = parseSecretKey(raw);
+  if (!key) {
+    throw new ConfigError(`HANGAR_SECRET_KEY must be ${SECRET_KEY_BYTES} random bytes written as 64 hex characters or as base64 (e.g. \`openssl rand -base64 32\`)`);
+  }
+  return key;
 }
 
 function url(name: string, raw: string, protocols: string[]): string {
@@ -87,5 +107,9 @@ export function loadConfig(env: Env = process.env): Config {
     vacuumIntervalSeconds: integer(env, 'HANGAR_VACUUM_INTERVAL_SECONDS', 3600, 60, 7 * 24 * 3600),
     bodyLimitBytes: integer(env, 'HANGAR_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     dbPoolSize: integer(env, 'HANGAR_DB_POOL_SIZE', 10, 1, 200),
+    gitBaseUrl: url('HANGAR_GIT_BASE_URL', text(env, 'HANGAR_GIT_BASE_URL') ?? 'https://github.com', ['https:', 'http:', 'ssh:', 'file:']).replace(/\/+$/, ''),
+    gitRefreshSeconds: integer(env, 'HANGAR_GIT_REFRESH_SECONDS', 300, 0, 7 * 24 * 3600),
+    secretKey: secretKey(env),
+    planMaxAgents: integer(env, 'HANGAR_PLAN_MAX_AGENTS', 25, 0, 1_000_000),
   };
 }

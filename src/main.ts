@@ -1,9 +1,13 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, loadConfig } from './config.js';
+import { registerEnvironmentCommands } from './environments/cli.js';
 import { DataDirLockedError } from './platform/db/lock-file.js';
+import { registerMcpServerCommands } from './mcp/cli.js';
+import { registerIdentityCommands } from './identities/cli.js';
 import { registerRunCommands } from './runs/cli.js';
 import { registerScheduleCommands } from './schedules/cli.js';
+import { registerSecretCommands } from './secrets/cli.js';
 import { ROLES, startServer, type Role } from './server.js';
 import { VERSION } from './version.js';
 
@@ -66,6 +70,10 @@ program
 
 registerRunCommands(program);
 registerScheduleCommands(program);
+registerEnvironmentCommands(program);
+registerIdentityCommands(program);
+registerSecretCommands(program);
+registerMcpServerCommands(program);
 
 program.parseAsync().catch((error: unknown) => {
   if (error instanceof InvalidArgumentError) fail(error.message, 2);

@@ -1,19 +1,36 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { Config } from './config.js';
-import { authenticate } from './identities/authenticate.js';
+import { registerEnvironmentRoutes } from './environments/http.js';
+import { EnvironmentsService } from './environments/service.js';
+import { SkillCatalog } from './environments/skills/catalog.js';
+import { GitMirror } from './environments/skills/git.js';
+import { registerSkillRoutes } from './environments/skills/http.js';
+import { SkillsService } from './environments/skills/service.js';
+import { authenticatePrincipal, selectTeam } from './identities/authenticate.js';
+import { AdminService } from './identities/admin/service.js';
+import { registerAdminRoutes } from './identities/admin/http.js';
+import { registerAgentRoutes } from './identities/agents/http.js';
+import { AgentsService } from './identities/agents/service.js';
 import { bootstrapInstance, type BootstrapResult } from './identities/bootstrap.js';
+import { registerMcpServerRoutes } from './mcp/http.js';
+import { McpServersService } from './mcp/service.js';
 import { openDatabase, type Database } from './platform/db/connect.js';
 import { appliedVersions, loadMigrations, migrate } from './platform/db/migrate.js';
 import { buildApp } from './platform/http/app.js';
 import { CursorCodec } from './platform/http/pagination.js';
+import { checkSecretKey, loadSecretKey } from './platform/secret-key.js';
 import { instanceSecret } from './platform/settings.js';
+import { RunActivity } from './runs/activity.js';
 import { registerRunRoutes } from './runs/http.js';
 import { RunsService } from './runs/service.js';
 import { registerScheduleRoutes } from './schedules/http.js';
 import { Scheduler } from './schedules/scheduler.js';
 import { SchedulesService } from './schedules/service.js';
+import { registerSecretRoutes } from './secrets/http.js';
+import { SecretsService } from './secrets/service.js';
 import { VERSION } from './version.js';
 
 /** What a process does: serve the API, run the engine loops (scheduler, ...), or both. */
@@ -28,7 +45,7 @@ export interface RunningServer {
   bootstrap: BootstrapResult;
   /** Present in engine processes. */
   scheduler: Scheduler | undefined;
-  services: { runs: RunsService; schedules: SchedulesService };
+  services: { runs: RunsService; schedules: SchedulesService; environments: EnvironmentsService; skills: SkillsService; secrets: SecretsService; mcpServers: McpServersService };
   stop(): Promise<void>;
 }
 
@@ -43,24 +60,57 @@ export async function startServer(
   const { db } = database;
   const migrations = loadMigrations();
   let bootstrap: BootstrapResult = {};
+  let secretKey: Buffer;
   try {
     await migrate(db, async (locked) => {
       bootstrap = await bootstrapInstance(locked, config);
     }, migrations);
+    secretKey = loadSecretKey(config.secretKey, config.dataDir);
+    await checkSecretKey(db, secretKey, config.dataDir);
   } catch (error) {
     await database.close();
     throw error;
   }
   const cursors = new CursorCodec(await instanceSecret(db, 'cursor_signing_key'));
-  const runs = new RunsService({ db, cursors, publicUrl: config.publicUrl, metadataFiltering: config.metadataFiltering });
+  const runActivity = new RunActivity(db);
+  const environments = new EnvironmentsService({ db, runActivity });
+  const skills = new SkillsService({
+    environments,
+    runActivity,
+    catalog: new SkillCatalog({
+      git: new GitMirror({ baseUrl: config.gitBaseUrl, cacheDir: path.join(config.dataDir, 'git-cache') }),
+      refreshSeconds: config.gitRefreshSeconds,
+    }),
+  });
+  const secrets = new SecretsService({ db, key: secretKey });
+  const mcpServers = new McpServersService({ db, secrets });
+  const agents = new AgentsService({
+    db,
+    planMaxAgents: config.planMaxAgents,
+    environmentAccessible: (teamUid, environmentId) => environments.isAccessible(teamUid, environmentId),
+  });
+  const runs = new RunsService({
+    db,
+    skills,
+    environments,
+    mcpServers,
+    agents,
+    cursors,
+    publicUrl: config.publicUrl,
+    metadataFiltering: config.metadataFiltering,
+  });
+  const admin = new AdminService({ db });
   let scheduler: Scheduler | undefined;
-  const schedules = new SchedulesService({ db, now: options.now, onChange: () => scheduler?.poke() });
+  const schedules = new SchedulesService({ db, agents, now: options.now, onChange: () => scheduler?.poke() });
 
   const app = await buildApp({
     config,
     version: VERSION,
     logger: options.logger,
-    authenticate: (authorization, team) => authenticate(db, authorization, team),
+    authenticate: {
+      principal: (authorization) => authenticatePrincipal(db, authorization, config.planMaxAgents),
+      team: selectTeam,
+    },
     isReady: async () => {
       const applied = await appliedVersions(db);
       return migrations.every((migration) => applied.has(migration.version));
@@ -69,6 +119,12 @@ export async function startServer(
     registerApiRoutes: (api) => {
       registerRunRoutes(api, runs);
       registerScheduleRoutes(api, schedules);
+      registerEnvironmentRoutes(api, environments);
+      registerSkillRoutes(api, skills);
+      registerSecretRoutes(api, secrets);
+      registerMcpServerRoutes(api, mcpServers);
+      registerAgentRoutes(api, agents);
+      registerAdminRoutes(api, admin);
     },
   });
   if (role !== 'api') {
@@ -103,7 +159,7 @@ export async function startServer(
     url: `http://${host}:${port}`,
     bootstrap,
     scheduler,
-    services: { runs, schedules },
+    services: { runs, schedules, environments, skills, secrets, mcpServers },
     stop: () =>
       (stopping ??= (async () => {
         if (vacuumTimer) clearInterval(vacuumTimer);

@@ -2,22 +2,23 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../platform/db/schema.js';
 import { authenticationRequired, invalidRequest, notAuthorized } from '../platform/http/errors.js';
 import type { Caller } from './caller.js';
-import { findPrincipalByApiKey } from './store.js';
+import { findPrincipalByApiKey, type Principal } from './store.js';
 
-/**
- * Resolves `Authorization: Bearer <key>` and the optional team header into a Caller. The team is the one
- * named by `X-Team-Uid` (or its alias `X-Warp-Team-Uid`), else the principal's only team.
- */
-export async function authenticate(
-  db: Kysely<DB>,
-  authorization: string | undefined,
-  requestedTeam: string | undefined,
-): Promise<Caller> {
+/** Resolves `Authorization: Bearer <key>` to the user or agent it belongs to (401 otherwise). */
+export async function authenticatePrincipal(db: Kysely<DB>, authorization: string | undefined, planMaxAgents: number): Promise<Principal> {
   if (!authorization) throw authenticationRequired('send an API key as "Authorization: Bearer <key>"');
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
   if (!match) throw authenticationRequired('the Authorization header must be "Bearer <key>"');
-  const principal = await findPrincipalByApiKey(db, match[1]!);
+  const principal = await findPrincipalByApiKey(db, match[1]!, planMaxAgents);
   if (!principal) throw authenticationRequired('the API key is not valid (unknown or revoked)');
+  return principal;
+}
+
+/**
+ * The team a request acts for: the one named by `X-Team-Uid` (or its alias `X-Warp-Team-Uid`), else the
+ * principal's only team.
+ */
+export function selectTeam(principal: Principal, requestedTeam: string | undefined): Caller {
   if (requestedTeam !== undefined) {
     const membership = principal.memberships.find((m) => m.team_uid === requestedTeam);
     if (!membership) throw notAuthorized(`you are not a member of team ${requestedTeam}`);

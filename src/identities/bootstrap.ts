@@ -33,7 +33,7 @@ export async function bootstrapInstance(
     const teamUid = await insertTeam(trx, 'default');
     const userUid = await insertUser(trx, { displayName: 'Admin', isAdmin: true });
     await insertMembership(trx, teamUid, userUid, 'admin');
-    await insertApiKey(trx, userUid, key, 'bootstrap');
+    await insertApiKey(trx, { userUid }, key, 'bootstrap');
   });
   return options.bootstrapApiKey ? {} : { generatedKey: key, keyFile };
 }

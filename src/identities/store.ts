@@ -11,38 +11,58 @@ export interface Membership {
 
 /** Who is calling: resolved from an API key on every request (no cache, so a revoked key stops at once). */
 export interface Principal {
+  /** `service_account` for an agent identity's key. */
   type: 'user' | 'service_account';
   uid: string;
   displayName: string;
   email: string | null;
+  /** Instance administrator (the admin API). Never true for agents. */
   isAdmin: boolean;
   memberships: Membership[];
+  /** Agents only: within the team's plan limit, so it may execute runs. */
+  available?: boolean;
 }
 
-export async function findPrincipalByApiKey(db: Kysely<DB>, key: string): Promise<Principal | null> {
+export async function findPrincipalByApiKey(db: Kysely<DB>, key: string, planMaxAgents: number): Promise<Principal | null> {
   const row = await db
     .selectFrom('api_keys as k')
-    .innerJoin('users as u', 'u.uid', 'k.user_uid')
-    .leftJoin('team_members as m', 'm.user_uid', 'u.uid')
+    .leftJoin('users as u', 'u.uid', 'k.user_uid')
+    .leftJoin('agent_identities as a', 'a.uid', 'k.agent_uid')
     .select([
-      'u.uid',
+      'k.user_uid',
+      'k.agent_uid',
       'u.display_name',
       'u.email',
       'u.is_admin',
-      sql<Membership[]>`coalesce(json_agg(json_build_object('team_uid', m.team_uid, 'role', m.role))
-        FILTER (WHERE m.team_uid IS NOT NULL), '[]')`.as('memberships'),
+      'a.name as agent_name',
+      'a.team_uid as agent_team_uid',
+      sql<string>`(SELECT count(*) FROM agent_identities older
+        WHERE older.team_uid = a.team_uid AND (older.created_at, older.uid) < (a.created_at, a.uid))`.as('older_agents'),
+      sql<Membership[]>`coalesce((SELECT json_agg(json_build_object('team_uid', m.team_uid, 'role', m.role))
+        FROM team_members m WHERE m.user_uid = k.user_uid), '[]')`.as('memberships'),
     ])
     .where('k.key_hash', '=', hashApiKey(key))
     .where('k.revoked_at', 'is', null)
-    .groupBy(['k.uid', 'u.uid'])
     .executeTakeFirst();
   if (!row) return null;
+  if (row.agent_uid && row.agent_team_uid) {
+    return {
+      type: 'service_account',
+      uid: row.agent_uid,
+      displayName: row.agent_name ?? row.agent_uid,
+      email: null,
+      isAdmin: false,
+      memberships: [{ team_uid: row.agent_team_uid, role: 'member' }],
+      available: Number(row.older_agents) < planMaxAgents,
+    };
+  }
+  if (!row.user_uid) return null;
   return {
     type: 'user',
-    uid: row.uid,
-    displayName: row.display_name,
-    email: row.email,
-    isAdmin: row.is_admin,
+    uid: row.user_uid,
+    displayName: row.display_name ?? row.user_uid,
+    email: row.email ?? null,
+    isAdmin: row.is_admin ?? false,
     memberships: row.memberships,
   };
 }
@@ -69,12 +89,21 @@ export async function insertMembership(db: Kysely<DB>, teamUid: string, userUid:
   await db.insertInto('team_members').values({ team_uid: teamUid, user_uid: userUid, role }).execute();
 }
 
+export type KeyOwner = { userUid: string } | { agentUid: string };
+
 /** Stores a key by its hash only; the caller holds the only copy of the key itself. */
-export async function insertApiKey(db: Kysely<DB>, userUid: string, key: string, name: string): Promise<string> {
+export async function insertApiKey(db: Kysely<DB>, owner: KeyOwner, key: string, name: string): Promise<string> {
   const uid = newUid();
   await db
     .insertInto('api_keys')
-    .values({ uid, key_hash: hashApiKey(key), display_prefix: apiKeyDisplayPrefix(key), name, user_uid: userUid })
+    .values({
+      uid,
+      key_hash: hashApiKey(key),
+      display_prefix: apiKeyDisplayPrefix(key),
+      name,
+      user_uid: 'userUid' in owner ? owner.userUid : null,
+      agent_uid: 'agentUid' in owner ? owner.agentUid : null,
+    })
     .execute();
   return uid;
 }
@@ -82,13 +111,4 @@ export async function insertApiKey(db: Kysely<DB>, userUid: string, key: string,
 export async function countTeams(db: Kysely<DB>): Promise<number> {
   const row = await db.selectFrom('teams').select((eb) => eb.fn.countAll<string>().as('count')).executeTakeFirstOrThrow();
   return Number(row.count);
-}
-
-export async function findUserProfiles(
-  db: Kysely<DB>,
-  uids: string[],
-): Promise<Map<string, { display_name: string; email: string | null }>> {
-  if (uids.length === 0) return new Map();
-  const rows = await db.selectFrom('users').select(['uid', 'display_name', 'email']).where('uid', 'in', uids).execute();
-  return new Map(rows.map((row) => [row.uid, row]));
 }

@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -40,4 +40,47 @@ export function hmacSha256(key: string | Buffer, data: string | Buffer): Buffer 
 
 export function constantTimeEqual(a: Buffer, b: Buffer): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Length of the key that encrypts team secrets at rest (AES-256). */
+export const SECRET_KEY_BYTES = 32;
+
+/**
+ * Reads a secret-encryption key written as 64 hex characters or as base64 (standard or URL-safe) of 32 bytes.
+ * Returns null for anything else, so callers can name the setting without echoing the value.
+ */
+export function parseSecretKey(text: string): Buffer | null {
+  const trimmed = text.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(trimmed)) return Buffer.from(trimmed, 'hex');
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(trimmed)) return null;
+  const key = Buffer.from(trimmed, 'base64');
+  return key.length === SECRET_KEY_BYTES ? key : null;
+}
+
+/** A value encrypted with AES-256-GCM: everything needed to decrypt it except the key and the context. */
+export interface SealedValue {
+  iv: Buffer;
+  authTag: Buffer;
+  ciphertext: Buffer;
+}
+
+/**
+ * Encrypts with a fresh random 12-byte IV (never reused under one key). `context` is authenticated but not
+ * stored: binding a ciphertext to where it belongs means it cannot be copied to another row and decrypted there.
+ */
+export function sealValue(key: Buffer, plaintext: string, context: string): SealedValue {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: 16 });
+  cipher.setAAD(Buffer.from(context, 'utf8'));
+  const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+  return { iv, authTag: cipher.getAuthTag(), ciphertext };
+}
+
+/** Decrypts a sealed value; throws when the key or the context is wrong or the bytes were altered. */
+export function openValue(key: Buffer, sealed: SealedValue, context: string): string {
+  // A fixed tag length: otherwise a truncated tag would be accepted and be easier to forge.
+  const decipher = createDecipheriv('aes-256-gcm', key, sealed.iv, { authTagLength: 16 });
+  decipher.setAAD(Buffer.from(context, 'utf8'));
+  decipher.setAuthTag(sealed.authTag);
+  return Buffer.concat([decipher.update(sealed.ciphertext), decipher.final()]).toString('utf8');
 }

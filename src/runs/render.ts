@@ -21,14 +21,6 @@ function profile(type: string, uid: string, details: Profile | null): RunItem['c
   };
 }
 
-/** `owner/repo:path/to/SKILL.md` -> name `path/to` directory's last part, or the spec's name part. */
-function agentSkill(skillSpec: string): NonNullable<RunItem['agent_skill']> {
-  const fullPath = skillSpec.slice(skillSpec.indexOf(':') + 1);
-  const parts = fullPath.split('/').filter(Boolean);
-  const name = parts.length > 1 && /^SKILL\.md$/i.test(parts[parts.length - 1]!) ? parts[parts.length - 2]! : parts[parts.length - 1] ?? fullPath;
-  return { name, full_path: fullPath };
-}
-
 const iso = (value: Date | string) => new Date(value).toISOString();
 
 export function renderRun(row: RunRow): RunItem {
@@ -61,7 +53,7 @@ export function renderRun(row: RunRow): RunItem {
   if (row.request_usage) item.request_usage = row.request_usage;
   if (row.conversation_id) item.conversation_id = row.conversation_id;
   if (row.parent_run_id) item.parent_run_id = row.parent_run_id;
-  if (row.skill_spec) item.agent_skill = agentSkill(row.skill_spec);
+  if (row.agent_skill) item.agent_skill = row.agent_skill;
   return item;
 }
 

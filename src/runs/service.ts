@@ -11,8 +11,32 @@ import { cancelRefusal } from './state.js';
 import * as store from './store.js';
 import { deriveTitle } from './title.js';
 
+/** What run creation needs to know about agent identities (the identities slice provides it). */
+export interface AgentDirectory {
+  findForRun(db: Kysely<DB>, teamUid: string, uid: string): Promise<{ uid: string; name: string; available: boolean } | undefined>;
+}
+
+/** Which shared MCP servers a team may use in its runs (the MCP slice provides it). */
+export interface McpServerDirectory {
+  isAccessible(db: Kysely<DB>, teamUid: string, uid: string): Promise<boolean>;
+}
+
+/** Skills a team's runs may use (the environments slice provides it). */
+export interface SkillResolver {
+  resolveSkill(teamUid: string, spec: string, db: Kysely<DB>): Promise<{ id: string; name: string; description: string; base_prompt: string; full_path: string } | null>;
+}
+
+/** Environments a team may run in (the environments slice provides it). */
+export interface EnvironmentDirectory {
+  isAccessible(teamUid: string, uid: string, db: Kysely<DB>): Promise<boolean>;
+}
+
 export interface RunsServiceOptions {
   db: Kysely<DB>;
+  skills: SkillResolver;
+  environments: EnvironmentDirectory;
+  mcpServers: McpServerDirectory;
+  agents: AgentDirectory;
   cursors: CursorCodec;
   publicUrl: string;
   metadataFiltering: boolean;
@@ -42,8 +66,12 @@ function visibility(caller: Caller): store.Visibility {
   return { teamUid: caller.teamUid, principalUid: caller.principal.uid };
 }
 
-/** Checks `mcp_servers`: each entry is exactly one of a command, a URL, or a reference to a shared server. */
-function checkMcpServers(servers: Record<string, object>): void {
+/**
+ * Checks `mcp_servers`: each entry is exactly one of a command, a URL, or a reference (`warp_id`) to an MCP
+ * server the team owns or that is shared with it. Every shape problem (400) is reported before access (403).
+ */
+async function checkMcpServers(servers: Record<string, object>, canUse: (uid: string) => Promise<boolean>): Promise<void> {
+  const references: Array<[name: string, uid: string]> = [];
   for (const [name, entry] of Object.entries(servers)) {
     const server = entry as Record<string, unknown>;
     const forms = ['command', 'url', 'warp_id'].filter((key) => key in server);
@@ -61,9 +89,11 @@ function checkMcpServers(servers: Record<string, object>): void {
         throw invalidRequest(`config.mcp_servers.${name}.url is not a valid URL`);
       }
     }
-    if (form === 'warp_id') {
-      // Hangar keeps no registry of shared MCP servers, so a reference to one can never be accessible.
-      throw notAuthorized(`config.mcp_servers.${name} references shared MCP server ${String(server.warp_id)}, which this team cannot access`);
+    if (form === 'warp_id') references.push([name, server.warp_id as string]);
+  }
+  for (const [name, uid] of references) {
+    if (!(await canUse(uid))) {
+      throw notAuthorized(`config.mcp_servers.${name} references MCP server ${uid}, which does not exist or this team cannot use`);
     }
   }
 }
@@ -130,10 +160,20 @@ export class RunsService {
       throw invalidRequest(`skill "${skillSpec}" must look like repo:name or owner/repo:path/to/SKILL.md`);
     }
     if (skillSpec !== null && config.skills?.length) throw invalidRequest('config.skills and a skill spec cannot be used together');
-    if (skillSpec !== null) config.skill_spec = skillSpec;
     const prompt = body.prompt ?? '';
     if (prompt.trim() === '' && skillSpec === null) throw invalidRequest('prompt is required unless a skill is given');
-    if (config.mcp_servers) checkMcpServers(config.mcp_servers);
+    let agentSkill: store.NewRun['agent_skill'] = null;
+    if (skillSpec !== null) {
+      const skill = await this.options.skills.resolveSkill(caller.teamUid, skillSpec, db);
+      if (!skill) throw invalidRequest(`skill "${skillSpec}" was not found in the repositories of this team's environments`);
+      config.skill_spec = skill.id;
+      // The skill's body is the base prompt, unless the request gives one explicitly.
+      config.base_prompt ??= skill.base_prompt;
+      agentSkill = { name: skill.name, description: skill.description, full_path: skill.full_path };
+    }
+    if (config.mcp_servers) {
+      await checkMcpServers(config.mcp_servers, (uid) => this.options.mcpServers.isAccessible(db, caller.teamUid, uid));
+    }
     const attachments = decodeAttachments(body);
 
     const who = visibility(caller);
@@ -141,7 +181,7 @@ export class RunsService {
       if (!ENVIRONMENT_ID.test(config.environment_id)) {
         throw invalidRequest('config.environment_id must be 22 characters of [A-Za-z0-9]');
       }
-      if (!(await store.environmentBelongsToTeam(db, caller.teamUid, config.environment_id))) {
+      if (!(await this.options.environments.isAccessible(caller.teamUid, config.environment_id, db))) {
         throw notAuthorized(`environment ${config.environment_id} does not exist or this team cannot access it`);
       }
     }
@@ -154,10 +194,15 @@ export class RunsService {
     if (body.conversation_id !== undefined && !(await store.conversationExists(db, who, body.conversation_id))) {
       throw invalidRequest(`conversation ${body.conversation_id} does not exist or is not visible to you`);
     }
-    let executor: { type: 'user' | 'service_account'; uid: string } = { type: 'user', uid: caller.principal.uid };
+    if (caller.principal.available === false) {
+      throw notAuthorized(`agent ${caller.principal.displayName} is over the team's plan limit and cannot execute runs`);
+    }
+    // An agent's own key runs as that agent; a user may delegate to an agent with agent_identity_uid.
+    let executor = { type: caller.principal.type, uid: caller.principal.uid };
     if (body.agent_identity_uid !== undefined) {
-      const identity = await store.findAgentIdentity(db, caller.teamUid, body.agent_identity_uid);
+      const identity = await this.options.agents.findForRun(db, caller.teamUid, body.agent_identity_uid);
       if (!identity) throw notAuthorized(`agent identity ${body.agent_identity_uid} does not exist in this team`);
+      if (!identity.available) throw notAuthorized(`agent identity ${identity.name} is over the team's plan limit and cannot execute runs`);
       executor = { type: 'service_account', uid: identity.uid };
     }
     const requestMetadata = body.metadata ?? {};
@@ -169,7 +214,7 @@ export class RunsService {
     const run: store.NewRun = {
       id,
       team_uid: caller.teamUid,
-      title: body.title?.trim() || deriveTitle(prompt, skillSpec),
+      title: body.title?.trim() || deriveTitle(prompt, agentSkill?.name ?? null),
       prompt,
       state: 'QUEUED',
       source: origin.source,
@@ -180,7 +225,8 @@ export class RunsService {
       agent_config: config,
       config_name: config.name ?? null,
       model_id: config.model_id ?? null,
-      skill_spec: skillSpec,
+      skill_spec: config.skill_spec ?? null,
+      agent_skill: agentSkill,
       environment_id: config.environment_id ?? null,
       worker_host: selfHostedWorker(config),
       schedule: origin.schedule ?? null,

@@ -25,6 +25,7 @@ export interface NewRun {
   config_name: string | null;
   model_id: string | null;
   skill_spec: string | null;
+  agent_skill: { name: string; description: string; full_path: string } | null;
   environment_id: string | null;
   worker_host: string | null;
   schedule: { schedule_id: string; schedule_name: string; cron_schedule: string } | null;
@@ -63,6 +64,7 @@ export interface RunRow {
   scope_uid: string;
   agent_config: Record<string, unknown>;
   skill_spec: string | null;
+  agent_skill: { name: string; description: string; full_path: string } | null;
   worker_host: string | null;
   schedule: { schedule_id: string; schedule_name: string; cron_schedule: string } | null;
   parent_run_id: string | null;
@@ -86,7 +88,7 @@ export interface RunRow {
   sort_key: CursorValue[] | null;
 }
 
-function visible(eb: ExpressionBuilder<DB, 'runs'>, who: Visibility): Expression<SqlBool> {
+export function visible(eb: ExpressionBuilder<DB, 'runs'>, who: Visibility): Expression<SqlBool> {
   return eb.and([
     eb('runs.team_uid', '=', who.teamUid),
     eb.or([eb('runs.scope_type', '=', 'Team'), eb('runs.creator_uid', '=', who.principalUid)]),
@@ -114,7 +116,7 @@ function selectRuns(db: Kysely<DB>, sortKey: Expression<CursorValue[] | null>) {
     .selectFrom('runs')
     .select([
       'runs.id', 'runs.team_uid', 'runs.title', 'runs.prompt', 'runs.state', 'runs.source', 'runs.execution_location',
-      'runs.scope_type', 'runs.scope_uid', 'runs.agent_config', 'runs.skill_spec', 'runs.worker_host', 'runs.schedule',
+      'runs.scope_type', 'runs.scope_uid', 'runs.agent_config', 'runs.skill_spec', 'runs.agent_skill', 'runs.worker_host', 'runs.schedule',
       'runs.parent_run_id', 'runs.conversation_id', 'runs.creator_type', 'runs.creator_uid', 'runs.executor_type',
       'runs.executor_uid', 'runs.metadata', 'runs.status_message', 'runs.request_usage', 'runs.session_id',
       'runs.created_at', 'runs.updated_at', 'runs.started_at', 'runs.ended_at',
@@ -129,6 +131,7 @@ function runValues(run: NewRun) {
   return {
     ...run,
     agent_config: JSON.stringify(run.agent_config),
+    agent_skill: run.agent_skill ? JSON.stringify(run.agent_skill) : null,
     metadata: JSON.stringify(run.metadata),
     schedule: run.schedule ? JSON.stringify(run.schedule) : null,
     schedule_id: run.schedule?.schedule_id ?? null,
@@ -184,20 +187,6 @@ export async function conversationExists(db: Kysely<DB>, who: Visibility, conver
     .where('conversation_id', '=', conversationId)
     .executeTakeFirst();
   return row !== undefined;
-}
-
-export async function environmentBelongsToTeam(db: Kysely<DB>, teamUid: string, environmentId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('environments')
-    .select('uid')
-    .where('uid', '=', environmentId)
-    .where('team_uid', '=', teamUid)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
-export async function findAgentIdentity(db: Kysely<DB>, teamUid: string, uid: string): Promise<{ uid: string; name: string } | undefined> {
-  return db.selectFrom('agent_identities').select(['uid', 'name']).where('uid', '=', uid).where('team_uid', '=', teamUid).executeTakeFirst();
 }
 
 export type SortBy = 'updated_at' | 'created_at' | 'title' | 'agent';

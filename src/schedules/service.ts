@@ -4,6 +4,7 @@ import type { Caller } from '../identities/caller.js';
 import type { DB } from '../platform/db/schema.js';
 import { invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import { metadataProblem } from '../runs/metadata.js';
+import type { AgentDirectory } from '../runs/service.js';
 import { cronProblem, nextTickAfter } from './cron.js';
 import type { CreateScheduleBody, ScheduleItem, UpdateScheduleBody } from './schemas.js';
 import * as store from './store.js';
@@ -12,6 +13,7 @@ export type Clock = () => Date;
 
 export interface SchedulesServiceOptions {
   db: Kysely<DB>;
+  agents: AgentDirectory;
   /** Injectable so tests can evaluate cron and history at a chosen time. */
   now?: Clock;
   /** Wakes the scheduler loop in this process when a schedule's next tick may have moved earlier. */
@@ -69,14 +71,8 @@ export class SchedulesService {
     const metadata = body.metadata ?? {};
     const metadataIssue = metadataProblem(metadata);
     if (metadataIssue) throw invalidRequest(metadataIssue);
-    if (body.agent_uid !== undefined) {
-      const identity = await this.db
-        .selectFrom('agent_identities')
-        .select('uid')
-        .where('uid', '=', body.agent_uid)
-        .where('team_uid', '=', caller.teamUid)
-        .executeTakeFirst();
-      if (!identity) throw notAuthorized(`agent identity ${body.agent_uid} does not exist in this team`);
+    if (body.agent_uid !== undefined && !(await this.options.agents.findForRun(this.db, caller.teamUid, body.agent_uid))) {
+      throw notAuthorized(`agent identity ${body.agent_uid} does not exist in this team`);
     }
     const cron = body.cron_schedule.trim();
     return {

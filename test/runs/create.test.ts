@@ -1,11 +1,23 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { addAgentIdentity, addEnvironment, createRun } from '../support/runs.js';
+import { GitFixtures, skillFile } from '../support/git.js';
+import { addAgentIdentity, addEnvironment, addEnvironmentWithRepos, createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let hangar: TestServer;
-before(async () => (hangar = await startTestServer()));
-after(() => hangar.stop());
+const git = new GitFixtures();
+before(async () => {
+  git.createRepo('acme', 'tools', {
+    'skills/deploy/SKILL.md': skillFile('deploy', 'Ships a release', 'Deploy with care.'),
+    '.claude/skills/review/SKILL.md': skillFile('review', 'Reviews a change', 'Review the diff.'),
+  });
+  hangar = await startTestServer({ HANGAR_GIT_BASE_URL: git.baseUrl });
+  await addEnvironmentWithRepos(hangar, ['acme/tools']);
+});
+after(async () => {
+  await hangar.stop();
+  git.remove();
+});
 
 describe('POST /agent/runs', () => {
   test('creates a queued run and answers with its id', async () => {
@@ -33,7 +45,7 @@ describe('POST /agent/runs', () => {
   test('keeps the title, config, skill and metadata it was given', async () => {
     const id = await createRun(hangar, {
       title: 'Custom title',
-      config: { name: 'nightly', model_id: 'gpt-x', base_prompt: 'Be brief', harness: { type: 'claude' }, idle_timeout_minutes: 5 },
+      config: { name: 'nightly', model_id: 'gpt-x', harness: { type: 'claude' }, idle_timeout_minutes: 5 },
       skill: 'acme/tools:skills/deploy/SKILL.md',
       metadata: { ticket: 'ENG-1', 'env.name': 'prod' },
       mode: 'plan',
@@ -43,16 +55,30 @@ describe('POST /agent/runs', () => {
     assert.equal(run.agent_config.name, 'nightly');
     assert.equal(run.agent_config.model_id, 'gpt-x');
     assert.equal(run.agent_config.skill_spec, 'acme/tools:skills/deploy/SKILL.md');
-    assert.deepEqual(run.agent_skill, { name: 'deploy', full_path: 'skills/deploy/SKILL.md' });
+    assert.equal(run.agent_config.base_prompt.trim(), 'Deploy with care.', "the skill's body is the base prompt");
+    assert.deepEqual(run.agent_skill, { name: 'deploy', description: 'Ships a release', full_path: 'skills/deploy/SKILL.md' });
     assert.deepEqual(run.metadata, { ticket: 'ENG-1', 'env.name': 'prod' });
   });
 
-  test('a skill wins over config.skill_spec and makes the prompt optional', async () => {
-    const id = await createRun(hangar, { prompt: undefined, skill: 'tools:review', config: { skill_spec: 'other:thing' } });
+  test('a skill wins over config.skill_spec, resolves short specs and makes the prompt optional', async () => {
+    const id = await createRun(hangar, { prompt: undefined, skill: 'tools:review', config: { skill_spec: 'tools:deploy', base_prompt: 'Mine' } });
     const run = (await hangar.request('GET', `/agent/runs/${id}`)).body;
-    assert.equal(run.agent_config.skill_spec, 'tools:review');
+    assert.equal(run.agent_config.skill_spec, 'acme/tools:.claude/skills/review/SKILL.md');
+    assert.equal(run.agent_config.base_prompt, 'Mine', 'an explicit base prompt is kept');
+    assert.equal(run.agent_skill.name, 'review');
     assert.equal(run.prompt, '');
-    assert.equal(run.title, 'Run skill tools:review');
+    assert.equal(run.title, 'Run skill review');
+    const viaConfig = await createRun(hangar, { config: { skill_spec: 'acme/tools:deploy' } });
+    assert.equal((await hangar.request('GET', `/agent/runs/${viaConfig}`)).body.agent_skill.full_path, 'skills/deploy/SKILL.md');
+  });
+
+  test('an unknown skill is 400', async () => {
+    for (const skill of ['tools:nope', 'acme/elsewhere:deploy', 'other:deploy']) {
+      const response = await hangar.request('POST', '/agent/runs', { body: { prompt: 'x', skill } });
+      assert.equal(response.status, 400, skill);
+      assert.equal(response.body.error_code, 'invalid_request');
+      assert.match(response.body.detail, /skill/);
+    }
   });
 
   test('rejects a request without a prompt or skill', async () => {

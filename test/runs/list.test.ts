@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { addAgentIdentity, addArtifact, addEnvironment, createRun, setRunColumns } from '../support/runs.js';
+import { GitFixtures, skillFile } from '../support/git.js';
+import { addAgentIdentity, addArtifact, addEnvironment, addEnvironmentWithRepos, createRun, setRunColumns } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let hangar: TestServer;
+const git = new GitFixtures();
 const ids: Record<string, string> = {};
 
 async function list(query: string, apiKey?: string) {
@@ -21,7 +23,10 @@ function sameSet(actual: string[], expected: string[]) {
 }
 
 before(async () => {
-  hangar = await startTestServer();
+  git.createRepo('acme', 'ops', { 'skills/deploy/SKILL.md': skillFile('deploy', 'Deploys') });
+  hangar = await startTestServer({ HANGAR_GIT_BASE_URL: git.baseUrl });
+  // The skill's repository is reachable through an environment no run below names.
+  await addEnvironmentWithRepos(hangar, ['acme/ops']);
   const environment = await addEnvironment(hangar);
   const agent = await addAgentIdentity(hangar);
   ids.plain = await createRun(hangar, { prompt: 'Refactor the billing module', title: 'Billing refactor' });
@@ -39,7 +44,10 @@ before(async () => {
   await addArtifact(hangar, ids.plain, 'PULL_REQUEST');
   await addArtifact(hangar, ids.env, 'PLAN');
 });
-after(() => hangar.stop());
+after(async () => {
+  await hangar.stop();
+  git.remove();
+});
 
 describe('GET /agent/runs filters', () => {
   test('lists every run of the team by default, newest update first', async () => {

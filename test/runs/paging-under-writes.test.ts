@@ -1,12 +1,20 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
-import { createRun, setRunColumns } from '../support/runs.js';
+import { GitFixtures, skillFile } from '../support/git.js';
+import { addEnvironmentWithRepos, createRun, setRunColumns } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let hangar: TestServer;
-before(async () => (hangar = await startTestServer()));
-after(() => hangar.stop());
+const git = new GitFixtures();
+before(async () => {
+  git.createRepo('acme', 'repo', { 'skills/s0/SKILL.md': skillFile('s0', 'first'), 'skills/s1/SKILL.md': skillFile('s1', 'second') });
+  hangar = await startTestServer({ HANGAR_GIT_BASE_URL: git.baseUrl });
+});
+after(async () => {
+  await hangar.stop();
+  git.remove();
+});
 
 /** A write between two page fetches: a new run, a cancel (moves updated_at), or a retitle. */
 const write = fc.oneof(
@@ -25,6 +33,7 @@ test('paging while runs are created and updated never repeats or skips an unchan
       async (sortBy, order, limit, writesBetweenPages) => {
         // A fresh team per case, so earlier cases do not leak into this one.
         const team = await hangar.createTeamWithUser();
+        await addEnvironmentWithRepos(hangar, ['acme/repo'], team.apiKey);
         const initial: string[] = [];
         for (let i = 0; i < 15; i++) {
           const skill = i % 3 === 0 ? { skill: `acme/repo:skills/s${i % 2}/SKILL.md` } : {};
@@ -61,6 +70,6 @@ test('paging while runs are created and updated never repeats or skips an unchan
         }
       },
     ),
-    { numRuns: 12 },
+    { numRuns: 12, endOnFailure: true },
   );
 });

@@ -1,12 +1,20 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { addAgentIdentity } from '../support/runs.js';
+import { GitFixtures, skillFile } from '../support/git.js';
+import { addAgentIdentity, addEnvironmentWithRepos } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 // Real time: every-second schedules fired by the server's own scheduler loop.
 let hangar: TestServer;
-before(async () => (hangar = await startTestServer()));
-after(() => hangar.stop());
+const git = new GitFixtures();
+before(async () => {
+  git.createRepo('acme', 'ops', { 'skills/triage/SKILL.md': skillFile('triage', 'Triages issues', 'Label every new issue.') });
+  hangar = await startTestServer({ HANGAR_GIT_BASE_URL: git.baseUrl });
+});
+after(async () => {
+  await hangar.stop();
+  git.remove();
+});
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -66,6 +74,19 @@ describe('scheduler', () => {
       return current.history.last_ran && current;
     });
     assert.ok(new Date(item.history.next_run) > new Date(item.history.last_ran));
+    await hangar.request('DELETE', `/agent/schedules/${schedule.id}`);
+  });
+
+  test('a schedule with a skill and an environment starts runs resolved like API runs', async () => {
+    // Resolution happens inside the scheduler's transaction; on PGlite (one connection) it must use it.
+    const environment = await addEnvironmentWithRepos(hangar, ['acme/ops']);
+    const schedule = await createSchedule({ name: 'Triage', agent_config: { skill_spec: 'ops:triage', environment_id: environment } });
+    const run = await waitFor('a skill run', async () => (await runsOf(schedule.id))[0]);
+    assert.equal(run.agent_config.skill_spec, 'acme/ops:skills/triage/SKILL.md');
+    assert.equal(run.agent_config.base_prompt.trim(), 'Label every new issue.');
+    assert.equal(run.agent_config.environment_id, environment);
+    assert.deepEqual(run.agent_skill, { name: 'triage', description: 'Triages issues', full_path: 'skills/triage/SKILL.md' });
+    assert.equal((await scheduleItem(schedule.id)).last_spawn_error, null);
     await hangar.request('DELETE', `/agent/schedules/${schedule.id}`);
   });
 

@@ -18,13 +18,14 @@ after(async () => {
 
 test('three engine replicas on one PostgreSQL start exactly one run per tick', { skip: !onPostgres && 'replicas need PostgreSQL (PGlite is single-process)' }, async () => {
   database = await createTestDatabase();
-  api = await startTestServer({}, { role: 'api', database });
+  const server = await startTestServer({}, { role: 'api', database });
+  api = server;
   for (let i = 0; i < 3; i++) {
     engines.push(await spawnServer({ DATABASE_URL: database.databaseUrl!, HANGAR_DATA_DIR: database.dataDir }, ['--role', 'engine']));
   }
   const ids: string[] = [];
   for (let i = 0; i < 3; i++) {
-    const response = await api.request('POST', '/agent/schedules', {
+    const response = await server.request('POST', '/agent/schedules', {
       body: { name: `replica ${i}`, cron_schedule: '* * * * * *', prompt: 'tick', enabled: true },
     });
     assert.equal(response.status, 201);
@@ -32,12 +33,12 @@ test('three engine replicas on one PostgreSQL start exactly one run per tick', {
   }
   const startedAt = Date.now();
   await sleep(8000);
-  for (const id of ids) await api.request('POST', `/agent/schedules/${id}/pause`);
+  for (const id of ids) await server.request('POST', `/agent/schedules/${id}/pause`);
   const elapsedSeconds = Math.floor((Date.now() - startedAt) / 1000);
   await sleep(500);
 
   for (const id of ids) {
-    const rows = await api.db.selectFrom('runs').select(['schedule_tick']).where('schedule_id', '=', id).orderBy('schedule_tick').execute();
+    const rows = await server.db.selectFrom('runs').select(['schedule_tick']).where('schedule_id', '=', id).orderBy('schedule_tick').execute();
     const ticks = rows.map((row) => row.schedule_tick!.getTime());
     assert.equal(new Set(ticks).size, ticks.length, 'no tick started twice');
     for (let i = 1; i < ticks.length; i++) assert.ok(ticks[i]! > ticks[i - 1]!, 'ticks strictly increase');

@@ -35,3 +35,13 @@ export async function addAgentIdentity(hangar: TestServer, teamUid = hangar.team
   await hangar.db.insertInto('agent_identities').values({ uid, team_uid: teamUid, name: 'Release bot' }).execute();
   return uid;
 }
+
+/** Creates an environment through the API whose repositories are `repos` (owner/repo); returns its uid. */
+export async function addEnvironmentWithRepos(hangar: TestServer, repos: string[], apiKey?: string): Promise<string> {
+  const response = await hangar.request('POST', '/api/v1/environments', {
+    apiKey,
+    body: { name: `env ${repos.join(' ')}`, github_repos: repos.map((spec) => ({ owner: spec.split('/')[0], repo: spec.split('/')[1] })) },
+  });
+  if (response.status !== 201) throw new Error(`environment create failed: ${response.status} ${JSON.stringify(response.body)}`);
+  return response.body.uid as string;
+}

@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { insertApiKey, insertMembership, insertTeam, insertUser, type Role } from '../../src/identities/store.js';
 import { generateApiKey } from '../../src/platform/crypto.js';
 import type { DB } from '../../src/platform/db/schema.js';
-import { startServer, type Role, type RunningServer } from '../../src/server.js';
+import { startServer, type Role as ServerRole, type RunningServer } from '../../src/server.js';
 
 interface Template {
   kind: 'pglite' | 'postgres';
@@ -82,7 +82,7 @@ export interface TestServer {
  */
 export async function startTestServer(
   env: Record<string, string> = {},
-  options: { role?: Role; now?: () => Date; database?: TestDatabase } = {},
+  options: { role?: ServerRole; now?: () => Date; database?: TestDatabase } = {},
 ): Promise<TestServer> {
   const database = options.database ?? (await createTestDatabase());
   const apiKey = generateApiKey();
@@ -104,7 +104,7 @@ export async function startTestServer(
     const userUid = await insertUser(db, { displayName: `User ${randomBytes(3).toString('hex')}` });
     await insertMembership(db, teamUid, userUid, role);
     const key = generateApiKey();
-    await insertApiKey(db, userUid, key, 'test');
+    await insertApiKey(db, { userUid }, key, 'test');
     return { userUid, apiKey: key };
   };
 

@@ -38,7 +38,9 @@ export interface ApiKeysTable {
   key_hash: string;
   display_prefix: string;
   name: string;
-  user_uid: string;
+  /** Exactly one of user_uid and agent_uid is set. */
+  user_uid: string | null;
+  agent_uid: string | null;
   created_at: Timestamp;
   revoked_at: NullableTimestamp;
 }
@@ -49,12 +51,33 @@ export interface EnvironmentsTable {
   config: Json<Record<string, unknown>>;
   created_at: Timestamp;
   updated_at: Timestamp;
+  creator_type: 'user' | 'service_account' | null;
+  creator_uid: string | null;
+  setup_failed: Generated<boolean>;
+  share_token_hash: string | null;
+}
+
+export interface EnvironmentAccessTable {
+  environment_uid: string;
+  team_uid: string;
+  via: 'guest' | 'link';
+  created_at: Timestamp;
 }
 
 export interface AgentIdentitiesTable {
   uid: string;
   team_uid: string;
   name: string;
+  description: string | null;
+  prompt: string | null;
+  environment_id: string | null;
+  base_model: string | null;
+  worker_host: string | null;
+  skills: ColumnType<string[], string | undefined, string>;
+  secrets: ColumnType<Array<{ name: string }>, string | undefined, string>;
+  mcp_servers: NullableJson<Record<string, unknown>>;
+  harness: NullableJson<Record<string, unknown>>;
+  created_by_uid: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -74,6 +97,7 @@ export interface RunsTable {
   config_name: string | null;
   model_id: string | null;
   skill_spec: string | null;
+  agent_skill: NullableJson<{ name: string; description: string; full_path: string }>;
   environment_id: string | null;
   worker_host: string | null;
   schedule: NullableJson<{ schedule_id: string; schedule_name: string; cron_schedule: string }>;
@@ -146,6 +170,33 @@ export interface SchedulesTable {
   last_spawn_error: string | null;
 }
 
+/** A team secret: AES-256-GCM ciphertext only (see src/platform/crypto.ts). */
+export interface SecretsTable {
+  team_uid: string;
+  name: string;
+  iv: Buffer;
+  auth_tag: Buffer;
+  ciphertext: Buffer;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface McpServersTable {
+  uid: string;
+  team_uid: string;
+  name: string;
+  /** {command, args, env} or {url, headers}; secret values appear only as {secret: name} references. */
+  definition: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface McpServerSharesTable {
+  server_uid: string;
+  team_uid: string;
+  created_at: Timestamp;
+}
+
 export interface DB {
   instance_settings: InstanceSettingsTable;
   teams: TeamsTable;
@@ -153,10 +204,14 @@ export interface DB {
   team_members: TeamMembersTable;
   api_keys: ApiKeysTable;
   environments: EnvironmentsTable;
+  environment_access: EnvironmentAccessTable;
   agent_identities: AgentIdentitiesTable;
   runs: RunsTable;
   run_attachments: RunAttachmentsTable;
   run_events: RunEventsTable;
   artifacts: ArtifactsTable;
   schedules: SchedulesTable;
+  secrets: SecretsTable;
+  mcp_servers: McpServersTable;
+  mcp_server_shares: McpServerSharesTable;
 }

@@ -32,6 +32,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: deps.config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
+    // Errors Fastify raises before routing (a malformed %-escape in the path, an overlong path parameter); no
+    // hooks run for them, so the request id header is set here.
+    frameworkErrors: (error, request, reply) =>
+      renderProblem(request, reply.header('x-request-id', request.id), publicUrl, toApiError(error)),
   });
   app.setValidatorCompiler(validatorCompiler);
   app.addHook('onSend', async (request, reply) => {

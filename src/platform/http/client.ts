@@ -49,3 +49,13 @@ export async function callApi<T>(
   if (!response.ok) throw new ApiClientError(response.status, parsed);
   return parsed as T;
 }
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** The common CLI verb: one API call with the environment's credentials, its answer printed as JSON. */
+export async function callAndPrint(method: string, path: string, body?: unknown): Promise<void> {
+  const result = await callApi(clientOptionsFromEnv(), method, path, body);
+  if (result !== null) printJson(result);
+}

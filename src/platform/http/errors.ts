@@ -82,11 +82,19 @@ function describeValidation(error: FastifyError): string {
   return `${where}${name ? ` field "${name}"` : ''} ${first.message ?? 'is invalid'}`;
 }
 
+/**
+ * PostgreSQL data exceptions that only a client-supplied value can cause: a NUL character in text (22021) or
+ * JSON (22P05), JSON the database refuses such as an unpaired surrogate (22P02), a date-time the schema's format
+ * allows but PostgreSQL cannot represent (22007, 22008, 22009). The request is at fault, not the server.
+ */
+const BAD_VALUE_SQLSTATES = new Set(['22021', '22P05', '22P02', '22007', '22008', '22009']);
+
 /** Maps whatever a route or Fastify itself threw onto the one ApiError shape. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const fastifyError = error as FastifyError;
   if (fastifyError?.validation) return invalidRequest(describeValidation(fastifyError));
+  if (BAD_VALUE_SQLSTATES.has(fastifyError?.code)) return invalidRequest(`a value in the request is not accepted: ${fastifyError.message}`);
   switch (fastifyError?.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError(413, 'invalid_request', 'request body is larger than this server accepts');

@@ -7,7 +7,6 @@ import { ApiError } from './errors.js';
  * slice lands; the README lists the same operations.
  */
 const NOT_BUILT: Array<[method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, what: string]> = [
-  ['GET', '/agent', 'listing agents (skills)'],
   ['GET', '/agent/connected-self-hosted-workers', 'self-hosted workers'],
   ['GET', '/agent/run-by-external-reference', 'external references'],
   ['GET', '/agent/runs/:runId/conversation', 'run conversations'],
@@ -16,15 +15,9 @@ const NOT_BUILT: Array<[method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, 
   ['POST', '/agent/runs/:runId/scores', 'judge scores'],
   ['GET', '/agent/conversations/:conversationId', 'conversations'],
   ['GET', '/agent/conversations/:conversationId/transcript', 'conversation transcripts'],
-  ['GET', '/agent/environments', 'environments'],
   ['GET', '/agent/models', 'the model catalogue'],
   ['GET', '/agent/artifacts/:artifactUid', 'artifacts'],
   ['GET', '/agent/artifacts/:artifactUid/download', 'artifact downloads'],
-  ['GET', '/agent/identities', 'agent identities'],
-  ['POST', '/agent/identities', 'agent identities'],
-  ['GET', '/agent/identities/:uid', 'agent identities'],
-  ['PUT', '/agent/identities/:uid', 'agent identities'],
-  ['DELETE', '/agent/identities/:uid', 'agent identities'],
 ];
 
 export function registerNotBuiltRoutes(api: FastifyInstance): void {

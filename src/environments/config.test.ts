@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { normalizeConfig, storedConfig } from './config.js';
+
+test('a config is normalised with its defaults', () => {
+  assert.deepEqual(normalizeConfig({ name: ' Web ' }), {
+    config: { name: 'Web', description: '', github_repos: [], setup_commands: [], failure_session_retention_minutes: null },
+  });
+  const full = normalizeConfig({
+    name: 'Web',
+    description: null,
+    docker_image: 'ghcr.io/acme/web:1.2@sha256:abc',
+    github_repos: [{ owner: 'acme', repo: 'web' }],
+    setup_commands: ['npm ci'],
+    failure_session_retention_minutes: 30,
+  });
+  assert.ok('config' in full && full.config.docker_image === 'ghcr.io/acme/web:1.2@sha256:abc');
+});
+
+test('bad configs name the problem', () => {
+  const problems: Array<[Parameters<typeof normalizeConfig>[0], RegExp]> = [
+    [{ name: '   ' }, /name/],
+    [{ name: 'x', docker_image: 'ubuntu latest' }, /docker_image/],
+    [{ name: 'x', github_repos: [{ owner: 'acme', repo: 'a' }, { owner: 'bad owner', repo: 'b' }] }, /github_repos\[1\].*owner/],
+    [{ name: 'x', github_repos: [{ owner: 'acme', repo: '..' }] }, /github_repos\[0\].*repository/],
+    [{ name: 'x', github_repos: [{ owner: 'acme', repo: 'A' }, { owner: 'ACME', repo: 'a' }] }, /twice/],
+    [{ name: 'x', setup_commands: ['ok', ' '] }, /setup_commands\[1\]/],
+  ];
+  for (const [body, reason] of problems) {
+    const result = normalizeConfig(body);
+    assert.ok('problem' in result, JSON.stringify(body));
+    assert.match(result.problem, reason);
+  }
+});
+
+test('stored configs from older rows get defaults, and unusable repository names are dropped', () => {
+  assert.deepEqual(storedConfig({ name: 'env', github_repos: [{ owner: '../..', repo: 'x' }, { owner: 'acme', repo: 'api' }] }), {
+    name: 'env',
+    description: '',
+    github_repos: [{ owner: 'acme', repo: 'api' }],
+    setup_commands: [],
+    failure_session_retention_minutes: null,
+  });
+});

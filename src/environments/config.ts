@@ -1,0 +1,57 @@
+import { ownerProblem, repoKey, repoProblem } from './github.js';
+import type { EnvironmentConfig, EnvironmentConfigBody } from './schemas.js';
+
+/** A Docker image reference: registry, path, tag and digest characters, no spaces. */
+const DOCKER_IMAGE = /^[A-Za-z0-9][A-Za-z0-9._\-/:@]*$/;
+
+/**
+ * Checks what the schema cannot (GitHub names, duplicates, blank strings) and fills in the defaults, so that
+ * every stored config has the same shape. Returns the config or the first problem found.
+ */
+export function normalizeConfig(body: EnvironmentConfigBody): { config: EnvironmentConfig } | { problem: string } {
+  const name = body.name.trim();
+  if (name === '') return { problem: 'name must not be blank' };
+  if (body.docker_image !== undefined && !DOCKER_IMAGE.test(body.docker_image)) {
+    return { problem: `docker_image "${body.docker_image}" is not an image reference (e.g. ubuntu:24.04 or registry/repo:tag)` };
+  }
+  const repos = body.github_repos ?? [];
+  const seen = new Set<string>();
+  for (const [index, entry] of repos.entries()) {
+    const problem = ownerProblem(entry.owner) ?? repoProblem(entry.repo);
+    if (problem) return { problem: `github_repos[${index}]: ${problem}` };
+    const key = repoKey(entry);
+    if (seen.has(key)) return { problem: `github_repos[${index}]: ${entry.owner}/${entry.repo} is listed twice` };
+    seen.add(key);
+  }
+  const commands = body.setup_commands ?? [];
+  const blank = commands.findIndex((command) => command.trim() === '');
+  if (blank >= 0) return { problem: `setup_commands[${blank}] must not be blank` };
+  return {
+    config: {
+      name,
+      description: body.description?.trim() ?? '',
+      ...(body.docker_image !== undefined ? { docker_image: body.docker_image } : {}),
+      github_repos: repos.map(({ owner, repo }) => ({ owner, repo })),
+      setup_commands: commands,
+      failure_session_retention_minutes: body.failure_session_retention_minutes ?? null,
+    },
+  };
+}
+
+/** A stored config in today's shape: rows written before a field existed (or by hand) get its default. */
+export function storedConfig(raw: Record<string, unknown>): EnvironmentConfig {
+  // Only names the API would accept: they become git URLs and cache paths.
+  const repos = (Array.isArray(raw.github_repos) ? (raw.github_repos as Array<Record<string, unknown>>) : []).filter(
+    (entry): entry is { owner: string; repo: string } =>
+      typeof entry?.owner === 'string' && typeof entry.repo === 'string' && !ownerProblem(entry.owner) && !repoProblem(entry.repo),
+  );
+  const retention = raw.failure_session_retention_minutes;
+  return {
+    name: typeof raw.name === 'string' ? raw.name : '',
+    description: typeof raw.description === 'string' ? raw.description : '',
+    ...(typeof raw.docker_image === 'string' ? { docker_image: raw.docker_image } : {}),
+    github_repos: repos.map(({ owner, repo }) => ({ owner, repo })),
+    setup_commands: Array.isArray(raw.setup_commands) ? raw.setup_commands.filter((command) => typeof command === 'string') : [],
+    failure_session_retention_minutes: typeof retention === 'number' ? retention : null,
+  };
+}

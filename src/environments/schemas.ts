@@ -1,0 +1,99 @@
+import { Type, type Static } from 'typebox';
+
+/** Wire schemas of the environments slice: one source for validation, TypeScript types and the OpenAPI document. */
+
+const GithubRepo = Type.Object(
+  {
+    owner: Type.String({ maxLength: 39, description: 'GitHub user or organisation' }),
+    repo: Type.String({ maxLength: 100, description: 'Repository name' }),
+  },
+  { additionalProperties: false },
+);
+
+export const EnvironmentConfigBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
+    docker_image: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'e.g. `ubuntu:24.04` or `registry/repo:tag`' })),
+    github_repos: Type.Optional(Type.Array(GithubRepo, { maxItems: 50, description: 'Repositories cloned into the workspace' })),
+    setup_commands: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 10_000 }), { maxItems: 100 })),
+    failure_session_retention_minutes: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 1, maximum: 60 }), Type.Null()], {
+        description: 'How long a sandbox whose setup failed is kept for debugging; null keeps none',
+      }),
+    ),
+  },
+  { additionalProperties: false, description: 'Environment configuration; a PUT replaces all of it.' },
+);
+export type EnvironmentConfigBody = Static<typeof EnvironmentConfigBody>;
+
+export const EnvironmentConfig = Type.Object({
+  name: Type.String(),
+  description: Type.String(),
+  docker_image: Type.Optional(Type.String()),
+  github_repos: Type.Array(Type.Object({ owner: Type.String(), repo: Type.String() })),
+  setup_commands: Type.Array(Type.String()),
+  failure_session_retention_minutes: Type.Union([Type.Integer(), Type.Null()]),
+});
+export type EnvironmentConfig = Static<typeof EnvironmentConfig>;
+
+export type AccessKind = 'owner' | 'guest' | 'link';
+
+const Sharing = Type.Object(
+  {
+    guests: Type.Array(
+      Type.Object({
+        team_uid: Type.String(),
+        team_name: Type.String(),
+        via: Type.Union([Type.Literal('guest'), Type.Literal('link')]),
+        since: Type.String({ format: 'date-time' }),
+      }),
+    ),
+    link_active: Type.Boolean({ description: 'Whether a share link exists (its token is shown only when made)' }),
+  },
+  { description: 'Who else may use the environment; shown to the owning team only.' },
+);
+
+export const EnvironmentItem = Type.Object({
+  uid: Type.String({ description: '22 characters of [A-Za-z0-9]' }),
+  config: EnvironmentConfig,
+  last_updated: Type.String({ format: 'date-time' }),
+  setup_failed: Type.Boolean(),
+  last_task_run_timestamp: Type.Optional(Type.String({ format: 'date-time', description: 'Latest start of a run in it' })),
+  last_task_created: Type.Optional(Type.String({ format: 'date-time', description: 'Latest creation of a run in it' })),
+  scope: Type.Object({ type: Type.Literal('Team'), uid: Type.String({ description: 'The owning team' }) }),
+  creator: Type.Optional(
+    Type.Object({
+      type: Type.String(),
+      uid: Type.String(),
+      display_name: Type.Optional(Type.String()),
+      email: Type.Optional(Type.String()),
+    }),
+  ),
+  access: Type.Union([Type.Literal('owner'), Type.Literal('guest'), Type.Literal('link')], {
+    description: "How the caller's team reaches it: it owns it, was added as a guest, or joined with the share link",
+  }),
+  created_at: Type.String({ format: 'date-time' }),
+  sharing: Type.Optional(Sharing),
+});
+export type EnvironmentItem = Static<typeof EnvironmentItem>;
+
+export const ListEnvironmentsQuery = Type.Object({
+  sort_by: Type.Union([Type.Literal('name'), Type.Literal('last_updated')], { default: 'last_updated' }),
+});
+export type ListEnvironmentsQuery = Static<typeof ListEnvironmentsQuery>;
+
+export const ListEnvironmentsResponse = Type.Object({ environments: Type.Array(EnvironmentItem) });
+
+/** No pattern here: a malformed uid names no environment and gets the same 404 as an unknown one. */
+export const EnvironmentParams = Type.Object({ uid: Type.String({ maxLength: 200 }) });
+export const GuestParams = Type.Object({ uid: Type.String({ maxLength: 200 }), team_uid: Type.String({ maxLength: 200 }) });
+
+export const AddGuestBody = Type.Object({ team_uid: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+
+export const ShareLinkResponse = Type.Object({
+  environment_uid: Type.String(),
+  token: Type.String({ description: 'Shown once; POST again to replace it, which invalidates this one' }),
+});
+
+export const JoinBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });

@@ -1,0 +1,195 @@
+import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Caller } from '../identities/caller.js';
+import { newUid, randomBase62 } from '../platform/crypto.js';
+import type { DB } from '../platform/db/schema.js';
+import { invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import type { EnvironmentActivity, RunActivity } from '../runs/activity.js';
+import { normalizeConfig, storedConfig } from './config.js';
+import { repoKey, type RepoRef } from './github.js';
+import type { EnvironmentConfig, EnvironmentConfigBody, EnvironmentItem } from './schemas.js';
+import * as store from './store.js';
+
+export interface EnvironmentsServiceOptions {
+  db: Kysely<DB>;
+  runActivity: RunActivity;
+}
+
+/** A repository named by the caller's accessible environments, with the environments that name it. */
+export interface EnvironmentRepository {
+  ref: RepoRef;
+  environments: Array<{ uid: string; name: string }>;
+}
+
+const UID = /^[A-Za-z0-9]{22}$/;
+/** Share-link tokens carry a prefix so that secret scanners recognise a leaked one. */
+const SHARE_TOKEN_PREFIX = 'hgrenv_';
+
+const iso = (value: Date | string) => new Date(value).toISOString();
+const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
+
+function configOf(body: EnvironmentConfigBody): EnvironmentConfig {
+  const result = normalizeConfig(body);
+  if ('problem' in result) throw invalidRequest(result.problem);
+  return result.config;
+}
+
+function render(row: store.EnvironmentRow, activity: EnvironmentActivity | undefined, guests?: store.GuestRow[]): EnvironmentItem {
+  const profile = row.creator_profile;
+  return {
+    uid: row.uid,
+    config: storedConfig(row.config),
+    last_updated: iso(row.updated_at),
+    setup_failed: row.setup_failed,
+    ...(activity?.lastStarted ? { last_task_run_timestamp: iso(activity.lastStarted) } : {}),
+    ...(activity ? { last_task_created: iso(activity.lastCreated) } : {}),
+    scope: { type: 'Team', uid: row.team_uid },
+    ...(row.creator_type && row.creator_uid
+      ? {
+          creator: {
+            type: row.creator_type,
+            uid: row.creator_uid,
+            ...(profile?.display_name ? { display_name: profile.display_name } : {}),
+            ...(profile?.email ? { email: profile.email } : {}),
+          },
+        }
+      : {}),
+    access: row.access,
+    created_at: iso(row.created_at),
+    ...(guests
+      ? {
+          sharing: {
+            guests: guests.map((guest) => ({ team_uid: guest.team_uid, team_name: guest.team_name, via: guest.via, since: iso(guest.created_at) })),
+            link_active: row.link_active,
+          },
+        }
+      : {}),
+  };
+}
+
+/**
+ * Environments: the config a run's workspace is prepared from. A team sees the ones it owns and the ones
+ * shared with it (as a guest, or by joining with a share link); only the owning team changes one, and only its
+ * admins share it. An environment a team cannot reach does not exist for it (404).
+ */
+export class EnvironmentsService {
+  constructor(private readonly options: EnvironmentsServiceOptions) {}
+
+  private get db() {
+    return this.options.db;
+  }
+
+  private who(caller: Caller) {
+    return { teamUid: caller.teamUid, principalUid: caller.principal.uid };
+  }
+
+  /**
+   * For run creation: may this team run in the environment? `db` may be the caller's transaction (the scheduler
+   * holds one; on PGlite, with its single connection, using another would wait forever).
+   */
+  async isAccessible(teamUid: string, uid: string, db: Kysely<DB> = this.db): Promise<boolean> {
+    return UID.test(uid) && store.isAccessible(db, teamUid, uid);
+  }
+
+  async list(caller: Caller, sortBy: 'name' | 'last_updated'): Promise<{ environments: EnvironmentItem[] }> {
+    const rows = await store.listAccessible(this.db, caller.teamUid, sortBy);
+    const activity = await this.options.runActivity.byEnvironment(this.who(caller), rows.map((row) => row.uid));
+    return { environments: rows.map((row) => render(row, activity.get(row.uid))) };
+  }
+
+  async get(caller: Caller, uid: string): Promise<EnvironmentItem> {
+    return this.item(caller, await this.accessible(caller, uid));
+  }
+
+  async create(caller: Caller, body: EnvironmentConfigBody): Promise<EnvironmentItem> {
+    const uid = newUid();
+    await store.insertEnvironment(this.db, {
+      uid,
+      teamUid: caller.teamUid,
+      config: configOf(body),
+      creator: { type: caller.principal.type, uid: caller.principal.uid },
+    });
+    return this.get(caller, uid);
+  }
+
+  async update(caller: Caller, uid: string, body: EnvironmentConfigBody): Promise<EnvironmentItem> {
+    const config = configOf(body);
+    await this.requireOwner(caller, uid);
+    await store.updateConfig(this.db, caller.teamUid, uid, config);
+    return this.get(caller, uid);
+  }
+
+  async delete(caller: Caller, uid: string): Promise<void> {
+    await this.requireOwner(caller, uid);
+    await store.deleteEnvironment(this.db, caller.teamUid, uid);
+  }
+
+  async addGuest(caller: Caller, uid: string, teamUid: string): Promise<EnvironmentItem> {
+    await this.requireOwnerAdmin(caller, uid);
+    if (teamUid === caller.teamUid) throw invalidRequest('the owning team cannot be its own guest');
+    if (!UID.test(teamUid) || !(await store.grantAccess(this.db, uid, teamUid, 'guest'))) throw notFound(`team ${teamUid} not found`);
+    return this.get(caller, uid);
+  }
+
+  /** Removes a team's access, whether it was added as a guest or joined with the link. */
+  async removeGuest(caller: Caller, uid: string, teamUid: string): Promise<void> {
+    await this.requireOwnerAdmin(caller, uid);
+    if (!(await store.revokeAccess(this.db, uid, teamUid))) throw notFound(`team ${teamUid} has no access to environment ${uid}`);
+  }
+
+  /**
+   * Makes a new share link token, replacing (and so invalidating) any earlier one. Teams that already joined
+   * keep their access; remove them with removeGuest.
+   */
+  async createShareLink(caller: Caller, uid: string): Promise<{ environment_uid: string; token: string }> {
+    await this.requireOwnerAdmin(caller, uid);
+    const token = SHARE_TOKEN_PREFIX + randomBase62(40);
+    await store.setShareTokenHash(this.db, uid, hashToken(token));
+    return { environment_uid: uid, token };
+  }
+
+  async join(caller: Caller, token: string): Promise<EnvironmentItem> {
+    const shared = await store.findByShareTokenHash(this.db, hashToken(token.trim()));
+    if (!shared) throw notFound('no environment is shared with this link (it may have been replaced by a newer one)');
+    if (shared.team_uid !== caller.teamUid) await store.grantAccess(this.db, shared.uid, caller.teamUid, 'link');
+    return this.get(caller, shared.uid);
+  }
+
+  /** The repositories of every environment the team can reach, each once, with the environments naming it. */
+  async accessibleRepositories(teamUid: string, db: Kysely<DB> = this.db): Promise<EnvironmentRepository[]> {
+    const byRepo = new Map<string, EnvironmentRepository>();
+    for (const row of await store.listAccessible(db, teamUid, 'name')) {
+      const config = storedConfig(row.config);
+      for (const ref of config.github_repos) {
+        const entry = byRepo.get(repoKey(ref)) ?? { ref, environments: [] };
+        entry.environments.push({ uid: row.uid, name: config.name });
+        byRepo.set(repoKey(ref), entry);
+      }
+    }
+    return [...byRepo.values()];
+  }
+
+  private async accessible(caller: Caller, uid: string): Promise<store.EnvironmentRow> {
+    const row = UID.test(uid) ? await store.findAccessible(this.db, caller.teamUid, uid) : undefined;
+    if (!row) throw notFound(`environment ${uid} not found`);
+    return row;
+  }
+
+  private async requireOwner(caller: Caller, uid: string): Promise<void> {
+    const row = await this.accessible(caller, uid);
+    if (row.access !== 'owner') throw notAuthorized(`environment ${uid} is shared with this team; only its owning team can change it`);
+  }
+
+  /** Who else may use an environment is decided by the admins of its owning team. */
+  private async requireOwnerAdmin(caller: Caller, uid: string): Promise<void> {
+    await this.requireOwner(caller, uid);
+    if (caller.role !== 'admin') throw notAuthorized('sharing an environment needs the admin role in its owning team');
+  }
+
+  /** One environment as its caller sees it; the owning team also sees who it is shared with. */
+  private async item(caller: Caller, row: store.EnvironmentRow): Promise<EnvironmentItem> {
+    const activity = await this.options.runActivity.byEnvironment(this.who(caller), [row.uid]);
+    const guests = row.access === 'owner' ? await store.listGuests(this.db, row.uid) : undefined;
+    return render(row, activity.get(row.uid), guests);
+  }
+}

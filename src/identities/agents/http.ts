@@ -1,0 +1,56 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { callerOf } from '../../platform/http/auth.js';
+import { ProblemResponses } from '../../platform/http/openapi.js';
+import { AgentItem, AgentList, AgentUidParams, CreateAgentBody, UpdateAgentBody } from './schemas.js';
+import type { AgentsService } from './service.js';
+
+export function registerAgentRoutes(parent: FastifyInstance, agents: AgentsService): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+  const tags = ['Agent identities'];
+  app.post(
+    '/agent/identities',
+    { schema: { tags, summary: 'Create an agent identity (team admin)', body: CreateAgentBody, response: { 201: AgentItem, ...ProblemResponses } } },
+    async (request, reply) => reply.code(201).send(await agents.create(callerOf(request), request.body)),
+  );
+  app.get(
+    '/agent/identities',
+    { schema: { tags, summary: 'List the team agent identities', response: { 200: AgentList, ...ProblemResponses } } },
+    async (request) => agents.list(callerOf(request)),
+  );
+  app.get(
+    '/agent/identities/:uid',
+    { schema: { tags, summary: 'Get an agent identity', params: AgentUidParams, response: { 200: AgentItem, ...ProblemResponses } } },
+    async (request) => agents.get(callerOf(request), request.params.uid),
+  );
+  app.put(
+    '/agent/identities/:uid',
+    {
+      schema: {
+        tags,
+        summary: 'Update an agent identity (team admin)',
+        description: 'Omitted or null fields are unchanged; an empty string, list or object clears the field.',
+        params: AgentUidParams,
+        body: UpdateAgentBody,
+        response: { 200: AgentItem, ...ProblemResponses },
+      },
+    },
+    async (request) => agents.update(callerOf(request), request.params.uid, request.body),
+  );
+  app.delete(
+    '/agent/identities/:uid',
+    {
+      schema: {
+        tags,
+        summary: 'Delete an agent identity and all of its API keys (team admin)',
+        params: AgentUidParams,
+        response: { 204: Type.Null(), ...ProblemResponses },
+      },
+    },
+    async (request, reply) => {
+      await agents.delete(callerOf(request), request.params.uid);
+      return reply.code(204).send(null);
+    },
+  );
+}

@@ -1,0 +1,74 @@
+import { Type, type Static } from 'typebox';
+import { HARNESS_TYPES } from '../../runs/schemas.js';
+
+/** Wire schemas of agent identities: agents a team owns that can execute runs. */
+
+const Harness = Type.Object({
+  type: Type.Optional(Type.Union(HARNESS_TYPES.map((value) => Type.Literal(value)))),
+  model_id: Type.Optional(Type.String({ maxLength: 200 })),
+  reasoning_level: Type.Optional(Type.String({ maxLength: 50 })),
+});
+const SecretRef = Type.Object({ name: Type.String({ minLength: 1, maxLength: 128 }) });
+const McpServers = Type.Record(Type.String(), Type.Object({}, { additionalProperties: true }));
+
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Description = Type.String({ maxLength: 2000 });
+const Prompt = Type.String({ maxLength: 100_000 });
+const EnvironmentId = Type.String({ maxLength: 64 });
+const Model = Type.String({ maxLength: 200 });
+const WorkerHost = Type.String({ maxLength: 200 });
+const Skills = Type.Array(Type.String({ maxLength: 1024 }), { maxItems: 50 });
+const Secrets = Type.Array(SecretRef, { maxItems: 50 });
+
+export const CreateAgentBody = Type.Object({
+  name: Name,
+  description: Type.Optional(Description),
+  prompt: Type.Optional(Prompt),
+  environment_id: Type.Optional(EnvironmentId),
+  base_model: Type.Optional(Model),
+  worker_host: Type.Optional(WorkerHost),
+  skills: Type.Optional(Skills),
+  secrets: Type.Optional(Secrets),
+  mcp_servers: Type.Optional(McpServers),
+  harness: Type.Optional(Harness),
+});
+export type CreateAgentBody = Static<typeof CreateAgentBody>;
+
+const orNull = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
+
+/** Omitted or null: unchanged. Empty (string, list or object): cleared. */
+export const UpdateAgentBody = Type.Object({
+  name: orNull(Name),
+  description: orNull(Description),
+  prompt: orNull(Prompt),
+  environment_id: orNull(EnvironmentId),
+  base_model: orNull(Model),
+  worker_host: orNull(WorkerHost),
+  skills: orNull(Skills),
+  secrets: orNull(Secrets),
+  mcp_servers: orNull(McpServers),
+  harness: orNull(Harness),
+});
+export type UpdateAgentBody = Static<typeof UpdateAgentBody>;
+
+export const AgentUidParams = Type.Object({ uid: Type.String({ minLength: 1, maxLength: 64 }) });
+
+export const AgentItem = Type.Object({
+  uid: Type.String(),
+  name: Type.String(),
+  description: Type.Optional(Type.String()),
+  prompt: Type.Optional(Type.String()),
+  environment_id: Type.Optional(Type.String()),
+  base_model: Type.Optional(Type.String()),
+  worker_host: Type.Optional(Type.String()),
+  skills: Type.Array(Type.String()),
+  secrets: Type.Array(SecretRef),
+  mcp_servers: Type.Optional(McpServers),
+  harness: Type.Optional(Harness),
+  available: Type.Boolean({ description: 'Within the team plan limit: may execute runs.' }),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+});
+export type AgentItem = Static<typeof AgentItem>;
+
+export const AgentList = Type.Object({ agents: Type.Array(AgentItem) });

@@ -1,0 +1,126 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../platform/db/schema.js';
+import { newUid } from '../../platform/crypto.js';
+import { invalidRequest, notAuthorized, notFound } from '../../platform/http/errors.js';
+import type { Caller } from '../caller.js';
+import type { AgentItem, CreateAgentBody, UpdateAgentBody } from './schemas.js';
+import * as store from './store.js';
+
+export interface AgentsServiceOptions {
+  db: Kysely<DB>;
+  planMaxAgents: number;
+  /** Whether the team may use this environment (owned or shared with it). */
+  environmentAccessible: (teamUid: string, environmentId: string) => Promise<boolean>;
+}
+
+const iso = (value: Date) => new Date(value).toISOString();
+
+function render(row: store.AgentRow): AgentItem {
+  return {
+    uid: row.uid,
+    name: row.name,
+    ...(row.description ? { description: row.description } : {}),
+    ...(row.prompt ? { prompt: row.prompt } : {}),
+    ...(row.environment_id ? { environment_id: row.environment_id } : {}),
+    ...(row.base_model ? { base_model: row.base_model } : {}),
+    ...(row.worker_host ? { worker_host: row.worker_host } : {}),
+    skills: row.skills,
+    secrets: row.secrets,
+    ...(row.mcp_servers ? { mcp_servers: row.mcp_servers as AgentItem['mcp_servers'] } : {}),
+    ...(row.harness ? { harness: row.harness as AgentItem['harness'] } : {}),
+    available: row.available,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+/** `""`, `[]` and `{}` clear a field on update; they are stored as nothing. */
+const emptyToNull = <T>(value: T): T | null => {
+  if (value === '' || (Array.isArray(value) && value.length === 0)) return null;
+  if (value !== null && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0) return null;
+  return value;
+};
+
+export class AgentsService {
+  constructor(private readonly options: AgentsServiceOptions) {}
+
+  private get db() {
+    return this.options.db;
+  }
+
+  private requireAdmin(caller: Caller): void {
+    if (caller.role !== 'admin') throw notAuthorized('managing agent identities needs the team admin role');
+  }
+
+  private async check(caller: Caller, values: store.AgentValues): Promise<store.AgentValues> {
+    if (values.name.trim() === '') throw invalidRequest('name must not be blank');
+    if (values.environment_id !== null && !(await this.options.environmentAccessible(caller.teamUid, values.environment_id))) {
+      throw notAuthorized(`environment ${values.environment_id} does not exist or this team cannot access it`);
+    }
+    const secretNames = values.secrets.map((secret) => secret.name);
+    if (new Set(secretNames).size !== secretNames.length) throw invalidRequest('secrets lists a name twice');
+    return { ...values, name: values.name.trim() };
+  }
+
+  async create(caller: Caller, body: CreateAgentBody): Promise<AgentItem> {
+    this.requireAdmin(caller);
+    const values = await this.check(caller, {
+      name: body.name,
+      description: emptyToNull(body.description ?? null),
+      prompt: emptyToNull(body.prompt ?? null),
+      environment_id: emptyToNull(body.environment_id ?? null),
+      base_model: emptyToNull(body.base_model ?? null),
+      worker_host: emptyToNull(body.worker_host ?? null),
+      skills: body.skills ?? [],
+      secrets: body.secrets ?? [],
+      mcp_servers: emptyToNull(body.mcp_servers ?? null),
+      harness: emptyToNull(body.harness ?? null),
+    });
+    const uid = newUid();
+    await store.insertAgent(this.db, { ...values, uid, team_uid: caller.teamUid, created_by_uid: caller.principal.uid });
+    return this.get(caller, uid);
+  }
+
+  async list(caller: Caller): Promise<{ agents: AgentItem[] }> {
+    return { agents: (await store.listAgents(this.db, caller.teamUid, this.options.planMaxAgents)).map(render) };
+  }
+
+  async get(caller: Caller, uid: string): Promise<AgentItem> {
+    const row = await store.findAgent(this.db, caller.teamUid, uid, this.options.planMaxAgents);
+    if (!row) throw notFound(`agent identity ${uid} not found`);
+    return render(row);
+  }
+
+  async update(caller: Caller, uid: string, body: UpdateAgentBody): Promise<AgentItem> {
+    this.requireAdmin(caller);
+    const current = await store.findAgent(this.db, caller.teamUid, uid, this.options.planMaxAgents);
+    if (!current) throw notFound(`agent identity ${uid} not found`);
+    const pick = <K extends keyof UpdateAgentBody & keyof store.AgentValues>(key: K, now: store.AgentValues[K]) =>
+      body[key] === undefined || body[key] === null ? now : (emptyToNull(body[key]) as store.AgentValues[K]);
+    const values = await this.check(caller, {
+      name: body.name ?? current.name,
+      description: pick('description', current.description),
+      prompt: pick('prompt', current.prompt),
+      environment_id: pick('environment_id', current.environment_id),
+      base_model: pick('base_model', current.base_model),
+      worker_host: pick('worker_host', current.worker_host),
+      skills: pick('skills', current.skills) ?? [],
+      secrets: pick('secrets', current.secrets) ?? [],
+      mcp_servers: pick('mcp_servers', current.mcp_servers),
+      harness: pick('harness', current.harness),
+    });
+    await store.updateAgent(this.db, caller.teamUid, uid, values);
+    return this.get(caller, uid);
+  }
+
+  async delete(caller: Caller, uid: string): Promise<void> {
+    this.requireAdmin(caller);
+    if (!(await store.deleteAgent(this.db, caller.teamUid, uid))) throw notFound(`agent identity ${uid} not found`);
+  }
+
+  /** For run creation and schedules: the agent if it belongs to the team, with its availability. */
+  async findForRun(db: Kysely<DB>, teamUid: string, uid: string): Promise<{ uid: string; name: string; available: boolean } | undefined> {
+    const row = await store.findAgent(db, teamUid, uid, this.options.planMaxAgents);
+    return row && { uid: row.uid, name: row.name, available: row.available };
+  }
+}

@@ -1,0 +1,73 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { AgentIdentitiesTable, DB } from '../../platform/db/schema.js';
+
+export type AgentRow = Selectable<AgentIdentitiesTable> & { available: boolean };
+
+/** Agents of a team with their availability: the oldest `limit` agents of the team are available. */
+function selectAgents(db: Kysely<DB>, teamUid: string, limit: number) {
+  return db
+    .with('ranked', (qb) =>
+      qb
+        .selectFrom('agent_identities')
+        .selectAll()
+        .select(sql<string>`row_number() OVER (ORDER BY created_at, uid)`.as('position'))
+        .where('team_uid', '=', teamUid),
+    )
+    .selectFrom('ranked')
+    .selectAll('ranked')
+    .select(sql<boolean>`ranked.position <= ${limit}`.as('available'));
+}
+
+export async function listAgents(db: Kysely<DB>, teamUid: string, limit: number): Promise<AgentRow[]> {
+  return (await selectAgents(db, teamUid, limit).orderBy('ranked.created_at').orderBy('ranked.uid').execute()) as AgentRow[];
+}
+
+export async function findAgent(db: Kysely<DB>, teamUid: string, uid: string, limit: number): Promise<AgentRow | undefined> {
+  return (await selectAgents(db, teamUid, limit).where('ranked.uid', '=', uid).executeTakeFirst()) as AgentRow | undefined;
+}
+
+export interface AgentValues {
+  name: string;
+  description: string | null;
+  prompt: string | null;
+  environment_id: string | null;
+  base_model: string | null;
+  worker_host: string | null;
+  skills: string[];
+  secrets: Array<{ name: string }>;
+  mcp_servers: Record<string, unknown> | null;
+  harness: Record<string, unknown> | null;
+}
+
+function columns(values: AgentValues) {
+  return {
+    ...values,
+    skills: JSON.stringify(values.skills),
+    secrets: JSON.stringify(values.secrets),
+    mcp_servers: values.mcp_servers ? JSON.stringify(values.mcp_servers) : null,
+    harness: values.harness ? JSON.stringify(values.harness) : null,
+  };
+}
+
+export async function insertAgent(db: Kysely<DB>, row: AgentValues & { uid: string; team_uid: string; created_by_uid: string }): Promise<void> {
+  await db
+    .insertInto('agent_identities')
+    .values({ ...columns(row), uid: row.uid, team_uid: row.team_uid, created_by_uid: row.created_by_uid })
+    .execute();
+}
+
+export async function updateAgent(db: Kysely<DB>, teamUid: string, uid: string, values: AgentValues): Promise<boolean> {
+  const result = await db
+    .updateTable('agent_identities')
+    .set({ ...columns(values), updated_at: sql`clock_timestamp()` })
+    .where('team_uid', '=', teamUid)
+    .where('uid', '=', uid)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Deletes the agent; its API keys go with it in the same statement (ON DELETE CASCADE). */
+export async function deleteAgent(db: Kysely<DB>, teamUid: string, uid: string): Promise<boolean> {
+  const result = await db.deleteFrom('agent_identities').where('team_uid', '=', teamUid).where('uid', '=', uid).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}

@@ -1,0 +1,140 @@
+import type { Kysely } from 'kysely';
+import type { Caller } from '../identities/caller.js';
+import { newUid } from '../platform/crypto.js';
+import type { DB } from '../platform/db/schema.js';
+import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import type { SecretsService } from '../secrets/service.js';
+import { definitionFrom, secretNames, withSecretValues, type McpDefinition, type ResolvedDefinition } from './definition.js';
+import type { McpServerBody, McpServerItem } from './schemas.js';
+import * as store from './store.js';
+
+export interface McpServersServiceOptions {
+  db: Kysely<DB>;
+  secrets: SecretsService;
+}
+
+/** A server ready to start for a run: secret references replaced by their values. Never send it to a client. */
+export type ResolvedMcpServer = { uid: string; name: string } & ResolvedDefinition;
+
+const iso = (value: Date) => new Date(value).toISOString();
+
+function render(row: store.McpServerRow, viewerTeamUid: string): McpServerItem {
+  const owned = row.team_uid === viewerTeamUid;
+  return {
+    uid: row.uid,
+    name: row.name,
+    ...row.definition,
+    owner_team_uid: row.team_uid,
+    ...(owned ? { shared_with: row.shared_with } : {}),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+/**
+ * MCP server definitions a team keeps once and uses in runs by uid (`{"warp_id": uid}`), and may share with
+ * other teams. The owning team changes them; teams it is shared with can see and use them, secrets included.
+ */
+export class McpServersService {
+  constructor(private readonly options: McpServersServiceOptions) {}
+
+  private get db() {
+    return this.options.db;
+  }
+
+  /** The checked definition; every secret it refers to must exist in the owning team. */
+  private async definition(teamUid: string, body: McpServerBody): Promise<McpDefinition> {
+    const definition = definitionFrom(body);
+    const missing = await this.options.secrets.missingSecrets(teamUid, secretNames(definition));
+    if (missing.length > 0) throw invalidRequest(`no team secret named ${missing.join(', ')}; create it first with POST /secrets`);
+    return definition;
+  }
+
+  /** A server the caller's team may see, and whether it owns it; 404 for anything else (existence not leaked). */
+  private async visible(caller: Caller, uid: string): Promise<{ row: store.McpServerRow; owned: boolean }> {
+    const row = await store.findVisible(this.db, caller.teamUid, uid);
+    if (!row) throw notFound(`MCP server ${uid} not found`);
+    return { row, owned: row.team_uid === caller.teamUid };
+  }
+
+  private async owned(caller: Caller, uid: string, action: string): Promise<store.McpServerRow> {
+    const { row, owned } = await this.visible(caller, uid);
+    if (!owned) throw notAuthorized(`MCP server ${uid} is shared with this team; only its owning team can ${action} it`);
+    return row;
+  }
+
+  async create(caller: Caller, body: McpServerBody): Promise<McpServerItem> {
+    const definition = await this.definition(caller.teamUid, body);
+    const uid = newUid();
+    if (!(await store.insertServer(this.db, { uid, team_uid: caller.teamUid, name: body.name, definition }))) {
+      throw new ApiError(409, 'conflict', `this team already has an MCP server named ${body.name}`);
+    }
+    return this.get(caller, uid);
+  }
+
+  async list(caller: Caller): Promise<{ mcp_servers: McpServerItem[] }> {
+    const rows = await store.listVisible(this.db, caller.teamUid);
+    return { mcp_servers: rows.map((row) => render(row, caller.teamUid)) };
+  }
+
+  async get(caller: Caller, uid: string): Promise<McpServerItem> {
+    return render((await this.visible(caller, uid)).row, caller.teamUid);
+  }
+
+  /** Replaces the name and the whole definition. */
+  async update(caller: Caller, uid: string, body: McpServerBody): Promise<McpServerItem> {
+    await this.owned(caller, uid, 'change');
+    const definition = await this.definition(caller.teamUid, body);
+    const outcome = await store.updateServer(this.db, caller.teamUid, uid, { name: body.name, definition });
+    if (outcome === 'missing') throw notFound(`MCP server ${uid} not found`);
+    if (outcome === 'name_taken') throw new ApiError(409, 'conflict', `this team already has an MCP server named ${body.name}`);
+    return this.get(caller, uid);
+  }
+
+  async delete(caller: Caller, uid: string): Promise<void> {
+    await this.owned(caller, uid, 'delete');
+    if (!(await store.deleteServer(this.db, caller.teamUid, uid))) throw notFound(`MCP server ${uid} not found`);
+  }
+
+  private async ownedByAdmin(caller: Caller, uid: string): Promise<store.McpServerRow> {
+    const row = await this.owned(caller, uid, 'share');
+    if (caller.role !== 'admin') throw notAuthorized('sharing an MCP server needs the admin role in its owning team');
+    return row;
+  }
+
+  async share(caller: Caller, uid: string, teamUid: string): Promise<McpServerItem> {
+    await this.ownedByAdmin(caller, uid);
+    if (teamUid === caller.teamUid) throw invalidRequest('an MCP server is always available to its owning team; share it with another team');
+    if ((await store.insertShare(this.db, uid, teamUid)) === 'unknown_team') throw invalidRequest(`team ${teamUid} does not exist`);
+    return this.get(caller, uid);
+  }
+
+  async unshare(caller: Caller, uid: string, teamUid: string): Promise<void> {
+    await this.ownedByAdmin(caller, uid);
+    if (!(await store.deleteShare(this.db, uid, teamUid))) throw notFound(`MCP server ${uid} is not shared with team ${teamUid}`);
+  }
+
+  /**
+   * Whether a run of `teamUid` may use the server (owned or shared). `db` is the caller's connection or
+   * transaction: the scheduler asks from inside its own (PGlite has a single connection).
+   */
+  async isAccessible(db: Kysely<DB>, teamUid: string, uid: string): Promise<boolean> {
+    return (await store.findVisible(db, teamUid, uid)) !== undefined;
+  }
+
+  /**
+   * The server as a run of `teamUid` starts it, with the owning team's secret values filled in. For the
+   * execution engine only: what it returns must never reach an API response or a log line.
+   */
+  async resolveForRun(teamUid: string, uid: string): Promise<ResolvedMcpServer> {
+    const row = await store.findVisible(this.db, teamUid, uid);
+    if (!row) throw notAuthorized(`MCP server ${uid} does not exist or this team cannot use it`);
+    const values = new Map<string, string>();
+    for (const name of secretNames(row.definition)) {
+      const value = await this.options.secrets.readSecretValue(row.team_uid, name);
+      if (value === null) throw invalidRequest(`MCP server ${row.name} uses secret ${name}, which its owning team no longer has`);
+      values.set(name, value);
+    }
+    return { uid: row.uid, name: row.name, ...withSecretValues(row.definition, values) };
+  }
+}

@@ -1,0 +1,60 @@
+import fs from 'node:fs';
+import type { Command } from 'commander';
+import { ApiClientError, callApi, clientOptionsFromEnv, printJson } from '../platform/http/client.js';
+import type { SecretItem } from './schemas.js';
+
+const path = (name: string) => `/secrets/${encodeURIComponent(name)}`;
+
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) process.stderr.write('reading the secret value from standard input; end it with Ctrl-D\n');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  // `echo "$TOKEN" | hangar secrets set ...` should store the token, not the token and a newline.
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+/** From --value (visible in the process list), --from-file (kept byte for byte) or standard input. */
+async function valueFrom(options: { value?: string; fromFile?: string }): Promise<string> {
+  if (options.value !== undefined && options.fromFile !== undefined) throw new Error('give --value or --from-file, not both');
+  const value = options.value ?? (options.fromFile !== undefined ? fs.readFileSync(options.fromFile, 'utf8') : await readStdin());
+  if (value === '') throw new Error('the secret value is empty');
+  return value;
+}
+
+/** `hangar secrets ...`: team secrets from the command line (HANGAR_URL, HANGAR_API_KEY). */
+export function registerSecretCommands(program: Command): void {
+  const secrets = program.command('secrets').description("manage the team's secrets (values are write-only)");
+  secrets
+    .command('list')
+    .description('list secret names (values are never shown)')
+    .option('--json', 'print the raw response')
+    .action(async (options: { json?: boolean }) => {
+      const result = await callApi<{ secrets: SecretItem[] }>(clientOptionsFromEnv(), 'GET', '/secrets');
+      if (options.json) return printJson(result);
+      for (const item of result.secrets) process.stdout.write(`${item.name}  updated ${item.updated_at}\n`);
+    });
+  secrets
+    .command('set')
+    .description('create a secret or replace its value; without --value or --from-file it is read from standard input (one final newline dropped)')
+    .argument('<name>', 'secret name: letters, digits, _ . -, starting with a letter or _')
+    .option('--value <value>', 'the value (visible to other users of this machine; prefer --from-file or standard input)')
+    .option('--from-file <path>', 'read the value from a file, exactly as it is')
+    .action(async (name: string, options: { value?: string; fromFile?: string }) => {
+      const value = await valueFrom(options);
+      const client = clientOptionsFromEnv();
+      try {
+        printJson(await callApi(client, 'PUT', path(name), { value }));
+      } catch (error) {
+        if (!(error instanceof ApiClientError && error.status === 404)) throw error;
+        printJson(await callApi(client, 'POST', '/secrets', { name, value }));
+      }
+    });
+  secrets
+    .command('delete')
+    .description('delete a secret')
+    .argument('<name>')
+    .action(async (name: string) => {
+      await callApi(clientOptionsFromEnv(), 'DELETE', path(name));
+      process.stdout.write(`deleted secret ${name}\n`);
+    });
+}

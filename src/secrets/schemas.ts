@@ -1,0 +1,35 @@
+import { Type, type Static } from 'typebox';
+
+/** Wire schemas of team secrets. A value goes in and is never sent back out: no response carries one. */
+
+/** 1-128 characters of [A-Za-z0-9_.-], starting with a letter or underscore. */
+export const SECRET_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_.-]{0,127}$';
+export const MAX_SECRET_VALUE_BYTES = 64 * 1024;
+
+export const SecretName = Type.String({
+  pattern: SECRET_NAME_PATTERN,
+  description: '1-128 characters of [A-Za-z0-9_.-], starting with a letter or underscore',
+});
+
+const SecretValue = Type.String({
+  minLength: 1,
+  maxLength: MAX_SECRET_VALUE_BYTES,
+  description: 'The value, at most 64 KiB of UTF-8. Write-only: encrypted at rest and never returned.',
+});
+
+export const CreateSecretBody = Type.Object({ name: SecretName, value: SecretValue }, { additionalProperties: false });
+export type CreateSecretBody = Static<typeof CreateSecretBody>;
+
+export const UpdateSecretBody = Type.Object({ value: SecretValue }, { additionalProperties: false });
+export type UpdateSecretBody = Static<typeof UpdateSecretBody>;
+
+export const SecretNameParams = Type.Object({ name: SecretName });
+
+export const SecretItem = Type.Object({
+  name: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+});
+export type SecretItem = Static<typeof SecretItem>;
+
+export const SecretList = Type.Object({ secrets: Type.Array(SecretItem, { description: 'Sorted by name' }) });

@@ -1,0 +1,341 @@
+/**
+ * Random and hostile input against the runs API: whatever arrives, the answer is a clear 4xx (or a success),
+ * never a 5xx. Bounded: about 300 requests. A failure prints fast-check's seed and the shrunk counterexample;
+ * replay it with HANGAR_FUZZ_SEED=<seed>.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import fc from 'fast-check';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+const seed = process.env.HANGAR_FUZZ_SEED ? Number(process.env.HANGAR_FUZZ_SEED) : undefined;
+const settings = (numRuns: number) => ({ numRuns, ...(seed === undefined ? {} : { seed }) });
+
+let hangar: TestServer;
+/** Ids of real runs, so random input also reaches code paths that find something. */
+const runIds: string[] = [];
+/** A genuine cursor of the default ordering, to be mutated. */
+let realCursor = '';
+
+before(async () => {
+  hangar = await startTestServer();
+  for (let i = 0; i < 3; i++) {
+    const created = await hangar.request('POST', '/api/v1/agent/runs', {
+      body: { prompt: `fuzz seed run ${i}`, metadata: { team: 'fuzz', n: String(i) }, config: { name: 'fuzzer' } },
+    });
+    assert.equal(created.status, 200);
+    runIds.push(created.body.run_id);
+  }
+  const page = await hangar.request('GET', '/api/v1/agent/runs?limit=1');
+  realCursor = page.body.page_info.next_cursor;
+  assert.equal(typeof realCursor, 'string');
+});
+after(() => hangar?.stop());
+
+/** Sends a request and checks the invariants every answer must keep; returns the status. */
+async function send(method: string, pathAndQuery: string, body?: { raw: string; contentType?: string }): Promise<number> {
+  const response = await fetch(`${hangar.url}${pathAndQuery}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${hangar.apiKey}`,
+      ...(body ? { 'content-type': body.contentType ?? 'application/json' } : {}),
+    },
+    body: body?.raw,
+  });
+  const text = await response.text();
+  const what = `${method} ${pathAndQuery}${body ? ` body ${JSON.stringify(body.raw.slice(0, 300))}` : ''} -> ${response.status} ${text.slice(0, 500)}`;
+  assert.ok(response.status < 500, what);
+  if (response.status >= 400) {
+    assert.match(response.headers.get('content-type') ?? '', /^application\/problem\+json/, what);
+    const problem = JSON.parse(text) as { status: number; error_code: string };
+    assert.equal(problem.status, response.status, what);
+    assert.equal(typeof problem.error_code, 'string', what);
+  }
+  return response.status;
+}
+
+/** Percent-encodes the UTF-8 bytes of any string (lone surrogates become U+FFFD, as fetch would send them). */
+function percentEncode(value: string): string {
+  return [...Buffer.from(value, 'utf8')]
+    .map((byte) => (/[A-Za-z0-9_.~-]/.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`))
+    .join('');
+}
+
+/** Strings that tend to break things: control characters, NUL, lone surrogates, SQL and path syntax, long runs. */
+const nastyString = fc.oneof(
+  fc.string(),
+  fc.string({ unit: 'binary' }),
+  fc.string({ unit: 'grapheme', maxLength: 40 }),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\u0000',
+    'a\u0000b',
+    '\ud800',
+    '\udfff\ud800',
+    '\uffff',
+    '💥🚀',
+    '%00',
+    '%',
+    '../../etc/passwd',
+    "' OR 1=1 --",
+    '\\',
+    '"',
+    '\\u0000',
+    '${jndi:x}',
+    '__proto__',
+    'constructor',
+    'x'.repeat(5000),
+    '\n\r\t',
+  ),
+);
+
+const jsonish: fc.Arbitrary<unknown> = fc.oneof(
+  nastyString,
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.jsonValue({ maxDepth: 3 }),
+  fc.array(nastyString, { maxLength: 6 }),
+  fc.dictionary(nastyString, nastyString, { maxKeys: 4 }),
+);
+
+const configArb = fc.record(
+  {
+    name: fc.oneof(nastyString, jsonish),
+    model_id: nastyString,
+    base_prompt: nastyString,
+    environment_id: fc.oneof(nastyString, fc.constant('AAAAAAAAAAAAAAAAAAAAAA'), fc.constant('empty-environment')),
+    skill_spec: fc.oneof(nastyString, fc.constantFrom('owner/repo:path/SKILL.md', 'repo:name', 'a:\u0000')),
+    skills: fc.oneof(fc.array(nastyString, { maxLength: 4 }), jsonish),
+    mcp_servers: fc.oneof(
+      fc.dictionary(nastyString, fc.dictionary(fc.constantFrom('command', 'url', 'warp_id', 'args', 'env', 'headers'), jsonish, { maxKeys: 3 }), { maxKeys: 3 }),
+      jsonish,
+    ),
+    worker_host: fc.oneof(nastyString, fc.constantFrom('warp', '')),
+    harness: fc.oneof(fc.record({ type: fc.oneof(fc.constantFrom('oz', 'claude', 'codex', 'gemini'), nastyString), model_id: nastyString }, { requiredKeys: [] }), jsonish),
+    idle_timeout_minutes: fc.oneof(fc.integer({ min: -100, max: 100 }), fc.double(), jsonish),
+    computer_use_enabled: jsonish,
+    harness_auth_secrets: jsonish,
+    unknown_member: jsonish,
+  },
+  { requiredKeys: [] },
+);
+
+const attachmentArb = fc.record(
+  {
+    file_name: nastyString,
+    mime_type: fc.oneof(nastyString, fc.constant('image/png')),
+    data: fc.oneof(nastyString, fc.base64String({ maxLength: 64 })),
+  },
+  { requiredKeys: [] },
+);
+
+/** Bodies shaped like a run creation request, so many get past the schema and reach the service and database. */
+const createBodyArb = fc.record(
+  {
+    prompt: fc.oneof(nastyString, nastyString, jsonish),
+    title: fc.oneof(nastyString, jsonish),
+    config: fc.oneof(configArb, configArb, jsonish),
+    skill: fc.oneof(nastyString, fc.constantFrom('owner/repo:skills/x/SKILL.md', 'repo:name')),
+    mode: fc.oneof(fc.constantFrom('normal', 'plan', 'orchestrate'), nastyString),
+    team: jsonish,
+    agent_identity_uid: nastyString,
+    conversation_id: nastyString,
+    parent_run_id: fc.oneof(nastyString, fc.constant('__REAL_RUN__')),
+    metadata: fc.oneof(fc.dictionary(nastyString, nastyString, { maxKeys: 25 }), jsonish),
+    attachments: fc.oneof(fc.array(attachmentArb, { maxLength: 7 }), jsonish),
+    images: fc.oneof(fc.array(attachmentArb, { maxLength: 3 }), jsonish),
+    interactive: jsonish,
+  },
+  { requiredKeys: [] },
+);
+
+/**
+ * A valid request with one to three members replaced by values of the right JSON type but hostile content
+ * (NUL, lone surrogates, odd keys): these pass the schema and reach the service and the database.
+ */
+const wellTypedBodyArb = fc
+  .record(
+    {
+      prompt: nastyString,
+      title: nastyString,
+      skill: fc.oneof(nastyString, fc.constantFrom('owner/repo:skills/x/SKILL.md', 'repo:\u0000', 'repo:name\ud800')),
+      mode: fc.constantFrom('normal', 'plan', 'orchestrate'),
+      team: fc.boolean(),
+      agent_identity_uid: nastyString,
+      conversation_id: nastyString,
+      parent_run_id: fc.oneof(nastyString, fc.constant('__REAL_RUN__')),
+      metadata: fc.dictionary(nastyString, nastyString, { maxKeys: 3 }),
+      interactive: fc.boolean(),
+      config: fc.record(
+        {
+          name: nastyString,
+          model_id: nastyString,
+          base_prompt: nastyString,
+          environment_id: fc.oneof(nastyString, fc.constant('AAAAAAAAAAAAAAAAAAAAAA')),
+          skills: fc.array(nastyString, { maxLength: 3 }),
+          worker_host: nastyString,
+          idle_timeout_minutes: fc.integer({ min: 1, max: 60 }),
+          mcp_servers: fc.dictionary(
+            nastyString,
+            fc.oneof(
+              fc.record({ command: nastyString, args: fc.array(nastyString, { maxLength: 2 }), env: fc.dictionary(nastyString, nastyString, { maxKeys: 2 }) }),
+              fc.record({ url: fc.oneof(nastyString, fc.webUrl()), headers: fc.dictionary(nastyString, nastyString, { maxKeys: 2 }) }),
+            ),
+            { maxKeys: 2 },
+          ),
+          harness: fc.record({ type: fc.constantFrom('oz', 'claude', 'codex', 'gemini'), model_id: nastyString, reasoning_level: nastyString }),
+          unknown_member: jsonish,
+        },
+        { requiredKeys: [] },
+      ),
+      attachments: fc.array(fc.record({ file_name: nastyString, mime_type: fc.constant('image/png'), data: fc.base64String({ maxLength: 40 }) }), { maxLength: 2 }),
+    },
+    { requiredKeys: [] },
+  )
+  .chain((hostile) => {
+    const keys = Object.keys(hostile);
+    return fc.subarray(keys, { minLength: Math.min(1, keys.length), maxLength: 3 }).map((chosen) => ({
+      prompt: 'a valid prompt',
+      ...Object.fromEntries(chosen.map((key) => [key, hostile[key as keyof typeof hostile]])),
+    }));
+  });
+
+function withRealIds(raw: string): string {
+  return raw.replaceAll('__REAL_RUN__', runIds[0]!);
+}
+
+test('POST /agent/runs never answers 5xx, whatever the body', async () => {
+  const bodyArb = fc.oneof(
+    { weight: 5, arbitrary: wellTypedBodyArb.map((body) => ({ raw: withRealIds(JSON.stringify(body)) })) },
+    { weight: 3, arbitrary: createBodyArb.map((body) => ({ raw: withRealIds(JSON.stringify(body)) })) },
+    { weight: 2, arbitrary: fc.jsonValue().map((value) => ({ raw: JSON.stringify(value) })) },
+    { weight: 1, arbitrary: nastyString.map((raw) => ({ raw })) },
+    { weight: 1, arbitrary: fc.record({ raw: nastyString, contentType: fc.constantFrom('text/plain', 'application/xml', 'application/json; charset=latin1', 'multipart/form-data') }) },
+  );
+  let created = 0;
+  await fc.assert(
+    fc.asyncProperty(bodyArb, fc.constantFrom('/api/v1/agent/runs', '/api/v1/agent/run'), async (body, path) => {
+      if ((await send('POST', path, body)) === 200) created++;
+    }),
+    settings(120),
+  );
+  // The generator is meant to reach the database, not only the schema check.
+  assert.ok(created > 0, 'no random body was accepted: the fuzzing never got past validation');
+});
+
+const isoDate = fc.date({ min: new Date(-62_000_000_000_000), max: new Date(250_000_000_000_000), noInvalidDate: true }).map((date) => date.toISOString());
+const dateArb = fc.oneof(
+  isoDate,
+  nastyString,
+  fc.constantFrom(
+    '0000-01-01T00:00:00Z',
+    '9999-12-31T23:59:59Z',
+    '2024-06-30T23:59:60Z',
+    '2024-02-30T00:00:00Z',
+    '2024-01-01T00:00:00+23:59',
+    '2024-01-01T00:00:00-23:59',
+    '2024-01-01T00:00:00.123456789012Z',
+    '2024-01-01t00:00:00z',
+    '2024-01-01 00:00:00Z',
+    '+275760-09-13T00:00:00Z',
+    '-000001-01-01T00:00:00Z',
+    'infinity',
+    'epoch',
+    'now',
+  ),
+);
+
+const cursorArb = fc.oneof(
+  nastyString,
+  fc.base64String({ maxLength: 80 }),
+  fc.constant('__REAL_CURSOR__'),
+  fc.tuple(fc.nat({ max: 200 }), fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 3 })).map(([at, insert]) => `__CURSOR_EDIT__${at}:${insert}`),
+  fc.tuple(fc.jsonValue(), fc.base64String({ maxLength: 24 })).map(
+    ([payload, mac]) => `${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${mac}`,
+  ),
+);
+
+const limitArb = fc.oneof(
+  fc.integer({ min: -1000, max: 1000 }),
+  fc.bigInt().map(String),
+  fc.double().map(String),
+  fc.constantFrom('1e3', '0x10', '', ' 5', '5 ', '+5', '00000000000000000000007', '9'.repeat(400), 'NaN', 'Infinity'),
+);
+
+const listParamArb = fc.oneof(
+  fc.tuple(fc.constant('limit'), limitArb.map(String)),
+  fc.tuple(fc.constant('cursor'), cursorArb),
+  fc.tuple(fc.constantFrom('sort_by', 'sort_order'), fc.oneof(fc.constantFrom('updated_at', 'created_at', 'title', 'agent', 'asc', 'desc'), nastyString)),
+  fc.tuple(fc.constant('state'), fc.oneof(fc.constantFrom('QUEUED', 'CANCELLED', 'SUCCEEDED'), nastyString)),
+  fc.tuple(fc.constantFrom('created_after', 'created_before', 'updated_after'), dateArb),
+  fc.tuple(
+    fc.constantFrom('name', 'model_id', 'creator', 'executor', 'source', 'execution_location', 'environment_id', 'skill', 'skill_spec', 'schedule_id', 'ancestor_run_id', 'artifact_type', 'q'),
+    fc.oneof(nastyString, fc.constantFrom('empty-environment', 'API', 'REMOTE', 'PLAN', '__REAL_RUN__')),
+  ),
+  fc.tuple(
+    fc.oneof(
+      nastyString.map((key) => `metadata[${key}]`),
+      fc.constantFrom('metadata[]', 'metadata[a][b]', 'metadata', 'metadata[', 'metadata]', 'metadata[team]', 'metadata[__proto__]', 'metadata[constructor]'),
+    ),
+    fc.oneof(nastyString, fc.constant('fuzz')),
+  ),
+  fc.tuple(nastyString, nastyString),
+);
+
+function listQuery(params: Array<[string, string]>, realCursorValue: string): string {
+  return params
+    .map(([name, value]) => {
+      let resolved = value.replaceAll('__REAL_RUN__', runIds[0]!);
+      if (resolved === '__REAL_CURSOR__') resolved = realCursorValue;
+      const edit = /^__CURSOR_EDIT__(\d+):(.*)$/s.exec(resolved);
+      if (edit) {
+        const at = Number(edit[1]) % (realCursorValue.length + 1);
+        resolved = realCursorValue.slice(0, at) + edit[2] + realCursorValue.slice(at + 1);
+      }
+      return `${percentEncode(name)}=${percentEncode(resolved)}`;
+    })
+    .join('&');
+}
+
+test('GET /agent/runs never answers 5xx, whatever the query string', async () => {
+  let listed = 0;
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(listParamArb, { minLength: 1, maxLength: 6 }),
+      fc.option(nastyString.map((raw) => raw.replaceAll('#', '')), { nil: undefined }),
+      async (params, rawSuffix) => {
+        // Mostly well-encoded pairs; sometimes a raw, unencoded tail straight from the generator.
+        const query = listQuery(params, realCursor) + (rawSuffix === undefined ? '' : `&${rawSuffix}`);
+        if ((await send('GET', `/api/v1/agent/runs?${query}`)) === 200) listed++;
+      },
+    ),
+    settings(100),
+  );
+  assert.ok(listed > 0, 'no random query was accepted: the fuzzing never got past validation');
+});
+
+const pathIdArb = fc.oneof(
+  nastyString.map(percentEncode),
+  nastyString.filter((raw) => !/[#?]/.test(raw)),
+  fc.uuid(),
+  fc.constantFrom('%00', '%zz', '%', '..', '.', '%2e%2e', '%2F', 'a%2Fb', '__REAL_RUN__', '%E0%A4%A', '%C0%AF', '%ED%A0%80'),
+);
+
+test('GET /agent/runs/{id}, its timeline and POST .../cancel never answer 5xx, whatever the id', async () => {
+  await fc.assert(
+    fc.asyncProperty(pathIdArb, fc.constantFrom('get', 'timeline', 'cancel'), async (rawId, operation) => {
+      const id = rawId.replaceAll('__REAL_RUN__', runIds[1]!);
+      if (id === '') return;
+      if (operation === 'get') await send('GET', `/api/v1/agent/runs/${id}`);
+      else if (operation === 'timeline') await send('GET', `/api/v1/agent/runs/${id}/timeline`);
+      else await send('POST', `/api/v1/agent/runs/${id}/cancel`);
+    }),
+    settings(80),
+  );
+  // The random ids reached real runs too: the cancelled one is cancelled, and cancelling again is a clear 400.
+  const real = await hangar.request('GET', `/api/v1/agent/runs/${runIds[1]}`);
+  assert.equal(real.status, 200);
+});
