@@ -8,7 +8,7 @@ import { registerIdentityCommands } from './identities/cli.js';
 import { registerRunCommands } from './runs/cli.js';
 import { registerScheduleCommands } from './schedules/cli.js';
 import { registerSecretCommands } from './secrets/cli.js';
-import { ROLES, startServer, type Role } from './server.js';
+import type { Role } from './server.js';
 import { VERSION } from './version.js';
 
 function fail(message: string, code = 1): never {
@@ -26,6 +26,8 @@ async function serve(options: { role: Role }): Promise<void> {
   }
   let server;
   try {
+    // Loaded only here: the client verbs need none of the server, and start faster without it.
+    const { startServer } = await import('./server.js');
     server = await startServer(config, { role: options.role });
   } catch (error) {
     if (error instanceof DataDirLockedError) fail(error.message, 3);
@@ -63,7 +65,7 @@ program
   .description('run the API server and the engine loops (configured by environment variables; see the README)')
   .addOption(
     new Option('--role <role>', 'api: HTTP API only; engine: background loops (scheduler) only; all: both')
-      .choices([...ROLES])
+      .choices(['api', 'engine', 'all'] satisfies Role[])
       .default('all'),
   )
   .action(serve);

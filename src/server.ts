@@ -35,7 +35,6 @@ import { VERSION } from './version.js';
 
 /** What a process does: serve the API, run the engine loops (scheduler, ...), or both. */
 export type Role = 'api' | 'engine' | 'all';
-export const ROLES: readonly Role[] = ['api', 'engine', 'all'];
 
 export interface RunningServer {
   app: FastifyInstance;

@@ -28,6 +28,11 @@ export function pgliteDirectory(dataDir: string): string {
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.databaseUrl) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize });
+    // An idle connection the server closes (restart, failover, admin termination) is dropped from the pool and
+    // replaced on the next query; without a listener node-postgres would crash the process instead.
+    pool.on('error', (error) => {
+      process.stderr.write(`${JSON.stringify({ level: 40, msg: 'idle database connection lost', err: error.message })}\n`);
+    });
     // Fail at start, with the driver's reason, rather than on the first request.
     const client = await pool.connect();
     client.release();
