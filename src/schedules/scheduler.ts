@@ -33,7 +33,7 @@ export class Scheduler {
   constructor(private readonly options: SchedulerOptions) {
     this.now = options.now ?? (() => new Date());
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
-    this.batchSize = options.batchSize ?? 200;
+    this.batchSize = options.batchSize ?? 500;
   }
 
   start(): void {
