@@ -1,11 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { callApi, clientOptionsFromEnv } from '../platform/http/client.js';
+import { callApi, clientOptionsFromEnv, printJson as print } from '../platform/http/client.js';
 import type { EnvironmentConfigBody, EnvironmentItem } from './schemas.js';
 import type { ListAgentsResponse } from './skills/schemas.js';
-
-function print(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-}
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];

@@ -1,10 +1,6 @@
 import type { Command } from 'commander';
-import { callApi, clientOptionsFromEnv } from '../platform/http/client.js';
+import { callApi, clientOptionsFromEnv, printJson as print } from '../platform/http/client.js';
 import type { RunItem } from './schemas.js';
-
-function print(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-}
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];

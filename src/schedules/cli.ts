@@ -1,11 +1,7 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
-import { callApi, clientOptionsFromEnv } from '../platform/http/client.js';
+import { callApi, clientOptionsFromEnv, printJson as print } from '../platform/http/client.js';
 import type { ScheduleItem } from './schemas.js';
-
-function print(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-}
 
 const path = (id: string, action = '') => `/agent/schedules/${encodeURIComponent(id)}${action}`;
 

@@ -7,16 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { openDatabase } from '../../src/platform/db/connect.js';
+import { processIsAlive } from '../../src/platform/db/lock-file.js';
 import { migrate } from '../../src/platform/db/migrate.js';
-
-function processIsAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 async function main(): Promise<void> {
   const adminUrl = process.env.TEST_DATABASE_URL;

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 
 export class DataDirLockedError extends Error {}
 
-function processIsAlive(pid: number): boolean {
+export function processIsAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
