@@ -87,6 +87,7 @@ export async function startServer(
     db,
     planMaxAgents: config.planMaxAgents,
     environmentAccessible: (teamUid, environmentId) => environments.isAccessible(teamUid, environmentId),
+    missingSecrets: (teamUid, names) => secrets.missingSecrets(teamUid, names),
   });
   const runs = new RunsService({
     db,

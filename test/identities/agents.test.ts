@@ -25,6 +25,10 @@ describe('agent identities', () => {
   test('create, get, list, update and delete', async () => {
     const team = await hangar.createTeamWithUser();
     const environment = await addEnvironment(hangar, team.teamUid);
+    const missingSecret = await hangar.request('POST', '/agent/identities', { apiKey: team.apiKey, body: { name: 'x', secrets: [{ name: 'NPM_TOKEN' }] } });
+    assert.equal(missingSecret.status, 400);
+    assert.match(missingSecret.body.detail, /NPM_TOKEN/);
+    assert.equal((await hangar.request('POST', '/api/v1/secrets', { apiKey: team.apiKey, body: { name: 'NPM_TOKEN', value: 's3cret' } })).status, 201);
     const created = await createAgent(
       {
         name: 'Release bot',
@@ -145,6 +149,7 @@ describe('agent identities', () => {
 
   test('the agents CLI verbs', async () => {
     const env = { url: hangar.url, apiKey: hangar.apiKey };
+    assert.equal((await hangar.request('POST', '/api/v1/secrets', { body: { name: 'TOKEN', value: 'v' } })).status, 201);
     const created = await hangarCli(['agents', 'create', '--name', 'Cli bot', '--model', 'm1', '--skill', 'a:b', '--secret', 'TOKEN'], env);
     assert.equal(created.code, 0, created.stderr);
     const agent = JSON.parse(created.stdout);

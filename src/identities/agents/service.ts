@@ -11,6 +11,8 @@ export interface AgentsServiceOptions {
   planMaxAgents: number;
   /** Whether the team may use this environment (owned or shared with it). */
   environmentAccessible: (teamUid: string, environmentId: string) => Promise<boolean>;
+  /** The names among `names` that are not secrets of the team. */
+  missingSecrets: (teamUid: string, names: string[]) => Promise<string[]>;
 }
 
 const iso = (value: Date) => new Date(value).toISOString();
@@ -59,6 +61,8 @@ export class AgentsService {
     }
     const secretNames = values.secrets.map((secret) => secret.name);
     if (new Set(secretNames).size !== secretNames.length) throw invalidRequest('secrets lists a name twice');
+    const missing = await this.options.missingSecrets(caller.teamUid, secretNames);
+    if (missing.length > 0) throw invalidRequest(`secrets names ${missing.join(', ')}, which this team does not have`);
     return { ...values, name: values.name.trim() };
   }
 
