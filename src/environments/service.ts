@@ -9,6 +9,7 @@ import { normalizeConfig, storedConfig } from './config.js';
 import { repoKey, type RepoRef } from './github.js';
 import type { EnvironmentConfig, EnvironmentConfigBody, EnvironmentItem } from './schemas.js';
 import * as store from './store.js';
+import { rfc3339 as iso } from '../platform/time.js';
 
 export interface EnvironmentsServiceOptions {
   db: Kysely<DB>;
@@ -25,7 +26,6 @@ const UID = /^[A-Za-z0-9]{22}$/;
 /** Share-link tokens carry a prefix so that secret scanners recognise a leaked one. */
 const SHARE_TOKEN_PREFIX = 'hgrenv_';
 
-const iso = (value: Date | string) => new Date(value).toISOString();
 const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 
 function configOf(body: EnvironmentConfigBody): EnvironmentConfig {

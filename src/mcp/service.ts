@@ -7,6 +7,7 @@ import type { SecretsService } from '../secrets/service.js';
 import { definitionFrom, secretNames, withSecretValues, type McpDefinition, type ResolvedDefinition } from './definition.js';
 import type { McpServerBody, McpServerItem } from './schemas.js';
 import * as store from './store.js';
+import { rfc3339 as iso } from '../platform/time.js';
 
 export interface McpServersServiceOptions {
   db: Kysely<DB>;
@@ -16,7 +17,6 @@ export interface McpServersServiceOptions {
 /** A server ready to start for a run: secret references replaced by their values. Never send it to a client. */
 export type ResolvedMcpServer = { uid: string; name: string } & ResolvedDefinition;
 
-const iso = (value: Date) => new Date(value).toISOString();
 
 function render(row: store.McpServerRow, viewerTeamUid: string): McpServerItem {
   const owned = row.team_uid === viewerTeamUid;

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../platform/db/schema.js';
 import type { McpDefinition } from './definition.js';
+import { FOREIGN_KEY_VIOLATION, sqlState, UNIQUE_VIOLATION } from '../platform/db/sql-state.js';
 
 export interface McpServerRow {
   uid: string;
@@ -11,11 +12,6 @@ export interface McpServerRow {
   created_at: Date;
   updated_at: Date;
   shared_with: string[];
-}
-
-/** PostgreSQL's SQLSTATE of a failed statement (unique_violation, foreign_key_violation, ...). */
-function sqlState(error: unknown): unknown {
-  return (error as { code?: unknown } | null)?.code;
 }
 
 /** Servers a team may see and use: its own and those shared with it. */
@@ -74,7 +70,7 @@ export async function updateServer(
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0 ? 'updated' : 'missing';
   } catch (error) {
-    if (sqlState(error) === '23505') return 'name_taken';
+    if (sqlState(error) === UNIQUE_VIOLATION) return 'name_taken';
     throw error;
   }
 }
@@ -94,7 +90,7 @@ export async function insertShare(db: Kysely<DB>, uid: string, teamUid: string):
       .execute();
     return 'shared';
   } catch (error) {
-    if (sqlState(error) === '23503') return 'unknown_team';
+    if (sqlState(error) === FOREIGN_KEY_VIOLATION) return 'unknown_team';
     throw error;
   }
 }

@@ -1,6 +1,7 @@
 import { isRunTypeCancellable } from './state.js';
 import type { RunItem } from './schemas.js';
 import type { Profile, RunRow } from './store.js';
+import { rfc3339 as iso } from '../platform/time.js';
 
 /** ISO 8601 duration (for example PT2M30S) with whole seconds. */
 export function isoDuration(milliseconds: number): string {
@@ -21,7 +22,6 @@ function profile(type: string, uid: string, details: Profile | null): RunItem['c
   };
 }
 
-const iso = (value: Date | string) => new Date(value).toISOString();
 
 export function renderRun(row: RunRow): RunItem {
   const item: RunItem = {

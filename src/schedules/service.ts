@@ -8,6 +8,7 @@ import type { AgentDirectory } from '../runs/service.js';
 import { cronProblem, nextTickAfter } from './cron.js';
 import type { CreateScheduleBody, ScheduleItem, UpdateScheduleBody } from './schemas.js';
 import * as store from './store.js';
+import { rfc3339 } from '../platform/time.js';
 
 export type Clock = () => Date;
 
@@ -20,7 +21,7 @@ export interface SchedulesServiceOptions {
   onChange?: () => void;
 }
 
-const iso = (value: Date | string | null) => (value === null ? null : new Date(value).toISOString());
+const iso = (value: Date | string | null) => (value === null ? null : rfc3339(value));
 
 function profile(uid: string, name: string | null, email: string | null): ScheduleItem['created_by'] {
   return { type: 'user', uid, ...(name ? { display_name: name } : {}), ...(email ? { email } : {}) };

@@ -5,6 +5,7 @@ import type { DB } from '../platform/db/schema.js';
 import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import { MAX_SECRET_VALUE_BYTES, type CreateSecretBody, type SecretItem, type UpdateSecretBody } from './schemas.js';
 import * as store from './store.js';
+import { rfc3339 } from '../platform/time.js';
 
 export interface SecretsServiceOptions {
   db: Kysely<DB>;
@@ -18,7 +19,7 @@ function context(teamUid: string, name: string): string {
 }
 
 function render(row: store.SecretRow): SecretItem {
-  return { name: row.name, created_at: new Date(row.created_at).toISOString(), updated_at: new Date(row.updated_at).toISOString() };
+  return { name: row.name, created_at: rfc3339(row.created_at), updated_at: rfc3339(row.updated_at) };
 }
 
 function requireAdmin(caller: Caller): void {

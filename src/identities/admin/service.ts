@@ -4,13 +4,11 @@ import type { DB } from '../../platform/db/schema.js';
 import { ApiError, invalidRequest, notFound } from '../../platform/http/errors.js';
 import { insertApiKey, insertMembership, insertTeam, insertUser, type Role } from '../store.js';
 import type { CreateKeyBody, CreateUserBody, KeyListQuery } from './schemas.js';
+import { rfc3339 as iso } from '../../platform/time.js';
+import { sqlState, UNIQUE_VIOLATION } from '../../platform/db/sql-state.js';
 
-const iso = (value: Date) => new Date(value).toISOString();
-
-/** PostgreSQL's unique_violation: a duplicate team name or user email. */
-function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: string }).code === '23505';
-}
+/** A duplicate team name or user email. */
+const isUniqueViolation = (error: unknown) => sqlState(error) === UNIQUE_VIOLATION;
 
 /** Instance administration: teams, users, memberships and API keys. Callers are instance administrators. */
 export class AdminService {

@@ -5,6 +5,7 @@ import { invalidRequest, notAuthorized, notFound } from '../../platform/http/err
 import type { Caller } from '../caller.js';
 import type { AgentItem, CreateAgentBody, UpdateAgentBody } from './schemas.js';
 import * as store from './store.js';
+import { rfc3339 as iso } from '../../platform/time.js';
 
 export interface AgentsServiceOptions {
   db: Kysely<DB>;
@@ -14,8 +15,6 @@ export interface AgentsServiceOptions {
   /** The names among `names` that are not secrets of the team. */
   missingSecrets: (teamUid: string, names: string[]) => Promise<string[]>;
 }
-
-const iso = (value: Date) => new Date(value).toISOString();
 
 function render(row: store.AgentRow): AgentItem {
   return {
