@@ -6,11 +6,14 @@ import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { acquireLockFile } from './lock-file.js';
+import { PostgresListener } from './listener.js';
 import type { DB } from './schema.js';
 
 export interface Database {
   db: Kysely<DB>;
   kind: 'pglite' | 'postgres';
+  /** Subscribes to a NOTIFY channel; resolves once listening. The returned function unsubscribes. */
+  listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -30,14 +33,25 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize });
     // An idle connection the server closes (restart, failover, admin termination) is dropped from the pool and
     // replaced on the next query; without a listener node-postgres would crash the process instead.
-    pool.on('error', (error) => {
-      process.stderr.write(`${JSON.stringify({ level: 40, msg: 'idle database connection lost', err: error.message })}\n`);
-    });
+    pool.on('error', (error) => logLostConnection('idle database connection lost', error));
+    // A connection can also drop while checked out (between two queries of a transaction). The pool only listens
+    // on idle ones, so give each its own listener: the pending query fails with the reason, and the pool discards
+    // the broken connection when it is released.
+    pool.on('connect', (client) => client.on('error', (error) => logLostConnection('database connection lost while in use', error)));
     // Fail at start, with the driver's reason, rather than on the first request.
     const client = await pool.connect();
     client.release();
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-    return { db, kind: 'postgres', close: () => db.destroy() };
+    const listener = new PostgresListener(options.databaseUrl);
+    return {
+      db,
+      kind: 'postgres',
+      listen: (channel, handler) => listener.listen(channel, handler),
+      close: async () => {
+        await listener.close();
+        await db.destroy();
+      },
+    };
   }
   const directory = pgliteDirectory(options.dataDir);
   fs.mkdirSync(directory, { recursive: true, mode: 0o700 });
@@ -51,6 +65,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     return {
       db,
       kind: 'pglite',
+      listen: async (channel, handler) => {
+        const unsubscribe = await pglite.listen(channel, handler);
+        return () => unsubscribe();
+      },
       close: async () => {
         try {
           await db.destroy();
@@ -64,4 +82,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     releaseLock();
     throw error;
   }
+}
+
+function logLostConnection(msg: string, error: Error): void {
+  process.stderr.write(`${JSON.stringify({ level: 40, msg, err: error.message })}\n`);
 }
