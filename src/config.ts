@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { parseSecretKey, SECRET_KEY_BYTES } from './platform/crypto.js';
+import { loadOperatorConfig, OperatorConfigError, type OperatorConfig } from './config-file.js';
 
 /** Every setting Hangar reads from its environment, parsed and validated once at start. */
 export interface Config {
@@ -9,6 +10,8 @@ export interface Config {
   /** PostgreSQL connection string; absent means the embedded PGlite database in the data directory. */
   databaseUrl: string | undefined;
   publicUrl: string;
+  /** HANGAR_PUBLIC_URL was given; otherwise the public URL follows the address the server listens on. */
+  publicUrlExplicit: boolean;
   bootstrapApiKey: string | undefined;
   metadataFiltering: boolean;
   logLevel: string;
@@ -24,6 +27,21 @@ export interface Config {
   secretKey: Buffer | undefined;
   /** Agent identities per team that may execute runs; the oldest ones up to this count are available. */
   planMaxAgents: number;
+  /** `HANGAR_CONFIG`: the operator's YAML file (harnesses). */
+  operator: OperatorConfig;
+  /** `bwrap`, `process`, or undefined to use bwrap when it works here. */
+  sandbox: string | undefined;
+  /** Runs executing at once across all replicas, and per team. */
+  maxConcurrentRuns: number;
+  maxConcurrentRunsPerTeam: number;
+  /** An engine renews its runs' leases; a run whose lease passes is taken back (its engine died). */
+  runLeaseSeconds: number;
+  /** Limit of each environment setup command. */
+  setupTimeoutMinutes: number;
+  /** Setup commands get the host network (package installs); harnesses get it only when configured. */
+  setupNetwork: boolean;
+  /** Bytes of harness output kept per stream and execution. */
+  maxOutputBytes: number;
 }
 
 export class ConfigError extends Error {}
@@ -78,6 +96,23 @@ function url(name: string, raw: string, protocols: string[]): string {
   return raw;
 }
 
+function operatorConfig(env: Env): OperatorConfig {
+  try {
+    return loadOperatorConfig(text(env, 'HANGAR_CONFIG'), env);
+  } catch (error) {
+    if (error instanceof OperatorConfigError) throw new ConfigError(error.message);
+    throw error;
+  }
+}
+
+function sandboxMode(env: Env): string | undefined {
+  const raw = text(env, 'HANGAR_SANDBOX');
+  if (raw !== undefined && raw !== 'bwrap' && raw !== 'process') {
+    throw new ConfigError(`HANGAR_SANDBOX must be bwrap or process, got "${raw}"`);
+  }
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const host = text(env, 'HOST') ?? '127.0.0.1';
@@ -95,12 +130,14 @@ export function loadConfig(env: Env = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`HANGAR_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
+  const maxConcurrentRuns = integer(env, 'HANGAR_MAX_CONCURRENT_RUNS', 8, 1, 100_000);
   return {
     port,
     host,
     dataDir: path.resolve(text(env, 'HANGAR_DATA_DIR') ?? './.hangar'),
     databaseUrl,
     publicUrl,
+    publicUrlExplicit: publicUrlRaw !== undefined,
     bootstrapApiKey,
     metadataFiltering: boolean(env, 'HANGAR_METADATA_FILTERING', true),
     logLevel,
@@ -111,5 +148,13 @@ export function loadConfig(env: Env = process.env): Config {
     gitRefreshSeconds: integer(env, 'HANGAR_GIT_REFRESH_SECONDS', 300, 0, 7 * 24 * 3600),
     secretKey: secretKey(env),
     planMaxAgents: integer(env, 'HANGAR_PLAN_MAX_AGENTS', 25, 0, 1_000_000),
+    operator: operatorConfig(env),
+    sandbox: sandboxMode(env),
+    maxConcurrentRuns,
+    maxConcurrentRunsPerTeam: integer(env, 'HANGAR_MAX_CONCURRENT_RUNS_PER_TEAM', maxConcurrentRuns, 1, 100_000),
+    runLeaseSeconds: integer(env, 'HANGAR_RUN_LEASE_SECONDS', 30, 2, 3600),
+    setupTimeoutMinutes: integer(env, 'HANGAR_SETUP_TIMEOUT_MINUTES', 15, 1, 24 * 60),
+    setupNetwork: boolean(env, 'HANGAR_SETUP_NETWORK', true),
+    maxOutputBytes: integer(env, 'HANGAR_MAX_OUTPUT_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
   };
 }

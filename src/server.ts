@@ -32,6 +32,20 @@ import { SchedulesService } from './schedules/service.js';
 import { registerSecretRoutes } from './secrets/http.js';
 import { SecretsService } from './secrets/service.js';
 import { VERSION } from './version.js';
+import type { EngineContext } from './execution/context.js';
+import { Engine } from './execution/engine.js';
+import { CommandHarness } from './execution/harnesses/command.js';
+import type { Harness } from './execution/harnesses/harness.js';
+import { transcriptFormat } from './execution/harness-run.js';
+import { resolveSandboxMode } from './execution/sandbox/index.js';
+import { TaskTokens } from './execution/task-token.js';
+import { Workspaces } from './execution/workspace.js';
+import { Bus } from './platform/bus.js';
+import { UrlSigner } from './platform/signed-urls.js';
+import { RunOutputs } from './runs/output.js';
+import { registerRunOutputRoutes } from './runs/output-http.js';
+import { HARNESS_TYPES } from './runs/schemas.js';
+import { randomUUID } from 'node:crypto';
 
 /** What a process does: serve the API, run the engine loops (scheduler, ...), or both. */
 export type Role = 'api' | 'engine' | 'all';
@@ -44,6 +58,8 @@ export interface RunningServer {
   bootstrap: BootstrapResult;
   /** Present in engine processes. */
   scheduler: Scheduler | undefined;
+  /** Present in engine processes with at least one harness. */
+  engine: Engine | undefined;
   services: { runs: RunsService; schedules: SchedulesService; environments: EnvironmentsService; skills: SkillsService; secrets: SecretsService; mcpServers: McpServersService };
   stop(): Promise<void>;
 }
@@ -51,7 +67,13 @@ export interface RunningServer {
 /** Wires the slices together: database, migrations, first-start bootstrap, HTTP app, background loops. */
 export async function startServer(
   config: Config,
-  options: { logger?: boolean | object; role?: Role; now?: () => Date } = {},
+  options: {
+    logger?: boolean | object;
+    role?: Role;
+    now?: () => Date;
+    /** Harnesses beyond the operator's command harnesses (in-process ones, e.g. for benchmarks). */
+    harnesses?: Harness[];
+  } = {},
 ): Promise<RunningServer> {
   const role = options.role ?? 'all';
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
@@ -71,6 +93,19 @@ export async function startServer(
     throw error;
   }
   const cursors = new CursorCodec(await instanceSecret(db, 'cursor_signing_key'));
+  // Without HANGAR_PUBLIC_URL, links follow the address the server ends up listening on (port 0 picks one).
+  let publicUrl = config.publicUrl;
+  const signer = new UrlSigner(await instanceSecret(db, 'download_signing_key'), () => publicUrl);
+  const tokens = new TaskTokens(await instanceSecret(db, 'task_token_key'));
+  const bus = await Bus.open(database);
+  const sandbox = resolveSandboxMode(config.sandbox);
+  const hiddenPaths = [config.dataDir];
+  const harnesses = new Map<string, Harness>();
+  for (const harness of config.operator.harnesses.values()) {
+    harnesses.set(harness.name, new CommandHarness(harness, { sandbox: sandbox.mode, hiddenPaths, maxOutputBytes: config.maxOutputBytes }));
+  }
+  for (const harness of options.harnesses ?? []) harnesses.set(harness.name, harness);
+  const limits = { global: config.maxConcurrentRuns, perTeam: config.maxConcurrentRunsPerTeam };
   const runActivity = new RunActivity(db);
   const environments = new EnvironmentsService({ db, runActivity });
   const skills = new SkillsService({
@@ -98,7 +133,10 @@ export async function startServer(
     cursors,
     publicUrl: config.publicUrl,
     metadataFiltering: config.metadataFiltering,
+    limits,
+    harnessNames: () => [...new Set([...harnesses.keys(), ...HARNESS_TYPES])],
   });
+  const outputs = new RunOutputs({ db, signer, harnessFormat: (name) => (harnesses.has(name) ? transcriptFormat(harnesses.get(name)!) : 'events') });
   const admin = new AdminService({ db });
   let scheduler: Scheduler | undefined;
   const schedules = new SchedulesService({ db, agents, now: options.now, onChange: () => scheduler?.poke() });
@@ -118,6 +156,7 @@ export async function startServer(
     serveApi: role !== 'engine',
     registerApiRoutes: (api) => {
       registerRunRoutes(api, runs);
+      registerRunOutputRoutes(api, { outputs, signer, db, bus });
       registerScheduleRoutes(api, schedules);
       registerEnvironmentRoutes(api, environments);
       registerSkillRoutes(api, skills);
@@ -127,8 +166,36 @@ export async function startServer(
       registerAdminRoutes(api, admin);
     },
   });
+  let engine: Engine | undefined;
   if (role !== 'api') {
     scheduler = new Scheduler({ db, runs, log: app.log, now: options.now });
+    if (sandbox.warning) app.log.warn(sandbox.warning);
+    if (harnesses.size === 0) {
+      app.log.warn('no harnesses are configured (HANGAR_CONFIG), so runs stay QUEUED; see the README on harnesses');
+    } else {
+      const context: EngineContext = {
+        db,
+        engineId: `engine-${randomUUID()}`,
+        log: app.log,
+        workspaces: new Workspaces({
+          root: path.join(config.dataDir, 'workspaces'),
+          gitBaseUrl: config.gitBaseUrl,
+          sandbox: sandbox.mode,
+          hiddenPaths,
+          setupTimeoutMs: config.setupTimeoutMinutes * 60_000,
+          setupNetwork: config.setupNetwork,
+          maxOutputBytes: config.maxOutputBytes,
+        }),
+        harnesses,
+        defaultHarness: config.operator.defaultHarness,
+        environments,
+        tokens,
+        apiUrl: () => `${publicUrl}/api/v1`,
+        sandbox: sandbox.mode,
+      };
+      // Only the embedded database guarantees one process per data directory; replicas may share one.
+      engine = new Engine({ context, bus, limits, leaseSeconds: config.runLeaseSeconds, cleanWorkspacesAtStart: database.kind === 'pglite' });
+    }
   }
 
   let vacuumTimer: NodeJS.Timeout | undefined;
@@ -147,10 +214,12 @@ export async function startServer(
     await database.close();
     throw error;
   }
-  scheduler?.start();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  if (!config.publicUrlExplicit) publicUrl = `http://${host}:${port}`;
+  scheduler?.start();
+  await engine?.start();
 
   let stopping: Promise<void> | undefined;
   return {
@@ -159,12 +228,15 @@ export async function startServer(
     url: `http://${host}:${port}`,
     bootstrap,
     scheduler,
+    engine,
     services: { runs, schedules, environments, skills, secrets, mcpServers },
     stop: () =>
       (stopping ??= (async () => {
         if (vacuumTimer) clearInterval(vacuumTimer);
         await scheduler?.stop();
+        await engine?.stop();
         await app.close();
+        await bus.close();
         await database.close();
       })()),
   };

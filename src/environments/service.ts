@@ -169,6 +169,17 @@ export class EnvironmentsService {
     return [...byRepo.values()];
   }
 
+  /** What a run in this environment needs prepared; undefined when the team can no longer reach it. */
+  async setupFor(teamUid: string, uid: string): Promise<EnvironmentConfig | undefined> {
+    const raw = await store.configForRun(this.db, teamUid, uid);
+    return raw && storedConfig(raw);
+  }
+
+  /** Records whether the latest setup of the environment failed (shown as `setup_failed`). */
+  async recordSetupResult(uid: string, failed: boolean): Promise<void> {
+    await store.setSetupFailed(this.db, uid, failed);
+  }
+
   private async accessible(caller: Caller, uid: string): Promise<store.EnvironmentRow> {
     const row = UID.test(uid) ? await store.findAccessible(this.db, caller.teamUid, uid) : undefined;
     if (!row) throw notFound(`environment ${uid} not found`);

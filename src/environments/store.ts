@@ -163,3 +163,13 @@ export async function setShareTokenHash(db: Kysely<DB>, uid: string, tokenHash: 
 export async function findByShareTokenHash(db: Kysely<DB>, tokenHash: string): Promise<{ uid: string; team_uid: string } | undefined> {
   return db.selectFrom('environments').select(['uid', 'team_uid']).where('share_token_hash', '=', tokenHash).executeTakeFirst();
 }
+
+/** The stored config of an environment the team can reach, for preparing a run's workspace. */
+export async function configForRun(db: Kysely<DB>, teamUid: string, uid: string): Promise<Record<string, unknown> | undefined> {
+  const row = await db.selectFrom('environments').select('config').where('uid', '=', uid).where((eb) => accessibleTo(eb, teamUid)).executeTakeFirst();
+  return row?.config;
+}
+
+export async function setSetupFailed(db: Kysely<DB>, uid: string, failed: boolean): Promise<void> {
+  await db.updateTable('environments').set({ setup_failed: failed }).where('uid', '=', uid).where('setup_failed', '<>', failed).execute();
+}

@@ -1,9 +1,106 @@
+import { createParser } from 'eventsource-parser';
 import type { Command } from 'commander';
-import { callApi, clientOptionsFromEnv, printJson as print } from '../platform/http/client.js';
+import type { HarnessEvent } from '../execution/harnesses/protocol.js';
+import { ApiClientError, callApi, clientOptionsFromEnv, printJson as print, type ClientOptions } from '../platform/http/client.js';
 import type { RunItem } from './schemas.js';
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
+}
+
+const runPath = (runId: string, action = '') => `/agent/runs/${encodeURIComponent(runId)}${action}`;
+
+/** A request the JSON helper cannot make (a stream, a redirect); connection failures read like callApi's. */
+async function send(client: ClientOptions, path: string, init: RequestInit = {}): Promise<Response> {
+  const headers = { authorization: `Bearer ${client.apiKey}`, ...(client.team ? { 'x-team-uid': client.team } : {}), ...init.headers };
+  return fetch(`${client.baseUrl}/api/v1${path}`, { ...init, headers }).catch((error: Error) => {
+    const cause = (error.cause as Error | undefined)?.message ?? error.message;
+    throw new Error(`could not reach Hangar at ${client.baseUrl} (${cause}); is HANGAR_URL right?`);
+  });
+}
+
+async function failure(response: Response): Promise<ApiClientError> {
+  const text = await response.text().catch(() => '');
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Not a problem+json body: show the text.
+  }
+  return new ApiClientError(response.status, body);
+}
+
+/** One line per timeline entry and per text or tool event; other protocol events show in the timeline. */
+function printer(): (kind: string | undefined, data: any) => void {
+  const toolNames = new Map<string, string>();
+  const line = (text: string) => process.stdout.write(`${text}\n`);
+  return (kind, data) => {
+    if (kind === 'timeline') return line(`[${data.event_type}]`);
+    if (kind !== 'output') return;
+    const event = data.event as HarnessEvent | null;
+    // Not a protocol event: a plain-text harness's output or a log line, shown as it is.
+    if (!event) return line(data.line);
+    if (event.type === 'text') return line(`assistant: ${event.text}`);
+    if (event.type === 'tool_call') {
+      toolNames.set(event.id, event.name);
+      return line(`tool ${event.name}: ${JSON.stringify(event.input ?? {})}`);
+    }
+    if (event.type === 'tool_result') return line(`tool ${event.name ?? toolNames.get(event.id) ?? event.id} ${event.status ?? 'completed'}`);
+  };
+}
+
+/** Consecutive connection attempts that bring no event before giving up. */
+const MAX_ATTEMPTS = 10;
+
+/**
+ * Prints a run's live events until its `end` event and returns the final state. A dropped connection is
+ * resumed with Last-Event-ID, so nothing is printed twice or skipped. Not retried: an error answer (4xx), and a
+ * server that could not be reached at all (most likely a wrong HANGAR_URL).
+ */
+async function followRun(client: ClientOptions, runId: string): Promise<string> {
+  const print = printer();
+  let lastEventId: string | undefined;
+  let retryMs = 1000;
+  let attempts = 0;
+  let connected = false;
+  for (;;) {
+    attempts += 1;
+    let end: { state: string } | undefined;
+    try {
+      const response = await send(client, runPath(runId, '/events'), {
+        headers: { accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
+      });
+      if (!response.ok || !response.body) throw await failure(response);
+      connected = true;
+      const parser = createParser({
+        onRetry: (ms) => (retryMs = ms),
+        onEvent: (message) => {
+          attempts = 0;
+          if (message.id) lastEventId = message.id;
+          if (message.event === 'end') end = JSON.parse(message.data);
+          else print(message.event, JSON.parse(message.data));
+        },
+      });
+      for await (const chunk of response.body.pipeThrough(new TextDecoderStream())) {
+        parser.feed(chunk);
+        if (end) break;
+      }
+    } catch (error) {
+      if ((error instanceof ApiClientError && error.status < 500) || !connected || attempts >= MAX_ATTEMPTS) throw error;
+    }
+    if (end) return end.state;
+    if (attempts >= MAX_ATTEMPTS) throw new Error(`the event stream of run ${runId} keeps closing; try \`hangar runs events ${runId}\``);
+    await new Promise((resolve) => setTimeout(resolve, retryMs));
+  }
+}
+
+/** Follows a run to its end, prints how it ended, and exits 0 only if it succeeded. */
+async function followToEnd(client: ClientOptions, runId: string): Promise<void> {
+  const state = await followRun(client, runId);
+  const run = await callApi<{ status_message?: { message?: string } }>(client, 'GET', runPath(runId));
+  const message = run.status_message?.message;
+  process.stdout.write(`${state}${message ? `: ${message}` : ''}\n`);
+  process.exitCode = state === 'SUCCEEDED' ? 0 : 1;
 }
 
 /** `hangar run` and `hangar runs ...`: the runs API from the command line (HANGAR_URL, HANGAR_API_KEY). */
@@ -17,7 +114,9 @@ export function registerRunCommands(program: Command): void {
     .option('--environment <environment_id>', 'environment to run in')
     .option('--skill <skill_spec>', 'skill spec, e.g. owner/repo:path/to/SKILL.md')
     .option('--meta <key=value>', 'metadata pair (repeatable)', collect, [])
-    .action(async (prompt: string, options: { title?: string; model?: string; environment?: string; skill?: string; meta: string[] }) => {
+    .option('--harness <name>', 'harness to run the agent with (config.harness.type)')
+    .option('--follow', "print the run's events until it ends; exit 1 unless it succeeded")
+    .action(async (prompt: string, options: { title?: string; model?: string; environment?: string; skill?: string; meta: string[]; harness?: string; follow?: boolean }) => {
       const metadata = Object.fromEntries(
         options.meta.map((pair) => {
           const at = pair.indexOf('=');
@@ -28,19 +127,22 @@ export function registerRunCommands(program: Command): void {
       const config = {
         ...(options.model ? { model_id: options.model } : {}),
         ...(options.environment ? { environment_id: options.environment } : {}),
+        ...(options.harness ? { harness: { type: options.harness } } : {}),
       };
-      print(
-        await callApi(clientOptionsFromEnv(), 'POST', '/agent/runs', {
-          prompt,
-          ...(options.title ? { title: options.title } : {}),
-          ...(options.skill ? { skill: options.skill } : {}),
-          ...(Object.keys(config).length ? { config } : {}),
-          ...(options.meta.length ? { metadata } : {}),
-        }),
-      );
+      const client = clientOptionsFromEnv();
+      const created = await callApi<{ run_id: string; state: string }>(client, 'POST', '/agent/runs', {
+        prompt,
+        ...(options.title ? { title: options.title } : {}),
+        ...(options.skill ? { skill: options.skill } : {}),
+        ...(Object.keys(config).length ? { config } : {}),
+        ...(options.meta.length ? { metadata } : {}),
+      });
+      if (!options.follow) return print(created);
+      process.stdout.write(`run ${created.run_id} ${created.state}\n`);
+      await followToEnd(client, created.run_id);
     });
 
-  const runs = program.command('runs').description('list, inspect and cancel runs');
+  const runs = program.command('runs').description('list, inspect, follow and cancel runs; send follow-ups');
   runs
     .command('list')
     .description('list runs, newest update first')
@@ -82,4 +184,37 @@ export function registerRunCommands(program: Command): void {
     .action(async (runId: string) =>
       print(await callApi(clientOptionsFromEnv(), 'GET', `/agent/runs/${encodeURIComponent(runId)}/timeline`)),
     );
+  runs
+    .command('events')
+    .description('print the events of a run as they happen until it ends; exit 1 unless it succeeded')
+    .argument('<run_id>')
+    .action(async (runId: string) => followToEnd(clientOptionsFromEnv(), runId));
+  runs
+    .command('followup')
+    .description('send a follow-up message (a queued run takes it at start, a running one live, an ended one continues)')
+    .argument('<run_id>')
+    .argument('<message>')
+    .option('--mode <mode>', 'normal, plan or orchestrate')
+    .action(async (runId: string, message: string, options: { mode?: string }) =>
+      print(await callApi(clientOptionsFromEnv(), 'POST', runPath(runId, '/followups'), { message, ...(options.mode ? { mode: options.mode } : {}) })),
+    );
+  runs
+    .command('conversation')
+    .description('show the normalized conversation of a run')
+    .argument('<run_id>')
+    .action(async (runId: string) => print(await callApi(clientOptionsFromEnv(), 'GET', runPath(runId, '/conversation'))));
+  runs
+    .command('transcript')
+    .description('print the raw harness output of a run, one line each')
+    .argument('<run_id>')
+    .action(async (runId: string) => {
+      const client = clientOptionsFromEnv();
+      // The answer is a redirect to a signed link, which needs no API key: it is fetched without one.
+      const response = await send(client, runPath(runId, '/transcript'), { redirect: 'manual' });
+      const location = response.headers.get('location');
+      if (response.status !== 302 || !location) throw await failure(response);
+      const download = await fetch(new URL(location, client.baseUrl));
+      if (!download.ok) throw await failure(download);
+      process.stdout.write(await download.text());
+    });
 }

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { callerOf } from '../platform/http/auth.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
 import { metadataFilterFromQuery } from './metadata.js';
-import { CreateRunBody, CreateRunResponse, ListRunsQuery, ListRunsResponse, RunIdParams, RunItem, TimelineResponse } from './schemas.js';
+import { CreateRunBody, CreateRunResponse, FollowupBody, ListRunsQuery, ListRunsResponse, RunIdParams, RunItem, TimelineResponse } from './schemas.js';
 import type { RunsService } from './service.js';
 
 export function registerRunRoutes(parent: FastifyInstance, runs: RunsService): void {
@@ -72,5 +72,21 @@ export function registerRunRoutes(parent: FastifyInstance, runs: RunsService): v
       schema: { tags, summary: 'Timeline of a run', params: RunIdParams, response: { 200: TimelineResponse, ...ProblemResponses } },
     },
     async (request) => runs.timeline(callerOf(request), request.params.runId),
+  );
+
+  app.post(
+    '/agent/runs/:runId/followups',
+    {
+      schema: {
+        tags,
+        summary: 'Send a follow-up message to a run',
+        description:
+          'Routed by the run state: queued or being prepared, it joins the initial input; running, it goes to the live agent (or its next turn); ended, a new execution continues the conversation; failed environment setup with the debug window open, a debug agent starts in the kept workspace.',
+        params: RunIdParams,
+        body: FollowupBody,
+        response: { 200: Type.Object({}), ...ProblemResponses },
+      },
+    },
+    async (request) => runs.followup(callerOf(request), request.params.runId, request.body),
   );
 }

@@ -38,7 +38,7 @@ export function renderRun(row: RunRow): RunItem {
     executor: profile(row.executor_type, row.executor_uid, row.executor_profile),
     agent_config: row.agent_config,
     metadata: row.metadata,
-    is_sandbox_running: false,
+    is_sandbox_running: row.sandbox_running,
     is_run_type_cancellable: isRunTypeCancellable(row),
     artifacts: row.artifacts.map((artifact) => ({ ...artifact, created_at: iso(artifact.created_at) })),
     scope: { type: row.scope_type, uid: row.scope_uid },

@@ -30,7 +30,9 @@ export const AgentConfig = Type.Object(
     worker_host: Type.Optional(Type.String({ maxLength: 200 })),
     harness: Type.Optional(
       Type.Object({
-        type: Type.Optional(Type.Union(HARNESS_TYPES.map((value) => Type.Literal(value)))),
+        type: Type.Optional(
+          Type.String({ maxLength: 63, description: `A built-in harness (${HARNESS_TYPES.join(', ')}) or one the operator configured.` }),
+        ),
         model_id: Type.Optional(Type.String({ maxLength: 200 })),
         reasoning_level: Type.Optional(Type.String({ maxLength: 50 })),
       }),
@@ -169,3 +171,30 @@ export const TimelineResponse = Type.Object({
     }),
   ),
 });
+
+export const FollowupBody = Type.Object({
+  message: Type.Optional(
+    Type.String({ maxLength: 200_000, description: 'May be empty only when continuing from the saved conversation.' }),
+  ),
+  mode: Type.Optional(Type.Union(RUN_MODES.map((value) => Type.Literal(value)))),
+});
+export type FollowupBody = Static<typeof FollowupBody>;
+
+export const ConversationIdParams = Type.Object({ conversationId: Type.String({ minLength: 1, maxLength: 200 }) });
+
+const Block = Type.Object({ type: Type.String() }, { additionalProperties: true });
+const Message = Type.Object({
+  role: Type.String(),
+  timestamp: Type.Optional(Type.String()),
+  content: Type.Array(Block),
+});
+const Step = Type.Object({
+  id: Type.String(),
+  description: Type.Optional(Type.String()),
+  summary: Type.Optional(Type.String()),
+  started_at: Type.Optional(Type.String()),
+  completed_at: Type.Optional(Type.String()),
+  messages: Type.Array(Message),
+  steps: Type.Array(Type.Object({}, { additionalProperties: true, description: 'Nested steps, of the same shape' })),
+});
+export const ConversationResponse = Type.Object({ conversation_id: Type.String(), steps: Type.Array(Step) });

@@ -6,7 +6,8 @@ import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/h
 import { CursorCodec, InvalidCursorError } from '../platform/http/pagination.js';
 import { mergeMetadata, MAX_METADATA_FILTER_PAIRS, metadataPairProblem, metadataProblem } from './metadata.js';
 import { renderEvent, renderRun } from './render.js';
-import type { AgentConfig, CreateRunBody, ListRunsQuery, RunItem, RunSource } from './schemas.js';
+import { addFollowup } from './followups.js';
+import type { AgentConfig, CreateRunBody, FollowupBody, ListRunsQuery, RunItem, RunSource } from './schemas.js';
 import { cancelRefusal } from './state.js';
 import * as store from './store.js';
 import { deriveTitle } from './title.js';
@@ -40,6 +41,9 @@ export interface RunsServiceOptions {
   cursors: CursorCodec;
   publicUrl: string;
   metadataFiltering: boolean;
+  limits: store.CapacityLimits;
+  /** Names a run may give as `config.harness.type`: the built-in ones and the operator's. */
+  harnessNames(): string[];
 }
 
 /** Where a run comes from, beyond what its creator asked for. */
@@ -124,10 +128,16 @@ export class RunsService {
     return this.options.db;
   }
 
-  async create(caller: Caller, body: CreateRunBody): Promise<{ run_id: string; task_id: string; state: string }> {
+  async create(caller: Caller, body: CreateRunBody): Promise<{ run_id: string; task_id: string; state: string; at_capacity?: boolean }> {
     const { run, attachments } = await this.prepare(this.db, caller, body, { source: 'API' });
-    await store.insertRun(this.db, run, attachments);
-    return { run_id: run.id, task_id: run.id, state: run.state };
+    const { atCapacity } = await store.insertRun(this.db, run, attachments, this.options.limits);
+    return { run_id: run.id, task_id: run.id, state: run.state, ...(atCapacity ? { at_capacity: true } : {}) };
+  }
+
+  /** Routes a follow-up by the run's state; the new state shows in `GET /agent/runs/{id}`. */
+  async followup(caller: Caller, runId: string, body: FollowupBody): Promise<Record<string, never>> {
+    await addFollowup(this.db, visibility(caller), runId, body.message ?? '', body.mode);
+    return {};
   }
 
   /**
@@ -160,6 +170,10 @@ export class RunsService {
       throw invalidRequest(`skill "${skillSpec}" must look like repo:name or owner/repo:path/to/SKILL.md`);
     }
     if (skillSpec !== null && config.skills?.length) throw invalidRequest('config.skills and a skill spec cannot be used together');
+    const harness = config.harness?.type;
+    if (harness !== undefined && !this.options.harnessNames().includes(harness)) {
+      throw invalidRequest(`config.harness.type "${harness}" is not a harness of this server; choose one of ${this.options.harnessNames().join(', ')}`);
+    }
     const prompt = body.prompt ?? '';
     if (prompt.trim() === '' && skillSpec === null) throw invalidRequest('prompt is required unless a skill is given');
     let agentSkill: store.NewRun['agent_skill'] = null;

@@ -81,6 +81,7 @@ export interface RunRow {
   updated_at: Date;
   started_at: Date | null;
   ended_at: Date | null;
+  sandbox_running: boolean;
   creator_profile: Profile | null;
   executor_profile: Profile | null;
   artifacts: { artifact_type: string; created_at: string; data: Record<string, unknown> }[];
@@ -119,7 +120,7 @@ function selectRuns(db: Kysely<DB>, sortKey: Expression<CursorValue[] | null>) {
       'runs.scope_type', 'runs.scope_uid', 'runs.agent_config', 'runs.skill_spec', 'runs.agent_skill', 'runs.worker_host', 'runs.schedule',
       'runs.parent_run_id', 'runs.conversation_id', 'runs.creator_type', 'runs.creator_uid', 'runs.executor_type',
       'runs.executor_uid', 'runs.metadata', 'runs.status_message', 'runs.request_usage', 'runs.session_id',
-      'runs.created_at', 'runs.updated_at', 'runs.started_at', 'runs.ended_at',
+      'runs.created_at', 'runs.updated_at', 'runs.started_at', 'runs.ended_at', 'runs.sandbox_running',
       profileOf('creator').as('creator_profile'),
       profileOf('executor').as('executor_profile'),
       artifactsOfRun.as('artifacts'),
@@ -138,27 +139,44 @@ function runValues(run: NewRun) {
   };
 }
 
-/** Inserts runs and their `oz_run_created` events in one statement: one round trip, committed together. */
-export async function insertRuns(db: Kysely<DB>, runs: NewRun[]): Promise<void> {
-  if (runs.length === 0) return;
-  await db
+/** Concurrency limits of executing runs (PENDING, CLAIMED or INPROGRESS), across replicas. */
+export interface CapacityLimits {
+  global: number;
+  perTeam: number;
+}
+
+/**
+ * Inserts runs and their `oz_run_created` events in one statement: one round trip, committed together. With
+ * `limits`, also tells whether the executing runs have reached them (the new runs will wait in QUEUED).
+ */
+export async function insertRuns(db: Kysely<DB>, runs: NewRun[], limits?: CapacityLimits): Promise<{ atCapacity: boolean }> {
+  if (runs.length === 0) return { atCapacity: false };
+  const teamUid = runs[0]!.team_uid;
+  const atCapacity = limits
+    ? sql<boolean>`(SELECT count(*) >= ${limits.global} OR count(*) FILTER (WHERE team_uid = ${teamUid}) >= ${limits.perTeam}
+         FROM runs WHERE state IN ('PENDING', 'CLAIMED', 'INPROGRESS'))`
+    : sql<boolean>`false`;
+  const rows = await db
     .with('inserted', (qb) => qb.insertInto('runs').values(runs.map(runValues)).returning('id'))
     .insertInto('run_events')
     .columns(['event_uuid', 'run_id', 'event_type'])
     .expression((eb) =>
       eb.selectFrom('inserted').select([sql<string>`gen_random_uuid()::text`.as('event_uuid'), 'inserted.id', sql.lit('oz_run_created').as('event_type')]),
     )
+    .returning(atCapacity.as('at_capacity'))
     .execute();
+  return { atCapacity: rows.some((row) => row.at_capacity) };
 }
 
-export async function insertRun(db: Kysely<DB>, run: NewRun, attachments: NewAttachment[]): Promise<void> {
-  if (attachments.length === 0) return insertRuns(db, [run]);
-  await db.transaction().execute(async (trx) => {
-    await insertRuns(trx, [run]);
+export async function insertRun(db: Kysely<DB>, run: NewRun, attachments: NewAttachment[], limits?: CapacityLimits): Promise<{ atCapacity: boolean }> {
+  if (attachments.length === 0) return insertRuns(db, [run], limits);
+  return db.transaction().execute(async (trx) => {
+    const result = await insertRuns(trx, [run], limits);
     await trx
       .insertInto('run_attachments')
       .values(attachments.map((attachment, position) => ({ run_id: run.id, position, ...attachment })))
       .execute();
+    return result;
   });
 }
 

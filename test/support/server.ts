@@ -64,6 +64,8 @@ export interface TestServer {
   /** url + /api/v1 */
   apiUrl: string;
   apiKey: string;
+  /** The server's data directory (workspaces live in its `workspaces/`). */
+  dataDir: string;
   teamUid: string;
   userUid: string;
   db: Kysely<DB>;
@@ -85,7 +87,7 @@ export async function startTestServer(
   options: { role?: ServerRole; now?: () => Date; database?: TestDatabase } = {},
 ): Promise<TestServer> {
   const database = options.database ?? (await createTestDatabase());
-  const apiKey = generateApiKey();
+  const apiKey = env.HANGAR_BOOTSTRAP_API_KEY ?? generateApiKey();
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
@@ -112,6 +114,7 @@ export async function startTestServer(
     url: server.url,
     apiUrl: `${server.url}/api/v1`,
     apiKey,
+    dataDir: database.dataDir,
     teamUid: team.uid,
     userUid: member.user_uid,
     db,

@@ -118,6 +118,12 @@ export interface RunsTable {
   updated_at: Timestamp;
   started_at: NullableTimestamp;
   ended_at: NullableTimestamp;
+  execution_id: Generated<number>;
+  harness: string | null;
+  lease_owner: string | null;
+  lease_expires_at: NullableTimestamp;
+  sandbox_running: Generated<boolean>;
+  debug_session: NullableJson<{ owner: string; workspace: string; until: string }>;
   search_text: ColumnType<string, never, never>;
 }
 
@@ -137,6 +143,26 @@ export interface RunEventsTable {
   event_type: string;
   occurred_at: Timestamp;
   payload: NullableJson<Record<string, unknown>>;
+}
+
+export interface RunInputsTable {
+  seq: ColumnType<string, never, never>;
+  run_id: string;
+  execution_id: number;
+  purpose: Generated<'agent' | 'debug'>;
+  message: string;
+  mode: string | null;
+  created_at: Timestamp;
+  delivered_at: NullableTimestamp;
+}
+
+export interface RunTranscriptTable {
+  seq: ColumnType<string, never, never>;
+  run_id: string;
+  execution_id: number;
+  stream: 'input' | 'output';
+  line: string;
+  at: Timestamp;
 }
 
 export interface ArtifactsTable {
@@ -209,6 +235,8 @@ export interface DB {
   runs: RunsTable;
   run_attachments: RunAttachmentsTable;
   run_events: RunEventsTable;
+  run_inputs: RunInputsTable;
+  run_transcript: RunTranscriptTable;
   artifacts: ArtifactsTable;
   schedules: SchedulesTable;
   secrets: SecretsTable;

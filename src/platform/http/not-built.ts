@@ -9,12 +9,7 @@ import { ApiError } from './errors.js';
 const NOT_BUILT: Array<[method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, what: string]> = [
   ['GET', '/agent/connected-self-hosted-workers', 'self-hosted workers'],
   ['GET', '/agent/run-by-external-reference', 'external references'],
-  ['GET', '/agent/runs/:runId/conversation', 'run conversations'],
-  ['GET', '/agent/runs/:runId/transcript', 'run transcripts'],
-  ['POST', '/agent/runs/:runId/followups', 'follow-ups'],
   ['POST', '/agent/runs/:runId/scores', 'judge scores'],
-  ['GET', '/agent/conversations/:conversationId', 'conversations'],
-  ['GET', '/agent/conversations/:conversationId/transcript', 'conversation transcripts'],
   ['GET', '/agent/models', 'the model catalogue'],
   ['GET', '/agent/artifacts/:artifactUid', 'artifacts'],
   ['GET', '/agent/artifacts/:artifactUid/download', 'artifact downloads'],

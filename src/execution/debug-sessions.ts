@@ -1,0 +1,134 @@
+import { sql } from 'kysely';
+import { runVariables, type EngineContext } from './context.js';
+import type { RetainedWorkspace } from './executor.js';
+import type { HarnessSession } from './harnesses/harness.js';
+import { startHarnessRun } from './harness-run.js';
+import * as store from './store.js';
+
+interface DebugSession {
+  retained: RetainedWorkspace;
+  timer: NodeJS.Timeout;
+  agent: HarnessSession | undefined;
+  /** Serializes follow-ups to this session. */
+  queue: Promise<void>;
+}
+
+const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
+
+/**
+ * Workspaces kept open after a failed environment setup. A follow-up within the idle window starts (or talks to)
+ * a debug agent in the kept workspace; the run stays FAILED with its message and error code. Each debug turn
+ * moves the end of the window; when it passes, the workspace is removed.
+ */
+export class DebugSessions {
+  private readonly sessions = new Map<string, DebugSession>();
+
+  constructor(private readonly context: EngineContext) {}
+
+  get workspaces(): string[] {
+    return [...this.sessions.values()].map((session) => session.retained.workspace);
+  }
+
+  retain(retained: RetainedWorkspace): void {
+    const session: DebugSession = { retained, timer: this.expiry(retained.runId, retained.until), agent: undefined, queue: Promise.resolve() };
+    this.sessions.set(retained.runId, session);
+  }
+
+  /** A follow-up for the debug agent of `runId` was stored; this engine acts only if it holds the workspace. */
+  followUp(runId: string): void {
+    const session = this.sessions.get(runId);
+    if (!session) return;
+    session.queue = session.queue.then(() => this.deliver(session)).catch((error) => this.context.log.error({ err: error, runId }, 'debug follow-up failed'));
+  }
+
+  private async deliver(session: DebugSession): Promise<void> {
+    if (session.agent) {
+      if (!session.agent.acceptsInput) return; // taken when this agent turn ends
+      for (const message of await store.takeInputs(this.context.db, session.retained.runId, 'debug')) session.agent.send(message);
+      return;
+    }
+    const messages = await store.takeInputs(this.context.db, session.retained.runId, 'debug');
+    if (messages.length === 0) return;
+    await this.runAgent(session, messages);
+  }
+
+  private async runAgent(session: DebugSession, followups: string[]): Promise<void> {
+    const { context } = this;
+    const { retained } = session;
+    const harness = retained.harness === undefined ? undefined : context.harnesses.get(retained.harness);
+    if (!harness) {
+      context.log.warn({ runId: retained.runId }, 'no harness to start a debug agent with');
+      return;
+    }
+    clearTimeout(session.timer);
+    // A debug turn is an execution of its own (its transcript and conversation step), but the run stays FAILED.
+    const next = await sql<{ execution_id: number }>`
+      UPDATE runs SET execution_id = execution_id + 1, sandbox_running = true, updated_at = clock_timestamp(),
+        conversation_id = coalesce(conversation_id, ${retained.conversationId})
+      WHERE id = ${retained.runId} AND state = 'FAILED' RETURNING execution_id`.execute(context.db);
+    const executionId = next.rows[0]?.execution_id;
+    if (executionId === undefined) return this.close(retained.runId);
+    retained.executionId = executionId;
+    await store.recordEvent(context.db, retained.runId, executionId, 'debug_agent_started', { harness: harness.name, workspace_retained: true });
+    const { session: agent, result } = await startHarnessRun(
+      context.db,
+      harness,
+      {
+        runId: retained.runId,
+        executionId,
+        kind: 'debug',
+        conversationId: retained.conversationId,
+        prompt: `The environment setup of this run failed: ${retained.failure}\nThe workspace is kept as it was; investigate and help fix the setup.\n\nThe run's original prompt:\n${retained.prompt}`,
+        basePrompt: null,
+        followups,
+        history: [],
+        workspace: retained.workspace,
+        env: runVariables(context, retained.runId, executionId),
+        agentConfig: retained.agentConfig,
+      },
+      retained.teamUid,
+      context.log,
+    );
+    session.agent = agent;
+    const finished = await result;
+    session.agent = undefined;
+    const until = new Date(Date.now() + retained.retentionMinutes * 60_000);
+    retained.until = until;
+    await sql`
+      UPDATE runs SET sandbox_running = false, updated_at = clock_timestamp(),
+        status_message = status_message || ${json({ session_debug_until: until.toISOString() })},
+        debug_session = debug_session || ${json({ until: until.toISOString() })}
+      WHERE id = ${retained.runId}`.execute(context.db);
+    await store.recordEvent(context.db, retained.runId, executionId, 'debug_agent_finished', {
+      exit_code: finished.exit.code,
+      session_debug_until: until.toISOString(),
+    });
+    if (!this.sessions.has(retained.runId)) return;
+    session.timer = this.expiry(retained.runId, until);
+    // Follow-ups that came in while a harness without live input ran.
+    const more = await store.takeInputs(context.db, retained.runId, 'debug');
+    if (more.length > 0) await this.runAgent(session, more);
+  }
+
+  private expiry(runId: string, until: Date): NodeJS.Timeout {
+    const timer = setTimeout(() => void this.close(runId), Math.max(0, until.getTime() - Date.now()));
+    timer.unref();
+    return timer;
+  }
+
+  /** Ends the debug window: stops any debug agent and removes the workspace. */
+  async close(runId: string): Promise<void> {
+    const session = this.sessions.get(runId);
+    if (!session) return;
+    this.sessions.delete(runId);
+    clearTimeout(session.timer);
+    await session.agent?.cancel();
+    await this.context.workspaces.remove(session.retained.workspace).catch(() => undefined);
+    await sql`UPDATE runs SET debug_session = NULL, sandbox_running = false WHERE id = ${runId}`.execute(this.context.db).catch(() => undefined);
+    await store.recordEvent(this.context.db, runId, session.retained.executionId, 'vm_shutdown', { reason: 'debug window closed' }).catch(() => undefined);
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.sessions.keys()].map((runId) => this.close(runId)));
+  }
+}

@@ -1,0 +1,263 @@
+import { randomUUID } from 'node:crypto';
+import type { Harness, HarnessSession } from './harnesses/harness.js';
+import { runVariables, type EngineContext } from './context.js';
+import { startHarnessRun } from './harness-run.js';
+import { outcomeOf } from './outcome.js';
+import * as store from './store.js';
+
+/** A workspace kept after a failed setup, handed to the debug sessions when the run has ended. */
+export interface RetainedWorkspace {
+  runId: string;
+  /** The execution that failed its setup; debug turns take the next numbers. */
+  executionId: number;
+  teamUid: string;
+  workspace: string;
+  until: Date;
+  retentionMinutes: number;
+  harness: string | undefined;
+  prompt: string;
+  failure: string;
+  agentConfig: Record<string, unknown>;
+  conversationId: string;
+}
+
+/**
+ * One execution of a claimed run, from PENDING to its end: workspace, environment setup, harness, outcome. A
+ * cancel (or a lost lease) stops whatever step is in progress; the run's state is then someone else's to set.
+ */
+export class Execution {
+  private readonly abort = new AbortController();
+  private session: HarnessSession | undefined;
+  private stopping = false;
+  private reason: 'cancelled' | 'lost' | 'shutdown' | undefined;
+  private agentStarted = false;
+  private harnessExited = false;
+  private delivery: Promise<void> = Promise.resolve();
+  /** How the execution ends; written after the sandbox is cleaned up, so the timeline is complete at the end. */
+  private outcome: store.Outcome | undefined;
+  readonly done: Promise<void>;
+
+  constructor(
+    private readonly context: EngineContext,
+    private readonly run: store.ClaimedRun,
+    private readonly onRetained: (retained: RetainedWorkspace) => void,
+  ) {
+    this.done = this.execute().catch((error) => context.log.error({ err: error, runId: run.id }, 'execution failed unexpectedly'));
+  }
+
+  get runId(): string {
+    return this.run.id;
+  }
+
+  /** Stops the execution: its run was cancelled, taken back, or this engine is shutting down. */
+  stop(reason: 'cancelled' | 'lost' | 'shutdown'): void {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.reason = reason;
+    this.abort.abort();
+    void this.session?.cancel();
+  }
+
+  /**
+   * Gives follow-ups that arrived while the agent runs to it, when the harness accepts input. Deliveries run one
+   * at a time, and the execution waits for the last before it ends, so a follow-up that cannot be written (the
+   * harness just exited) is put back for the next execution instead of being lost.
+   */
+  deliverFollowups(): Promise<void> {
+    this.delivery = this.delivery.then(() => this.deliverNow()).catch((error) => this.context.log.warn({ err: error, runId: this.run.id }, 'follow-up delivery failed'));
+    return this.delivery;
+  }
+
+  private async deliverNow(): Promise<void> {
+    const session = this.session;
+    if (!session?.acceptsInput || this.stopping || this.harnessExited) return;
+    const inputs = await store.takeInputRows(this.context.db, this.run.id, 'agent');
+    const unsent = inputs.filter((input) => this.harnessExited || !session.send(input.message));
+    await store.returnInputs(this.context.db, unsent.map((input) => input.seq));
+  }
+
+  private get ref() {
+    return { id: this.run.id, engineId: this.context.engineId, executionId: this.run.execution_id };
+  }
+
+  private event(type: string, payload?: Record<string, unknown>): Promise<void> {
+    return store.recordEvent(this.context.db, this.run.id, this.run.execution_id, type, payload);
+  }
+
+  private async execute(): Promise<void> {
+    const { context, run } = this;
+    if (!(await store.advance(context.db, this.ref, 'PENDING', 'CLAIMED', { type: 'oz_run_claimed', payload: { engine: context.engineId } }))) return;
+    const workspace = await context.workspaces.create(run.id, run.execution_id);
+    let keepWorkspace = false;
+    try {
+      await this.event('worker_container_ready', { sandbox: context.sandbox });
+      const harnessName = run.harness ?? (run.agent_config.harness as { type?: string } | undefined)?.type ?? context.defaultHarness;
+      const harness = harnessName === undefined ? undefined : context.harnesses.get(harnessName);
+      if (run.environment_id !== null) {
+        const retained = await this.setUpEnvironment(workspace, run.environment_id, harnessName);
+        if (retained === 'stop') return;
+        if (retained) {
+          keepWorkspace = true;
+          this.onRetained(retained);
+          return;
+        }
+      }
+      if (!harness) {
+        this.outcome = {
+          state: 'FAILED',
+          eventType: 'oz_run_failed',
+          statusMessage: {
+            message: harnessName === undefined ? 'No harness is configured on this server' : `The harness "${harnessName}" is not configured on this server`,
+            error_code: 'integration_not_configured',
+            retryable: false,
+          },
+          usage: null,
+        };
+        return;
+      }
+      await this.runAgent(harness, workspace);
+    } catch (error) {
+      if (this.stopping) return;
+      context.log.error({ err: error, runId: run.id }, 'execution failed');
+      this.outcome = {
+        state: 'ERROR',
+        eventType: 'oz_run_errored',
+        statusMessage: { message: 'Hangar could not execute the run', error_code: 'internal_error', retryable: true },
+        usage: null,
+      };
+    } finally {
+      if (!keepWorkspace) {
+        await context.workspaces.remove(workspace).catch(() => undefined);
+        await this.event('vm_shutdown', this.reason ? { reason: this.reason } : undefined).catch(() => undefined);
+      }
+      await this.settle().catch((error) => context.log.error({ err: error, runId: run.id }, 'could not record how the run ended'));
+    }
+  }
+
+  /** Records the end: the outcome, or what a cancel, a lost lease or a shutdown leaves to do. */
+  private async settle(): Promise<void> {
+    const { context, run } = this;
+    if (this.reason === 'shutdown' && !this.agentStarted) {
+      await store.requeue(context.db, this.ref, 'the engine shut down before the agent started');
+    } else if (this.reason === 'shutdown') {
+      await this.finish({
+        state: 'ERROR',
+        eventType: 'oz_run_errored',
+        statusMessage: { message: 'The server shut down while the run was in progress; the run may be retried', error_code: 'resource_unavailable', retryable: true },
+        usage: null,
+      });
+    } else if (this.reason !== undefined) {
+      if (this.agentStarted) await store.clearSandboxIfCancelled(context.db, run.id);
+    } else if (this.outcome) {
+      await this.finish(this.outcome);
+    }
+  }
+
+  /** null: ready; 'stop': cancelled or ended; a retained workspace: failed, kept for debugging. */
+  private async setUpEnvironment(workspace: string, environmentId: string, harness: string | undefined): Promise<RetainedWorkspace | 'stop' | null> {
+    const { context, run } = this;
+    const environment = await context.environments.setupFor(run.team_uid, environmentId);
+    if (!environment) {
+      this.outcome = {
+        state: 'FAILED',
+        eventType: 'oz_run_failed',
+        statusMessage: { message: `Environment ${environmentId} no longer exists or this team cannot reach it`, error_code: 'environment_setup_failed', retryable: false },
+        usage: null,
+      };
+      return 'stop';
+    }
+    await this.event('environment_setup_started', {
+      environment_id: environmentId,
+      repos: environment.github_repos.map(({ owner, repo }) => `${owner}/${repo}`),
+      setup_commands: environment.setup_commands.length,
+    });
+    const result = await context.workspaces.setUp(workspace, environment, (type, payload) => this.event(type, payload), this.abort.signal);
+    if (this.stopping) return 'stop';
+    await context.environments.recordSetupResult(environmentId, !result.ok);
+    if (result.ok) {
+      await this.event('environment_setup_done', { environment_id: environmentId });
+      return null;
+    }
+    const minutes = environment.failure_session_retention_minutes;
+    const until = minutes ? new Date(Date.now() + minutes * 60_000) : undefined;
+    const statusMessage = {
+      message: result.message,
+      error_code: 'environment_setup_failed',
+      retryable: false,
+      ...(until ? { session_debug_until: until.toISOString() } : {}),
+    };
+    const conversationId = run.conversation_id ?? randomUUID();
+    const outcome: store.Outcome = { state: 'FAILED', eventType: 'oz_run_failed', statusMessage, usage: null, eventPayload: { environment_id: environmentId } };
+    if (!until) {
+      this.outcome = outcome;
+      return 'stop';
+    }
+    // The workspace stays, so it is not shut down: the run ends now, and the debug window starts.
+    const ended = await this.finish({ ...outcome, debugSession: { owner: context.engineId, workspace, until: until.toISOString() } });
+    if (ended !== 'ended') return 'stop';
+    return {
+      runId: run.id,
+      executionId: run.execution_id,
+      teamUid: run.team_uid,
+      workspace,
+      until,
+      retentionMinutes: minutes!,
+      harness,
+      prompt: run.prompt,
+      failure: result.message,
+      agentConfig: run.agent_config,
+      conversationId,
+    };
+  }
+
+  private async runAgent(harness: Harness, workspace: string): Promise<void> {
+    const { context, run } = this;
+    const conversationId = run.conversation_id ?? randomUUID();
+    const started = await store.advance(
+      context.db,
+      this.ref,
+      'CLAIMED',
+      'INPROGRESS',
+      { type: 'agent_started', payload: { harness: harness.name } },
+      { started: true, conversationId, harness: harness.name },
+    );
+    if (!started) return;
+    this.agentStarted = true;
+    const followups = await store.takeInputs(context.db, run.id, 'agent');
+    const history = await store.conversationHistory(context.db, run.conversation_id ?? conversationId, run.id, run.execution_id);
+    const basePrompt = run.agent_config.base_prompt;
+    const { session, result } = await startHarnessRun(
+      context.db,
+      harness,
+      {
+        runId: run.id,
+        executionId: run.execution_id,
+        kind: 'agent',
+        conversationId: run.conversation_id ?? conversationId,
+        prompt: run.prompt,
+        basePrompt: typeof basePrompt === 'string' ? basePrompt : null,
+        followups,
+        history: history.map((entry) => ({ executionId: entry.execution_id, stream: entry.stream, line: entry.line, at: entry.at })),
+        workspace,
+        env: runVariables(context, run.id, run.execution_id),
+        agentConfig: run.agent_config,
+      },
+      run.team_uid,
+      context.log,
+    );
+    this.session = session;
+    void session.exited.then(() => (this.harnessExited = true));
+    if (this.stopping) void session.cancel();
+    // Follow-ups that arrived between taking the inputs and the harness starting.
+    await this.deliverFollowups();
+    const finished = await result;
+    this.harnessExited = true;
+    await this.delivery;
+    if (this.stopping) return;
+    this.outcome = outcomeOf(finished, harness.name);
+  }
+
+  private finish(outcome: store.Outcome) {
+    return store.finishExecution(this.context.db, this.ref, outcome);
+  }
+}

@@ -1,0 +1,93 @@
+import type { Kysely } from 'kysely';
+import type { FastifyBaseLogger } from 'fastify';
+import { newUid } from '../platform/crypto.js';
+import type { DB } from '../platform/db/schema.js';
+import type { Harness, HarnessSession, HarnessTask } from './harnesses/harness.js';
+import { parseEvent, type HarnessEvent } from './harnesses/protocol.js';
+import type { SandboxExit } from './sandbox/types.js';
+import { insertArtifact } from './store.js';
+import { TranscriptWriter } from './transcript-writer.js';
+
+export type FinalEvent = Extract<HarnessEvent, { type: 'done' | 'failed' | 'ask_user' }>;
+
+export interface HarnessRunResult {
+  exit: SandboxExit;
+  /** The last `done`, `failed` or `ask_user` event, if the harness wrote one. */
+  final: FinalEvent | null;
+  usage: Record<string, number> | null;
+  /** The last lines the harness wrote to stderr. */
+  diagnostics: string[];
+}
+
+/** Lines of stderr kept to explain a failure. */
+const DIAGNOSTIC_LINES = 20;
+
+export interface HarnessRun {
+  session: HarnessSession;
+  result: Promise<HarnessRunResult>;
+}
+
+/** Whether a harness writes the event protocol (the default) or plain text. */
+export function transcriptFormat(harness: Harness): 'events' | 'text' {
+  return (harness as { transcriptFormat?: 'events' | 'text' }).transcriptFormat ?? 'events';
+}
+
+/**
+ * Starts a harness for one execution and follows its output: every line goes to the transcript, usage is
+ * summed, artifacts are recorded as they are reported, and the final event decides how the execution ends.
+ */
+export async function startHarnessRun(db: Kysely<DB>, harness: Harness, task: HarnessTask, teamUid: string, log: FastifyBaseLogger): Promise<HarnessRun> {
+  const transcript = new TranscriptWriter(db, task.runId, task.executionId);
+  const structured = transcriptFormat(harness) === 'events';
+  let final: FinalEvent | null = null;
+  let usage: Record<string, number> | null = null;
+  const pending: Promise<unknown>[] = [];
+  const diagnostics: string[] = [];
+
+  const onEvent = (event: HarnessEvent) => {
+    switch (event.type) {
+      case 'usage': {
+        usage ??= {};
+        for (const key of ['input_tokens', 'output_tokens', 'total_tokens', 'inference_cost'] as const) {
+          if (event[key] !== undefined) usage[key] = (usage[key] ?? 0) + event[key];
+        }
+        if (event.total_tokens === undefined && (event.input_tokens !== undefined || event.output_tokens !== undefined)) {
+          usage.total_tokens = (usage.total_tokens ?? 0) + (event.input_tokens ?? 0) + (event.output_tokens ?? 0);
+        }
+        break;
+      }
+      case 'artifact':
+        pending.push(
+          insertArtifact(db, { uid: newUid(), run_id: task.runId, team_uid: teamUid, artifact_type: event.artifact_type, data: event.data }).catch((error) =>
+            log.warn({ err: error, runId: task.runId }, 'could not record an artifact'),
+          ),
+        );
+        break;
+      case 'done':
+      case 'failed':
+      case 'ask_user':
+        final = event;
+        break;
+    }
+  };
+
+  const session = await harness.start(task, {
+    input: (line) => transcript.add('input', line),
+    diagnostic: (line) => {
+      diagnostics.push(line);
+      if (diagnostics.length > DIAGNOSTIC_LINES) diagnostics.shift();
+    },
+    output: (line) => {
+      transcript.add('output', line);
+      if (!structured) return;
+      const event = parseEvent(line);
+      if (event) onEvent(event);
+    },
+  });
+  const result = session.exited.then(async (exit) => {
+    await Promise.all(pending);
+    await transcript.flush().catch((error) => log.error({ err: error, runId: task.runId }, 'could not write the transcript'));
+    return { exit, final, usage, diagnostics };
+  });
+  return { session, result };
+}

@@ -1,0 +1,77 @@
+import type { CommandHarnessConfig } from '../../config-file.js';
+import { scrubbedEnvironment, spawnSandboxed } from '../sandbox/index.js';
+import type { SandboxMode } from '../sandbox/types.js';
+import type { Harness, HarnessSession, HarnessSink, HarnessTask } from './harness.js';
+import type { TaskMessage, UserMessage } from './protocol.js';
+import path from 'node:path';
+
+export interface CommandHarnessOptions {
+  sandbox: SandboxMode;
+  hiddenPaths: string[];
+  maxOutputBytes: number;
+}
+
+/**
+ * A harness the operator defines in the config file: any program that reads the task as JSON on stdin and writes
+ * the event protocol (or plain text) on stdout. API callers can only pick one by name.
+ */
+export class CommandHarness implements Harness {
+  readonly name: string;
+
+  constructor(
+    private readonly config: CommandHarnessConfig,
+    private readonly options: CommandHarnessOptions,
+  ) {
+    this.name = config.name;
+  }
+
+  get transcriptFormat(): 'events' | 'text' {
+    return this.config.output;
+  }
+
+  async start(task: HarnessTask, sink: HarnessSink): Promise<HarnessSession> {
+    const message: TaskMessage = {
+      type: 'task',
+      run_id: task.runId,
+      execution_id: task.executionId,
+      kind: task.kind,
+      conversation_id: task.conversationId,
+      prompt: task.prompt,
+      base_prompt: task.basePrompt,
+      followups: task.followups,
+      history: task.history.map((entry) => ({ execution_id: entry.executionId, stream: entry.stream, line: entry.line })),
+      agent_config: task.agentConfig,
+    };
+    const taskLine = JSON.stringify(message);
+    sink.input(taskLine);
+    const child = spawnSandboxed({
+      mode: this.options.sandbox,
+      argv: this.config.command,
+      cwd: task.workspace,
+      env: scrubbedEnvironment({ ...this.config.env, ...task.env }, path.join(task.workspace, '.home')),
+      hiddenPaths: this.options.hiddenPaths,
+      allowNetwork: this.config.network,
+      timeoutMs: this.config.timeoutMinutes * 60_000,
+      maxOutputBytes: this.options.maxOutputBytes,
+      keepStdinOpen: this.config.acceptsInput,
+      stdinText: `${taskLine}\n`,
+    });
+    child.onStdoutLine((line) => sink.output(line));
+    child.onStderrLine((line) => sink.diagnostic(line));
+    const acceptsInput = this.config.acceptsInput;
+    return {
+      acceptsInput,
+      send(text: string): boolean {
+        if (!acceptsInput) return false;
+        const line = JSON.stringify({ type: 'user_message', text } satisfies UserMessage);
+        if (!child.write(`${line}\n`)) return false;
+        sink.input(line);
+        return true;
+      },
+      cancel: async () => {
+        await child.kill();
+      },
+      exited: child.exited,
+    };
+  }
+}

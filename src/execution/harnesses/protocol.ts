@@ -1,0 +1,75 @@
+import { Type, type Static } from 'typebox';
+import { Compile } from 'typebox/compile';
+
+/**
+ * The JSON Lines event protocol a harness writes on stdout, one object per line. Lines that are not one of these
+ * events are kept in the transcript but carry no meaning. The README documents it for operators.
+ */
+const Text = Type.Object({ type: Type.Literal('text'), text: Type.String() });
+const ToolCall = Type.Object({
+  type: Type.Literal('tool_call'),
+  id: Type.String({ minLength: 1 }),
+  name: Type.String({ minLength: 1 }),
+  category: Type.Optional(Type.String()),
+  input: Type.Optional(Type.Unknown()),
+});
+const ToolResult = Type.Object({
+  type: Type.Literal('tool_result'),
+  id: Type.String({ minLength: 1 }),
+  name: Type.Optional(Type.String()),
+  status: Type.Optional(Type.Union([Type.Literal('completed'), Type.Literal('failed'), Type.Literal('denied')])),
+  output: Type.Optional(Type.Unknown()),
+});
+const Artifact = Type.Object({
+  type: Type.Literal('artifact'),
+  artifact_type: Type.Union(['PLAN', 'PULL_REQUEST', 'SCREENSHOT', 'FILE', 'EXTERNAL_REFERENCE'].map((value) => Type.Literal(value))),
+  data: Type.Record(Type.String(), Type.Unknown()),
+});
+const Usage = Type.Object({
+  type: Type.Literal('usage'),
+  input_tokens: Type.Optional(Type.Number({ minimum: 0 })),
+  output_tokens: Type.Optional(Type.Number({ minimum: 0 })),
+  total_tokens: Type.Optional(Type.Number({ minimum: 0 })),
+  inference_cost: Type.Optional(Type.Number({ minimum: 0 })),
+});
+const AskUser = Type.Object({ type: Type.Literal('ask_user'), question: Type.String() });
+const Done = Type.Object({ type: Type.Literal('done'), summary: Type.Optional(Type.String()) });
+const Failed = Type.Object({ type: Type.Literal('failed'), message: Type.String(), error_code: Type.Optional(Type.String()) });
+
+const HarnessEvent = Type.Union([Text, ToolCall, ToolResult, Artifact, Usage, AskUser, Done, Failed]);
+export type HarnessEvent = Static<typeof HarnessEvent>;
+
+const check = Compile(HarnessEvent);
+
+/** The event on a line of harness output, or null for anything else (log lines, unknown or malformed events). */
+export function parseEvent(line: string): HarnessEvent | null {
+  if (!line.startsWith('{')) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return null;
+  }
+  return check.Check(value) ? (value as HarnessEvent) : null;
+}
+
+/** The first line a harness reads on stdin. */
+export interface TaskMessage {
+  type: 'task';
+  run_id: string;
+  execution_id: number;
+  kind: 'agent' | 'debug';
+  conversation_id: string;
+  prompt: string;
+  base_prompt: string | null;
+  followups: string[];
+  /** Earlier executions of the conversation, as `{execution_id, stream, line}` (stream `input` or `output`). */
+  history: Array<{ execution_id: number; stream: 'input' | 'output'; line: string }>;
+  agent_config: Record<string, unknown>;
+}
+
+/** Later lines on stdin, for harnesses that accept input while running. */
+export interface UserMessage {
+  type: 'user_message';
+  text: string;
+}

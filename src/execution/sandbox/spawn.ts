@@ -1,0 +1,342 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import type { SandboxExit, SandboxSpawnOptions, SandboxedProcess } from './types.js';
+
+const DEFAULT_GRACE_MS = 2000;
+const POLL_MS = 25;
+/** Once the tree is gone, how long a pipe may stay open (held by a process that left the group with setsid). */
+const DRAIN_MS = 1000;
+/** setTimeout fires at once for longer delays. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Splits a byte stream into lines; bytes are decoded per line, so a character split across chunks stays whole. */
+export class LineSplitter {
+  private pending: Buffer[] = [];
+
+  push(chunk: Buffer): string[] {
+    const lines: string[] = [];
+    let start = 0;
+    for (let end = chunk.indexOf(10, start); end !== -1; end = chunk.indexOf(10, start)) {
+      this.pending.push(chunk.subarray(start, end));
+      lines.push(decodeLine(Buffer.concat(this.pending)));
+      this.pending = [];
+      start = end + 1;
+    }
+    if (start < chunk.length) this.pending.push(chunk.subarray(start));
+    return lines;
+  }
+
+  /** The last line when the stream ended without a newline. */
+  flush(): string | undefined {
+    if (this.pending.length === 0) return undefined;
+    const line = decodeLine(Buffer.concat(this.pending));
+    this.pending = [];
+    return line;
+  }
+}
+
+function decodeLine(bytes: Buffer): string {
+  const text = bytes.toString('utf8');
+  return text.endsWith('\r') ? text.slice(0, -1) : text;
+}
+
+/**
+ * The bwrap command line: the whole system read-only, empty /tmp and /run, every hidden path covered, then the
+ * workspace bound writable. The bind comes last because the workspace usually lies inside a hidden path (the data
+ * directory) or /tmp; bwrap creates its mount point inside the tmpfs.
+ */
+export function bwrapArguments(options: Pick<SandboxSpawnOptions, 'argv' | 'cwd' | 'hiddenPaths' | 'allowNetwork'>): string[] {
+  // fd 3 receives {"child-pid": N}: the sandbox's PID 1, which is what gets killed (see spawnSandboxed).
+  const args = ['--die-with-parent', '--new-session', '--unshare-all', '--info-fd', '3'];
+  if (options.allowNetwork) args.push('--share-net');
+  // /run holds Unix sockets (PostgreSQL, Docker, D-Bus): they stay connectable through a read-only bind and a
+  // separate network namespace does not cover them.
+  args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/run');
+  const resolver = realPath('/etc/resolv.conf');
+  if (options.allowNetwork && resolver.startsWith('/run/')) args.push('--ro-bind', path.dirname(resolver), path.dirname(resolver));
+  for (const hidden of options.hiddenPaths.map(realPath)) {
+    const stat = fs.statSync(hidden, { throwIfNoEntry: false });
+    // Nothing to hide, and bwrap could not create a mount point on the read-only root anyway.
+    if (!stat) continue;
+    // A tmpfs can only cover a directory; a file is covered by /dev/null, which reads as nothing.
+    args.push(...(stat.isDirectory() ? ['--tmpfs', hidden] : ['--ro-bind', '/dev/null', hidden]));
+  }
+  const cwd = realPath(options.cwd);
+  args.push('--bind', cwd, cwd, '--chdir', cwd, '--', ...options.argv);
+  return args;
+}
+
+function realPath(file: string): string {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return path.resolve(file);
+  }
+}
+
+/** Where `command` would be executed from, as execvp looks it up; undefined when it would not be found. */
+function findExecutable(command: string, searchPath: string | undefined, cwd: string): string | undefined {
+  const candidates = command.includes('/')
+    ? [path.resolve(cwd, command)]
+    : (searchPath ?? '').split(':').map((directory) => path.resolve(cwd, directory, command));
+  return candidates.find((candidate) => {
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      return fs.statSync(candidate).isFile();
+    } catch {
+      return false;
+    }
+  });
+}
+
+interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  pgrp: number;
+  running: boolean;
+}
+
+/** Every process, from /proc; undefined where there is no /proc. */
+function processTable(): ProcessInfo[] | undefined {
+  let names: string[];
+  try {
+    names = fs.readdirSync('/proc');
+  } catch {
+    return undefined;
+  }
+  const table: ProcessInfo[] = [];
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+      const [state, ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      table.push({ pid: Number(name), ppid: Number(ppid), pgrp: Number(pgrp), running: state !== 'Z' && state !== 'X' });
+    } catch {
+      // It ended while we looked.
+    }
+  }
+  return table;
+}
+
+/**
+ * Whether a process (or, for a negative id, a process group) still runs. kill(0) alone is not enough: it also finds
+ * zombies, and where PID 1 does not reap orphans (containers without an init) killed grandchildren stay zombies.
+ */
+function alive(id: number): boolean {
+  try {
+    process.kill(id, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+  }
+  const table = processTable();
+  if (!table) return true;
+  return table.some((entry) => entry.running && (id < 0 ? entry.pgrp === -id : entry.pid === id));
+}
+
+function descendants(root: number): number[] {
+  const table = processTable() ?? [];
+  const found: number[] = [];
+  for (let parents = [root]; parents.length > 0; ) {
+    const children = table.filter((entry) => parents.includes(entry.ppid)).map((entry) => entry.pid);
+    found.push(...children);
+    parents = children;
+  }
+  return found;
+}
+
+function signal(id: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(id, name);
+  } catch {
+    // Already gone.
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Delivers a stream's lines until it has passed `maxBytes`, then drops the rest while still reading, so the child
+ * never blocks on a full pipe. Returns a function that delivers the unterminated last line.
+ */
+function deliverLines(stream: Readable, maxBytes: number, deliver: (line: string) => void, truncated: () => void): () => void {
+  const splitter = new LineSplitter();
+  let received = 0;
+  let open = true;
+  stream.on('data', (chunk: Buffer) => {
+    if (!open) return;
+    const room = maxBytes - received;
+    received += chunk.length;
+    if (chunk.length > room) {
+      // The lines that fit whole are kept; the one cut by the limit is not.
+      open = false;
+      truncated();
+      splitter.push(chunk.subarray(0, room)).forEach(deliver);
+      return;
+    }
+    splitter.push(chunk).forEach(deliver);
+  });
+  const flush = () => {
+    if (!open) return;
+    open = false;
+    const last = splitter.flush();
+    if (last !== undefined) deliver(last);
+  };
+  stream.on('end', flush);
+  return flush;
+}
+
+/**
+ * Starts a harness process confined as `options.mode` says, as the leader of its own process group so the whole
+ * tree can be signalled. `exited` resolves (never rejects) once nothing of the tree is left; a command that
+ * cannot be found ends with code 127 and a line on stderr.
+ */
+export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
+  const [command] = options.argv;
+  if (command === undefined) throw new Error('spawnSandboxed: argv is empty');
+  const stdoutListeners: Array<(line: string) => void> = [];
+  const stderrListeners: Array<(line: string) => void> = [];
+  const toStdout = (line: string) => stdoutListeners.forEach((listener) => listener(line));
+  const toStderr = (line: string) => stderrListeners.forEach((listener) => listener(line));
+  let resolveExited!: (exit: SandboxExit) => void;
+  const exited = new Promise<SandboxExit>((resolve) => (resolveExited = resolve));
+  let finished = false;
+  let terminating = false;
+  let treeGone = false;
+  let timedOut = false;
+  let killed = false;
+  let outputTruncated = false;
+  const timers: NodeJS.Timeout[] = [];
+
+  const finish = (code: number | null, signalName: NodeJS.Signals | null) => {
+    if (finished) return;
+    finished = true;
+    timers.forEach(clearTimeout);
+    resolveExited({ code, signal: signalName, timedOut, killed, outputTruncated });
+  };
+  const handle: SandboxedProcess = {
+    pid: 0,
+    onStdoutLine: (listener) => void stdoutListeners.push(listener),
+    onStderrLine: (listener) => void stderrListeners.push(listener),
+    write: () => false,
+    exited,
+    kill: () => exited,
+  };
+  // Later, so that the caller's listeners (set after this returns) hear why.
+  const fail = (message: string, code: number) =>
+    setImmediate(() => {
+      toStderr(`hangar sandbox: ${message}`);
+      finish(code, null);
+    });
+
+  // Looked up first because bwrap reports a missing command as its own exit 1, not 127.
+  if (!findExecutable(command, options.env.PATH, options.cwd)) {
+    fail(`command not found: ${command} (PATH=${options.env.PATH ?? ''})`, 127);
+    return handle;
+  }
+  let file = command;
+  let args = options.argv.slice(1);
+  if (options.mode === 'bwrap') {
+    const bwrap = findExecutable('bwrap', process.env.PATH, '/');
+    if (!bwrap) {
+      fail('bwrap (bubblewrap) is not installed; install it (apt-get install bubblewrap) or set HANGAR_SANDBOX=process', 127);
+      return handle;
+    }
+    file = bwrap;
+    args = bwrapArguments(options);
+  }
+
+  // The environment goes to bwrap, which passes it on: as --setenv arguments it would show in every `ps`.
+  const stdio = options.mode === 'bwrap' ? ['pipe', 'pipe', 'pipe', 'pipe'] : 'pipe';
+  const child = spawn(file, args, { cwd: options.cwd, env: options.env, detached: true, stdio: stdio as 'pipe' });
+  child.on('error', (error: NodeJS.ErrnoException) => {
+    // Only a failed start ends up here; we never signal through `child`.
+    if (child.pid === undefined) fail(`cannot start ${file} in ${options.cwd}: ${error.message}`, error.code === 'ENOENT' ? 127 : 126);
+  });
+  if (child.pid === undefined) return handle;
+  const leader = child.pid;
+  handle.pid = leader;
+
+  const flushStdout = deliverLines(child.stdout, options.maxOutputBytes, toStdout, () => (outputTruncated = true));
+  const flushStderr = deliverLines(child.stderr, options.maxOutputBytes, toStderr, () => (outputTruncated = true));
+  const closed = new Promise((resolve) => child.once('close', resolve));
+  child.stdin.on('error', () => undefined); // EPIPE once the child has stopped reading
+  if (options.stdinText !== undefined) child.stdin.write(options.stdinText);
+  if (!options.keepStdinOpen) child.stdin.end();
+
+  // Under bwrap, bwrap itself is never signalled: it dies of SIGTERM at once, and if that happens while it is still
+  // setting the sandbox up, the sandbox has no parent-death signal yet and lives on (measured with bwrap 0.8).
+  // SIGTERM goes to every process below bwrap; SIGKILL to the sandbox's PID 1, which takes its whole PID namespace
+  // along at any stage, after which bwrap exits by itself.
+  let sandboxInit: number | undefined;
+  let killWhenKnown = false;
+  const killSandbox = () => {
+    // Only while bwrap lives is its child's pid certain to be still its child's.
+    if (sandboxInit !== undefined && child.exitCode === null && child.signalCode === null) signal(sandboxInit, 'SIGKILL');
+    else killWhenKnown = true;
+  };
+  if (options.mode === 'bwrap') {
+    let info = '';
+    (child.stdio[3] as Readable).on('data', (chunk: Buffer) => {
+      info += chunk.toString();
+      const match = /"child-pid"\s*:\s*(\d+)/.exec(info);
+      if (match && sandboxInit === undefined) {
+        sandboxInit = Number(match[1]);
+        if (killWhenKnown) killSandbox();
+      }
+    });
+  }
+  const signalTree = (name: NodeJS.Signals) => {
+    if (options.mode === 'process') return signal(-leader, name);
+    const below = descendants(leader);
+    // PID 1 alone: the command has not started, nothing could end gracefully.
+    if (name === 'SIGKILL' || below.length <= 1) return killSandbox();
+    below.forEach((pid) => signal(pid, name));
+  };
+  const terminate = (graceMs: number) => {
+    if (terminating || treeGone) return;
+    terminating = true;
+    signalTree('SIGTERM');
+    timers.push(setTimeout(() => signalTree('SIGKILL'), graceMs));
+  };
+  if (Number.isFinite(options.timeoutMs)) {
+    timers.push(
+      setTimeout(() => {
+        timedOut = true;
+        terminate(DEFAULT_GRACE_MS);
+      }, Math.min(Math.max(options.timeoutMs, 0), MAX_TIMER_MS)),
+    );
+  }
+
+  child.once('exit', async (code, signalName) => {
+    // The leader is gone, so the run is over: background jobs it left in its group end too, as they do under bwrap
+    // when the PID namespace's init exits.
+    if (alive(-leader)) signal(-leader, 'SIGKILL');
+    // bwrap may exit before its PID 1 has finished killing what is left in the namespace.
+    while (alive(-leader) || (sandboxInit !== undefined && alive(sandboxInit))) await sleep(POLL_MS);
+    // No more signals: the ids may now belong to someone else.
+    treeGone = true;
+    timers.forEach(clearTimeout);
+    await Promise.race([closed, sleep(DRAIN_MS)]);
+    flushStdout();
+    flushStderr();
+    child.stdout.destroy();
+    child.stderr.destroy();
+    child.stdin.destroy();
+    finish(code, signalName);
+  });
+
+  handle.write = (text) => {
+    if (child.exitCode !== null || child.signalCode !== null || !child.stdin.writable) return false;
+    child.stdin.write(text);
+    return true;
+  };
+  handle.kill = (graceMs = DEFAULT_GRACE_MS) => {
+    if (!treeGone && !terminating) killed = true;
+    terminate(graceMs);
+    return exited;
+  };
+  return handle;
+}

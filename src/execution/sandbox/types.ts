@@ -1,0 +1,51 @@
+/**
+ * How a harness process is confined. `bwrap` (bubblewrap) gives the run a read-only system, a writable
+ * workspace only, its own PID namespace and no network unless allowed; `process` is only a process group in the
+ * workspace, for machines without bubblewrap.
+ */
+export type SandboxMode = 'bwrap' | 'process';
+
+export interface SandboxSpawnOptions {
+  mode: SandboxMode;
+  argv: string[];
+  /** The workspace: the working directory, and under bwrap the only writable path. */
+  cwd: string;
+  /** The complete environment of the process (the caller builds it with `scrubbedEnvironment`). */
+  env: Record<string, string>;
+  /** Paths the process must not see at all (bwrap hides them under an empty tmpfs), e.g. the data directory. */
+  hiddenPaths: string[];
+  /** Under bwrap, share the host network (model providers, git hosts); otherwise the run has no network. */
+  allowNetwork: boolean;
+  /** Wall-clock limit: the whole process tree is killed when it passes. */
+  timeoutMs: number;
+  /** Bytes of stdout, and separately of stderr, kept; beyond this the rest is dropped and `outputTruncated` set. */
+  maxOutputBytes: number;
+  /** Keep stdin open for writing (harnesses that accept input while running); otherwise it is closed at once. */
+  keepStdinOpen: boolean;
+  /** Written to stdin first. */
+  stdinText?: string;
+}
+
+export interface SandboxExit {
+  /** Exit code, or null when the process ended by a signal. */
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Ended because the wall-clock limit passed. */
+  timedOut: boolean;
+  /** Ended because `kill()` was called. */
+  killed: boolean;
+  outputTruncated: boolean;
+}
+
+export interface SandboxedProcess {
+  pid: number;
+  /** Each complete line of stdout (without the newline) as it arrives. Set before output starts flowing. */
+  onStdoutLine(listener: (line: string) => void): void;
+  onStderrLine(listener: (line: string) => void): void;
+  /** Writes to stdin; false when stdin is closed or the process has ended. */
+  write(text: string): boolean;
+  /** Resolves when the process and every process it started are gone. */
+  exited: Promise<SandboxExit>;
+  /** Ends the whole process tree: SIGTERM, then SIGKILL after `graceMs`. Resolves when it is gone. */
+  kill(graceMs?: number): Promise<SandboxExit>;
+}

@@ -1,0 +1,56 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../platform/db/schema.js';
+import { appendTranscript, type TranscriptRow } from './store.js';
+
+/** Lines written in one batch at most; a busy harness is written every FLUSH_MS in batches. */
+const BATCH_LINES = 500;
+const FLUSH_MS = 50;
+
+/**
+ * Buffers an execution's transcript lines and writes them in batches, in order: one insert per burst of output
+ * rather than per line, while live viewers still see output within a few tens of milliseconds.
+ */
+export class TranscriptWriter {
+  private buffer: TranscriptRow[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> = Promise.resolve();
+  private failure: unknown;
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly runId: string,
+    private readonly executionId: number,
+  ) {}
+
+  add(stream: 'input' | 'output', line: string): void {
+    this.buffer.push({ run_id: this.runId, execution_id: this.executionId, stream, line });
+    if (this.buffer.length >= BATCH_LINES) this.schedule(0);
+    else this.schedule(FLUSH_MS);
+  }
+
+  private schedule(delay: number): void {
+    if (this.timer && delay > 0) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.flush().catch(() => undefined), delay);
+  }
+
+  /** Writes everything added so far; rejects if any batch could not be written. */
+  flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const rows = this.buffer;
+    this.buffer = [];
+    this.writing = this.writing.then(async () => {
+      for (let start = 0; start < rows.length; start += BATCH_LINES) {
+        try {
+          await appendTranscript(this.db, rows.slice(start, start + BATCH_LINES));
+        } catch (error) {
+          this.failure ??= error;
+        }
+      }
+    });
+    return this.writing.then(() => {
+      if (this.failure) throw this.failure;
+    });
+  }
+}

@@ -1,0 +1,127 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { EnvironmentConfig } from '../environments/schemas.js';
+import { scrubbedEnvironment, spawnSandboxed } from './sandbox/index.js';
+import type { SandboxMode, SandboxedProcess } from './sandbox/types.js';
+
+const execFileAsync = promisify(execFile);
+
+export interface WorkspaceOptions {
+  /** Workspaces live under here, one directory per execution. */
+  root: string;
+  gitBaseUrl: string;
+  sandbox: SandboxMode;
+  /** Hidden from sandboxed processes (the data directory: database files, keys). */
+  hiddenPaths: string[];
+  setupTimeoutMs: number;
+  setupNetwork: boolean;
+  maxOutputBytes: number;
+}
+
+export type SetupStep = { type: 'clone'; repo: string } | { type: 'command'; command: string };
+
+export type SetupResult = { ok: true } | { ok: false; message: string };
+
+/** Lines of a failed step's output kept in its timeline event. */
+const OUTPUT_TAIL_LINES = 20;
+
+/** Per-execution directories: created, prepared from an environment (clones, setup commands), removed. */
+export class Workspaces {
+  constructor(private readonly options: WorkspaceOptions) {}
+
+  async create(runId: string, executionId: number): Promise<string> {
+    const directory = path.join(this.options.root, `${runId}.${executionId}`);
+    await fs.promises.rm(directory, { recursive: true, force: true });
+    await fs.promises.mkdir(path.join(directory, '.home'), { recursive: true, mode: 0o700 });
+    return directory;
+  }
+
+  async remove(directory: string): Promise<void> {
+    await fs.promises.rm(directory, { recursive: true, force: true });
+  }
+
+  /** Removes what dead engines left behind in this data directory, except the directories still in use. */
+  async removeAllExcept(keep: Set<string>): Promise<void> {
+    const entries = await fs.promises.readdir(this.options.root).catch(() => [] as string[]);
+    for (const entry of entries) {
+      const full = path.join(this.options.root, entry);
+      if (!keep.has(full)) await this.remove(full);
+    }
+  }
+
+  /**
+   * Clones the environment's repositories and runs its setup commands in order, each under the time limit.
+   * `report` receives a timeline entry per step; `abort` stops the step in progress (a cancel).
+   */
+  async setUp(
+    directory: string,
+    environment: EnvironmentConfig,
+    report: (type: string, payload: Record<string, unknown>) => Promise<void>,
+    abort: AbortSignal,
+  ): Promise<SetupResult> {
+    for (const { owner, repo } of environment.github_repos) {
+      if (abort.aborted) return { ok: false, message: 'cancelled' };
+      const started = Date.now();
+      const url = `${this.options.gitBaseUrl}/${owner}/${repo}`;
+      try {
+        await execFileAsync('git', ['clone', '--quiet', '--', url, path.join(directory, repo)], {
+          timeout: this.options.setupTimeoutMs,
+          signal: abort,
+          env: { ...scrubbedEnvironment({ GIT_TERMINAL_PROMPT: '0' }, path.join(directory, '.home')) },
+          maxBuffer: 1024 * 1024,
+        });
+        await report('environment_repo_cloned', { repo: `${owner}/${repo}`, duration_ms: Date.now() - started });
+      } catch (error) {
+        const stderr = String((error as { stderr?: string }).stderr ?? (error as Error).message).trim();
+        await report('environment_setup_step_failed', { repo: `${owner}/${repo}`, output_tail: tail(stderr.split('\n')) });
+        return { ok: false, message: `Environment setup failed: cloning ${owner}/${repo} failed: ${stderr.split('\n').pop() ?? ''}`.trim() };
+      }
+    }
+    for (const command of environment.setup_commands) {
+      if (abort.aborted) return { ok: false, message: 'cancelled' };
+      const started = Date.now();
+      const output: string[] = [];
+      const child: SandboxedProcess = spawnSandboxed({
+        mode: this.options.sandbox,
+        argv: ['sh', '-c', command],
+        cwd: directory,
+        env: scrubbedEnvironment({}, path.join(directory, '.home')),
+        hiddenPaths: this.options.hiddenPaths,
+        allowNetwork: this.options.setupNetwork,
+        timeoutMs: this.options.setupTimeoutMs,
+        maxOutputBytes: this.options.maxOutputBytes,
+        keepStdinOpen: false,
+      });
+      const keep = (line: string) => {
+        output.push(line);
+        if (output.length > OUTPUT_TAIL_LINES) output.shift();
+      };
+      child.onStdoutLine(keep);
+      child.onStderrLine(keep);
+      const onAbort = () => void child.kill();
+      abort.addEventListener('abort', onAbort, { once: true });
+      const exit = await child.exited;
+      abort.removeEventListener('abort', onAbort);
+      if (exit.killed || abort.aborted) return { ok: false, message: 'cancelled' };
+      const payload = { command, exit_code: exit.code, duration_ms: Date.now() - started, output_tail: output.join('\n') };
+      if (exit.code === 0) {
+        await report('environment_setup_command', payload);
+        continue;
+      }
+      await report('environment_setup_step_failed', { ...payload, timed_out: exit.timedOut });
+      const why = exit.timedOut
+        ? `timed out after ${Math.round(this.options.setupTimeoutMs / 60000)} minutes`
+        : exit.code === null
+          ? `was killed by ${exit.signal}`
+          : `exited with code ${exit.code}`;
+      return { ok: false, message: `Environment setup failed: setup command \`${command}\` ${why}` };
+    }
+    return { ok: true };
+  }
+}
+
+function tail(lines: string[]): string {
+  return lines.slice(-OUTPUT_TAIL_LINES).join('\n');
+}

@@ -1,0 +1,55 @@
+import type { Database } from './db/connect.js';
+
+/** What the engine holding a run is asked to do: stop it, or pick up a follow-up (for the agent or a debug agent). */
+export type RunControlAction = 'cancel' | 'agent' | 'debug';
+
+/**
+ * Typed wake-ups between loops and replicas, carried by PostgreSQL NOTIFY (sent by triggers, see migration
+ * 0007). Notifications can be lost while a connection is down, so every consumer also polls; they only make
+ * things fast.
+ */
+export class Bus {
+  private readonly activity = new Map<string, Set<() => void>>();
+  private readonly unsubscribes: Array<() => Promise<void>> = [];
+
+  private constructor(private readonly database: Database) {}
+
+  static async open(database: Database): Promise<Bus> {
+    const bus = new Bus(database);
+    bus.unsubscribes.push(
+      await database.listen('hangar_run_activity', (runId) => {
+        for (const wake of bus.activity.get(runId) ?? []) wake();
+      }),
+    );
+    return bus;
+  }
+
+  /** Runs were queued or capacity was freed. */
+  async onDispatch(handler: () => void): Promise<void> {
+    this.unsubscribes.push(await this.database.listen('hangar_dispatch', handler));
+  }
+
+  async onRunControl(handler: (action: RunControlAction, runId: string) => void): Promise<void> {
+    this.unsubscribes.push(
+      await this.database.listen('hangar_run_control', (payload) => {
+        const separator = payload.indexOf(':');
+        handler(payload.slice(0, separator) as RunControlAction, payload.slice(separator + 1));
+      }),
+    );
+  }
+
+  /** A run's timeline or transcript grew. Returns the unsubscribe function. */
+  onRunActivity(runId: string, wake: () => void): () => void {
+    let set = this.activity.get(runId);
+    if (!set) this.activity.set(runId, (set = new Set()));
+    set.add(wake);
+    return () => {
+      set.delete(wake);
+      if (set.size === 0) this.activity.delete(runId);
+    };
+  }
+
+  async close(): Promise<void> {
+    for (const unsubscribe of this.unsubscribes.splice(0)) await unsubscribe().catch(() => undefined);
+  }
+}

@@ -1,0 +1,83 @@
+-- Execution engine: claims and leases on runs, follow-up inputs, the raw transcript, and wake-ups.
+
+-- execution_id: the run's current execution (a follow-up after the run ended starts the next one).
+-- lease_owner / lease_expires_at: the engine executing it; a lease that is not renewed expires and the run is
+-- requeued (agent not started yet) or ends ERROR. debug_session: a workspace kept after a failed environment
+-- setup ({owner, workspace, until}).
+ALTER TABLE runs
+  ADD COLUMN execution_id integer NOT NULL DEFAULT 1,
+  ADD COLUMN harness text,
+  ADD COLUMN lease_owner text,
+  ADD COLUMN lease_expires_at timestamptz,
+  ADD COLUMN sandbox_running boolean NOT NULL DEFAULT false,
+  ADD COLUMN debug_session jsonb;
+
+CREATE INDEX runs_dispatch ON runs (created_at, id) WHERE state = 'QUEUED' AND worker_host IS NULL;
+CREATE INDEX runs_active ON runs (team_uid) WHERE state IN ('PENDING', 'CLAIMED', 'INPROGRESS');
+CREATE INDEX runs_leases ON runs (lease_expires_at) WHERE state IN ('PENDING', 'CLAIMED', 'INPROGRESS');
+
+-- Follow-up messages. execution_id is the execution meant to take it; delivered_at is set when a harness got it.
+CREATE TABLE run_inputs (
+  seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  run_id text NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  execution_id integer NOT NULL,
+  purpose text NOT NULL DEFAULT 'agent' CHECK (purpose IN ('agent', 'debug')),
+  message text NOT NULL,
+  mode text,
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  delivered_at timestamptz
+);
+CREATE INDEX run_inputs_pending ON run_inputs (run_id, seq) WHERE delivered_at IS NULL;
+
+-- The raw harness stream, line by line: what went in (the task, follow-ups) and what came out.
+CREATE TABLE run_transcript (
+  seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  run_id text NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  execution_id integer NOT NULL,
+  stream text NOT NULL CHECK (stream IN ('input', 'output')),
+  line text NOT NULL,
+  at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX run_transcript_run ON run_transcript (run_id, seq);
+
+-- Wake-ups: engines listen on hangar_dispatch for queued runs; live views listen on hangar_run_activity.
+CREATE FUNCTION hangar_notify_dispatch() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('hangar_dispatch', '');
+  RETURN NULL;
+END $$;
+CREATE TRIGGER runs_queued_insert AFTER INSERT ON runs
+  FOR EACH ROW WHEN (NEW.state = 'QUEUED') EXECUTE FUNCTION hangar_notify_dispatch();
+CREATE TRIGGER runs_queued_update AFTER UPDATE OF state ON runs
+  FOR EACH ROW WHEN (NEW.state = 'QUEUED' AND OLD.state <> 'QUEUED') EXECUTE FUNCTION hangar_notify_dispatch();
+-- A run leaving the active states frees capacity for the next queued one.
+CREATE TRIGGER runs_capacity_freed AFTER UPDATE OF state ON runs
+  FOR EACH ROW WHEN (OLD.state IN ('PENDING', 'CLAIMED', 'INPROGRESS') AND NEW.state NOT IN ('PENDING', 'CLAIMED', 'INPROGRESS'))
+  EXECUTE FUNCTION hangar_notify_dispatch();
+
+CREATE FUNCTION hangar_notify_run_activity() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('hangar_run_activity', NEW.run_id);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER run_events_activity AFTER INSERT ON run_events
+  FOR EACH ROW EXECUTE FUNCTION hangar_notify_run_activity();
+CREATE TRIGGER run_transcript_activity AFTER INSERT ON run_transcript
+  FOR EACH ROW EXECUTE FUNCTION hangar_notify_run_activity();
+
+-- Cancels and follow-ups reach the engine holding the run: payload is '<action>:<run id>'.
+CREATE FUNCTION hangar_notify_run_cancelled() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('hangar_run_control', 'cancel:' || NEW.id);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER runs_cancelled AFTER UPDATE OF state ON runs
+  FOR EACH ROW WHEN (NEW.state = 'CANCELLED' AND OLD.state <> 'CANCELLED') EXECUTE FUNCTION hangar_notify_run_cancelled();
+
+CREATE FUNCTION hangar_notify_run_input() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('hangar_run_control', NEW.purpose || ':' || NEW.run_id);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER run_inputs_added AFTER INSERT ON run_inputs
+  FOR EACH ROW EXECUTE FUNCTION hangar_notify_run_input();

@@ -1,0 +1,41 @@
+import { constantTimeEqual, hmacSha256 } from './crypto.js';
+
+/**
+ * Short-lived download links: the path, its parameters and an expiry signed with an instance key, so whoever
+ * holds the link can fetch that one resource until it expires, without an API key.
+ */
+export class UrlSigner {
+  constructor(
+    private readonly key: string,
+    /** Known once the server listens (with port 0 the port is chosen then). */
+    private readonly publicUrl: () => string,
+  ) {}
+
+  private signature(path: string, params: Record<string, string>, expires: string): Buffer {
+    const canonical = Object.keys(params)
+      .sort()
+      .map((name) => `${name}=${params[name]}`)
+      .join('&');
+    return hmacSha256(this.key, `${path}\n${canonical}\n${expires}`);
+  }
+
+  /** `path` starts with / and is below the public URL, e.g. /api/v1/downloads/... */
+  sign(path: string, ttlSeconds: number, params: Record<string, string> = {}, now = Date.now()): { url: string; expiresAt: Date } {
+    const expires = String(Math.floor(now / 1000) + ttlSeconds);
+    const query = new URLSearchParams({ ...params, expires, signature: this.signature(path, params, expires).toString('base64url') });
+    return { url: `${this.publicUrl()}${path}?${query}`, expiresAt: new Date(Number(expires) * 1000) };
+  }
+
+  /** Whether the signature matches the path and parameters, and the link has not expired. */
+  verify(
+    path: string,
+    query: { expires?: string; signature?: string },
+    params: Record<string, string> = {},
+    now = Date.now(),
+  ): 'valid' | 'expired' | 'invalid' {
+    const { expires, signature } = query;
+    if (!expires || !signature || !/^\d{1,12}$/.test(expires)) return 'invalid';
+    if (!constantTimeEqual(Buffer.from(signature, 'base64url'), this.signature(path, params, expires))) return 'invalid';
+    return Number(expires) * 1000 < now ? 'expired' : 'valid';
+  }
+}

@@ -1,0 +1,130 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import { parseEvent } from '../execution/harnesses/protocol.js';
+import type { Bus } from '../platform/bus.js';
+import type { DB } from '../platform/db/schema.js';
+import { notFound } from '../platform/http/errors.js';
+import { renderEvent } from './render.js';
+import { isTerminal } from './state.js';
+import { visible, type Visibility } from './store.js';
+
+/** Longest wait for a notification before looking anyway; a comment line also keeps proxies from timing out. */
+const POLL_MS = 2000;
+const HEARTBEAT_MS = 15_000;
+const BATCH = 500;
+/** Longest wait, after a cancel, for the engine to stop the harness (it ends within seconds, unless it died). */
+const CANCEL_SETTLE_MS = 10_000;
+
+/** Position in both streams: `<timeline seq>-<transcript seq>`, the SSE event ID, so a client can resume. */
+function parsePosition(lastEventId: string | undefined): [bigint, bigint] {
+  const match = /^(\d{1,18})-(\d{1,18})$/.exec(lastEventId ?? '');
+  return match ? [BigInt(match[1]!), BigInt(match[2]!)] : [0n, 0n];
+}
+
+/**
+ * `GET /agent/runs/{id}/events`: a Server-Sent Events stream of the run's timeline (`timeline` events) and its
+ * harness output (`output` events, with the parsed protocol event when there is one). It ends with an `end`
+ * event once the run has reached a terminal state and everything was sent. `Last-Event-ID` resumes.
+ */
+export async function streamRunEvents(
+  db: Kysely<DB>,
+  bus: Bus,
+  who: Visibility,
+  runId: string,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  shutdown: AbortSignal,
+): Promise<void> {
+  const exists = await db.selectFrom('runs').select('id').where((eb) => visible(eb, who)).where('id', '=', runId).executeTakeFirst();
+  if (!exists) throw notFound(`run ${runId} not found`);
+  let [eventSeq, lineSeq] = parsePosition(request.headers['last-event-id'] as string | undefined);
+
+  reply.hijack();
+  const out = reply.raw;
+  out.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
+  out.write('retry: 2000\n\n');
+
+  let closed = false;
+  let dirty = false;
+  let wake: (() => void) | undefined;
+  const unsubscribe = bus.onRunActivity(runId, () => {
+    dirty = true;
+    wake?.();
+  });
+  const close = () => {
+    closed = true;
+    wake?.();
+  };
+  request.raw.on('close', close);
+  shutdown.addEventListener('abort', close, { once: true });
+  const send = (event: string, data: unknown) => out.write(`id: ${eventSeq}-${lineSeq}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  let lastWrite = Date.now();
+  let cancelledSince: number | undefined;
+
+  try {
+    while (!closed) {
+      dirty = false;
+      // Read the state first: if it is terminal, everything written before it is in the reads that follow.
+      const run = await db.selectFrom('runs').select(['state', 'sandbox_running']).where('id', '=', runId).executeTakeFirst();
+      const events = await db
+        .selectFrom('run_events')
+        .select(['seq', 'event_uuid', 'run_id', 'execution_id', 'event_type', 'occurred_at', 'payload'])
+        .where('run_id', '=', runId)
+        .where('seq', '>', String(eventSeq))
+        .orderBy('seq')
+        .limit(BATCH)
+        .execute();
+      const lines = await db
+        .selectFrom('run_transcript')
+        .select(['seq', 'execution_id', 'line', 'at'])
+        .where('run_id', '=', runId)
+        .where('stream', '=', 'output')
+        .where('seq', '>', String(lineSeq))
+        .orderBy('seq')
+        .limit(BATCH)
+        .execute();
+      for (const event of events) {
+        eventSeq = BigInt(event.seq);
+        send('timeline', renderEvent(event));
+      }
+      for (const line of lines) {
+        lineSeq = BigInt(line.seq);
+        send('output', { execution_id: line.execution_id, line: line.line, event: parseEvent(line.line) });
+      }
+      if (events.length + lines.length > 0) lastWrite = Date.now();
+      if (events.length === BATCH || lines.length === BATCH) continue;
+      // A cancel ends the run before its harness has stopped: the last output and vm_shutdown follow, and the
+      // engine clears sandbox_running once they are written. Wait for that, though not forever.
+      const stopping = run?.state === 'CANCELLED' && run.sandbox_running;
+      cancelledSince = stopping ? (cancelledSince ?? Date.now()) : undefined;
+      const settling = stopping && Date.now() - cancelledSince! < CANCEL_SETTLE_MS;
+      if (!run || (isTerminal(run.state) && !settling)) {
+        send('end', { state: run?.state ?? 'DELETED' });
+        break;
+      }
+      if (Date.now() - lastWrite >= HEARTBEAT_MS) {
+        out.write(': keep-alive\n\n');
+        lastWrite = Date.now();
+      }
+      if (dirty || closed) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, POLL_MS);
+        function done() {
+          clearTimeout(timer);
+          wake = undefined;
+          resolve();
+        }
+        wake = done;
+      });
+    }
+  } finally {
+    shutdown.removeEventListener('abort', close);
+    unsubscribe();
+    out.end();
+  }
+}

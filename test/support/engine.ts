@@ -1,0 +1,101 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+import type { TestServer } from './server.js';
+
+const SCRIPT_HARNESS = fileURLToPath(new URL('./script-harness.mjs', import.meta.url));
+
+/**
+ * An operator config file with the test harnesses: `script` (follows the JSON script in the prompt), `listener`
+ * (the same, taking follow-ups on stdin while it runs) and `text` (plain-text output). Returns the env to start
+ * a server with.
+ */
+export function harnessEnv(extra: Record<string, unknown> = {}, env: Record<string, string> = {}): Record<string, string> {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-config-'));
+  const file = path.join(directory, 'hangar.yaml');
+  const command = [process.execPath, SCRIPT_HARNESS];
+  fs.writeFileSync(
+    file,
+    YAML.stringify({
+      default_harness: 'script',
+      harnesses: {
+        script: { command, timeout_minutes: 5 },
+        listener: { command, accepts_input: true },
+        text: { command, output: 'text' },
+        ...extra,
+      },
+    }),
+  );
+  return { HANGAR_CONFIG: file, HANGAR_RUN_LEASE_SECONDS: '6', ...env };
+}
+
+/** The prompt that makes the script harness do `steps`. */
+export function script(...steps: Array<Record<string, unknown>>): string {
+  return JSON.stringify(steps);
+}
+
+export async function getRun(hangar: TestServer, runId: string, apiKey?: string): Promise<any> {
+  const response = await hangar.request('GET', `/agent/runs/${runId}`, apiKey ? { apiKey } : {});
+  if (response.status !== 200) throw new Error(`GET run ${runId}: ${response.status} ${JSON.stringify(response.body)}`);
+  return response.body;
+}
+
+/** Polls the run until `done(run)` holds; fails with the last state seen after `timeoutMs`. */
+export async function waitForRun(hangar: TestServer, runId: string, done: (run: any) => boolean, timeoutMs = 30_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  let run: any;
+  while (Date.now() < deadline) {
+    run = await getRun(hangar, runId);
+    if (done(run)) return run;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`run ${runId} did not get there in ${timeoutMs} ms; last seen: ${JSON.stringify(run)}`);
+}
+
+/** Polls `check` until it holds; fails with `what` after `timeoutMs`. */
+export async function eventually(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`timed out waiting for: ${what}`);
+}
+
+export function waitForState(hangar: TestServer, runId: string, ...states: string[]): Promise<any> {
+  return waitForRun(hangar, runId, (run) => states.includes(run.state));
+}
+
+export async function timelineTypes(hangar: TestServer, runId: string): Promise<string[]> {
+  const response = await hangar.request('GET', `/agent/runs/${runId}/timeline`);
+  return response.body.events.map((event: { event_type: string }) => event.event_type);
+}
+
+/** Whether any process's command line contains `marker` (processes in a sandbox's PID namespace included). */
+export function processesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+/** The text events a run's harness wrote, one per event, read from the raw transcript download. */
+export async function outputTexts(hangar: TestServer, runId: string): Promise<string[]> {
+  const link = await fetch(`${hangar.apiUrl}/agent/runs/${runId}/transcript`, { headers: { authorization: `Bearer ${hangar.apiKey}` }, redirect: 'manual' });
+  if (link.status !== 302) throw new Error(`transcript of ${runId}: ${link.status} ${await link.text()}`);
+  const raw = await (await fetch(link.headers.get('location')!)).text();
+  return raw
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line))
+    .filter((event) => event.type === 'text')
+    .map((event) => event.text as string);
+}
