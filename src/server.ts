@@ -34,6 +34,7 @@ import { SecretsService } from './secrets/service.js';
 import { VERSION } from './version.js';
 import type { EngineContext } from './execution/context.js';
 import { Engine } from './execution/engine.js';
+import { EngineWrites } from './execution/writes.js';
 import { CommandHarness } from './execution/harnesses/command.js';
 import type { Harness } from './execution/harnesses/harness.js';
 import { transcriptFormat } from './execution/harness-run.js';
@@ -173,9 +174,11 @@ export async function startServer(
     if (harnesses.size === 0) {
       app.log.warn('no harnesses are configured (HANGAR_CONFIG), so runs stay QUEUED; see the README on harnesses');
     } else {
+      const engineId = `engine-${randomUUID()}`;
       const context: EngineContext = {
         db,
-        engineId: `engine-${randomUUID()}`,
+        engineId,
+        writes: new EngineWrites(db, engineId),
         log: app.log,
         workspaces: new Workspaces({
           root: path.join(config.dataDir, 'workspaces'),

@@ -6,6 +6,7 @@ import type { Harness } from './harnesses/harness.js';
 import type { SandboxMode } from './sandbox/types.js';
 import type { TaskTokens } from './task-token.js';
 import type { Workspaces } from './workspace.js';
+import type { EngineWrites } from './writes.js';
 
 /** What the environments slice gives the engine. */
 export interface EnvironmentSetups {
@@ -17,6 +18,8 @@ export interface EnvironmentSetups {
 export interface EngineContext {
   db: Kysely<DB>;
   engineId: string;
+  /** The engine's batched writes (transitions, events, transcript, ends). */
+  writes: EngineWrites;
   log: FastifyBaseLogger;
   workspaces: Workspaces;
   harnesses: Map<string, Harness>;

@@ -71,7 +71,7 @@ export class DebugSessions {
     retained.executionId = executionId;
     await store.recordEvent(context.db, retained.runId, executionId, 'debug_agent_started', { harness: harness.name, workspace_retained: true });
     const { session: agent, result } = await startHarnessRun(
-      context.db,
+      context.writes,
       harness,
       {
         runId: retained.runId,

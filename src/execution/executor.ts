@@ -81,16 +81,31 @@ export class Execution {
   }
 
   private event(type: string, payload?: Record<string, unknown>): Promise<void> {
-    return store.recordEvent(this.context.db, this.run.id, this.run.execution_id, type, payload);
+    return this.context.writes.event(this.run.id, this.run.execution_id, type, payload);
+  }
+
+  /** Moves the run on if it is still this execution's; false when it was cancelled or taken back meanwhile. */
+  private transition(from: string, to: string, events: store.TimelineEvent[], extra: Partial<store.Transition> = {}) {
+    return this.context.writes.transition({ runId: this.run.id, executionId: this.run.execution_id, from, to, events, ...extra });
   }
 
   private async execute(): Promise<void> {
     const { context, run } = this;
-    if (!(await store.advance(context.db, this.ref, 'PENDING', 'CLAIMED', { type: 'oz_run_claimed', payload: { engine: context.engineId } }))) return;
+    // PENDING is the preparation: the workspace exists before the run counts as taken by a worker.
     const workspace = await context.workspaces.create(run.id, run.execution_id);
+    const claimed = await this.transition('PENDING', 'CLAIMED', [
+      { type: 'oz_run_claimed', payload: { engine: context.engineId } },
+      { type: 'worker_container_ready', payload: { sandbox: context.sandbox } },
+    ]).catch(async (error) => {
+      await context.workspaces.remove(workspace).catch(() => undefined);
+      throw error;
+    });
+    if (!claimed.moved) {
+      await context.workspaces.remove(workspace).catch(() => undefined);
+      return;
+    }
     let keepWorkspace = false;
     try {
-      await this.event('worker_container_ready', { sandbox: context.sandbox });
       const harnessName = run.harness ?? (run.agent_config.harness as { type?: string } | undefined)?.type ?? context.defaultHarness;
       const harness = harnessName === undefined ? undefined : context.harnesses.get(harnessName);
       if (run.environment_id !== null) {
@@ -126,17 +141,24 @@ export class Execution {
         usage: null,
       };
     } finally {
-      if (!keepWorkspace) {
-        await context.workspaces.remove(workspace).catch(() => undefined);
-        await this.event('vm_shutdown', this.reason ? { reason: this.reason } : undefined).catch(() => undefined);
-      }
-      await this.settle().catch((error) => context.log.error({ err: error, runId: run.id }, 'could not record how the run ended'));
+      if (!keepWorkspace) await context.workspaces.remove(workspace).catch(() => undefined);
+      await this.settle(keepWorkspace ? [] : [{ type: 'vm_shutdown', ...(this.reason ? { payload: { reason: this.reason } } : {}) }]).catch((error) =>
+        context.log.error({ err: error, runId: run.id }, 'could not record how the run ended'),
+      );
     }
   }
 
-  /** Records the end: the outcome, or what a cancel, a lost lease or a shutdown leaves to do. */
-  private async settle(): Promise<void> {
+  /**
+   * Records the end: the outcome, or what a cancel, a lost lease or a shutdown leaves to do. `before` are the
+   * events of the sandbox going away, written with the outcome when there is one.
+   */
+  private async settle(before: store.TimelineEvent[]): Promise<void> {
     const { context, run } = this;
+    if (this.outcome && this.reason === undefined) {
+      await this.finish(this.outcome, before);
+      return;
+    }
+    for (const event of before) await this.event(event.type, event.payload).catch(() => undefined);
     if (this.reason === 'shutdown' && !this.agentStarted) {
       await store.requeue(context.db, this.ref, 'the engine shut down before the agent started');
     } else if (this.reason === 'shutdown') {
@@ -145,11 +167,9 @@ export class Execution {
         eventType: 'oz_run_errored',
         statusMessage: { message: 'The server shut down while the run was in progress; the run may be retried', error_code: 'resource_unavailable', retryable: true },
         usage: null,
-      });
+      }, []);
     } else if (this.reason !== undefined) {
       if (this.agentStarted) await store.clearSandboxIfCancelled(context.db, run.id);
-    } else if (this.outcome) {
-      await this.finish(this.outcome);
     }
   }
 
@@ -193,7 +213,7 @@ export class Execution {
       return 'stop';
     }
     // The workspace stays, so it is not shut down: the run ends now, and the debug window starts.
-    const ended = await this.finish({ ...outcome, debugSession: { owner: context.engineId, workspace, until: until.toISOString() } });
+    const ended = await this.finish({ ...outcome, debugSession: { owner: context.engineId, workspace, until: until.toISOString() } }, []);
     if (ended !== 'ended') return 'stop';
     return {
       runId: run.id,
@@ -213,21 +233,21 @@ export class Execution {
   private async runAgent(harness: Harness, workspace: string): Promise<void> {
     const { context, run } = this;
     const conversationId = run.conversation_id ?? randomUUID();
-    const started = await store.advance(
-      context.db,
-      this.ref,
-      'CLAIMED',
-      'INPROGRESS',
-      { type: 'agent_started', payload: { harness: harness.name } },
-      { started: true, conversationId, harness: harness.name },
-    );
-    if (!started) return;
+    const started = await this.transition('CLAIMED', 'INPROGRESS', [{ type: 'agent_started', payload: { harness: harness.name } }], {
+      started: true,
+      conversationId,
+      harness: harness.name,
+      takeInputs: true,
+    });
+    if (!started.moved) return;
     this.agentStarted = true;
-    const followups = await store.takeInputs(context.db, run.id, 'agent');
-    const history = await store.conversationHistory(context.db, run.conversation_id ?? conversationId, run.id, run.execution_id);
+    const followups = started.inputs;
+    // A new conversation has no earlier executions to replay.
+    const continuing = run.conversation_id !== null || run.execution_id > 1;
+    const history = continuing ? await store.conversationHistory(context.db, run.conversation_id ?? conversationId, run.id, run.execution_id) : [];
     const basePrompt = run.agent_config.base_prompt;
     const { session, result } = await startHarnessRun(
-      context.db,
+      context.writes,
       harness,
       {
         runId: run.id,
@@ -257,7 +277,7 @@ export class Execution {
     this.outcome = outcomeOf(finished, harness.name);
   }
 
-  private finish(outcome: store.Outcome) {
-    return store.finishExecution(this.context.db, this.ref, outcome);
+  private finish(outcome: store.Outcome, before: store.TimelineEvent[]) {
+    return this.context.writes.finish({ runId: this.run.id, executionId: this.run.execution_id, outcome, before });
   }
 }

@@ -1,12 +1,11 @@
-import type { Kysely } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import { newUid } from '../platform/crypto.js';
-import type { DB } from '../platform/db/schema.js';
 import type { Harness, HarnessSession, HarnessTask } from './harnesses/harness.js';
 import { parseEvent, type HarnessEvent } from './harnesses/protocol.js';
 import type { SandboxExit } from './sandbox/types.js';
 import { insertArtifact } from './store.js';
 import { TranscriptWriter } from './transcript-writer.js';
+import type { EngineWrites } from './writes.js';
 
 export type FinalEvent = Extract<HarnessEvent, { type: 'done' | 'failed' | 'ask_user' }>;
 
@@ -36,8 +35,8 @@ export function transcriptFormat(harness: Harness): 'events' | 'text' {
  * Starts a harness for one execution and follows its output: every line goes to the transcript, usage is
  * summed, artifacts are recorded as they are reported, and the final event decides how the execution ends.
  */
-export async function startHarnessRun(db: Kysely<DB>, harness: Harness, task: HarnessTask, teamUid: string, log: FastifyBaseLogger): Promise<HarnessRun> {
-  const transcript = new TranscriptWriter(db, task.runId, task.executionId);
+export async function startHarnessRun(writes: EngineWrites, harness: Harness, task: HarnessTask, teamUid: string, log: FastifyBaseLogger): Promise<HarnessRun> {
+  const transcript = new TranscriptWriter((rows) => writes.transcript(rows), task.runId, task.executionId);
   const structured = transcriptFormat(harness) === 'events';
   let final: FinalEvent | null = null;
   let usage: Record<string, number> | null = null;
@@ -58,7 +57,7 @@ export async function startHarnessRun(db: Kysely<DB>, harness: Harness, task: Ha
       }
       case 'artifact':
         pending.push(
-          insertArtifact(db, { uid: newUid(), run_id: task.runId, team_uid: teamUid, artifact_type: event.artifact_type, data: event.data }).catch((error) =>
+          insertArtifact(writes.db, { uid: newUid(), run_id: task.runId, team_uid: teamUid, artifact_type: event.artifact_type, data: event.data }).catch((error) =>
             log.warn({ err: error, runId: task.runId }, 'could not record an artifact'),
           ),
         );

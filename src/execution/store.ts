@@ -74,40 +74,92 @@ export async function atCapacity(db: Kysely<DB>, teamUid: string, limits: Limits
   return counts.total >= limits.global || counts.team >= limits.perTeam;
 }
 
-/**
- * Moves an owned run from one active state to the next with its timeline event. False when the run is no longer
- * this engine's in that state (cancelled, or its lease was taken back).
- */
-export async function advance(
-  db: Kysely<DB>,
-  run: { id: string; engineId: string; executionId: number },
-  from: string,
-  to: string,
-  event: { type: string; payload?: Record<string, unknown> },
-  extra: { started?: boolean; conversationId?: string; harness?: string } = {},
-): Promise<boolean> {
-  const result = await sql<{ id: string }>`
-    WITH moved AS (
-      UPDATE runs SET state = ${to}, updated_at = clock_timestamp(),
-        started_at = CASE WHEN ${extra.started ?? false} THEN coalesce(started_at, clock_timestamp()) ELSE started_at END,
-        sandbox_running = sandbox_running OR ${extra.started ?? false},
-        conversation_id = coalesce(conversation_id, ${extra.conversationId ?? null}),
-        harness = coalesce(${extra.harness ?? null}, harness)
-      WHERE id = ${run.id} AND state = ${from} AND lease_owner = ${run.engineId}
-      RETURNING id
+export interface TimelineEvent {
+  type: string;
+  payload?: Record<string, unknown> | undefined;
+}
+
+/** One owned run moving from one active state to the next, with its timeline events. */
+export interface Transition {
+  runId: string;
+  executionId: number;
+  from: string;
+  to: string;
+  events: TimelineEvent[];
+  /** The agent starts: sets started_at (first time only) and marks the sandbox running. */
+  started?: boolean;
+  conversationId?: string;
+  harness?: string;
+  /** Also take the run's follow-ups not yet given to its agent (oldest first), in the same statement. */
+  takeInputs?: boolean;
+}
+
+export interface TransitionResult {
+  /** False when the run is no longer this engine's execution in that state (cancelled, or taken back). */
+  moved: boolean;
+  inputs: string[];
+}
+
+/** Applies many engine transitions in one statement (see Batcher): each row moves only if it is still ours. */
+export async function applyTransitions(db: Kysely<DB>, engineId: string, items: Transition[]): Promise<TransitionResult[]> {
+  const result = await sql<{ id: string; inputs: string[] }>`
+    WITH input AS (
+      SELECT * FROM unnest(
+        ${items.map((item) => item.runId)}::text[], ${items.map((item) => item.executionId)}::int[],
+        ${items.map((item) => item.from)}::text[], ${items.map((item) => item.to)}::text[],
+        ${items.map((item) => item.started ?? false)}::bool[], ${items.map((item) => item.conversationId ?? null)}::text[],
+        ${items.map((item) => item.harness ?? null)}::text[], ${items.map((item) => item.takeInputs ?? false)}::bool[],
+        ${items.map((item) => JSON.stringify(item.events))}::text[]
+      ) AS i(id, execution_id, from_state, to_state, started, conversation_id, harness, take_inputs, events)
+    ), moved AS (
+      UPDATE runs r SET state = i.to_state, updated_at = clock_timestamp(),
+        started_at = CASE WHEN i.started THEN coalesce(r.started_at, clock_timestamp()) ELSE r.started_at END,
+        sandbox_running = r.sandbox_running OR i.started,
+        conversation_id = coalesce(r.conversation_id, i.conversation_id),
+        harness = coalesce(i.harness, r.harness)
+      FROM input i
+      WHERE r.id = i.id AND r.state = i.from_state AND r.lease_owner = ${engineId} AND r.execution_id = i.execution_id
+      RETURNING r.id, i.execution_id, i.take_inputs, i.events
     ), events AS (
       INSERT INTO run_events (event_uuid, run_id, execution_id, event_type, payload)
-      SELECT gen_random_uuid()::text, id, ${String(run.executionId)}, ${event.type}, ${event.payload ? json(event.payload) : null} FROM moved
+      SELECT gen_random_uuid()::text, m.id, m.execution_id::text, e.value->>'type', e.value->'payload'
+      FROM moved m CROSS JOIN LATERAL jsonb_array_elements(m.events::jsonb) WITH ORDINALITY AS e(value, n)
+      ORDER BY m.id, e.n
+    ), taken AS (
+      UPDATE run_inputs SET delivered_at = clock_timestamp()
+      WHERE run_id IN (SELECT id FROM moved WHERE take_inputs) AND purpose = 'agent' AND delivered_at IS NULL
+      RETURNING run_id, seq, message
     )
-    SELECT id FROM moved`.execute(db);
-  return result.rows.length > 0;
+    SELECT m.id, coalesce((SELECT array_agg(t.message ORDER BY t.seq) FROM taken t WHERE t.run_id = m.id), '{}') AS inputs
+    FROM moved m`.execute(db);
+  const moved = new Map(result.rows.map((row) => [row.id, row.inputs]));
+  return items.map((item) => ({ moved: moved.has(item.runId), inputs: moved.get(item.runId) ?? [] }));
+}
+
+export interface EventRow {
+  runId: string;
+  executionId: number;
+  event: TimelineEvent;
+}
+
+/** Appends timeline events of any runs, in the order given. */
+export async function insertEvents(db: Kysely<DB>, rows: EventRow[]): Promise<void> {
+  await db
+    .insertInto('run_events')
+    .values(
+      rows.map(({ runId, executionId, event }) => ({
+        event_uuid: crypto.randomUUID(),
+        run_id: runId,
+        execution_id: String(executionId),
+        event_type: event.type,
+        payload: event.payload ? JSON.stringify(event.payload) : null,
+      })),
+    )
+    .execute();
 }
 
 export async function recordEvent(db: Kysely<DB>, runId: string, executionId: number, type: string, payload?: Record<string, unknown>): Promise<void> {
-  await db
-    .insertInto('run_events')
-    .values({ event_uuid: crypto.randomUUID(), run_id: runId, execution_id: String(executionId), event_type: type, payload: payload ? JSON.stringify(payload) : null })
-    .execute();
+  await insertEvents(db, [{ runId, executionId, event: { type, payload } }]);
 }
 
 /** Follow-ups not yet given to a harness, oldest first; marks them delivered. */
@@ -139,42 +191,86 @@ export interface Outcome {
   debugSession?: { owner: string; workspace: string; until: string };
 }
 
+export interface Finish {
+  runId: string;
+  executionId: number;
+  outcome: Outcome;
+  /** Events before the outcome's own (`vm_shutdown`), recorded whenever the execution is still ours. */
+  before: TimelineEvent[];
+}
+
+/** `ended`, `continued` (follow-ups were waiting: the run is queued for its next execution), or `lost` (no longer ours). */
+export type FinishResult = 'ended' | 'continued' | 'lost';
+
 /**
- * Ends this engine's execution of a run. Follow-ups that arrived while it ran and were not delivered start the
- * next execution instead of ending the run (unless it failed). The row lock orders this against a follow-up
- * being added, so none is lost. Returns what happened: `ended`, `continued`, or `lost` (no longer ours).
+ * Ends executions of this engine, many in one transaction (see Batcher). Follow-ups that arrived while an
+ * execution ran and were not delivered start the next execution instead of ending the run (unless it failed).
+ * The rows are locked first: adding a follow-up locks the same row, so the statements after the lock see every
+ * follow-up committed before it and none is lost. NO KEY UPDATE leaves foreign-key checks of concurrent event and
+ * transcript inserts unblocked.
  */
-export async function finishExecution(db: Kysely<DB>, run: { id: string; engineId: string; executionId: number }, outcome: Outcome): Promise<'ended' | 'continued' | 'lost'> {
+export async function finishExecutions(db: Kysely<DB>, engineId: string, items: Finish[]): Promise<FinishResult[]> {
   return db.transaction().execute(async (trx) => {
-    const current = await sql<{ state: string; lease_owner: string | null; execution_id: number }>`
-      SELECT state, lease_owner, execution_id FROM runs WHERE id = ${run.id} FOR UPDATE`.execute(trx);
-    const row = current.rows[0];
-    if (!row || row.lease_owner !== run.engineId || !(ACTIVE_STATES as readonly string[]).includes(row.state) || row.execution_id !== run.executionId) {
-      return 'lost';
-    }
-    await recordEvent(trx, run.id, run.executionId, outcome.eventType, outcome.eventPayload);
-    const waiting = await sql<{ n: number }>`
-      SELECT count(*)::int AS n FROM run_inputs WHERE run_id = ${run.id} AND purpose = 'agent' AND delivered_at IS NULL`.execute(trx);
-    const usage = outcome.usage ? json(outcome.usage) : null;
-    if (waiting.rows[0]!.n > 0 && (outcome.state === 'SUCCEEDED' || outcome.state === 'BLOCKED')) {
-      const next = run.executionId + 1;
-      await sql`UPDATE run_inputs SET execution_id = ${next} WHERE run_id = ${run.id} AND delivered_at IS NULL AND purpose = 'agent'`.execute(trx);
-      await sql`
-        UPDATE runs SET state = 'QUEUED', execution_id = ${next}, lease_owner = NULL, lease_expires_at = NULL,
-          sandbox_running = false, status_message = NULL, updated_at = clock_timestamp(),
-          request_usage = coalesce(${usage}, request_usage)
-        WHERE id = ${run.id}`.execute(trx);
-      await recordEvent(trx, run.id, next, 'run_continued', { reason: 'follow-ups arrived while the previous execution ran' });
-      return 'continued';
-    }
-    await sql`
-      UPDATE runs SET state = ${outcome.state}, status_message = ${outcome.statusMessage ? json(outcome.statusMessage) : null},
-        ended_at = clock_timestamp(), updated_at = clock_timestamp(), lease_owner = NULL, lease_expires_at = NULL,
-        sandbox_running = false, request_usage = coalesce(${usage}, request_usage),
-        debug_session = ${outcome.debugSession ? json(outcome.debugSession) : null}
-      WHERE id = ${run.id}`.execute(trx);
-    return 'ended';
+    const ids = items.map((item) => item.runId);
+    await sql`SELECT id FROM runs WHERE id = ANY(${ids}::text[]) ORDER BY id FOR NO KEY UPDATE`.execute(trx);
+    const outcomes = items.map((item) => item.outcome);
+    const ended = await sql<{ id: string }>`
+      WITH input AS (
+        SELECT * FROM unnest(
+          ${ids}::text[], ${items.map((item) => item.executionId)}::int[], ${outcomes.map((outcome) => outcome.state)}::text[],
+          ${outcomes.map((outcome) => nullableJson(outcome.statusMessage))}::text[], ${outcomes.map((outcome) => nullableJson(outcome.usage))}::text[],
+          ${outcomes.map((outcome) => nullableJson(outcome.debugSession))}::text[],
+          ${items.map((item) => JSON.stringify([...item.before, { type: item.outcome.eventType, payload: item.outcome.eventPayload }]))}::text[]
+        ) AS i(id, execution_id, state, status_message, usage, debug_session, events)
+      ), ended AS (
+        UPDATE runs r SET state = i.state, status_message = i.status_message::jsonb, ended_at = clock_timestamp(),
+          updated_at = clock_timestamp(), lease_owner = NULL, lease_expires_at = NULL, sandbox_running = false,
+          request_usage = coalesce(i.usage::jsonb, r.request_usage), debug_session = i.debug_session::jsonb
+        FROM input i
+        WHERE r.id = i.id AND r.lease_owner = ${engineId} AND r.state IN ('PENDING', 'CLAIMED', 'INPROGRESS')
+          AND r.execution_id = i.execution_id
+          AND (i.state NOT IN ('SUCCEEDED', 'BLOCKED') OR NOT EXISTS (
+            SELECT 1 FROM run_inputs w WHERE w.run_id = r.id AND w.purpose = 'agent' AND w.delivered_at IS NULL))
+        RETURNING r.id, i.execution_id, i.events
+      ), events AS (
+        INSERT INTO run_events (event_uuid, run_id, execution_id, event_type, payload)
+        SELECT gen_random_uuid()::text, e.id, e.execution_id::text, x.value->>'type', x.value->'payload'
+        FROM ended e CROSS JOIN LATERAL jsonb_array_elements(e.events::jsonb) WITH ORDINALITY AS x(value, n)
+        ORDER BY e.id, x.n
+      )
+      SELECT id FROM ended`.execute(trx);
+    const endedIds = new Set(ended.rows.map((row) => row.id));
+    const results: FinishResult[] = [];
+    for (const item of items) results.push(endedIds.has(item.runId) ? 'ended' : await continueOrLose(trx, engineId, item));
+    return results;
   });
+}
+
+const nullableJson = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
+
+/** The rarer ends, inside finishExecutions' transaction with the row locked: the run continues, or is not ours. */
+async function continueOrLose(trx: Kysely<DB>, engineId: string, item: Finish): Promise<FinishResult> {
+  const { runId, executionId, outcome } = item;
+  const current = await sql<{ state: string; lease_owner: string | null; execution_id: number }>`
+    SELECT state, lease_owner, execution_id FROM runs WHERE id = ${runId}`.execute(trx);
+  const row = current.rows[0];
+  if (!row) return 'lost';
+  if (row.lease_owner !== engineId || !(ACTIVE_STATES as readonly string[]).includes(row.state) || row.execution_id !== executionId) {
+    // Cancelled or taken back: the sandbox is gone all the same.
+    await insertEvents(trx, item.before.map((event) => ({ runId, executionId, event })));
+    return 'lost';
+  }
+  // Only a success or a question with follow-ups waiting gets here: they start the next execution.
+  await insertEvents(trx, [...item.before, { type: outcome.eventType, payload: outcome.eventPayload }].map((event) => ({ runId, executionId, event })));
+  const next = executionId + 1;
+  await sql`UPDATE run_inputs SET execution_id = ${next} WHERE run_id = ${runId} AND delivered_at IS NULL AND purpose = 'agent'`.execute(trx);
+  await sql`
+    UPDATE runs SET state = 'QUEUED', execution_id = ${next}, lease_owner = NULL, lease_expires_at = NULL,
+      sandbox_running = false, status_message = NULL, updated_at = clock_timestamp(),
+      request_usage = coalesce(${outcome.usage ? json(outcome.usage) : null}, request_usage)
+    WHERE id = ${runId}`.execute(trx);
+  await recordEvent(trx, runId, next, 'run_continued', { reason: 'follow-ups arrived while the previous execution ran' });
+  return 'continued';
 }
 
 /** Puts an owned run that never reached its agent back in the queue (the engine is shutting down). */
@@ -188,13 +284,22 @@ export async function requeue(db: Kysely<DB>, run: { id: string; engineId: strin
     SELECT gen_random_uuid()::text, id, ${String(run.executionId)}, 'run_requeued', ${json({ reason })} FROM moved`.execute(db);
 }
 
-/** Extends this engine's leases; returns the runs it still holds (the others were cancelled or taken back). */
+/**
+ * Extends this engine's leases; returns the runs it still holds (the others were cancelled or taken back). Rows
+ * another statement of this engine has locked (a batch ending them) are skipped, not waited for: locking many rows
+ * in no particular order could deadlock with that batch. Their leases are renewed on the next round.
+ */
 export async function renewLeases(db: Kysely<DB>, engineId: string, runIds: string[], leaseSeconds: number): Promise<Set<string>> {
   if (runIds.length === 0) return new Set();
   const rows = await sql<{ id: string }>`
-    UPDATE runs SET lease_expires_at = clock_timestamp() + make_interval(secs => ${leaseSeconds})
-    WHERE id = ANY(${runIds}::text[]) AND lease_owner = ${engineId} AND state IN ('PENDING', 'CLAIMED', 'INPROGRESS')
-    RETURNING id`.execute(db);
+    WITH held AS (
+      SELECT id FROM runs WHERE id = ANY(${runIds}::text[]) AND lease_owner = ${engineId} AND state IN ('PENDING', 'CLAIMED', 'INPROGRESS')
+    ), renewed AS (
+      UPDATE runs SET lease_expires_at = clock_timestamp() + make_interval(secs => ${leaseSeconds})
+      WHERE id IN (SELECT id FROM runs WHERE id IN (SELECT id FROM held) FOR NO KEY UPDATE SKIP LOCKED)
+        AND lease_owner = ${engineId} AND state IN ('PENDING', 'CLAIMED', 'INPROGRESS')
+    )
+    SELECT id FROM held`.execute(db);
   return new Set(rows.rows.map((row) => row.id));
 }
 
@@ -242,7 +347,11 @@ export interface TranscriptRow {
 
 export async function appendTranscript(db: Kysely<DB>, rows: TranscriptRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await db.insertInto('run_transcript').values(rows).execute();
+  // Four array parameters whatever the number of lines (a VALUES list would hit the 65,535-parameter limit).
+  await sql`
+    INSERT INTO run_transcript (run_id, execution_id, stream, line)
+    SELECT * FROM unnest(${rows.map((row) => row.run_id)}::text[], ${rows.map((row) => row.execution_id)}::int[],
+      ${rows.map((row) => row.stream)}::text[], ${rows.map((row) => row.line)}::text[])`.execute(db);
 }
 
 /** After a cancel has stopped the harness: the run no longer has a sandbox. */

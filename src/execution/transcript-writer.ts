@@ -1,6 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { DB } from '../platform/db/schema.js';
-import { appendTranscript, type TranscriptRow } from './store.js';
+import type { TranscriptRow } from './store.js';
 
 /** Lines written in one batch at most; a busy harness is written every FLUSH_MS in batches. */
 const BATCH_LINES = 500;
@@ -17,7 +15,7 @@ export class TranscriptWriter {
   private failure: unknown;
 
   constructor(
-    private readonly db: Kysely<DB>,
+    private readonly write: (rows: TranscriptRow[]) => Promise<void>,
     private readonly runId: string,
     private readonly executionId: number,
   ) {}
@@ -43,7 +41,7 @@ export class TranscriptWriter {
     this.writing = this.writing.then(async () => {
       for (let start = 0; start < rows.length; start += BATCH_LINES) {
         try {
-          await appendTranscript(this.db, rows.slice(start, start + BATCH_LINES));
+          await this.write(rows.slice(start, start + BATCH_LINES));
         } catch (error) {
           this.failure ??= error;
         }
