@@ -80,32 +80,32 @@ export class Execution {
     return { id: this.run.id, engineId: this.context.engineId, executionId: this.run.execution_id };
   }
 
+  /** Timeline events that ride with the execution's next write rather than costing a statement of their own. */
+  private unwritten: store.TimelineEvent[] = [];
+
+  private withUnwritten(events: store.TimelineEvent[]): store.TimelineEvent[] {
+    const all = [...this.unwritten, ...events];
+    this.unwritten = [];
+    return all;
+  }
+
   private event(type: string, payload?: Record<string, unknown>): Promise<void> {
-    return this.context.writes.event(this.run.id, this.run.execution_id, type, payload);
+    return this.context.writes.events(this.run.id, this.run.execution_id, this.withUnwritten([{ type, payload }]));
   }
 
   /** Moves the run on if it is still this execution's; false when it was cancelled or taken back meanwhile. */
   private transition(from: string, to: string, events: store.TimelineEvent[], extra: Partial<store.Transition> = {}) {
-    return this.context.writes.transition({ runId: this.run.id, executionId: this.run.execution_id, from, to, events, ...extra });
+    return this.context.writes.transition({ runId: this.run.id, executionId: this.run.execution_id, from, to, events: this.withUnwritten(events), ...extra });
   }
 
   private async execute(): Promise<void> {
     const { context, run } = this;
-    // PENDING is the preparation: the workspace exists before the run counts as taken by a worker.
-    const workspace = await context.workspaces.create(run.id, run.execution_id);
-    const claimed = await this.transition('PENDING', 'CLAIMED', [
-      { type: 'oz_run_claimed', payload: { engine: context.engineId } },
-      { type: 'worker_container_ready', payload: { sandbox: context.sandbox } },
-    ]).catch(async (error) => {
-      await context.workspaces.remove(workspace).catch(() => undefined);
-      throw error;
-    });
-    if (!claimed.moved) {
-      await context.workspaces.remove(workspace).catch(() => undefined);
-      return;
-    }
+    if (!(await this.transition('PENDING', 'CLAIMED', [{ type: 'oz_run_claimed', payload: { engine: context.engineId } }])).moved) return;
+    let workspace: string | undefined;
     let keepWorkspace = false;
     try {
+      workspace = await context.workspaces.create(run.id, run.execution_id);
+      this.unwritten.push({ type: 'worker_container_ready', payload: { sandbox: context.sandbox } });
       const harnessName = run.harness ?? (run.agent_config.harness as { type?: string } | undefined)?.type ?? context.defaultHarness;
       const harness = harnessName === undefined ? undefined : context.harnesses.get(harnessName);
       if (run.environment_id !== null) {
@@ -141,8 +141,9 @@ export class Execution {
         usage: null,
       };
     } finally {
-      if (!keepWorkspace) await context.workspaces.remove(workspace).catch(() => undefined);
-      await this.settle(keepWorkspace ? [] : [{ type: 'vm_shutdown', ...(this.reason ? { payload: { reason: this.reason } } : {}) }]).catch((error) =>
+      if (workspace !== undefined && !keepWorkspace) await context.workspaces.remove(workspace).catch(() => undefined);
+      const shutdown: store.TimelineEvent[] = keepWorkspace ? [] : [{ type: 'vm_shutdown', ...(this.reason ? { payload: { reason: this.reason } } : {}) }];
+      await this.settle(this.withUnwritten(shutdown)).catch((error) =>
         context.log.error({ err: error, runId: run.id }, 'could not record how the run ended'),
       );
     }
@@ -158,7 +159,7 @@ export class Execution {
       await this.finish(this.outcome, before);
       return;
     }
-    for (const event of before) await this.event(event.type, event.payload).catch(() => undefined);
+    if (before.length > 0) await this.context.writes.events(run.id, run.execution_id, before).catch(() => undefined);
     if (this.reason === 'shutdown' && !this.agentStarted) {
       await store.requeue(context.db, this.ref, 'the engine shut down before the agent started');
     } else if (this.reason === 'shutdown') {

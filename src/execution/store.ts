@@ -4,8 +4,6 @@ import type { DB } from '../platform/db/schema.js';
 /** Queries of the execution engine: claims, leases, transitions, follow-up inputs and the transcript. */
 
 export const ACTIVE_STATES = ['PENDING', 'CLAIMED', 'INPROGRESS'] as const;
-/** Serializes claimers across replicas so the concurrency limits hold exactly (claims take about a millisecond). */
-const CLAIM_LOCK = 7_240_001;
 /** How far into the queue a claim looks for runs of teams below their limit. */
 const CLAIM_SCAN = 1000;
 
@@ -29,40 +27,12 @@ const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
 
 /**
  * Moves up to `batch` queued runs to PENDING under this engine's lease, oldest first, without passing the global
- * or per-team limit of runs in PENDING, CLAIMED or INPROGRESS.
+ * or per-team limit of runs in PENDING, CLAIMED or INPROGRESS (the function `hangar_claim_runs`, migration 0007).
  */
 export async function claimRuns(db: Kysely<DB>, engineId: string, leaseSeconds: number, limits: Limits, batch: number): Promise<ClaimedRun[]> {
-  return db.transaction().execute(async (trx) => {
-    await sql`SELECT pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(trx);
-    const candidates = await sql<{ id: string }>`
-      WITH active AS (
-        SELECT team_uid, count(*)::int AS n FROM runs WHERE state IN ('PENDING', 'CLAIMED', 'INPROGRESS') GROUP BY team_uid
-      ), head AS (
-        SELECT id, team_uid, created_at FROM runs
-        WHERE state = 'QUEUED' AND worker_host IS NULL ORDER BY created_at, id LIMIT ${CLAIM_SCAN}
-      ), queued AS (
-        SELECT id, team_uid, created_at, row_number() OVER (PARTITION BY team_uid ORDER BY created_at, id) AS position FROM head
-      )
-      SELECT q.id FROM queued q LEFT JOIN active a ON a.team_uid = q.team_uid
-      WHERE coalesce(a.n, 0) + q.position <= ${limits.perTeam}
-      ORDER BY q.created_at, q.id
-      LIMIT greatest(0, least(${batch}::int, ${limits.global}::int - (SELECT coalesce(sum(n), 0)::int FROM active)))`.execute(trx);
-    if (candidates.rows.length === 0) return [];
-    const ids = candidates.rows.map((row) => row.id);
-    const claimed = await sql<ClaimedRun>`
-      WITH claimed AS (
-        UPDATE runs SET state = 'PENDING', lease_owner = ${engineId},
-          lease_expires_at = clock_timestamp() + make_interval(secs => ${leaseSeconds}), updated_at = clock_timestamp()
-        WHERE id IN (SELECT id FROM runs WHERE id = ANY(${ids}::text[]) AND state = 'QUEUED' FOR UPDATE SKIP LOCKED)
-        RETURNING id, team_uid, execution_id, prompt, agent_config, environment_id, conversation_id, harness, created_at
-      ), events AS (
-        INSERT INTO run_events (event_uuid, run_id, execution_id, event_type, payload)
-        SELECT gen_random_uuid()::text, id, execution_id::text, 'run_dispatched', ${json({ engine: engineId })} FROM claimed
-      )
-      SELECT id, team_uid, execution_id, prompt, agent_config, environment_id, conversation_id, harness FROM claimed
-      ORDER BY created_at, id`.execute(trx);
-    return claimed.rows;
-  });
+  const claimed = await sql<ClaimedRun>`/*prepared:claim_runs*/
+    SELECT * FROM hangar_claim_runs(${engineId}, ${leaseSeconds}::int, ${limits.perTeam}::int, ${limits.global}::int, ${batch}::int, ${CLAIM_SCAN}::int)`.execute(db);
+  return claimed.rows;
 }
 
 /** Active runs a caller's new run would wait behind: whether the limits are reached right now. */
@@ -102,7 +72,7 @@ export interface TransitionResult {
 
 /** Applies many engine transitions in one statement (see Batcher): each row moves only if it is still ours. */
 export async function applyTransitions(db: Kysely<DB>, engineId: string, items: Transition[]): Promise<TransitionResult[]> {
-  const result = await sql<{ id: string; inputs: string[] }>`
+  const result = await sql<{ id: string; inputs: string[] }>`/*prepared:apply_transitions*/
     WITH input AS (
       SELECT * FROM unnest(
         ${items.map((item) => item.runId)}::text[], ${items.map((item) => item.executionId)}::int[],
@@ -212,9 +182,9 @@ export type FinishResult = 'ended' | 'continued' | 'lost';
 export async function finishExecutions(db: Kysely<DB>, engineId: string, items: Finish[]): Promise<FinishResult[]> {
   return db.transaction().execute(async (trx) => {
     const ids = items.map((item) => item.runId);
-    await sql`SELECT id FROM runs WHERE id = ANY(${ids}::text[]) ORDER BY id FOR NO KEY UPDATE`.execute(trx);
+    await sql`/*prepared:lock_finishing*/ SELECT id FROM runs WHERE id = ANY(${ids}::text[]) ORDER BY id FOR NO KEY UPDATE`.execute(trx);
     const outcomes = items.map((item) => item.outcome);
-    const ended = await sql<{ id: string }>`
+    const ended = await sql<{ id: string }>`/*prepared:finish_executions*/
       WITH input AS (
         SELECT * FROM unnest(
           ${ids}::text[], ${items.map((item) => item.executionId)}::int[], ${outcomes.map((outcome) => outcome.state)}::text[],
@@ -291,7 +261,7 @@ export async function requeue(db: Kysely<DB>, run: { id: string; engineId: strin
  */
 export async function renewLeases(db: Kysely<DB>, engineId: string, runIds: string[], leaseSeconds: number): Promise<Set<string>> {
   if (runIds.length === 0) return new Set();
-  const rows = await sql<{ id: string }>`
+  const rows = await sql<{ id: string }>`/*prepared:renew_leases*/
     WITH held AS (
       SELECT id FROM runs WHERE id = ANY(${runIds}::text[]) AND lease_owner = ${engineId} AND state IN ('PENDING', 'CLAIMED', 'INPROGRESS')
     ), renewed AS (
@@ -348,7 +318,7 @@ export interface TranscriptRow {
 export async function appendTranscript(db: Kysely<DB>, rows: TranscriptRow[]): Promise<void> {
   if (rows.length === 0) return;
   // Four array parameters whatever the number of lines (a VALUES list would hit the 65,535-parameter limit).
-  await sql`
+  await sql`/*prepared:append_transcript*/
     INSERT INTO run_transcript (run_id, execution_id, stream, line)
     SELECT * FROM unnest(${rows.map((row) => row.run_id)}::text[], ${rows.map((row) => row.execution_id)}::int[],
       ${rows.map((row) => row.stream)}::text[], ${rows.map((row) => row.line)}::text[])`.execute(db);

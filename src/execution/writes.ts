@@ -10,7 +10,7 @@ import * as store from './store.js';
  */
 export class EngineWrites {
   private readonly transitions: Batcher<store.Transition, store.TransitionResult>;
-  private readonly events: Batcher<store.EventRow, void>;
+  private readonly eventGroups: Batcher<store.EventRow[], void>;
   private readonly transcripts: Batcher<store.TranscriptRow[], void>;
   private readonly finishes: Batcher<store.Finish, store.FinishResult>;
 
@@ -21,7 +21,7 @@ export class EngineWrites {
     // Two batches of a kind in flight at most: one being written while the next gathers.
     const options = { maxBatch: 100, maxInFlight: 2 };
     this.transitions = new Batcher({ ...options, write: (items) => store.applyTransitions(db, engineId, items) });
-    this.events = new Batcher({ ...options, write: async (rows) => each(rows, await store.insertEvents(db, rows)) });
+    this.eventGroups = new Batcher({ ...options, write: async (groups) => each(groups, await store.insertEvents(db, groups.flat())) });
     this.transcripts = new Batcher({ ...options, write: async (chunks) => each(chunks, await store.appendTranscript(db, chunks.flat())) });
     this.finishes = new Batcher({ ...options, write: (items) => store.finishExecutions(db, engineId, items) });
   }
@@ -30,8 +30,9 @@ export class EngineWrites {
     return this.transitions.submit(transition);
   }
 
-  event(runId: string, executionId: number, type: string, payload?: Record<string, unknown>): Promise<void> {
-    return this.events.submit({ runId, executionId, event: { type, payload } });
+  /** Appends a run's events in order (one item, so a batch boundary can never split and reorder them). */
+  events(runId: string, executionId: number, events: store.TimelineEvent[]): Promise<void> {
+    return this.eventGroups.submit(events.map((event) => ({ runId, executionId, event })));
   }
 
   transcript(rows: store.TranscriptRow[]): Promise<void> {

@@ -1,9 +1,9 @@
 import type { CommandHarnessConfig } from '../../config-file.js';
 import { scrubbedEnvironment, spawnSandboxed } from '../sandbox/index.js';
 import type { SandboxMode } from '../sandbox/types.js';
+import { workspaceHome } from '../workspace.js';
 import type { Harness, HarnessSession, HarnessSink, HarnessTask } from './harness.js';
 import type { TaskMessage, UserMessage } from './protocol.js';
-import path from 'node:path';
 
 export interface CommandHarnessOptions {
   sandbox: SandboxMode;
@@ -48,7 +48,7 @@ export class CommandHarness implements Harness {
       mode: this.options.sandbox,
       argv: this.config.command,
       cwd: task.workspace,
-      env: scrubbedEnvironment({ ...this.config.env, ...task.env }, path.join(task.workspace, '.home')),
+      env: scrubbedEnvironment({ ...this.config.env, ...task.env }, await workspaceHome(task.workspace)),
       hiddenPaths: this.options.hiddenPaths,
       allowNetwork: this.config.network,
       timeoutMs: this.config.timeoutMinutes * 60_000,

@@ -7,6 +7,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { acquireLockFile } from './lock-file.js';
 import { PostgresListener } from './listener.js';
+import { PreparingClient } from './prepared.js';
 import type { DB } from './schema.js';
 
 export interface Database {
@@ -30,7 +31,7 @@ export function pgliteDirectory(dataDir: string): string {
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize });
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize, Client: PreparingClient });
     // An idle connection the server closes (restart, failover, admin termination) is dropped from the pool and
     // replaced on the next query; without a listener node-postgres would crash the process instead.
     pool.on('error', (error) => logLostConnection('idle database connection lost', error));
@@ -60,7 +61,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     const pglite = await PGlite.create(directory, { extensions: { pg_trgm } });
     // Kysely's own dialect over the node-postgres adapter shipped with PGlite: concurrent transactions stay
     // isolated (the kysely-pglite package was measured mixing them up).
-    const pool = new pg.Pool(createPgConfig(pglite) as unknown as pg.PoolConfig);
+    const pool = new pg.Pool({ ...(createPgConfig(pglite) as unknown as pg.PoolConfig), Client: PreparingClient });
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     return {
       db,

@@ -81,3 +81,41 @@ BEGIN
 END $$;
 CREATE TRIGGER run_inputs_added AFTER INSERT ON run_inputs
   FOR EACH ROW EXECUTE FUNCTION hangar_notify_run_input();
+
+-- Claims up to `batch` queued runs for an engine, oldest first, without passing the global or per-team limit of
+-- active runs (PENDING, CLAIMED, INPROGRESS); looks `scan` runs deep for teams below their limit. One round trip
+-- on the pickup path. The advisory lock serializes claimers across replicas; the function is VOLATILE, so the
+-- query after the lock takes a new snapshot and counts every claim committed before it: the limits hold exactly.
+CREATE FUNCTION hangar_claim_runs(engine text, lease_seconds integer, per_team integer, global_limit integer, batch integer, scan integer)
+RETURNS TABLE (id text, team_uid text, execution_id integer, prompt text, agent_config jsonb, environment_id text,
+  conversation_id text, harness text)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+BEGIN
+  PERFORM pg_advisory_xact_lock(7240001);
+  RETURN QUERY
+  WITH active AS (
+    SELECT r.team_uid, count(*)::int AS n FROM runs r WHERE r.state IN ('PENDING', 'CLAIMED', 'INPROGRESS') GROUP BY r.team_uid
+  ), head AS (
+    SELECT r.id, r.team_uid, r.created_at FROM runs r
+    WHERE r.state = 'QUEUED' AND r.worker_host IS NULL ORDER BY r.created_at, r.id LIMIT scan
+  ), queued AS (
+    SELECT h.id, h.team_uid, h.created_at, row_number() OVER (PARTITION BY h.team_uid ORDER BY h.created_at, h.id) AS position
+    FROM head h
+  ), chosen AS (
+    SELECT q.id FROM queued q LEFT JOIN active a ON a.team_uid = q.team_uid
+    WHERE coalesce(a.n, 0) + q.position <= per_team
+    ORDER BY q.created_at, q.id
+    LIMIT greatest(0, least(batch, global_limit - (SELECT coalesce(sum(a.n), 0)::int FROM active a)))
+  ), claimed AS (
+    UPDATE runs r SET state = 'PENDING', lease_owner = engine,
+      lease_expires_at = clock_timestamp() + make_interval(secs => lease_seconds), updated_at = clock_timestamp()
+    WHERE r.id IN (SELECT l.id FROM runs l WHERE l.id IN (SELECT c.id FROM chosen c) AND l.state = 'QUEUED' FOR UPDATE SKIP LOCKED)
+    RETURNING r.id, r.team_uid, r.execution_id, r.prompt, r.agent_config, r.environment_id, r.conversation_id, r.harness, r.created_at
+  ), events AS (
+    INSERT INTO run_events (event_uuid, run_id, execution_id, event_type, payload)
+    SELECT gen_random_uuid()::text, c.id, c.execution_id::text, 'run_dispatched', jsonb_build_object('engine', engine) FROM claimed c
+  )
+  SELECT c.id, c.team_uid, c.execution_id, c.prompt, c.agent_config, c.environment_id, c.conversation_id, c.harness
+  FROM claimed c ORDER BY c.created_at, c.id;
+END $$;
