@@ -24,7 +24,7 @@ import type { Harness, HarnessSession, HarnessSink, HarnessTask } from '../../sr
 import type { DB } from '../../src/platform/db/schema.js';
 import { insertRuns, type NewRun } from '../../src/runs/store.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { createScratchDatabase, type ScratchDatabase } from '../runs-api/database.js';
+import { createScratchDatabase, defaultOwner, type ScratchDatabase } from '../runs-api/database.js';
 import { watchCpu } from '../runs-api/machine.js';
 
 const count = (name: string, fallback: number) => {
@@ -172,12 +172,7 @@ async function hangarPickup(): Promise<Pickup> {
 
 /** N queued runs for `harness`, inserted with the runs slice's own insert (run rows plus oz_run_created events). */
 async function queueRuns(db: Kysely<DB>, harness: string): Promise<void> {
-  const owner = await db
-    .selectFrom('teams')
-    .innerJoin('team_members', 'team_members.team_uid', 'teams.uid')
-    .select(['teams.uid as teamUid', 'team_members.user_uid as userUid'])
-    .where('teams.name', '=', 'default')
-    .executeTakeFirstOrThrow();
+  const owner = await defaultOwner(db);
   const run = (): NewRun => ({
     id: randomUUID(),
     team_uid: owner.teamUid,

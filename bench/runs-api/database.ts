@@ -1,5 +1,6 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import pg from 'pg';
+import type { DB } from '../../src/platform/db/schema.js';
 
 /** Plain SQL with $n parameters: the benchmark's seeding and the baselines need nothing more. */
 export type Query = <Row = Record<string, unknown>>(text: string, params?: unknown[]) => Promise<Row[]>;
@@ -36,4 +37,14 @@ export async function createScratchDatabase(adminUrl: string): Promise<ScratchDa
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+}
+
+/** The bootstrap team `default` and its first member, who own the runs a benchmark seeds. */
+export function defaultOwner(db: Kysely<DB>): Promise<{ teamUid: string; userUid: string }> {
+  return db
+    .selectFrom('teams')
+    .innerJoin('team_members', 'team_members.team_uid', 'teams.uid')
+    .select(['teams.uid as teamUid', 'team_members.user_uid as userUid'])
+    .where('teams.name', '=', 'default')
+    .executeTakeFirstOrThrow();
 }

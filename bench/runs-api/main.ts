@@ -10,7 +10,7 @@ import { CursorCodec } from '../../src/platform/http/pagination.js';
 import { instanceSecret } from '../../src/platform/settings.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { baselineCursor, startBaseline, type Baseline } from './baseline.js';
-import { createScratchDatabase, kyselyQuery, poolQuery, type Query } from './database.js';
+import { createScratchDatabase, defaultOwner, kyselyQuery, poolQuery, type Query } from './database.js';
 import { measure, type Load, type LoadSettings } from './load.js';
 import { markdownTable, progressLine, type Comparison } from './report.js';
 import { addColleagues, seedRuns, settle, spreadPositions, type Position, type SeedTeam } from './seed.js';
@@ -184,12 +184,7 @@ class Bench {
 async function benchBackend(backend: Backend, scales: number[]): Promise<Comparison[]> {
   const { server, query } = backend;
   const db = server.database.db;
-  const owner = await db
-    .selectFrom('teams')
-    .innerJoin('team_members', 'team_members.team_uid', 'teams.uid')
-    .select(['teams.uid as teamUid', 'team_members.user_uid as userUid'])
-    .where('teams.name', '=', 'default')
-    .executeTakeFirstOrThrow();
+  const owner = await defaultOwner(db);
   const team: SeedTeam = { teamUid: owner.teamUid, userUids: [owner.userUid, ...(await addColleagues(query, owner.teamUid, 4))] };
   const baseline = await startBaseline(query, owner);
   cleanups.push(() => baseline.close());

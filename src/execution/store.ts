@@ -30,7 +30,7 @@ const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
  * or per-team limit of runs in PENDING, CLAIMED or INPROGRESS (the function `hangar_claim_runs`, migration 0007).
  */
 export async function claimRuns(db: Kysely<DB>, engineId: string, leaseSeconds: number, limits: Limits, batch: number): Promise<ClaimedRun[]> {
-  const claimed = await sql<ClaimedRun>`/*prepared:claim_runs*/
+  const claimed = await sql<ClaimedRun>`
     SELECT * FROM hangar_claim_runs(${engineId}, ${leaseSeconds}::int, ${limits.perTeam}::int, ${limits.global}::int, ${batch}::int, ${CLAIM_SCAN}::int)`.execute(db);
   return claimed.rows;
 }
@@ -72,7 +72,7 @@ export interface TransitionResult {
 
 /** Applies many engine transitions in one statement (see Batcher): each row moves only if it is still ours. */
 export async function applyTransitions(db: Kysely<DB>, engineId: string, items: Transition[]): Promise<TransitionResult[]> {
-  const result = await sql<{ id: string; inputs: string[] }>`/*prepared:apply_transitions*/
+  const result = await sql<{ id: string; inputs: string[] }>`
     WITH input AS (
       SELECT * FROM unnest(
         ${items.map((item) => item.runId)}::text[], ${items.map((item) => item.executionId)}::int[],
@@ -182,9 +182,9 @@ export type FinishResult = 'ended' | 'continued' | 'lost';
 export async function finishExecutions(db: Kysely<DB>, engineId: string, items: Finish[]): Promise<FinishResult[]> {
   return db.transaction().execute(async (trx) => {
     const ids = items.map((item) => item.runId);
-    await sql`/*prepared:lock_finishing*/ SELECT id FROM runs WHERE id = ANY(${ids}::text[]) ORDER BY id FOR NO KEY UPDATE`.execute(trx);
+    await sql`SELECT id FROM runs WHERE id = ANY(${ids}::text[]) ORDER BY id FOR NO KEY UPDATE`.execute(trx);
     const outcomes = items.map((item) => item.outcome);
-    const ended = await sql<{ id: string }>`/*prepared:finish_executions*/
+    const ended = await sql<{ id: string }>`
       WITH input AS (
         SELECT * FROM unnest(
           ${ids}::text[], ${items.map((item) => item.executionId)}::int[], ${outcomes.map((outcome) => outcome.state)}::text[],
@@ -261,7 +261,7 @@ export async function requeue(db: Kysely<DB>, run: { id: string; engineId: strin
  */
 export async function renewLeases(db: Kysely<DB>, engineId: string, runIds: string[], leaseSeconds: number): Promise<Set<string>> {
   if (runIds.length === 0) return new Set();
-  const rows = await sql<{ id: string }>`/*prepared:renew_leases*/
+  const rows = await sql<{ id: string }>`
     WITH held AS (
       SELECT id FROM runs WHERE id = ANY(${runIds}::text[]) AND lease_owner = ${engineId} AND state IN ('PENDING', 'CLAIMED', 'INPROGRESS')
     ), renewed AS (
@@ -318,7 +318,7 @@ export interface TranscriptRow {
 export async function appendTranscript(db: Kysely<DB>, rows: TranscriptRow[]): Promise<void> {
   if (rows.length === 0) return;
   // Four array parameters whatever the number of lines (a VALUES list would hit the 65,535-parameter limit).
-  await sql`/*prepared:append_transcript*/
+  await sql`
     INSERT INTO run_transcript (run_id, execution_id, stream, line)
     SELECT * FROM unnest(${rows.map((row) => row.run_id)}::text[], ${rows.map((row) => row.execution_id)}::int[],
       ${rows.map((row) => row.stream)}::text[], ${rows.map((row) => row.line)}::text[])`.execute(db);
