@@ -42,6 +42,8 @@ export interface Config {
   setupNetwork: boolean;
   /** Bytes of harness output kept per stream and execution. */
   maxOutputBytes: number;
+  /** Largest FILE or SCREENSHOT artifact a harness may upload. */
+  maxArtifactBytes: number;
 }
 
 export class ConfigError extends Error {}
@@ -156,5 +158,6 @@ export function loadConfig(env: Env = process.env): Config {
     setupTimeoutMinutes: integer(env, 'HANGAR_SETUP_TIMEOUT_MINUTES', 15, 1, 24 * 60),
     setupNetwork: boolean(env, 'HANGAR_SETUP_NETWORK', true),
     maxOutputBytes: integer(env, 'HANGAR_MAX_OUTPUT_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    maxArtifactBytes: integer(env, 'HANGAR_MAX_ARTIFACT_BYTES', 50 * 1024 * 1024, 1024, 10 * 1024 * 1024 * 1024),
   };
 }

@@ -34,6 +34,10 @@ import { SecretsService } from './secrets/service.js';
 import { VERSION } from './version.js';
 import type { EngineContext } from './execution/context.js';
 import { Engine } from './execution/engine.js';
+import { registerArtifactRoutes } from './artifacts/http.js';
+import { ArtifactsService } from './artifacts/service.js';
+import { LocalBlobStore } from './platform/blobs/local.js';
+import type { Authenticator } from './platform/http/auth.js';
 import { EngineWrites } from './execution/writes.js';
 import { CommandHarness } from './execution/harnesses/command.js';
 import type { Harness } from './execution/harnesses/harness.js';
@@ -142,14 +146,16 @@ export async function startServer(
   let scheduler: Scheduler | undefined;
   const schedules = new SchedulesService({ db, agents, now: options.now, onChange: () => scheduler?.poke() });
 
+  const authenticate: Authenticator = {
+    principal: (authorization) => authenticatePrincipal(db, authorization, config.planMaxAgents),
+    team: selectTeam,
+  };
+  const artifacts = new ArtifactsService({ db, blobs: new LocalBlobStore(path.join(config.dataDir, 'blobs')), signer, apiUrl: () => `${publicUrl}/api/v1` });
   const app = await buildApp({
     config,
     version: VERSION,
     logger: options.logger,
-    authenticate: {
-      principal: (authorization) => authenticatePrincipal(db, authorization, config.planMaxAgents),
-      team: selectTeam,
-    },
+    authenticate,
     isReady: async () => {
       const applied = await appliedVersions(db);
       return migrations.every((migration) => applied.has(migration.version));
@@ -158,6 +164,7 @@ export async function startServer(
     registerApiRoutes: (api) => {
       registerRunRoutes(api, runs);
       registerRunOutputRoutes(api, { outputs, signer, db, bus });
+      registerArtifactRoutes(api, { artifacts, signer, authenticate, verifyTaskToken: (token) => tokens.verify(token), maxUploadBytes: config.maxArtifactBytes });
       registerScheduleRoutes(api, schedules);
       registerEnvironmentRoutes(api, environments);
       registerSkillRoutes(api, skills);
@@ -179,6 +186,8 @@ export async function startServer(
         db,
         engineId,
         writes: new EngineWrites(db, engineId),
+        artifacts,
+        maxArtifactBytes: config.maxArtifactBytes,
         log: app.log,
         workspaces: new Workspaces({
           root: path.join(config.dataDir, 'workspaces'),

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { ArtifactsService } from '../artifacts/service.js';
 import type { Kysely } from 'kysely';
 import type { EnvironmentConfig } from '../environments/schemas.js';
 import type { DB } from '../platform/db/schema.js';
@@ -20,6 +21,9 @@ export interface EngineContext {
   engineId: string;
   /** The engine's batched writes (transitions, events, transcript, ends). */
   writes: EngineWrites;
+  /** Where the artifacts a harness reports go. */
+  artifacts: ArtifactsService;
+  maxArtifactBytes: number;
   log: FastifyBaseLogger;
   workspaces: Workspaces;
   harnesses: Map<string, Harness>;

@@ -71,7 +71,7 @@ export class DebugSessions {
     retained.executionId = executionId;
     await store.recordEvent(context.db, retained.runId, executionId, 'debug_agent_started', { harness: harness.name, workspace_retained: true });
     const { session: agent, result } = await startHarnessRun(
-      context.writes,
+      context,
       harness,
       {
         runId: retained.runId,
@@ -87,7 +87,6 @@ export class DebugSessions {
         agentConfig: retained.agentConfig,
       },
       retained.teamUid,
-      context.log,
     );
     session.agent = agent;
     const finished = await result;

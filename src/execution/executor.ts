@@ -248,7 +248,7 @@ export class Execution {
     const history = continuing ? await store.conversationHistory(context.db, run.conversation_id ?? conversationId, run.id, run.execution_id) : [];
     const basePrompt = run.agent_config.base_prompt;
     const { session, result } = await startHarnessRun(
-      context.writes,
+      context,
       harness,
       {
         runId: run.id,
@@ -264,7 +264,6 @@ export class Execution {
         agentConfig: run.agent_config,
       },
       run.team_uid,
-      context.log,
     );
     this.session = session;
     void session.exited.then(() => (this.harnessExited = true));

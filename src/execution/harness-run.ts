@@ -1,11 +1,9 @@
-import type { FastifyBaseLogger } from 'fastify';
-import { newUid } from '../platform/crypto.js';
 import type { Harness, HarnessSession, HarnessTask } from './harnesses/harness.js';
 import { parseEvent, type HarnessEvent } from './harnesses/protocol.js';
 import type { SandboxExit } from './sandbox/types.js';
-import { insertArtifact } from './store.js';
 import { TranscriptWriter } from './transcript-writer.js';
-import type { EngineWrites } from './writes.js';
+import type { EngineContext } from './context.js';
+import { recordArtifactEvent } from './artifact-events.js';
 
 export type FinalEvent = Extract<HarnessEvent, { type: 'done' | 'failed' | 'ask_user' }>;
 
@@ -35,12 +33,14 @@ export function transcriptFormat(harness: Harness): 'events' | 'text' {
  * Starts a harness for one execution and follows its output: every line goes to the transcript, usage is
  * summed, artifacts are recorded as they are reported, and the final event decides how the execution ends.
  */
-export async function startHarnessRun(writes: EngineWrites, harness: Harness, task: HarnessTask, teamUid: string, log: FastifyBaseLogger): Promise<HarnessRun> {
+export async function startHarnessRun(context: EngineContext, harness: Harness, task: HarnessTask, teamUid: string): Promise<HarnessRun> {
+  const { writes, log } = context;
+  const run = { runId: task.runId, executionId: task.executionId, teamUid };
   const transcript = new TranscriptWriter((rows) => writes.transcript(rows), task.runId, task.executionId);
   const structured = transcriptFormat(harness) === 'events';
   let final: FinalEvent | null = null;
   let usage: Record<string, number> | null = null;
-  const pending: Promise<unknown>[] = [];
+  let artifacts: Promise<void> = Promise.resolve();
   const diagnostics: string[] = [];
 
   const onEvent = (event: HarnessEvent) => {
@@ -56,11 +56,13 @@ export async function startHarnessRun(writes: EngineWrites, harness: Harness, ta
         break;
       }
       case 'artifact':
-        pending.push(
-          insertArtifact(writes.db, { uid: newUid(), run_id: task.runId, team_uid: teamUid, artifact_type: event.artifact_type, data: event.data }).catch((error) =>
-            log.warn({ err: error, runId: task.runId }, 'could not record an artifact'),
-          ),
-        );
+        // One at a time, so that the run lists its artifacts in the order the harness reported them.
+        artifacts = artifacts
+          .then(() => recordArtifactEvent(context.artifacts, run, task.workspace, event, context.maxArtifactBytes))
+          .then(async (refused) => {
+            if (refused) await writes.events(task.runId, task.executionId, [{ type: 'artifact_refused', payload: { artifact_type: event.artifact_type, reason: refused } }]);
+          })
+          .catch((error) => log.warn({ err: error, runId: task.runId }, 'could not record an artifact'));
         break;
       case 'done':
       case 'failed':
@@ -84,7 +86,7 @@ export async function startHarnessRun(writes: EngineWrites, harness: Harness, ta
     },
   });
   const result = session.exited.then(async (exit) => {
-    await Promise.all(pending);
+    await artifacts;
     await transcript.flush().catch((error) => log.error({ err: error, runId: task.runId }, 'could not write the transcript'));
     return { exit, final, usage, diagnostics };
   });

@@ -329,10 +329,6 @@ export async function clearSandboxIfCancelled(db: Kysely<DB>, runId: string): Pr
   await db.updateTable('runs').set({ sandbox_running: false }).where('id', '=', runId).where('state', '=', 'CANCELLED').execute();
 }
 
-export async function insertArtifact(db: Kysely<DB>, artifact: { uid: string; run_id: string; team_uid: string; artifact_type: string; data: Record<string, unknown> }): Promise<void> {
-  await db.insertInto('artifacts').values({ ...artifact, data: JSON.stringify(artifact.data) }).execute();
-}
-
 /** The transcript of every execution of the runs in `conversationId` before (runId, executionId), in order. */
 export async function conversationHistory(db: Kysely<DB>, conversationId: string, runId: string, executionId: number) {
   return db

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { ARTIFACT_TYPES } from '../artifacts/schemas.js';
 
 /** Wire schemas of the runs slice: one source for validation, TypeScript types and the OpenAPI document. */
 
@@ -12,7 +13,6 @@ export const RUN_SOURCES = [
 export type RunSource = (typeof RUN_SOURCES)[number];
 
 export const EXECUTION_LOCATIONS = ['LOCAL', 'REMOTE'] as const;
-export const ARTIFACT_TYPES = ['PLAN', 'PULL_REQUEST', 'SCREENSHOT', 'FILE', 'EXTERNAL_REFERENCE'] as const;
 export const HARNESS_TYPES = ['oz', 'claude', 'codex', 'gemini'] as const;
 export const RUN_MODES = ['normal', 'plan', 'orchestrate'] as const;
 

@@ -39,6 +39,10 @@ for (const step of steps) {
     }
   }
   if (step.raw !== undefined) process.stdout.write(`${step.raw}\n`);
+  // A file in the workspace (base64 content for binary files).
+  if (step.file) fs.writeFileSync(step.file.path, step.file.base64 ? Buffer.from(step.file.base64, 'base64') : step.file.content);
+  if (step.emit) emit(step.emit);
+  if (step.token) emit({ type: 'text', text: `token:${process.env.HANGAR_TASK_TOKEN}` });
   if (step.sleep) await sleep(step.sleep);
   if (step.sleepers) {
     // Grandchildren that only a process-group (or namespace) kill reaches.

@@ -24,6 +24,7 @@ const Artifact = Type.Object({
   type: Type.Literal('artifact'),
   artifact_type: Type.Union(['PLAN', 'PULL_REQUEST', 'SCREENSHOT', 'FILE', 'EXTERNAL_REFERENCE'].map((value) => Type.Literal(value))),
   data: Type.Record(Type.String(), Type.Unknown()),
+  visibility: Type.Optional(Type.Union([Type.Literal('private'), Type.Literal('public')])),
 });
 const Usage = Type.Object({
   type: Type.Literal('usage'),

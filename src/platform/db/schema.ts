@@ -173,6 +173,11 @@ export interface ArtifactsTable {
   data: Json<Record<string, unknown>>;
   is_public: Generated<boolean>;
   created_at: Timestamp;
+  execution_id: number | null;
+  blob_key: string | null;
+  content_type: string | null;
+  size_bytes: string | null;
+  canonical_url: string | null;
 }
 
 export interface SchedulesTable {

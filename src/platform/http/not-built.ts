@@ -8,11 +8,8 @@ import { ApiError } from './errors.js';
  */
 const NOT_BUILT: Array<[method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, what: string]> = [
   ['GET', '/agent/connected-self-hosted-workers', 'self-hosted workers'],
-  ['GET', '/agent/run-by-external-reference', 'external references'],
   ['POST', '/agent/runs/:runId/scores', 'judge scores'],
   ['GET', '/agent/models', 'the model catalogue'],
-  ['GET', '/agent/artifacts/:artifactUid', 'artifacts'],
-  ['GET', '/agent/artifacts/:artifactUid/download', 'artifact downloads'],
 ];
 
 export function registerNotBuiltRoutes(api: FastifyInstance): void {

@@ -1,0 +1,149 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { callerOf, type Authenticator } from '../platform/http/auth.js';
+import { ApiError } from '../platform/http/errors.js';
+import { ProblemResponses } from '../platform/http/openapi.js';
+import type { UrlSigner } from '../platform/signed-urls.js';
+import {
+  ArtifactParams,
+  ArtifactResponse,
+  ReportArtifactBody,
+  RunByExternalReferenceQuery,
+  RunByExternalReferenceResponse,
+  UploadArtifactQuery,
+} from './schemas.js';
+import { downloadPath, type ArtifactsService, type Reader } from './service.js';
+
+export interface ArtifactRouteDeps {
+  artifacts: ArtifactsService;
+  signer: UrlSigner;
+  authenticate: Authenticator;
+  /** Reads a task token: the run and execution it was issued for, or null. */
+  verifyTaskToken(token: string): { runId: string; executionId: number } | null;
+  maxUploadBytes: number;
+}
+
+function bearer(request: FastifyRequest): string | undefined {
+  const value = request.headers.authorization;
+  return value?.startsWith('Bearer ') ? value.slice('Bearer '.length).trim() : undefined;
+}
+
+/**
+ * Artifact reads (public ones need no API key, so these routes authenticate for themselves), signed downloads,
+ * the external-reference lookup, and the harness-support calls a running agent makes with its task token.
+ */
+export function registerArtifactRoutes(parent: FastifyInstance, deps: ArtifactRouteDeps): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+  const { artifacts } = deps;
+
+  /** The caller if they sent an API key (a wrong key is still 401), or nobody. */
+  const reader = async (request: FastifyRequest): Promise<Reader> =>
+    request.headers.authorization === undefined ? null : deps.authenticate.principal(request.headers.authorization);
+
+  app.get(
+    '/agent/artifacts/:artifactUid',
+    {
+      schema: {
+        tags: ['Artifacts'],
+        summary: 'An artifact',
+        description: 'Public artifacts can be read without an API key. FILE and SCREENSHOT carry a time-limited `download_url`; PLAN carries its `content`.',
+        params: ArtifactParams,
+        response: { 200: ArtifactResponse, ...ProblemResponses },
+      },
+      config: { public: true },
+    },
+    async (request) => artifacts.get(await reader(request), request.params.artifactUid),
+  );
+  app.get(
+    '/agent/artifacts/:artifactUid/download',
+    {
+      schema: {
+        tags: ['Artifacts'],
+        summary: 'Download an artifact (redirect to a time-limited link)',
+        params: ArtifactParams,
+        response: { 302: Type.Null({ description: 'Location holds a time-limited download link' }), ...ProblemResponses },
+      },
+      config: { public: true },
+    },
+    async (request, reply) => reply.redirect(await artifacts.downloadLink(await reader(request), request.params.artifactUid), 302),
+  );
+
+  const Signed = Type.Object({ expires: Type.Optional(Type.String()), signature: Type.Optional(Type.String()) });
+  app.get(
+    '/downloads/artifacts/:artifactUid',
+    { schema: { hide: true, params: ArtifactParams, querystring: Signed }, config: { public: true } },
+    async (request, reply) => {
+      // The signature covers the path, so a link cannot be altered to reach another artifact.
+      const verdict = deps.signer.verify(downloadPath(request.params.artifactUid), request.query);
+      if (verdict === 'expired') throw new ApiError(403, 'not_authorized', 'this download link has expired; ask the API for a new one');
+      if (verdict === 'invalid') throw new ApiError(403, 'not_authorized', 'this download link is not valid');
+      const download = await artifacts.openDownload(request.params.artifactUid);
+      reply
+        .header('content-type', download.contentType)
+        // Always a download, never rendered from Hangar's own origin (an uploaded HTML file must not run here).
+        .header('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(download.filename)}`)
+        .header('x-content-type-options', 'nosniff')
+        .header('cache-control', 'private, max-age=60');
+      if (download.size !== null) reply.header('content-length', download.size);
+      return reply.send(download.stream);
+    },
+  );
+
+  app.get(
+    '/agent/run-by-external-reference',
+    {
+      schema: {
+        tags: ['Runs'],
+        summary: 'The run that reported a pull request or ticket address',
+        description: 'Addresses are compared in canonical form: scheme and host case, default ports, trailing slashes and fragments do not matter.',
+        querystring: RunByExternalReferenceQuery,
+        response: { 200: RunByExternalReferenceResponse, ...ProblemResponses },
+      },
+    },
+    async (request) => artifacts.runByExternalReference(callerOf(request), request.query.url),
+  );
+
+  // Harness-support: authenticated by the task token of a running execution, not by an API key.
+  const executing = (request: FastifyRequest) => {
+    const token = bearer(request);
+    return artifacts.executing(token === undefined ? null : deps.verifyTaskToken(token));
+  };
+  app.post(
+    '/harness-support/report-artifact',
+    {
+      schema: {
+        tags: ['Harness support'],
+        summary: 'Report an artifact of the running execution (task token)',
+        body: ReportArtifactBody,
+        response: { 201: ArtifactResponse, ...ProblemResponses },
+      },
+      config: { public: true },
+    },
+    async (request, reply) => reply.code(201).send(await artifacts.report(await executing(request), request.body)),
+  );
+
+  app.register(async (uploads) => {
+    // Any content type is the file's own: nothing is parsed, the bytes are kept as they came.
+    uploads.removeAllContentTypeParsers();
+    uploads.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.maxUploadBytes }, (_request, body, done) => done(null, body));
+    uploads.withTypeProvider<TypeBoxTypeProvider>().post(
+      '/harness-support/upload-artifact',
+      {
+        schema: {
+          tags: ['Harness support'],
+          summary: 'Upload a FILE or SCREENSHOT artifact of the running execution (task token)',
+          description: 'The body is the file; its Content-Type is kept as the mime type.',
+          querystring: UploadArtifactQuery,
+          response: { 201: ArtifactResponse, ...ProblemResponses },
+        },
+        config: { public: true },
+      },
+      async (request, reply) => {
+        const run = await executing(request);
+        const bytes = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        return reply.code(201).send(await artifacts.upload(run, request.query, bytes, request.headers['content-type']));
+      },
+    );
+  });
+}
