@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { parseSecretKey, SECRET_KEY_BYTES } from './platform/crypto.js';
 import { loadOperatorConfig, OperatorConfigError, type OperatorConfig } from './config-file.js';
+import type { S3BlobOptions } from './platform/blobs/s3.js';
 
 /** Every setting Hangar reads from its environment, parsed and validated once at start. */
 export interface Config {
@@ -44,6 +45,8 @@ export interface Config {
   maxOutputBytes: number;
   /** Largest FILE or SCREENSHOT artifact a harness may upload. */
   maxArtifactBytes: number;
+  /** Blobs in an S3-compatible bucket (HANGAR_S3_BUCKET); unset means files under the data directory. */
+  s3: S3BlobOptions | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -107,6 +110,25 @@ function operatorConfig(env: Env): OperatorConfig {
   }
 }
 
+function s3Options(env: Env): S3BlobOptions | undefined {
+  const bucket = text(env, 'HANGAR_S3_BUCKET');
+  if (bucket === undefined) return undefined;
+  const endpoint = text(env, 'HANGAR_S3_ENDPOINT');
+  const accessKeyId = text(env, 'HANGAR_S3_ACCESS_KEY_ID');
+  const secretAccessKey = text(env, 'HANGAR_S3_SECRET_ACCESS_KEY');
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
+    throw new ConfigError('HANGAR_S3_ACCESS_KEY_ID and HANGAR_S3_SECRET_ACCESS_KEY go together: set both, or neither for the AWS default chain');
+  }
+  return {
+    bucket,
+    prefix: text(env, 'HANGAR_S3_PREFIX') ?? '',
+    region: text(env, 'HANGAR_S3_REGION') ?? 'us-east-1',
+    endpoint: endpoint === undefined ? undefined : url('HANGAR_S3_ENDPOINT', endpoint, ['http:', 'https:']),
+    forcePathStyle: boolean(env, 'HANGAR_S3_FORCE_PATH_STYLE', endpoint !== undefined),
+    credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
+  };
+}
+
 function sandboxMode(env: Env): string | undefined {
   const raw = text(env, 'HANGAR_SANDBOX');
   if (raw !== undefined && raw !== 'bwrap' && raw !== 'process') {
@@ -159,5 +181,6 @@ export function loadConfig(env: Env = process.env): Config {
     setupNetwork: boolean(env, 'HANGAR_SETUP_NETWORK', true),
     maxOutputBytes: integer(env, 'HANGAR_MAX_OUTPUT_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     maxArtifactBytes: integer(env, 'HANGAR_MAX_ARTIFACT_BYTES', 50 * 1024 * 1024, 1024, 10 * 1024 * 1024 * 1024),
+    s3: s3Options(env),
   };
 }

@@ -37,6 +37,7 @@ import { Engine } from './execution/engine.js';
 import { registerArtifactRoutes } from './artifacts/http.js';
 import { ArtifactsService } from './artifacts/service.js';
 import { LocalBlobStore } from './platform/blobs/local.js';
+import { S3BlobStore } from './platform/blobs/s3.js';
 import type { Authenticator } from './platform/http/auth.js';
 import { EngineWrites } from './execution/writes.js';
 import { CommandHarness } from './execution/harnesses/command.js';
@@ -150,7 +151,8 @@ export async function startServer(
     principal: (authorization) => authenticatePrincipal(db, authorization, config.planMaxAgents),
     team: selectTeam,
   };
-  const artifacts = new ArtifactsService({ db, blobs: new LocalBlobStore(path.join(config.dataDir, 'blobs')), signer, apiUrl: () => `${publicUrl}/api/v1` });
+  const blobs = config.s3 ? new S3BlobStore(config.s3) : new LocalBlobStore(path.join(config.dataDir, 'blobs'));
+  const artifacts = new ArtifactsService({ db, blobs, signer, apiUrl: () => `${publicUrl}/api/v1` });
   const app = await buildApp({
     config,
     version: VERSION,
@@ -249,6 +251,7 @@ export async function startServer(
         await engine?.stop();
         await app.close();
         await bus.close();
+        blobs.close();
         await database.close();
       })()),
   };

@@ -93,6 +93,26 @@ describe('loadConfig', () => {
       );
     }
   });
+
+  test('blobs go to S3 when a bucket is named: path style for custom endpoints, keys in pairs', () => {
+    assert.equal(loadConfig({}).s3, undefined);
+    assert.deepEqual(loadConfig({ HANGAR_S3_BUCKET: 'b', HANGAR_S3_ENDPOINT: 'http://minio:9000' }).s3, {
+      bucket: 'b',
+      prefix: '',
+      region: 'us-east-1',
+      endpoint: 'http://minio:9000',
+      forcePathStyle: true,
+      credentials: undefined,
+    });
+    assert.equal(loadConfig({ HANGAR_S3_BUCKET: 'b' }).s3?.forcePathStyle, false);
+    for (const env of [
+      { HANGAR_S3_BUCKET: 'b', HANGAR_S3_ACCESS_KEY_ID: 'id' },
+      { HANGAR_S3_BUCKET: 'b', HANGAR_S3_ENDPOINT: 'ftp://x' },
+      { HANGAR_MAX_ARTIFACT_BYTES: '10' },
+    ]) {
+      assert.throws(() => loadConfig(env), ConfigError, JSON.stringify(env));
+    }
+  });
 });
 
 /** Teams, users and API keys as stored, to compare before and after a start. */

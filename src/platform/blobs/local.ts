@@ -52,4 +52,8 @@ export class LocalBlobStore implements BlobStore {
   async delete(key: string): Promise<void> {
     await fs.promises.rm(this.file(key), { force: true });
   }
+
+  close(): void {
+    // Files hold nothing open between calls.
+  }
 }

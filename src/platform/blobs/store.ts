@@ -11,4 +11,6 @@ export interface BlobStore {
   open(key: string): Promise<Readable | null>;
   read(key: string): Promise<Buffer | null>;
   delete(key: string): Promise<void>;
+  /** Releases connections; called when the server stops. */
+  close(): void;
 }
