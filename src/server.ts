@@ -35,6 +35,8 @@ import { VERSION } from './version.js';
 import type { EngineContext } from './execution/context.js';
 import { Engine } from './execution/engine.js';
 import { registerArtifactRoutes } from './artifacts/http.js';
+import { registerScoreRoutes } from './scores/http.js';
+import { ScoresService } from './scores/service.js';
 import { ArtifactsService } from './artifacts/service.js';
 import { LocalBlobStore } from './platform/blobs/local.js';
 import { S3BlobStore } from './platform/blobs/s3.js';
@@ -166,6 +168,7 @@ export async function startServer(
     registerApiRoutes: (api) => {
       registerRunRoutes(api, runs);
       registerRunOutputRoutes(api, { outputs, signer, db, bus });
+      registerScoreRoutes(api, { scores: new ScoresService({ db, runs }), authenticate, verifyTaskToken: (token) => tokens.verify(token) });
       registerArtifactRoutes(api, { artifacts, signer, authenticate, verifyTaskToken: (token) => tokens.verify(token), maxUploadBytes: config.maxArtifactBytes });
       registerScheduleRoutes(api, schedules);
       registerEnvironmentRoutes(api, environments);

@@ -41,6 +41,7 @@ export function renderRun(row: RunRow): RunItem {
     is_sandbox_running: row.sandbox_running,
     is_run_type_cancellable: isRunTypeCancellable(row),
     artifacts: row.artifacts.map((artifact) => ({ ...artifact, created_at: iso(artifact.created_at) })),
+    scores: row.scores.map((score) => ({ ...score, created_at: iso(score.created_at) })),
     scope: { type: row.scope_type, uid: row.scope_uid },
   };
   if (row.started_at) {

@@ -151,6 +151,20 @@ export const RunItem = Type.Object({
     Type.Object({ name: Type.String(), description: Type.Optional(Type.String()), full_path: Type.String() }),
   ),
   scope: Type.Object({ type: Type.String(), uid: Type.String() }),
+  scores: Type.Array(
+    Type.Object({
+      scorer_id: Type.Integer(),
+      scorer_name: Type.String(),
+      classification: Type.String(),
+      score: Type.Number(),
+      passed: Type.Boolean(),
+      failed: Type.Boolean(),
+      reason: Type.String(),
+      judge_run_id: Type.String(),
+      created_at: Type.String({ format: 'date-time' }),
+    }),
+    { description: 'Verdicts of the judge runs that scored this run' },
+  ),
 });
 export type RunItem = Static<typeof RunItem>;
 

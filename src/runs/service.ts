@@ -47,7 +47,7 @@ export interface RunsServiceOptions {
 }
 
 /** Where a run comes from, beyond what its creator asked for. */
-interface RunOrigin {
+export interface RunOrigin {
   source: RunSource;
   schedule?: { schedule_id: string; schedule_name: string; cron_schedule: string };
   scheduleTick?: Date;
@@ -128,8 +128,9 @@ export class RunsService {
     return this.options.db;
   }
 
-  async create(caller: Caller, body: CreateRunBody): Promise<{ run_id: string; task_id: string; state: string; at_capacity?: boolean }> {
-    const { run, attachments } = await this.prepare(this.db, caller, body, { source: 'API' });
+  /** Creates a run as `caller` (the source is API unless another slice starts it, e.g. a judge run). */
+  async create(caller: Caller, body: CreateRunBody, origin: RunOrigin = { source: 'API' }): Promise<{ run_id: string; task_id: string; state: string; at_capacity?: boolean }> {
+    const { run, attachments } = await this.prepare(this.db, caller, body, origin);
     const { atCapacity } = await store.insertRun(this.db, run, attachments, this.options.limits);
     return { run_id: run.id, task_id: run.id, state: run.state, ...(atCapacity ? { at_capacity: true } : {}) };
   }

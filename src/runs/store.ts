@@ -3,6 +3,7 @@ import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool
 import type { DB } from '../platform/db/schema.js';
 import type { CursorValue } from '../platform/http/pagination.js';
 import { CANCELLABLE_STATES } from './state.js';
+import type { RunItem } from './schemas.js';
 
 /** Whose runs a caller may see: the team's runs, plus the caller's own personal runs in that team. */
 export interface Visibility {
@@ -85,6 +86,7 @@ export interface RunRow {
   creator_profile: Profile | null;
   executor_profile: Profile | null;
   artifacts: { artifact_type: string; created_at: string; data: Record<string, unknown> }[];
+  scores: Array<Omit<RunItem['scores'][number], 'created_at'> & { created_at: string }>;
   /** Sort key of this row under the requested ordering, for the next-page cursor (lists only). */
   sort_key: CursorValue[] | null;
 }
@@ -96,16 +98,17 @@ export function visible(eb: ExpressionBuilder<DB, 'runs'>, who: Visibility): Exp
   ]);
 }
 
-type StoredRun = Omit<RunRow, 'creator_profile' | 'executor_profile' | 'artifacts'>;
+type StoredRun = Omit<RunRow, 'creator_profile' | 'executor_profile' | 'artifacts' | 'scores'>;
 
 /**
- * Adds the creator and executor profiles and the artifacts to a page of runs: one query for the whole page
- * rather than three subqueries per row (a user's profile wins over an agent's of the same uid).
+ * Adds the creator and executor profiles, the artifacts and the judge scores to a page of runs: one query for the
+ * whole page rather than subqueries per row (a user's profile wins over an agent's of the same uid).
  */
 async function withDetails(db: Kysely<DB>, runs: StoredRun[]): Promise<RunRow[]> {
   if (runs.length === 0) return [];
   const uids = [...new Set(runs.flatMap((run) => [run.creator_uid, run.executor_uid]))];
-  const details = await sql<{ kind: 'user' | 'agent' | 'artifacts'; key: string; value: unknown }>`
+  const runIds = runs.map((run) => run.id);
+  const details = await sql<{ kind: 'user' | 'agent' | 'artifacts' | 'scores'; key: string; value: unknown }>`
     SELECT 'user' AS kind, u.uid AS key, json_build_object('display_name', u.display_name, 'email', u.email) AS value
     FROM users u WHERE u.uid = ANY(${uids}::text[])
     UNION ALL
@@ -113,14 +116,21 @@ async function withDetails(db: Kysely<DB>, runs: StoredRun[]): Promise<RunRow[]>
     UNION ALL
     SELECT 'artifacts', a.run_id, json_agg(json_build_object('artifact_type', a.artifact_type, 'created_at', a.created_at, 'data', a.data)
       ORDER BY a.created_at, a.uid)
-    FROM artifacts a WHERE a.run_id = ANY(${runs.map((run) => run.id)}::text[]) GROUP BY a.run_id`.execute(db);
+    FROM artifacts a WHERE a.run_id = ANY(${runIds}::text[]) GROUP BY a.run_id
+    UNION ALL
+    SELECT 'scores', s.scored_run_id, json_agg(json_build_object('scorer_id', s.scorer_id, 'scorer_name', c.name,
+        'classification', s.classification, 'score', s.score, 'passed', s.passed, 'failed', s.failed, 'reason', s.reason,
+        'judge_run_id', s.judge_run_id, 'created_at', s.created_at) ORDER BY s.created_at, s.scorer_id)
+    FROM run_scores s JOIN scorers c ON c.id = s.scorer_id WHERE s.scored_run_id = ANY(${runIds}::text[]) GROUP BY s.scored_run_id`.execute(db);
   const users = new Map<string, Profile>();
   const agents = new Map<string, Profile>();
   const artifacts = new Map<string, RunRow['artifacts']>();
+  const scores = new Map<string, RunRow['scores']>();
   for (const row of details.rows) {
     if (row.kind === 'user') users.set(row.key, row.value as Profile);
     else if (row.kind === 'agent') agents.set(row.key, row.value as Profile);
-    else artifacts.set(row.key, row.value as RunRow['artifacts']);
+    else if (row.kind === 'artifacts') artifacts.set(row.key, row.value as RunRow['artifacts']);
+    else scores.set(row.key, row.value as RunRow['scores']);
   }
   const profile = (uid: string) => users.get(uid) ?? agents.get(uid) ?? null;
   return runs.map((run) => ({
@@ -128,6 +138,7 @@ async function withDetails(db: Kysely<DB>, runs: StoredRun[]): Promise<RunRow[]>
     creator_profile: profile(run.creator_uid),
     executor_profile: profile(run.executor_uid),
     artifacts: artifacts.get(run.id) ?? [],
+    scores: scores.get(run.id) ?? [],
   }));
 }
 

@@ -12,7 +12,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let steps;
 try {
-  steps = JSON.parse(task.kind === 'debug' ? '[{"say":"debugging"}]' : task.prompt);
+  // SCRIPT_STEPS (the harness's env in the operator file) is for runs whose prompt Hangar writes, like judges.
+  steps = JSON.parse(process.env.SCRIPT_STEPS ?? (task.kind === 'debug' ? '[{"say":"debugging"}]' : task.prompt));
 } catch {
   steps = [{ say: `echo: ${task.prompt}` }];
 }
@@ -43,6 +44,7 @@ for (const step of steps) {
   if (step.file) fs.writeFileSync(step.file.path, step.file.base64 ? Buffer.from(step.file.base64, 'base64') : step.file.content);
   if (step.emit) emit(step.emit);
   if (step.token) emit({ type: 'text', text: `token:${process.env.HANGAR_TASK_TOKEN}` });
+  if (step.prompt) emit({ type: 'text', text: task.prompt });
   if (step.sleep) await sleep(step.sleep);
   if (step.sleepers) {
     // Grandchildren that only a process-group (or namespace) kill reaches.

@@ -180,6 +180,28 @@ export interface ArtifactsTable {
   canonical_url: string | null;
 }
 
+export interface ScorersTable {
+  id: Generated<number>;
+  team_uid: string;
+  name: string;
+  rubric: string;
+  labels: Json<Array<{ label: string; score: number }>>;
+  passing_score: number;
+  created_at: Timestamp;
+}
+
+export interface RunScoresTable {
+  scored_run_id: string;
+  scorer_id: number;
+  judge_run_id: string;
+  classification: string;
+  score: number;
+  passed: boolean;
+  reason: string;
+  failed: boolean;
+  created_at: Timestamp;
+}
+
 export interface SchedulesTable {
   id: string;
   team_uid: string;
@@ -243,6 +265,8 @@ export interface DB {
   run_inputs: RunInputsTable;
   run_transcript: RunTranscriptTable;
   artifacts: ArtifactsTable;
+  scorers: ScorersTable;
+  run_scores: RunScoresTable;
   schedules: SchedulesTable;
   secrets: SecretsTable;
   mcp_servers: McpServersTable;

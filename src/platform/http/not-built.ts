@@ -8,7 +8,6 @@ import { ApiError } from './errors.js';
  */
 const NOT_BUILT: Array<[method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, what: string]> = [
   ['GET', '/agent/connected-self-hosted-workers', 'self-hosted workers'],
-  ['POST', '/agent/runs/:runId/scores', 'judge scores'],
   ['GET', '/agent/models', 'the model catalogue'],
 ];
 
