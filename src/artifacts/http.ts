@@ -8,6 +8,7 @@ import type { UrlSigner } from '../platform/signed-urls.js';
 import {
   ArtifactParams,
   ArtifactResponse,
+  ProgressBody,
   ReportArtifactBody,
   RunByExternalReferenceQuery,
   RunByExternalReferenceResponse,
@@ -121,6 +122,23 @@ export function registerArtifactRoutes(parent: FastifyInstance, deps: ArtifactRo
       config: { public: true },
     },
     async (request, reply) => reply.code(201).send(await artifacts.report(await executing(request), request.body)),
+  );
+
+  app.post(
+    '/harness-support/report-progress',
+    {
+      schema: {
+        tags: ['Harness support'],
+        summary: 'Report progress of the running execution (task token); it shows on the timeline as agent_progress',
+        body: ProgressBody,
+        response: { 200: Type.Object({}), ...ProblemResponses },
+      },
+      config: { public: true },
+    },
+    async (request) => {
+      await artifacts.reportProgress(await executing(request), request.body);
+      return {};
+    },
   );
 
   app.register(async (uploads) => {

@@ -80,3 +80,9 @@ export const RunByExternalReferenceQuery = Type.Object({
   url: Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH, description: 'A pull request or ticket address a run reported' }),
 });
 export const RunByExternalReferenceResponse = Type.Object({ run_id: Type.String() });
+
+export const ProgressBody = Type.Object(
+  { message: Type.String({ minLength: 1, maxLength: 2000 }), percent: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })) },
+  { additionalProperties: false },
+);
+export type ProgressBody = Static<typeof ProgressBody>;

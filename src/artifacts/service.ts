@@ -10,6 +10,7 @@ import type { DB } from '../platform/db/schema.js';
 import { ApiError, authenticationRequired, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import type { UrlSigner } from '../platform/signed-urls.js';
 import { rfc3339 } from '../platform/time.js';
+import { progressPayload } from '../execution/progress.js';
 import { canonicalUrl } from './canonical-url.js';
 import {
   ExternalReferenceData,
@@ -17,6 +18,7 @@ import {
   PullRequestData,
   type ArtifactResponse,
   type ArtifactType,
+  type ProgressBody,
   type ReportArtifactBody,
   type UploadArtifactQuery,
 } from './schemas.js';
@@ -87,6 +89,11 @@ export class ArtifactsService {
     const teamUid = await store.executingRunTeam(this.options.db, claim.runId, claim.executionId);
     if (!teamUid) throw authenticationRequired('this task token belongs to an execution that is not running');
     return { ...claim, teamUid };
+  }
+
+  /** A progress note of the running execution, on its timeline as `agent_progress`. */
+  async reportProgress(run: RunExecution, progress: ProgressBody): Promise<void> {
+    await store.insertRunEvent(this.options.db, run.runId, run.executionId, 'agent_progress', progressPayload(progress));
   }
 
   /** PLAN, PULL_REQUEST and EXTERNAL_REFERENCE artifacts, described by their data. */

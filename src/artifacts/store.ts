@@ -82,3 +82,11 @@ export async function runByCanonicalUrl(db: Kysely<DB>, who: Visibility, canonic
     .executeTakeFirst();
   return row?.id;
 }
+
+/** A timeline event of the run (the harness-support progress call); the runs slice renders the timeline. */
+export async function insertRunEvent(db: Kysely<DB>, runId: string, executionId: number, type: string, payload: Record<string, unknown>): Promise<void> {
+  await db
+    .insertInto('run_events')
+    .values({ event_uuid: crypto.randomUUID(), run_id: runId, execution_id: String(executionId), event_type: type, payload: JSON.stringify(payload) })
+    .execute();
+}

@@ -3,6 +3,7 @@ import { parseEvent, type HarnessEvent } from './harnesses/protocol.js';
 import type { SandboxExit } from './sandbox/types.js';
 import { TranscriptWriter } from './transcript-writer.js';
 import type { EngineContext } from './context.js';
+import { progressPayload } from './progress.js';
 import { recordArtifactEvent } from './artifact-events.js';
 
 export type FinalEvent = Extract<HarnessEvent, { type: 'done' | 'failed' | 'ask_user' }>;
@@ -41,6 +42,7 @@ export async function startHarnessRun(context: EngineContext, harness: Harness, 
   let final: FinalEvent | null = null;
   let usage: Record<string, number> | null = null;
   let artifacts: Promise<void> = Promise.resolve();
+  let progress: Promise<void> = Promise.resolve();
   const diagnostics: string[] = [];
 
   const onEvent = (event: HarnessEvent) => {
@@ -55,6 +57,12 @@ export async function startHarnessRun(context: EngineContext, harness: Harness, 
         }
         break;
       }
+      case 'progress':
+        // On the timeline, where people watching the run (and its live stream) see it.
+        progress = progress
+          .then(() => writes.events(task.runId, task.executionId, [{ type: 'agent_progress', payload: progressPayload(event) }]))
+          .catch((error) => log.warn({ err: error, runId: task.runId }, 'could not record progress'));
+        break;
       case 'artifact':
         // One at a time, so that the run lists its artifacts in the order the harness reported them.
         artifacts = artifacts
@@ -86,7 +94,7 @@ export async function startHarnessRun(context: EngineContext, harness: Harness, 
     },
   });
   const result = session.exited.then(async (exit) => {
-    await artifacts;
+    await Promise.all([artifacts, progress]);
     await transcript.flush().catch((error) => log.error({ err: error, runId: task.runId }, 'could not write the transcript'));
     return { exit, final, usage, diagnostics };
   });

@@ -46,6 +46,7 @@ describe('artifacts', () => {
         { emit: { type: 'artifact', artifact_type: 'SCREENSHOT', data: { path: 'shot.png', description: 'the page' } } },
         { emit: { type: 'artifact', artifact_type: 'FILE', data: { path: '../../../../etc/passwd' } } },
         { emit: { type: 'artifact', artifact_type: 'PULL_REQUEST', data: { url: 'ftp://nowhere' } } },
+        { emit: { type: 'progress', message: 'half way', percent: 50 } },
         { done: 'ok' },
       ),
     });
@@ -63,6 +64,8 @@ describe('artifacts', () => {
     assert.deepEqual(refused.map((event: any) => event.payload.artifact_type), ['FILE', 'PULL_REQUEST']);
     assert.match(refused[0].payload.reason, /outside the workspace|no such file/);
     assert.match(refused[1].payload.reason, /http or https/);
+    const progress = timeline.body.events.filter((event: any) => event.event_type === 'agent_progress');
+    assert.deepEqual(progress.map((event: any) => event.payload), [{ message: 'half way', percent: 50 }]);
 
     const plan = await hangar.request('GET', `/agent/artifacts/${byType(run, 'PLAN').data.artifact_uid}`);
     assert.equal(plan.status, 200);
@@ -223,6 +226,13 @@ describe('artifacts', () => {
     assert.equal(notAnImage.status, 400);
     const noName = await call('upload-artifact?artifact_type=FILE', { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: 'x' });
     assert.equal(noName.status, 400);
+
+    const progressed = await call('report-progress', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ message: 'cloned', percent: 10 }) });
+    assert.equal(progressed.status, 200);
+    const timeline = await hangar.request('GET', `/agent/runs/${runId}/timeline`);
+    assert.deepEqual(timeline.body.events.filter((event: any) => event.event_type === 'agent_progress').map((event: any) => event.payload), [{ message: 'cloned', percent: 10 }]);
+    const tooFar = await call('report-progress', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ message: 'x', percent: 101 }) });
+    assert.equal(tooFar.status, 400);
 
     // Bad data is 400 naming the problem; FILE cannot be described, only uploaded.
     const badUrl = await report(`Bearer ${token}`, { artifact_type: 'PULL_REQUEST', data: { url: 'not a url' } });

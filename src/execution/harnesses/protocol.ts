@@ -34,10 +34,11 @@ const Usage = Type.Object({
   inference_cost: Type.Optional(Type.Number({ minimum: 0 })),
 });
 const AskUser = Type.Object({ type: Type.Literal('ask_user'), question: Type.String() });
+const Progress = Type.Object({ type: Type.Literal('progress'), message: Type.String({ maxLength: 2000 }), percent: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })) });
 const Done = Type.Object({ type: Type.Literal('done'), summary: Type.Optional(Type.String()) });
 const Failed = Type.Object({ type: Type.Literal('failed'), message: Type.String(), error_code: Type.Optional(Type.String()) });
 
-const HarnessEvent = Type.Union([Text, ToolCall, ToolResult, Artifact, Usage, AskUser, Done, Failed]);
+const HarnessEvent = Type.Union([Text, ToolCall, ToolResult, Artifact, Usage, Progress, AskUser, Done, Failed]);
 export type HarnessEvent = Static<typeof HarnessEvent>;
 
 const check = Compile(HarnessEvent);
