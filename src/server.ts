@@ -143,6 +143,7 @@ export async function startServer(
     metadataFiltering: config.metadataFiltering,
     limits,
     harnessNames: () => [...new Set([...harnesses.keys(), ...HARNESS_TYPES])],
+    onQueued: () => bus.announceDispatch(),
   });
   const outputs = new RunOutputs({ db, signer, harnessFormat: (name) => (harnesses.has(name) ? transcriptFormat(harnesses.get(name)!) : 'events') });
   const admin = new AdminService({ db });

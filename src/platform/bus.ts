@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Database } from './db/connect.js';
 
 /** What the engine holding a run is asked to do: stop it, or pick up a follow-up (for the agent or a debug agent). */
@@ -5,7 +6,7 @@ export type RunControlAction = 'cancel' | 'agent' | 'debug';
 
 /**
  * Typed wake-ups between loops and replicas, carried by PostgreSQL NOTIFY (sent by triggers, see migration
- * 0007). Notifications can be lost while a connection is down, so every consumer also polls; they only make
+ * 0007, and for new runs by announceDispatch). Notifications can be lost while a connection is down, so every consumer also polls; they only make
  * things fast.
  */
 export class Bus {
@@ -22,6 +23,32 @@ export class Bus {
       }),
     );
     return bus;
+  }
+
+  private announcing = false;
+  private announceAgain = false;
+
+  /**
+   * Wakes the engines of every replica after new runs were committed: one NOTIFY in a statement of its own (it
+   * writes nothing, so its commit waits for no WAL flush), and while one is on its way, the next ones fold into
+   * a single follow-up. Lost wake-ups only cost latency: engines also poll.
+   */
+  announceDispatch(): void {
+    if (this.announcing) {
+      this.announceAgain = true;
+      return;
+    }
+    this.announcing = true;
+    void sql`SELECT pg_notify('hangar_dispatch', '')`
+      .execute(this.database.db)
+      .catch(() => undefined)
+      .finally(() => {
+        this.announcing = false;
+        if (this.announceAgain) {
+          this.announceAgain = false;
+          this.announceDispatch();
+        }
+      });
   }
 
   /** Runs were queued or capacity was freed. */

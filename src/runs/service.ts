@@ -44,6 +44,8 @@ export interface RunsServiceOptions {
   limits: store.CapacityLimits;
   /** Names a run may give as `config.harness.type`: the built-in ones and the operator's. */
   harnessNames(): string[];
+  /** Called once new runs are committed in QUEUED, to wake the engines. */
+  onQueued(): void;
 }
 
 /** Where a run comes from, beyond what its creator asked for. */
@@ -132,7 +134,13 @@ export class RunsService {
   async create(caller: Caller, body: CreateRunBody, origin: RunOrigin = { source: 'API' }): Promise<{ run_id: string; task_id: string; state: string; at_capacity?: boolean }> {
     const { run, attachments } = await this.prepare(this.db, caller, body, origin);
     const { atCapacity } = await store.insertRun(this.db, run, attachments, this.options.limits);
+    this.options.onQueued();
     return { run_id: run.id, task_id: run.id, state: run.state, ...(atCapacity ? { at_capacity: true } : {}) };
+  }
+
+  /** For runs created inside another slice's transaction (the scheduler's), once it has committed. */
+  announceQueued(): void {
+    this.options.onQueued();
   }
 
   /** Routes a follow-up by the run's state; the new state shows in `GET /agent/runs/{id}`. */

@@ -87,6 +87,12 @@ export class Scheduler {
 
   /** One pass: claim a batch of due schedules, start their runs, move them on. Returns how many it claimed. */
   async fireDue(): Promise<number> {
+    const fired = await this.fireDueInTransaction();
+    if (fired > 0) this.options.runs.announceQueued();
+    return fired;
+  }
+
+  private fireDueInTransaction(): Promise<number> {
     return this.options.db.transaction().execute(async (trx) => {
       const now = this.now();
       const due = await store.claimDue(trx, now, this.batchSize);

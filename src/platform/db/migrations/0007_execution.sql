@@ -41,13 +41,14 @@ CREATE TABLE run_transcript (
 CREATE INDEX run_transcript_run ON run_transcript (run_id, seq);
 
 -- Wake-ups: engines listen on hangar_dispatch for queued runs; live views listen on hangar_run_activity.
+-- New runs are announced by the application after their insert commits (Bus.announceDispatch), not by a
+-- trigger: a transaction that sent a NOTIFY holds a cluster-wide lock through its commit, which would serialize
+-- every concurrent create on one WAL flush each. Rarer transitions keep their triggers.
 CREATE FUNCTION hangar_notify_dispatch() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_notify('hangar_dispatch', '');
   RETURN NULL;
 END $$;
-CREATE TRIGGER runs_queued_insert AFTER INSERT ON runs
-  FOR EACH ROW WHEN (NEW.state = 'QUEUED') EXECUTE FUNCTION hangar_notify_dispatch();
 CREATE TRIGGER runs_queued_update AFTER UPDATE OF state ON runs
   FOR EACH ROW WHEN (NEW.state = 'QUEUED' AND OLD.state <> 'QUEUED') EXECUTE FUNCTION hangar_notify_dispatch();
 -- A run leaving the active states frees capacity for the next queued one.
@@ -60,8 +61,9 @@ BEGIN
   PERFORM pg_notify('hangar_run_activity', NEW.run_id);
   RETURN NULL;
 END $$;
+-- A run being created has no one watching it yet (a live view reads what exists before it waits).
 CREATE TRIGGER run_events_activity AFTER INSERT ON run_events
-  FOR EACH ROW EXECUTE FUNCTION hangar_notify_run_activity();
+  FOR EACH ROW WHEN (NEW.event_type <> 'oz_run_created') EXECUTE FUNCTION hangar_notify_run_activity();
 CREATE TRIGGER run_transcript_activity AFTER INSERT ON run_transcript
   FOR EACH ROW EXECUTE FUNCTION hangar_notify_run_activity();
 
