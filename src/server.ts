@@ -132,6 +132,7 @@ export async function startServer(
     environmentAccessible: (teamUid, environmentId) => environments.isAccessible(teamUid, environmentId),
     missingSecrets: (teamUid, names) => secrets.missingSecrets(teamUid, names),
   });
+  let engine: Engine | undefined;
   const runs = new RunsService({
     db,
     skills,
@@ -143,7 +144,11 @@ export async function startServer(
     metadataFiltering: config.metadataFiltering,
     limits,
     harnessNames: () => [...new Set([...harnesses.keys(), ...HARNESS_TYPES])],
-    onQueued: () => bus.announceDispatch(),
+    // This process's engine wakes at once; other replicas' through NOTIFY.
+    onQueued: () => {
+      engine?.poke();
+      bus.announceDispatch();
+    },
   });
   const outputs = new RunOutputs({ db, signer, harnessFormat: (name) => (harnesses.has(name) ? transcriptFormat(harnesses.get(name)!) : 'events') });
   const admin = new AdminService({ db });
@@ -180,7 +185,6 @@ export async function startServer(
       registerAdminRoutes(api, admin);
     },
   });
-  let engine: Engine | undefined;
   if (role !== 'api') {
     scheduler = new Scheduler({ db, runs, log: app.log, now: options.now });
     if (sandbox.warning) app.log.warn(sandbox.warning);
