@@ -2,7 +2,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { callerOf, type Authenticator } from '../platform/http/auth.js';
-import { ApiError } from '../platform/http/errors.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
 import type { UrlSigner } from '../platform/signed-urls.js';
 import {
@@ -76,9 +75,7 @@ export function registerArtifactRoutes(parent: FastifyInstance, deps: ArtifactRo
     { schema: { hide: true, params: ArtifactParams, querystring: Signed }, config: { public: true } },
     async (request, reply) => {
       // The signature covers the path, so a link cannot be altered to reach another artifact.
-      const verdict = deps.signer.verify(downloadPath(request.params.artifactUid), request.query);
-      if (verdict === 'expired') throw new ApiError(403, 'not_authorized', 'this download link has expired; ask the API for a new one');
-      if (verdict === 'invalid') throw new ApiError(403, 'not_authorized', 'this download link is not valid');
+      deps.signer.require(downloadPath(request.params.artifactUid), request.query);
       const download = await artifacts.openDownload(request.params.artifactUid);
       reply
         .header('content-type', download.contentType)

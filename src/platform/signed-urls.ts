@@ -1,4 +1,5 @@
 import { constantTimeEqual, hmacSha256 } from './crypto.js';
+import { ApiError } from './http/errors.js';
 
 /**
  * Short-lived download links: the path, its parameters and an expiry signed with an instance key, so whoever
@@ -37,5 +38,12 @@ export class UrlSigner {
     if (!expires || !signature || !/^\d{1,12}$/.test(expires)) return 'invalid';
     if (!constantTimeEqual(Buffer.from(signature, 'base64url'), this.signature(path, params, expires))) return 'invalid';
     return Number(expires) * 1000 < now ? 'expired' : 'valid';
+  }
+
+  /** verify() for a download route: a link that is not valid is 403 with the reason. */
+  require(path: string, query: { expires?: string; signature?: string }, params: Record<string, string> = {}): void {
+    const verdict = this.verify(path, query, params);
+    if (verdict === 'expired') throw new ApiError(403, 'not_authorized', 'this download link has expired; ask the API for a new one');
+    if (verdict === 'invalid') throw new ApiError(403, 'not_authorized', 'this download link is not valid');
   }
 }

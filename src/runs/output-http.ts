@@ -5,7 +5,6 @@ import type { Kysely } from 'kysely';
 import type { Bus } from '../platform/bus.js';
 import type { DB } from '../platform/db/schema.js';
 import { callerOf } from '../platform/http/auth.js';
-import { ApiError } from '../platform/http/errors.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
 import type { UrlSigner } from '../platform/signed-urls.js';
 import { streamRunEvents } from './live.js';
@@ -70,16 +69,12 @@ export function registerRunOutputRoutes(parent: FastifyInstance, deps: RunOutput
 
   // Downloads: no API key; the signed link is the credential.
   const Download = Type.Object({ expires: Type.Optional(Type.String()), signature: Type.Optional(Type.String()) });
-  const verify = (path: string, query: { expires?: string; signature?: string }, params: Record<string, string> = {}) => {
-    const verdict = deps.signer.verify(path, query, params);
-    if (verdict === 'expired') throw new ApiError(403, 'not_authorized', 'this download link has expired; ask the API for a new one');
-    if (verdict === 'invalid') throw new ApiError(403, 'not_authorized', 'this download link is not valid');
-  };
+
   app.get(
     '/downloads/runs/:runId/transcript',
     { schema: { hide: true, params: RunIdParams, querystring: Download }, config: { public: true } },
     async (request, reply) => {
-      verify(`/api/v1/downloads/runs/${encodeURIComponent(request.params.runId)}/transcript`, request.query);
+      deps.signer.require(`/api/v1/downloads/runs/${encodeURIComponent(request.params.runId)}/transcript`, request.query);
       return reply
         .type('application/x-ndjson; charset=utf-8')
         .header('content-disposition', `attachment; filename="transcript-${request.params.runId}.jsonl"`)
@@ -93,7 +88,7 @@ export function registerRunOutputRoutes(parent: FastifyInstance, deps: RunOutput
       config: { public: true },
     },
     async (request, reply) => {
-      verify('/api/v1/downloads/conversations/transcript', request.query, { runs: request.query.runs });
+      deps.signer.require('/api/v1/downloads/conversations/transcript', request.query, { runs: request.query.runs });
       return reply.type('application/x-ndjson; charset=utf-8').send(await outputs.rawTranscript(request.query.runs.split(',')));
     },
   );
