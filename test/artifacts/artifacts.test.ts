@@ -6,6 +6,8 @@ import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { eventually, getRun, harnessEnv, outputTexts, script, timelineTypes, waitForState } from '../support/engine.js';
 
+/** HANGAR_MAX_ARTIFACT_BYTES of the test server. */
+const MAX_BYTES = 4096;
 /** A 1x1 PNG. */
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
@@ -29,7 +31,7 @@ describe('artifacts', () => {
   let hangar: TestServer;
   let otherTeam: { teamUid: string; apiKey: string };
   before(async () => {
-    hangar = await startTestServer(harnessEnv());
+    hangar = await startTestServer(harnessEnv({}, { HANGAR_MAX_ARTIFACT_BYTES: String(MAX_BYTES) }));
     otherTeam = await hangar.createTeamWithUser();
   });
   after(() => hangar.stop());
@@ -45,6 +47,8 @@ describe('artifacts', () => {
         { emit: { type: 'artifact', artifact_type: 'FILE', data: { path: 'report.txt', description: 'what happened' } } },
         { emit: { type: 'artifact', artifact_type: 'SCREENSHOT', data: { path: 'shot.png', description: 'the page' } } },
         { emit: { type: 'artifact', artifact_type: 'FILE', data: { path: '../../../../etc/passwd' } } },
+        { file: { path: 'big.bin', content: 'x'.repeat(MAX_BYTES + 1) } },
+        { emit: { type: 'artifact', artifact_type: 'FILE', data: { path: 'big.bin' } } },
         { emit: { type: 'artifact', artifact_type: 'PULL_REQUEST', data: { url: 'ftp://nowhere' } } },
         { emit: { type: 'progress', message: 'half way', percent: 50 } },
         { done: 'ok' },
@@ -61,9 +65,10 @@ describe('artifacts', () => {
     // The two bad ones were refused with their reason on the timeline; the run went on.
     const timeline = await hangar.request('GET', `/agent/runs/${run.run_id}/timeline`);
     const refused = timeline.body.events.filter((event: any) => event.event_type === 'artifact_refused');
-    assert.deepEqual(refused.map((event: any) => event.payload.artifact_type), ['FILE', 'PULL_REQUEST']);
+    assert.deepEqual(refused.map((event: any) => event.payload.artifact_type), ['FILE', 'FILE', 'PULL_REQUEST']);
     assert.match(refused[0].payload.reason, /outside the workspace|no such file/);
-    assert.match(refused[1].payload.reason, /http or https/);
+    assert.match(refused[1].payload.reason, /more than the 4096 allowed \(HANGAR_MAX_ARTIFACT_BYTES\)/);
+    assert.match(refused[2].payload.reason, /http or https/);
     const progress = timeline.body.events.filter((event: any) => event.event_type === 'agent_progress');
     assert.deepEqual(progress.map((event: any) => event.payload), [{ message: 'half way', percent: 50 }]);
 
@@ -226,6 +231,12 @@ describe('artifacts', () => {
     assert.equal(notAnImage.status, 400);
     const noName = await call('upload-artifact?artifact_type=FILE', { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: 'x' });
     assert.equal(noName.status, 400);
+    const tooLarge = await call('upload-artifact?artifact_type=FILE&filename=big.bin', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' },
+      body: Buffer.alloc(MAX_BYTES + 1),
+    });
+    assert.equal(tooLarge.status, 413);
 
     const progressed = await call('report-progress', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ message: 'cloned', percent: 10 }) });
     assert.equal(progressed.status, 200);
