@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { callerOf, type Authenticator } from '../platform/http/auth.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
-import type { UrlSigner } from '../platform/signed-urls.js';
+import { SignedLinkQuery, type UrlSigner } from '../platform/signed-urls.js';
 import {
   ArtifactParams,
   ArtifactResponse,
@@ -69,10 +69,9 @@ export function registerArtifactRoutes(parent: FastifyInstance, deps: ArtifactRo
     async (request, reply) => reply.redirect(await artifacts.downloadLink(await reader(request), request.params.artifactUid), 302),
   );
 
-  const Signed = Type.Object({ expires: Type.Optional(Type.String()), signature: Type.Optional(Type.String()) });
   app.get(
     '/downloads/artifacts/:artifactUid',
-    { schema: { hide: true, params: ArtifactParams, querystring: Signed }, config: { public: true } },
+    { schema: { hide: true, params: ArtifactParams, querystring: SignedLinkQuery }, config: { public: true } },
     async (request, reply) => {
       // The signature covers the path, so a link cannot be altered to reach another artifact.
       deps.signer.require(downloadPath(request.params.artifactUid), request.query);

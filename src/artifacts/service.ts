@@ -11,6 +11,8 @@ import { ApiError, authenticationRequired, invalidRequest, notAuthorized, notFou
 import type { UrlSigner } from '../platform/signed-urls.js';
 import { rfc3339 } from '../platform/time.js';
 import { progressPayload } from '../execution/progress.js';
+import { recordEvent } from '../execution/store.js';
+import { runExists } from '../runs/store.js';
 import { canonicalUrl } from './canonical-url.js';
 import {
   ExternalReferenceData,
@@ -93,7 +95,7 @@ export class ArtifactsService {
 
   /** A progress note of the running execution, on its timeline as `agent_progress`. */
   async reportProgress(run: RunExecution, progress: ProgressBody): Promise<void> {
-    await store.insertRunEvent(this.options.db, run.runId, run.executionId, 'agent_progress', progressPayload(progress));
+    await recordEvent(this.options.db, run.runId, run.executionId, 'agent_progress', progressPayload(progress));
   }
 
   /** PLAN, PULL_REQUEST and EXTERNAL_REFERENCE artifacts, described by their data. */
@@ -168,7 +170,7 @@ export class ArtifactsService {
     if (artifact.is_public) return artifact;
     if (!reader) throw authenticationRequired('this artifact is private: send an API key of its team');
     if (!reader.memberships.some((membership) => membership.team_uid === artifact.team_uid)) throw notFound(`artifact ${uid} not found`);
-    const runVisible = await store.artifactRunVisible(this.options.db, { teamUid: artifact.team_uid, principalUid: reader.uid }, artifact.run_id);
+    const runVisible = await runExists(this.options.db, { teamUid: artifact.team_uid, principalUid: reader.uid }, artifact.run_id);
     if (!runVisible) throw notAuthorized('this artifact belongs to a personal run of another member of the team');
     return artifact;
   }

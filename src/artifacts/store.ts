@@ -50,12 +50,6 @@ export async function findArtifact(db: Kysely<DB>, uid: string): Promise<StoredA
   return (await db.selectFrom('artifacts').select(ARTIFACT_COLUMNS).where('artifacts.uid', '=', uid).executeTakeFirst()) as StoredArtifact | undefined;
 }
 
-/** Whether the artifact's run is visible to the caller (its team, and its creator for personal runs). */
-export async function artifactRunVisible(db: Kysely<DB>, who: Visibility, runId: string): Promise<boolean> {
-  const row = await db.selectFrom('runs').select('runs.id').where((eb) => visible(eb, who)).where('runs.id', '=', runId).executeTakeFirst();
-  return row !== undefined;
-}
-
 /** The team of a run whose execution `executionId` has a live sandbox right now, or undefined. */
 export async function executingRunTeam(db: Kysely<DB>, runId: string, executionId: number): Promise<string | undefined> {
   const row = await db
@@ -83,10 +77,3 @@ export async function runByCanonicalUrl(db: Kysely<DB>, who: Visibility, canonic
   return row?.id;
 }
 
-/** A timeline event of the run (the harness-support progress call); the runs slice renders the timeline. */
-export async function insertRunEvent(db: Kysely<DB>, runId: string, executionId: number, type: string, payload: Record<string, unknown>): Promise<void> {
-  await db
-    .insertInto('run_events')
-    .values({ event_uuid: crypto.randomUUID(), run_id: runId, execution_id: String(executionId), event_type: type, payload: JSON.stringify(payload) })
-    .execute();
-}

@@ -41,8 +41,12 @@ export async function startHarnessRun(context: EngineContext, harness: Harness, 
   const structured = transcriptFormat(harness) === 'events';
   let final: FinalEvent | null = null;
   let usage: Record<string, number> | null = null;
-  let artifacts: Promise<void> = Promise.resolve();
-  let progress: Promise<void> = Promise.resolve();
+  // What protocol events write besides the transcript, one at a time: artifacts and progress land in the order
+  // the harness reported them.
+  let recording: Promise<void> = Promise.resolve();
+  const record = (what: string, write: () => Promise<void>) => {
+    recording = recording.then(write).catch((error) => log.warn({ err: error, runId: task.runId }, `could not record ${what}`));
+  };
   const diagnostics: string[] = [];
 
   const onEvent = (event: HarnessEvent) => {
@@ -59,18 +63,13 @@ export async function startHarnessRun(context: EngineContext, harness: Harness, 
       }
       case 'progress':
         // On the timeline, where people watching the run (and its live stream) see it.
-        progress = progress
-          .then(() => writes.events(task.runId, task.executionId, [{ type: 'agent_progress', payload: progressPayload(event) }]))
-          .catch((error) => log.warn({ err: error, runId: task.runId }, 'could not record progress'));
+        record('progress', () => writes.events(task.runId, task.executionId, [{ type: 'agent_progress', payload: progressPayload(event) }]));
         break;
       case 'artifact':
-        // One at a time, so that the run lists its artifacts in the order the harness reported them.
-        artifacts = artifacts
-          .then(() => recordArtifactEvent(context.artifacts, run, task.workspace, event, context.maxArtifactBytes))
-          .then(async (refused) => {
-            if (refused) await writes.events(task.runId, task.executionId, [{ type: 'artifact_refused', payload: { artifact_type: event.artifact_type, reason: refused } }]);
-          })
-          .catch((error) => log.warn({ err: error, runId: task.runId }, 'could not record an artifact'));
+        record('an artifact', async () => {
+          const refused = await recordArtifactEvent(context.artifacts, run, task.workspace, event, context.maxArtifactBytes);
+          if (refused) await writes.events(task.runId, task.executionId, [{ type: 'artifact_refused', payload: { artifact_type: event.artifact_type, reason: refused } }]);
+        });
         break;
       case 'done':
       case 'failed':
@@ -94,7 +93,7 @@ export async function startHarnessRun(context: EngineContext, harness: Harness, 
     },
   });
   const result = session.exited.then(async (exit) => {
-    await Promise.all([artifacts, progress]);
+    await recording;
     await transcript.flush().catch((error) => log.error({ err: error, runId: task.runId }, 'could not write the transcript'));
     return { exit, final, usage, diagnostics };
   });

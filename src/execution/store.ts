@@ -64,6 +64,16 @@ export interface Transition {
   takeInputs?: boolean;
 }
 
+/**
+ * Inserts the timeline events that the rows of CTE `source` (columns id, execution_id) carry as a JSON array
+ * `events` of `{type, payload}`, in array order per run.
+ */
+const insertCarriedEvents = (source: 'moved' | 'ended') => sql`
+  INSERT INTO run_events (event_uuid, run_id, execution_id, event_type, payload)
+  SELECT gen_random_uuid()::text, s.id, s.execution_id::text, x.value->>'type', x.value->'payload'
+  FROM ${sql.table(source)} s CROSS JOIN LATERAL jsonb_array_elements(s.events::jsonb) WITH ORDINALITY AS x(value, n)
+  ORDER BY s.id, x.n`;
+
 export interface TransitionResult {
   /** False when the run is no longer this engine's execution in that state (cancelled, or taken back). */
   moved: boolean;
@@ -90,12 +100,7 @@ export async function applyTransitions(db: Kysely<DB>, engineId: string, items: 
       FROM input i
       WHERE r.id = i.id AND r.state = i.from_state AND r.lease_owner = ${engineId} AND r.execution_id = i.execution_id
       RETURNING r.id, i.execution_id, i.take_inputs, i.events
-    ), events AS (
-      INSERT INTO run_events (event_uuid, run_id, execution_id, event_type, payload)
-      SELECT gen_random_uuid()::text, m.id, m.execution_id::text, e.value->>'type', e.value->'payload'
-      FROM moved m CROSS JOIN LATERAL jsonb_array_elements(m.events::jsonb) WITH ORDINALITY AS e(value, n)
-      ORDER BY m.id, e.n
-    ), taken AS (
+    ), events AS (${insertCarriedEvents('moved')}), taken AS (
       UPDATE run_inputs SET delivered_at = clock_timestamp()
       WHERE run_id IN (SELECT id FROM moved WHERE take_inputs) AND purpose = 'agent' AND delivered_at IS NULL
       RETURNING run_id, seq, message
@@ -202,12 +207,7 @@ export async function finishExecutions(db: Kysely<DB>, engineId: string, items: 
           AND (i.state NOT IN ('SUCCEEDED', 'BLOCKED') OR NOT EXISTS (
             SELECT 1 FROM run_inputs w WHERE w.run_id = r.id AND w.purpose = 'agent' AND w.delivered_at IS NULL))
         RETURNING r.id, i.execution_id, i.events
-      ), events AS (
-        INSERT INTO run_events (event_uuid, run_id, execution_id, event_type, payload)
-        SELECT gen_random_uuid()::text, e.id, e.execution_id::text, x.value->>'type', x.value->'payload'
-        FROM ended e CROSS JOIN LATERAL jsonb_array_elements(e.events::jsonb) WITH ORDINALITY AS x(value, n)
-        ORDER BY e.id, x.n
-      )
+      ), events AS (${insertCarriedEvents('ended')})
       SELECT id FROM ended`.execute(trx);
     const endedIds = new Set(ended.rows.map((row) => row.id));
     const results: FinishResult[] = [];

@@ -1,5 +1,9 @@
 import { constantTimeEqual, hmacSha256 } from './crypto.js';
+import { Type } from 'typebox';
 import { ApiError } from './http/errors.js';
+
+/** The query string of a signed link, as download routes declare it. */
+export const SignedLinkQuery = Type.Object({ expires: Type.Optional(Type.String()), signature: Type.Optional(Type.String()) });
 
 /**
  * Short-lived download links: the path, its parameters and an expiry signed with an instance key, so whoever

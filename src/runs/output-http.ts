@@ -6,7 +6,7 @@ import type { Bus } from '../platform/bus.js';
 import type { DB } from '../platform/db/schema.js';
 import { callerOf } from '../platform/http/auth.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
-import type { UrlSigner } from '../platform/signed-urls.js';
+import { SignedLinkQuery, type UrlSigner } from '../platform/signed-urls.js';
 import { streamRunEvents } from './live.js';
 import type { RunOutputs } from './output.js';
 import { ConversationIdParams, ConversationResponse, RunIdParams } from './schemas.js';
@@ -68,11 +68,10 @@ export function registerRunOutputRoutes(parent: FastifyInstance, deps: RunOutput
   );
 
   // Downloads: no API key; the signed link is the credential.
-  const Download = Type.Object({ expires: Type.Optional(Type.String()), signature: Type.Optional(Type.String()) });
 
   app.get(
     '/downloads/runs/:runId/transcript',
-    { schema: { hide: true, params: RunIdParams, querystring: Download }, config: { public: true } },
+    { schema: { hide: true, params: RunIdParams, querystring: SignedLinkQuery }, config: { public: true } },
     async (request, reply) => {
       deps.signer.require(`/api/v1/downloads/runs/${encodeURIComponent(request.params.runId)}/transcript`, request.query);
       return reply
