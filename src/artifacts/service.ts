@@ -8,6 +8,7 @@ import type { Principal } from '../identities/store.js';
 import type { BlobStore } from '../platform/blobs/store.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError, authenticationRequired, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import { schemaProblem } from '../platform/schema-problem.js';
 import type { UrlSigner } from '../platform/signed-urls.js';
 import { rfc3339 } from '../platform/time.js';
 import { progressPayload } from '../execution/progress.js';
@@ -56,19 +57,9 @@ const checkers = {
   EXTERNAL_REFERENCE: Compile(ExternalReferenceData),
 } as const;
 
-/** The first problem of `value` against `check`, worded for a 400. */
-function problem(check: { Errors(value: unknown): Iterable<{ instancePath: string; message: string; keyword: string; params: unknown }> }, value: unknown) {
-  for (const error of check.Errors(value)) {
-    if (error.keyword === 'boolean') continue;
-    const extra = (error.params as { additionalProperties?: string[] }).additionalProperties;
-    return `data${error.instancePath.replace(/\//g, '.')}: ${error.message}${extra ? ` (${extra.join(', ')})` : ''}`;
-  }
-  return 'data is not valid';
-}
-
 function validated<T extends TSchema>(type: keyof typeof checkers, data: unknown): Static<T> {
   const check = checkers[type];
-  if (!check.Check(data)) throw invalidRequest(`${type}: ${problem(check, data)}`);
+  if (!check.Check(data)) throw invalidRequest(`${type}: ${schemaProblem(check, data, 'data')}`);
   return data as Static<T>;
 }
 

@@ -4,6 +4,7 @@ import type { Caller } from '../identities/caller.js';
 import type { DB } from '../platform/db/schema.js';
 import { sqlState, UNIQUE_VIOLATION } from '../platform/db/sql-state.js';
 import { ApiError, authenticationRequired, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import { schemaProblem } from '../platform/schema-problem.js';
 import { rfc3339 } from '../platform/time.js';
 import type { RunItem } from '../runs/schemas.js';
 import type { RunsService } from '../runs/service.js';
@@ -94,8 +95,7 @@ export class ScoresService {
       const scorerId = typeof (result as { scorer_id?: unknown })?.scorer_id === 'number' ? (result as { scorer_id: number }).scorer_id : null;
       const reject = (error: string) => statuses.push({ scorer_id: scorerId, status: 'rejected', error });
       if (!verdictCheck.Check(result)) {
-        const [first] = verdictCheck.Errors(result);
-        reject(`verdict${first?.instancePath.replace(/\//g, '.') ?? ''}: ${first?.message ?? 'not a verdict'}; expected {scorer_id, classification, reason, failed}`);
+        reject(`${schemaProblem(verdictCheck, result, 'verdict')}; expected {scorer_id, classification, reason, failed}`);
         continue;
       }
       const scorer = scorers.get(result.scorer_id);
