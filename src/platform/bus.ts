@@ -6,8 +6,8 @@ export type RunControlAction = 'cancel' | 'agent' | 'debug';
 
 /**
  * Typed wake-ups between loops and replicas, carried by PostgreSQL NOTIFY (sent by triggers, see migration
- * 0007, and for new runs by announceDispatch). Notifications can be lost while a connection is down, so every consumer also polls; they only make
- * things fast.
+ * 0007, and for new runs by announceDispatch). Notifications can be lost while a connection is down, so every
+ * consumer also polls; they only make things fast.
  */
 export class Bus {
   private readonly activity = new Map<string, Set<() => void>>();
