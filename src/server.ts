@@ -42,6 +42,7 @@ import { LocalBlobStore } from './platform/blobs/local.js';
 import { S3BlobStore } from './platform/blobs/s3.js';
 import type { Authenticator } from './platform/http/auth.js';
 import { EngineWrites } from './execution/writes.js';
+import { DatabaseLedger } from './execution/ledger.js';
 import { CommandHarness } from './execution/harnesses/command.js';
 import type { Harness } from './execution/harnesses/harness.js';
 import { transcriptFormat } from './execution/harness-run.js';
@@ -195,9 +196,16 @@ export async function startServer(
       const context: EngineContext = {
         db,
         engineId,
-        writes: new EngineWrites(db, engineId),
-        artifacts,
-        maxArtifactBytes: config.maxArtifactBytes,
+        ledger: new DatabaseLedger({
+          db,
+          engineId,
+          writes: new EngineWrites(db, engineId),
+          environments,
+          tokens,
+          apiUrl: () => `${publicUrl}/api/v1`,
+          artifacts,
+          maxArtifactBytes: config.maxArtifactBytes,
+        }),
         log: app.log,
         workspaces: new Workspaces({
           root: path.join(config.dataDir, 'workspaces'),
@@ -210,9 +218,6 @@ export async function startServer(
         }),
         harnesses,
         defaultHarness: config.operator.defaultHarness,
-        environments,
-        tokens,
-        apiUrl: () => `${publicUrl}/api/v1`,
         sandbox: sandbox.mode,
       };
       // Only the embedded database guarantees one process per data directory; replicas may share one.

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import mime from 'mime-types';
 import type { RunExecution } from '../artifacts/service.js';
-import type { ArtifactsService } from '../artifacts/service.js';
+import type { ArtifactSink } from './ledger.js';
 import { ApiError } from '../platform/http/errors.js';
 import type { HarnessEvent } from './harnesses/protocol.js';
 
@@ -14,7 +14,7 @@ type ArtifactEvent = Extract<HarnessEvent, { type: 'artifact' }>;
  * Resolves to the reason when the artifact is refused (the run goes on; the reason goes on its timeline).
  */
 export async function recordArtifactEvent(
-  artifacts: ArtifactsService,
+  artifacts: ArtifactSink,
   run: RunExecution,
   workspace: string,
   event: ArtifactEvent,

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { runVariables, type EngineContext } from './context.js';
+import type { EngineContext } from './context.js';
 import type { RetainedWorkspace } from './executor.js';
 import type { HarnessSession } from './harnesses/harness.js';
 import { startHarnessRun } from './harness-run.js';
@@ -83,7 +83,7 @@ export class DebugSessions {
         followups,
         history: [],
         workspace: retained.workspace,
-        env: runVariables(context, retained.runId, executionId),
+        env: context.ledger.variables(retained.runId, executionId),
         agentConfig: retained.agentConfig,
       },
       retained.teamUid,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Harness, HarnessSession } from './harnesses/harness.js';
-import { runVariables, type EngineContext } from './context.js';
+import type { ExecutionContext } from './context.js';
 import { startHarnessRun } from './harness-run.js';
 import { outcomeOf } from './outcome.js';
 import * as store from './store.js';
@@ -38,9 +38,10 @@ export class Execution {
   readonly done: Promise<void>;
 
   constructor(
-    private readonly context: EngineContext,
+    private readonly context: ExecutionContext,
     private readonly run: store.ClaimedRun,
-    private readonly onRetained: (retained: RetainedWorkspace) => void,
+    /** Takes a workspace kept after a failed setup; without it (a worker), no workspace is kept. */
+    private readonly onRetained?: (retained: RetainedWorkspace) => void,
   ) {
     this.done = this.execute().catch((error) => context.log.error({ err: error, runId: run.id }, 'execution failed unexpectedly'));
   }
@@ -71,13 +72,10 @@ export class Execution {
   private async deliverNow(): Promise<void> {
     const session = this.session;
     if (!session?.acceptsInput || this.stopping || this.harnessExited) return;
-    const inputs = await store.takeInputRows(this.context.db, this.run.id, 'agent');
+    const { ledger } = this.context;
+    const inputs = await ledger.takeFollowups(this.run.id, this.run.execution_id);
     const unsent = inputs.filter((input) => this.harnessExited || !session.send(input.message));
-    await store.returnInputs(this.context.db, unsent.map((input) => input.seq));
-  }
-
-  private get ref() {
-    return { id: this.run.id, engineId: this.context.engineId, executionId: this.run.execution_id };
+    if (unsent.length > 0) await ledger.returnFollowups(this.run.id, this.run.execution_id, unsent.map((input) => input.seq));
   }
 
   /** Timeline events that ride with the execution's next write rather than costing a statement of their own. */
@@ -90,12 +88,12 @@ export class Execution {
   }
 
   private event(type: string, payload?: Record<string, unknown>): Promise<void> {
-    return this.context.writes.events(this.run.id, this.run.execution_id, this.withUnwritten([{ type, payload }]));
+    return this.context.ledger.events(this.run.id, this.run.execution_id, this.withUnwritten([{ type, payload }]));
   }
 
   /** Moves the run on if it is still this execution's; false when it was cancelled or taken back meanwhile. */
   private transition(from: string, to: string, events: store.TimelineEvent[], extra: Partial<store.Transition> = {}) {
-    return this.context.writes.transition({ runId: this.run.id, executionId: this.run.execution_id, from, to, events: this.withUnwritten(events), ...extra });
+    return this.context.ledger.transition({ runId: this.run.id, executionId: this.run.execution_id, from, to, events: this.withUnwritten(events), ...extra });
   }
 
   private async execute(): Promise<void> {
@@ -113,7 +111,7 @@ export class Execution {
         if (retained === 'stop') return;
         if (retained) {
           keepWorkspace = true;
-          this.onRetained(retained);
+          this.onRetained?.(retained);
           return;
         }
       }
@@ -159,9 +157,9 @@ export class Execution {
       await this.finish(this.outcome, before);
       return;
     }
-    if (before.length > 0) await this.context.writes.events(run.id, run.execution_id, before).catch(() => undefined);
+    if (before.length > 0) await this.context.ledger.events(run.id, run.execution_id, before).catch(() => undefined);
     if (this.reason === 'shutdown' && !this.agentStarted) {
-      await store.requeue(context.db, this.ref, 'the engine shut down before the agent started');
+      await context.ledger.requeue(run.id, run.execution_id, 'the executor shut down before the agent started');
     } else if (this.reason === 'shutdown') {
       await this.finish({
         state: 'ERROR',
@@ -170,14 +168,14 @@ export class Execution {
         usage: null,
       }, []);
     } else if (this.reason !== undefined) {
-      if (this.agentStarted) await store.clearSandboxIfCancelled(context.db, run.id);
+      if (this.agentStarted) await context.ledger.clearSandboxIfCancelled(run.id, run.execution_id);
     }
   }
 
   /** null: ready; 'stop': cancelled or ended; a retained workspace: failed, kept for debugging. */
   private async setUpEnvironment(workspace: string, environmentId: string, harness: string | undefined): Promise<RetainedWorkspace | 'stop' | null> {
     const { context, run } = this;
-    const environment = await context.environments.setupFor(run.team_uid, environmentId);
+    const environment = await context.ledger.environment(run.team_uid, environmentId, run.id);
     if (!environment) {
       this.outcome = {
         state: 'FAILED',
@@ -194,12 +192,12 @@ export class Execution {
     });
     const result = await context.workspaces.setUp(workspace, environment, (type, payload) => this.event(type, payload), this.abort.signal);
     if (this.stopping) return 'stop';
-    await context.environments.recordSetupResult(environmentId, !result.ok);
+    await context.ledger.recordSetupResult(environmentId, !result.ok, run.id, run.execution_id);
     if (result.ok) {
       await this.event('environment_setup_done', { environment_id: environmentId });
       return null;
     }
-    const minutes = environment.failure_session_retention_minutes;
+    const minutes = this.onRetained ? environment.failure_session_retention_minutes : null;
     const until = minutes ? new Date(Date.now() + minutes * 60_000) : undefined;
     const statusMessage = {
       message: result.message,
@@ -245,7 +243,7 @@ export class Execution {
     const followups = started.inputs;
     // A new conversation has no earlier executions to replay.
     const continuing = run.conversation_id !== null || run.execution_id > 1;
-    const history = continuing ? await store.conversationHistory(context.db, run.conversation_id ?? conversationId, run.id, run.execution_id) : [];
+    const history = continuing ? await context.ledger.history(run.conversation_id ?? conversationId, run.id, run.execution_id) : [];
     const basePrompt = run.agent_config.base_prompt;
     const { session, result } = await startHarnessRun(
       context,
@@ -258,9 +256,9 @@ export class Execution {
         prompt: run.prompt,
         basePrompt: typeof basePrompt === 'string' ? basePrompt : null,
         followups,
-        history: history.map((entry) => ({ executionId: entry.execution_id, stream: entry.stream, line: entry.line, at: entry.at })),
+        history,
         workspace,
-        env: runVariables(context, run.id, run.execution_id),
+        env: context.ledger.variables(run.id, run.execution_id),
         agentConfig: run.agent_config,
       },
       run.team_uid,
@@ -278,6 +276,6 @@ export class Execution {
   }
 
   private finish(outcome: store.Outcome, before: store.TimelineEvent[]) {
-    return this.context.writes.finish({ runId: this.run.id, executionId: this.run.execution_id, outcome, before });
+    return this.context.ledger.finish({ runId: this.run.id, executionId: this.run.execution_id, outcome, before });
   }
 }

@@ -2,7 +2,7 @@ import type { Harness, HarnessSession, HarnessTask } from './harnesses/harness.j
 import { parseEvent, type HarnessEvent } from './harnesses/protocol.js';
 import type { SandboxExit } from './sandbox/types.js';
 import { TranscriptWriter } from './transcript-writer.js';
-import type { EngineContext } from './context.js';
+import type { ExecutionContext } from './context.js';
 import { progressPayload } from './progress.js';
 import { recordArtifactEvent } from './artifact-events.js';
 
@@ -34,8 +34,8 @@ export function transcriptFormat(harness: Harness): 'events' | 'text' {
  * Starts a harness for one execution and follows its output: every line goes to the transcript, usage is
  * summed, artifacts are recorded as they are reported, and the final event decides how the execution ends.
  */
-export async function startHarnessRun(context: EngineContext, harness: Harness, task: HarnessTask, teamUid: string): Promise<HarnessRun> {
-  const { writes, log } = context;
+export async function startHarnessRun(context: ExecutionContext, harness: Harness, task: HarnessTask, teamUid: string): Promise<HarnessRun> {
+  const { ledger: writes, log } = context;
   const run = { runId: task.runId, executionId: task.executionId, teamUid };
   const transcript = new TranscriptWriter((rows) => writes.transcript(rows), task.runId, task.executionId);
   const structured = transcriptFormat(harness) === 'events';
@@ -67,7 +67,7 @@ export async function startHarnessRun(context: EngineContext, harness: Harness, 
         break;
       case 'artifact':
         record('an artifact', async () => {
-          const refused = await recordArtifactEvent(context.artifacts, run, task.workspace, event, context.maxArtifactBytes);
+          const refused = await recordArtifactEvent(writes.artifacts, run, task.workspace, event, writes.maxArtifactBytes);
           if (refused) await writes.events(task.runId, task.executionId, [{ type: 'artifact_refused', payload: { artifact_type: event.artifact_type, reason: refused } }]);
         });
         break;

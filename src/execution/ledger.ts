@@ -1,0 +1,133 @@
+import type { Kysely } from 'kysely';
+import type { ArtifactResponse, ReportArtifactBody, UploadArtifactQuery } from '../artifacts/schemas.js';
+import type { ArtifactsService, RunExecution } from '../artifacts/service.js';
+import type { EnvironmentConfig } from '../environments/schemas.js';
+import type { DB } from '../platform/db/schema.js';
+import type { TranscriptLine } from './harnesses/harness.js';
+import * as store from './store.js';
+import type { TaskTokens } from './task-token.js';
+import type { EngineWrites } from './writes.js';
+
+/** Where an execution's artifacts go: the artifacts slice in the server, its harness-support API from a worker. */
+export interface ArtifactSink {
+  report(run: RunExecution, body: ReportArtifactBody): Promise<ArtifactResponse>;
+  upload(run: RunExecution, query: UploadArtifactQuery, bytes: Buffer, mediaType: string | undefined): Promise<ArtifactResponse>;
+}
+
+export interface FollowupInput {
+  seq: string;
+  message: string;
+}
+
+/**
+ * Everything an execution reads and writes outside its workspace. The engine of a server keeps it in the
+ * database (DatabaseLedger); a self-hosted worker sends it to the server over its websocket (RemoteLedger), so
+ * both run the same Execution. Every write names the execution and only lands while the run is still its.
+ */
+export interface RunLedger {
+  transition(transition: store.Transition): Promise<store.TransitionResult>;
+  events(runId: string, executionId: number, events: store.TimelineEvent[]): Promise<void>;
+  transcript(rows: store.TranscriptRow[]): Promise<void>;
+  finish(finish: store.Finish): Promise<store.FinishResult>;
+  /** Follow-ups not yet given to the agent, oldest first; they count as delivered from now on. */
+  takeFollowups(runId: string, executionId: number): Promise<FollowupInput[]>;
+  /** Follow-ups that could not be written to the harness after all: the next execution takes them. */
+  returnFollowups(runId: string, executionId: number, seqs: string[]): Promise<void>;
+  /** The agent never started and this executor is going away: the run goes back to the queue. */
+  requeue(runId: string, executionId: number, reason: string): Promise<void>;
+  /** After a cancel stopped the harness: the run no longer has a sandbox. */
+  clearSandboxIfCancelled(runId: string, executionId: number): Promise<void>;
+  /** The transcript of the conversation's earlier executions, for a harness to resume it. */
+  history(conversationId: string, runId: string, executionId: number): Promise<TranscriptLine[]>;
+  environment(teamUid: string, environmentId: string, runId: string): Promise<EnvironmentConfig | undefined>;
+  recordSetupResult(environmentId: string, failed: boolean, runId: string, executionId: number): Promise<void>;
+  /** Run-scoped variables for the harness: run ID, API base URL, task token. */
+  variables(runId: string, executionId: number): Record<string, string>;
+  artifacts: ArtifactSink;
+  maxArtifactBytes: number;
+}
+
+/** What the environments slice gives the engine. */
+export interface EnvironmentSetups {
+  setupFor(teamUid: string, uid: string): Promise<EnvironmentConfig | undefined>;
+  recordSetupResult(uid: string, failed: boolean): Promise<void>;
+}
+
+/** The ledger of the server's own engine: the database, through the engine's batched writes. */
+export class DatabaseLedger implements RunLedger {
+  constructor(
+    private readonly options: {
+      db: Kysely<DB>;
+      engineId: string;
+      writes: EngineWrites;
+      environments: EnvironmentSetups;
+      tokens: TaskTokens;
+      /** Base of the API as a harness reaches it, e.g. http://127.0.0.1:8080/api/v1 (known once the server listens). */
+      apiUrl: () => string;
+      artifacts: ArtifactsService;
+      maxArtifactBytes: number;
+    },
+  ) {}
+
+  get artifacts(): ArtifactSink {
+    return this.options.artifacts;
+  }
+
+  get maxArtifactBytes(): number {
+    return this.options.maxArtifactBytes;
+  }
+
+  transition(transition: store.Transition) {
+    return this.options.writes.transition(transition);
+  }
+
+  events(runId: string, executionId: number, events: store.TimelineEvent[]) {
+    return this.options.writes.events(runId, executionId, events);
+  }
+
+  transcript(rows: store.TranscriptRow[]) {
+    return this.options.writes.transcript(rows);
+  }
+
+  finish(finish: store.Finish) {
+    return this.options.writes.finish(finish);
+  }
+
+  takeFollowups(runId: string) {
+    return store.takeInputRows(this.options.db, runId, 'agent');
+  }
+
+  returnFollowups(_runId: string, _executionId: number, seqs: string[]) {
+    return store.returnInputs(this.options.db, seqs);
+  }
+
+  requeue(runId: string, executionId: number, reason: string) {
+    return store.requeue(this.options.db, { id: runId, engineId: this.options.engineId, executionId }, reason);
+  }
+
+  clearSandboxIfCancelled(runId: string) {
+    return store.clearSandboxIfCancelled(this.options.db, runId);
+  }
+
+  async history(conversationId: string, runId: string, executionId: number): Promise<TranscriptLine[]> {
+    const rows = await store.conversationHistory(this.options.db, conversationId, runId, executionId);
+    return rows.map((entry) => ({ executionId: entry.execution_id, stream: entry.stream, line: entry.line, at: entry.at }));
+  }
+
+  environment(teamUid: string, environmentId: string) {
+    return this.options.environments.setupFor(teamUid, environmentId);
+  }
+
+  recordSetupResult(environmentId: string, failed: boolean) {
+    return this.options.environments.recordSetupResult(environmentId, failed);
+  }
+
+  variables(runId: string, executionId: number): Record<string, string> {
+    return {
+      HANGAR_RUN_ID: runId,
+      HANGAR_EXECUTION_ID: String(executionId),
+      HANGAR_API_URL: this.options.apiUrl(),
+      HANGAR_TASK_TOKEN: this.options.tokens.issue(runId, executionId),
+    };
+  }
+}
