@@ -39,7 +39,7 @@ export async function claimRuns(db: Kysely<DB>, engineId: string, leaseSeconds: 
 export async function atCapacity(db: Kysely<DB>, teamUid: string, limits: Limits): Promise<boolean> {
   const row = await sql<{ total: number; team: number }>`
     SELECT count(*)::int AS total, count(*) FILTER (WHERE team_uid = ${teamUid})::int AS team
-    FROM runs WHERE state IN ('PENDING', 'CLAIMED', 'INPROGRESS')`.execute(db);
+    FROM runs WHERE state IN ('PENDING', 'CLAIMED', 'INPROGRESS') AND worker_host IS NULL`.execute(db);
   const counts = row.rows[0]!;
   return counts.total >= limits.global || counts.team >= limits.perTeam;
 }

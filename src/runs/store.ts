@@ -185,7 +185,7 @@ export async function insertRuns(db: Kysely<DB>, runs: NewRun[], limits?: Capaci
   const teamUid = runs[0]!.team_uid;
   const atCapacity = limits
     ? sql<boolean>`(SELECT count(*) >= ${limits.global} OR count(*) FILTER (WHERE team_uid = ${teamUid}) >= ${limits.perTeam}
-         FROM runs WHERE state IN ('PENDING', 'CLAIMED', 'INPROGRESS'))`
+         FROM runs WHERE state IN ('PENDING', 'CLAIMED', 'INPROGRESS') AND worker_host IS NULL)`
     : sql<boolean>`false`;
   const rows = await db
     .with('inserted', (qb) => qb.insertInto('runs').values(runs.map(runValues)).returning('id'))

@@ -250,6 +250,25 @@ export interface McpServerSharesTable {
   created_at: Timestamp;
 }
 
+export interface WorkerConnectionsTable {
+  id: string;
+  team_uid: string;
+  worker_host: string;
+  replica: string;
+  connected_at: Generated<Timestamp>;
+  last_seen_at: Generated<Timestamp>;
+}
+
+export interface WorkerSkillsTable {
+  team_uid: string;
+  worker_host: string;
+  skill_path: string;
+  name: string;
+  description: string;
+  base_prompt: string;
+  reported_at: Generated<Timestamp>;
+}
+
 export interface DB {
   instance_settings: InstanceSettingsTable;
   teams: TeamsTable;
@@ -271,4 +290,6 @@ export interface DB {
   secrets: SecretsTable;
   mcp_servers: McpServersTable;
   mcp_server_shares: McpServerSharesTable;
+  worker_connections: WorkerConnectionsTable;
+  worker_skills: WorkerSkillsTable;
 }

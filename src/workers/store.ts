@@ -1,0 +1,102 @@
+import { sql, type Kysely } from 'kysely';
+import type { ClaimedRun } from '../execution/store.js';
+import type { DB } from '../platform/db/schema.js';
+import { rfc3339 } from '../platform/time.js';
+
+/** Queries of the workers slice: presence of connections, the queue of worker runs, reported skills. */
+
+/** The lease owner of a team's worker runs: any connection of that worker may act on them. */
+export function workerOwner(teamUid: string, workerHost: string): string {
+  return `worker:${teamUid}:${workerHost}`;
+}
+
+export async function insertConnection(db: Kysely<DB>, row: { id: string; team_uid: string; worker_host: string; replica: string }): Promise<void> {
+  await db.insertInto('worker_connections').values(row).execute();
+}
+
+export async function deleteConnection(db: Kysely<DB>, id: string): Promise<void> {
+  await db.deleteFrom('worker_connections').where('id', '=', id).execute();
+}
+
+/** Marks this replica's connections alive and removes rows no replica has refreshed for `staleSeconds` (theirs died). */
+export async function refreshConnections(db: Kysely<DB>, ids: string[], staleSeconds: number): Promise<void> {
+  if (ids.length > 0) {
+    await db.updateTable('worker_connections').set({ last_seen_at: sql`clock_timestamp()` }).where('id', 'in', ids).execute();
+  }
+  await db.deleteFrom('worker_connections').where(sql<boolean>`last_seen_at < clock_timestamp() - make_interval(secs => ${staleSeconds})`).execute();
+}
+
+export interface ConnectedWorker {
+  worker_host: string;
+  connection_count: number;
+  connected_at: string;
+  last_seen_at: string;
+}
+
+export async function connectedWorkers(db: Kysely<DB>, teamUid: string, staleSeconds: number): Promise<ConnectedWorker[]> {
+  const rows = await db
+    .selectFrom('worker_connections')
+    .select(['worker_host', sql<number>`count(*)::int`.as('connection_count'), sql<Date>`min(connected_at)`.as('connected_at'), sql<Date>`max(last_seen_at)`.as('last_seen_at')])
+    .where('team_uid', '=', teamUid)
+    .where(sql<boolean>`last_seen_at >= clock_timestamp() - make_interval(secs => ${staleSeconds})`)
+    .groupBy('worker_host')
+    .orderBy('worker_host')
+    .execute();
+  return rows.map((row) => ({ ...row, connected_at: rfc3339(row.connected_at), last_seen_at: rfc3339(row.last_seen_at) }));
+}
+
+/** Moves up to `limit` of the worker's queued runs to PENDING under its lease, oldest first; never one run twice. */
+export async function claimWorkerRuns(db: Kysely<DB>, teamUid: string, workerHost: string, limit: number, leaseSeconds: number): Promise<ClaimedRun[]> {
+  const owner = workerOwner(teamUid, workerHost);
+  const result = await sql<ClaimedRun & { created_at: Date }>`
+    WITH claimed AS (
+      UPDATE runs r SET state = 'PENDING', lease_owner = ${owner},
+        lease_expires_at = clock_timestamp() + make_interval(secs => ${leaseSeconds}), updated_at = clock_timestamp()
+      WHERE r.id IN (
+        SELECT id FROM runs WHERE state = 'QUEUED' AND team_uid = ${teamUid} AND worker_host = ${workerHost}
+        ORDER BY created_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+      RETURNING r.id, r.team_uid, r.execution_id, r.prompt, r.agent_config, r.environment_id, r.conversation_id, r.harness, r.created_at
+    ), events AS (
+      INSERT INTO run_events (event_uuid, run_id, execution_id, event_type, payload)
+      SELECT gen_random_uuid()::text, c.id, c.execution_id::text, 'run_dispatched', jsonb_build_object('worker_host', ${workerHost}::text) FROM claimed c
+    )
+    SELECT * FROM claimed ORDER BY created_at, id`.execute(db);
+  return result.rows;
+}
+
+/** Whether the run's current execution is `executionId` and held by `owner` (in PENDING, CLAIMED or INPROGRESS). */
+export async function holds(db: Kysely<DB>, owner: string, runId: string, executionId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('runs')
+    .select('id')
+    .where('id', '=', runId)
+    .where('lease_owner', '=', owner)
+    .where('execution_id', '=', executionId)
+    .where('state', 'in', ['PENDING', 'CLAIMED', 'INPROGRESS'])
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export interface ReportedSkill {
+  path: string;
+  name: string;
+  description: string;
+  base_prompt: string;
+}
+
+/** Replaces the skills a worker reported, as one change. */
+export async function replaceSkills(db: Kysely<DB>, teamUid: string, workerHost: string, skills: ReportedSkill[]): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('worker_skills').where('team_uid', '=', teamUid).where('worker_host', '=', workerHost).execute();
+    if (skills.length === 0) return;
+    const unique = new Map(skills.map((skill) => [skill.path, skill]));
+    await trx
+      .insertInto('worker_skills')
+      .values([...unique.values()].map((skill) => ({ team_uid: teamUid, worker_host: workerHost, skill_path: skill.path, name: skill.name, description: skill.description, base_prompt: skill.base_prompt })))
+      .execute();
+  });
+}
+
+export async function reportedSkills(db: Kysely<DB>, teamUid: string) {
+  return db.selectFrom('worker_skills').selectAll().where('team_uid', '=', teamUid).orderBy('worker_host').orderBy('skill_path').execute();
+}
