@@ -47,6 +47,8 @@ export interface Config {
   maxArtifactBytes: number;
   /** Blobs in an S3-compatible bucket (HANGAR_S3_BUCKET); unset means files under the data directory. */
   s3: S3BlobOptions | undefined;
+  /** Self-hosted worker connections are pinged this often; one silent for twice as long is closed. */
+  workerHeartbeatSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -182,5 +184,6 @@ export function loadConfig(env: Env = process.env): Config {
     maxOutputBytes: integer(env, 'HANGAR_MAX_OUTPUT_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     maxArtifactBytes: integer(env, 'HANGAR_MAX_ARTIFACT_BYTES', 50 * 1024 * 1024, 1024, 10 * 1024 * 1024 * 1024),
     s3: s3Options(env),
+    workerHeartbeatSeconds: integer(env, 'HANGAR_WORKER_HEARTBEAT_SECONDS', 30, 1, 3600),
   };
 }

@@ -55,6 +55,8 @@ import { RunOutputs } from './runs/output.js';
 import { registerRunOutputRoutes } from './runs/output-http.js';
 import { HARNESS_TYPES } from './runs/schemas.js';
 import { randomUUID } from 'node:crypto';
+import { WorkerHub } from './workers/hub.js';
+import { registerWorkerRoutes } from './workers/http.js';
 
 /** What a process does: serve the API, run the engine loops (scheduler, ...), or both. */
 export type Role = 'api' | 'engine' | 'all';
@@ -148,6 +150,7 @@ export async function startServer(
     // This process's engine wakes at once; other replicas' through NOTIFY.
     onQueued: () => {
       engine?.poke();
+      hub?.poke();
       bus.announceDispatch();
     },
   });
@@ -162,6 +165,7 @@ export async function startServer(
   };
   const blobs = config.s3 ? new S3BlobStore(config.s3) : new LocalBlobStore(path.join(config.dataDir, 'blobs'));
   const artifacts = new ArtifactsService({ db, blobs, signer, apiUrl: () => `${publicUrl}/api/v1` });
+  let hub: WorkerHub | undefined;
   const app = await buildApp({
     config,
     version: VERSION,
@@ -172,7 +176,7 @@ export async function startServer(
       return migrations.every((migration) => applied.has(migration.version));
     },
     serveApi: role !== 'engine',
-    registerApiRoutes: (api) => {
+    registerApiRoutes: async (api) => {
       registerRunRoutes(api, runs);
       registerRunOutputRoutes(api, { outputs, signer, db, bus });
       registerScoreRoutes(api, { scores: new ScoresService({ db, runs }), authenticate, verifyTaskToken: (token) => tokens.verify(token) });
@@ -184,6 +188,17 @@ export async function startServer(
       registerMcpServerRoutes(api, mcpServers);
       registerAgentRoutes(api, agents);
       registerAdminRoutes(api, admin);
+      hub = new WorkerHub({
+        db,
+        bus,
+        log: api.log,
+        environments,
+        tokens,
+        apiUrl: () => `${publicUrl}/api/v1`,
+        leaseSeconds: config.runLeaseSeconds,
+        heartbeatSeconds: config.workerHeartbeatSeconds,
+      });
+      await registerWorkerRoutes(api, { hub, db, heartbeatSeconds: config.workerHeartbeatSeconds });
     },
   });
   if (role !== 'api') {
@@ -247,6 +262,7 @@ export async function startServer(
   if (!config.publicUrlExplicit) publicUrl = `http://${host}:${port}`;
   scheduler?.start();
   await engine?.start();
+  await hub?.start();
 
   let stopping: Promise<void> | undefined;
   return {
@@ -262,6 +278,7 @@ export async function startServer(
         if (vacuumTimer) clearInterval(vacuumTimer);
         await scheduler?.stop();
         await engine?.stop();
+        await hub?.stop();
         await app.close();
         await bus.close();
         blobs.close();

@@ -97,8 +97,8 @@ export class DatabaseLedger implements RunLedger {
     return store.takeInputRows(this.options.db, runId, 'agent');
   }
 
-  returnFollowups(_runId: string, _executionId: number, seqs: string[]) {
-    return store.returnInputs(this.options.db, seqs);
+  returnFollowups(runId: string, _executionId: number, seqs: string[]) {
+    return store.returnInputs(this.options.db, runId, seqs);
   }
 
   requeue(runId: string, executionId: number, reason: string) {

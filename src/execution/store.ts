@@ -151,9 +151,9 @@ export async function takeInputRows(db: Kysely<DB>, runId: string, purpose: 'age
 }
 
 /** Follow-ups that could not be written to the harness after all: the next execution takes them. */
-export async function returnInputs(db: Kysely<DB>, seqs: string[]): Promise<void> {
+export async function returnInputs(db: Kysely<DB>, runId: string, seqs: string[]): Promise<void> {
   if (seqs.length === 0) return;
-  await db.updateTable('run_inputs').set({ delivered_at: null }).where('seq', 'in', seqs as never[]).execute();
+  await db.updateTable('run_inputs').set({ delivered_at: null }).where('run_id', '=', runId).where('seq', 'in', seqs as never[]).execute();
 }
 
 export interface Outcome {

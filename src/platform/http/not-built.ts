@@ -7,7 +7,6 @@ import { ApiError } from './errors.js';
  * slice lands; the README lists the same operations.
  */
 const NOT_BUILT: Array<[method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, what: string]> = [
-  ['GET', '/agent/connected-self-hosted-workers', 'self-hosted workers'],
   ['GET', '/agent/models', 'the model catalogue'],
 ];
 

@@ -1,0 +1,207 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { WebSocket } from 'ws';
+import type { EnvironmentSetups } from '../execution/ledger.js';
+import * as engineStore from '../execution/store.js';
+import type { TaskTokens } from '../execution/task-token.js';
+import type { Bus } from '../platform/bus.js';
+import type { DB } from '../platform/db/schema.js';
+import type { TaskAssignment } from './protocol.js';
+import { WorkerSession } from './session.js';
+import * as store from './store.js';
+import { WorkerTasks } from './tasks.js';
+
+export interface WorkerHubOptions {
+  db: Kysely<DB>;
+  bus: Bus;
+  log: FastifyBaseLogger;
+  environments: EnvironmentSetups;
+  tokens: TaskTokens;
+  apiUrl: () => string;
+  leaseSeconds: number;
+  /** Pings go out this often; a connection silent for twice as long is closed. */
+  heartbeatSeconds: number;
+  /** Longest wait between looks at the workers' queues when no notification arrives. */
+  pollIntervalMs?: number;
+}
+
+/**
+ * The worker connections of one replica. It offers each connected worker the queued runs that name it (woken by
+ * NOTIFY when a run is queued on any replica), keeps the leases of the runs its connections hold, sends cancels
+ * to them, and keeps their presence rows fresh. Replicas share nothing but the database: a run is claimed by one
+ * replica's hub with SKIP LOCKED, and any connection of the worker may act on it afterwards.
+ */
+export class WorkerHub {
+  private readonly sessions = new Map<string, Set<WorkerSession>>();
+  private readonly replica = `replica-${randomUUID()}`;
+  private readonly tasks: WorkerTasks;
+  private timers: NodeJS.Timeout[] = [];
+  private dispatching: Promise<void> | undefined;
+  private dispatchAgain = false;
+  private stopped = false;
+
+  constructor(private readonly options: WorkerHubOptions) {
+    this.tasks = new WorkerTasks({ db: options.db, log: options.log, environments: options.environments, onFreed: () => this.poke() });
+  }
+
+  async start(): Promise<void> {
+    const { bus, leaseSeconds, heartbeatSeconds } = this.options;
+    await bus.onDispatch(() => this.poke());
+    await bus.onRunControl((action, runId) => {
+      if (action === 'cancel') this.cancel(runId, 'the run was cancelled');
+    });
+    this.every(this.options.pollIntervalMs ?? 2000, () => this.poke());
+    this.every(Math.max(500, Math.min(2000, (leaseSeconds * 1000) / 3)), () => this.renewLeases());
+    this.every(heartbeatSeconds * 1000, () => this.heartbeat());
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const timer of this.timers) clearInterval(timer);
+    for (const session of this.allSessions()) session.socket.close(1001, 'server shutting down');
+    await this.dispatching;
+    await this.tasks.settled();
+  }
+
+  /** A worker connected (already authenticated): it gets offers once it says how many tasks it takes. */
+  async attach(socket: WebSocket, teamUid: string, workerHost: string): Promise<void> {
+    const session = new WorkerSession(socket, teamUid, workerHost);
+    let set = this.sessions.get(session.key);
+    if (!set) this.sessions.set(session.key, (set = new Set()));
+    set.add(session);
+    socket.on('pong', () => (session.lastSeen = Date.now()));
+    socket.on('message', (data, isBinary) => {
+      session.lastSeen = Date.now();
+      if (!isBinary) this.tasks.handle(session, data.toString());
+    });
+    socket.on('close', () => void this.detach(session));
+    socket.on('error', (error) => this.options.log.warn({ err: error, workerHost }, 'worker connection failed'));
+    await store.insertConnection(this.options.db, { id: session.id, team_uid: teamUid, worker_host: workerHost, replica: this.replica }).catch((error) => {
+      this.options.log.error({ err: error, workerHost }, 'could not record a worker connection');
+      socket.close(1011, 'server error');
+    });
+    this.options.log.info({ workerHost, connection: session.id }, 'worker connected');
+  }
+
+  /** The worker's runs stay its own: their leases lapse unless it reconnects (to any replica) in time. */
+  private async detach(session: WorkerSession): Promise<void> {
+    session.closed = true;
+    const set = this.sessions.get(session.key);
+    set?.delete(session);
+    if (set?.size === 0) this.sessions.delete(session.key);
+    await store.deleteConnection(this.options.db, session.id).catch(() => undefined);
+    this.options.log.info({ workerHost: session.workerHost, connection: session.id }, 'worker disconnected');
+  }
+
+  poke(): void {
+    if (this.stopped) return;
+    if (this.dispatching) {
+      this.dispatchAgain = true;
+      return;
+    }
+    this.dispatching = this.dispatch()
+      .catch((error) => this.options.log.error({ err: error }, 'worker dispatch failed'))
+      .finally(() => {
+        this.dispatching = undefined;
+        if (this.dispatchAgain) {
+          this.dispatchAgain = false;
+          this.poke();
+        }
+      });
+  }
+
+  /** Offers each worker with room the oldest of its queued runs, spread over its connections. */
+  private async dispatch(): Promise<void> {
+    for (const set of this.sessions.values()) {
+      const sessions = [...set];
+      const free = sessions.reduce((sum, session) => sum + session.free, 0);
+      if (free === 0) continue;
+      const { teamUid, workerHost } = sessions[0]!;
+      const runs = await store.claimWorkerRuns(this.options.db, teamUid, workerHost, free, this.options.leaseSeconds);
+      for (const run of runs) {
+        const session = sessions.filter((candidate) => candidate.free > 0).sort((a, b) => b.free - a.free)[0];
+        const assignment = session && (await this.assignment(run));
+        if (session && assignment && session.send({ type: 'task_assignment', data: assignment })) {
+          session.tasks.set(run.id, { executionId: run.execution_id, confirmed: false });
+          continue;
+        }
+        await engineStore.requeue(this.options.db, { id: run.id, engineId: sessions[0]!.owner, executionId: run.execution_id }, 'the worker connection closed before the task reached it');
+      }
+    }
+  }
+
+  private async assignment(run: engineStore.ClaimedRun): Promise<TaskAssignment> {
+    const { db, environments, tokens, apiUrl } = this.options;
+    const environment = run.environment_id === null ? null : ((await environments.setupFor(run.team_uid, run.environment_id)) ?? null);
+    const continuing = run.conversation_id !== null || run.execution_id > 1;
+    const history = continuing && run.conversation_id !== null ? await engineStore.conversationHistory(db, run.conversation_id, run.id, run.execution_id) : [];
+    return {
+      task_id: run.id,
+      execution_id: run.execution_id,
+      task: { team_uid: run.team_uid, prompt: run.prompt, agent_config: run.agent_config, harness: run.harness, conversation_id: run.conversation_id },
+      environment,
+      history: history.map((entry) => ({ execution_id: entry.execution_id, stream: entry.stream, line: entry.line, at: new Date(entry.at).toISOString() })),
+      env_vars: {
+        HANGAR_RUN_ID: run.id,
+        HANGAR_EXECUTION_ID: String(run.execution_id),
+        HANGAR_API_URL: apiUrl(),
+        HANGAR_TASK_TOKEN: tokens.issue(run.id, run.execution_id),
+      },
+    };
+  }
+
+  /** Tells the connections holding the run to stop it (they kill its process tree). */
+  private cancel(runId: string, reason: string): void {
+    for (const session of this.allSessions()) {
+      const task = session.tasks.get(runId);
+      if (!task) continue;
+      session.tasks.delete(runId);
+      session.send({ type: 'task_cancellation', data: { task_id: runId, execution_id: task.executionId, reason } });
+    }
+  }
+
+  /** Extends the leases of the runs this replica's connections hold; a run no longer theirs is cancelled on the worker. */
+  private async renewLeases(): Promise<void> {
+    const { db, leaseSeconds } = this.options;
+    try {
+      for (const set of this.sessions.values()) {
+        const sessions = [...set];
+        const ids = [...new Set(sessions.flatMap((session) => [...session.tasks.keys()]))];
+        if (ids.length === 0) continue;
+        const held = await engineStore.renewLeases(db, sessions[0]!.owner, ids, leaseSeconds);
+        for (const id of ids) if (!held.has(id)) this.cancel(id, 'the run is no longer this worker\'s (cancelled, or taken back after its lease expired)');
+      }
+      // Runs of workers that never came back (on any replica) end once their lease passes.
+      await engineStore.reapExpiredLeases(db);
+    } catch (error) {
+      if (!this.stopped) this.options.log.warn({ err: error }, 'worker lease renewal failed');
+    }
+  }
+
+  private async heartbeat(): Promise<void> {
+    const { heartbeatSeconds } = this.options;
+    const silentSince = Date.now() - heartbeatSeconds * 2000;
+    for (const session of this.allSessions()) {
+      if (session.lastSeen < silentSince) {
+        this.options.log.warn({ workerHost: session.workerHost, connection: session.id }, 'worker connection silent; closing it');
+        session.socket.terminate();
+        continue;
+      }
+      session.socket.ping();
+    }
+    await store.refreshConnections(this.options.db, this.allSessions().map((session) => session.id), heartbeatSeconds * 3).catch((error) =>
+      this.options.log.warn({ err: error }, 'could not refresh worker presence'),
+    );
+  }
+
+  private allSessions(): WorkerSession[] {
+    return [...this.sessions.values()].flatMap((set) => [...set]);
+  }
+
+  private every(ms: number, action: () => unknown): void {
+    const timer = setInterval(() => void action(), ms);
+    timer.unref();
+    this.timers.push(timer);
+  }
+}

@@ -1,0 +1,172 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { sql, type Kysely } from 'kysely';
+import type { EnvironmentSetups } from '../execution/ledger.js';
+import * as engineStore from '../execution/store.js';
+import type { DB } from '../platform/db/schema.js';
+import type { WorkerMessage, WorkerMessageOf } from './protocol.js';
+import { WorkerSession } from './session.js';
+import * as store from './store.js';
+
+type TaskMessage = Exclude<WorkerMessage, { type: 'worker_status' | 'worker_skills' }>;
+
+/**
+ * Applies what workers say about their tasks to the database. Every write is conditional on the run still
+ * being the worker's current execution, so a message that arrives late (after a reconnect, a cancel, or an
+ * expired lease) changes nothing, and a terminal message is applied once however often it is sent.
+ */
+export class WorkerTasks {
+  /** Messages of one connection are applied in the order they came. */
+  private readonly queues = new WeakMap<WorkerSession, Promise<void>>();
+  private readonly pending = new Set<Promise<void>>();
+
+  constructor(
+    private readonly options: {
+      db: Kysely<DB>;
+      log: FastifyBaseLogger;
+      environments: EnvironmentSetups;
+      /** A worker has room again, or a run went back to the queue. */
+      onFreed: () => void;
+    },
+  ) {}
+
+  handle(session: WorkerSession, raw: string): void {
+    const message = WorkerSession.parse(raw);
+    if (message === null) return;
+    const queued = (this.queues.get(session) ?? Promise.resolve()).then(async () => {
+      if ('problem' in message) {
+        session.reply(message.callId, { ok: false, error: message.problem });
+        return;
+      }
+      const callId = 'call_id' in message.data ? message.data.call_id : undefined;
+      try {
+        const result = await this.apply(session, message);
+        session.reply(callId, { ok: true, result: result ?? null });
+      } catch (error) {
+        this.options.log.error({ err: error, workerHost: session.workerHost, type: message.type }, 'could not apply a worker message');
+        session.reply(callId, { ok: false, error: 'the server could not apply this message; send it again' });
+      }
+    });
+    this.queues.set(session, queued);
+    this.pending.add(queued);
+    void queued.finally(() => this.pending.delete(queued));
+  }
+
+  /** Resolves when every message received so far has been applied. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.pending]);
+  }
+
+  private async apply(session: WorkerSession, message: WorkerMessage): Promise<unknown> {
+    const { db } = this.options;
+    switch (message.type) {
+      case 'worker_status':
+        session.applyStatus(message.data);
+        this.options.onFreed();
+        return null;
+      case 'worker_skills':
+        await store.replaceSkills(db, session.teamUid, session.workerHost, message.data.skills);
+        return null;
+      default:
+        return this.applyTask(session, message);
+    }
+  }
+
+  private async applyTask(session: WorkerSession, message: TaskMessage): Promise<unknown> {
+    const { db } = this.options;
+    const { task_id: runId, execution_id: executionId } = message.data;
+    const owner = session.owner;
+    const ref = { runId, executionId };
+    switch (message.type) {
+      case 'task_claimed': {
+        const [result] = await engineStore.applyTransitions(db, owner, [
+          { ...ref, from: 'PENDING', to: 'CLAIMED', events: [{ type: 'oz_run_claimed', payload: { worker_host: session.workerHost } }] },
+        ]);
+        if (result!.moved) session.tasks.set(runId, { executionId, confirmed: true });
+        return { moved: result!.moved };
+      }
+      case 'task_rejected':
+      case 'task_released': {
+        const rejected = message.type === 'task_rejected';
+        if (rejected) session.full = true;
+        session.tasks.delete(runId);
+        const reason = rejected ? `the worker had no room for it${message.data.reason ? `: ${message.data.reason}` : ''}` : message.data.reason;
+        await engineStore.requeue(db, { id: runId, engineId: owner, executionId }, reason);
+        this.options.onFreed();
+        return null;
+      }
+      case 'task_started': {
+        const [result] = await engineStore.applyTransitions(db, owner, [
+          {
+            ...ref,
+            from: 'CLAIMED',
+            to: 'INPROGRESS',
+            events: [{ type: 'agent_started', payload: { harness: message.data.harness, worker_host: session.workerHost } }],
+            started: true,
+            conversationId: message.data.conversation_id,
+            harness: message.data.harness,
+            takeInputs: true,
+          },
+        ]);
+        return { moved: result!.moved, followups: result!.inputs };
+      }
+      case 'task_completed':
+      case 'task_failed': {
+        session.tasks.delete(runId);
+        const [result] = await engineStore.finishExecutions(db, owner, [{ ...ref, outcome: outcomeOf(message), before: message.data.events_before ?? [] }]);
+        this.options.onFreed();
+        return { result };
+      }
+    }
+    // The rest only touch a run the worker holds now.
+    if (!(await store.holds(db, owner, runId, executionId))) return { held: false };
+    switch (message.type) {
+      case 'task_events':
+        if (message.data.events.length > 0) await engineStore.insertEvents(db, message.data.events.map((event) => ({ ...ref, event })));
+        break;
+      case 'task_output':
+        await engineStore.appendTranscript(db, message.data.lines.map((line) => ({ run_id: runId, execution_id: executionId, ...line })));
+        break;
+      case 'task_followups_take':
+        return { held: true, followups: await engineStore.takeInputRows(db, runId, 'agent') };
+      case 'task_followups_return':
+        await engineStore.returnInputs(db, runId, message.data.seqs);
+        break;
+      case 'task_environment': {
+        const run = await db.selectFrom('runs').select('environment_id').where('id', '=', runId).executeTakeFirst();
+        if (run?.environment_id === message.data.environment_id) await this.options.environments.recordSetupResult(message.data.environment_id, message.data.failed);
+        break;
+      }
+      case 'task_stopped':
+        await sql`UPDATE runs SET sandbox_running = false WHERE id = ${runId} AND state = 'CANCELLED'`.execute(db);
+        break;
+    }
+    return { held: true };
+  }
+}
+
+/** How a worker's terminal message ends the run, in the engine's terms. */
+function outcomeOf(message: WorkerMessageOf<'task_completed'> | WorkerMessageOf<'task_failed'>): engineStore.Outcome {
+  const { data } = message;
+  if (message.type === 'task_completed') {
+    const state = message.data.state ?? 'SUCCEEDED';
+    return {
+      state,
+      eventType: state === 'BLOCKED' ? 'oz_run_blocked' : 'oz_run_done',
+      statusMessage: message.data.status_message ?? null,
+      usage: data.usage ?? null,
+      eventPayload: data.event_payload,
+    };
+  }
+  const state = message.data.state ?? 'FAILED';
+  return {
+    state,
+    eventType: state === 'ERROR' ? 'oz_run_errored' : 'oz_run_failed',
+    statusMessage: {
+      message: message.data.message,
+      ...(message.data.failure_reason ? { error_code: message.data.failure_reason } : {}),
+      ...(message.data.retryable !== undefined ? { retryable: message.data.retryable } : {}),
+    },
+    usage: data.usage ?? null,
+    eventPayload: { ...(message.data.exit_code !== undefined ? { exit_code: message.data.exit_code } : {}), ...data.event_payload },
+  };
+}
