@@ -8,6 +8,7 @@ import { registerIdentityCommands } from './identities/cli.js';
 import { registerRunCommands } from './runs/cli.js';
 import { registerScheduleCommands } from './schedules/cli.js';
 import { registerSecretCommands } from './secrets/cli.js';
+import { registerWorkerCommands } from './workers/cli.js';
 import type { Role } from './server.js';
 import { VERSION } from './version.js';
 
@@ -76,6 +77,7 @@ registerEnvironmentCommands(program);
 registerIdentityCommands(program);
 registerSecretCommands(program);
 registerMcpServerCommands(program);
+registerWorkerCommands(program);
 
 program.parseAsync().catch((error: unknown) => {
   if (error instanceof InvalidArgumentError) fail(error.message, 2);

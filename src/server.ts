@@ -43,7 +43,7 @@ import { S3BlobStore } from './platform/blobs/s3.js';
 import type { Authenticator } from './platform/http/auth.js';
 import { EngineWrites } from './execution/writes.js';
 import { DatabaseLedger } from './execution/ledger.js';
-import { CommandHarness } from './execution/harnesses/command.js';
+import { operatorHarnesses } from './execution/harnesses/operator.js';
 import type { Harness } from './execution/harnesses/harness.js';
 import { transcriptFormat } from './execution/harness-run.js';
 import { resolveSandboxMode } from './execution/sandbox/index.js';
@@ -111,10 +111,7 @@ export async function startServer(
   const bus = await Bus.open(database);
   const sandbox = resolveSandboxMode(config.sandbox);
   const hiddenPaths = [config.dataDir];
-  const harnesses = new Map<string, Harness>();
-  for (const harness of config.operator.harnesses.values()) {
-    harnesses.set(harness.name, new CommandHarness(harness, { sandbox: sandbox.mode, hiddenPaths, maxOutputBytes: config.maxOutputBytes }));
-  }
+  const harnesses = operatorHarnesses(config, sandbox.mode, hiddenPaths);
   for (const harness of options.harnesses ?? []) harnesses.set(harness.name, harness);
   const limits = { global: config.maxConcurrentRuns, perTeam: config.maxConcurrentRunsPerTeam };
   const runActivity = new RunActivity(db);
@@ -222,15 +219,7 @@ export async function startServer(
           maxArtifactBytes: config.maxArtifactBytes,
         }),
         log: app.log,
-        workspaces: new Workspaces({
-          root: path.join(config.dataDir, 'workspaces'),
-          gitBaseUrl: config.gitBaseUrl,
-          sandbox: sandbox.mode,
-          hiddenPaths,
-          setupTimeoutMs: config.setupTimeoutMinutes * 60_000,
-          setupNetwork: config.setupNetwork,
-          maxOutputBytes: config.maxOutputBytes,
-        }),
+        workspaces: Workspaces.fromConfig(config, sandbox.mode, hiddenPaths),
         harnesses,
         defaultHarness: config.operator.defaultHarness,
         sandbox: sandbox.mode,

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import type { Config } from '../config.js';
 import type { EnvironmentConfig } from '../environments/schemas.js';
 import { scrubbedEnvironment, spawnSandboxed } from './sandbox/index.js';
 import type { SandboxMode, SandboxedProcess } from './sandbox/types.js';
@@ -37,6 +38,19 @@ export async function workspaceHome(directory: string): Promise<string> {
 /** Per-execution directories: created, prepared from an environment (clones, setup commands), removed. */
 export class Workspaces {
   constructor(private readonly options: WorkspaceOptions) {}
+
+  /** Workspaces under `<data dir>/workspaces`, set up as the configuration says. */
+  static fromConfig(config: Config, sandbox: SandboxMode, hiddenPaths: string[]): Workspaces {
+    return new Workspaces({
+      root: path.join(config.dataDir, 'workspaces'),
+      gitBaseUrl: config.gitBaseUrl,
+      sandbox,
+      hiddenPaths,
+      setupTimeoutMs: config.setupTimeoutMinutes * 60_000,
+      setupNetwork: config.setupNetwork,
+      maxOutputBytes: config.maxOutputBytes,
+    });
+  }
 
   /**
    * A fresh directory for one execution. One system call in the usual case: file system calls are slow on small

@@ -139,7 +139,7 @@ export class WorkerHub {
     return {
       task_id: run.id,
       execution_id: run.execution_id,
-      task: { team_uid: run.team_uid, prompt: run.prompt, agent_config: run.agent_config, harness: run.harness, conversation_id: run.conversation_id },
+      task: { team_uid: run.team_uid, prompt: run.prompt, agent_config: run.agent_config, harness: run.harness, conversation_id: run.conversation_id, environment_id: run.environment_id },
       environment,
       history: history.map((entry) => ({ execution_id: entry.execution_id, stream: entry.stream, line: entry.line, at: new Date(entry.at).toISOString() })),
       env_vars: {

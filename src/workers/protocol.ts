@@ -28,6 +28,7 @@ export interface TaskAssignment {
     agent_config: Record<string, unknown>;
     harness: string | null;
     conversation_id: string | null;
+    environment_id: string | null;
   };
   /** The environment to prepare (repositories, setup commands), or null. */
   environment: EnvironmentConfig | null;

@@ -1,0 +1,80 @@
+import path from 'node:path';
+import { InvalidArgumentError, type Command } from 'commander';
+import { pino } from 'pino';
+import { ConfigError, loadConfig } from '../config.js';
+import { callApi, clientOptionsFromEnv, printJson } from '../platform/http/client.js';
+import { workerIdProblem } from './protocol.js';
+
+interface WorkerCommandOptions {
+  server?: string;
+  workerId: string;
+  apiKey?: string;
+  maxConcurrentTasks: number;
+  dataDir: string;
+  skillsDir: string[];
+  shutdownGraceSeconds: number;
+}
+
+function positiveInteger(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError(`expected a whole number of at least 1, got "${value}"`);
+  return Number(value);
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function fail(message: string, code: number): never {
+  process.stderr.write(`hangar worker: ${message}\n`);
+  process.exit(code);
+}
+
+/** `hangar worker ...` (run a self-hosted worker) and `hangar workers` (list the connected ones). */
+export function registerWorkerCommands(program: Command): void {
+  program
+    .command('worker')
+    .description('run a self-hosted worker: executes the runs whose config.worker_host names --worker-id (see docs/worker-protocol.md)')
+    .option('--server <url>', 'the Hangar server, e.g. https://hangar.example (default: HANGAR_URL)')
+    .requiredOption('--worker-id <id>', 'the name runs use in config.worker_host (not empty, not starting with "warp")')
+    .option('--api-key <key>', 'a team API key (default: HANGAR_API_KEY)')
+    .option('--max-concurrent-tasks <n>', 'tasks executed at once', positiveInteger, 1)
+    .option('--data-dir <path>', 'where workspaces live', './.hangar-worker')
+    .option('--skills-dir <path>', 'a directory searched for SKILL.md files to report (repeatable)', collect, [])
+    .option('--shutdown-grace-seconds <n>', 'on SIGTERM, how long running tasks may take to finish before they are stopped', positiveInteger, 60)
+    .action(async (options: WorkerCommandOptions) => {
+      const server = options.server ?? process.env.HANGAR_URL;
+      const apiKey = options.apiKey ?? process.env.HANGAR_API_KEY;
+      if (!server) fail('give --server or set HANGAR_URL', 2);
+      if (!apiKey) fail('give --api-key or set HANGAR_API_KEY', 2);
+      const idProblem = workerIdProblem(options.workerId);
+      if (idProblem) fail(idProblem, 2);
+      let config;
+      try {
+        config = loadConfig({ ...process.env, HANGAR_DATA_DIR: path.resolve(options.dataDir) });
+      } catch (error) {
+        if (error instanceof ConfigError) fail(`configuration error: ${error.message}`, 2);
+        throw error;
+      }
+      const log = pino({ level: config.logLevel, base: { worker: options.workerId } });
+      // Loaded only here: the other verbs need none of the executor.
+      const { Worker } = await import('./worker.js');
+      const worker = new Worker({ server, workerId: options.workerId, apiKey, maxConcurrentTasks: options.maxConcurrentTasks, config, skillDirs: options.skillsDir, log });
+      const stop = (signal: string) => {
+        log.info({ signal }, 'stopping: no new tasks; running ones get the grace period');
+        void worker.shutdown(options.shutdownGraceSeconds * 1000);
+      };
+      process.once('SIGTERM', () => stop('SIGTERM'));
+      process.once('SIGINT', () => stop('SIGINT'));
+      try {
+        await worker.run();
+      } catch (error) {
+        fail((error as Error).message, 3);
+      }
+      log.info('stopped');
+    });
+
+  program
+    .command('workers')
+    .description("list the team's connected self-hosted workers")
+    .action(async () => printJson(await callApi(clientOptionsFromEnv(), 'GET', '/agent/connected-self-hosted-workers')));
+}

@@ -1,0 +1,163 @@
+import type { ArtifactResponse, ReportArtifactBody, UploadArtifactQuery } from '../artifacts/schemas.js';
+import type { RunExecution } from '../artifacts/service.js';
+import type { EnvironmentConfig } from '../environments/schemas.js';
+import type { TranscriptLine } from '../execution/harnesses/harness.js';
+import type { ArtifactSink, FollowupInput, RunLedger } from '../execution/ledger.js';
+import type * as store from '../execution/store.js';
+import { ApiError } from '../platform/http/errors.js';
+import type { WorkerLink } from './link.js';
+import type { TaskAssignment } from './protocol.js';
+
+/**
+ * A worker's ledger: what an execution records goes to the server over the worker's link, as the task
+ * messages of the protocol; what it reads (environment, history, variables) came with the assignment.
+ * Artifacts go through the server's harness-support API with the execution's task token, as a harness's own
+ * calls would.
+ */
+export class RemoteLedger implements RunLedger {
+  private readonly assignments = new Map<string, TaskAssignment>();
+  readonly artifacts: ArtifactSink;
+
+  constructor(
+    private readonly link: WorkerLink,
+    /** e.g. https://hangar.example/api/v1, as this worker reaches the server */
+    private readonly apiUrl: string,
+    readonly maxArtifactBytes: number,
+  ) {
+    this.artifacts = new HarnessSupportArtifacts(apiUrl, (runId) => this.assignment(runId).env_vars.HANGAR_TASK_TOKEN ?? '');
+  }
+
+  track(assignment: TaskAssignment): void {
+    this.assignments.set(assignment.task_id, assignment);
+  }
+
+  forget(taskId: string): void {
+    this.assignments.delete(taskId);
+  }
+
+  private assignment(runId: string): TaskAssignment {
+    const assignment = this.assignments.get(runId);
+    if (!assignment) throw new Error(`task ${runId} is not one of this worker's`);
+    return assignment;
+  }
+
+  private call(type: string, runId: string, executionId: number, data: Record<string, unknown> = {}) {
+    return this.link.call(type, { task_id: runId, execution_id: executionId, ...data }) as Promise<Record<string, unknown>>;
+  }
+
+  async transition(transition: store.Transition): Promise<store.TransitionResult> {
+    const { runId, executionId } = transition;
+    if (transition.from === 'PENDING' && transition.to === 'CLAIMED') {
+      // The server writes oz_run_claimed itself, naming the worker.
+      const reply = await this.call('task_claimed', runId, executionId);
+      const others = transition.events.filter((event) => event.type !== 'oz_run_claimed');
+      if (reply.moved === true && others.length > 0) await this.events(runId, executionId, others);
+      return { moved: reply.moved === true, inputs: [] };
+    }
+    if (transition.from === 'CLAIMED' && transition.to === 'INPROGRESS') {
+      // Events that rode with the transition (the sandbox is ready, the setup is done) go first.
+      const before = transition.events.filter((event) => event.type !== 'agent_started');
+      if (before.length > 0) await this.events(runId, executionId, before);
+      const reply = await this.call('task_started', runId, executionId, { harness: transition.harness ?? '', conversation_id: transition.conversationId ?? '' });
+      return { moved: reply.moved === true, inputs: (reply.followups as string[] | undefined) ?? [] };
+    }
+    throw new Error(`a worker cannot move a run from ${transition.from} to ${transition.to}`);
+  }
+
+  async events(runId: string, executionId: number, events: store.TimelineEvent[]): Promise<void> {
+    if (events.length > 0) await this.call('task_events', runId, executionId, { events });
+  }
+
+  async transcript(rows: store.TranscriptRow[]): Promise<void> {
+    const first = rows[0];
+    if (!first) return;
+    await this.call('task_output', first.run_id, first.execution_id, { lines: rows.map((row) => ({ stream: row.stream, line: row.line })) });
+  }
+
+  async finish(finish: store.Finish): Promise<store.FinishResult> {
+    const { runId, executionId, outcome, before } = finish;
+    const common = { usage: outcome.usage, event_payload: outcome.eventPayload, events_before: before };
+    const reply =
+      outcome.state === 'SUCCEEDED' || outcome.state === 'BLOCKED'
+        ? await this.call('task_completed', runId, executionId, { ...common, state: outcome.state, status_message: outcome.statusMessage })
+        : await this.call('task_failed', runId, executionId, {
+            ...common,
+            state: outcome.state,
+            message: String(outcome.statusMessage?.message ?? 'the run failed'),
+            ...(typeof outcome.statusMessage?.error_code === 'string' ? { failure_reason: outcome.statusMessage.error_code } : {}),
+            ...(typeof outcome.statusMessage?.retryable === 'boolean' ? { retryable: outcome.statusMessage.retryable } : {}),
+            ...(typeof outcome.eventPayload?.exit_code === 'number' || outcome.eventPayload?.exit_code === null ? { exit_code: outcome.eventPayload.exit_code } : {}),
+          });
+    return reply.result as store.FinishResult;
+  }
+
+  async takeFollowups(runId: string, executionId: number): Promise<FollowupInput[]> {
+    const reply = await this.call('task_followups_take', runId, executionId);
+    return (reply.followups as FollowupInput[] | undefined) ?? [];
+  }
+
+  async returnFollowups(runId: string, executionId: number, seqs: string[]): Promise<void> {
+    await this.call('task_followups_return', runId, executionId, { seqs });
+  }
+
+  async requeue(runId: string, executionId: number, reason: string): Promise<void> {
+    await this.call('task_released', runId, executionId, { reason });
+  }
+
+  async clearSandboxIfCancelled(runId: string, executionId: number): Promise<void> {
+    await this.call('task_stopped', runId, executionId);
+  }
+
+  async history(_conversationId: string, runId: string): Promise<TranscriptLine[]> {
+    return this.assignment(runId).history.map((entry) => ({ executionId: entry.execution_id, stream: entry.stream, line: entry.line, at: new Date(entry.at) }));
+  }
+
+  async environment(_teamUid: string, _environmentId: string, runId: string): Promise<EnvironmentConfig | undefined> {
+    return this.assignment(runId).environment ?? undefined;
+  }
+
+  async recordSetupResult(environmentId: string, failed: boolean, runId: string, executionId: number): Promise<void> {
+    await this.call('task_environment', runId, executionId, { environment_id: environmentId, failed });
+  }
+
+  variables(runId: string): Record<string, string> {
+    // The harness reaches the server the way this worker does.
+    return { ...this.assignment(runId).env_vars, HANGAR_API_URL: this.apiUrl };
+  }
+}
+
+/** Artifacts through POST /harness-support/report-artifact and upload-artifact, with the task token. */
+class HarnessSupportArtifacts implements ArtifactSink {
+  constructor(
+    private readonly apiUrl: string,
+    private readonly token: (runId: string) => string,
+  ) {}
+
+  report(run: RunExecution, body: ReportArtifactBody): Promise<ArtifactResponse> {
+    return this.post(run, '/harness-support/report-artifact', JSON.stringify(body), 'application/json');
+  }
+
+  upload(run: RunExecution, query: UploadArtifactQuery, bytes: Buffer, mediaType: string | undefined): Promise<ArtifactResponse> {
+    const search = new URLSearchParams(Object.entries(query).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+    return this.post(run, `/harness-support/upload-artifact?${search}`, bytes, mediaType ?? 'application/octet-stream');
+  }
+
+  private async post(run: RunExecution, path: string, body: string | Buffer, contentType: string): Promise<ArtifactResponse> {
+    const response = await fetch(`${this.apiUrl}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${this.token(run.runId)}`, 'content-type': contentType },
+      body,
+    });
+    const text = await response.text();
+    if (response.ok) return JSON.parse(text) as ArtifactResponse;
+    let problem: { detail?: string; error_code?: string } = {};
+    try {
+      problem = JSON.parse(text) as typeof problem;
+    } catch {
+      // not problem+json
+    }
+    // A refusal (4xx) is the artifact's problem and goes on the timeline; anything else is the server's.
+    if (response.status < 500) throw new ApiError(response.status, (problem.error_code ?? 'invalid_request') as never, problem.detail ?? text);
+    throw new Error(`the server failed to record the artifact (HTTP ${response.status})`);
+  }
+}

@@ -1,0 +1,135 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { ExecutionContext } from '../execution/context.js';
+import { Execution } from '../execution/executor.js';
+import { operatorHarnesses } from '../execution/harnesses/operator.js';
+import { resolveSandboxMode } from '../execution/sandbox/index.js';
+import { Workspaces } from '../execution/workspace.js';
+import { WorkerLink } from './link.js';
+import type { TaskAssignment } from './protocol.js';
+import { RemoteLedger } from './remote-ledger.js';
+import { findSkills } from './skills.js';
+
+export interface WorkerOptions {
+  server: string;
+  workerId: string;
+  apiKey: string;
+  maxConcurrentTasks: number;
+  /** Harnesses, sandbox, workspaces (under its data directory) and limits, as for a server's engine. */
+  config: Config;
+  skillDirs: string[];
+  log: Logger;
+}
+
+/**
+ * `hangar worker`: executes the runs the server assigns to this worker ID, with the same Execution, sandbox and
+ * harnesses as a server's engine, reporting everything back over the link. At most `maxConcurrentTasks` at a
+ * time; an assignment beyond that is rejected and the server offers it again later or to another connection.
+ */
+export class Worker {
+  private readonly link: WorkerLink;
+  private readonly ledger: RemoteLedger;
+  private readonly context: ExecutionContext;
+  private readonly executions = new Map<string, { execution: Execution; executionId: number }>();
+  private accepting = true;
+
+  constructor(private readonly options: WorkerOptions) {
+    const { config, log } = options;
+    this.link = new WorkerLink({
+      server: options.server,
+      workerId: options.workerId,
+      apiKey: options.apiKey,
+      log,
+      onAssignment: (assignment) => this.accept(assignment),
+      onCancellation: (taskId, _executionId, reason) => {
+        log.info({ taskId, reason }, 'task cancelled by the server');
+        this.executions.get(taskId)?.execution.stop('cancelled');
+      },
+      onConnected: () => {
+        this.sendStatus();
+        void this.sendSkills();
+      },
+    });
+    this.ledger = new RemoteLedger(this.link, `${options.server.replace(/\/+$/, '')}/api/v1`, config.maxArtifactBytes);
+    const sandbox = resolveSandboxMode(config.sandbox);
+    if (sandbox.warning) log.warn(sandbox.warning);
+    const hiddenPaths = [config.dataDir];
+    this.context = {
+      engineId: `worker:${options.workerId}`,
+      ledger: this.ledger,
+      log: log as unknown as FastifyBaseLogger,
+      workspaces: Workspaces.fromConfig(config, sandbox.mode, hiddenPaths),
+      harnesses: operatorHarnesses(config, sandbox.mode, hiddenPaths),
+      defaultHarness: config.operator.defaultHarness,
+      sandbox: sandbox.mode,
+    };
+    if (this.context.harnesses.size === 0) log.warn('no harnesses are configured (HANGAR_CONFIG): every task will fail with integration_not_configured');
+  }
+
+  /** Connects and works until stopped (resolves) or refused by the server (rejects). */
+  run(): Promise<void> {
+    this.link.connect();
+    return this.link.ended;
+  }
+
+  /**
+   * Stops taking tasks, gives the running ones `graceMs` to finish, then stops the rest (a run whose agent had
+   * not started goes back to the queue; one in progress ends ERROR, retryable) and disconnects.
+   */
+  async shutdown(graceMs: number): Promise<void> {
+    this.accepting = false;
+    this.sendStatus();
+    const all = () => Promise.all([...this.executions.values()].map(({ execution }) => execution.done));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([all(), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    clearTimeout(timer);
+    for (const { execution } of this.executions.values()) execution.stop('shutdown');
+    await all();
+    this.link.close();
+  }
+
+  private accept(assignment: TaskAssignment): void {
+    const { task_id: taskId, execution_id: executionId } = assignment;
+    if (!this.accepting || this.executions.size >= this.options.maxConcurrentTasks) {
+      const reason = this.accepting ? `at capacity (${this.options.maxConcurrentTasks} tasks)` : 'shutting down';
+      void this.link.call('task_rejected', { task_id: taskId, execution_id: executionId, reason }).catch(() => undefined);
+      return;
+    }
+    if (this.executions.has(taskId)) return; // the same assignment again: already at work on it
+    this.options.log.info({ taskId, executionId }, 'task assigned');
+    this.ledger.track(assignment);
+    const { task } = assignment;
+    const execution = new Execution(this.context, {
+      id: taskId,
+      team_uid: task.team_uid,
+      execution_id: executionId,
+      prompt: task.prompt,
+      agent_config: task.agent_config,
+      environment_id: task.environment_id,
+      conversation_id: task.conversation_id,
+      harness: task.harness,
+    });
+    this.executions.set(taskId, { execution, executionId });
+    void execution.done.finally(() => {
+      this.executions.delete(taskId);
+      this.ledger.forget(taskId);
+      this.options.log.info({ taskId, executionId }, 'task finished');
+      this.sendStatus();
+    });
+  }
+
+  private sendStatus(): void {
+    this.link.notify('worker_status', {
+      running: [...this.executions.entries()].map(([taskId, { executionId }]) => ({ task_id: taskId, execution_id: executionId })),
+      max_concurrent_tasks: this.options.maxConcurrentTasks,
+      accepting: this.accepting,
+    });
+  }
+
+  private async sendSkills(): Promise<void> {
+    if (this.options.skillDirs.length === 0) return;
+    const skills = await findSkills(this.options.skillDirs, (message) => this.options.log.warn(message));
+    await this.link.call('worker_skills', { skills }).catch((error) => this.options.log.warn({ err: error }, 'could not report skills'));
+  }
+}
