@@ -56,6 +56,7 @@ import { registerRunOutputRoutes } from './runs/output-http.js';
 import { HARNESS_TYPES } from './runs/schemas.js';
 import { randomUUID } from 'node:crypto';
 import { WorkerHub } from './workers/hub.js';
+import { reportedSkills } from './workers/store.js';
 import { registerWorkerRoutes } from './workers/http.js';
 
 /** What a process does: serve the API, run the engine loops (scheduler, ...), or both. */
@@ -119,6 +120,7 @@ export async function startServer(
   const skills = new SkillsService({
     environments,
     runActivity,
+    workerSkills: (teamUid) => reportedSkills(db, teamUid),
     catalog: new SkillCatalog({
       git: new GitMirror({ baseUrl: config.gitBaseUrl, cacheDir: path.join(config.dataDir, 'git-cache') }),
       refreshSeconds: config.gitRefreshSeconds,

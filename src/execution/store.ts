@@ -119,6 +119,7 @@ export interface EventRow {
 
 /** Appends timeline events of any runs, in the order given. */
 export async function insertEvents(db: Kysely<DB>, rows: EventRow[]): Promise<void> {
+  if (rows.length === 0) return;
   await db
     .insertInto('run_events')
     .values(

@@ -14,7 +14,12 @@ export const SkillVariant = Type.Object({
   id: Type.String({ description: '`owner/repo:path/to/SKILL.md`' }),
   description: Type.String(),
   base_prompt: Type.String({ description: 'The Markdown body of the SKILL.md' }),
-  source: Type.Object({ owner: Type.String(), name: Type.String(), skill_path: Type.String() }),
+  source: Type.Object({
+    owner: Type.String(),
+    name: Type.String(),
+    skill_path: Type.String(),
+    worker_host: Type.Optional(Type.String({ description: 'The self-hosted worker that reported the skill (its path is on that machine)' })),
+  }),
   environments: Type.Array(Type.Object({ uid: Type.String(), name: Type.String() })),
   last_run_timestamp: Type.Optional(Type.String({ format: 'date-time' })),
   error: Type.Optional(Type.String({ description: 'Why the SKILL.md could not be parsed (malformed skills only)' })),

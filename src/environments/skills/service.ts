@@ -15,6 +15,16 @@ export interface SkillsServiceOptions {
   environments: EnvironmentsService;
   catalog: SkillCatalog;
   runActivity: RunActivity;
+  /** Skills the team's self-hosted workers found in their own directories. */
+  workerSkills?: (teamUid: string) => Promise<WorkerSkill[]>;
+}
+
+export interface WorkerSkill {
+  worker_host: string;
+  skill_path: string;
+  name: string;
+  description: string;
+  base_prompt: string;
 }
 
 /** A skill a run can use: what run creation needs from a skill spec. */
@@ -78,6 +88,13 @@ export class SkillsService {
       for (const skill of skills.skills) {
         if (skill.error !== null && !query.include_malformed_skills) continue;
         variants.push({ name: skill.name, aliases: specAliases(repository.ref, skill), variant: this.variant(repository, skill) });
+      }
+    }
+    if (query.repo === undefined) {
+      for (const skill of (await this.options.workerSkills?.(caller.teamUid)) ?? []) {
+        const id = `${skill.worker_host}:${skill.skill_path}`;
+        const source = { owner: skill.worker_host, name: skill.worker_host, skill_path: skill.skill_path, worker_host: skill.worker_host };
+        variants.push({ name: skill.name, aliases: [id], variant: { id, description: skill.description, base_prompt: skill.base_prompt, source, environments: [] } });
       }
     }
     const lastRuns = await this.options.runActivity.bySkillSpec(
