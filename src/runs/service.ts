@@ -14,7 +14,7 @@ import { deriveTitle } from './title.js';
 
 /** What run creation needs to know about agent identities (the identities slice provides it). */
 export interface AgentDirectory {
-  findForRun(db: Kysely<DB>, teamUid: string, uid: string): Promise<{ uid: string; name: string; available: boolean } | undefined>;
+  findForRun(db: Kysely<DB>, teamUid: string, uid: string): Promise<{ uid: string; name: string; available: boolean; worker_host: string | null } | undefined>;
 }
 
 /** Which shared MCP servers a team may use in its runs (the MCP slice provides it). */
@@ -227,6 +227,11 @@ export class RunsService {
       if (!identity) throw notAuthorized(`agent identity ${body.agent_identity_uid} does not exist in this team`);
       if (!identity.available) throw notAuthorized(`agent identity ${identity.name} is over the team's plan limit and cannot execute runs`);
       executor = { type: 'service_account', uid: identity.uid };
+      // The identity's worker is the default; the run's own config.worker_host (even "warp") wins.
+      if (identity.worker_host) config.worker_host ??= identity.worker_host;
+    } else if (caller.principal.type === 'service_account' && config.worker_host === undefined) {
+      const self = await this.options.agents.findForRun(db, caller.teamUid, caller.principal.uid);
+      if (self?.worker_host) config.worker_host = self.worker_host;
     }
     const requestMetadata = body.metadata ?? {};
     const problem = metadataProblem(requestMetadata) ?? metadataProblem(mergeMetadata({}, parentMetadata, requestMetadata));

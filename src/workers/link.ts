@@ -92,7 +92,10 @@ export class WorkerLink {
     socket.on('ping', () => this.heard());
     socket.on('message', (data) => {
       this.heard();
-      this.receive(data.toString());
+      // One message a turn of the event loop: frames that arrive together are emitted back to back, and what a
+      // reply settles (a task's end frees its slot) must be done before the next message (an assignment) is read.
+      const raw = data.toString();
+      setImmediate(() => this.receive(raw));
     });
     socket.on('error', (error) => this.options.log.debug({ err: error }, 'connection error'));
     socket.on('close', () => {

@@ -51,6 +51,15 @@ export class WorkerTasks {
     void queued.finally(() => this.pending.delete(queued));
   }
 
+  /**
+   * The connection's slot is free once the task's end is written. The reply goes out before any new offer can
+   * (offers wait for I/O; the reply follows in this turn), so the worker has freed its slot when one arrives.
+   */
+  private release(session: WorkerSession, runId: string): void {
+    session.tasks.delete(runId);
+    setImmediate(() => this.options.onFreed());
+  }
+
   /** Resolves when every message received so far has been applied. */
   async settled(): Promise<void> {
     await Promise.all([...this.pending]);
@@ -88,10 +97,9 @@ export class WorkerTasks {
       case 'task_released': {
         const rejected = message.type === 'task_rejected';
         if (rejected) session.full = true;
-        session.tasks.delete(runId);
         const reason = rejected ? `the worker had no room for it${message.data.reason ? `: ${message.data.reason}` : ''}` : message.data.reason;
         await engineStore.requeue(db, { id: runId, engineId: owner, executionId }, reason);
-        this.options.onFreed();
+        this.release(session, runId);
         return null;
       }
       case 'task_started': {
@@ -111,9 +119,8 @@ export class WorkerTasks {
       }
       case 'task_completed':
       case 'task_failed': {
-        session.tasks.delete(runId);
         const [result] = await engineStore.finishExecutions(db, owner, [{ ...ref, outcome: outcomeOf(message), before: message.data.events_before ?? [] }]);
-        this.options.onFreed();
+        this.release(session, runId);
         return { result };
       }
     }

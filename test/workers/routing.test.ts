@@ -75,6 +75,20 @@ describe('self-hosted workers: connecting, presence and routing', () => {
     }
   });
 
+  test("an agent identity's worker_host is the default; the run's own config.worker_host wins", async () => {
+    const created = await hangar.request('POST', '/agent/identities', { body: { name: 'Box bot', worker_host: 'box-identity' } });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const identity = created.body.uid;
+    const defaulted = await createRun(hangar, { prompt: script({ say: 'x' }), agent_identity_uid: identity });
+    const overridden = await createRun(hangar, { prompt: script({ say: 'y' }), agent_identity_uid: identity, config: { worker_host: 'warp' } });
+    const rows = await hangar.db.selectFrom('runs').select(['id', 'worker_host']).where('id', 'in', [defaulted, overridden]).execute();
+    assert.equal(rows.find((row) => row.id === defaulted)?.worker_host, 'box-identity');
+    assert.equal(rows.find((row) => row.id === overridden)?.worker_host, null);
+    assert.equal((await waitForState(hangar, overridden, 'SUCCEEDED', 'FAILED')).state, 'SUCCEEDED');
+    worker('box-identity');
+    assert.equal((await waitForState(hangar, defaulted, 'SUCCEEDED', 'FAILED', 'ERROR')).state, 'SUCCEEDED');
+  });
+
   test('a run for a worker that is not connected waits in QUEUED until it connects', async () => {
     const runId = await createRun(hangar, { prompt: script({ say: 'late' }), config: { worker_host: 'box-later' } });
     await new Promise((resolve) => setTimeout(resolve, 1500));

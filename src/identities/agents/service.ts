@@ -122,8 +122,8 @@ export class AgentsService {
   }
 
   /** For run creation and schedules: the agent if it belongs to the team, with its availability. */
-  async findForRun(db: Kysely<DB>, teamUid: string, uid: string): Promise<{ uid: string; name: string; available: boolean } | undefined> {
+  async findForRun(db: Kysely<DB>, teamUid: string, uid: string): Promise<{ uid: string; name: string; available: boolean; worker_host: string | null } | undefined> {
     const row = await store.findAgent(db, teamUid, uid, this.options.planMaxAgents);
-    return row && { uid: row.uid, name: row.name, available: row.available };
+    return row && { uid: row.uid, name: row.name, available: row.available, worker_host: row.worker_host };
   }
 }
