@@ -175,7 +175,7 @@ export async function startServer(
       return migrations.every((migration) => applied.has(migration.version));
     },
     serveApi: role !== 'engine',
-    registerApiRoutes: async (api) => {
+    registerApiRoutes: (api) => {
       registerRunRoutes(api, runs);
       registerRunOutputRoutes(api, { outputs, signer, db, bus });
       registerScoreRoutes(api, { scores: new ScoresService({ db, runs }), authenticate, verifyTaskToken: (token) => tokens.verify(token) });
@@ -197,7 +197,7 @@ export async function startServer(
         leaseSeconds: config.runLeaseSeconds,
         heartbeatSeconds: config.workerHeartbeatSeconds,
       });
-      await registerWorkerRoutes(api, { hub, db, heartbeatSeconds: config.workerHeartbeatSeconds });
+      registerWorkerRoutes(api, { hub, db, heartbeatSeconds: config.workerHeartbeatSeconds });
     },
   });
   if (role !== 'api') {

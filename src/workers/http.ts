@@ -1,4 +1,3 @@
-import websocket from '@fastify/websocket';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
@@ -26,8 +25,7 @@ const ConnectedWorkers = Type.Object({
  * The worker websocket (authenticated with a team API key before the upgrade, so refusals are plain HTTP) and
  * the presence list. Presence counts connections refreshed within three heartbeats, on any replica.
  */
-export async function registerWorkerRoutes(parent: FastifyInstance, deps: { hub: WorkerHub; db: Kysely<DB>; heartbeatSeconds: number }): Promise<void> {
-  await parent.register(websocket, { options: { maxPayload: 16 * 1024 * 1024 } });
+export function registerWorkerRoutes(parent: FastifyInstance, deps: { hub: WorkerHub; db: Kysely<DB>; heartbeatSeconds: number }): void {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Self-hosted workers'];
 

@@ -35,8 +35,11 @@ export function startWorker(
   return { child, output: () => output, dataDir };
 }
 
-/** How the server answers a websocket upgrade it refuses: the plain HTTP status and problem body. */
-export function refusedUpgrade(hangar: TestServer, workerId: string, apiKey: string | null): Promise<{ status: number; body: any }> {
+/**
+ * How the server answers a websocket upgrade it refuses: the plain HTTP status, the problem body, and whether the
+ * server then closed the connection (within 5 s).
+ */
+export function refusedUpgrade(hangar: TestServer, workerId: string, apiKey: string | null): Promise<{ status: number; body: any; closed: boolean }> {
   const socket = new WebSocket(`${hangar.url.replace('http', 'ws')}/api/v1/selfhosted/worker/ws?worker_id=${encodeURIComponent(workerId)}`, {
     headers: apiKey === null ? {} : { authorization: `Bearer ${apiKey}` },
   });
@@ -47,9 +50,21 @@ export function refusedUpgrade(hangar: TestServer, workerId: string, apiKey: str
     });
     socket.on('error', () => undefined);
     socket.on('unexpected-response', (_request, response) => {
+      const connection = response.socket;
       let text = '';
       response.on('data', (chunk: Buffer) => (text += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
+      response.on('end', () => {
+        const answer = { status: response.statusCode ?? 0, body: JSON.parse(text) };
+        if (connection.destroyed) return resolve({ ...answer, closed: true });
+        const timer = setTimeout(() => {
+          connection.destroy();
+          resolve({ ...answer, closed: false });
+        }, 5000);
+        connection.once('close', () => {
+          clearTimeout(timer);
+          resolve({ ...answer, closed: true });
+        });
+      });
     });
   });
 }

@@ -28,10 +28,12 @@ describe('self-hosted workers: connecting, presence and routing', () => {
     const badKey = await refusedUpgrade(hangar, 'box', 'hk_wrong');
     assert.equal(badKey.status, 401);
     assert.equal(badKey.body.error_code, 'authentication_required');
+    assert.ok(badKey.closed, 'the server closes the connection it refused');
     for (const id of ['', 'warp', 'warp-box', 'WARP9']) {
       const refused = await refusedUpgrade(hangar, id, hangar.apiKey);
       assert.equal(refused.status, 400, `worker_id "${id}"`);
       assert.equal(refused.body.error_code, 'invalid_request');
+      assert.ok(refused.closed);
     }
   });
 

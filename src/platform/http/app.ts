@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import websocket from '@fastify/websocket';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from '../../config.js';
 import { ERROR_CODES, notFound, renderProblem, toApiError, type ErrorCode } from './errors.js';
@@ -50,6 +51,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     renderProblem(request, reply, publicUrl, notFound(`no route ${request.method} ${request.url.split('?')[0]}`)),
   );
 
+  // At the root, before any other hook: every upgrade request is marked as one first, so a refused one (bad key,
+  // unknown path) gets a plain HTTP answer and its socket closed, whichever hook or route refused it.
+  await app.register(websocket, { options: { maxPayload: 16 * 1024 * 1024 } });
   await registerOpenApi(app, publicUrl, deps.version);
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
