@@ -50,6 +50,7 @@ export class WorkerHub {
     await bus.onDispatch(() => this.poke());
     await bus.onRunControl((action, runId) => {
       if (action === 'cancel') this.cancel(runId, 'the run was cancelled');
+      else if (action === 'agent') this.announceFollowups(runId);
     });
     this.every(this.options.pollIntervalMs ?? 2000, () => this.poke());
     this.every(Math.max(500, Math.min(2000, (leaseSeconds * 1000) / 3)), () => this.renewLeases());
@@ -158,6 +159,13 @@ export class WorkerHub {
       if (!task) continue;
       session.tasks.delete(runId);
       session.send({ type: 'task_cancellation', data: { task_id: runId, execution_id: task.executionId, reason } });
+    }
+  }
+
+  private announceFollowups(runId: string): void {
+    for (const session of this.allSessions()) {
+      const task = session.tasks.get(runId);
+      if (task) session.send({ type: 'task_followups_available', data: { task_id: runId, execution_id: task.executionId } });
     }
   }
 

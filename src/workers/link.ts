@@ -13,6 +13,7 @@ export interface WorkerLinkOptions {
   silenceMs?: number;
   onAssignment(assignment: TaskAssignment): void;
   onCancellation(taskId: string, executionId: number, reason: string): void;
+  onFollowups(taskId: string): void;
   /** Each time the link (re)connects: the worker tells what it holds and what it has. */
   onConnected(): void;
 }
@@ -169,6 +170,9 @@ export class WorkerLink {
         return;
       case 'task_cancellation':
         this.options.onCancellation(message.data.task_id, message.data.execution_id, message.data.reason);
+        return;
+      case 'task_followups_available':
+        this.options.onFollowups(message.data.task_id);
         return;
       default:
         // A newer server's message this worker does not know.

@@ -41,6 +41,8 @@ export interface TaskAssignment {
 export type ServerMessage =
   | { type: 'task_assignment'; data: TaskAssignment }
   | { type: 'task_cancellation'; data: { task_id: string; execution_id: number; reason: string } }
+  /** Follow-ups were sent to the running task: take them with task_followups_take if the harness accepts input. */
+  | { type: 'task_followups_available'; data: { task_id: string; execution_id: number } }
   | { type: 'reply'; data: { call_id: string; ok: true; result: unknown } | { call_id: string; ok: false; error: string } };
 
 const TaskRef = {

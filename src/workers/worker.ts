@@ -46,6 +46,7 @@ export class Worker {
         log.info({ taskId, reason }, 'task cancelled by the server');
         this.executions.get(taskId)?.execution.stop('cancelled');
       },
+      onFollowups: (taskId) => void this.executions.get(taskId)?.execution.deliverFollowups(),
       onConnected: () => {
         this.sendStatus();
         void this.sendSkills();

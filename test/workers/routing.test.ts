@@ -91,6 +91,23 @@ describe('self-hosted workers: connecting, presence and routing', () => {
     assert.equal((await waitForState(hangar, defaulted, 'SUCCEEDED', 'FAILED', 'ERROR')).state, 'SUCCEEDED');
   });
 
+  test('follow-ups reach a running harness on the worker live, and the conversation records them', async () => {
+    worker('box-followups');
+    const runId = await createRun(hangar, {
+      prompt: script({ say: 'listening' }, { listen: true }, { done: 'listened' }),
+      config: { worker_host: 'box-followups', harness: { type: 'listener' } },
+    });
+    await eventually('the harness listens', async () => (await outputTexts(hangar, runId).catch((): string[] => [])).includes('listening'));
+    for (const message of ['hello there', 'bye']) {
+      const response = await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message } });
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+    }
+    assert.equal((await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR')).state, 'SUCCEEDED');
+    assert.deepEqual(await outputTexts(hangar, runId), ['listening', 'heard: hello there', 'heard: bye']);
+    const conversation = await hangar.request('GET', `/agent/runs/${runId}/conversation`);
+    assert.equal(conversation.body.steps.length, 1, 'one execution: the follow-ups went to the running harness');
+  });
+
   test('a run for a worker that is not connected waits in QUEUED until it connects', async () => {
     const runId = await createRun(hangar, { prompt: script({ say: 'late' }), config: { worker_host: 'box-later' } });
     await new Promise((resolve) => setTimeout(resolve, 1500));
