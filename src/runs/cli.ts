@@ -174,8 +174,9 @@ export function registerRunCommands(program: Command): void {
     .command('cancel')
     .description('cancel a queued or running run')
     .argument('<run_id>')
-    .action(async (runId: string) =>
-      print(await callApi(clientOptionsFromEnv(), 'POST', `/agent/runs/${encodeURIComponent(runId)}/cancel`)),
+    .option('--operator', "as an instance administrator: any team's run, self-hosted ones and runs being prepared too")
+    .action(async (runId: string, options: { operator?: boolean }) =>
+      print(await callApi(clientOptionsFromEnv(), 'POST', `${options.operator ? '/admin' : '/agent'}/runs/${encodeURIComponent(runId)}/cancel`)),
     );
   runs
     .command('timeline')

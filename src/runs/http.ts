@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { callerOf } from '../platform/http/auth.js';
+import { callerOf, principalOf } from '../platform/http/auth.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
 import { metadataFilterFromQuery } from './metadata.js';
 import { CreateRunBody, CreateRunResponse, FollowupBody, ListRunsQuery, ListRunsResponse, RunIdParams, RunItem, TimelineResponse } from './schemas.js';
@@ -62,6 +62,23 @@ export function registerRunRoutes(parent: FastifyInstance, runs: RunsService): v
     async (request, reply) => {
       const runId = await runs.cancel(callerOf(request), request.params.runId);
       // The body is the run ID as a JSON string, not a bare string.
+      return reply.type('application/json; charset=utf-8').send(JSON.stringify(runId));
+    },
+  );
+  app.post(
+    '/admin/runs/:runId/cancel',
+    {
+      config: { adminOnly: true },
+      schema: {
+        tags: ['Administration'],
+        summary: "Stop any team's run, of any kind (administrators)",
+        description: 'Unlike the team cancel, this also stops self-hosted runs and runs being prepared (PENDING); the engine or worker holding the run kills its processes. 400 when the run has ended.',
+        params: RunIdParams,
+        response: { 200: Type.String({ description: 'The cancelled run ID' }), ...ProblemResponses },
+      },
+    },
+    async (request, reply) => {
+      const runId = await runs.cancelAsOperator(principalOf(request), request.params.runId);
       return reply.type('application/json; charset=utf-8').send(JSON.stringify(runId));
     },
   );

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Caller } from '../identities/caller.js';
+import type { Principal } from '../identities/store.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import { CursorCodec, InvalidCursorError } from '../platform/http/pagination.js';
@@ -8,7 +9,7 @@ import { mergeMetadata, MAX_METADATA_FILTER_PAIRS, metadataPairProblem, metadata
 import { renderEvent, renderRun } from './render.js';
 import { addFollowup } from './followups.js';
 import type { AgentConfig, CreateRunBody, FollowupBody, ListRunsQuery, RunItem, RunSource } from './schemas.js';
-import { cancelRefusal } from './state.js';
+import { cancelRefusal, OPERATOR_CANCELLABLE_STATES } from './state.js';
 import * as store from './store.js';
 import { deriveTitle } from './title.js';
 
@@ -360,6 +361,17 @@ export class RunsService {
     // Lost a race (another cancel, or the run moved on): answer for the state it is in now.
     const now = await store.findRun(this.db, who, runId);
     throw (now && cancelRefusal(now)) ?? new ApiError(409, 'conflict', 'the run changed state; retry', { retryable: true });
+  }
+
+  /**
+   * An instance administrator stops a run of any team and any kind (self-hosted ones included, which the API's
+   * cancel refuses), also while it is being prepared. The engine or worker holding it stops it.
+   */
+  async cancelAsOperator(principal: Principal, runId: string): Promise<string> {
+    if (await store.cancelRunIfActive(this.db, 'operator', runId, principal.displayName, OPERATOR_CANCELLABLE_STATES)) return runId;
+    const run = await this.db.selectFrom('runs').select('state').where('id', '=', runId).executeTakeFirst();
+    if (!run) throw notFound(`run ${runId} not found`);
+    throw invalidRequest(`the run has already ended (${run.state})`);
   }
 
   async timeline(caller: Caller, runId: string) {

@@ -6,6 +6,8 @@ import type { RunState } from './schemas.js';
 export const TERMINAL_STATES: readonly RunState[] = ['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'];
 /** Queued or in progress: the states a cancel moves to CANCELLED. */
 export const CANCELLABLE_STATES: readonly RunState[] = ['QUEUED', 'CLAIMED', 'INPROGRESS'];
+/** An operator may also stop a run while it is being prepared. */
+export const OPERATOR_CANCELLABLE_STATES: readonly RunState[] = ['QUEUED', 'PENDING', 'CLAIMED', 'INPROGRESS'];
 
 export function isTerminal(state: string): boolean {
   return (TERMINAL_STATES as readonly string[]).includes(state);

@@ -374,16 +374,26 @@ export async function listRuns(
  * Cancels only if the run is still queued or in progress, in one conditional statement: of two concurrent
  * cancels exactly one changes the row and writes the timeline event.
  */
-export async function cancelRunIfActive(db: Kysely<DB>, who: Visibility, runId: string, cancelledBy: string): Promise<boolean> {
+/**
+ * Cancels the run if it is in `states` (by default the ones the API cancels). `who: 'operator'` is an instance
+ * administrator: any team's run, of any kind.
+ */
+export async function cancelRunIfActive(
+  db: Kysely<DB>,
+  who: Visibility | 'operator',
+  runId: string,
+  cancelledBy: string,
+  states: readonly string[] = CANCELLABLE_STATES,
+): Promise<boolean> {
   const statusMessage = JSON.stringify({ message: `Cancelled by ${cancelledBy}` });
   const result = await db
     .with('cancelled', (qb) =>
       qb
         .updateTable('runs')
         .set({ state: 'CANCELLED', status_message: statusMessage, ended_at: sql`clock_timestamp()`, updated_at: sql`clock_timestamp()` })
-        .where((eb) => visible(eb, who))
+        .where((eb) => (who === 'operator' ? eb.lit(true) : visible(eb, who)))
         .where('runs.id', '=', runId)
-        .where('runs.state', 'in', CANCELLABLE_STATES)
+        .where('runs.state', 'in', states)
         .returning('id'),
     )
     .insertInto('run_events')

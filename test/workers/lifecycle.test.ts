@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { eventually, harnessEnv, outputTexts, processesWith, script, timelineTypes, waitForState } from '../support/engine.js';
 import { stopChild, waitForExit } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
+import { hangarCli } from '../support/cli.js';
 import { skillFile } from '../support/git.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { connectedWorkers, ProtocolClient, startWorker, waitForConnections, type WorkerProcess } from '../support/workers.js';
@@ -132,10 +133,15 @@ describe('self-hosted workers: protocol, failures and shutdown', () => {
     const runId = await createRun(hangar, { prompt: script({ sleepers: marker }, { sleep: 120_000 }), config: { worker_host: 'box-cancel' } });
     await eventually('the harness started its children', async () => (await outputTexts(hangar, runId).catch((): string[] => [])).includes('sleepers started'));
     assert.ok(processesWith(marker).length >= 2);
-    // The API refuses (422); Hangar's operator path is the database, as an admin tool would do it.
-    await hangar.db.updateTable('runs').set({ state: 'CANCELLED' }).where('id', '=', runId).execute();
+    assert.equal((await hangar.request('POST', `/agent/runs/${runId}/cancel`)).status, 422, 'the API refuses');
+    const member = await hangar.addUser(hangar.teamUid, 'member');
+    assert.equal((await hangar.request('POST', `/api/v1/admin/runs/${runId}/cancel`, { apiKey: member.apiKey })).status, 403, 'operators only');
+    const stopped = await hangarCli(['runs', 'cancel', runId, '--operator'], { url: hangar.url, apiKey: hangar.apiKey });
+    assert.equal(stopped.code, 0, stopped.stderr);
     await eventually('every process of the run is gone', () => processesWith(marker).length === 0);
     assert.equal((await waitForState(hangar, runId, 'CANCELLED')).state, 'CANCELLED');
+    assert.equal((await hangar.request('POST', `/api/v1/admin/runs/${runId}/cancel`)).status, 400, 'an ended run');
+    assert.equal((await hangar.request('POST', `/api/v1/admin/runs/no-such-run/cancel`)).status, 404);
   });
 
   test('SIGTERM: the worker takes no new task, lets the running one finish, and exits 0', async () => {
