@@ -124,6 +124,12 @@ export class WorkerTasks {
         return { result };
       }
     }
+    if (message.type === 'task_stopped') {
+      // A cancelled run is no longer held, but its sandbox was this worker's until now.
+      await sql`UPDATE runs SET sandbox_running = false
+        WHERE id = ${runId} AND lease_owner = ${owner} AND execution_id = ${executionId} AND state = 'CANCELLED'`.execute(db);
+      return null;
+    }
     // The rest only touch a run the worker holds now.
     if (!(await store.holds(db, owner, runId, executionId))) return { held: false };
     switch (message.type) {
@@ -143,9 +149,6 @@ export class WorkerTasks {
         if (run?.environment_id === message.data.environment_id) await this.options.environments.recordSetupResult(message.data.environment_id, message.data.failed);
         break;
       }
-      case 'task_stopped':
-        await sql`UPDATE runs SET sandbox_running = false WHERE id = ${runId} AND state = 'CANCELLED'`.execute(db);
-        break;
     }
     return { held: true };
   }

@@ -140,6 +140,7 @@ describe('self-hosted workers: protocol, failures and shutdown', () => {
     assert.equal(stopped.code, 0, stopped.stderr);
     await eventually('every process of the run is gone', () => processesWith(marker).length === 0);
     assert.equal((await waitForState(hangar, runId, 'CANCELLED')).state, 'CANCELLED');
+    await eventually('the run no longer has a sandbox', async () => (await hangar.request('GET', `/agent/runs/${runId}`)).body.is_sandbox_running === false);
     assert.equal((await hangar.request('POST', `/api/v1/admin/runs/${runId}/cancel`)).status, 400, 'an ended run');
     assert.equal((await hangar.request('POST', `/api/v1/admin/runs/no-such-run/cancel`)).status, 404);
   });
