@@ -59,12 +59,19 @@ export function registerWorkerCommands(program: Command): void {
       // Loaded only here: the other verbs need none of the executor.
       const { Worker } = await import('./worker.js');
       const worker = new Worker({ server, workerId: options.workerId, apiKey, maxConcurrentTasks: options.maxConcurrentTasks, config, skillDirs: options.skillsDir, log });
+      let stopping = false;
       const stop = (signal: string) => {
+        if (stopping) {
+          // A second signal: the operator will not wait (for example for an unreachable server to take the reports).
+          log.warn({ signal }, 'stopping now; running tasks are left to their leases');
+          process.exit(1);
+        }
+        stopping = true;
         log.info({ signal }, 'stopping: no new tasks; running ones get the grace period');
         void worker.shutdown(options.shutdownGraceSeconds * 1000);
       };
-      process.once('SIGTERM', () => stop('SIGTERM'));
-      process.once('SIGINT', () => stop('SIGINT'));
+      process.on('SIGTERM', () => stop('SIGTERM'));
+      process.on('SIGINT', () => stop('SIGINT'));
       try {
         await worker.run();
       } catch (error) {

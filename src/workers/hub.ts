@@ -54,6 +54,10 @@ export class WorkerHub {
     });
     this.every(this.options.pollIntervalMs ?? 2000, () => this.poke());
     this.every(Math.max(500, Math.min(2000, (leaseSeconds * 1000) / 3)), () => this.renewLeases());
+    // Runs of workers that never came back (to any replica) end once their lease passes, engine or not.
+    this.every(Math.min(5000, (leaseSeconds * 1000) / 2), () =>
+      engineStore.reapExpiredLeases(this.options.db).catch((error) => this.options.log.warn({ err: error }, 'could not take back expired leases')),
+    );
     this.every(heartbeatSeconds * 1000, () => this.heartbeat());
   }
 
@@ -180,8 +184,6 @@ export class WorkerHub {
         const held = await engineStore.renewLeases(db, sessions[0]!.owner, ids, leaseSeconds);
         for (const id of ids) if (!held.has(id)) this.cancel(id, 'the run is no longer this worker\'s (cancelled, or taken back after its lease expired)');
       }
-      // Runs of workers that never came back (on any replica) end once their lease passes.
-      await engineStore.reapExpiredLeases(db);
     } catch (error) {
       if (!this.stopped) this.options.log.warn({ err: error }, 'worker lease renewal failed');
     }
