@@ -330,13 +330,17 @@ export async function clearSandboxIfCancelled(db: Kysely<DB>, runId: string): Pr
   await db.updateTable('runs').set({ sandbox_running: false }).where('id', '=', runId).where('state', '=', 'CANCELLED').execute();
 }
 
-/** The transcript of every execution of the runs in `conversationId` before (runId, executionId), in order. */
+/**
+ * The transcript of every execution of the runs in `conversationId` before (runId, executionId), in order. Only
+ * the runs of runId's team count: a conversation ID a worker reported can never pull in another team's runs.
+ */
 export async function conversationHistory(db: Kysely<DB>, conversationId: string, runId: string, executionId: number) {
   return db
     .selectFrom('run_transcript as t')
     .innerJoin('runs as r', 'r.id', 't.run_id')
     .select(['t.execution_id', 't.stream', 't.line', 't.at'])
     .where('r.conversation_id', '=', conversationId)
+    .where('r.team_uid', '=', (eb) => eb.selectFrom('runs as own').select('own.team_uid').where('own.id', '=', runId))
     .where((eb) => eb.or([eb('t.run_id', '<>', runId), eb('t.execution_id', '<', executionId)]))
     .orderBy('r.created_at')
     .orderBy('t.seq')

@@ -39,9 +39,14 @@ export function startWorker(
  * How the server answers a websocket upgrade it refuses: the plain HTTP status, the problem body, and whether the
  * server then closed the connection (within 5 s).
  */
-export function refusedUpgrade(hangar: TestServer, workerId: string, apiKey: string | null): Promise<{ status: number; body: any; closed: boolean }> {
+export function refusedUpgrade(
+  hangar: TestServer,
+  workerId: string,
+  apiKey: string | null,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any; closed: boolean }> {
   const socket = new WebSocket(`${hangar.url.replace('http', 'ws')}/api/v1/selfhosted/worker/ws?worker_id=${encodeURIComponent(workerId)}`, {
-    headers: apiKey === null ? {} : { authorization: `Bearer ${apiKey}` },
+    headers: { ...headers, ...(apiKey === null ? {} : { authorization: `Bearer ${apiKey}` }) },
   });
   return new Promise((resolve, reject) => {
     socket.on('open', () => {

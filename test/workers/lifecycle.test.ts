@@ -107,6 +107,28 @@ describe('self-hosted workers: protocol, failures and shutdown', () => {
     assert.equal((await waitForState(hangar, runId, 'PENDING')).state, 'PENDING');
   });
 
+  test("a worker cannot pull another team's conversation into its run's history", async () => {
+    const theirs = await createRun(hangar, { prompt: script({ say: 'the other team only' }) });
+    const conversationId = (await waitForState(hangar, theirs, 'SUCCEEDED')).conversation_id;
+    assert.ok(conversationId);
+    const team = await hangar.createTeamWithUser();
+    const connected = await ProtocolClient.connect(hangar, 'box-conversation', team.apiKey);
+    clients.push(connected);
+    connected.send('worker_status', status());
+    const runId = await createRun(hangar, { prompt: script({ say: 'x' }), config: { worker_host: 'box-conversation' } }, team.apiKey);
+    await connected.next((message) => message.type === 'task_assignment' && message.data.task_id === runId);
+    const task = { task_id: runId, execution_id: 1 };
+    await connected.call('task_claimed', task);
+    await connected.call('task_started', { ...task, harness: 'script', conversation_id: conversationId });
+    await connected.call('task_output', { ...task, lines: [{ stream: 'output', line: 'own line' }] });
+    await connected.call('task_completed', task);
+    connected.send('worker_status', status());
+    const followup = await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message: 'again' }, apiKey: team.apiKey });
+    assert.equal(followup.status, 200);
+    const next = await connected.next((message) => message.type === 'task_assignment' && message.data.execution_id === 2);
+    assert.deepEqual(next.data.history.map((entry: any) => entry.line), ['own line']);
+  });
+
   test('a connection that stops answering pings is closed and leaves the presence list', async () => {
     const silent = await client('box-silent');
     await waitForConnections(hangar, 'box-silent', 1);

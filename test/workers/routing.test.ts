@@ -23,12 +23,16 @@ describe('self-hosted workers: connecting, presence and routing', () => {
     await hangar.stop();
   });
 
-  test('the websocket refuses a bad key (401) and a bad worker ID (400) as plain HTTP, before the upgrade', async () => {
+  test('the websocket refuses a bad key (401), another team (403) and a bad worker ID (400) as plain HTTP, before the upgrade', async () => {
     assert.equal((await refusedUpgrade(hangar, 'box', null)).status, 401);
     const badKey = await refusedUpgrade(hangar, 'box', 'hk_wrong');
     assert.equal(badKey.status, 401);
     assert.equal(badKey.body.error_code, 'authentication_required');
     assert.ok(badKey.closed, 'the server closes the connection it refused');
+    const other = await hangar.createTeamWithUser();
+    const notMember = await refusedUpgrade(hangar, 'box', hangar.apiKey, { 'x-team-uid': other.teamUid });
+    assert.equal(notMember.status, 403, 'a key for a team it is not a member of');
+    assert.equal(notMember.body.error_code, 'not_authorized');
     for (const id of ['', 'warp', 'warp-box', 'WARP9']) {
       const refused = await refusedUpgrade(hangar, id, hangar.apiKey);
       assert.equal(refused.status, 400, `worker_id "${id}"`);
