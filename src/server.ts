@@ -108,6 +108,8 @@ export async function startServer(
   // Without HANGAR_PUBLIC_URL, links follow the address the server ends up listening on (port 0 picks one).
   let publicUrl = config.publicUrl;
   const signer = new UrlSigner(await instanceSecret(db, 'download_signing_key'), () => publicUrl);
+  /** The API as harnesses and workers reach it. */
+  const apiUrl = () => `${publicUrl}/api/v1`;
   const tokens = new TaskTokens(await instanceSecret(db, 'task_token_key'));
   const bus = await Bus.open(database);
   const sandbox = resolveSandboxMode(config.sandbox);
@@ -163,7 +165,7 @@ export async function startServer(
     team: selectTeam,
   };
   const blobs = config.s3 ? new S3BlobStore(config.s3) : new LocalBlobStore(path.join(config.dataDir, 'blobs'));
-  const artifacts = new ArtifactsService({ db, blobs, signer, apiUrl: () => `${publicUrl}/api/v1` });
+  const artifacts = new ArtifactsService({ db, blobs, signer, apiUrl });
   let hub: WorkerHub | undefined;
   const app = await buildApp({
     config,
@@ -193,7 +195,7 @@ export async function startServer(
         log: api.log,
         environments,
         tokens,
-        apiUrl: () => `${publicUrl}/api/v1`,
+        apiUrl,
         leaseSeconds: config.runLeaseSeconds,
         heartbeatSeconds: config.workerHeartbeatSeconds,
       });
@@ -216,7 +218,7 @@ export async function startServer(
           writes: new EngineWrites(db, engineId),
           environments,
           tokens,
-          apiUrl: () => `${publicUrl}/api/v1`,
+          apiUrl,
           artifacts,
           maxArtifactBytes: config.maxArtifactBytes,
         }),

@@ -105,8 +105,8 @@ export class DatabaseLedger implements RunLedger {
     return store.requeue(this.options.db, { id: runId, engineId: this.options.engineId, executionId }, reason);
   }
 
-  clearSandboxIfCancelled(runId: string) {
-    return store.clearSandboxIfCancelled(this.options.db, runId);
+  clearSandboxIfCancelled(runId: string, executionId: number) {
+    return store.clearSandboxIfCancelled(this.options.db, this.options.engineId, runId, executionId);
   }
 
   async history(conversationId: string, runId: string, executionId: number): Promise<TranscriptLine[]> {
@@ -123,11 +123,16 @@ export class DatabaseLedger implements RunLedger {
   }
 
   variables(runId: string, executionId: number): Record<string, string> {
-    return {
-      HANGAR_RUN_ID: runId,
-      HANGAR_EXECUTION_ID: String(executionId),
-      HANGAR_API_URL: this.options.apiUrl(),
-      HANGAR_TASK_TOKEN: this.options.tokens.issue(runId, executionId),
-    };
+    return runVariables(this.options.tokens, this.options.apiUrl(), runId, executionId);
   }
+}
+
+/** The run-scoped variables a harness gets (a worker gets them with its assignment): run, API base, task token. */
+export function runVariables(tokens: TaskTokens, apiUrl: string, runId: string, executionId: number): Record<string, string> {
+  return {
+    HANGAR_RUN_ID: runId,
+    HANGAR_EXECUTION_ID: String(executionId),
+    HANGAR_API_URL: apiUrl,
+    HANGAR_TASK_TOKEN: tokens.issue(runId, executionId),
+  };
 }

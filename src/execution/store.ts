@@ -325,9 +325,19 @@ export async function appendTranscript(db: Kysely<DB>, rows: TranscriptRow[]): P
       ${rows.map((row) => row.stream)}::text[], ${rows.map((row) => row.line)}::text[])`.execute(db);
 }
 
-/** After a cancel has stopped the harness: the run no longer has a sandbox. */
-export async function clearSandboxIfCancelled(db: Kysely<DB>, runId: string): Promise<void> {
-  await db.updateTable('runs').set({ sandbox_running: false }).where('id', '=', runId).where('state', '=', 'CANCELLED').execute();
+/**
+ * After a cancel has stopped the harness: the run no longer has a sandbox. Only while the cancelled execution is
+ * still the run's latest and its executor's (a follow-up may have started the next one elsewhere meanwhile).
+ */
+export async function clearSandboxIfCancelled(db: Kysely<DB>, owner: string, runId: string, executionId: number): Promise<void> {
+  await db
+    .updateTable('runs')
+    .set({ sandbox_running: false })
+    .where('id', '=', runId)
+    .where('lease_owner', '=', owner)
+    .where('execution_id', '=', executionId)
+    .where('state', '=', 'CANCELLED')
+    .execute();
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf, principalOf } from '../platform/http/auth.js';
@@ -6,6 +6,13 @@ import { ProblemResponses } from '../platform/http/openapi.js';
 import { metadataFilterFromQuery } from './metadata.js';
 import { CreateRunBody, CreateRunResponse, FollowupBody, ListRunsQuery, ListRunsResponse, RunIdParams, RunItem, TimelineResponse } from './schemas.js';
 import type { RunsService } from './service.js';
+
+const CancelledResponses = { 200: Type.String({ description: 'The cancelled run ID' }), ...ProblemResponses };
+
+/** A cancel answers the run ID as a JSON string, not a bare string. */
+function sendRunId(reply: FastifyReply, runId: string) {
+  return reply.type('application/json; charset=utf-8').send(JSON.stringify(runId));
+}
 
 export function registerRunRoutes(parent: FastifyInstance, runs: RunsService): void {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
@@ -56,14 +63,10 @@ export function registerRunRoutes(parent: FastifyInstance, runs: RunsService): v
         tags,
         summary: 'Cancel a queued or running run',
         params: RunIdParams,
-        response: { 200: Type.String({ description: 'The cancelled run ID' }), ...ProblemResponses },
+        response: CancelledResponses,
       },
     },
-    async (request, reply) => {
-      const runId = await runs.cancel(callerOf(request), request.params.runId);
-      // The body is the run ID as a JSON string, not a bare string.
-      return reply.type('application/json; charset=utf-8').send(JSON.stringify(runId));
-    },
+    async (request, reply) => sendRunId(reply, await runs.cancel(callerOf(request), request.params.runId)),
   );
   app.post(
     '/admin/runs/:runId/cancel',
@@ -74,13 +77,10 @@ export function registerRunRoutes(parent: FastifyInstance, runs: RunsService): v
         summary: "Stop any team's run, of any kind (administrators)",
         description: 'Unlike the team cancel, this also stops self-hosted runs and runs being prepared (PENDING); the engine or worker holding the run kills its processes. 400 when the run has ended.',
         params: RunIdParams,
-        response: { 200: Type.String({ description: 'The cancelled run ID' }), ...ProblemResponses },
+        response: CancelledResponses,
       },
     },
-    async (request, reply) => {
-      const runId = await runs.cancelAsOperator(principalOf(request), request.params.runId);
-      return reply.type('application/json; charset=utf-8').send(JSON.stringify(runId));
-    },
+    async (request, reply) => sendRunId(reply, await runs.cancelAsOperator(principalOf(request), request.params.runId)),
   );
 
   app.get(

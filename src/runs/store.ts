@@ -371,12 +371,9 @@ export async function listRuns(
 }
 
 /**
- * Cancels only if the run is still queued or in progress, in one conditional statement: of two concurrent
- * cancels exactly one changes the row and writes the timeline event.
- */
-/**
- * Cancels the run if it is in `states` (by default the ones the API cancels). `who: 'operator'` is an instance
- * administrator: any team's run, of any kind.
+ * Cancels only if the run is still in `states` (by default the ones the API cancels), in one conditional
+ * statement: of two concurrent cancels exactly one changes the row and writes the timeline event.
+ * `who: 'operator'` is an instance administrator: any team's run, of any kind.
  */
 export async function cancelRunIfActive(
   db: Kysely<DB>,

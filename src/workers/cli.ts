@@ -2,7 +2,7 @@ import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from '../config.js';
-import { callApi, clientOptionsFromEnv, printJson } from '../platform/http/client.js';
+import { callAndPrint } from '../platform/http/client.js';
 import { workerIdProblem } from './protocol.js';
 
 interface WorkerCommandOptions {
@@ -83,5 +83,5 @@ export function registerWorkerCommands(program: Command): void {
   program
     .command('workers')
     .description("list the team's connected self-hosted workers")
-    .action(async () => printJson(await callApi(clientOptionsFromEnv(), 'GET', '/agent/connected-self-hosted-workers')));
+    .action(() => callAndPrint('GET', '/agent/connected-self-hosted-workers'));
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { WebSocket } from 'ws';
-import type { EnvironmentSetups } from '../execution/ledger.js';
+import { runVariables, type EnvironmentSetups } from '../execution/ledger.js';
 import * as engineStore from '../execution/store.js';
 import type { TaskTokens } from '../execution/task-token.js';
 import type { Bus } from '../platform/bus.js';
@@ -72,8 +72,8 @@ export class WorkerHub {
   /** A worker connected (already authenticated): it gets offers once it says how many tasks it takes. */
   async attach(socket: WebSocket, teamUid: string, workerHost: string): Promise<void> {
     const session = new WorkerSession(socket, teamUid, workerHost);
-    let set = this.sessions.get(session.key);
-    if (!set) this.sessions.set(session.key, (set = new Set()));
+    let set = this.sessions.get(session.owner);
+    if (!set) this.sessions.set(session.owner, (set = new Set()));
     set.add(session);
     socket.on('pong', () => (session.lastSeen = Date.now()));
     socket.on('message', (data, isBinary) => {
@@ -92,15 +92,16 @@ export class WorkerHub {
   /** The worker's runs stay its own: their leases lapse unless it reconnects (to any replica) in time. */
   private async detach(session: WorkerSession): Promise<void> {
     session.closed = true;
-    const set = this.sessions.get(session.key);
+    const set = this.sessions.get(session.owner);
     set?.delete(session);
-    if (set?.size === 0) this.sessions.delete(session.key);
+    if (set?.size === 0) this.sessions.delete(session.owner);
     await store.deleteConnection(this.options.db, session.id).catch(() => undefined);
     this.options.log.info({ workerHost: session.workerHost, connection: session.id }, 'worker disconnected');
   }
 
   poke(): void {
-    if (this.stopped) return;
+    // Every run created anywhere pokes: with no worker connected here there is nothing to offer.
+    if (this.stopped || this.sessions.size === 0) return;
     if (this.dispatching) {
       this.dispatchAgain = true;
       return;
@@ -147,12 +148,7 @@ export class WorkerHub {
       task: { team_uid: run.team_uid, prompt: run.prompt, agent_config: run.agent_config, harness: run.harness, conversation_id: run.conversation_id, environment_id: run.environment_id },
       environment,
       history: history.map((entry) => ({ execution_id: entry.execution_id, stream: entry.stream, line: entry.line, at: new Date(entry.at).toISOString() })),
-      env_vars: {
-        HANGAR_RUN_ID: run.id,
-        HANGAR_EXECUTION_ID: String(run.execution_id),
-        HANGAR_API_URL: apiUrl(),
-        HANGAR_TASK_TOKEN: tokens.issue(run.id, run.execution_id),
-      },
+      env_vars: runVariables(tokens, apiUrl(), run.id, run.execution_id),
     };
   }
 

@@ -34,10 +34,6 @@ export class WorkerSession {
     this.owner = workerOwner(teamUid, workerHost);
   }
 
-  get key(): string {
-    return this.owner;
-  }
-
   get free(): number {
     return this.accepting && !this.full && !this.closed ? Math.max(0, this.capacity - this.tasks.size) : 0;
   }

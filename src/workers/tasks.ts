@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { EnvironmentSetups } from '../execution/ledger.js';
 import * as engineStore from '../execution/store.js';
 import type { DB } from '../platform/db/schema.js';
@@ -126,8 +126,7 @@ export class WorkerTasks {
     }
     if (message.type === 'task_stopped') {
       // A cancelled run is no longer held, but its sandbox was this worker's until now.
-      await sql`UPDATE runs SET sandbox_running = false
-        WHERE id = ${runId} AND lease_owner = ${owner} AND execution_id = ${executionId} AND state = 'CANCELLED'`.execute(db);
+      await engineStore.clearSandboxIfCancelled(db, owner, runId, executionId);
       return null;
     }
     // The rest only touch a run the worker holds now.
