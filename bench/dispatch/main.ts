@@ -202,6 +202,7 @@ async function queueRuns(db: Kysely<DB>, harness: string): Promise<void> {
     executor_uid: owner.userUid,
     metadata: {},
     interactive: false,
+    attachment_count: 0,
   });
   // 500 rows per statement stays well below PostgreSQL's 65,535 parameters.
   for (let done = 0; done < settings.runs; done += 500) {

@@ -103,6 +103,7 @@ export class Execution {
     let keepWorkspace = false;
     try {
       workspace = await context.workspaces.create(run.id, run.execution_id);
+      if (run.attachment_count > 0) await context.workspaces.addFiles(workspace, await context.ledger.attachments(run.id));
       this.unwritten.push({ type: 'worker_container_ready', payload: { sandbox: context.sandbox } });
       const harnessName = run.harness ?? (run.agent_config.harness as { type?: string } | undefined)?.type ?? context.defaultHarness;
       const harness = harnessName === undefined ? undefined : context.harnesses.get(harnessName);

@@ -40,6 +40,8 @@ export interface RunLedger {
   /** The transcript of the conversation's earlier executions, for a harness to resume it. */
   history(conversationId: string, runId: string, executionId: number): Promise<TranscriptLine[]>;
   environment(teamUid: string, environmentId: string, runId: string): Promise<EnvironmentConfig | undefined>;
+  /** The files that come with the run, for its workspace. */
+  attachments(runId: string): Promise<store.RunFile[]>;
   recordSetupResult(environmentId: string, failed: boolean, runId: string, executionId: number): Promise<void>;
   /** Run-scoped variables for the harness: run ID, API base URL, task token. */
   variables(runId: string, executionId: number): Record<string, string>;
@@ -116,6 +118,10 @@ export class DatabaseLedger implements RunLedger {
 
   environment(teamUid: string, environmentId: string) {
     return this.options.environments.setupFor(teamUid, environmentId);
+  }
+
+  attachments(runId: string) {
+    return store.runAttachments(this.options.db, runId);
   }
 
   recordSetupResult(environmentId: string, failed: boolean) {

@@ -16,6 +16,18 @@ export interface ClaimedRun {
   environment_id: string | null;
   conversation_id: string | null;
   harness: string | null;
+  /** Files that come with the run, to write into its workspace (see runAttachments). */
+  attachment_count: number;
+}
+
+/** A file that comes with a run: an API attachment or a webhook delivery's payload. */
+export interface RunFile {
+  file_name: string;
+  data: Buffer;
+}
+
+export async function runAttachments(db: Kysely<DB>, runId: string): Promise<RunFile[]> {
+  return db.selectFrom('run_attachments').select(['file_name', 'data']).where('run_id', '=', runId).orderBy('position').execute();
 }
 
 export interface Limits {

@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import type { EnvironmentConfig } from '../environments/schemas.js';
 import { scrubbedEnvironment, spawnSandboxed } from './sandbox/index.js';
 import type { SandboxMode, SandboxedProcess } from './sandbox/types.js';
+import type { RunFile } from './store.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -68,6 +69,15 @@ export class Workspaces {
       await fs.promises.mkdir(directory, { recursive: true, mode: 0o700 });
     }
     return directory;
+  }
+
+  /** Writes the run's files at the top of its workspace, where the prompt says they are. */
+  async addFiles(directory: string, files: RunFile[]): Promise<void> {
+    for (const [index, file] of files.entries()) {
+      // A name is only ever a name here: no directories, nothing hidden, nothing that escapes the workspace.
+      const name = path.basename(file.file_name).replace(/^\.+/, '') || `attachment-${index + 1}`;
+      await fs.promises.writeFile(path.join(directory, name), file.data, { mode: 0o600 });
+    }
   }
 
   async remove(directory: string): Promise<void> {

@@ -56,12 +56,14 @@ export interface RunOrigin {
   scheduleTick?: Date;
 }
 
-export interface ScheduledRunRequest {
-  /** The schedule's team and creator: the run is checked and owned as if they had created it. */
+/** A run another slice starts on someone's behalf (a schedule's tick, a webhook delivery). */
+export interface RunRequest {
+  /** The team and creator: the run is checked and owned as if they had created it. */
   owner: Caller;
   body: CreateRunBody;
-  schedule: { schedule_id: string; schedule_name: string; cron_schedule: string };
-  tick: Date;
+  origin: RunOrigin;
+  /** Files for the workspace beyond the body's attachments (a delivery's payload). */
+  files?: store.NewAttachment[];
 }
 
 const ENVIRONMENT_ID = /^[A-Za-z0-9]{22}$/;
@@ -151,24 +153,30 @@ export class RunsService {
   }
 
   /**
-   * Starts the runs of due schedule ticks inside the scheduler's transaction `db`. Each request is checked like
-   * an API create (an agent identity or environment may have gone since the schedule was saved); the ones that
-   * pass are inserted together, the others come back with the reason.
+   * Starts runs inside another slice's transaction `db` (the scheduler's, the automation evaluator's). Each
+   * request is checked like an API create (an agent identity or environment may have gone since it was saved);
+   * the ones that pass are inserted together, the others come back with the reason. Announce them with
+   * announceQueued() once the transaction has committed.
    */
-  async createScheduled(db: Kysely<DB>, requests: ScheduledRunRequest[]): Promise<Array<ApiError | null>> {
+  async createWithin(db: Kysely<DB>, requests: RunRequest[]): Promise<Array<{ run_id: string } | ApiError>> {
     const runs: store.NewRun[] = [];
-    const outcomes: Array<ApiError | null> = [];
+    const files: Array<[runId: string, attachments: store.NewAttachment[]]> = [];
+    const outcomes: Array<{ run_id: string } | ApiError> = [];
     for (const request of requests) {
       try {
-        const origin = { source: 'SCHEDULED_AGENT' as const, schedule: request.schedule, scheduleTick: request.tick };
-        runs.push((await this.prepare(db, request.owner, request.body, origin)).run);
-        outcomes.push(null);
+        const { run, attachments } = await this.prepare(db, request.owner, request.body, request.origin);
+        const all = [...attachments, ...(request.files ?? [])];
+        run.attachment_count = all.length;
+        runs.push(run);
+        files.push([run.id, all]);
+        outcomes.push({ run_id: run.id });
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         outcomes.push(error);
       }
     }
     await store.insertRuns(db, runs);
+    for (const [runId, attachments] of files) await store.insertAttachments(db, runId, attachments);
     return outcomes;
   }
 
@@ -268,6 +276,7 @@ export class RunsService {
       executor_uid: executor.uid,
       metadata: mergeMetadata({}, parentMetadata, requestMetadata),
       interactive: body.interactive ?? false,
+      attachment_count: attachments.length,
     };
     return { run, attachments };
   }

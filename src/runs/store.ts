@@ -40,6 +40,8 @@ export interface NewRun {
   executor_uid: string;
   metadata: Record<string, string>;
   interactive: boolean;
+  /** How many files come with the run (written into its workspace). */
+  attachment_count: number;
 }
 
 export interface NewAttachment {
@@ -203,12 +205,17 @@ export async function insertRun(db: Kysely<DB>, run: NewRun, attachments: NewAtt
   if (attachments.length === 0) return insertRuns(db, [run], limits);
   return db.transaction().execute(async (trx) => {
     const result = await insertRuns(trx, [run], limits);
-    await trx
-      .insertInto('run_attachments')
-      .values(attachments.map((attachment, position) => ({ run_id: run.id, position, ...attachment })))
-      .execute();
+    await insertAttachments(trx, run.id, attachments);
     return result;
   });
+}
+
+export async function insertAttachments(db: Kysely<DB>, runId: string, attachments: NewAttachment[]): Promise<void> {
+  if (attachments.length === 0) return;
+  await db
+    .insertInto('run_attachments')
+    .values(attachments.map((attachment, position) => ({ run_id: runId, position, ...attachment })))
+    .execute();
 }
 
 export async function findRun(db: Kysely<DB>, who: Visibility, runId: string): Promise<RunRow | undefined> {

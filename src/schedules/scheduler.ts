@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import type { DB } from '../platform/db/schema.js';
 import type { RunsService } from '../runs/service.js';
+import { ApiError } from '../platform/http/errors.js';
 import { nextTickAfter } from './cron.js';
 import type { Clock } from './service.js';
 import * as store from './store.js';
@@ -97,7 +98,7 @@ export class Scheduler {
       const now = this.now();
       const due = await store.claimDue(trx, now, this.batchSize);
       if (due.length === 0) return 0;
-      const outcomes = await this.options.runs.createScheduled(
+      const outcomes = await this.options.runs.createWithin(
         trx,
         due.map((schedule) => ({
           owner: {
@@ -113,22 +114,26 @@ export class Scheduler {
             metadata: schedule.metadata,
             team: schedule.scope_type === 'Team',
           },
-          schedule: { schedule_id: schedule.id, schedule_name: schedule.name, cron_schedule: schedule.cron_schedule },
-          tick: schedule.next_run_at!,
+          origin: {
+            source: 'SCHEDULED_AGENT',
+            schedule: { schedule_id: schedule.id, schedule_name: schedule.name, cron_schedule: schedule.cron_schedule },
+            scheduleTick: schedule.next_run_at!,
+          },
         })),
       );
+      const errors = outcomes.map((outcome) => (outcome instanceof ApiError ? outcome : null));
       await store.recordTicks(
         trx,
         due.map((schedule, i) => ({
           id: schedule.id,
           // One run for however many ticks were missed, then back on the cadence from now.
           next_run_at: nextTickAfter(schedule.cron_schedule, now),
-          error: outcomes[i] ? outcomes[i]!.detail : null,
+          error: errors[i]?.detail ?? null,
         })),
         now,
       );
-      for (const [i, outcome] of outcomes.entries()) {
-        if (outcome) this.options.log.warn({ schedule_id: due[i]!.id, reason: outcome.detail }, 'scheduled run not started');
+      for (const [i, error] of errors.entries()) {
+        if (error) this.options.log.warn({ schedule_id: due[i]!.id, reason: error.detail }, 'scheduled run not started');
       }
       return due.length;
     });

@@ -149,6 +149,7 @@ export class WorkerHub {
       environment,
       history: history.map((entry) => ({ execution_id: entry.execution_id, stream: entry.stream, line: entry.line, at: new Date(entry.at).toISOString() })),
       env_vars: runVariables(tokens, apiUrl(), run.id, run.execution_id),
+      attachments: run.attachment_count === 0 ? [] : (await engineStore.runAttachments(db, run.id)).map((file) => ({ file_name: file.file_name, data_base64: file.data.toString('base64') })),
     };
   }
 

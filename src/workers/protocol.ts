@@ -36,6 +36,8 @@ export interface TaskAssignment {
   history: Array<{ execution_id: number; stream: 'input' | 'output'; line: string; at: string }>;
   /** Run-scoped variables for the harness, including a task token valid only for this execution. */
   env_vars: Record<string, string>;
+  /** Files for the workspace (API attachments, a webhook delivery's payload). */
+  attachments?: Array<{ file_name: string; data_base64: string }>;
 }
 
 export type ServerMessage =

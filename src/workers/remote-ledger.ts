@@ -116,6 +116,10 @@ export class RemoteLedger implements RunLedger {
     return this.assignment(runId).environment ?? undefined;
   }
 
+  async attachments(runId: string): Promise<store.RunFile[]> {
+    return (this.assignment(runId).attachments ?? []).map((file) => ({ file_name: file.file_name, data: Buffer.from(file.data_base64, 'base64') }));
+  }
+
   async recordSetupResult(environmentId: string, failed: boolean, runId: string, executionId: number): Promise<void> {
     await this.call('task_environment', runId, executionId, { environment_id: environmentId, failed });
   }

@@ -110,6 +110,7 @@ export class Worker {
       environment_id: task.environment_id,
       conversation_id: task.conversation_id,
       harness: task.harness,
+      attachment_count: assignment.attachments?.length ?? 0,
     });
     this.executions.set(taskId, { execution, executionId });
     void execution.done.finally(() => {

@@ -79,13 +79,16 @@ describe('runs referencing MCP servers by warp_id', () => {
     const request = (uid: string, tick: Date) => ({
       owner,
       body: { prompt: 'scheduled', config: { mcp_servers: { m: { warp_id: uid } } } },
-      schedule: { schedule_id: 'schedule-for-mcp-test', schedule_name: 'mcp', cron_schedule: '@daily' },
-      tick,
+      origin: {
+        source: 'SCHEDULED_AGENT' as const,
+        schedule: { schedule_id: 'schedule-for-mcp-test', schedule_name: 'mcp', cron_schedule: '@daily' },
+        scheduleTick: tick,
+      },
     });
     const outcomes = await hangar.db
       .transaction()
-      .execute((trx) => hangar.server.services.runs.createScheduled(trx, [request(owned, new Date(1_000)), request(foreign, new Date(2_000))]));
-    assert.equal(outcomes[0], null);
+      .execute((trx) => hangar.server.services.runs.createWithin(trx, [request(owned, new Date(1_000)), request(foreign, new Date(2_000))]));
+    assert.ok(!(outcomes[0] instanceof ApiError));
     assert.ok(outcomes[1] instanceof ApiError && outcomes[1].status === 403);
   });
 });

@@ -125,6 +125,7 @@ export interface RunsTable {
   sandbox_running: Generated<boolean>;
   debug_session: NullableJson<{ owner: string; workspace: string; until: string }>;
   search_text: ColumnType<string, never, never>;
+  attachment_count: Generated<number>;
 }
 
 export interface RunAttachmentsTable {
@@ -221,6 +222,8 @@ export interface SchedulesTable {
   next_run_at: NullableTimestamp;
   last_ran_at: NullableTimestamp;
   last_spawn_error: string | null;
+  /** Set on the schedules of an automation's cron triggers; the schedules API shows only the others. */
+  automation_id: Generated<string | null>;
 }
 
 /** A team secret: AES-256-GCM ciphertext only (see src/platform/crypto.ts). */
@@ -269,6 +272,79 @@ export interface WorkerSkillsTable {
   reported_at: Generated<Timestamp>;
 }
 
+export interface FactoriesTable {
+  uid: string;
+  team_uid: string;
+  name: string;
+  is_default: Generated<boolean>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type WebhookAuthMode = 'token' | 'url_token' | 'signature';
+
+export interface WebhooksTable {
+  uid: string;
+  team_uid: string;
+  factory_uid: string;
+  name: string;
+  auth_mode: WebhookAuthMode;
+  signature_scheme: string | null;
+  secret_iv: Buffer | null;
+  secret_auth_tag: Buffer | null;
+  secret_ciphertext: Buffer | null;
+  secret_name: string | null;
+  delivery_id_header: string | null;
+  enabled: Generated<boolean>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type DeliveryStatus = 'Accepted' | 'Duplicate' | 'Rejected (auth)' | 'Rejected (invalid JSON)' | 'Rejected (too large)';
+
+export interface WebhookDeliveriesTable {
+  seq: ColumnType<string, never, never>;
+  webhook_uid: string;
+  delivery_id: string;
+  status: DeliveryStatus;
+  size_bytes: number;
+  received_at: Timestamp;
+  body: string | null;
+  evaluated_at: NullableTimestamp;
+}
+
+export interface WebhookRateWindowsTable {
+  webhook_uid: string;
+  sender: string;
+  kind: string;
+  window_start: Timestamp;
+  count: number;
+}
+
+export interface AutomationsTable {
+  id: string;
+  team_uid: string;
+  factory_uid: string;
+  name: string;
+  prompt: string;
+  enabled: boolean;
+  agent_uid: string | null;
+  agent_config: NullableJson<Record<string, unknown>>;
+  triggers: Json<unknown[]>;
+  webhook_uids: ColumnType<string[], string[] | undefined, string[]>;
+  created_by_uid: string;
+  updated_by_uid: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface AutomationFiringsTable {
+  delivery_seq: string;
+  automation_id: string;
+  run_id: string | null;
+  error: string | null;
+}
+
 export interface DB {
   instance_settings: InstanceSettingsTable;
   teams: TeamsTable;
@@ -292,4 +368,10 @@ export interface DB {
   mcp_server_shares: McpServerSharesTable;
   worker_connections: WorkerConnectionsTable;
   worker_skills: WorkerSkillsTable;
+  factories: FactoriesTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_rate_windows: WebhookRateWindowsTable;
+  automations: AutomationsTable;
+  automation_firings: AutomationFiringsTable;
 }

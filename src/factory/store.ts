@@ -1,0 +1,54 @@
+import type { Kysely } from 'kysely';
+import { newUid } from '../platform/crypto.js';
+import type { DB } from '../platform/db/schema.js';
+
+export interface FactoryRow {
+  uid: string;
+  team_uid: string;
+  name: string;
+  is_default: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const DEFAULT_FACTORY_NAME = 'default';
+
+export async function listFactories(db: Kysely<DB>, teamUid: string): Promise<FactoryRow[]> {
+  return db.selectFrom('factories').selectAll().where('team_uid', '=', teamUid).orderBy('name').execute();
+}
+
+export async function findFactory(db: Kysely<DB>, teamUid: string, uid: string): Promise<FactoryRow | undefined> {
+  return db.selectFrom('factories').selectAll().where('team_uid', '=', teamUid).where('uid', '=', uid).executeTakeFirst();
+}
+
+export async function findFactoryByName(db: Kysely<DB>, teamUid: string, name: string): Promise<FactoryRow | undefined> {
+  return db.selectFrom('factories').selectAll().where('team_uid', '=', teamUid).where('name', '=', name).executeTakeFirst();
+}
+
+/** undefined when the team already has a factory of that name. */
+export async function insertFactory(db: Kysely<DB>, teamUid: string, name: string, isDefault = false): Promise<FactoryRow | undefined> {
+  return db
+    .insertInto('factories')
+    .values({ uid: newUid(), team_uid: teamUid, name, is_default: isDefault })
+    .onConflict((oc) => oc.doNothing())
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** The team's default factory, made on first use; concurrent first uses agree on one. */
+export async function defaultFactory(db: Kysely<DB>, teamUid: string): Promise<FactoryRow> {
+  const existing = await db.selectFrom('factories').selectAll().where('team_uid', '=', teamUid).where('is_default', '=', true).executeTakeFirst();
+  if (existing) return existing;
+  const made = await insertFactory(db, teamUid, DEFAULT_FACTORY_NAME, true);
+  if (made) return made;
+  // Someone else made it meanwhile (or a factory already took the name "default": that one becomes the default).
+  await db.updateTable('factories').set({ is_default: true }).where('team_uid', '=', teamUid).where('name', '=', DEFAULT_FACTORY_NAME)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('factories as d').select('d.uid').where('d.team_uid', '=', teamUid).where('d.is_default', '=', true))))
+    .execute();
+  return db.selectFrom('factories').selectAll().where('team_uid', '=', teamUid).where('is_default', '=', true).executeTakeFirstOrThrow();
+}
+
+/** Serialises changes to one factory's webhooks and automations (the 20-webhook limit, definition applies). */
+export async function lockFactory(db: Kysely<DB>, uid: string): Promise<void> {
+  await db.selectFrom('factories').select('uid').where('uid', '=', uid).forUpdate().execute();
+}

@@ -1,0 +1,147 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { SealedValue } from '../platform/crypto.js';
+import type { DB, DeliveryStatus, WebhookAuthMode, WebhooksTable } from '../platform/db/schema.js';
+
+export type WebhookRow = Selectable<WebhooksTable>;
+
+export interface WebhookValues {
+  name: string;
+  auth_mode: WebhookAuthMode;
+  signature_scheme: string | null;
+  secret_name: string | null;
+  delivery_id_header: string | null;
+  enabled: boolean;
+}
+
+function sealedColumns(sealed: SealedValue | null) {
+  return sealed
+    ? { secret_iv: sealed.iv, secret_auth_tag: sealed.authTag, secret_ciphertext: sealed.ciphertext }
+    : { secret_iv: null, secret_auth_tag: null, secret_ciphertext: null };
+}
+
+export function sealedSecret(row: WebhookRow): SealedValue | null {
+  if (!row.secret_iv || !row.secret_auth_tag || !row.secret_ciphertext) return null;
+  return { iv: row.secret_iv, authTag: row.secret_auth_tag, ciphertext: row.secret_ciphertext };
+}
+
+export async function listWebhooks(db: Kysely<DB>, teamUid: string, factoryUid?: string): Promise<WebhookRow[]> {
+  let query = db.selectFrom('webhooks').selectAll().where('team_uid', '=', teamUid);
+  if (factoryUid !== undefined) query = query.where('factory_uid', '=', factoryUid);
+  return query.orderBy(sql`name COLLATE "C"`).orderBy('uid').execute();
+}
+
+export async function findWebhook(db: Kysely<DB>, teamUid: string, uid: string): Promise<WebhookRow | undefined> {
+  return db.selectFrom('webhooks').selectAll().where('team_uid', '=', teamUid).where('uid', '=', uid).executeTakeFirst();
+}
+
+/** The ingress looks a webhook up by UID alone: the UID in the URL is how a sender names it. */
+export async function findEnabledWebhook(db: Kysely<DB>, uid: string): Promise<WebhookRow | undefined> {
+  return db.selectFrom('webhooks').selectAll().where('uid', '=', uid).where('enabled', '=', true).executeTakeFirst();
+}
+
+export async function countWebhooks(db: Kysely<DB>, factoryUid: string): Promise<number> {
+  const row = await db.selectFrom('webhooks').select((eb) => eb.fn.countAll<string>().as('n')).where('factory_uid', '=', factoryUid).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function nameTaken(db: Kysely<DB>, factoryUid: string, name: string, exceptUid?: string): Promise<boolean> {
+  let query = db.selectFrom('webhooks').select('uid').where('factory_uid', '=', factoryUid).where('name', '=', name);
+  if (exceptUid !== undefined) query = query.where('uid', '!=', exceptUid);
+  return (await query.executeTakeFirst()) !== undefined;
+}
+
+export async function insertWebhook(
+  db: Kysely<DB>,
+  row: WebhookValues & { uid: string; team_uid: string; factory_uid: string },
+  sealed: SealedValue | null,
+): Promise<void> {
+  await db.insertInto('webhooks').values({ ...row, ...sealedColumns(sealed) }).execute();
+}
+
+/** `sealed`: undefined keeps the secret, null drops the webhook's own (a team secret is named instead). */
+export async function updateWebhook(db: Kysely<DB>, teamUid: string, uid: string, values: WebhookValues, sealed: SealedValue | null | undefined): Promise<boolean> {
+  const result = await db
+    .updateTable('webhooks')
+    .set({ ...values, ...(sealed === undefined ? {} : sealedColumns(sealed)), updated_at: sql`clock_timestamp()` })
+    .where('team_uid', '=', teamUid)
+    .where('uid', '=', uid)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+export async function deleteWebhook(db: Kysely<DB>, teamUid: string, uid: string): Promise<boolean> {
+  const result = await db.deleteFrom('webhooks').where('team_uid', '=', teamUid).where('uid', '=', uid).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+export interface DeliveryRow {
+  seq: string;
+  delivery_id: string;
+  status: DeliveryStatus;
+  size_bytes: number;
+  received_at: Date;
+  evaluated_at: Date | null;
+}
+
+/**
+ * Records an accepted delivery, or a Duplicate when its identity was accepted before: the unique index on
+ * accepted identities decides, so concurrent identical deliveries yield exactly one Accepted.
+ */
+export async function recordAccepted(db: Kysely<DB>, webhookUid: string, deliveryId: string, body: string, sizeBytes: number): Promise<DeliveryStatus> {
+  const accepted = await sql<{ seq: string }>`
+    INSERT INTO webhook_deliveries (webhook_uid, delivery_id, status, size_bytes, body)
+    VALUES (${webhookUid}, ${deliveryId}, 'Accepted', ${sizeBytes}, ${body})
+    ON CONFLICT (webhook_uid, delivery_id) WHERE status = 'Accepted' DO NOTHING
+    RETURNING seq`.execute(db);
+  if (accepted.rows.length > 0) return 'Accepted';
+  await recordRejected(db, webhookUid, deliveryId, 'Duplicate', sizeBytes);
+  return 'Duplicate';
+}
+
+/** Duplicates and rejections keep metadata only. */
+export async function recordRejected(db: Kysely<DB>, webhookUid: string, deliveryId: string, status: DeliveryStatus, sizeBytes: number): Promise<void> {
+  await db.insertInto('webhook_deliveries').values({ webhook_uid: webhookUid, delivery_id: deliveryId, status, size_bytes: sizeBytes }).execute();
+}
+
+const deliveryColumns = ['seq', 'delivery_id', 'status', 'size_bytes', 'received_at', 'evaluated_at'] as const;
+
+/** Newest first, `limit` rows with seq below `beforeSeq`. */
+export async function listDeliveries(db: Kysely<DB>, webhookUid: string, limit: number, beforeSeq?: string): Promise<DeliveryRow[]> {
+  let query = db.selectFrom('webhook_deliveries').select(deliveryColumns).where('webhook_uid', '=', webhookUid);
+  if (beforeSeq !== undefined) query = query.where('seq', '<', beforeSeq as never);
+  return query.orderBy('seq', 'desc').limit(limit).execute();
+}
+
+/** A delivery by its ID: the accepted one when there is one (duplicates share its ID), else the latest. */
+export async function findDelivery(db: Kysely<DB>, webhookUid: string, deliveryId: string): Promise<(DeliveryRow & { body: string | null }) | undefined> {
+  return db
+    .selectFrom('webhook_deliveries')
+    .select([...deliveryColumns, 'body'])
+    .where('webhook_uid', '=', webhookUid)
+    .where('delivery_id', '=', deliveryId)
+    .orderBy(sql`status = 'Accepted'`, 'desc')
+    .orderBy('seq', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+export async function firingsOf(db: Kysely<DB>, deliverySeq: string) {
+  return db.selectFrom('automation_firings').select(['automation_id', 'run_id', 'error']).where('delivery_seq', '=', deliverySeq).orderBy('automation_id').execute();
+}
+
+/**
+ * Trims each webhook's log to what retention promises: the latest `keep` deliveries, and everything younger
+ * than `maxAgeDays`, are kept. Accepted deliveries still waiting for the evaluator are never removed.
+ */
+export async function pruneDeliveries(db: Kysely<DB>, keep: number, maxAgeDays: number): Promise<number> {
+  const result = await sql`
+    DELETE FROM webhook_deliveries d
+    WHERE d.received_at < clock_timestamp() - make_interval(days => ${maxAgeDays})
+      AND NOT (d.status = 'Accepted' AND d.evaluated_at IS NULL)
+      AND d.seq < (
+        SELECT coalesce(min(k.seq), 0) FROM (
+          SELECT seq FROM webhook_deliveries l WHERE l.webhook_uid = d.webhook_uid ORDER BY seq DESC LIMIT ${keep}
+        ) k
+      )`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
