@@ -49,6 +49,10 @@ export interface Config {
   s3: S3BlobOptions | undefined;
   /** Self-hosted worker connections are pinged this often; one silent for twice as long is closed. */
   workerHeartbeatSeconds: number;
+  /** Webhook deliveries accepted per sender (webhook and client address) and minute; above it, 429. */
+  webhookRatePerMinute: number;
+  /** Failed webhook authentications per sender and minute before every further delivery gets 429. */
+  webhookAuthFailuresPerMinute: number;
 }
 
 export class ConfigError extends Error {}
@@ -185,5 +189,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxArtifactBytes: integer(env, 'HANGAR_MAX_ARTIFACT_BYTES', 50 * 1024 * 1024, 1024, 10 * 1024 * 1024 * 1024),
     s3: s3Options(env),
     workerHeartbeatSeconds: integer(env, 'HANGAR_WORKER_HEARTBEAT_SECONDS', 30, 1, 3600),
+    webhookRatePerMinute: integer(env, 'HANGAR_WEBHOOK_RATE_PER_MINUTE', 60, 1, 1_000_000),
+    webhookAuthFailuresPerMinute: integer(env, 'HANGAR_WEBHOOK_AUTH_FAILURES_PER_MINUTE', 10, 1, 1_000_000),
   };
 }

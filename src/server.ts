@@ -58,6 +58,11 @@ import { randomUUID } from 'node:crypto';
 import { WorkerHub } from './workers/hub.js';
 import { reportedSkills } from './workers/store.js';
 import { registerWorkerRoutes } from './workers/http.js';
+import { FactoriesService } from './factory/service.js';
+import { registerFactoryRoutes } from './factory/http.js';
+import { WebhooksService } from './webhooks/service.js';
+import { registerWebhookRoutes } from './webhooks/http.js';
+import { registerIngressRoutes } from './webhooks/ingress.js';
 
 /** What a process does: serve the API, run the engine loops (scheduler, ...), or both. */
 export type Role = 'api' | 'engine' | 'all';
@@ -164,6 +169,8 @@ export async function startServer(
     principal: (authorization) => authenticatePrincipal(db, authorization, config.planMaxAgents),
     team: selectTeam,
   };
+  const factories = new FactoriesService(db);
+  const webhooks = new WebhooksService({ db, factories, secrets, key: secretKey, appUrl: () => publicUrl, cursors });
   const blobs = config.s3 ? new S3BlobStore(config.s3) : new LocalBlobStore(path.join(config.dataDir, 'blobs'));
   const artifacts = new ArtifactsService({ db, blobs, signer, apiUrl });
   let hub: WorkerHub | undefined;
@@ -177,6 +184,15 @@ export async function startServer(
       return migrations.every((migration) => applied.has(migration.version));
     },
     serveApi: role !== 'engine',
+    registerRootRoutes: (root) =>
+      registerIngressRoutes(root, {
+        db,
+        webhooks,
+        ratePerMinute: config.webhookRatePerMinute,
+        authFailuresPerMinute: config.webhookAuthFailuresPerMinute,
+        publicUrl: config.publicUrl,
+        now: options.now,
+      }),
     registerApiRoutes: (api) => {
       registerRunRoutes(api, runs);
       registerRunOutputRoutes(api, { outputs, signer, db, bus });
@@ -189,6 +205,8 @@ export async function startServer(
       registerMcpServerRoutes(api, mcpServers);
       registerAgentRoutes(api, agents);
       registerAdminRoutes(api, admin);
+      registerFactoryRoutes(api, factories);
+      registerWebhookRoutes(api, webhooks);
       hub = new WorkerHub({
         db,
         bus,

@@ -5,14 +5,14 @@ import { SecretName } from '../secrets/schemas.js';
 
 export const MAX_WEBHOOKS_PER_FACTORY = 20;
 
-export const AUTH_MODES = ['token', 'url_token', 'signature'] as const;
-export const SCHEME_NAMES = ['github', 'stripe', 'standard_webhooks', 'sentry', 'pagerduty', 'vercel'] as const;
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 const Name = Type.String({ minLength: 1, maxLength: 100, description: 'Shown in the automation editor; unique in its factory' });
-const AuthMode = Type.Union(AUTH_MODES.map((mode) => Type.Literal(mode)), { description: 'token (default): bearer token; url_token: the token is part of the URL; signature: the provider signs each delivery' });
-const Scheme = Type.Union(SCHEME_NAMES.map((name) => Type.Literal(name)), { description: 'The provider scheme, with auth_mode signature' });
+const AuthMode = Type.Union([Type.Literal('token'), Type.Literal('url_token'), Type.Literal('signature')], { description: 'token (default): bearer token; url_token: the token is part of the URL; signature: the provider signs each delivery' });
+const Scheme = Type.Union(
+  [Type.Literal('github'), Type.Literal('stripe'), Type.Literal('standard_webhooks'), Type.Literal('sentry'), Type.Literal('pagerduty'), Type.Literal('vercel')],
+  { description: 'The provider scheme, with auth_mode signature' });
 /** An HTTP header name (RFC 9110 token). */
 const HeaderName = Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$", description: 'A header the sender stamps its own event ID into' });
 const Secret = Type.String({ minLength: 8, maxLength: 1024, description: "The provider's signing secret (signature mode); write-only" });
@@ -79,8 +79,6 @@ export type WebhookItem = Static<typeof WebhookItem>;
 
 export const WebhookList = Type.Object({ webhooks: Type.Array(WebhookItem, { description: 'Sorted by name' }) });
 
-export const DELIVERY_STATUSES = ['Accepted', 'Duplicate', 'Rejected (auth)', 'Rejected (invalid JSON)', 'Rejected (too large)'] as const;
-
 const Firing = Type.Object({
   automation_id: Type.String(),
   run_id: Type.Union([Type.String(), Type.Null()]),
@@ -89,7 +87,13 @@ const Firing = Type.Object({
 
 export const DeliveryItem = Type.Object({
   delivery_id: Type.String(),
-  status: Type.Union(DELIVERY_STATUSES.map((status) => Type.Literal(status))),
+  status: Type.Union([
+    Type.Literal('Accepted'),
+    Type.Literal('Duplicate'),
+    Type.Literal('Rejected (auth)'),
+    Type.Literal('Rejected (invalid JSON)'),
+    Type.Literal('Rejected (too large)'),
+  ]),
   size_bytes: Type.Integer(),
   received_at: Type.String({ format: 'date-time' }),
   payload: Type.Optional(Type.Unknown({ description: 'The JSON body (accepted deliveries, in the single-delivery view)' })),

@@ -4,6 +4,9 @@ import type { DB, DeliveryStatus, WebhookAuthMode, WebhooksTable } from '../plat
 
 export type WebhookRow = Selectable<WebhooksTable>;
 
+/** NOTIFY channel that wakes the automation evaluators when a delivery was accepted (sent on commit). */
+export const DELIVERIES_CHANNEL = 'hangar_deliveries';
+
 export interface WebhookValues {
   name: string;
   auth_mode: WebhookAuthMode;
@@ -11,6 +14,11 @@ export interface WebhookValues {
   secret_name: string | null;
   delivery_id_header: string | null;
   enabled: boolean;
+}
+
+export function valuesOf(row: WebhookRow): WebhookValues {
+  const { name, auth_mode, signature_scheme, secret_name, delivery_id_header, enabled } = row;
+  return { name, auth_mode, signature_scheme, secret_name, delivery_id_header, enabled };
 }
 
 function sealedColumns(sealed: SealedValue | null) {
@@ -92,7 +100,7 @@ export async function recordAccepted(db: Kysely<DB>, webhookUid: string, deliver
     INSERT INTO webhook_deliveries (webhook_uid, delivery_id, status, size_bytes, body)
     VALUES (${webhookUid}, ${deliveryId}, 'Accepted', ${sizeBytes}, ${body})
     ON CONFLICT (webhook_uid, delivery_id) WHERE status = 'Accepted' DO NOTHING
-    RETURNING seq`.execute(db);
+    RETURNING seq, pg_notify(${DELIVERIES_CHANNEL}, '')::text`.execute(db);
   if (accepted.rows.length > 0) return 'Accepted';
   await recordRejected(db, webhookUid, deliveryId, 'Duplicate', sizeBytes);
   return 'Duplicate';

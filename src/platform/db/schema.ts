@@ -318,6 +318,7 @@ export interface WebhookRateWindowsTable {
   sender: string;
   kind: string;
   window_start: Timestamp;
+  shard: number;
   count: number;
 }
 

@@ -18,6 +18,8 @@ export interface AppDeps {
   serveApi: boolean;
   /** Registers the slices' routes under /api/v1 (behind the API key check). */
   registerApiRoutes: (api: FastifyInstance) => void | Promise<void>;
+  /** Registers routes outside /api/v1 that do their own authentication (the webhook ingress). */
+  registerRootRoutes?: (app: FastifyInstance) => void | Promise<void>;
   logger?: boolean | object;
 }
 
@@ -68,6 +70,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   if (!deps.serveApi) return app;
+  await deps.registerRootRoutes?.(app);
   await app.register(
     async (api) => {
       api.get('/openapi.json', { schema: { hide: true }, config: { public: true } }, async () => app.swagger());

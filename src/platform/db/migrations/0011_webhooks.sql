@@ -53,15 +53,17 @@ CREATE UNIQUE INDEX webhook_deliveries_identity ON webhook_deliveries (webhook_u
 CREATE INDEX webhook_deliveries_log ON webhook_deliveries (webhook_uid, seq DESC);
 CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (seq) WHERE status = 'Accepted' AND evaluated_at IS NULL;
 
--- Ingress rate limits, kept here so that they hold across replicas: per webhook and sender, one counter per
--- kind ('delivery', 'auth_failure') and minute.
+-- Ingress rate limits, kept here so that they hold across replicas: per webhook and sender, counters per kind
+-- ('delivery', 'auth_failure') and minute. Each counter is split over a few shards that deliveries pick at
+-- random and readers sum: one busy sender would otherwise queue every delivery behind one row lock.
 CREATE TABLE webhook_rate_windows (
   webhook_uid text NOT NULL,
   sender text NOT NULL,
   kind text NOT NULL,
   window_start timestamptz NOT NULL,
+  shard smallint NOT NULL,
   count integer NOT NULL,
-  PRIMARY KEY (webhook_uid, sender, kind, window_start)
+  PRIMARY KEY (webhook_uid, sender, window_start, kind, shard)
 );
 
 CREATE TABLE automations (
