@@ -63,6 +63,10 @@ import { registerFactoryRoutes } from './factory/http.js';
 import { WebhooksService } from './webhooks/service.js';
 import { registerWebhookRoutes } from './webhooks/http.js';
 import { registerIngressRoutes } from './webhooks/ingress.js';
+import { startWebhookRetention } from './webhooks/retention.js';
+import { AutomationsService } from './automations/service.js';
+import { registerAutomationRoutes } from './automations/http.js';
+import { AutomationEvaluator } from './automations/evaluator.js';
 
 /** What a process does: serve the API, run the engine loops (scheduler, ...), or both. */
 export type Role = 'api' | 'engine' | 'all';
@@ -171,6 +175,7 @@ export async function startServer(
   };
   const factories = new FactoriesService(db);
   const webhooks = new WebhooksService({ db, factories, secrets, key: secretKey, appUrl: () => publicUrl, cursors });
+  const automations = new AutomationsService({ db, factories, webhooks, agents, now: options.now, onSchedulesChanged: () => scheduler?.poke() });
   const blobs = config.s3 ? new S3BlobStore(config.s3) : new LocalBlobStore(path.join(config.dataDir, 'blobs'));
   const artifacts = new ArtifactsService({ db, blobs, signer, apiUrl });
   let hub: WorkerHub | undefined;
@@ -207,6 +212,7 @@ export async function startServer(
       registerAdminRoutes(api, admin);
       registerFactoryRoutes(api, factories);
       registerWebhookRoutes(api, webhooks);
+      registerAutomationRoutes(api, automations);
       hub = new WorkerHub({
         db,
         bus,
@@ -220,8 +226,12 @@ export async function startServer(
       registerWorkerRoutes(api, { hub, db, heartbeatSeconds: config.workerHeartbeatSeconds });
     },
   });
+  let evaluator: AutomationEvaluator | undefined;
+  let stopRetention: (() => void) | undefined;
   if (role !== 'api') {
     scheduler = new Scheduler({ db, runs, log: app.log, now: options.now });
+    evaluator = new AutomationEvaluator({ database, runs, log: app.log });
+    stopRetention = startWebhookRetention(db, app.log);
     if (sandbox.warning) app.log.warn(sandbox.warning);
     if (harnesses.size === 0) {
       app.log.warn('no harnesses are configured (HANGAR_CONFIG), so runs stay QUEUED; see the README on harnesses');
@@ -272,6 +282,7 @@ export async function startServer(
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   if (!config.publicUrlExplicit) publicUrl = `http://${host}:${port}`;
   scheduler?.start();
+  await evaluator?.start();
   await engine?.start();
   await hub?.start();
 
@@ -287,7 +298,9 @@ export async function startServer(
     stop: () =>
       (stopping ??= (async () => {
         if (vacuumTimer) clearInterval(vacuumTimer);
+        stopRetention?.();
         await scheduler?.stop();
+        await evaluator?.stop();
         await engine?.stop();
         await hub?.stop();
         await app.close();

@@ -20,6 +20,14 @@ interface CreateBody {
   config?: { model_id?: string };
 }
 
+/** The body both sides of the create scenario get (bench/ingress measures its baseline with it too). */
+export const CREATE_BODY = JSON.stringify({
+  prompt: 'Fix the flaky billing webhook test in acme/billing, find the race and open a pull request.',
+  title: 'Fix flaky billing webhook test',
+  metadata: { ticket: 'T-1234' },
+  config: { model_id: 'claude-sonnet-4' },
+});
+
 /** The columns a listed run is rendered from (Hangar adds creator/executor profiles and artifacts to these). */
 const RUN_COLUMNS = `id, title, prompt, state, source, execution_location, scope_type, scope_uid, agent_config,
   skill_spec, worker_host, schedule, parent_run_id, conversation_id, creator_type, creator_uid, executor_type,

@@ -22,7 +22,34 @@ export interface Load {
   requests: autocannon.Request[];
   /** PIDs of the PostgreSQL backends serving this target, for its CPU per request (empty: not counted). */
   backends: () => Promise<number[]>;
+  /** Work per request inside the load generator (unique IDs, signatures), for loads one fixed request cannot express. */
+  hooks?: RequestHooksModule;
 }
+
+/**
+ * A module the load generator imports (with `--import tsx`, so TypeScript is fine) whose default export is a
+ * {@link RequestHooksFactory}. The factory is called once per generator with `config`; its hooks are attached to
+ * every request of every run, and after each run (warm-up included) `tally()` is sent back to `onTally`, which
+ * may throw to fail the measurement.
+ */
+export interface RequestHooksModule {
+  /** Absolute `file:` URL of the module. */
+  module: string;
+  /** Passed to the factory; crosses the IPC channel, so JSON only. */
+  config: unknown;
+  onTally?: (tally: unknown) => void;
+}
+
+export interface RequestHooks {
+  /** Called as autocannon builds each request (see its `setupRequest`): may change headers and body. */
+  setupRequest?: (request: autocannon.Request) => autocannon.Request;
+  /** Called with each complete answer (see autocannon's `onResponse`). */
+  onResponse?: (status: number, body: string) => void;
+  /** What the parent should know after a run (JSON), e.g. which answers came; the hooks then start afresh. */
+  tally?: () => unknown;
+}
+
+export type RequestHooksFactory = (config: any) => RequestHooks | Promise<RequestHooks>;
 
 export interface Figures {
   requestsPerSecond: number;
@@ -52,12 +79,18 @@ class LoadGenerator {
     return this.child.pid!;
   }
 
-  fire(options: autocannon.Options): Promise<autocannon.Result> {
+  fire(options: autocannon.Options, hooks?: RequestHooksModule): Promise<autocannon.Result> {
     return new Promise((resolve, reject) => {
-      this.child.once('message', (message: { result?: autocannon.Result; error?: string }) =>
-        message.result ? resolve(message.result) : reject(new Error(message.error)),
-      );
-      this.child.send(options);
+      this.child.once('message', (message: { result?: autocannon.Result; tally?: unknown; error?: string }) => {
+        if (!message.result) return reject(new Error(message.error));
+        try {
+          hooks?.onTally?.(message.tally);
+        } catch (error) {
+          return reject(error); // onTally may refuse what it saw (say, an unexpected status): the run fails.
+        }
+        resolve(message.result);
+      });
+      this.child.send({ options, hooks: hooks && { module: hooks.module, config: hooks.config } });
     });
   }
 
@@ -69,7 +102,7 @@ class LoadGenerator {
 async function measureOnce(generator: LoadGenerator, load: Load, settings: LoadSettings): Promise<Figures> {
   const backends = await load.backends();
   const stopWatch = watchCpu(generator.pid, backends);
-  const result = await generator.fire(autocannonOptions(load, settings, settings.durationSeconds));
+  const result = await generator.fire(autocannonOptions(load, settings, settings.durationSeconds), load.hooks);
   const cpu = stopWatch?.();
   // Any error or non-2xx answer fails the benchmark rather than flattering it.
   if (result.errors > 0 || result.timeouts > 0 || result.non2xx > 0) {
@@ -106,7 +139,7 @@ function autocannonOptions(load: Load, settings: LoadSettings, seconds: number):
 export async function measure(load: Load, settings: LoadSettings): Promise<Figures> {
   const generator = await LoadGenerator.start();
   try {
-    if (settings.warmupSeconds > 0) await generator.fire(autocannonOptions(load, settings, settings.warmupSeconds));
+    if (settings.warmupSeconds > 0) await generator.fire(autocannonOptions(load, settings, settings.warmupSeconds), load.hooks);
     let best: Figures | undefined;
     for (let attempt = 1; attempt <= Math.max(1, settings.attempts); attempt++) {
       const figures = await measureOnce(generator, load, settings);

@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { CursorCodec } from '../../src/platform/http/pagination.js';
 import { instanceSecret } from '../../src/platform/settings.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { baselineCursor, startBaseline, type Baseline } from './baseline.js';
+import { baselineCursor, CREATE_BODY, startBaseline, type Baseline } from './baseline.js';
 import { createScratchDatabase, defaultOwner, kyselyQuery, poolQuery, type Query } from './database.js';
 import { measure, type Load, type LoadSettings } from './load.js';
 import { markdownTable, progressLine, type Comparison } from './report.js';
@@ -47,13 +47,6 @@ const settings = {
   /** How many cursors the deep-page scenario cycles through, spread evenly over the whole table. */
   deepPositions: 200,
 };
-
-const CREATE_BODY = JSON.stringify({
-  prompt: 'Fix the flaky billing webhook test in acme/billing, find the race and open a pull request.',
-  title: 'Fix flaky billing webhook test',
-  metadata: { ticket: 'T-1234' },
-  config: { model_id: 'claude-sonnet-4' },
-});
 
 /** Everything started is stopped in reverse order, on success, failure or Ctrl-C. */
 const cleanups: (() => Promise<unknown>)[] = [];

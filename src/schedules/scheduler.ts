@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import type { DB } from '../platform/db/schema.js';
 import type { RunsService } from '../runs/service.js';
+import { savedBy } from '../identities/caller.js';
 import { ApiError } from '../platform/http/errors.js';
 import { nextTickAfter } from './cron.js';
 import type { Clock } from './service.js';
@@ -101,11 +102,7 @@ export class Scheduler {
       const outcomes = await this.options.runs.createWithin(
         trx,
         due.map((schedule) => ({
-          owner: {
-            principal: { type: 'user', uid: schedule.created_by_uid, displayName: '', email: null, isAdmin: false, memberships: [] },
-            teamUid: schedule.team_uid,
-            role: 'member',
-          },
+          owner: savedBy(schedule.team_uid, schedule.created_by_uid),
           body: {
             prompt: schedule.prompt,
             title: schedule.name,

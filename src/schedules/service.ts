@@ -146,3 +146,54 @@ export class SchedulesService {
     return { success: true };
   }
 }
+
+/** What an automation's cron trigger becomes: a schedule the scheduler fires like any other. */
+export interface AutomationCron {
+  automationId: string;
+  teamUid: string;
+  name: string;
+  prompt: string;
+  enabled: boolean;
+  agentConfig: Record<string, unknown> | null;
+  agentUid: string | null;
+  createdByUid: string;
+  crons: string[];
+}
+
+/** Keeps an automation's schedules in step with its cron triggers, inside the automation's transaction. */
+export async function syncAutomationSchedules(db: Kysely<DB>, automation: AutomationCron, now: Date): Promise<void> {
+  await store.replaceAutomationSchedules(
+    db,
+    automation.automationId,
+    automation.crons.map((cron) => ({
+      id: randomUUID(),
+      team_uid: automation.teamUid,
+      created_by_uid: automation.createdByUid,
+      name: automation.name,
+      cron_schedule: cron,
+      prompt: automation.prompt,
+      enabled: automation.enabled,
+      agent_config: automation.agentConfig,
+      agent_uid: automation.agentUid,
+      metadata: {},
+      next_run_at: automation.enabled ? nextTickAfter(cron, now) : null,
+    })),
+  );
+}
+
+/** The next and last runs of automations' cron triggers, per automation. */
+export async function automationCronHistory(db: Kysely<DB>, automationIds: string[]) {
+  const rows = await store.automationSchedules(db, automationIds);
+  const history = new Map<string, { next_run: string | null; last_ran: string | null; last_spawn_error: string | null }>();
+  for (const row of rows) {
+    const previous = history.get(row.automation_id!);
+    const next = row.next_run_at ? rfc3339(row.next_run_at) : null;
+    const last = row.last_ran_at ? rfc3339(row.last_ran_at) : null;
+    history.set(row.automation_id!, {
+      next_run: [previous?.next_run ?? null, next].filter((value): value is string => value !== null).sort()[0] ?? null,
+      last_ran: [previous?.last_ran ?? null, last].filter((value): value is string => value !== null).sort().reverse()[0] ?? null,
+      last_spawn_error: previous?.last_spawn_error ?? row.last_spawn_error,
+    });
+  }
+  return history;
+}

@@ -18,6 +18,8 @@ export interface Visibility {
 function visible(eb: ExpressionBuilder<DB, 'schedules'>, who: Visibility): Expression<SqlBool> {
   return eb.and([
     eb('schedules.team_uid', '=', who.teamUid),
+    // An automation's cron triggers are its own, changed through the automation.
+    eb('schedules.automation_id', 'is', null),
     eb.or([eb('schedules.scope_type', '=', 'Team'), eb('schedules.created_by_uid', '=', who.principalUid)]),
   ]);
 }
@@ -151,4 +153,27 @@ export async function earliestDue(db: Kysely<DB>): Promise<Date | null> {
     .where('enabled', '=', true)
     .executeTakeFirst();
   return row?.next ? new Date(row.next as unknown as string) : null;
+}
+
+/** Replaces the schedules of an automation's cron triggers (inside the automation's save). */
+export async function replaceAutomationSchedules(
+  db: Kysely<DB>,
+  automationId: string,
+  rows: Array<ScheduleValues & { id: string; team_uid: string; created_by_uid: string }>,
+): Promise<void> {
+  await db.deleteFrom('schedules').where('automation_id', '=', automationId).execute();
+  if (rows.length === 0) return;
+  await db
+    .insertInto('schedules')
+    .values(rows.map((row) => ({ ...columns(row), id: row.id, team_uid: row.team_uid, scope_type: 'Team' as const, scope_uid: row.team_uid, created_by_uid: row.created_by_uid, updated_by_uid: row.created_by_uid, automation_id: automationId })))
+    .execute();
+}
+
+export async function automationSchedules(db: Kysely<DB>, automationIds: string[]) {
+  if (automationIds.length === 0) return [];
+  return db
+    .selectFrom('schedules')
+    .select(['automation_id', 'cron_schedule', 'next_run_at', 'last_ran_at', 'last_spawn_error'])
+    .where('automation_id', 'in', automationIds)
+    .execute();
 }

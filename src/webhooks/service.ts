@@ -246,3 +246,12 @@ function renderDelivery(row: store.DeliveryRow): DeliveryItem {
     ...(row.status === 'Accepted' ? { evaluated_at: row.evaluated_at ? rfc3339(row.evaluated_at) : null } : {}),
   };
 }
+
+/** What the automations slice reads from webhooks: their state, and the deliveries waiting for evaluation. */
+export const deliveryQueue = {
+  claimPending: store.claimPending,
+  markEvaluated: store.markEvaluated,
+  hasPending: store.hasPending,
+  webhooksByUid: store.webhooksByUid,
+  channel: store.DELIVERIES_CHANNEL,
+};

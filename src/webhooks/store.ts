@@ -153,3 +153,43 @@ export async function pruneDeliveries(db: Kysely<DB>, keep: number, maxAgeDays: 
       )`.execute(db);
   return Number(result.numAffectedRows ?? 0);
 }
+
+export interface PendingDelivery {
+  seq: string;
+  webhook_uid: string;
+  delivery_id: string;
+  body: string;
+  team_uid: string;
+  webhook_name: string;
+}
+
+/**
+ * Locks up to `limit` accepted deliveries not yet evaluated, oldest first, skipping those another evaluator
+ * holds. Deliveries of a webhook deleted meanwhile are gone with it (they stop firing).
+ */
+export async function claimPending(db: Kysely<DB>, limit: number): Promise<PendingDelivery[]> {
+  const result = await sql<PendingDelivery>`
+    SELECT d.seq, d.webhook_uid, d.delivery_id, d.body, w.team_uid, w.name AS webhook_name
+    FROM webhook_deliveries d JOIN webhooks w ON w.uid = d.webhook_uid
+    WHERE d.status = 'Accepted' AND d.evaluated_at IS NULL
+    ORDER BY d.seq LIMIT ${limit}
+    FOR UPDATE OF d SKIP LOCKED`.execute(db);
+  return result.rows;
+}
+
+export async function markEvaluated(db: Kysely<DB>, seqs: string[]): Promise<void> {
+  if (seqs.length === 0) return;
+  await db.updateTable('webhook_deliveries').set({ evaluated_at: sql`clock_timestamp()` }).where('seq', 'in', seqs as never[]).execute();
+}
+
+/** Whether any accepted delivery waits for evaluation (to sleep only when there is none). */
+export async function hasPending(db: Kysely<DB>): Promise<boolean> {
+  const row = await sql<{ seq: string }>`SELECT seq FROM webhook_deliveries WHERE status = 'Accepted' AND evaluated_at IS NULL LIMIT 1`.execute(db);
+  return row.rows.length > 0;
+}
+
+export async function webhooksByUid(db: Kysely<DB>, teamUid: string, uids: string[]): Promise<Map<string, { name: string; enabled: boolean }>> {
+  if (uids.length === 0) return new Map();
+  const rows = await db.selectFrom('webhooks').select(['uid', 'name', 'enabled']).where('team_uid', '=', teamUid).where('uid', 'in', uids).execute();
+  return new Map(rows.map((row) => [row.uid, { name: row.name, enabled: row.enabled }]));
+}

@@ -1,0 +1,123 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import { savedBy } from '../identities/caller.js';
+import type { Database } from '../platform/db/connect.js';
+import type { DB } from '../platform/db/schema.js';
+import { ApiError } from '../platform/http/errors.js';
+import type { RunRequest, RunsService } from '../runs/service.js';
+import { deliveryQueue } from '../webhooks/service.js';
+import { deliveryPrompt, PAYLOAD_FILE } from './envelope.js';
+import { checkTriggers } from './service.js';
+import * as store from './store.js';
+
+export interface EvaluatorOptions {
+  database: Database;
+  runs: RunsService;
+  log: FastifyBaseLogger;
+  /** Longest sleep between looks (a NOTIFY can be lost while a connection is down). */
+  pollIntervalMs?: number;
+  /** Deliveries evaluated per transaction. */
+  batchSize?: number;
+}
+
+/**
+ * Turns accepted deliveries into runs. Every engine process runs one; they share the work with SKIP LOCKED, and
+ * a delivery's runs, its firing records and its mark as evaluated commit together, so each matching
+ * automation starts exactly one run per delivery, whichever process dies when.
+ */
+export class AutomationEvaluator {
+  private readonly pollIntervalMs: number;
+  private readonly batchSize: number;
+  private stopped = false;
+  private wake: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private unlisten: (() => Promise<void>) | undefined;
+
+  constructor(private readonly options: EvaluatorOptions) {
+    this.pollIntervalMs = options.pollIntervalMs ?? 2000;
+    this.batchSize = options.batchSize ?? 100;
+  }
+
+  private get db(): Kysely<DB> {
+    return this.options.database.db;
+  }
+
+  async start(): Promise<void> {
+    this.unlisten = await this.options.database.listen(deliveryQueue.channel, () => this.poke());
+    this.loop ??= this.run();
+  }
+
+  poke(): void {
+    this.wake?.();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.poke();
+    await this.loop;
+    await this.unlisten?.().catch(() => undefined);
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      let evaluated = 0;
+      try {
+        evaluated = await this.evaluatePending();
+      } catch (error) {
+        this.options.log.error({ err: error }, 'automation evaluation failed; retrying');
+      }
+      if (evaluated >= this.batchSize) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, this.pollIntervalMs);
+        function done() {
+          clearTimeout(timer);
+          resolve();
+        }
+        this.wake = done;
+      });
+    }
+  }
+
+  /** One pass over a batch of waiting deliveries. Returns how many it evaluated. */
+  async evaluatePending(): Promise<number> {
+    const { evaluated, started } = await this.db.transaction().execute(async (trx) => {
+      const deliveries = await deliveryQueue.claimPending(trx, this.batchSize);
+      const requests: RunRequest[] = [];
+      const firings: Array<Omit<store.Firing, 'run_id' | 'error'>> = [];
+      for (const delivery of deliveries) {
+        const payload: unknown = JSON.parse(delivery.body);
+        for (const automation of await store.automationsFor(trx, delivery.team_uid, delivery.webhook_uid)) {
+          if (!checkTriggers(automation.triggers, delivery.webhook_uid, payload).would_trigger) continue;
+          requests.push({
+            owner: savedBy(delivery.team_uid, automation.created_by_uid),
+            body: {
+              prompt: deliveryPrompt(automation.prompt, { webhookName: delivery.webhook_name, webhookUid: delivery.webhook_uid, deliveryId: delivery.delivery_id }),
+              title: automation.name,
+              ...(automation.agent_config ? { config: automation.agent_config } : {}),
+              ...(automation.agent_uid ? { agent_identity_uid: automation.agent_uid } : {}),
+              team: true,
+            },
+            origin: { source: 'WEBHOOK' },
+            files: [{ file_name: PAYLOAD_FILE, mime_type: 'application/json', data: Buffer.from(delivery.body, 'utf8') }],
+          });
+          firings.push({ delivery_seq: delivery.seq, automation_id: automation.id });
+        }
+      }
+      const outcomes = await this.options.runs.createWithin(trx, requests);
+      await store.insertFirings(
+        trx,
+        firings.map((firing, i) => {
+          const outcome = outcomes[i]!;
+          return outcome instanceof ApiError ? { ...firing, run_id: null, error: outcome.detail } : { ...firing, run_id: outcome.run_id, error: null };
+        }),
+      );
+      await deliveryQueue.markEvaluated(trx, deliveries.map((delivery) => delivery.seq));
+      for (const [i, outcome] of outcomes.entries()) {
+        if (outcome instanceof ApiError) this.options.log.warn({ automation_id: firings[i]!.automation_id, reason: outcome.detail }, 'automation run not started');
+      }
+      return { evaluated: deliveries.length, started: outcomes.filter((outcome) => !(outcome instanceof ApiError)).length };
+    });
+    if (started > 0) this.options.runs.announceQueued();
+    return evaluated;
+  }
+}
