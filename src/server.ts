@@ -81,6 +81,8 @@ export interface RunningServer {
   scheduler: Scheduler | undefined;
   /** Present in engine processes with at least one harness. */
   engine: Engine | undefined;
+  /** Present in engine processes: turns webhook deliveries into runs. */
+  evaluator: AutomationEvaluator | undefined;
   services: { runs: RunsService; schedules: SchedulesService; environments: EnvironmentsService; skills: SkillsService; secrets: SecretsService; mcpServers: McpServersService };
   stop(): Promise<void>;
 }
@@ -294,6 +296,7 @@ export async function startServer(
     bootstrap,
     scheduler,
     engine,
+    evaluator,
     services: { runs, schedules, environments, skills, secrets, mcpServers },
     stop: () =>
       (stopping ??= (async () => {
