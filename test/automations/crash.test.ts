@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { generateApiKey } from '../../src/platform/crypto.js';
 import { eventually } from '../support/engine.js';
-import { databaseEnv, stopChild, waitForExit } from '../support/processes.js';
+import { databaseEnv, onPostgres, stopChild, waitForExit } from '../support/processes.js';
 import { createTestDatabase, spawnServer, startTestServer } from '../support/server.js';
 import { deliver } from '../support/webhooks.js';
 
@@ -50,4 +50,37 @@ test('deliveries acknowledged by a server killed before it started their runs st
   // A second evaluator pass finds nothing left to do.
   assert.equal(await hangar.server.evaluator!.evaluatePending(), 0);
   assert.equal((await hangar.db.selectFrom('runs').select('id').where('source', '=', 'WEBHOOK').execute()).length, acknowledged.length);
+});
+
+test('three replicas evaluating the same deliveries start exactly one run per delivery', { skip: onPostgres() ? false : 'several replicas need PostgreSQL (PGlite is one process)' }, async (t) => {
+  const database = await createTestDatabase();
+  const env = { HANGAR_WEBHOOK_RATE_PER_MINUTE: '100000' };
+  const first = await startTestServer(env, { database });
+  const others = [
+    await startTestServer({ ...env, HANGAR_BOOTSTRAP_API_KEY: first.apiKey }, { database }),
+    await startTestServer({ ...env, HANGAR_BOOTSTRAP_API_KEY: first.apiKey }, { database }),
+  ];
+  t.after(async () => {
+    for (const server of [...others, first]) await server.stop();
+    await database.drop();
+  });
+  const hook = (await first.request('POST', '/api/v1/factory/webhooks', { body: { name: 'replicas' } })).body;
+  const automation = await first.request('POST', '/api/v1/factory/automations', {
+    body: { name: 'replicated', prompt: 'p', triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid] } }] },
+  });
+  assert.equal(automation.status, 201);
+  const servers = [first, ...others];
+  const deliveries = 60;
+  await Promise.all(
+    Array.from({ length: deliveries }, async (_, i) => {
+      const url = hook.url.replace(first.url, servers[i % 3]!.url);
+      assert.equal((await deliver(url, JSON.stringify({ i }), { authorization: `Bearer ${hook.secret}` })).status, 202);
+    }),
+  );
+  await eventually('every delivery evaluated', async () => {
+    const pending = await first.db.selectFrom('webhook_deliveries').select('seq').where('evaluated_at', 'is', null).where('status', '=', 'Accepted').execute();
+    return pending.length === 0;
+  });
+  const runs = await first.db.selectFrom('runs').select('id').where('source', '=', 'WEBHOOK').execute();
+  assert.equal(runs.length, deliveries);
 });
