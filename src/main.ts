@@ -9,6 +9,9 @@ import { registerRunCommands } from './runs/cli.js';
 import { registerScheduleCommands } from './schedules/cli.js';
 import { registerSecretCommands } from './secrets/cli.js';
 import { registerWorkerCommands } from './workers/cli.js';
+import { registerWebhookCommands } from './webhooks/cli.js';
+import { registerAutomationCommands } from './automations/cli.js';
+import { registerFactoryCommands } from './factory/cli.js';
 import type { Role } from './server.js';
 import { VERSION } from './version.js';
 
@@ -78,6 +81,9 @@ registerIdentityCommands(program);
 registerSecretCommands(program);
 registerMcpServerCommands(program);
 registerWorkerCommands(program);
+registerWebhookCommands(program);
+registerAutomationCommands(program);
+registerFactoryCommands(program);
 
 program.parseAsync().catch((error: unknown) => {
   if (error instanceof InvalidArgumentError) fail(error.message, 2);

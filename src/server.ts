@@ -59,7 +59,9 @@ import { WorkerHub } from './workers/hub.js';
 import { reportedSkills } from './workers/store.js';
 import { registerWorkerRoutes } from './workers/http.js';
 import { FactoriesService } from './factory/service.js';
-import { registerFactoryRoutes } from './factory/http.js';
+import { registerDefinitionRoutes, registerFactoryRoutes } from './factory/http.js';
+import { FactoryDefinitions } from './factory/apply.js';
+import { teamSkills } from './factory/store.js';
 import { WebhooksService } from './webhooks/service.js';
 import { registerWebhookRoutes } from './webhooks/http.js';
 import { registerIngressRoutes } from './webhooks/ingress.js';
@@ -134,6 +136,7 @@ export async function startServer(
     environments,
     runActivity,
     workerSkills: (teamUid) => reportedSkills(db, teamUid),
+    factorySkills: (teamUid, within) => teamSkills(within ?? db, teamUid),
     catalog: new SkillCatalog({
       git: new GitMirror({ baseUrl: config.gitBaseUrl, cacheDir: path.join(config.dataDir, 'git-cache') }),
       refreshSeconds: config.gitRefreshSeconds,
@@ -178,6 +181,7 @@ export async function startServer(
   const factories = new FactoriesService(db);
   const webhooks = new WebhooksService({ db, factories, secrets, key: secretKey, appUrl: () => publicUrl, cursors });
   const automations = new AutomationsService({ db, factories, webhooks, agents, now: options.now, onSchedulesChanged: () => scheduler?.poke() });
+  const definitions = new FactoryDefinitions({ db, webhooks, automations, agents, secrets, onApplied: () => scheduler?.poke() });
   const blobs = config.s3 ? new S3BlobStore(config.s3) : new LocalBlobStore(path.join(config.dataDir, 'blobs'));
   const artifacts = new ArtifactsService({ db, blobs, signer, apiUrl });
   let hub: WorkerHub | undefined;
@@ -213,6 +217,7 @@ export async function startServer(
       registerAgentRoutes(api, agents);
       registerAdminRoutes(api, admin);
       registerFactoryRoutes(api, factories);
+      registerDefinitionRoutes(api, definitions);
       registerWebhookRoutes(api, webhooks);
       registerAutomationRoutes(api, automations);
       hub = new WorkerHub({

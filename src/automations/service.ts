@@ -61,7 +61,7 @@ export class AutomationsService {
   }
 
   /** Checks triggers and references before anything is saved; messages name the offending trigger. */
-  private async check(caller: Caller, values: store.AutomationValues): Promise<void> {
+  async check(caller: Caller, values: store.AutomationValues): Promise<void> {
     if (values.name.trim() === '') throw invalidRequest('name must not be blank');
     if (values.prompt.trim() === '') throw invalidRequest('prompt must not be blank');
     for (const [index, trigger] of values.triggers.entries()) {
@@ -129,6 +129,24 @@ export class AutomationsService {
       },
       this.now(),
     );
+  }
+
+  /** The automations of a factory, for a definition's apply (inside its transaction `db`). */
+  inFactory(db: Kysely<DB>, teamUid: string, factoryUid: string): Promise<store.AutomationRow[]> {
+    return store.listAutomations(db, teamUid, factoryUid);
+  }
+
+  /** Creates or changes an automation a definition manages, with its cron schedules, inside the apply's transaction. */
+  async saveManaged(db: Kysely<DB>, caller: Caller, factoryUid: string, existing: store.AutomationRow | undefined, values: store.AutomationValues): Promise<string> {
+    const id = existing?.id ?? randomUUID();
+    if (existing) await store.updateAutomation(db, caller.teamUid, id, values, caller.principal.uid);
+    else await store.insertAutomation(db, { ...values, id, team_uid: caller.teamUid, factory_uid: factoryUid, created_by_uid: caller.principal.uid });
+    await this.syncSchedules(db, id, caller.teamUid, existing?.created_by_uid ?? caller.principal.uid, values);
+    return id;
+  }
+
+  async deleteManaged(db: Kysely<DB>, teamUid: string, id: string): Promise<void> {
+    await store.deleteAutomation(db, teamUid, id);
   }
 
   async list(caller: Caller, factoryUid?: string): Promise<{ automations: AutomationItem[] }> {

@@ -7,6 +7,7 @@ export interface FactoryRow {
   team_uid: string;
   name: string;
   is_default: boolean;
+  description: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -51,4 +52,42 @@ export async function defaultFactory(db: Kysely<DB>, teamUid: string): Promise<F
 /** Serialises changes to one factory's webhooks and automations (the 20-webhook limit, definition applies). */
 export async function lockFactory(db: Kysely<DB>, uid: string): Promise<void> {
   await db.selectFrom('factories').select('uid').where('uid', '=', uid).forUpdate().execute();
+}
+
+export interface SkillValues {
+  name: string;
+  description: string;
+  prompt: string;
+}
+
+/** Every factory skill of the team, with its factory's name (for listings and skill specs). */
+export async function teamSkills(db: Kysely<DB>, teamUid: string) {
+  return db
+    .selectFrom('factory_skills as s')
+    .innerJoin('factories as f', 'f.uid', 's.factory_uid')
+    .select(['f.name as factory', 's.name', 's.description', 's.prompt'])
+    .where('s.team_uid', '=', teamUid)
+    .orderBy('f.name')
+    .orderBy('s.name')
+    .execute();
+}
+
+export async function skillsOfFactory(db: Kysely<DB>, factoryUid: string): Promise<SkillValues[]> {
+  return db.selectFrom('factory_skills').select(['name', 'description', 'prompt']).where('factory_uid', '=', factoryUid).orderBy('name').execute();
+}
+
+export async function upsertSkill(db: Kysely<DB>, factoryUid: string, teamUid: string, skill: SkillValues): Promise<void> {
+  await db
+    .insertInto('factory_skills')
+    .values({ factory_uid: factoryUid, team_uid: teamUid, ...skill })
+    .onConflict((oc) => oc.columns(['factory_uid', 'name']).doUpdateSet({ description: skill.description, prompt: skill.prompt, updated_at: new Date() }))
+    .execute();
+}
+
+export async function deleteSkill(db: Kysely<DB>, factoryUid: string, name: string): Promise<void> {
+  await db.deleteFrom('factory_skills').where('factory_uid', '=', factoryUid).where('name', '=', name).execute();
+}
+
+export async function setDescription(db: Kysely<DB>, uid: string, description: string | null): Promise<void> {
+  await db.updateTable('factories').set({ description, updated_at: new Date() }).where('uid', '=', uid).execute();
 }

@@ -81,13 +81,36 @@ export class WebhooksService {
   }
 
   /** A team secret named as the credential must exist, and be usable in a URL for url_token. */
-  private async checkSecretName(teamUid: string, name: string, mode: string): Promise<void> {
+  async checkSecretName(teamUid: string, name: string, mode: string): Promise<void> {
     if ((await this.options.secrets.missingSecrets(teamUid, [name])).length > 0) {
       throw invalidRequest(`secret_name ${name} does not name a secret of this team; create it first (POST /secrets)`);
     }
     if (mode === 'url_token' && !isUrlSafe((await this.options.secrets.readSecretValue(teamUid, name)) ?? '')) {
       throw invalidRequest(`the value of secret ${name} cannot be a url_token: it must use only A-Z a-z 0-9 - . _ ~`);
     }
+  }
+
+  /** The webhooks of a factory, for a definition's apply (inside its transaction `db`). */
+  inFactory(db: Kysely<DB>, teamUid: string, factoryUid: string): Promise<store.WebhookRow[]> {
+    return store.listWebhooks(db, teamUid, factoryUid);
+  }
+
+  /**
+   * Creates or changes a webhook a definition manages, inside its transaction: its credential is always the
+   * named team secret (checked beforehand with checkSecretName). Returns the UID.
+   */
+  async saveManaged(db: Kysely<DB>, teamUid: string, factoryUid: string, existing: store.WebhookRow | undefined, values: store.WebhookValues): Promise<string> {
+    if (existing) {
+      await store.updateWebhook(db, teamUid, existing.uid, values, null);
+      return existing.uid;
+    }
+    const uid = newUid();
+    await store.insertWebhook(db, { ...values, uid, team_uid: teamUid, factory_uid: factoryUid }, null);
+    return uid;
+  }
+
+  async deleteManaged(db: Kysely<DB>, teamUid: string, uid: string): Promise<void> {
+    await store.deleteWebhook(db, teamUid, uid);
   }
 
   async list(caller: Caller, factoryUid?: string): Promise<{ webhooks: WebhookItem[] }> {

@@ -17,7 +17,19 @@ export interface SkillsServiceOptions {
   runActivity: RunActivity;
   /** Skills the team's self-hosted workers found in their own directories. */
   workerSkills?: (teamUid: string) => Promise<WorkerSkill[]>;
+  /** Skills the team's factory definitions declare (skills/<name>/SKILL.md). */
+  factorySkills?: (teamUid: string, db?: Kysely<DB>) => Promise<FactorySkill[]>;
 }
+
+export interface FactorySkill {
+  factory: string;
+  name: string;
+  description: string;
+  prompt: string;
+}
+
+/** A factory skill's ID, usable as a skill spec: `<factory>:skills/<name>/SKILL.md`. */
+export const factorySkillPath = (name: string) => `skills/${name}/SKILL.md`;
 
 export interface WorkerSkill {
   worker_host: string;
@@ -97,6 +109,13 @@ export class SkillsService {
         variants.push({ name: skill.name, aliases: [id], variant: { id, description: skill.description, base_prompt: skill.base_prompt, source, environments: [] } });
       }
     }
+    if (query.repo === undefined) {
+      for (const skill of (await this.options.factorySkills?.(caller.teamUid)) ?? []) {
+        const id = `${skill.factory}:${factorySkillPath(skill.name)}`;
+        const source = { owner: 'factory', name: skill.factory, skill_path: factorySkillPath(skill.name) };
+        variants.push({ name: skill.name, aliases: [id], variant: { id, description: skill.description, base_prompt: skill.prompt, source, environments: [] } });
+      }
+    }
     const lastRuns = await this.options.runActivity.bySkillSpec(
       { teamUid: caller.teamUid, principalUid: caller.principal.uid },
       [...new Set(variants.flatMap((entry) => entry.aliases))],
@@ -129,6 +148,15 @@ export class SkillsService {
   async resolveSkill(teamUid: string, spec: string, db?: Kysely<DB>): Promise<ResolvedSkill | null> {
     const parsed = parseSkillSpec(spec);
     if (!parsed) return null;
+    // A factory's own skills come first: `<factory>:<name>` or `<factory>:skills/<name>/SKILL.md`.
+    if (parsed.owner === null) {
+      const declared = (await this.options.factorySkills?.(teamUid, db)) ?? [];
+      const skill = declared.find((candidate) => candidate.factory === parsed.repo && [candidate.name, factorySkillPath(candidate.name)].includes(parsed.target));
+      if (skill) {
+        const path = factorySkillPath(skill.name);
+        return { id: `${skill.factory}:${path}`, name: skill.name, description: skill.description, base_prompt: skill.prompt, full_path: path };
+      }
+    }
     const candidates = (await this.options.environments.accessibleRepositories(teamUid, db)).filter((repository) =>
       specNamesRepo(parsed, repository.ref),
     );

@@ -121,6 +121,29 @@ export class AgentsService {
     if (!(await store.deleteAgent(this.db, caller.teamUid, uid))) throw notFound(`agent identity ${uid} not found`);
   }
 
+  /**
+   * Factory definitions manage agents inside their apply transaction `db`: the same checks as the API, and the
+   * agent is marked with its factory so that the next apply knows it.
+   */
+  async saveManaged(db: Kysely<DB>, caller: Caller, factoryUid: string, uid: string | null, values: store.AgentValues): Promise<string> {
+    const checked = await this.check(caller, values);
+    if (uid !== null) {
+      await store.updateAgent(db, caller.teamUid, uid, checked);
+      return uid;
+    }
+    const created = newUid();
+    await store.insertAgent(db, { ...checked, uid: created, team_uid: caller.teamUid, created_by_uid: caller.principal.uid, factory_uid: factoryUid });
+    return created;
+  }
+
+  async deleteManaged(db: Kysely<DB>, teamUid: string, uid: string): Promise<void> {
+    await store.deleteAgent(db, teamUid, uid);
+  }
+
+  managedBy(db: Kysely<DB>, teamUid: string, factoryUid: string) {
+    return store.agentsOfFactory(db, teamUid, factoryUid);
+  }
+
   /** For run creation and schedules: the agent if it belongs to the team, with its availability. */
   async findForRun(db: Kysely<DB>, teamUid: string, uid: string): Promise<{ uid: string; name: string; available: boolean; worker_host: string | null } | undefined> {
     const row = await store.findAgent(db, teamUid, uid, this.options.planMaxAgents);

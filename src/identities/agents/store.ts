@@ -49,11 +49,19 @@ function columns(values: AgentValues) {
   };
 }
 
-export async function insertAgent(db: Kysely<DB>, row: AgentValues & { uid: string; team_uid: string; created_by_uid: string }): Promise<void> {
+export async function insertAgent(
+  db: Kysely<DB>,
+  row: AgentValues & { uid: string; team_uid: string; created_by_uid: string; factory_uid?: string },
+): Promise<void> {
   await db
     .insertInto('agent_identities')
-    .values({ ...columns(row), uid: row.uid, team_uid: row.team_uid, created_by_uid: row.created_by_uid })
+    .values({ ...columns(row), uid: row.uid, team_uid: row.team_uid, created_by_uid: row.created_by_uid, factory_uid: row.factory_uid ?? null })
     .execute();
+}
+
+/** The agents a factory definition manages. */
+export async function agentsOfFactory(db: Kysely<DB>, teamUid: string, factoryUid: string) {
+  return db.selectFrom('agent_identities').selectAll().where('team_uid', '=', teamUid).where('factory_uid', '=', factoryUid).orderBy('name').execute();
 }
 
 export async function updateAgent(db: Kysely<DB>, teamUid: string, uid: string, values: AgentValues): Promise<boolean> {

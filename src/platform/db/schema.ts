@@ -80,6 +80,8 @@ export interface AgentIdentitiesTable {
   created_by_uid: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Set when a factory definition manages the agent. */
+  factory_uid: Generated<string | null>;
 }
 
 export interface RunsTable {
@@ -277,7 +279,17 @@ export interface FactoriesTable {
   team_uid: string;
   name: string;
   is_default: Generated<boolean>;
+  description: string | null;
   created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface FactorySkillsTable {
+  factory_uid: string;
+  team_uid: string;
+  name: string;
+  description: string;
+  prompt: string;
   updated_at: Timestamp;
 }
 
@@ -370,6 +382,7 @@ export interface DB {
   worker_connections: WorkerConnectionsTable;
   worker_skills: WorkerSkillsTable;
   factories: FactoriesTable;
+  factory_skills: FactorySkillsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_rate_windows: WebhookRateWindowsTable;

@@ -32,13 +32,16 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: ErrorCode,
     readonly detail: string,
-    options: { retryable?: boolean; headers?: Record<string, string> } = {},
+    options: { retryable?: boolean; headers?: Record<string, string>; extensions?: Record<string, unknown> } = {},
   ) {
     super(detail);
     this.retryable = options.retryable ?? RETRYABLE_BY_DEFAULT.has(code);
     this.headers = options.headers ?? {};
+    this.extensions = options.extensions ?? {};
   }
   readonly headers: Record<string, string>;
+  /** Extra members of the problem body (RFC 9457 extensions), e.g. every problem found in a definition. */
+  readonly extensions: Record<string, unknown>;
 }
 
 export const invalidRequest = (detail: string) => new ApiError(400, 'invalid_request', detail);
@@ -53,6 +56,7 @@ export function renderProblem(request: FastifyRequest, reply: FastifyReply, publ
     .code(error.status)
     .type('application/problem+json; charset=utf-8')
     .send({
+      ...error.extensions,
       type: `${publicUrl}/errors/${error.code}`,
       title,
       status: error.status,

@@ -15,7 +15,7 @@ export const Problem = Type.Object(
     retryable: Type.Boolean(),
     trace_id: Type.String(),
   },
-  { description: 'RFC 7807 problem details (application/problem+json)' },
+  { description: 'RFC 7807 problem details (application/problem+json); some carry extension members', additionalProperties: true },
 );
 
 /** Error responses every authenticated route may give; listed so the OpenAPI document shows them. */

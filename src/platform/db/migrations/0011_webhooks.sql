@@ -13,6 +13,21 @@ CREATE TABLE factories (
 );
 CREATE UNIQUE INDEX factories_default ON factories (team_uid) WHERE is_default;
 
+-- What a definition directory (hangar factory apply) manages besides webhooks and automations: agent identities
+-- (marked with their factory) and skills (kept here, named `<factory>:skills/<name>/SKILL.md`).
+ALTER TABLE factories ADD COLUMN description text;
+ALTER TABLE agent_identities ADD COLUMN factory_uid text REFERENCES factories (uid) ON DELETE SET NULL;
+CREATE TABLE factory_skills (
+  factory_uid text NOT NULL REFERENCES factories (uid) ON DELETE CASCADE,
+  team_uid text NOT NULL REFERENCES teams (uid) ON DELETE CASCADE,
+  name text NOT NULL,
+  description text NOT NULL,
+  prompt text NOT NULL,
+  updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (factory_uid, name)
+);
+CREATE INDEX factory_skills_team ON factory_skills (team_uid);
+
 -- The secret is either the webhook's own (AES-256-GCM ciphertext, as team secrets) or a team secret named by
 -- secret_name, read at each delivery so that rotating the team secret takes effect at once.
 CREATE TABLE webhooks (

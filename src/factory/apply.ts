@@ -1,0 +1,299 @@
+import type { Kysely } from 'kysely';
+import type { AutomationsService } from '../automations/service.js';
+import type { AutomationValues } from '../automations/store.js';
+import type { Caller } from '../identities/caller.js';
+import type { AgentsService } from '../identities/agents/service.js';
+import type { AgentValues } from '../identities/agents/store.js';
+import type { DB } from '../platform/db/schema.js';
+import { ApiError } from '../platform/http/errors.js';
+import { MAX_WEBHOOKS_PER_FACTORY } from '../webhooks/schemas.js';
+import type { SecretReader, WebhooksService } from '../webhooks/service.js';
+import type { WebhookValues } from '../webhooks/store.js';
+import { parseDefinition, type AutomationDefinition, type DefinitionError, type FactoryDefinition } from './definition.js';
+import { requireFactoryManager } from './service.js';
+import * as store from './store.js';
+
+export interface DefinitionChange {
+  kind: 'factory' | 'skill' | 'agent' | 'webhook' | 'automation';
+  name: string;
+  action: 'create' | 'update' | 'delete' | 'unchanged';
+  /** The UID or ID it has (after an apply; a plan knows it only for what exists already). */
+  uid: string | null;
+  /** For an update: the fields that change. */
+  fields?: string[];
+}
+
+export interface ApplyResult {
+  applied: boolean;
+  factory: { uid: string | null; name: string };
+  changes: DefinitionChange[];
+}
+
+export interface FactoryDefinitionsOptions {
+  db: Kysely<DB>;
+  webhooks: WebhooksService;
+  automations: AutomationsService;
+  agents: AgentsService;
+  secrets: SecretReader;
+  /** After an apply committed (cron triggers may have changed). */
+  onApplied?: () => void;
+}
+
+/** Thrown inside a plan's transaction to roll back what it did, carrying what it would have done. */
+class PlanOnly extends Error {
+  constructor(readonly result: Omit<ApplyResult, 'applied'>) {
+    super('plan only');
+  }
+}
+
+function definitionProblem(errors: DefinitionError[]): ApiError {
+  const where = (error: DefinitionError) => `${error.file}${error.line ? `:${error.line}` : ''}`;
+  const lines = errors.map((error) => `${where(error)}: ${error.message}`);
+  return new ApiError(400, 'invalid_request', `the definition has ${errors.length} problem${errors.length === 1 ? '' : 's'}:\n${lines.join('\n')}`, { extensions: { errors } });
+}
+
+/** JSON with object keys sorted: stored JSON (jsonb) does not keep the order the files wrote keys in. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, item]) => item !== undefined).sort(([a], [b]) => (a < b ? -1 : 1));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonical(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+/** The fields whose values differ. */
+function changedFields<T extends object>(before: T, after: T): string[] {
+  return (Object.keys(after) as Array<keyof T>).filter((key) => canonical(before[key]) !== canonical(after[key])).map(String);
+}
+
+function change(kind: DefinitionChange['kind'], name: string, uid: string | null, before: object | undefined, after: object): DefinitionChange {
+  if (!before) return { kind, name, action: 'create', uid };
+  const fields = changedFields(before as Record<string, unknown>, after as Record<string, unknown>);
+  return fields.length > 0 ? { kind, name, action: 'update', uid, fields } : { kind, name, action: 'unchanged', uid };
+}
+
+/** The run overrides an automation file gives, as the API's agent_config. */
+function overridesConfig(definition: AutomationDefinition): Record<string, unknown> | null {
+  const { model_id, harness, environment_id } = definition.overrides;
+  const config = {
+    ...(model_id ? { model_id } : {}),
+    ...(harness ? { harness: { type: harness } } : {}),
+    ...(environment_id ? { environment_id } : {}),
+  };
+  return Object.keys(config).length > 0 ? config : null;
+}
+
+/**
+ * Definition directories (`hangar factory plan|apply <dir>`): a factory's webhooks, automations, agents and
+ * skills as files. An apply reconciles the factory with the files in one transaction, as a whole or not at all;
+ * things are matched by name, so UIDs stay stable across applies and a renamed file is a delete plus a create.
+ * A plan does the same work and rolls it back.
+ */
+export class FactoryDefinitions {
+  constructor(private readonly options: FactoryDefinitionsOptions) {}
+
+  plan(caller: Caller, files: Record<string, string>): Promise<ApplyResult> {
+    return this.run(caller, files, false);
+  }
+
+  apply(caller: Caller, files: Record<string, string>): Promise<ApplyResult> {
+    return this.run(caller, files, true);
+  }
+
+  private async run(caller: Caller, files: Record<string, string>, commit: boolean): Promise<ApplyResult> {
+    requireFactoryManager(caller);
+    const parsed = parseDefinition(files);
+    const errors = [...parsed.errors];
+    if (parsed.definition) errors.push(...(await this.checkReferences(caller, parsed.definition)));
+    if (!parsed.definition || errors.length > 0) throw definitionProblem(errors);
+    const definition = parsed.definition;
+    try {
+      const result = await this.options.db.transaction().execute(async (trx) => {
+        const outcome = await this.reconcile(trx, caller, definition);
+        if (!commit) throw new PlanOnly(outcome);
+        return outcome;
+      });
+      this.options.onApplied?.();
+      return { applied: true, ...result };
+    } catch (error) {
+      if (error instanceof PlanOnly) {
+        // What a plan would create does not exist: it has no UID yet.
+        const changes = error.result.changes.map((item) => (item.action === 'create' ? { ...item, uid: null } : item));
+        const factoryCreated = changes.some((item) => item.kind === 'factory' && item.action === 'create');
+        return { applied: false, factory: { ...error.result.factory, uid: factoryCreated ? null : error.result.factory.uid }, changes };
+      }
+      throw error;
+    }
+  }
+
+  /** What only the database can tell: secrets that exist, webhooks behind UIDs, triggers' and overrides' references. */
+  private async checkReferences(caller: Caller, definition: FactoryDefinition): Promise<DefinitionError[]> {
+    const errors: DefinitionError[] = [];
+    for (const webhook of definition.webhooks) {
+      try {
+        await this.options.webhooks.checkSecretName(caller.teamUid, webhook.secretName, webhook.authMode);
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        errors.push({ file: webhook.file, line: webhook.lines.secretName ?? null, message: error.detail });
+      }
+    }
+    for (const automation of definition.automations) {
+      try {
+        await this.options.automations.check(caller, this.automationValues(automation, null));
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        const line = automation.lines[Object.keys(automation.lines).find((key) => key.startsWith('triggers')) ?? ''] ?? null;
+        errors.push({ file: automation.file, line, message: error.detail });
+      }
+    }
+    return errors;
+  }
+
+  private automationValues(definition: AutomationDefinition, agentUid: string | null): AutomationValues {
+    return {
+      name: definition.name,
+      prompt: definition.prompt,
+      enabled: definition.enabled,
+      agent_uid: agentUid,
+      agent_config: overridesConfig(definition),
+      triggers: definition.triggers,
+    };
+  }
+
+  private async reconcile(trx: Kysely<DB>, caller: Caller, definition: FactoryDefinition): Promise<Omit<ApplyResult, 'applied'>> {
+    const changes: DefinitionChange[] = [];
+    let factory = await store.findFactoryByName(trx, caller.teamUid, definition.name);
+    if (!factory) {
+      factory = await store.insertFactory(trx, caller.teamUid, definition.name);
+      if (!factory) throw new ApiError(409, 'conflict', `factory ${definition.name} is being created by another apply; try again`, { retryable: true });
+      changes.push({ kind: 'factory', name: definition.name, action: 'create', uid: factory.uid });
+    } else {
+      changes.push(change('factory', definition.name, factory.uid, { description: factory.description }, { description: definition.description }));
+    }
+    // One apply at a time per factory: the second waits here and then sees the first one's result.
+    await store.lockFactory(trx, factory.uid);
+    await store.setDescription(trx, factory.uid, definition.description);
+
+    changes.push(...(await this.reconcileSkills(trx, caller, factory, definition)));
+    const { changes: agentChanges, uids: agentUids } = await this.reconcileAgents(trx, caller, factory, definition);
+    changes.push(...agentChanges);
+    changes.push(...(await this.reconcileWebhooks(trx, caller, factory.uid, definition)));
+    changes.push(...(await this.reconcileAutomations(trx, caller, factory.uid, definition, agentUids)));
+    return { factory: { uid: factory.uid, name: factory.name }, changes };
+  }
+
+  private async reconcileSkills(trx: Kysely<DB>, caller: Caller, factory: store.FactoryRow, definition: FactoryDefinition): Promise<DefinitionChange[]> {
+    const existing = new Map((await store.skillsOfFactory(trx, factory.uid)).map((skill) => [skill.name, skill]));
+    const changes: DefinitionChange[] = [];
+    for (const skill of definition.skills) {
+      const values = { name: skill.name, description: skill.description, prompt: skill.prompt };
+      const item = change('skill', skill.name, `${factory.name}:skills/${skill.name}/SKILL.md`, existing.get(skill.name), values);
+      if (item.action !== 'unchanged') await store.upsertSkill(trx, factory.uid, caller.teamUid, values);
+      changes.push(item);
+      existing.delete(skill.name);
+    }
+    for (const name of existing.keys()) {
+      await store.deleteSkill(trx, factory.uid, name);
+      changes.push({ kind: 'skill', name, action: 'delete', uid: `${factory.name}:skills/${name}/SKILL.md` });
+    }
+    return changes;
+  }
+
+  private async reconcileAgents(trx: Kysely<DB>, caller: Caller, factory: store.FactoryRow, definition: FactoryDefinition) {
+    const existing = new Map((await this.options.agents.managedBy(trx, caller.teamUid, factory.uid)).map((row) => [row.name, row]));
+    const changes: DefinitionChange[] = [];
+    const uids = new Map<string, string>();
+    const errors: DefinitionError[] = [];
+    for (const agent of definition.agents) {
+      const values: AgentValues = {
+        name: agent.name,
+        description: agent.description,
+        prompt: agent.prompt || null,
+        environment_id: agent.environment,
+        base_model: agent.model,
+        worker_host: agent.workerHost,
+        skills: agent.skills.map((skill) => `${factory.name}:skills/${skill}/SKILL.md`),
+        secrets: [],
+        mcp_servers: null,
+        harness: agent.harness ? { type: agent.harness } : null,
+      };
+      const before = existing.get(agent.name);
+      const item = change('agent', agent.name, before?.uid ?? null, before && pick(before, values), values);
+      try {
+        const uid = item.action === 'unchanged' ? before!.uid : await this.options.agents.saveManaged(trx, caller, factory.uid, before?.uid ?? null, values);
+        uids.set(agent.name, uid);
+        changes.push({ ...item, uid });
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        errors.push({ file: agent.file, line: null, message: error.detail });
+      }
+      existing.delete(agent.name);
+    }
+    if (errors.length > 0) throw definitionProblem(errors);
+    for (const row of existing.values()) {
+      await this.options.agents.deleteManaged(trx, caller.teamUid, row.uid);
+      changes.push({ kind: 'agent', name: row.name, action: 'delete', uid: row.uid });
+    }
+    return { changes, uids };
+  }
+
+  private async reconcileWebhooks(trx: Kysely<DB>, caller: Caller, factoryUid: string, definition: FactoryDefinition): Promise<DefinitionChange[]> {
+    const existing = new Map((await this.options.webhooks.inFactory(trx, caller.teamUid, factoryUid)).map((row) => [row.name, row]));
+    if (definition.webhooks.length > MAX_WEBHOOKS_PER_FACTORY) {
+      throw definitionProblem([{ file: 'webhooks/', line: null, message: `a factory holds at most ${MAX_WEBHOOKS_PER_FACTORY} webhooks; this definition has ${definition.webhooks.length}` }]);
+    }
+    const changes: DefinitionChange[] = [];
+    for (const webhook of definition.webhooks) {
+      const values: WebhookValues = {
+        name: webhook.name,
+        auth_mode: webhook.authMode,
+        signature_scheme: webhook.signatureScheme,
+        secret_name: webhook.secretName,
+        delivery_id_header: webhook.deliveryIdHeader,
+        enabled: webhook.enabled,
+      };
+      const before = existing.get(webhook.name);
+      const item = change('webhook', webhook.name, before?.uid ?? null, before && pick(before, values), values);
+      const uid = item.action === 'unchanged' ? before!.uid : await this.options.webhooks.saveManaged(trx, caller.teamUid, factoryUid, before, values);
+      changes.push({ ...item, uid });
+      existing.delete(webhook.name);
+    }
+    for (const row of existing.values()) {
+      await this.options.webhooks.deleteManaged(trx, caller.teamUid, row.uid);
+      changes.push({ kind: 'webhook', name: row.name, action: 'delete', uid: row.uid });
+    }
+    return changes;
+  }
+
+  private async reconcileAutomations(
+    trx: Kysely<DB>,
+    caller: Caller,
+    factoryUid: string,
+    definition: FactoryDefinition,
+    agentUids: Map<string, string>,
+  ): Promise<DefinitionChange[]> {
+    const existing = new Map((await this.options.automations.inFactory(trx, caller.teamUid, factoryUid)).map((row) => [row.name, row]));
+    const changes: DefinitionChange[] = [];
+    for (const automation of definition.automations) {
+      const values = this.automationValues(automation, automation.agent === null ? null : agentUids.get(automation.agent)!);
+      const before = existing.get(automation.name);
+      const item = change('automation', automation.name, before?.id ?? null, before && pick(before, values), values);
+      const id = item.action === 'unchanged' ? before!.id : await this.options.automations.saveManaged(trx, caller, factoryUid, before, values);
+      changes.push({ ...item, uid: id });
+      existing.delete(automation.name);
+    }
+    for (const row of existing.values()) {
+      await this.options.automations.deleteManaged(trx, caller.teamUid, row.id);
+      changes.push({ kind: 'automation', name: row.name, action: 'delete', uid: row.id });
+    }
+    return changes;
+  }
+}
+
+/** The fields of a stored row that a definition sets, to compare with what it says now. */
+function pick<T extends object>(row: object, like: T): T {
+  const picked: Record<string, unknown> = {};
+  for (const key of Object.keys(like)) picked[key] = (row as Record<string, unknown>)[key];
+  return picked as T;
+}

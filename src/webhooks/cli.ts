@@ -1,0 +1,118 @@
+import type { Command } from 'commander';
+import { callAndPrint, callApi, clientOptionsFromEnv, printJson } from '../platform/http/client.js';
+import type { DeliveryItem, WebhookItem } from './schemas.js';
+
+const path = (uid: string, action = '') => `/factory/webhooks/${encodeURIComponent(uid)}${action}`;
+
+interface WebhookOptions {
+  name?: string;
+  authMode?: string;
+  scheme?: string;
+  secret?: string;
+  secretName?: string;
+  deliveryIdHeader?: string;
+  factory?: string;
+  disabled?: boolean;
+}
+
+function body(options: WebhookOptions) {
+  return {
+    ...(options.name !== undefined ? { name: options.name } : {}),
+    ...(options.authMode !== undefined ? { auth_mode: options.authMode } : {}),
+    ...(options.scheme !== undefined ? { auth_mode: 'signature', signature_scheme: options.scheme } : {}),
+    ...(options.secret !== undefined ? { secret: options.secret } : {}),
+    ...(options.secretName !== undefined ? { secret_name: options.secretName } : {}),
+    ...(options.deliveryIdHeader !== undefined ? { delivery_id_header: options.deliveryIdHeader } : {}),
+    ...(options.factory !== undefined ? { factory_uid: options.factory } : {}),
+    ...(options.disabled ? { enabled: false } : {}),
+  };
+}
+
+/** A webhook with a freshly issued secret: the secret is printed once, with a warning to keep it. */
+function printIssued(item: WebhookItem): void {
+  printJson(item);
+  if (item.secret !== undefined) process.stderr.write('\nThe secret above is shown only this once: store it with the sender now.\n');
+}
+
+/** `hangar webhooks ...`: custom webhooks and their delivery logs (HANGAR_URL, HANGAR_API_KEY). */
+export function registerWebhookCommands(program: Command): void {
+  const webhooks = program.command('webhooks').description('manage custom webhooks that start automation runs');
+  webhooks
+    .command('list')
+    .description('list webhooks with their URL')
+    .option('--json', 'print the raw response')
+    .action(async (options: { json?: boolean }) => {
+      const result = await callApi<{ webhooks: WebhookItem[] }>(clientOptionsFromEnv(), 'GET', '/factory/webhooks');
+      if (options.json) return printJson(result);
+      for (const item of result.webhooks) {
+        const how = item.auth_mode === 'signature' ? `signature:${item.signature_scheme}` : item.auth_mode;
+        process.stdout.write(`${item.uid}  ${item.enabled ? 'enabled ' : 'disabled'}  ${how.padEnd(28)}  ${item.name}  ${item.url}\n`);
+      }
+    });
+  webhooks
+    .command('create')
+    .description('create a webhook; its secret is shown once')
+    .requiredOption('--name <name>', 'name shown in the automation editor')
+    .option('--auth-mode <mode>', 'token (default), url_token or signature')
+    .option('--scheme <scheme>', 'provider signature scheme (implies --auth-mode signature): github, stripe, standard_webhooks, sentry, pagerduty, vercel')
+    .option('--secret <secret>', "the provider's signing secret (signature mode; generated for standard_webhooks and github when left out)")
+    .option('--secret-name <name>', 'keep the credential in this team secret instead')
+    .option('--delivery-id-header <header>', 'header the sender stamps its own event ID into')
+    .option('--factory <uid>', "factory (default: the team's default factory)")
+    .option('--disabled', 'create it disabled')
+    .action(async (options: WebhookOptions) => printIssued(await callApi<WebhookItem>(clientOptionsFromEnv(), 'POST', '/factory/webhooks', body(options))));
+  webhooks
+    .command('update')
+    .description('change a webhook; changing how senders authenticate issues a new secret, shown once')
+    .argument('<uid>')
+    .option('--name <name>')
+    .option('--auth-mode <mode>', 'token, url_token or signature')
+    .option('--scheme <scheme>', 'provider signature scheme (implies --auth-mode signature)')
+    .option('--secret <secret>', "the provider's new signing secret")
+    .option('--secret-name <name>', 'keep the credential in this team secret')
+    .option('--delivery-id-header <header>')
+    .action(async (uid: string, options: WebhookOptions) => printIssued(await callApi<WebhookItem>(clientOptionsFromEnv(), 'PUT', path(uid), body(options))));
+  for (const [verb, enabled] of [['enable', true], ['disable', false]] as const) {
+    webhooks
+      .command(verb)
+      .description(enabled ? 'accept deliveries again' : 'answer senders 404 until enabled again (automations and the log stay)')
+      .argument('<uid>')
+      .action((uid: string) => callAndPrint('PUT', path(uid), { enabled }));
+  }
+  webhooks
+    .command('rotate')
+    .description('issue a new secret; the old one stops working at once')
+    .argument('<uid>')
+    .option('--secret <secret>', "the provider's new signing secret (for providers that issue their own)")
+    .action(async (uid: string, options: { secret?: string }) =>
+      printIssued(await callApi<WebhookItem>(clientOptionsFromEnv(), 'POST', path(uid, '/rotate'), options.secret ? { secret: options.secret } : {})),
+    );
+  webhooks.command('get').description('show one webhook').argument('<uid>').action((uid: string) => callAndPrint('GET', path(uid)));
+  webhooks
+    .command('delete')
+    .description('delete a webhook; senders get 404, automations that select it stop firing')
+    .argument('<uid>')
+    .action(async (uid: string) => {
+      await callApi(clientOptionsFromEnv(), 'DELETE', path(uid));
+      process.stdout.write(`deleted webhook ${uid}\n`);
+    });
+  webhooks
+    .command('deliveries')
+    .description("a webhook's delivery log, newest first")
+    .argument('<uid>')
+    .option('--limit <n>', 'how many', '50')
+    .option('--json', 'print the raw response')
+    .action(async (uid: string, options: { limit: string; json?: boolean }) => {
+      const result = await callApi<{ deliveries: DeliveryItem[] }>(clientOptionsFromEnv(), 'GET', `${path(uid, '/deliveries')}?limit=${encodeURIComponent(options.limit)}`);
+      if (options.json) return printJson(result);
+      for (const item of result.deliveries) {
+        process.stdout.write(`${item.received_at}  ${item.status.padEnd(23)}  ${String(item.size_bytes).padStart(7)} B  ${item.delivery_id}\n`);
+      }
+    });
+  webhooks
+    .command('delivery')
+    .description('one delivery with its payload and the runs it started')
+    .argument('<uid>')
+    .argument('<delivery_id>')
+    .action((uid: string, deliveryId: string) => callAndPrint('GET', path(uid, `/deliveries/${encodeURIComponent(deliveryId)}`)));
+}
