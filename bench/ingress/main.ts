@@ -41,7 +41,7 @@ const settings = {
  */
 const RAISED_LIMIT = '1000000';
 
-/** A typical event, about the size of the baseline's create body (a few hundred bytes of JSON). */
+/** A typical event, about the size of the baseline's create body (197 bytes against 215). */
 const DELIVERY_BODY = JSON.stringify({
   type: 'invoice.paid',
   timestamp: '2026-11-22T05:28:00.000Z',

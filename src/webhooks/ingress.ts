@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError, notFound, renderProblem, toApiError } from '../platform/http/errors.js';
@@ -119,7 +119,7 @@ export async function registerIngressRoutes(app: FastifyInstance, options: Ingre
       request.webhook = found.webhook;
     });
 
-    const receive = async (request: FastifyRequest<{ Params: Params }>, reply: import('fastify').FastifyReply) => {
+    const receive = async (request: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
       const webhook = request.webhook!;
       const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       const sources = identitySources(webhook);

@@ -113,6 +113,8 @@ describe('webhook ingress', () => {
     assert.equal((await deliver(hook.url, '{"a":1}', { ...auth, 'content-type': 'text/plain' })).status, 202);
     assert.equal((await deliver(hook.url, '[1,2]', { ...auth, 'content-type': 'application/x-www-form-urlencoded' })).status, 202);
     assert.equal((await deliver(hook.url, '"just a string"', auth)).status, 202);
+    // A Buffer body goes without any Content-Type header at all.
+    assert.equal((await deliver(hook.url, Buffer.from('{"no":"content type"}'), auth)).status, 202);
     const invalid = await deliver(hook.url, '{"a":', { ...auth, 'content-type': 'application/json' });
     assert.equal(invalid.status, 400);
     assert.equal(invalid.body.error_code, 'invalid_request');
