@@ -113,6 +113,9 @@ export async function registerIngressRoutes(app: FastifyInstance, options: Ingre
 
     scope.addHook('onRequest', async (request: FastifyRequest<{ Params: Params }>) => {
       if (request.method !== 'POST') return;
+      // The sender's Content-Type means nothing here (any JSON is accepted), and a malformed one must not turn a
+      // delivery into a 415: every body is read as the same raw bytes.
+      request.headers['content-type'] = 'application/octet-stream';
       const found = await lookUpAndCount(db, request.params.uid, request.ip);
       if (!found) throw notFound('no enabled webhook at this URL');
       checkLimits(found.counts);
