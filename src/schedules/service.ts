@@ -160,15 +160,16 @@ export interface AutomationCron {
   crons: string[];
 }
 
-/** Keeps an automation's schedules in step with its cron triggers, inside the automation's transaction. */
+/**
+ * Keeps an automation's schedules in step with its cron triggers, inside the automation's transaction. A cron
+ * that stays keeps its schedule, its next tick and its history; new ones start from the next tick after `now`.
+ */
 export async function syncAutomationSchedules(db: Kysely<DB>, automation: AutomationCron, now: Date): Promise<void> {
-  await store.replaceAutomationSchedules(
-    db,
-    automation.automationId,
-    automation.crons.map((cron) => ({
-      id: randomUUID(),
-      team_uid: automation.teamUid,
-      created_by_uid: automation.createdByUid,
+  const existing = await store.automationScheduleRows(db, automation.automationId);
+  for (const cron of new Set(automation.crons)) {
+    const kept = existing.find((row) => row.cron_schedule === cron);
+    const stillDue = kept?.enabled && kept.next_run_at !== null ? kept.next_run_at : nextTickAfter(cron, now);
+    const values: store.ScheduleValues = {
       name: automation.name,
       cron_schedule: cron,
       prompt: automation.prompt,
@@ -176,9 +177,16 @@ export async function syncAutomationSchedules(db: Kysely<DB>, automation: Automa
       agent_config: automation.agentConfig,
       agent_uid: automation.agentUid,
       metadata: {},
-      next_run_at: automation.enabled ? nextTickAfter(cron, now) : null,
-    })),
-  );
+      next_run_at: automation.enabled ? stillDue : null,
+    };
+    if (kept) {
+      await store.updateAutomationSchedule(db, kept.id, values);
+      existing.splice(existing.indexOf(kept), 1);
+    } else {
+      await store.insertAutomationSchedule(db, automation.automationId, { ...values, id: randomUUID(), team_uid: automation.teamUid, created_by_uid: automation.createdByUid });
+    }
+  }
+  await store.deleteSchedulesById(db, existing.map((row) => row.id));
 }
 
 /** The next and last runs of automations' cron triggers, per automation. */

@@ -155,18 +155,23 @@ export async function earliestDue(db: Kysely<DB>): Promise<Date | null> {
   return row?.next ? new Date(row.next as unknown as string) : null;
 }
 
-/** Replaces the schedules of an automation's cron triggers (inside the automation's save). */
-export async function replaceAutomationSchedules(
-  db: Kysely<DB>,
-  automationId: string,
-  rows: Array<ScheduleValues & { id: string; team_uid: string; created_by_uid: string }>,
-): Promise<void> {
-  await db.deleteFrom('schedules').where('automation_id', '=', automationId).execute();
-  if (rows.length === 0) return;
+export async function automationScheduleRows(db: Kysely<DB>, automationId: string) {
+  return db.selectFrom('schedules').select(['id', 'cron_schedule', 'enabled', 'next_run_at']).where('automation_id', '=', automationId).execute();
+}
+
+export async function insertAutomationSchedule(db: Kysely<DB>, automationId: string, row: ScheduleValues & { id: string; team_uid: string; created_by_uid: string }): Promise<void> {
   await db
     .insertInto('schedules')
-    .values(rows.map((row) => ({ ...columns(row), id: row.id, team_uid: row.team_uid, scope_type: 'Team' as const, scope_uid: row.team_uid, created_by_uid: row.created_by_uid, updated_by_uid: row.created_by_uid, automation_id: automationId })))
+    .values({ ...columns(row), id: row.id, team_uid: row.team_uid, scope_type: 'Team', scope_uid: row.team_uid, created_by_uid: row.created_by_uid, updated_by_uid: row.created_by_uid, automation_id: automationId })
     .execute();
+}
+
+export async function updateAutomationSchedule(db: Kysely<DB>, id: string, values: ScheduleValues): Promise<void> {
+  await db.updateTable('schedules').set({ ...columns(values), updated_at: sql`clock_timestamp()` }).where('id', '=', id).execute();
+}
+
+export async function deleteSchedulesById(db: Kysely<DB>, ids: string[]): Promise<void> {
+  if (ids.length > 0) await db.deleteFrom('schedules').where('id', 'in', ids).execute();
 }
 
 export async function automationSchedules(db: Kysely<DB>, automationIds: string[]) {
