@@ -66,6 +66,7 @@ import { WebhooksService } from './webhooks/service.js';
 import { registerWebhookRoutes } from './webhooks/http.js';
 import { registerIngressRoutes } from './webhooks/ingress.js';
 import { startWebhookRetention } from './webhooks/retention.js';
+import { DELIVERIES_CHANNEL } from './webhooks/store.js';
 import { AutomationsService } from './automations/service.js';
 import { registerAutomationRoutes } from './automations/http.js';
 import { AutomationEvaluator } from './automations/evaluator.js';
@@ -202,6 +203,7 @@ export async function startServer(
         ratePerMinute: config.webhookRatePerMinute,
         authFailuresPerMinute: config.webhookAuthFailuresPerMinute,
         publicUrl: config.publicUrl,
+        announceDelivery: () => bus.announce(DELIVERIES_CHANNEL),
         now: options.now,
       }),
     registerApiRoutes: (api) => {

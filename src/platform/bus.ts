@@ -25,30 +25,35 @@ export class Bus {
     return bus;
   }
 
-  private announcing = false;
-  private announceAgain = false;
+  /** Channels with a NOTIFY on its way, and whether another was asked for meanwhile. */
+  private readonly announcing = new Map<string, { again: boolean }>();
 
   /**
-   * Wakes the engines of every replica after new runs were committed: one NOTIFY in a statement of its own (it
-   * writes nothing, so its commit waits for no WAL flush), and while one is on its way, the next ones fold into
-   * a single follow-up. Lost wake-ups only cost latency: engines also poll.
+   * Wakes the listeners of `channel` on every replica after something was committed: one NOTIFY in a statement
+   * of its own (it writes nothing, so its commit waits for no WAL flush; a NOTIFY inside a writing transaction
+   * would serialise every such commit on PostgreSQL's notify lock), and while one is on its way, the next ones
+   * fold into a single follow-up. Lost wake-ups only cost latency: listeners also poll.
    */
-  announceDispatch(): void {
-    if (this.announcing) {
-      this.announceAgain = true;
+  announce(channel: string): void {
+    const pending = this.announcing.get(channel);
+    if (pending) {
+      pending.again = true;
       return;
     }
-    this.announcing = true;
-    void sql`SELECT pg_notify('hangar_dispatch', '')`
+    const state = { again: false };
+    this.announcing.set(channel, state);
+    void sql`SELECT pg_notify(${channel}, '')`
       .execute(this.database.db)
       .catch(() => undefined)
       .finally(() => {
-        this.announcing = false;
-        if (this.announceAgain) {
-          this.announceAgain = false;
-          this.announceDispatch();
-        }
+        this.announcing.delete(channel);
+        if (state.again) this.announce(channel);
       });
+  }
+
+  /** New runs were committed: wake the engines. */
+  announceDispatch(): void {
+    this.announce('hangar_dispatch');
   }
 
   /** Runs were queued or capacity was freed. */

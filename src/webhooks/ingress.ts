@@ -20,6 +20,8 @@ export interface IngressOptions {
   /** Failed authentications per sender and minute before every delivery gets 429. */
   authFailuresPerMinute: number;
   publicUrl: string;
+  /** Wakes the automation evaluators (of every replica) once a delivery is committed. */
+  announceDelivery: () => void;
   now?: () => Date;
 }
 
@@ -142,7 +144,7 @@ export async function registerIngressRoutes(app: FastifyInstance, options: Ingre
         await store.recordRejected(db, webhook.uid, identity, 'Rejected (invalid JSON)', body.length);
         throw new ApiError(400, 'invalid_request', body.length === 0 ? 'the delivery has no body; send a JSON document' : 'the body is not valid JSON (UTF-8)');
       }
-      await store.recordAccepted(db, webhook.uid, identity, body.toString('utf8'), body.length);
+      if ((await store.recordAccepted(db, webhook.uid, identity, body.toString('utf8'), body.length)) === 'Accepted') options.announceDelivery();
       return reply.code(202).send({ delivery_id: identity });
     };
 

@@ -4,7 +4,7 @@ import type { DB, DeliveryStatus, WebhookAuthMode, WebhooksTable } from '../plat
 
 export type WebhookRow = Selectable<WebhooksTable>;
 
-/** NOTIFY channel that wakes the automation evaluators when a delivery was accepted (sent on commit). */
+/** NOTIFY channel that wakes the automation evaluators when a delivery was accepted. */
 export const DELIVERIES_CHANNEL = 'hangar_deliveries';
 
 export interface WebhookValues {
@@ -100,7 +100,7 @@ export async function recordAccepted(db: Kysely<DB>, webhookUid: string, deliver
     INSERT INTO webhook_deliveries (webhook_uid, delivery_id, status, size_bytes, body)
     VALUES (${webhookUid}, ${deliveryId}, 'Accepted', ${sizeBytes}, ${body})
     ON CONFLICT (webhook_uid, delivery_id) WHERE status = 'Accepted' DO NOTHING
-    RETURNING seq, pg_notify(${DELIVERIES_CHANNEL}, '')::text`.execute(db);
+    RETURNING seq`.execute(db);
   if (accepted.rows.length > 0) return 'Accepted';
   await recordRejected(db, webhookUid, deliveryId, 'Duplicate', sizeBytes);
   return 'Duplicate';
