@@ -84,9 +84,13 @@ export class AutomationEvaluator {
       const deliveries = await deliveryQueue.claimPending(trx, this.batchSize);
       const requests: RunRequest[] = [];
       const firings: Array<Omit<store.Firing, 'run_id' | 'error'>> = [];
+      // Deliveries of one webhook arrive together: look its automations up once per batch.
+      const selecting = new Map<string, Promise<store.AutomationRow[]>>();
       for (const delivery of deliveries) {
         const payload: unknown = JSON.parse(delivery.body);
-        for (const automation of await store.automationsFor(trx, delivery.team_uid, delivery.webhook_uid)) {
+        let automations = selecting.get(delivery.webhook_uid);
+        if (!automations) selecting.set(delivery.webhook_uid, (automations = store.automationsFor(trx, delivery.team_uid, delivery.webhook_uid)));
+        for (const automation of await automations) {
           if (!checkTriggers(automation.triggers, delivery.webhook_uid, payload).would_trigger) continue;
           requests.push({
             owner: savedBy(delivery.team_uid, automation.created_by_uid),

@@ -4,7 +4,8 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError, notFound, renderProblem, toApiError } from '../platform/http/errors.js';
 import { bodyHash, deliveryIdentity } from './identity.js';
-import { countAuthFailure, lookUpAndCount, secondsUntilBelow, slidingCount, type SenderCounts } from './limits.js';
+import { IngressWrites } from './ingress-writes.js';
+import { countAuthFailure, secondsUntilBelow, slidingCount, type SenderCounts } from './limits.js';
 import { SIGNATURE_SCHEMES, type SchemeVerdict, type SignatureSchemeName } from './schemes/index.js';
 import type { WebhooksService } from './service.js';
 import * as store from './store.js';
@@ -83,6 +84,7 @@ function tooMany(detail: string, retryAfter: number): ApiError {
 export async function registerIngressRoutes(app: FastifyInstance, options: IngressOptions): Promise<void> {
   const { db, webhooks } = options;
   const now = options.now ?? (() => new Date());
+  const writes = new IngressWrites(db);
 
   const checkLimits = (counts: SenderCounts) => {
     const failures = slidingCount(counts.failuresNow, counts.failuresBefore, counts.elapsed);
@@ -118,7 +120,7 @@ export async function registerIngressRoutes(app: FastifyInstance, options: Ingre
       // The sender's Content-Type means nothing here (any JSON is accepted), and a malformed one must not turn a
       // delivery into a 415: every body is read as the same raw bytes.
       request.headers['content-type'] = 'application/octet-stream';
-      const found = await lookUpAndCount(db, request.params.uid, request.ip);
+      const found = await writes.lookUp(request.params.uid, request.ip);
       if (!found) throw notFound('no enabled webhook at this URL');
       checkLimits(found.counts);
       request.webhook = found.webhook;
@@ -144,7 +146,8 @@ export async function registerIngressRoutes(app: FastifyInstance, options: Ingre
         await store.recordRejected(db, webhook.uid, identity, 'Rejected (invalid JSON)', body.length);
         throw new ApiError(400, 'invalid_request', body.length === 0 ? 'the delivery has no body; send a JSON document' : 'the body is not valid JSON (UTF-8)');
       }
-      if ((await store.recordAccepted(db, webhook.uid, identity, body.toString('utf8'), body.length)) === 'Accepted') options.announceDelivery();
+      const status = await writes.accept({ webhookUid: webhook.uid, deliveryId: identity, body: body.toString('utf8'), sizeBytes: body.length });
+      if (status === 'Accepted') options.announceDelivery();
       return reply.code(202).send({ delivery_id: identity });
     };
 

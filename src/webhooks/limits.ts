@@ -16,37 +16,68 @@ export interface SenderCounts {
   elapsed: number;
 }
 
+export interface SenderLookup {
+  uid: string;
+  sender: string;
+}
+
 /**
- * The enabled webhook named by `uid` and its sender's counts, with this delivery counted: one round trip, and
- * nothing is written for a UID that names no enabled webhook.
+ * For each request, the enabled webhook its UID names and its sender's counts with this delivery counted; one
+ * statement for a whole batch, and nothing is written for a UID that names no enabled webhook. Requests of one
+ * sender in the batch are counted in order, as if they had come one after the other.
  */
-export async function lookUpAndCount(db: Kysely<DB>, uid: string, sender: string): Promise<{ webhook: WebhookRow; counts: SenderCounts } | undefined> {
-  const result = await sql<WebhookRow & { deliveries_now: string; deliveries_before: string; failures_now: string; failures_before: string; elapsed: number }>`
-    WITH hook AS (SELECT * FROM webhooks WHERE uid = ${uid} AND enabled),
+export async function lookUpAndCount(db: Kysely<DB>, requests: SenderLookup[]): Promise<Array<{ webhook: WebhookRow; counts: SenderCounts } | undefined>> {
+  // One counter row per (webhook, sender) in the statement: an upsert may not touch the same row twice.
+  const groups = new Map<string, { uid: string; sender: string; n: number; shard: number }>();
+  for (const request of requests) {
+    const key = `${request.uid}\n${request.sender}`;
+    const group = groups.get(key) ?? { uid: request.uid, sender: request.sender, n: 0, shard: randomInt(SHARDS) };
+    group.n++;
+    groups.set(key, group);
+  }
+  type Row = WebhookRow & { input_sender: string; deliveries_now: string | null; deliveries_before: string | null; failures_now: string | null; failures_before: string | null; elapsed: number };
+  const result = await sql<Row>`
+    WITH input AS (SELECT * FROM jsonb_to_recordset(${JSON.stringify([...groups.values()])}::jsonb) AS i(uid text, sender text, n int, shard int)),
+    hook AS (SELECT * FROM webhooks WHERE uid IN (SELECT uid FROM input) AND enabled),
     bumped AS (
       INSERT INTO webhook_rate_windows (webhook_uid, sender, kind, window_start, shard, count)
-      SELECT hook.uid, ${sender}, 'delivery', date_trunc('minute', now()), ${randomInt(SHARDS)}, 1 FROM hook
-      ON CONFLICT (webhook_uid, sender, window_start, kind, shard) DO UPDATE SET count = webhook_rate_windows.count + 1
-      RETURNING 1
+      SELECT i.uid, i.sender, 'delivery', date_trunc('minute', now()), i.shard, i.n FROM input i JOIN hook h ON h.uid = i.uid
+      ON CONFLICT (webhook_uid, sender, window_start, kind, shard) DO UPDATE SET count = webhook_rate_windows.count + EXCLUDED.count
     ), counts AS (
-      SELECT
-        coalesce(sum(count) FILTER (WHERE kind = 'delivery' AND window_start = date_trunc('minute', now())), 0) AS deliveries_now,
-        coalesce(sum(count) FILTER (WHERE kind = 'delivery' AND window_start < date_trunc('minute', now())), 0) AS deliveries_before,
-        coalesce(sum(count) FILTER (WHERE kind = 'auth_failure' AND window_start = date_trunc('minute', now())), 0) AS failures_now,
-        coalesce(sum(count) FILTER (WHERE kind = 'auth_failure' AND window_start < date_trunc('minute', now())), 0) AS failures_before
-      FROM webhook_rate_windows
-      WHERE webhook_uid = ${uid} AND sender = ${sender} AND window_start >= date_trunc('minute', now()) - interval '1 minute'
+      SELECT r.webhook_uid, r.sender,
+        sum(r.count) FILTER (WHERE r.kind = 'delivery' AND r.window_start = date_trunc('minute', now())) AS deliveries_now,
+        sum(r.count) FILTER (WHERE r.kind = 'delivery' AND r.window_start < date_trunc('minute', now())) AS deliveries_before,
+        sum(r.count) FILTER (WHERE r.kind = 'auth_failure' AND r.window_start = date_trunc('minute', now())) AS failures_now,
+        sum(r.count) FILTER (WHERE r.kind = 'auth_failure' AND r.window_start < date_trunc('minute', now())) AS failures_before
+      FROM webhook_rate_windows r JOIN input i ON r.webhook_uid = i.uid AND r.sender = i.sender
+      WHERE r.window_start >= date_trunc('minute', now()) - interval '1 minute'
+      GROUP BY r.webhook_uid, r.sender
     )
-    SELECT hook.*, counts.*, extract(epoch FROM now() - date_trunc('minute', now()))::float8 AS elapsed
-    FROM hook, counts, (SELECT count(*) FROM bumped) AS written`.execute(db);
-  const row = result.rows[0];
-  if (!row) return undefined;
-  const { deliveries_now, deliveries_before, failures_now, failures_before, elapsed, ...webhook } = row;
-  return {
-    webhook: webhook as WebhookRow,
-    // The statement's snapshot does not see its own increment.
-    counts: { deliveriesNow: Number(deliveries_now) + 1, deliveriesBefore: Number(deliveries_before), failuresNow: Number(failures_now), failuresBefore: Number(failures_before), elapsed },
-  };
+    SELECT h.*, i.sender AS input_sender, c.deliveries_now, c.deliveries_before, c.failures_now, c.failures_before,
+      extract(epoch FROM now() - date_trunc('minute', now()))::float8 AS elapsed
+    FROM input i JOIN hook h ON h.uid = i.uid
+    LEFT JOIN counts c ON c.webhook_uid = i.uid AND c.sender = i.sender`.execute(db);
+  const found = new Map(result.rows.map((row) => [`${row.uid}\n${row.input_sender}`, row]));
+  const seen = new Map<string, number>();
+  return requests.map((request) => {
+    const key = `${request.uid}\n${request.sender}`;
+    const row = found.get(key);
+    if (!row) return undefined;
+    const { input_sender: _sender, deliveries_now, deliveries_before, failures_now, failures_before, elapsed, ...webhook } = row;
+    // The statement's snapshot does not see its own increments: this request is the next one of its sender.
+    const position = (seen.get(key) ?? 0) + 1;
+    seen.set(key, position);
+    return {
+      webhook: webhook as WebhookRow,
+      counts: {
+        deliveriesNow: Number(deliveries_now ?? 0) + position,
+        deliveriesBefore: Number(deliveries_before ?? 0),
+        failuresNow: Number(failures_now ?? 0),
+        failuresBefore: Number(failures_before ?? 0),
+        elapsed,
+      },
+    };
+  });
 }
 
 export async function countAuthFailure(db: Kysely<DB>, uid: string, sender: string): Promise<void> {

@@ -91,19 +91,37 @@ export interface DeliveryRow {
   evaluated_at: Date | null;
 }
 
+export interface NewDelivery {
+  webhookUid: string;
+  deliveryId: string;
+  body: string;
+  sizeBytes: number;
+}
+
 /**
- * Records an accepted delivery, or a Duplicate when its identity was accepted before: the unique index on
+ * Records deliveries that passed every check, in one statement for a batch: each one `Accepted`, or a
+ * `Duplicate` when its identity was accepted before, earlier in the batch included. The unique index on
  * accepted identities decides, so concurrent identical deliveries yield exactly one Accepted.
  */
-export async function recordAccepted(db: Kysely<DB>, webhookUid: string, deliveryId: string, body: string, sizeBytes: number): Promise<DeliveryStatus> {
-  const accepted = await sql<{ seq: string }>`
-    INSERT INTO webhook_deliveries (webhook_uid, delivery_id, status, size_bytes, body)
-    VALUES (${webhookUid}, ${deliveryId}, 'Accepted', ${sizeBytes}, ${body})
-    ON CONFLICT (webhook_uid, delivery_id) WHERE status = 'Accepted' DO NOTHING
-    RETURNING seq`.execute(db);
-  if (accepted.rows.length > 0) return 'Accepted';
-  await recordRejected(db, webhookUid, deliveryId, 'Duplicate', sizeBytes);
-  return 'Duplicate';
+export async function recordAccepted(db: Kysely<DB>, deliveries: NewDelivery[]): Promise<DeliveryStatus[]> {
+  const input = deliveries.map((delivery, pos) => ({ pos, uid: delivery.webhookUid, delivery_id: delivery.deliveryId, body: delivery.body, size: delivery.sizeBytes }));
+  const result = await sql<{ pos: number }>`
+    WITH input AS (SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::jsonb) AS i(pos int, uid text, delivery_id text, body text, size int)),
+    first AS (SELECT DISTINCT ON (uid, delivery_id) * FROM input ORDER BY uid, delivery_id, pos),
+    accepted AS (
+      INSERT INTO webhook_deliveries (webhook_uid, delivery_id, status, size_bytes, body)
+      SELECT uid, delivery_id, 'Accepted', size, body FROM first ORDER BY pos
+      ON CONFLICT (webhook_uid, delivery_id) WHERE status = 'Accepted' DO NOTHING
+      RETURNING webhook_uid, delivery_id
+    ), accepted_pos AS (
+      SELECT f.pos FROM first f JOIN accepted a ON a.webhook_uid = f.uid AND a.delivery_id = f.delivery_id
+    ), duplicates AS (
+      INSERT INTO webhook_deliveries (webhook_uid, delivery_id, status, size_bytes)
+      SELECT uid, delivery_id, 'Duplicate', size FROM input WHERE pos NOT IN (SELECT pos FROM accepted_pos) ORDER BY pos
+    )
+    SELECT pos FROM accepted_pos`.execute(db);
+  const accepted = new Set(result.rows.map((row) => Number(row.pos)));
+  return deliveries.map((_, pos) => (accepted.has(pos) ? 'Accepted' : 'Duplicate'));
 }
 
 /** Duplicates and rejections keep metadata only. */
