@@ -56,9 +56,16 @@ async function seedSchedules(db: Kysely<DB>, tick: Date): Promise<void> {
     CROSS JOIN (SELECT user_uid FROM team_members LIMIT 1) m`.execute(db);
 }
 
+/** Polls with a bare count (an index scan), so that the waiting costs the database as little as possible. */
+async function runsOfTick(db: Kysely<DB>, tick: Date, source: string): Promise<number> {
+  const row = await sql<{ runs: string }>`
+    SELECT count(*) AS runs FROM runs WHERE schedule_tick = ${tick.toISOString()}::timestamptz AND source = ${source}`.execute(db);
+  return Number(row.rows[0]!.runs);
+}
+
 async function waitForRuns(db: Kysely<DB>, tick: Date, source: string): Promise<void> {
   const deadline = Date.now() + 120_000;
-  while ((await delays(db, tick, source)).runs < COUNT) {
+  while ((await runsOfTick(db, tick, source)) < COUNT) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${COUNT} ${source} runs`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

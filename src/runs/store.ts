@@ -161,16 +161,13 @@ function selectRuns(db: Kysely<DB>, sortKey: Expression<CursorValue[] | null>) {
     ]);
 }
 
-function runValues(run: NewRun) {
-  return {
-    ...run,
-    agent_config: JSON.stringify(run.agent_config),
-    agent_skill: run.agent_skill ? JSON.stringify(run.agent_skill) : null,
-    metadata: JSON.stringify(run.metadata),
-    schedule: run.schedule ? JSON.stringify(run.schedule) : null,
-    schedule_id: run.schedule?.schedule_id ?? null,
-  };
-}
+/** The columns a new run sets; the others take their defaults. */
+const NEW_RUN_COLUMNS = [
+  'id', 'team_uid', 'title', 'prompt', 'state', 'source', 'execution_location', 'mode', 'scope_type', 'scope_uid',
+  'agent_config', 'config_name', 'model_id', 'skill_spec', 'agent_skill', 'environment_id', 'worker_host', 'schedule',
+  'schedule_id', 'schedule_tick', 'parent_run_id', 'conversation_id', 'creator_type', 'creator_uid', 'executor_type',
+  'executor_uid', 'metadata', 'interactive', 'attachment_count',
+] as const satisfies ReadonlyArray<keyof NewRun | 'schedule_id'>;
 
 /** Concurrency limits of executing runs (PENDING, CLAIMED or INPROGRESS), across replicas. */
 export interface CapacityLimits {
@@ -189,16 +186,20 @@ export async function insertRuns(db: Kysely<DB>, runs: NewRun[], limits?: Capaci
     ? sql<boolean>`(SELECT count(*) >= ${limits.global} OR count(*) FILTER (WHERE team_uid = ${teamUid}) >= ${limits.perTeam}
          FROM runs WHERE state IN ('PENDING', 'CLAIMED', 'INPROGRESS') AND worker_host IS NULL)`
     : sql<boolean>`false`;
-  const rows = await db
-    .with('inserted', (qb) => qb.insertInto('runs').values(runs.map(runValues)).returning('id'))
-    .insertInto('run_events')
-    .columns(['event_uuid', 'run_id', 'event_type'])
-    .expression((eb) =>
-      eb.selectFrom('inserted').select([sql<string>`gen_random_uuid()::text`.as('event_uuid'), 'inserted.id', sql.lit('oz_run_created').as('event_type')]),
+  // The rows travel as one JSON parameter: one statement text for any number of runs (prepared once per
+  // connection), and no per-value parameters to build and bind (a scheduler batch is 500 runs of 29 columns).
+  const rows = runs.map((run) => ({ ...run, schedule_id: run.schedule?.schedule_id ?? null }));
+  const columns = sql.raw(NEW_RUN_COLUMNS.join(', '));
+  const result = await sql<{ at_capacity: boolean }>`
+    WITH inserted AS (
+      INSERT INTO runs (${columns})
+      SELECT ${columns} FROM jsonb_populate_recordset(NULL::runs, ${JSON.stringify(rows)}::jsonb)
+      RETURNING id
     )
-    .returning(atCapacity.as('at_capacity'))
-    .execute();
-  return { atCapacity: rows.some((row) => row.at_capacity) };
+    INSERT INTO run_events (event_uuid, run_id, event_type)
+    SELECT gen_random_uuid()::text, id, 'oz_run_created' FROM inserted
+    RETURNING ${atCapacity} AS at_capacity`.execute(db);
+  return { atCapacity: result.rows.some((row) => row.at_capacity) };
 }
 
 export async function insertRun(db: Kysely<DB>, run: NewRun, attachments: NewAttachment[], limits?: CapacityLimits): Promise<{ atCapacity: boolean }> {

@@ -119,12 +119,18 @@ export class Scheduler {
         })),
       );
       const errors = outcomes.map((outcome) => (outcome instanceof ApiError ? outcome : null));
+      // Many schedules share an expression: each distinct one is evaluated once per batch.
+      const nextTicks = new Map<string, Date | null>();
+      const nextTick = (cron: string) => {
+        if (!nextTicks.has(cron)) nextTicks.set(cron, nextTickAfter(cron, now));
+        return nextTicks.get(cron)!;
+      };
       await store.recordTicks(
         trx,
         due.map((schedule, i) => ({
           id: schedule.id,
           // One run for however many ticks were missed, then back on the cadence from now.
-          next_run_at: nextTickAfter(schedule.cron_schedule, now),
+          next_run_at: nextTick(schedule.cron_schedule),
           error: errors[i]?.detail ?? null,
         })),
         now,

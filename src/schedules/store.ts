@@ -133,15 +133,13 @@ export interface TickOutcome {
 /** Moves each claimed schedule to its next tick and records how its spawn went, in one statement. */
 export async function recordTicks(db: Kysely<DB>, outcomes: TickOutcome[], now: Date): Promise<void> {
   if (outcomes.length === 0) return;
-  const rows = sql.join(
-    outcomes.map((outcome) => sql`(${outcome.id}, ${outcome.next_run_at?.toISOString() ?? null}::timestamptz, ${outcome.error}::text)`),
-  );
+  // One JSON parameter: one statement text for any batch size, prepared once per connection.
   await sql`
     UPDATE schedules s SET
       next_run_at = t.next_run_at,
       last_ran_at = CASE WHEN t.error IS NULL THEN ${now.toISOString()}::timestamptz ELSE s.last_ran_at END,
       last_spawn_error = t.error
-    FROM (VALUES ${rows}) AS t(id, next_run_at, error)
+    FROM jsonb_to_recordset(${JSON.stringify(outcomes)}::jsonb) AS t(id text, next_run_at timestamptz, error text)
     WHERE s.id = t.id`.execute(db);
 }
 
