@@ -4,7 +4,7 @@
  * measured in the same run: one hand-written INSERT ... SELECT that creates the same 10,000 runs in a single
  * statement (the floor: no claiming, no per-schedule checks, no timeline events). Target: p99 under 1 s.
  *
- *   npm run bench:scheduler    (BENCH_SCHEDULES=10000 BENCH_ENGINES=2 BENCH_BATCH=500 BENCH_DATABASE_URL=postgres://...)
+ *   npm run bench:scheduler    (BENCH_SCHEDULES=10000 BENCH_ENGINES=2 [BENCH_BATCH=1000] BENCH_DATABASE_URL=postgres://...)
  */
 import os from 'node:os';
 import { sql, type Kysely } from 'kysely';
@@ -17,7 +17,8 @@ import { createScratchDatabase } from '../runs-api/database.js';
 const COUNT = Number(process.env.BENCH_SCHEDULES ?? 10_000);
 const ENGINES = Number(process.env.BENCH_ENGINES ?? 2);
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const BATCH = Number(process.env.BENCH_BATCH ?? 500);
+/** Unset: the scheduler's own defaults (batch size and batches in flight). */
+const BATCH = process.env.BENCH_BATCH ? Number(process.env.BENCH_BATCH) : undefined;
 const LEAD_MS = 4000;
 
 interface Delays {
@@ -94,7 +95,7 @@ async function main(): Promise<void> {
   try {
     const tick = nextTick();
     await seedSchedules(db, tick);
-    const engines = Array.from({ length: ENGINES }, () => new Scheduler({ db, runs: server.services.runs, log: server.app.log, batchSize: BATCH }));
+    const engines = Array.from({ length: ENGINES }, () => new Scheduler({ db, runs: server.services.runs, log: server.app.log, ...(BATCH ? { batchSize: BATCH } : {}) }));
     const cpuBefore = process.cpuUsage();
     for (const engine of engines) engine.start();
     await waitForRuns(db, tick, 'SCHEDULED_AGENT');
