@@ -6,6 +6,7 @@ import { ERROR_CODES, notFound, renderProblem, toApiError, type ErrorCode } from
 import { registerOpenApi } from './openapi.js';
 import { requireApiKey, type Authenticator } from './auth.js';
 import { registerNotBuiltRoutes } from './not-built.js';
+import { registerDashboard } from './dashboard.js';
 import { validatorCompiler } from './validation.js';
 
 export interface AppDeps {
@@ -80,5 +81,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     { prefix: '/api/v1' },
   );
+  await registerDashboard(app, { publicUrl });
   return app;
 }

@@ -1,0 +1,212 @@
+// The dashboard's runs pages in a real headless Chromium against a real Hangar whose runs execute (script harness).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { acceptNextDialog, browserMissing, ensureDashboardBuilt, launchBrowser, openPage, screenshot, signIn } from '../support/browser.js';
+import { getRun, harnessEnv, script, waitForState } from '../support/engine.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+describe('dashboard: runs', { skip: browserMissing }, () => {
+  let hangar: TestServer;
+  let browser: Browser;
+  let page: Page;
+  let problems: string[];
+
+  before(async () => {
+    await ensureDashboardBuilt();
+    hangar = await startTestServer(harnessEnv());
+    browser = await launchBrowser();
+    ({ page, problems } = await openPage(browser, hangar.url));
+  });
+
+  after(async () => {
+    await browser?.close();
+    await hangar?.stop();
+  });
+
+  const summary = () => page.getByRole('region', { name: 'Summary' });
+  const conversation = () => page.getByRole('region', { name: 'Conversation' });
+
+  test('signing in checks the API key, and signing out forgets it', async () => {
+    await page.goto('/');
+    await page.getByRole('heading', { level: 1, name: 'Hangar' }).waitFor();
+    await screenshot(page, 'sign-in');
+
+    await page.getByLabel('API key').fill('hgr_not-a-key-of-this-server');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const refused = page.getByRole('alert');
+    await refused.getByText('Could not sign in').waitFor();
+    assert.match(await refused.innerText(), /authentication_required/);
+
+    await signIn(page, hangar.apiKey);
+    await page.getByText('No runs yet.').waitFor();
+    // The key stays for the tab: a reload keeps the session.
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Runs' }).waitFor();
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key').waitFor();
+    assert.equal(await page.evaluate('sessionStorage.length + localStorage.length'), 0);
+    await signIn(page, hangar.apiKey);
+  });
+
+  test('a run created in the dashboard is followed live to its end, with its conversation, artifacts and timeline', async () => {
+    await page.getByRole('link', { name: 'New run' }).click();
+    await page.getByLabel('Prompt', { exact: true }).fill(
+      script(
+        { say: 'Looking at the flaky test.' },
+        { tool: 'npm test -- login' },
+        { artifact: true },
+        { file: { path: 'report.txt', content: 'all green\n' } },
+        { emit: { type: 'artifact', artifact_type: 'FILE', data: { path: 'report.txt', description: 'Test report' } } },
+        { done: 'Fixed the flaky login test.' },
+      ),
+    );
+    await page.getByLabel('Title', { exact: false }).fill('Fix the flaky login test');
+    await page.getByRole('button', { name: 'Start run' }).click();
+
+    await page.getByRole('heading', { level: 1, name: 'Fix the flaky login test' }).waitFor();
+    const runId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!);
+    await summary().getByText('Succeeded', { exact: true }).waitFor();
+    await summary().getByText('The run has ended').waitFor();
+    assert.equal((await getRun(hangar, runId)).state, 'SUCCEEDED');
+
+    // The conversation as a chat: the prompt, the agent's text, the tool call collapsed until opened.
+    await conversation().getByText('Looking at the flaky test.', { exact: true }).waitFor();
+    await conversation().getByText('Summary: Fixed the flaky login test.', { exact: true }).waitFor();
+    const toolCall = conversation().getByRole('group').filter({ hasText: 'npm test -- login' });
+    assert.equal(await toolCall.getByText('Output').isVisible(), false, 'a tool call starts collapsed');
+    await toolCall.getByText('npm test -- login').first().click();
+    await toolCall.getByText('Output').waitFor();
+    assert.match(await toolCall.innerText(), /completed[\s\S]*ok/);
+
+    const artifacts = page.getByRole('region', { name: 'Artifacts' });
+    assert.equal(await artifacts.getByRole('link', { name: 'https://example.invalid/pr/1' }).getAttribute('href'), 'https://example.invalid/pr/1');
+    // A file artifact downloads through its signed link.
+    const file = page.waitForEvent('download');
+    await artifacts.getByRole('button', { name: 'Download report.txt' }).click();
+    const fileDownload = await file;
+    assert.equal(fileDownload.suggestedFilename(), 'report.txt');
+    assert.equal(fs.readFileSync((await fileDownload.path())!, 'utf8'), 'all green\n');
+    const timeline = page.getByRole('region', { name: 'Timeline' });
+    await timeline.getByText('agent started').waitFor();
+    await timeline.getByText('run done').waitFor();
+
+    // The transcript downloads as a file.
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Download transcript' }).click();
+    assert.equal((await download).suggestedFilename(), `transcript-${runId}.jsonl`);
+    await screenshot(page, 'run');
+
+    // A follow-up continues the ended run in a new execution, followed live again.
+    await page.getByLabel('Follow-up message').fill('Also update the changelog');
+    await page.getByRole('button', { name: 'Send follow-up' }).click();
+    await page.getByText('Follow-up sent.').waitFor();
+    await conversation().getByRole('region', { name: 'Continuation (execution 2)' }).waitFor();
+    await conversation().getByText('Also update the changelog', { exact: true }).waitFor();
+    await waitForState(hangar, runId, 'SUCCEEDED');
+    await summary().getByText('The run has ended').waitFor();
+
+    // On a phone: the same page in one column.
+    const phone = await openPage(browser, hangar.url, { width: 390, height: 844 });
+    await signIn(phone.page, hangar.apiKey);
+    await phone.page.goto(`/runs/${runId}`);
+    await phone.page.getByRole('region', { name: 'Conversation' }).getByText('Summary: Fixed the flaky login test.', { exact: true }).first().waitFor();
+    await screenshot(phone.page, 'run-phone');
+    await phone.page.goto('/runs');
+    await phone.page.getByRole('link', { name: 'Fix the flaky login test' }).waitFor();
+    await phone.page.getByRole('button', { name: 'Menu' }).click();
+    await phone.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Schedules' }).waitFor();
+    await screenshot(phone.page, 'runs-phone');
+    assert.deepEqual(phone.problems, []);
+    await phone.context.close();
+  });
+
+  test('a long-running run is cancelled from its page, and the list shows it', async () => {
+    const created = await hangar.request('POST', '/api/v1/agent/runs', { body: { title: 'Refactor the billing module', prompt: script({ say: 'Working on it.' }, { sleep: 30_000 }) } });
+    assert.equal(created.status, 200);
+    const runId = created.body.run_id as string;
+
+    await page.goto(`/runs/${runId}`);
+    await summary().getByText('In progress', { exact: true }).waitFor();
+    // Live: the agent's text arrives while it runs.
+    await conversation().getByText('Working on it.', { exact: true }).waitFor();
+    acceptNextDialog(page);
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await summary().getByText('Cancelled', { exact: true }).waitFor();
+    await summary().getByText('Cancelled by').waitFor();
+    assert.equal((await getRun(hangar, runId)).state, 'CANCELLED');
+    assert.equal(await page.getByRole('button', { name: 'Cancel run' }).count(), 0);
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Runs' }).click();
+    const row = page.getByRole('row').filter({ hasText: 'Refactor the billing module' });
+    await row.getByText('Cancelled', { exact: true }).waitFor();
+    await screenshot(page, 'runs');
+  });
+
+  test("a plain-text harness's run shows its output instead of a conversation", async () => {
+    const created = await hangar.request('POST', '/api/v1/agent/runs', { body: { title: 'Plain output', prompt: 'hello there', config: { harness: { type: 'text' } } } });
+    await waitForState(hangar, created.body.run_id, 'SUCCEEDED');
+    await page.goto(`/runs/${created.body.run_id}`);
+    await conversation().getByText(/writes plain text/).waitFor();
+    await conversation().getByLabel('Output').getByText(/echo: hello there/).waitFor();
+  });
+
+  test('the list follows state changes without a reload', async () => {
+    await page.goto('/runs');
+    await page.getByRole('heading', { level: 1, name: 'Runs' }).waitFor();
+    const created = await hangar.request('POST', '/api/v1/agent/runs', { body: { title: 'Update the changelog', prompt: script({ say: 'Done.' }) } });
+    await waitForState(hangar, created.body.run_id, 'SUCCEEDED');
+    await page.getByRole('row').filter({ hasText: 'Update the changelog' }).getByText('Succeeded', { exact: true }).waitFor();
+  });
+
+  test('the list pages through runs with the filters, sort and search of the API', async () => {
+    // Runs for a self-hosted worker that is not connected stay QUEUED: nothing executes them.
+    for (let index = 1; index <= 12; index++) {
+      const title = `Zebracorn audit ${String(index).padStart(2, '0')}`;
+      const created = await hangar.request('POST', '/api/v1/agent/runs', { body: { title, prompt: 'audit', config: { worker_host: 'absent-box' } } });
+      assert.equal(created.status, 200);
+    }
+    await page.goto('/runs');
+    await page.getByRole('searchbox', { name: 'Search' }).fill('zebracorn');
+    await page.getByLabel('Sort by').selectOption('title');
+    await page.getByLabel('Order').selectOption('asc');
+    await page.getByLabel('Per page').selectOption('10');
+    await page.getByRole('checkbox', { name: 'Queued' }).check();
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+
+    const titles = async () => (await page.getByRole('rowheader').allInnerTexts()).map((text) => text.trim());
+    const expected = Array.from({ length: 12 }, (_, index) => `Zebracorn audit ${String(index + 1).padStart(2, '0')}`);
+    await page.getByRole('link', { name: 'Zebracorn audit 01' }).waitFor();
+    assert.deepEqual(await titles(), expected.slice(0, 10));
+    assert.match(page.url(), /q=zebracorn/);
+    assert.match(page.url(), /state=QUEUED/);
+
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.getByRole('link', { name: 'Zebracorn audit 11' }).waitFor();
+    assert.deepEqual(await titles(), expected.slice(10));
+    assert.equal(await page.getByRole('button', { name: 'Next page' }).isDisabled(), true);
+    await screenshot(page, 'runs-filtered');
+
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    await page.getByRole('link', { name: 'Zebracorn audit 01' }).waitFor();
+    assert.deepEqual(await titles(), expected.slice(0, 10));
+
+    // Another state filter: none of them matches.
+    await page.getByRole('checkbox', { name: 'Queued' }).uncheck();
+    await page.getByRole('checkbox', { name: 'Succeeded' }).check();
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByText('No run matches these filters.').waitFor();
+
+    // A bad filter value is the API's problem, shown to the person.
+    await page.goto('/runs?created_after=yesterday');
+    const problem = page.getByRole('alert');
+    await problem.getByText('Could not load the runs').waitFor();
+    assert.match(await problem.innerText(), /invalid_request/);
+  });
+
+  test('the page showed no errors of its own', () => {
+    assert.deepEqual(problems, []);
+  });
+});

@@ -1,0 +1,93 @@
+import { useEffect, useState } from 'react';
+import { Link, Navigate, NavLink, Route, Routes, useLocation } from 'react-router';
+import { PageHeader } from './components/ui';
+import { AgentsPage } from './pages/Agents';
+import { AutomationsPage } from './pages/Automations';
+import { EnvironmentsPage } from './pages/Environments';
+import { ModelsPage } from './pages/Models';
+import { NewRunPage } from './pages/NewRun';
+import { RunPage } from './pages/Run';
+import { RunsPage } from './pages/Runs';
+import { SchedulesPage } from './pages/Schedules';
+import { SignInPage } from './pages/SignIn';
+import { WebhookPage } from './pages/Webhook';
+import { WebhooksPage } from './pages/Webhooks';
+import { WorkersPage } from './pages/Workers';
+import { useSession } from './session';
+
+// Client-side routes. None may start with a path the server owns (/api, /webhooks, /docs, /errors, /healthz,
+// /readyz, /assets): the server answers those itself (src/platform/http/dashboard.ts).
+const NAV = [
+  ['/runs', 'Runs'],
+  ['/schedules', 'Schedules'],
+  ['/environments', 'Environments'],
+  ['/agents', 'Agents'],
+  ['/models', 'Models'],
+  ['/workers', 'Workers'],
+  ['/factory/webhooks', 'Webhooks'],
+  ['/factory/automations', 'Automations'],
+] as const;
+
+export function App() {
+  const { client, signOut } = useSession();
+  const [menuOpen, setMenuOpen] = useState(false);
+  const location = useLocation();
+  useEffect(() => setMenuOpen(false), [location.pathname]);
+
+  if (!client) return <SignInPage />;
+  return (
+    <div className="layout">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <Link className="brand" to="/runs">
+          Hangar
+        </Link>
+        <button type="button" className="menu-button secondary" aria-expanded={menuOpen} aria-controls="main-nav" onClick={() => setMenuOpen(!menuOpen)}>
+          Menu
+        </button>
+        <nav id="main-nav" aria-label="Main" className={menuOpen ? 'open' : undefined}>
+          <ul>
+            {NAV.map(([to, label]) => (
+              <li key={to}>
+                <NavLink to={to}>{label}</NavLink>
+              </li>
+            ))}
+          </ul>
+          <button type="button" className="secondary sign-out" onClick={() => signOut()}>
+            Sign out
+          </button>
+        </nav>
+      </header>
+      <main id="main">
+        <Routes>
+          <Route path="/" element={<Navigate to="/runs" replace />} />
+          <Route path="/runs" element={<RunsPage />} />
+          <Route path="/runs/new" element={<NewRunPage />} />
+          <Route path="/runs/:runId" element={<RunPage />} />
+          <Route path="/schedules" element={<SchedulesPage />} />
+          <Route path="/environments" element={<EnvironmentsPage />} />
+          <Route path="/agents" element={<AgentsPage />} />
+          <Route path="/models" element={<ModelsPage />} />
+          <Route path="/workers" element={<WorkersPage />} />
+          <Route path="/factory/webhooks" element={<WebhooksPage />} />
+          <Route path="/factory/webhooks/:uid" element={<WebhookPage />} />
+          <Route path="/factory/automations" element={<AutomationsPage />} />
+          <Route path="*" element={<NotFound />} />
+        </Routes>
+      </main>
+    </div>
+  );
+}
+
+function NotFound() {
+  return (
+    <>
+      <PageHeader title="Page not found" />
+      <p>
+        Nothing here. Go to the <NavLink to="/runs">runs</NavLink>.
+      </p>
+    </>
+  );
+}

@@ -1,0 +1,167 @@
+import { useState, type FormEvent } from 'react';
+import { Link } from 'react-router';
+import { seg } from '../api/client';
+import type { Environment } from '../api/types';
+import { Empty, ErrorMessage, Loading, PageHeader, Time, confirmed } from '../components/ui';
+import { useAction, useResource } from '../hooks';
+import { useClient } from '../session';
+
+const lines = (value: FormDataEntryValue | null) =>
+  String(value ?? '')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
+
+function EnvironmentForm({ onSaved, onCancel }: { onSaved(): void; onCancel(): void }) {
+  const client = useClient();
+  const save = useAction();
+  const submit = async (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const retention = String(form.get('retention') ?? '').trim();
+    const image = String(form.get('docker_image') ?? '').trim();
+    const repos = lines(form.get('repos')).map((line) => {
+      const [owner = '', repo = ''] = line.split('/');
+      return { owner, repo };
+    });
+    const body = {
+      name: String(form.get('name')).trim(),
+      description: String(form.get('description') ?? '').trim() || null,
+      ...(image ? { docker_image: image } : {}),
+      github_repos: repos,
+      setup_commands: lines(form.get('setup')),
+      failure_session_retention_minutes: retention ? Number(retention) : null,
+    };
+    if ((await save.run(() => client.post('/environments', body))) !== undefined) onSaved();
+  };
+  return (
+    <form className="card stack" onSubmit={submit} aria-label="New environment">
+      <label>
+        Name
+        <input name="name" required maxLength={200} />
+      </label>
+      <label>
+        Description
+        <input name="description" maxLength={2000} />
+      </label>
+      <label>
+        Docker image
+        <input name="docker_image" placeholder="node:20" />
+      </label>
+      <label>
+        Repositories <span className="muted">(owner/repo, one a line)</span>
+        <textarea name="repos" rows={3} placeholder="acme/api" />
+      </label>
+      <label>
+        Setup commands <span className="muted">(one a line, run in order)</span>
+        <textarea name="setup" rows={3} placeholder="npm ci" />
+      </label>
+      <label>
+        Keep a failed setup for debugging (minutes, 1-60)
+        <input name="retention" type="number" min={1} max={60} />
+      </label>
+      <ErrorMessage error={save.error} title="Could not create the environment" />
+      <div className="row">
+        <button type="submit" disabled={save.pending}>
+          Create environment
+        </button>
+        <button type="button" className="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function EnvironmentCard({ environment, onChanged }: { environment: Environment; onChanged(): void }) {
+  const client = useClient();
+  const remove = useAction();
+  const { config } = environment;
+  return (
+    <li className="card item">
+      <div className="item-head">
+        <h2>{config.name}</h2>
+        {environment.setup_failed && <span className="badge state-failed">Setup failed</span>}
+        <span className="badge">{environment.access}</span>
+      </div>
+      {config.description && <p>{config.description}</p>}
+      <dl className="facts">
+        <dt>ID</dt>
+        <dd>
+          <code>{environment.uid}</code>
+        </dd>
+        <dt>Image</dt>
+        <dd>{config.docker_image ?? <span className="muted">default</span>}</dd>
+        <dt>Repositories</dt>
+        <dd>{config.github_repos.length ? config.github_repos.map((repo) => `${repo.owner}/${repo.repo}`).join(', ') : <span className="muted">none</span>}</dd>
+        <dt>Setup</dt>
+        <dd>{config.setup_commands.length ? <code>{config.setup_commands.join(' && ')}</code> : <span className="muted">none</span>}</dd>
+        <dt>Last run</dt>
+        <dd>
+          <Time value={environment.last_task_run_timestamp} />
+        </dd>
+        <dt>Updated</dt>
+        <dd>
+          <Time value={environment.last_updated} />
+        </dd>
+      </dl>
+      <ErrorMessage error={remove.error} title="Could not delete the environment" />
+      <div className="row">
+        <Link className="button secondary" to={`/runs?environment_id=${encodeURIComponent(environment.uid)}`}>
+          Runs
+        </Link>
+        {environment.access === 'owner' && (
+          <button
+            type="button"
+            className="danger"
+            aria-label={`Delete ${config.name}`}
+            disabled={remove.pending}
+            onClick={async () => {
+              if (!confirmed(`Delete the environment "${config.name}"?`)) return;
+              if ((await remove.run(() => client.delete(`/environments/${seg(environment.uid)}`))) !== undefined) onChanged();
+            }}
+          >
+            Delete
+          </button>
+        )}
+      </div>
+    </li>
+  );
+}
+
+export function EnvironmentsPage() {
+  const client = useClient();
+  const environments = useResource((signal) => client.get<{ environments: Environment[] }>('/agent/environments', undefined, signal), 'environments');
+  const [creating, setCreating] = useState(false);
+  const list = environments.data?.environments;
+  return (
+    <>
+      <PageHeader title="Environments" subtitle="Where runs execute: an image, repositories cloned into the workspace, setup commands.">
+        {!creating && (
+          <button type="button" onClick={() => setCreating(true)}>
+            New environment
+          </button>
+        )}
+      </PageHeader>
+      {creating && (
+        <EnvironmentForm
+          onCancel={() => setCreating(false)}
+          onSaved={() => {
+            setCreating(false);
+            void environments.reload();
+          }}
+        />
+      )}
+      <ErrorMessage error={environments.error} title="Could not load the environments" />
+      {environments.loading && !list && <Loading what="Loading environments" />}
+      {list && list.length === 0 && <Empty title="No environments yet.">{<p>Runs without one start in an empty workspace.</p>}</Empty>}
+      {list && list.length > 0 && (
+        <ul className="items">
+          {list.map((environment) => (
+            <EnvironmentCard key={environment.uid} environment={environment} onChanged={() => void environments.reload()} />
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}

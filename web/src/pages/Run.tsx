@@ -1,0 +1,323 @@
+import { Fragment, useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
+import { Link, useParams } from 'react-router';
+import { ApiError, seg } from '../api/client';
+import { followRunEvents } from '../api/events';
+import { isTerminal, type Conversation, type Run, type TimelineEvent } from '../api/types';
+import { ArtifactList } from '../components/Artifacts';
+import { ConversationView } from '../components/Conversation';
+import { ErrorMessage, Json, Loading, PageHeader, StateBadge, Time, confirmed, duration } from '../components/ui';
+import { useAction, useResource } from '../hooks';
+import { useClient } from '../session';
+
+type Live = 'connecting' | 'live' | 'reconnecting' | 'ended' | 'failed';
+const LIVE_LABELS: Record<Live, string> = {
+  connecting: 'Connecting to live updates…',
+  live: 'Live: updates as the run goes',
+  reconnecting: 'Connection lost, reconnecting…',
+  ended: 'The run has ended',
+  failed: 'Live updates unavailable',
+};
+
+/** Calls `work` at most once per `ms`, after the last trigger in a burst too. */
+function useThrottle(work: () => void, ms: number): () => void {
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const latest = useRef(work);
+  latest.current = work;
+  useEffect(() => () => clearTimeout(timer.current), []);
+  return useCallback(() => {
+    if (timer.current) return;
+    timer.current = setTimeout(() => {
+      timer.current = undefined;
+      latest.current();
+    }, ms);
+  }, [ms]);
+}
+
+const eventLabel = (type: string) => type.replace(/^oz_/, '').replace(/_/g, ' ');
+
+function TimelineView({ events }: { events: TimelineEvent[] }) {
+  if (events.length === 0) return <p className="muted">Nothing has happened yet.</p>;
+  return (
+    <ol className="timeline">
+      {events.map((event) => (
+        <li key={event.event_uuid}>
+          <span className="timeline-type">{eventLabel(event.event_type)}</span> <Time value={event.occurred_at} />
+          {event.execution_id && event.execution_id !== '1' && <span className="muted"> · execution {event.execution_id}</span>}
+          {event.payload && Object.keys(event.payload).length > 0 && (
+            <details>
+              <summary>Details</summary>
+              <Json value={event.payload} />
+            </details>
+          )}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+export function RunPage() {
+  const client = useClient();
+  const runId = useParams().runId!;
+  const run = useResource((signal) => client.get<Run>(`/agent/runs/${seg(runId)}`, undefined, signal), runId);
+  const conversation = useResource<Conversation | null>(
+    async (signal) => {
+      try {
+        return await client.get<Conversation>(`/agent/runs/${seg(runId)}/conversation`, undefined, signal);
+      } catch (error) {
+        // 404: the harness has not written anything yet.
+        if (error instanceof ApiError && error.status === 404) return null;
+        throw error;
+      }
+    },
+    runId,
+  );
+  const [events, setEvents] = useState<TimelineEvent[]>([]);
+  const [output, setOutput] = useState<string[]>([]);
+  const [live, setLive] = useState<Live>('connecting');
+  const [liveError, setLiveError] = useState<unknown>();
+  // Bumped to follow the events again after a follow-up restarted an ended run.
+  const [generation, setGeneration] = useState(0);
+  const reloadRun = useThrottle(() => void run.reload(), 300);
+  const reloadConversation = useThrottle(() => void conversation.reload(), 1000);
+
+  useEffect(() => {
+    setEvents([]);
+    setOutput([]);
+  }, [runId]);
+
+  useEffect(() => {
+    setLive('connecting');
+    const follower = followRunEvents(client, runId, {
+      onTimeline(event) {
+        setEvents((current) => (current.some((seen) => seen.event_uuid === event.event_uuid) ? current : [...current, event]));
+        reloadRun();
+      },
+      onOutput(event) {
+        setOutput((current) => (current.length >= 500 ? [...current.slice(-499), event.line] : [...current, event.line]));
+        reloadConversation();
+      },
+      onEnd() {
+        setLive('ended');
+        void run.reload();
+        void conversation.reload();
+      },
+      onError(error) {
+        setLive('failed');
+        setLiveError(error);
+      },
+      onConnection(connected) {
+        setLive(connected ? 'live' : 'reconnecting');
+      },
+    });
+    return () => follower.stop();
+    // run and conversation reloads are stable; following restarts only for another run or a new generation.
+  }, [client, runId, generation]);
+
+  const cancel = useAction();
+  const followup = useAction();
+  const transcript = useAction();
+  const [message, setMessage] = useState('');
+  const [sent, setSent] = useState<string>();
+
+  const item = run.data;
+  if (!item) {
+    return (
+      <>
+        <PageHeader title="Run" />
+        {run.loading ? <Loading what="Loading the run" /> : <ErrorMessage error={run.error} title="Could not load the run" />}
+        <p>
+          <Link to="/runs">Back to the runs</Link>
+        </p>
+      </>
+    );
+  }
+
+  const doCancel = async () => {
+    if (!confirmed('Cancel this run? Its agent is stopped.')) return;
+    const done = await cancel.run(() => client.post(`/agent/runs/${seg(runId)}/cancel`));
+    if (done !== undefined) await run.reload();
+  };
+
+  const sendFollowup = async (event: FormEvent) => {
+    event.preventDefault();
+    const done = await followup.run(() => client.post(`/agent/runs/${seg(runId)}/followups`, { message }));
+    if (done === undefined) return;
+    setSent(message);
+    setMessage('');
+    await run.reload();
+    if (live === 'ended' || live === 'failed') setGeneration((value) => value + 1);
+  };
+
+  const config = item.agent_config as { environment_id?: string; harness?: { type?: string }; model_id?: string };
+  const ended = isTerminal(item.state);
+
+  return (
+    <>
+      <PageHeader title={item.title || item.run_id} subtitle={<Link to="/runs">← All runs</Link>}>
+        {!ended && item.is_run_type_cancellable && (
+          <button type="button" className="danger" onClick={doCancel} disabled={cancel.pending}>
+            {cancel.pending ? 'Cancelling…' : 'Cancel run'}
+          </button>
+        )}
+        <button
+          type="button"
+          className="secondary"
+          disabled={transcript.pending}
+          onClick={() => transcript.run(() => client.download(`/agent/runs/${seg(runId)}/transcript`, `transcript-${runId}.jsonl`))}
+        >
+          Download transcript
+        </button>
+      </PageHeader>
+      <ErrorMessage error={cancel.error} title="Could not cancel the run" />
+      <ErrorMessage error={transcript.error} title="No transcript" />
+      <ErrorMessage error={run.error} title="Could not refresh the run" />
+
+      <section className="card" aria-labelledby="summary-title">
+        <h2 id="summary-title" className="visually-hidden">
+          Summary
+        </h2>
+        <p className="run-state">
+          <StateBadge state={item.state} />{' '}
+          <span role="status" aria-live="polite" className={`live live-${live}`}>
+            {LIVE_LABELS[live]}
+          </span>
+        </p>
+        {item.status_message?.message && (
+          <p className={item.state === 'SUCCEEDED' ? 'notice' : 'error'}>
+            {item.status_message.error_code && <code>{item.status_message.error_code}</code>} {item.status_message.message}
+          </p>
+        )}
+        <dl className="facts">
+          <dt>Run ID</dt>
+          <dd>
+            <code>{item.run_id}</code>
+          </dd>
+          <dt>Source</dt>
+          <dd>{item.source}</dd>
+          <dt>Creator</dt>
+          <dd>{item.creator.display_name ?? item.creator.uid}</dd>
+          <dt>Executor</dt>
+          <dd>{item.executor.display_name ?? item.executor.uid}</dd>
+          <dt>Created</dt>
+          <dd>
+            <Time value={item.created_at} />
+          </dd>
+          <dt>Started</dt>
+          <dd>
+            <Time value={item.started_at} />
+          </dd>
+          <dt>Run time</dt>
+          <dd>{duration(item.run_time) || '—'}</dd>
+          {config.harness?.type && (
+            <>
+              <dt>Harness</dt>
+              <dd>{config.harness.type}</dd>
+            </>
+          )}
+          {config.model_id && (
+            <>
+              <dt>Model</dt>
+              <dd>{config.model_id}</dd>
+            </>
+          )}
+          {config.environment_id && (
+            <>
+              <dt>Environment</dt>
+              <dd>
+                <code>{config.environment_id}</code>
+              </dd>
+            </>
+          )}
+          {item.schedule && (
+            <>
+              <dt>Schedule</dt>
+              <dd>
+                <Link to={`/runs?schedule_id=${encodeURIComponent(item.schedule.schedule_id)}`}>{item.schedule.schedule_name}</Link> (
+                <code>{item.schedule.cron_schedule}</code>)
+              </dd>
+            </>
+          )}
+          {item.parent_run_id && (
+            <>
+              <dt>Parent run</dt>
+              <dd>
+                <Link to={`/runs/${encodeURIComponent(item.parent_run_id)}`}>{item.parent_run_id}</Link>
+              </dd>
+            </>
+          )}
+          {Object.entries(item.metadata).map(([name, value]) => (
+            <Fragment key={name}>
+              <dt>{name}</dt>
+              <dd>{value}</dd>
+            </Fragment>
+          ))}
+        </dl>
+        <details>
+          <summary>Prompt</summary>
+          <pre className="prompt">{item.prompt}</pre>
+        </details>
+        {item.scores.length > 0 && (
+          <>
+            <h3>Scores</h3>
+            <ul>
+              {item.scores.map((score, index) => (
+                <li key={index}>
+                  {score.scorer_name}: {score.classification} ({score.score}, {score.passed ? 'passed' : 'not passed'}) — {score.reason}
+                </li>
+              ))}
+            </ul>
+          </>
+        )}
+      </section>
+
+      <div className="run-columns">
+        <section aria-labelledby="conversation-title" className="run-main">
+          <h2 id="conversation-title">Conversation</h2>
+          {conversation.loading && conversation.data === undefined && <Loading what="Loading the conversation" />}
+          {conversation.data === null && <p className="muted">The agent has not said anything yet.</p>}
+          {conversation.error instanceof ApiError && conversation.error.code === 'operation_not_supported' ? (
+            <>
+              <p className="muted">This run's harness writes plain text, so there is no conversation to show. Its output:</p>
+              <pre className="output" tabIndex={0} aria-label="Output">
+                {output.join('\n') || '(nothing yet)'}
+              </pre>
+            </>
+          ) : (
+            <ErrorMessage error={conversation.error} title="Could not load the conversation" />
+          )}
+          {conversation.data && <ConversationView conversation={conversation.data} />}
+
+          <form className="followup stack" onSubmit={sendFollowup}>
+            <label>
+              Follow-up message
+              <textarea rows={3} value={message} onChange={(event) => setMessage(event.target.value)} required />
+            </label>
+            <ErrorMessage error={followup.error} title="Could not send the follow-up" />
+            {sent !== undefined && !followup.error && (
+              <p className="notice" role="status">
+                Follow-up sent.
+              </p>
+            )}
+            <div className="row">
+              <button type="submit" disabled={followup.pending || !message.trim()}>
+                {followup.pending ? 'Sending…' : 'Send follow-up'}
+              </button>
+            </div>
+          </form>
+        </section>
+
+        <aside className="run-side">
+          <section aria-labelledby="artifacts-title">
+            <h2 id="artifacts-title">Artifacts</h2>
+            <ArtifactList artifacts={item.artifacts} />
+          </section>
+          <section aria-labelledby="timeline-title">
+            <h2 id="timeline-title">Timeline</h2>
+            <ErrorMessage error={liveError} title="Live updates unavailable" />
+            <TimelineView events={events} />
+          </section>
+        </aside>
+      </div>
+    </>
+  );
+}

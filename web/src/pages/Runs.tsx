@@ -1,0 +1,272 @@
+import { useState, type FormEvent } from 'react';
+import { Link, useSearchParams } from 'react-router';
+import type { Query } from '../api/client';
+import { ARTIFACT_TYPES, RUN_SOURCES, RUN_STATES, SORT_FIELDS, type RunList } from '../api/types';
+import { Empty, ErrorMessage, Loading, PageHeader, StateBadge, Time, duration, stateLabel } from '../components/ui';
+import { useResource } from '../hooks';
+import { useClient } from '../session';
+
+/** How often the list looks again, so state changes show without a reload. */
+const POLL_MS = 3000;
+
+/** Filters kept in the page's address (so a filtered list can be shared), named as the API names them. */
+const TEXT_FILTERS = [
+  ['name', 'Agent config name'],
+  ['model_id', 'Model'],
+  ['creator', 'Creator UID'],
+  ['executor', 'Executor UID'],
+  ['environment_id', 'Environment ID'],
+  ['schedule_id', 'Schedule ID'],
+  ['skill', 'Skill'],
+  ['ancestor_run_id', 'Ancestor run ID'],
+] as const;
+const DATE_FILTERS = [
+  ['created_after', 'Created after'],
+  ['created_before', 'Created before'],
+  ['updated_after', 'Updated after'],
+] as const;
+const SELECT_FILTERS = ['source', 'artifact_type', 'execution_location'] as const;
+
+function apiQuery(params: URLSearchParams): Query {
+  const query: Query = {
+    limit: params.get('limit') ?? '20',
+    sort_by: params.get('sort_by') ?? 'updated_at',
+    sort_order: params.get('sort_order') ?? 'desc',
+    state: params.getAll('state'),
+    q: params.get('q'),
+    cursor: params.get('cursor'),
+  };
+  for (const [name] of [...TEXT_FILTERS, ...DATE_FILTERS]) query[name] = params.get(name);
+  for (const name of SELECT_FILTERS) query[name] = params.get(name);
+  return query;
+}
+
+/** A datetime-local value (local time) as RFC 3339, and back. */
+const toIso = (local: string) => (local ? new Date(local).toISOString() : '');
+function toLocal(iso: string | null): string {
+  if (!iso) return '';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return '';
+  return new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+}
+
+export function RunsPage() {
+  const client = useClient();
+  const [params, setParams] = useSearchParams();
+  // Cursors of the pages before this one, to go back.
+  const [previous, setPrevious] = useState<string[]>([]);
+  const key = params.toString();
+  const runs = useResource((signal) => client.get<RunList>('/agent/runs', apiQuery(params), signal), key, { pollMs: POLL_MS });
+
+  const applyFilters = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const next = new URLSearchParams();
+    for (const [name, value] of form.entries()) {
+      if (typeof value !== 'string' || value === '') continue;
+      next.append(name, DATE_FILTERS.some(([date]) => date === name) ? toIso(value) : value);
+    }
+    setPrevious([]);
+    setParams(next);
+  };
+
+  const goTo = (cursor: string | undefined) => {
+    const next = new URLSearchParams(params);
+    if (cursor) next.set('cursor', cursor);
+    else next.delete('cursor');
+    setParams(next);
+  };
+
+  const filtered = [...params.keys()].some((name) => !['cursor', 'sort_by', 'sort_order', 'limit'].includes(name));
+  const extraFilters = [...TEXT_FILTERS, ...DATE_FILTERS].filter(([name]) => params.get(name)).length + SELECT_FILTERS.filter((name) => params.get(name)).length;
+  const list = runs.data;
+
+  return (
+    <>
+      <PageHeader title="Runs" subtitle="Every run of your team, updated live.">
+        <Link className="button" to="/runs/new">
+          New run
+        </Link>
+      </PageHeader>
+
+      <form className="filters card" onSubmit={applyFilters} key={key} aria-label="Filter runs" role="search">
+        <div className="filter-row">
+          <label className="grow">
+            Search
+            <input type="search" name="q" defaultValue={params.get('q') ?? ''} placeholder="Title, prompt or skill" />
+          </label>
+          <label>
+            Sort by
+            <select name="sort_by" defaultValue={params.get('sort_by') ?? 'updated_at'}>
+              {SORT_FIELDS.map((field) => (
+                <option key={field} value={field}>
+                  {field.replace('_at', '').replace('_', ' ')}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Order
+            <select name="sort_order" defaultValue={params.get('sort_order') ?? 'desc'}>
+              <option value="desc">Descending</option>
+              <option value="asc">Ascending</option>
+            </select>
+          </label>
+          <label>
+            Per page
+            <select name="limit" defaultValue={params.get('limit') ?? '20'}>
+              {['10', '20', '50', '100'].map((size) => (
+                <option key={size}>{size}</option>
+              ))}
+            </select>
+          </label>
+        </div>
+        <fieldset className="states">
+          <legend>State</legend>
+          {RUN_STATES.map((state) => (
+            <label key={state} className="checkbox">
+              <input type="checkbox" name="state" value={state} defaultChecked={params.getAll('state').includes(state)} />
+              {stateLabel(state)}
+            </label>
+          ))}
+        </fieldset>
+        <details open={extraFilters > 0}>
+          <summary>More filters{extraFilters > 0 ? ` (${extraFilters})` : ''}</summary>
+          <div className="filter-grid">
+            <label>
+              Source
+              <select name="source" defaultValue={params.get('source') ?? ''}>
+                <option value="">Any</option>
+                {RUN_SOURCES.map((source) => (
+                  <option key={source}>{source}</option>
+                ))}
+              </select>
+            </label>
+            <label>
+              Artifact type
+              <select name="artifact_type" defaultValue={params.get('artifact_type') ?? ''}>
+                <option value="">Any</option>
+                {ARTIFACT_TYPES.map((type) => (
+                  <option key={type}>{type}</option>
+                ))}
+              </select>
+            </label>
+            <label>
+              Execution location
+              <select name="execution_location" defaultValue={params.get('execution_location') ?? ''}>
+                <option value="">Any</option>
+                <option>REMOTE</option>
+                <option>LOCAL</option>
+              </select>
+            </label>
+            {DATE_FILTERS.map(([name, label]) => (
+              <label key={name}>
+                {label}
+                <input type="datetime-local" name={name} defaultValue={toLocal(params.get(name))} />
+              </label>
+            ))}
+            {TEXT_FILTERS.map(([name, label]) => (
+              <label key={name}>
+                {label}
+                <input name={name} defaultValue={params.get(name) ?? ''} />
+              </label>
+            ))}
+          </div>
+        </details>
+        <div className="row">
+          <button type="submit">Apply filters</button>
+          {filtered && (
+            <button
+              type="button"
+              className="secondary"
+              onClick={() => {
+                setPrevious([]);
+                setParams(new URLSearchParams());
+              }}
+            >
+              Clear filters
+            </button>
+          )}
+        </div>
+      </form>
+
+      <ErrorMessage error={runs.error} title="Could not load the runs" />
+      {runs.loading && !list && <Loading what="Loading runs" />}
+      {list && list.runs.length === 0 && (
+        <Empty title={filtered ? 'No run matches these filters.' : 'No runs yet.'}>
+          {!filtered && (
+            <p>
+              <Link to="/runs/new">Start a run</Link>, or send one with <code>hangar run "…"</code> or the API.
+            </p>
+          )}
+        </Empty>
+      )}
+      {list && list.runs.length > 0 && (
+        <table className="runs responsive">
+          <caption className="visually-hidden">Runs</caption>
+          <thead>
+            <tr>
+              <th scope="col">Title</th>
+              <th scope="col">State</th>
+              <th scope="col">Source</th>
+              <th scope="col">Creator</th>
+              <th scope="col">Created</th>
+              <th scope="col">Updated</th>
+              <th scope="col">Run time</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.runs.map((run) => (
+              <tr key={run.run_id}>
+                <th scope="row" data-label="Title">
+                  <Link to={`/runs/${encodeURIComponent(run.run_id)}`}>{run.title || run.run_id}</Link>
+                </th>
+                <td data-label="State">
+                  <StateBadge state={run.state} />
+                </td>
+                <td data-label="Source">{run.source}</td>
+                <td data-label="Creator">{run.creator.display_name ?? run.creator.uid}</td>
+                <td data-label="Created">
+                  <Time value={run.created_at} />
+                </td>
+                <td data-label="Updated">
+                  <Time value={run.updated_at} />
+                </td>
+                <td data-label="Run time">{duration(run.run_time) || <span className="muted">—</span>}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {list && (previous.length > 0 || params.get('cursor') || list.page_info.has_next_page) && (
+        <nav className="pager" aria-label="Pages of runs">
+          <button
+            type="button"
+            className="secondary"
+            disabled={!params.get('cursor')}
+            onClick={() => {
+              const back = previous[previous.length - 1];
+              setPrevious(previous.slice(0, -1));
+              goTo(back);
+            }}
+          >
+            Previous page
+          </button>
+          <span className="muted">Page {previous.length + (params.get('cursor') ? 2 : 1)}</span>
+          <button
+            type="button"
+            className="secondary"
+            disabled={!list.page_info.has_next_page}
+            onClick={() => {
+              const current = params.get('cursor');
+              if (current) setPrevious([...previous, current]);
+              goTo(list.page_info.next_cursor);
+            }}
+          >
+            Next page
+          </button>
+        </nav>
+      )}
+    </>
+  );
+}
