@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Compile } from 'typebox/compile';
 import { Type, type Static } from 'typebox';
 import YAML from 'yaml';
+import { BUILT_IN_MODELS, type CatalogueConfig, type ModelDefinition } from './models/catalogue.js';
 
 /**
  * The operator's YAML file (`HANGAR_CONFIG`): what API callers must never define themselves, such as the
@@ -23,10 +24,31 @@ const CommandHarness = Type.Object(
   { additionalProperties: false },
 );
 
+const ModelEntry = Type.Object(
+  {
+    id: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$' }),
+    display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    provider: Type.Union([Type.Literal('OPENAI'), Type.Literal('ANTHROPIC'), Type.Literal('GOOGLE'), Type.Literal('UNKNOWN')]),
+    /** The provider's name for it; the id when absent. */
+    model: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    base_url: Type.Optional(Type.String({ pattern: '^https?://' })),
+    api_key_env: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })),
+    vision_supported: Type.Optional(Type.Boolean()),
+    reasoning_level: Type.Optional(Type.String({ maxLength: 50 })),
+    description: Type.Optional(Type.String({ maxLength: 1000 })),
+    cost: Type.Object({ input: Type.Number({ minimum: 0 }), output: Type.Number({ minimum: 0 }) }, { additionalProperties: false }),
+  },
+  { additionalProperties: false },
+);
+
 const OperatorFile = Type.Object(
   {
     default_harness: Type.Optional(Type.String({ pattern: HARNESS_NAME })),
     harnesses: Type.Optional(Type.Record(Type.String({ pattern: HARNESS_NAME }), CommandHarness)),
+    /** The model catalogue; the built-in list when absent. */
+    models: Type.Optional(Type.Array(ModelEntry, { minItems: 1 })),
+    default_model: Type.Optional(Type.String()),
+    disabled_models: Type.Optional(Type.Array(Type.String())),
   },
   { additionalProperties: false },
 );
@@ -49,6 +71,7 @@ export interface OperatorConfig {
   harnesses: Map<string, CommandHarnessConfig>;
   /** The harness of runs that do not name one: `default_harness`, or the only one configured. */
   defaultHarness: string | undefined;
+  catalogue: CatalogueConfig;
 }
 
 export class OperatorConfigError extends Error {}
@@ -101,11 +124,38 @@ export function parseOperatorConfig(
   if (defaultHarness !== undefined && !harnesses.has(defaultHarness)) {
     throw new OperatorConfigError(`${source}: default_harness "${defaultHarness}" is not one of the harnesses defined`);
   }
-  return { harnesses, defaultHarness };
+  return { harnesses, defaultHarness, catalogue: catalogueConfig(file, source) };
+}
+
+/** The `models`, `default_model` and `disabled_models` keys, checked against each other. */
+function catalogueConfig(file: OperatorFile, source: string): CatalogueConfig {
+  const models: ModelDefinition[] | undefined = file.models?.map((entry) => ({
+    id: entry.id,
+    display_name: entry.display_name ?? entry.id,
+    provider: entry.provider,
+    provider_model: entry.model ?? entry.id,
+    ...(entry.base_url ? { base_url: entry.base_url } : {}),
+    ...(entry.api_key_env ? { api_key_env: entry.api_key_env } : {}),
+    vision_supported: entry.vision_supported ?? false,
+    ...(entry.reasoning_level ? { reasoning_level: entry.reasoning_level } : {}),
+    ...(entry.description ? { description: entry.description } : {}),
+    cost: entry.cost,
+  }));
+  const ids = new Set<string>();
+  for (const model of models ?? []) {
+    if (ids.has(model.id)) throw new OperatorConfigError(`${source}: models lists ${model.id} twice`);
+    ids.add(model.id);
+    if (model.provider === 'UNKNOWN' && !model.base_url) throw new OperatorConfigError(`${source}: model ${model.id} (provider UNKNOWN) needs a base_url`);
+  }
+  const known = new Set((models ?? BUILT_IN_MODELS).map((model) => model.id));
+  for (const id of [...(file.default_model ? [file.default_model] : []), ...(file.disabled_models ?? [])]) {
+    if (!known.has(id)) throw new OperatorConfigError(`${source}: model ${id} is not in the catalogue (${[...known].join(', ')})`);
+  }
+  return { ...(models ? { models } : {}), ...(file.default_model ? { defaultModel: file.default_model } : {}), disabledModels: file.disabled_models ?? [] };
 }
 
 export function loadOperatorConfig(file: string | undefined, env: Record<string, string | undefined> = process.env): OperatorConfig {
-  if (file === undefined) return { harnesses: new Map(), defaultHarness: undefined };
+  if (file === undefined) return { harnesses: new Map(), defaultHarness: undefined, catalogue: { disabledModels: [] } };
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { parseSecretKey, SECRET_KEY_BYTES } from './platform/crypto.js';
 import { loadOperatorConfig, OperatorConfigError, type OperatorConfig } from './config-file.js';
+import { presentCredentials } from './models/catalogue.js';
 import type { S3BlobOptions } from './platform/blobs/s3.js';
 
 /** Every setting Hangar reads from its environment, parsed and validated once at start. */
@@ -53,6 +54,8 @@ export interface Config {
   webhookRatePerMinute: number;
   /** Failed webhook authentications per sender and minute before every further delivery gets 429. */
   webhookAuthFailuresPerMinute: number;
+  /** Provider key variables (OPENAI_API_KEY, ...) that are set: which models of the catalogue can be used. */
+  modelCredentials: Set<string>;
 }
 
 export class ConfigError extends Error {}
@@ -146,6 +149,7 @@ function sandboxMode(env: Env): string | undefined {
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const host = text(env, 'HOST') ?? '127.0.0.1';
+  const operator = operatorConfig(env);
   const databaseUrl = text(env, 'DATABASE_URL');
   if (databaseUrl !== undefined) url('DATABASE_URL', databaseUrl, ['postgres:', 'postgresql:']);
   const publicUrlRaw = text(env, 'HANGAR_PUBLIC_URL');
@@ -178,7 +182,8 @@ export function loadConfig(env: Env = process.env): Config {
     gitRefreshSeconds: integer(env, 'HANGAR_GIT_REFRESH_SECONDS', 300, 0, 7 * 24 * 3600),
     secretKey: secretKey(env),
     planMaxAgents: integer(env, 'HANGAR_PLAN_MAX_AGENTS', 25, 0, 1_000_000),
-    operator: operatorConfig(env),
+    operator,
+    modelCredentials: presentCredentials(operator.catalogue, env),
     sandbox: sandboxMode(env),
     maxConcurrentRuns,
     maxConcurrentRunsPerTeam: integer(env, 'HANGAR_MAX_CONCURRENT_RUNS_PER_TEAM', maxConcurrentRuns, 1, 100_000),

@@ -65,6 +65,8 @@ import { teamSkills } from './factory/store.js';
 import { WebhooksService } from './webhooks/service.js';
 import { registerWebhookRoutes } from './webhooks/http.js';
 import { registerIngressRoutes } from './webhooks/ingress.js';
+import { ModelCatalogue } from './models/catalogue.js';
+import { registerModelRoutes } from './models/http.js';
 import { startWebhookRetention } from './webhooks/retention.js';
 import { DELIVERIES_CHANNEL } from './webhooks/store.js';
 import { AutomationsService } from './automations/service.js';
@@ -152,6 +154,7 @@ export async function startServer(
     missingSecrets: (teamUid, names) => secrets.missingSecrets(teamUid, names),
   });
   let engine: Engine | undefined;
+  const models = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);
   const runs = new RunsService({
     db,
     skills,
@@ -163,6 +166,7 @@ export async function startServer(
     metadataFiltering: config.metadataFiltering,
     limits,
     harnessNames: () => [...new Set([...harnesses.keys(), ...HARNESS_TYPES])],
+    modelRefusal: (modelId) => models.refusal(modelId),
     // This process's engine wakes at once; other replicas' through NOTIFY.
     onQueued: () => {
       engine?.poke();
@@ -217,6 +221,7 @@ export async function startServer(
       registerSecretRoutes(api, secrets);
       registerMcpServerRoutes(api, mcpServers);
       registerAgentRoutes(api, agents);
+      registerModelRoutes(api, models);
       registerAdminRoutes(api, admin);
       registerFactoryRoutes(api, factories);
       registerDefinitionRoutes(api, definitions);
@@ -264,6 +269,7 @@ export async function startServer(
         harnesses,
         defaultHarness: config.operator.defaultHarness,
         sandbox: sandbox.mode,
+        price: (modelId, input, output) => models.cost(modelId, input, output),
       };
       // Only the embedded database guarantees one process per data directory; replicas may share one.
       engine = new Engine({ context, bus, limits, leaseSeconds: config.runLeaseSeconds, cleanWorkspacesAtStart: database.kind === 'pglite' });

@@ -17,6 +17,8 @@ export interface ExecutionContext {
   harnesses: Map<string, Harness>;
   defaultHarness: string | undefined;
   sandbox: SandboxMode;
+  /** USD for tokens of a catalogue model (undefined for a model it does not know), for harnesses that report tokens only. */
+  price?: (modelId: string, inputTokens: number, outputTokens: number) => number | undefined;
 }
 
 /** A server's engine: its executions write to the database it also reads directly (debug sessions). */

@@ -274,6 +274,17 @@ export class Execution {
     await this.delivery;
     if (this.stopping) return;
     this.outcome = outcomeOf(finished, harness.name);
+    this.priceUsage(this.outcome.usage);
+  }
+
+  /** Tokens without a cost are priced at the catalogue's rates for the run's model, when the catalogue knows it. */
+  private priceUsage(usage: Record<string, number> | null): void {
+    if (!usage || usage.inference_cost !== undefined || !this.context.price) return;
+    const config = this.run.agent_config as { model_id?: string; harness?: { model_id?: string } };
+    const modelId = config.harness?.model_id ?? config.model_id;
+    if (modelId === undefined || (usage.input_tokens === undefined && usage.output_tokens === undefined)) return;
+    const cost = this.context.price(modelId, usage.input_tokens ?? 0, usage.output_tokens ?? 0);
+    if (cost !== undefined) usage.inference_cost = cost;
   }
 
   private finish(outcome: store.Outcome, before: store.TimelineEvent[]) {

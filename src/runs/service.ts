@@ -8,7 +8,7 @@ import { CursorCodec, InvalidCursorError } from '../platform/http/pagination.js'
 import { mergeMetadata, MAX_METADATA_FILTER_PAIRS, metadataPairProblem, metadataProblem } from './metadata.js';
 import { renderEvent, renderRun } from './render.js';
 import { addFollowup } from './followups.js';
-import type { AgentConfig, CreateRunBody, FollowupBody, ListRunsQuery, RunItem, RunSource } from './schemas.js';
+import { HARNESS_TYPES, type AgentConfig, type CreateRunBody, type FollowupBody, type ListRunsQuery, type RunItem, type RunSource } from './schemas.js';
 import { cancelRefusal, OPERATOR_CANCELLABLE_STATES } from './state.js';
 import * as store from './store.js';
 import { deriveTitle } from './title.js';
@@ -47,6 +47,8 @@ export interface RunsServiceOptions {
   harnessNames(): string[];
   /** Called once new runs are committed in QUEUED, to wake the engines. */
   onQueued(): void;
+  /** Why a run of a built-in harness may not use a model (unknown, disabled, no credentials); null when it may. */
+  modelRefusal?: (modelId: string) => ApiError | null;
 }
 
 /** Where a run comes from, beyond what its creator asked for. */
@@ -191,6 +193,12 @@ export class RunsService {
     const harness = config.harness?.type;
     if (harness !== undefined && !this.options.harnessNames().includes(harness)) {
       throw invalidRequest(`config.harness.type "${harness}" is not a harness of this server; choose one of ${this.options.harnessNames().join(', ')}`);
+    }
+    // The built-in harnesses take their model from the catalogue; an operator's harness interprets model_id itself.
+    const modelId = config.harness?.model_id ?? config.model_id;
+    if (harness !== undefined && (HARNESS_TYPES as readonly string[]).includes(harness) && modelId !== undefined) {
+      const refusal = this.options.modelRefusal?.(modelId);
+      if (refusal) throw refusal;
     }
     const prompt = body.prompt ?? '';
     if (prompt.trim() === '' && skillSpec === null) throw invalidRequest('prompt is required unless a skill is given');

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { ModelCatalogue } from '../models/catalogue.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { ExecutionContext } from '../execution/context.js';
@@ -56,6 +57,7 @@ export class Worker {
     const sandbox = resolveSandboxMode(config.sandbox);
     if (sandbox.warning) log.warn(sandbox.warning);
     const hiddenPaths = [config.dataDir];
+    const catalogue = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);
     this.context = {
       engineId: `worker:${options.workerId}`,
       ledger: this.ledger,
@@ -64,6 +66,7 @@ export class Worker {
       harnesses: operatorHarnesses(config, sandbox.mode, hiddenPaths),
       defaultHarness: config.operator.defaultHarness,
       sandbox: sandbox.mode,
+      price: (modelId, input, output) => catalogue.cost(modelId, input, output),
     };
     if (this.context.harnesses.size === 0) log.warn('no harnesses are configured (HANGAR_CONFIG): every task will fail with integration_not_configured');
   }

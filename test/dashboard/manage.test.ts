@@ -195,9 +195,12 @@ describe('dashboard: management pages', { skip: browserMissing }, () => {
     await screenshot(page, 'agents');
   });
 
-  test('models: the catalogue is not available in this version, and the page says so', async () => {
+  test('models: the catalogue with costs, and why a model cannot be used', async () => {
     await nav('Models');
-    await page.getByText('The model catalogue is not available in this version of Hangar.').waitFor();
+    const row = page.getByRole('row', { name: /Claude Sonnet 4/ });
+    await row.waitFor();
+    await row.getByText('$3.00').waitFor();
+    await row.getByText(/No credentials for ANTHROPIC: set ANTHROPIC_API_KEY/).waitFor();
     await screenshot(page, 'models');
   });
 

@@ -11,7 +11,7 @@ before(async () => {
     'skills/deploy/SKILL.md': skillFile('deploy', 'Ships a release', 'Deploy with care.'),
     '.claude/skills/review/SKILL.md': skillFile('review', 'Reviews a change', 'Review the diff.'),
   });
-  hangar = await startTestServer({ HANGAR_GIT_BASE_URL: git.baseUrl });
+  hangar = await startTestServer({ HANGAR_GIT_BASE_URL: git.baseUrl, ANTHROPIC_API_KEY: 'test-key' });
   await addEnvironmentWithRepos(hangar, ['acme/tools']);
 });
 after(async () => {
@@ -45,7 +45,7 @@ describe('POST /agent/runs', () => {
   test('keeps the title, config, skill and metadata it was given', async () => {
     const id = await createRun(hangar, {
       title: 'Custom title',
-      config: { name: 'nightly', model_id: 'gpt-x', harness: { type: 'claude' }, idle_timeout_minutes: 5 },
+      config: { name: 'nightly', model_id: 'claude-sonnet-4', harness: { type: 'claude' }, idle_timeout_minutes: 5 },
       skill: 'acme/tools:skills/deploy/SKILL.md',
       metadata: { ticket: 'ENG-1', 'env.name': 'prod' },
       mode: 'plan',
@@ -53,7 +53,7 @@ describe('POST /agent/runs', () => {
     const run = (await hangar.request('GET', `/agent/runs/${id}`)).body;
     assert.equal(run.title, 'Custom title');
     assert.equal(run.agent_config.name, 'nightly');
-    assert.equal(run.agent_config.model_id, 'gpt-x');
+    assert.equal(run.agent_config.model_id, 'claude-sonnet-4');
     assert.equal(run.agent_config.skill_spec, 'acme/tools:skills/deploy/SKILL.md');
     assert.equal(run.agent_config.base_prompt.trim(), 'Deploy with care.', "the skill's body is the base prompt");
     assert.deepEqual(run.agent_skill, { name: 'deploy', description: 'Ships a release', full_path: 'skills/deploy/SKILL.md' });

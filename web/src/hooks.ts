@@ -1,5 +1,4 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { ApiError } from './api/client';
 
 export interface Resource<T> {
   data: T | undefined;
@@ -93,4 +92,3 @@ export function useAction(): Action {
   return { pending, error, run, clear };
 }
 
-export const isNotSupported = (error: unknown) => error instanceof ApiError && error.code === 'operation_not_supported';

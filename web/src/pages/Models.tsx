@@ -1,35 +1,30 @@
 import { Empty, ErrorMessage, Loading, PageHeader } from '../components/ui';
-import { isNotSupported, useResource } from '../hooks';
+import { useResource } from '../hooks';
 import { useClient } from '../session';
 
 interface Model {
-  id?: string;
-  model_id?: string;
-  name?: string;
-  display_name?: string;
-  provider?: string;
-  available?: boolean;
-  cost?: unknown;
-  [field: string]: unknown;
+  id: string;
+  display_name: string;
+  provider: string;
+  vision_supported: boolean;
+  description?: string;
+  reasoning_level?: string;
+  cost: { currency: string; input_per_million_tokens: number; output_per_million_tokens: number };
+  disable_reason?: string;
+  disabled_reason_detail?: string;
 }
 
-const text = (value: unknown) => (value === undefined || value === null ? '' : typeof value === 'string' ? value : JSON.stringify(value));
+const price = (value: number, currency: string) => `${currency === 'USD' ? '$' : `${currency} `}${value.toFixed(2)}`;
 
 export function ModelsPage() {
   const client = useClient();
-  const models = useResource((signal) => client.get<{ models?: Model[] }>('/agent/models', undefined, signal), 'models');
+  const models = useResource((signal) => client.get<{ default_model_id: string | null; models: Model[] }>('/agent/models', undefined, signal), 'models');
   const list = models.data?.models;
   return (
     <>
-      <PageHeader title="Models" subtitle="The models runs can use, with their cost and availability." />
+      <PageHeader title="Models" subtitle="The models runs can use, with their cost per million tokens and whether they can be used now." />
       {models.loading && !models.data && !models.error && <Loading what="Loading models" />}
-      {isNotSupported(models.error) ? (
-        <Empty title="The model catalogue is not available in this version of Hangar.">
-          <p>Runs still name a model with <code>config.model_id</code>; the harness decides what it means.</p>
-        </Empty>
-      ) : (
-        <ErrorMessage error={models.error} title="Could not load the models" />
-      )}
+      <ErrorMessage error={models.error} title="Could not load the models" />
       {list && list.length === 0 && <Empty title="No models are configured." />}
       {list && list.length > 0 && (
         <table className="responsive">
@@ -39,16 +34,26 @@ export function ModelsPage() {
               <th scope="col">Model</th>
               <th scope="col">Provider</th>
               <th scope="col">Available</th>
-              <th scope="col">Cost</th>
+              <th scope="col">Input</th>
+              <th scope="col">Output</th>
             </tr>
           </thead>
           <tbody>
-            {list.map((model, index) => (
-              <tr key={text(model.id ?? model.model_id ?? index)}>
-                <th scope="row" data-label="Model">{text(model.display_name ?? model.name ?? model.id ?? model.model_id)}</th>
-                <td data-label="Provider">{text(model.provider)}</td>
-                <td data-label="Available">{model.available === false ? 'No' : 'Yes'}</td>
-                <td data-label="Cost">{text(model.cost)}</td>
+            {list.map((model) => (
+              <tr key={model.id}>
+                <th scope="row" data-label="Model">
+                  {model.display_name}
+                  {model.id === models.data?.default_model_id && <span className="badge"> default</span>}
+                  <div className="muted">
+                    <code>{model.id}</code>
+                    {model.reasoning_level ? ` · reasoning ${model.reasoning_level}` : ''}
+                    {model.vision_supported ? ' · vision' : ''}
+                  </div>
+                </th>
+                <td data-label="Provider">{model.provider}</td>
+                <td data-label="Available">{model.disable_reason ? <span title={model.disable_reason}>No: {model.disabled_reason_detail}</span> : 'Yes'}</td>
+                <td data-label="Input">{price(model.cost.input_per_million_tokens, model.cost.currency)}</td>
+                <td data-label="Output">{price(model.cost.output_per_million_tokens, model.cost.currency)}</td>
               </tr>
             ))}
           </tbody>
