@@ -5,7 +5,6 @@ import type { Config } from '../../config.js';
 import { ERROR_CODES, notFound, renderProblem, toApiError, type ErrorCode } from './errors.js';
 import { registerOpenApi } from './openapi.js';
 import { requireApiKey, type Authenticator } from './auth.js';
-import { registerNotBuiltRoutes } from './not-built.js';
 import { registerDashboard } from './dashboard.js';
 import { validatorCompiler } from './validation.js';
 
@@ -77,7 +76,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       api.get('/openapi.json', { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
       requireApiKey(api, deps.authenticate);
       await deps.registerApiRoutes(api);
-      registerNotBuiltRoutes(api);
     },
     { prefix: '/api/v1' },
   );
