@@ -1,0 +1,281 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { tool, type ToolSet } from 'ai';
+import { z } from 'zod';
+import type { HarnessEvent } from '../protocol.js';
+import { displayPath, resolveInWorkspace } from './paths.js';
+import { runShell } from './shell.js';
+
+export interface OzToolLimits {
+  /** Shell commands are killed after this long (default 2 minutes). */
+  commandTimeoutMs: number;
+  /** Bytes of a command's output the model sees (default 64 KiB). */
+  commandOutputBytes: number;
+  /** Bytes of a file `read_file` returns (default 256 KiB). */
+  readBytes: number;
+  /** Entries `list_files` returns (default 500). */
+  listEntries: number;
+  /** Matches `search_files` returns (default 200). */
+  searchMatches: number;
+}
+
+export const DEFAULT_TOOL_LIMITS: OzToolLimits = {
+  commandTimeoutMs: 120_000,
+  commandOutputBytes: 64 * 1024,
+  readBytes: 256 * 1024,
+  listEntries: 500,
+  searchMatches: 200,
+};
+
+export interface OzToolContext {
+  workspace: string;
+  /** The environment shell commands run with. */
+  env: Record<string, string | undefined>;
+  limits: OzToolLimits;
+  /** Emits protocol events the tools produce themselves (artifacts). */
+  emit(event: HarnessEvent): void;
+  /** Called by `ask_user`: the loop ends after this step with the question. */
+  ask(question: string): void;
+  signal: AbortSignal;
+}
+
+/** Directories never listed or searched. */
+const SKIPPED = new Set(['.git', 'node_modules']);
+/** Files larger than this are not searched. */
+const SEARCH_FILE_BYTES = 1024 * 1024;
+
+/** The tool category the conversation normalizer shows, by tool name. */
+export const TOOL_CATEGORIES: Record<string, string> = {
+  run_command: 'command',
+  read_file: 'files',
+  write_file: 'files',
+  edit_file: 'files',
+  list_files: 'files',
+  search_files: 'search',
+  report_artifact: 'integration',
+  ask_user: 'integration',
+};
+
+async function* walk(root: string, directory: string): AsyncGenerator<{ absolute: string; directory: boolean }> {
+  let entries: fs.Dirent[];
+  try {
+    entries = await fs.promises.readdir(directory, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  entries.sort((a, b) => a.name.localeCompare(b.name));
+  for (const entry of entries) {
+    if (SKIPPED.has(entry.name)) continue;
+    const absolute = path.join(directory, entry.name);
+    if (entry.isDirectory()) {
+      yield { absolute, directory: true };
+      yield* walk(root, absolute);
+    } else if (entry.isFile()) {
+      yield { absolute, directory: false };
+    }
+  }
+}
+
+function occurrences(haystack: string, needle: string): number {
+  let count = 0;
+  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + needle.length)) count++;
+  return count;
+}
+
+/**
+ * The tools of the built-in agent; every path is resolved inside the workspace. The AI SDK starts the tool calls
+ * of one step concurrently; here they run one at a time, in the order the model made them, so two edits of one
+ * file cannot race and events come in call order.
+ */
+export function createOzTools(context: OzToolContext): ToolSet {
+  const tools = defineTools(context);
+  let queue: Promise<unknown> = Promise.resolve();
+  for (const definition of Object.values(tools)) {
+    const execute = definition.execute;
+    if (!execute) continue;
+    definition.execute = (input: unknown, options: Parameters<typeof execute>[1]) => {
+      const run = queue.then(() => execute(input, options));
+      queue = run.catch(() => undefined);
+      return run;
+    };
+  }
+  return tools;
+}
+
+function defineTools(context: OzToolContext): ToolSet {
+  const { workspace, limits } = context;
+  const resolve = (requested: string) => resolveInWorkspace(workspace, requested);
+  const root = () => fs.promises.realpath(workspace);
+
+  return {
+    run_command: tool({
+      description: `Runs a shell command (/bin/sh -c) in the workspace, or in a directory inside it. Output (stdout and stderr together) is capped at ${limits.commandOutputBytes} bytes; the command is killed after timeout_seconds (default ${Math.round(limits.commandTimeoutMs / 1000)}).`,
+      inputSchema: z.object({
+        command: z.string().min(1),
+        cwd: z.string().optional().describe('Directory relative to the workspace root'),
+        timeout_seconds: z.number().int().positive().optional(),
+      }),
+      execute: async ({ command, cwd, timeout_seconds }) => {
+        const directory = await resolve(cwd ?? '.');
+        const timeoutMs = Math.min(timeout_seconds !== undefined ? timeout_seconds * 1000 : limits.commandTimeoutMs, limits.commandTimeoutMs * 5);
+        const result = await runShell(command, { cwd: directory, env: context.env, timeoutMs, maxOutputBytes: limits.commandOutputBytes, signal: context.signal });
+        return {
+          exit_code: result.exitCode,
+          ...(result.signal ? { signal: result.signal } : {}),
+          ...(result.timedOut ? { timed_out: true, note: `killed after ${Math.round(timeoutMs / 1000)} seconds` } : {}),
+          output: result.output,
+          ...(result.truncatedBytes > 0 ? { truncated_bytes: result.truncatedBytes } : {}),
+        };
+      },
+    }),
+
+    read_file: tool({
+      description: `Reads a text file in the workspace. At most ${limits.readBytes} bytes are returned; use offset_line and max_lines for parts of large files.`,
+      inputSchema: z.object({
+        path: z.string().min(1),
+        offset_line: z.number().int().min(1).optional().describe('First line to return, from 1'),
+        max_lines: z.number().int().positive().optional(),
+      }),
+      execute: async ({ path: requested, offset_line, max_lines }) => {
+        const file = await resolve(requested);
+        const handle = await fs.promises.open(file, 'r');
+        try {
+          const stat = await handle.stat();
+          if (!stat.isFile()) throw new Error(`${requested} is not a file`);
+          const buffer = Buffer.alloc(Math.min(stat.size, limits.readBytes));
+          await handle.read(buffer, 0, buffer.length, 0);
+          let content = buffer.toString('utf8');
+          if (offset_line !== undefined || max_lines !== undefined) {
+            const lines = content.split('\n');
+            const start = (offset_line ?? 1) - 1;
+            content = lines.slice(start, max_lines !== undefined ? start + max_lines : undefined).join('\n');
+          }
+          return { path: requested, content, ...(stat.size > limits.readBytes ? { truncated: true, size_bytes: stat.size } : {}) };
+        } finally {
+          await handle.close();
+        }
+      },
+    }),
+
+    write_file: tool({
+      description: 'Creates or overwrites a file in the workspace with the given content (parent directories are created).',
+      inputSchema: z.object({ path: z.string().min(1), content: z.string() }),
+      execute: async ({ path: requested, content }) => {
+        const file = await resolve(requested);
+        await fs.promises.mkdir(path.dirname(file), { recursive: true });
+        await fs.promises.writeFile(file, content);
+        return { path: displayPath(await root(), file), bytes: Buffer.byteLength(content) };
+      },
+    }),
+
+    edit_file: tool({
+      description: 'Replaces old_string with new_string in a file. old_string must match the file exactly (whitespace included) and occur exactly once; include surrounding lines to make it unique.',
+      inputSchema: z.object({ path: z.string().min(1), old_string: z.string().min(1), new_string: z.string() }),
+      execute: async ({ path: requested, old_string, new_string }) => {
+        const file = await resolve(requested);
+        const content = await fs.promises.readFile(file, 'utf8');
+        const count = occurrences(content, old_string);
+        if (count === 0) throw new Error(`old_string was not found in ${requested}`);
+        if (count > 1) throw new Error(`old_string occurs ${count} times in ${requested}; include more context so it matches once`);
+        const at = content.indexOf(old_string);
+        await fs.promises.writeFile(file, content.slice(0, at) + new_string + content.slice(at + old_string.length));
+        return { path: requested, replaced: 1 };
+      },
+    }),
+
+    list_files: tool({
+      description: `Lists files and directories (directories end in /) under a directory of the workspace, recursively; .git and node_modules are skipped. At most ${limits.listEntries} entries.`,
+      inputSchema: z.object({ path: z.string().optional().describe('Directory relative to the workspace root; the root when absent') }),
+      execute: async ({ path: requested }) => {
+        const directory = await resolve(requested ?? '.');
+        const base = await root();
+        const entries: string[] = [];
+        let truncated = false;
+        for await (const entry of walk(base, directory)) {
+          if (entries.length >= limits.listEntries) {
+            truncated = true;
+            break;
+          }
+          entries.push(displayPath(base, entry.absolute) + (entry.directory ? '/' : ''));
+        }
+        return { entries, ...(truncated ? { truncated: true } : {}) };
+      },
+    }),
+
+    search_files: tool({
+      description: `Searches the text files under a directory of the workspace for a substring (or a JavaScript regular expression with regex: true), line by line. Returns path:line: text, at most ${limits.searchMatches} matches.`,
+      inputSchema: z.object({
+        pattern: z.string().min(1),
+        regex: z.boolean().optional(),
+        case_insensitive: z.boolean().optional(),
+        path: z.string().optional().describe('Directory relative to the workspace root; the root when absent'),
+      }),
+      execute: async ({ pattern, regex, case_insensitive, path: requested }) => {
+        const directory = await resolve(requested ?? '.');
+        const base = await root();
+        let matcher: (line: string) => boolean;
+        if (regex) {
+          const expression = new RegExp(pattern, case_insensitive ? 'i' : '');
+          matcher = (line) => expression.test(line);
+        } else if (case_insensitive) {
+          const lower = pattern.toLowerCase();
+          matcher = (line) => line.toLowerCase().includes(lower);
+        } else {
+          matcher = (line) => line.includes(pattern);
+        }
+        const matches: string[] = [];
+        let truncated = false;
+        outer: for await (const entry of walk(base, directory)) {
+          if (entry.directory) continue;
+          const stat = await fs.promises.stat(entry.absolute);
+          if (stat.size > SEARCH_FILE_BYTES) continue;
+          const buffer = await fs.promises.readFile(entry.absolute);
+          if (buffer.subarray(0, 8000).includes(0)) continue; // binary
+          const lines = buffer.toString('utf8').split('\n');
+          for (let index = 0; index < lines.length; index++) {
+            if (!matcher(lines[index]!)) continue;
+            if (matches.length >= limits.searchMatches) {
+              truncated = true;
+              break outer;
+            }
+            matches.push(`${displayPath(base, entry.absolute)}:${index + 1}: ${lines[index]!.slice(0, 500)}`);
+          }
+        }
+        return { matches, ...(truncated ? { truncated: true } : {}) };
+      },
+    }),
+
+    report_artifact: tool({
+      description: 'Reports something the run produced so people can find it: a pull request you opened, a file in the workspace, a plan, or a link to an external resource.',
+      inputSchema: z.discriminatedUnion('artifact_type', [
+        z.object({ artifact_type: z.literal('PULL_REQUEST'), url: z.string().url(), branch: z.string().min(1) }),
+        z.object({ artifact_type: z.literal('FILE'), path: z.string().min(1), description: z.string().optional() }),
+        z.object({ artifact_type: z.literal('PLAN'), title: z.string().min(1), content: z.string().min(1) }),
+        z.object({ artifact_type: z.literal('EXTERNAL_REFERENCE'), url: z.string().url(), description: z.string().optional() }),
+      ]),
+      execute: async (input) => {
+        const { artifact_type, ...rest } = input;
+        const data: Record<string, unknown> = rest;
+        if (artifact_type === 'FILE') {
+          // Checked here so the model hears about a bad path; the recorder reads the file from the workspace.
+          const file = await resolve(input.path);
+          const stat = await fs.promises.stat(file).catch(() => null);
+          if (!stat?.isFile()) throw new Error(`${input.path} is not a file in the workspace`);
+          data.path = displayPath(await root(), file);
+        }
+        // (The protocol's artifact_type union is built from a list, so TypeScript cannot see its members.)
+        context.emit({ type: 'artifact', artifact_type, data } as HarnessEvent);
+        return { reported: artifact_type };
+      },
+    }),
+
+    ask_user: tool({
+      description: 'Asks the user a question and stops working until they answer. Use it only when you cannot go on without their decision or information.',
+      inputSchema: z.object({ question: z.string().min(1) }),
+      execute: async ({ question }) => {
+        context.ask(question);
+        return { asked: true, note: 'The run pauses here; the answer arrives as the next user message.' };
+      },
+    }),
+  };
+}
