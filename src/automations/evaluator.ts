@@ -4,6 +4,7 @@ import { savedBy } from '../identities/caller.js';
 import type { Database } from '../platform/db/connect.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/http/errors.js';
+import { WakeableSleep } from '../platform/wakeable-sleep.js';
 import type { RunRequest, RunsService } from '../runs/service.js';
 import { deliveryQueue } from '../webhooks/service.js';
 import { deliveryPrompt, PAYLOAD_FILE } from './envelope.js';
@@ -29,7 +30,7 @@ export class AutomationEvaluator {
   private readonly pollIntervalMs: number;
   private readonly batchSize: number;
   private stopped = false;
-  private wake: (() => void) | undefined;
+  private readonly pause = new WakeableSleep();
   private loop: Promise<void> | undefined;
   private unlisten: (() => Promise<void>) | undefined;
 
@@ -48,7 +49,7 @@ export class AutomationEvaluator {
   }
 
   poke(): void {
-    this.wake?.();
+    this.pause.wake();
   }
 
   async stop(): Promise<void> {
@@ -67,14 +68,7 @@ export class AutomationEvaluator {
         this.options.log.error({ err: error }, 'automation evaluation failed; retrying');
       }
       if (evaluated >= this.batchSize) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, this.pollIntervalMs);
-        function done() {
-          clearTimeout(timer);
-          resolve();
-        }
-        this.wake = done;
-      });
+      await this.pause.sleep(this.pollIntervalMs);
     }
   }
 

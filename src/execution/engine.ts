@@ -1,4 +1,5 @@
 import type { Bus } from '../platform/bus.js';
+import { WakeableSleep } from '../platform/wakeable-sleep.js';
 import type { EngineContext } from './context.js';
 import { DebugSessions } from './debug-sessions.js';
 import { Execution } from './executor.js';
@@ -26,7 +27,7 @@ export class Engine {
   private readonly executions = new Map<string, Execution>();
   readonly debugSessions: DebugSessions;
   private stopped = false;
-  private wake: (() => void) | undefined;
+  private readonly pause = new WakeableSleep();
   private woken = false;
   private loops: Promise<void>[] = [];
   private readonly pollIntervalMs: number;
@@ -57,7 +58,7 @@ export class Engine {
 
   poke(): void {
     this.woken = true;
-    this.wake?.();
+    this.pause.wake();
   }
 
   /** Stops claiming, ends the runs in progress (requeued if their agent had not started) and closes debug windows. */
@@ -94,7 +95,7 @@ export class Engine {
       }
       // A full batch means more may be waiting.
       if (claimed > 0 && claimed === requested) continue;
-      if (!this.woken) await this.sleep(this.pollIntervalMs);
+      if (!this.woken) await this.pause.sleep(this.pollIntervalMs);
     }
   }
 
@@ -121,19 +122,6 @@ export class Engine {
         if (!this.stopped) context.log.warn({ err: error }, 'lease renewal failed');
       }
     }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const self = this;
-      function done() {
-        clearTimeout(timer);
-        self.wake = undefined;
-        resolve();
-      }
-      this.wake = done;
-    });
   }
 
   private sleepFixed(ms: number): Promise<void> {

@@ -4,6 +4,7 @@ import type { DB } from '../platform/db/schema.js';
 import type { RunsService } from '../runs/service.js';
 import { savedBy } from '../identities/caller.js';
 import { ApiError } from '../platform/http/errors.js';
+import { WakeableSleep } from '../platform/wakeable-sleep.js';
 import { nextTickAfter } from './cron.js';
 import type { Clock } from './service.js';
 import * as store from './store.js';
@@ -36,7 +37,7 @@ export class Scheduler {
   private readonly batchSize: number;
   private readonly parallelBatches: number;
   private stopped = false;
-  private wake: (() => void) | undefined;
+  private readonly pause = new WakeableSleep();
   private loop: Promise<void> | undefined;
 
   constructor(private readonly options: SchedulerOptions) {
@@ -52,7 +53,7 @@ export class Scheduler {
 
   /** Look again now (a schedule was created, changed or resumed in this process). */
   poke(): void {
-    this.wake?.();
+    this.pause.wake();
   }
 
   async stop(): Promise<void> {
@@ -64,7 +65,7 @@ export class Scheduler {
   private async run(): Promise<void> {
     while (!this.stopped) {
       await Promise.all(Array.from({ length: this.parallelBatches }, () => this.drain()));
-      if (!this.stopped) await this.sleep(await this.msUntilNextDue());
+      if (!this.stopped) await this.pause.sleep(await this.msUntilNextDue());
     }
   }
 
@@ -89,17 +90,6 @@ export class Scheduler {
     } catch {
       return this.pollIntervalMs;
     }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = done;
-    });
   }
 
   /** One pass: claim a batch of due schedules, start their runs, move them on. Returns how many it claimed. */
