@@ -16,6 +16,9 @@ export interface SenderCounts {
   elapsed: number;
 }
 
+/** One sender of one webhook; an address holds no newline, so two different pairs never share a key. */
+const senderKey = (uid: string, sender: string) => `${uid}\n${sender}`;
+
 export interface SenderLookup {
   uid: string;
   sender: string;
@@ -30,7 +33,7 @@ export async function lookUpAndCount(db: Kysely<DB>, requests: SenderLookup[]): 
   // One counter row per (webhook, sender) in the statement: an upsert may not touch the same row twice.
   const groups = new Map<string, { uid: string; sender: string; n: number; shard: number }>();
   for (const request of requests) {
-    const key = `${request.uid}\n${request.sender}`;
+    const key = senderKey(request.uid, request.sender);
     const group = groups.get(key) ?? { uid: request.uid, sender: request.sender, n: 0, shard: randomInt(SHARDS) };
     group.n++;
     groups.set(key, group);
@@ -57,10 +60,10 @@ export async function lookUpAndCount(db: Kysely<DB>, requests: SenderLookup[]): 
       extract(epoch FROM now() - date_trunc('minute', now()))::float8 AS elapsed
     FROM input i JOIN hook h ON h.uid = i.uid
     LEFT JOIN counts c ON c.webhook_uid = i.uid AND c.sender = i.sender`.execute(db);
-  const found = new Map(result.rows.map((row) => [`${row.uid}\n${row.input_sender}`, row]));
+  const found = new Map(result.rows.map((row) => [senderKey(row.uid, row.input_sender), row]));
   const seen = new Map<string, number>();
   return requests.map((request) => {
-    const key = `${request.uid}\n${request.sender}`;
+    const key = senderKey(request.uid, request.sender);
     const row = found.get(key);
     if (!row) return undefined;
     const { input_sender: _sender, deliveries_now, deliveries_before, failures_now, failures_before, elapsed, ...webhook } = row;
