@@ -1,4 +1,6 @@
 import type { SandboxExit } from '../sandbox/types.js';
+import type { ResolvedModel } from './cli/agent-cli.js';
+import type { HarnessEvent } from './protocol.js';
 
 /**
  * One execution's worth of work for a harness: the run's prompt plus everything said since, and where to work.
@@ -19,6 +21,8 @@ export interface HarnessTask {
   /** Run-scoped variables (run ID, API base URL, task token) to add to the harness's environment. */
   env: Record<string, string>;
   agentConfig: Record<string, unknown>;
+  /** The catalogue model the run uses, with its credentials; set for the built-in harness types (oz and the CLIs). */
+  model?: ResolvedModel;
 }
 
 /** One line of a run's raw transcript: what went into the harness (`input`) or what it wrote (`output`). */
@@ -52,4 +56,20 @@ export interface HarnessSink {
 export interface Harness {
   readonly name: string;
   start(task: HarnessTask, sink: HarnessSink): Promise<HarnessSession>;
+  /**
+   * The protocol events on a line of the harness's own stream format (a CLI's stream JSON); absent for harnesses
+   * that write the command-harness protocol itself.
+   */
+  translate?(line: string): HarnessEvent[];
+}
+
+/** The harness cannot start for a reason the run's owner or the operator must fix; the run fails with `errorCode`. */
+export class HarnessStartError extends Error {
+  override name = 'HarnessStartError';
+  constructor(
+    message: string,
+    readonly errorCode: string,
+  ) {
+    super(message);
+  }
 }

@@ -1,0 +1,45 @@
+import type { HarnessEvent } from '../protocol.js';
+
+/** The model a run uses, resolved from the catalogue and the run's credentials before the harness starts. */
+export interface ResolvedModel {
+  /** The catalogue ID (what `config.harness.model_id` names). */
+  id: string;
+  provider: 'OPENAI' | 'ANTHROPIC' | 'GOOGLE' | 'UNKNOWN';
+  /** The name the provider's API knows the model by. */
+  providerModel: string;
+  /** The provider endpoint when the operator overrides it (no trailing slash), e.g. a local server. */
+  baseUrl?: string;
+  /** From the team secret named in `harness_auth_secrets`, else the operator's environment. */
+  apiKey?: string;
+}
+
+/** What a CLI is started with: its arguments (after the binary) and the variables it needs besides the sandbox's. */
+export interface CliInvocation {
+  args: string[];
+  env: Record<string, string>;
+}
+
+export interface CliInvocationInput {
+  /** The whole task as one prompt: base prompt, earlier conversation (for a continuation), prompt, follow-ups. */
+  prompt: string;
+  model: ResolvedModel;
+  workspace: string;
+  /** The run's own HOME (inside the workspace); a CLI's settings files go here. */
+  home: string;
+}
+
+/**
+ * A third-party coding-agent CLI: how to start it headless with a streaming JSON output, and how to read that
+ * stream. The raw stream is the run's transcript; `translate` turns each of its lines into the events of the
+ * command-harness protocol (none for lines that carry nothing), both while the run goes and later when the
+ * conversation is normalized from the transcript.
+ */
+export interface AgentCli {
+  readonly name: 'claude' | 'codex' | 'gemini';
+  /** The executable looked up on PATH when the operator configured no path. */
+  readonly binary: string;
+  /** The npm package that provides it, for the error message when it is missing. */
+  readonly npmPackage: string;
+  invocation(input: CliInvocationInput): Promise<CliInvocation>;
+  translate(line: string): HarnessEvent[];
+}
