@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Compile } from 'typebox/compile';
 import { Type, type Static } from 'typebox';
 import YAML from 'yaml';
-import { BUILT_IN_MODELS, type CatalogueConfig, type ModelDefinition } from './models/catalogue.js';
+import { BUILT_IN_HARNESSES, BUILT_IN_MODELS, isBuiltInHarness, type BuiltInHarness as BuiltInHarnessName, type CatalogueConfig, type ModelDefinition } from './models/catalogue.js';
 
 /**
  * The operator's YAML file (`HANGAR_CONFIG`): what API callers must never define themselves, such as the
@@ -20,6 +20,20 @@ const CommandHarness = Type.Object(
     network: Type.Optional(Type.Boolean()),
     accepts_input: Type.Optional(Type.Boolean()),
     output: Type.Optional(Type.Union([Type.Literal('events'), Type.Literal('text')])),
+  },
+  { additionalProperties: false },
+);
+
+/** Settings of the built-in harnesses (oz and the coding-agent CLIs); each may be left out. */
+const BuiltInHarness = Type.Object(
+  {
+    timeout_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 24 * 60 })),
+    /** Under bwrap: share the host network with the agent's commands (the CLIs always get it: they call the model). */
+    network: Type.Optional(Type.Boolean()),
+    /** oz: model calls allowed per execution. */
+    max_steps: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+    /** The CLIs: the executable, when it is not on PATH. */
+    path: Type.Optional(Type.String({ minLength: 1 })),
   },
   { additionalProperties: false },
 );
@@ -45,6 +59,9 @@ const OperatorFile = Type.Object(
   {
     default_harness: Type.Optional(Type.String({ pattern: HARNESS_NAME })),
     harnesses: Type.Optional(Type.Record(Type.String({ pattern: HARNESS_NAME }), CommandHarness)),
+    builtin_harnesses: Type.Optional(
+      Type.Object(Object.fromEntries(BUILT_IN_HARNESSES.map((name) => [name, Type.Optional(BuiltInHarness)])), { additionalProperties: false }),
+    ),
     /** The model catalogue; the built-in list when absent. */
     models: Type.Optional(Type.Array(ModelEntry, { minItems: 1 })),
     default_model: Type.Optional(Type.String()),
@@ -67,10 +84,20 @@ export interface CommandHarnessConfig {
   output: 'events' | 'text';
 }
 
+export interface BuiltInHarnessConfig {
+  timeoutMinutes: number;
+  network: boolean;
+  maxSteps: number;
+  path?: string;
+}
+
 export interface OperatorConfig {
   harnesses: Map<string, CommandHarnessConfig>;
-  /** The harness of runs that do not name one: `default_harness`, or the only one configured. */
-  defaultHarness: string | undefined;
+  builtIn: Record<BuiltInHarnessName, BuiltInHarnessConfig>;
+  /** The file sets up built-in harnesses (`builtin_harnesses`, or one of them as `default_harness`). */
+  builtInConfigured: boolean;
+  /** The harness of runs that do not name one: `default_harness`, else the only command harness, else oz. */
+  defaultHarness: string;
   catalogue: CatalogueConfig;
 }
 
@@ -105,6 +132,7 @@ export function parseOperatorConfig(
   const file = raw as OperatorFile;
   const harnesses = new Map<string, CommandHarnessConfig>();
   for (const [name, harness] of Object.entries(file.harnesses ?? {})) {
+    if (isBuiltInHarness(name)) throw new OperatorConfigError(`${source}: harnesses.${name}: the name is a built-in harness's; configure it under builtin_harnesses`);
     const harnessEnv: Record<string, string> = {};
     for (const [key, value] of Object.entries(harness.env ?? {})) {
       harnessEnv[key] = expand(value, env, `${source}: harnesses.${name}.env.${key}`);
@@ -120,11 +148,28 @@ export function parseOperatorConfig(
       output: harness.output ?? 'events',
     });
   }
-  const defaultHarness = file.default_harness ?? (harnesses.size === 1 ? [...harnesses.keys()][0] : undefined);
-  if (defaultHarness !== undefined && !harnesses.has(defaultHarness)) {
-    throw new OperatorConfigError(`${source}: default_harness "${defaultHarness}" is not one of the harnesses defined`);
+  const defaultHarness = file.default_harness ?? (harnesses.size === 1 ? [...harnesses.keys()][0]! : 'oz');
+  if (!harnesses.has(defaultHarness) && !isBuiltInHarness(defaultHarness)) {
+    throw new OperatorConfigError(`${source}: default_harness "${defaultHarness}" is neither a built-in harness (${BUILT_IN_HARNESSES.join(', ')}) nor one of the harnesses defined`);
   }
-  return { harnesses, defaultHarness, catalogue: catalogueConfig(file, source) };
+  const builtInConfigured = file.builtin_harnesses !== undefined || (file.default_harness !== undefined && isBuiltInHarness(file.default_harness));
+  return { harnesses, builtIn: builtInConfig(file, baseDirectory), builtInConfigured, defaultHarness, catalogue: catalogueConfig(file, source) };
+}
+
+function builtInConfig(file: OperatorFile, baseDirectory: string): Record<BuiltInHarnessName, BuiltInHarnessConfig> {
+  const settings = (file.builtin_harnesses ?? {}) as Partial<Record<BuiltInHarnessName, Static<typeof BuiltInHarness>>>;
+  return Object.fromEntries(
+    BUILT_IN_HARNESSES.map((name) => {
+      const given = settings[name] ?? {};
+      const config: BuiltInHarnessConfig = {
+        timeoutMinutes: given.timeout_minutes ?? 60,
+        network: given.network ?? false,
+        maxSteps: given.max_steps ?? 50,
+        ...(given.path ? { path: path.resolve(baseDirectory, given.path) } : {}),
+      };
+      return [name, config];
+    }),
+  ) as Record<BuiltInHarnessName, BuiltInHarnessConfig>;
 }
 
 /** The `models`, `default_model` and `disabled_models` keys, checked against each other. */
@@ -155,7 +200,7 @@ function catalogueConfig(file: OperatorFile, source: string): CatalogueConfig {
 }
 
 export function loadOperatorConfig(file: string | undefined, env: Record<string, string | undefined> = process.env): OperatorConfig {
-  if (file === undefined) return { harnesses: new Map(), defaultHarness: undefined, catalogue: { disabledModels: [] } };
+  if (file === undefined) return parseOperatorConfig('{}', 'defaults', env);
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');

@@ -54,8 +54,8 @@ export interface Config {
   webhookRatePerMinute: number;
   /** Failed webhook authentications per sender and minute before every further delivery gets 429. */
   webhookAuthFailuresPerMinute: number;
-  /** Provider key variables (OPENAI_API_KEY, ...) that are set: which models of the catalogue can be used. */
-  modelCredentials: Set<string>;
+  /** Provider key variables (OPENAI_API_KEY, ...) that are set, with their values: the operator's model keys. */
+  modelCredentials: Record<string, string>;
 }
 
 export class ConfigError extends Error {}

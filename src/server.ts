@@ -43,9 +43,9 @@ import { S3BlobStore } from './platform/blobs/s3.js';
 import type { Authenticator } from './platform/http/auth.js';
 import { EngineWrites } from './execution/writes.js';
 import { DatabaseLedger } from './execution/ledger.js';
-import { operatorHarnesses } from './execution/harnesses/operator.js';
+import { configuredHarnesses } from './execution/harnesses/registry.js';
 import type { Harness } from './execution/harnesses/harness.js';
-import { transcriptFormat } from './execution/harness-run.js';
+import { eventReader, transcriptFormat } from './execution/harness-run.js';
 import { resolveSandboxMode } from './execution/sandbox/index.js';
 import { TaskTokens } from './execution/task-token.js';
 import { Workspaces } from './execution/workspace.js';
@@ -130,7 +130,8 @@ export async function startServer(
   const bus = await Bus.open(database);
   const sandbox = resolveSandboxMode(config.sandbox);
   const hiddenPaths = [config.dataDir];
-  const harnesses = operatorHarnesses(config, sandbox.mode, hiddenPaths);
+  const models = new ModelCatalogue(config.operator.catalogue, new Set(Object.keys(config.modelCredentials)));
+  const harnesses = configuredHarnesses(config, sandbox.mode, hiddenPaths, (modelId, input, output) => models.cost(modelId, input, output));
   for (const harness of options.harnesses ?? []) harnesses.set(harness.name, harness);
   const limits = { global: config.maxConcurrentRuns, perTeam: config.maxConcurrentRunsPerTeam };
   const runActivity = new RunActivity(db);
@@ -154,7 +155,6 @@ export async function startServer(
     missingSecrets: (teamUid, names) => secrets.missingSecrets(teamUid, names),
   });
   let engine: Engine | undefined;
-  const models = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);
   const runs = new RunsService({
     db,
     skills,
@@ -166,7 +166,8 @@ export async function startServer(
     metadataFiltering: config.metadataFiltering,
     limits,
     harnessNames: () => [...new Set([...harnesses.keys(), ...HARNESS_TYPES])],
-    modelRefusal: (modelId) => models.refusal(modelId),
+    modelRefusal: (modelId, harness, ownKey) => models.refusal(modelId, harness, ownKey),
+    defaultHarness: config.operator.defaultHarness,
     // This process's engine wakes at once; other replicas' through NOTIFY.
     onQueued: () => {
       engine?.poke();
@@ -174,7 +175,12 @@ export async function startServer(
       bus.announceDispatch();
     },
   });
-  const outputs = new RunOutputs({ db, signer, harnessFormat: (name) => (harnesses.has(name) ? transcriptFormat(harnesses.get(name)!) : 'events') });
+  const outputs = new RunOutputs({
+    db,
+    signer,
+    harnessFormat: (name) => (harnesses.has(name) ? transcriptFormat(harnesses.get(name)!) : 'events'),
+    eventReader: (name) => eventReader(name === null ? undefined : harnesses.get(name)),
+  });
   const admin = new AdminService({ db });
   let scheduler: Scheduler | undefined;
   const schedules = new SchedulesService({ db, agents, now: options.now, onChange: () => scheduler?.poke() });
@@ -234,6 +240,7 @@ export async function startServer(
         environments,
         tokens,
         apiUrl,
+        readSecret: (teamUid, name) => secrets.readSecretValue(teamUid, name),
         leaseSeconds: config.runLeaseSeconds,
         heartbeatSeconds: config.workerHeartbeatSeconds,
       });
@@ -247,8 +254,8 @@ export async function startServer(
     evaluator = new AutomationEvaluator({ database, runs, log: app.log });
     stopRetention = startWebhookRetention(db, app.log);
     if (sandbox.warning) app.log.warn(sandbox.warning);
-    if (harnesses.size === 0) {
-      app.log.warn('no harnesses are configured (HANGAR_CONFIG), so runs stay QUEUED; see the README on harnesses');
+    if (!canExecute(config, models, options.harnesses)) {
+      app.log.warn('no model has credentials and no harness is configured (HANGAR_CONFIG), so runs stay QUEUED; see the README on harnesses and models');
     } else {
       const engineId = `engine-${randomUUID()}`;
       const context: EngineContext = {
@@ -263,11 +270,13 @@ export async function startServer(
           apiUrl,
           artifacts,
           maxArtifactBytes: config.maxArtifactBytes,
+          readSecret: (teamUid, name) => secrets.readSecretValue(teamUid, name),
         }),
         log: app.log,
         workspaces: Workspaces.fromConfig(config, sandbox.mode, hiddenPaths),
         harnesses,
         defaultHarness: config.operator.defaultHarness,
+        models: { catalogue: models, env: config.modelCredentials },
         sandbox: sandbox.mode,
         price: (modelId, input, output) => models.cost(modelId, input, output),
       };
@@ -325,4 +334,14 @@ export async function startServer(
         await database.close();
       })()),
   };
+}
+
+/**
+ * Whether anything here could execute a run: a harness of the operator's (or the caller's), a catalogue model with
+ * credentials for the built-in agent, or built-in harnesses the operator set up (teams may bring their own keys).
+ * Without any, the engine does not start and runs wait in QUEUED for an operator to configure one.
+ */
+function canExecute(config: Config, models: ModelCatalogue, extra: Harness[] | undefined): boolean {
+  if (config.operator.harnesses.size > 0 || config.operator.builtInConfigured || (extra?.length ?? 0) > 0) return true;
+  return models.models.some((model) => models.availability(model).usable);
 }

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
+import type { ModelCatalogue } from '../models/catalogue.js';
 import type { DB } from '../platform/db/schema.js';
 import type { Harness } from './harnesses/harness.js';
 import type { RunLedger } from './ledger.js';
@@ -15,7 +16,9 @@ export interface ExecutionContext {
   log: FastifyBaseLogger;
   workspaces: Workspaces;
   harnesses: Map<string, Harness>;
-  defaultHarness: string | undefined;
+  defaultHarness: string;
+  /** The catalogue the built-in harnesses take their model from, and the environment holding the operator's keys. */
+  models?: { catalogue: ModelCatalogue; env: Record<string, string | undefined> };
   sandbox: SandboxMode;
   /** USD for tokens of a catalogue model (undefined for a model it does not know), for harnesses that report tokens only. */
   price?: (modelId: string, inputTokens: number, outputTokens: number) => number | undefined;

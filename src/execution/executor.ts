@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Harness, HarnessSession } from './harnesses/harness.js';
+import { isBuiltInHarness } from '../models/catalogue.js';
+import type { ResolvedModel } from './harnesses/cli/agent-cli.js';
+import { HarnessStartError, type Harness, type HarnessSession } from './harnesses/harness.js';
+import { requestedModelId, resolveRunModel } from './run-model.js';
 import type { ExecutionContext } from './context.js';
 import { startHarnessRun } from './harness-run.js';
 import { outcomeOf } from './outcome.js';
@@ -106,7 +109,10 @@ export class Execution {
       if (run.attachment_count > 0) await context.workspaces.addFiles(workspace, await context.ledger.attachments(run.id));
       this.unwritten.push({ type: 'worker_container_ready', payload: { sandbox: context.sandbox } });
       const harnessName = run.harness ?? (run.agent_config.harness as { type?: string } | undefined)?.type ?? context.defaultHarness;
-      const harness = harnessName === undefined ? undefined : context.harnesses.get(harnessName);
+      const harness = context.harnesses.get(harnessName);
+      // A model that cannot be used fails the run before anything is cloned or set up.
+      const model = harness ? await this.resolveModel(harnessName) : undefined;
+      if (model === null) return;
       if (run.environment_id !== null) {
         const retained = await this.setUpEnvironment(workspace, run.environment_id, harnessName);
         if (retained === 'stop') return;
@@ -121,7 +127,7 @@ export class Execution {
           state: 'FAILED',
           eventType: 'oz_run_failed',
           statusMessage: {
-            message: harnessName === undefined ? 'No harness is configured on this server' : `The harness "${harnessName}" is not configured on this server`,
+            message: `The harness "${harnessName}" is not configured on this server`,
             error_code: 'integration_not_configured',
             retryable: false,
           },
@@ -129,9 +135,13 @@ export class Execution {
         };
         return;
       }
-      await this.runAgent(harness, workspace);
+      await this.runAgent(harness, workspace, model);
     } catch (error) {
       if (this.stopping) return;
+      if (error instanceof HarnessStartError) {
+        this.outcome = failedToStart(error);
+        return;
+      }
       context.log.error({ err: error, runId: run.id }, 'execution failed');
       this.outcome = {
         state: 'ERROR',
@@ -230,7 +240,25 @@ export class Execution {
     };
   }
 
-  private async runAgent(harness: Harness, workspace: string): Promise<void> {
+  /**
+   * The catalogue model of a built-in harness, with its key; undefined for the operator's harnesses, which read
+   * `model_id` themselves; null when the run cannot use the model (the outcome says why).
+   */
+  private async resolveModel(harnessName: string): Promise<ResolvedModel | undefined | null> {
+    const { context, run } = this;
+    if (!context.models || !isBuiltInHarness(harnessName)) return undefined;
+    try {
+      return await resolveRunModel(context.models.catalogue, context.models.env, harnessName, run.agent_config, (name) =>
+        context.ledger.authSecret(run.team_uid, run.id, name),
+      );
+    } catch (error) {
+      if (!(error instanceof HarnessStartError)) throw error;
+      this.outcome = failedToStart(error);
+      return null;
+    }
+  }
+
+  private async runAgent(harness: Harness, workspace: string, model: ResolvedModel | undefined): Promise<void> {
     const { context, run } = this;
     const conversationId = run.conversation_id ?? randomUUID();
     const started = await this.transition('CLAIMED', 'INPROGRESS', [{ type: 'agent_started', payload: { harness: harness.name } }], {
@@ -261,6 +289,7 @@ export class Execution {
         workspace,
         env: context.ledger.variables(run.id, run.execution_id),
         agentConfig: run.agent_config,
+        ...(model ? { model } : {}),
       },
       run.team_uid,
     );
@@ -274,14 +303,13 @@ export class Execution {
     await this.delivery;
     if (this.stopping) return;
     this.outcome = outcomeOf(finished, harness.name);
-    this.priceUsage(this.outcome.usage);
+    this.priceUsage(this.outcome.usage, model?.id);
   }
 
   /** Tokens without a cost are priced at the catalogue's rates for the run's model, when the catalogue knows it. */
-  private priceUsage(usage: Record<string, number> | null): void {
+  private priceUsage(usage: Record<string, number> | null, resolvedModelId: string | undefined): void {
     if (!usage || usage.inference_cost !== undefined || !this.context.price) return;
-    const config = this.run.agent_config as { model_id?: string; harness?: { model_id?: string } };
-    const modelId = config.harness?.model_id ?? config.model_id;
+    const modelId = resolvedModelId ?? requestedModelId(this.run.agent_config);
     if (modelId === undefined || (usage.input_tokens === undefined && usage.output_tokens === undefined)) return;
     const cost = this.context.price(modelId, usage.input_tokens ?? 0, usage.output_tokens ?? 0);
     if (cost !== undefined) usage.inference_cost = cost;
@@ -290,4 +318,9 @@ export class Execution {
   private finish(outcome: store.Outcome, before: store.TimelineEvent[]) {
     return this.context.ledger.finish({ runId: this.run.id, executionId: this.run.execution_id, outcome, before });
   }
+}
+
+/** A harness that could not start: the run fails with the reason, which its owner or the operator can act on. */
+function failedToStart(error: HarnessStartError): store.Outcome {
+  return { state: 'FAILED', eventType: 'oz_run_failed', statusMessage: { message: error.message, error_code: error.errorCode, retryable: false }, usage: null };
 }

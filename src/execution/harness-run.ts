@@ -30,6 +30,15 @@ export function transcriptFormat(harness: Harness): 'events' | 'text' {
   return (harness as { transcriptFormat?: 'events' | 'text' }).transcriptFormat ?? 'events';
 }
 
+/** How to read a harness's output lines as events: its own translator (a CLI's stream format), else the protocol. */
+export function eventReader(harness: Pick<Harness, 'translate'> | undefined): (line: string) => HarnessEvent[] {
+  if (harness?.translate) return (line) => harness.translate!(line);
+  return (line) => {
+    const event = parseEvent(line);
+    return event ? [event] : [];
+  };
+}
+
 /**
  * Starts a harness for one execution and follows its output: every line goes to the transcript, usage is
  * summed, artifacts are recorded as they are reported, and the final event decides how the execution ends.
@@ -39,6 +48,7 @@ export async function startHarnessRun(context: ExecutionContext, harness: Harnes
   const run = { runId: task.runId, executionId: task.executionId, teamUid };
   const transcript = new TranscriptWriter((rows) => writes.transcript(rows), task.runId, task.executionId);
   const structured = transcriptFormat(harness) === 'events';
+  const eventsOf = eventReader(harness);
   let final: FinalEvent | null = null;
   let usage: Record<string, number> | null = null;
   // What protocol events write besides the transcript, one at a time: artifacts and progress land in the order
@@ -88,8 +98,7 @@ export async function startHarnessRun(context: ExecutionContext, harness: Harnes
     output: (line) => {
       transcript.add('output', line);
       if (!structured) return;
-      const event = parseEvent(line);
-      if (event) onEvent(event);
+      for (const event of eventsOf(line)) onEvent(event);
     },
   });
   const result = session.exited.then(async (exit) => {

@@ -45,6 +45,8 @@ export interface RunLedger {
   recordSetupResult(environmentId: string, failed: boolean, runId: string, executionId: number): Promise<void>;
   /** Run-scoped variables for the harness: run ID, API base URL, task token. */
   variables(runId: string, executionId: number): Record<string, string>;
+  /** A team secret the run's `harness_auth_secrets` names (the harness's API key); undefined when it does not exist. */
+  authSecret(teamUid: string, runId: string, name: string): Promise<string | undefined>;
   artifacts: ArtifactSink;
   maxArtifactBytes: number;
 }
@@ -68,6 +70,7 @@ export class DatabaseLedger implements RunLedger {
       apiUrl: () => string;
       artifacts: ArtifactsService;
       maxArtifactBytes: number;
+      readSecret: (teamUid: string, name: string) => Promise<string | null>;
     },
   ) {}
 
@@ -126,6 +129,10 @@ export class DatabaseLedger implements RunLedger {
 
   recordSetupResult(environmentId: string, failed: boolean) {
     return this.options.environments.recordSetupResult(environmentId, failed);
+  }
+
+  async authSecret(teamUid: string, _runId: string, name: string): Promise<string | undefined> {
+    return (await this.options.readSecret(teamUid, name)) ?? undefined;
   }
 
   variables(runId: string, executionId: number): Record<string, string> {

@@ -32,6 +32,28 @@ export const PROVIDER_KEY_ENV: Record<Exclude<ModelProvider, 'UNKNOWN'>, string[
   GOOGLE: ['GOOGLE_GENERATIVE_AI_API_KEY', 'GEMINI_API_KEY'],
 };
 
+/** The harnesses built into Hangar: its own agent and the coding-agent CLIs it can drive. */
+export const BUILT_IN_HARNESSES = ['oz', 'claude', 'codex', 'gemini'] as const;
+export type BuiltInHarness = (typeof BUILT_IN_HARNESSES)[number];
+
+export function isBuiltInHarness(name: string): name is BuiltInHarness {
+  return (BUILT_IN_HARNESSES as readonly string[]).includes(name);
+}
+
+/** The providers whose API each built-in harness can call. */
+export const HARNESS_PROVIDERS: Record<BuiltInHarness, ModelProvider[]> = {
+  oz: ['OPENAI', 'ANTHROPIC', 'GOOGLE', 'UNKNOWN'],
+  claude: ['ANTHROPIC'],
+  codex: ['OPENAI'],
+  gemini: ['GOOGLE'],
+};
+
+/** The variables a catalogue model's key may be in: its own, else its provider's usual ones (none for UNKNOWN). */
+export function keyVariables(model: ModelDefinition): string[] {
+  if (model.api_key_env) return [model.api_key_env];
+  return model.provider === 'UNKNOWN' ? [] : PROVIDER_KEY_ENV[model.provider];
+}
+
 /**
  * A sensible starting list with list prices at the time of writing (USD per million input / output tokens);
  * operators with other contracts set their own with `models` in HANGAR_CONFIG.
@@ -89,22 +111,39 @@ export class ModelCatalogue {
     if (this.disabled.has(model.id)) {
       return { usable: false, reason: 'ADMIN_DISABLED', why: 'disabled', detail: 'An administrator turned this model off (disabled_models in the server configuration).' };
     }
-    const names = model.api_key_env ? [model.api_key_env] : model.provider === 'UNKNOWN' ? [] : PROVIDER_KEY_ENV[model.provider];
+    const names = keyVariables(model);
     if (names.length > 0 && !names.some((name) => this.credentials.has(name))) {
       return { usable: false, reason: 'ADMIN_DISABLED', why: 'credentials', detail: `No credentials for ${model.provider}: set ${names.join(' or ')} in the server's environment.` };
     }
     return { usable: true };
   }
 
-  /** Why a run may not use this model, as the API error to answer; null when it may. */
-  refusal(id: string): ApiError | null {
+  /**
+   * Why a run may not use this model, as the API error to answer; null when it may. With `harness`, the model must
+   * speak that harness's protocol; `ownKey`: the run brings its key (a team secret), so Hangar's need not be set.
+   */
+  refusal(id: string, harness?: BuiltInHarness, ownKey = false): ApiError | null {
     const model = this.byId.get(id);
     if (!model) return invalidRequest(`model ${id} is not in this server's catalogue; GET /agent/models lists the models`);
+    if (harness && !HARNESS_PROVIDERS[harness].includes(model.provider)) {
+      return invalidRequest(`model ${id} is a ${model.provider} model, but the ${harness} harness works with ${HARNESS_PROVIDERS[harness].join(' or ')} models`);
+    }
     const availability = this.availability(model);
-    if (availability.usable) return null;
+    if (availability.usable || (ownKey && availability.why === 'credentials')) return null;
     return availability.why === 'disabled'
       ? new ApiError(403, 'integration_disabled', `model ${id} cannot be used: ${availability.detail}`)
       : new ApiError(422, 'integration_not_configured', `model ${id} cannot be used: ${availability.detail}`);
+  }
+
+  /**
+   * The model a run of `harness` uses when it names none: the default when the harness can use it, else the first
+   * usable model it can, else the first it can at all (whose refusal then says what is missing).
+   */
+  defaultFor(harness: BuiltInHarness): ModelDefinition | undefined {
+    const fitting = this.models.filter((model) => HARNESS_PROVIDERS[harness].includes(model.provider));
+    const preferred = fitting.find((model) => model.id === this.defaultModelId);
+    if (preferred && this.availability(preferred).usable) return preferred;
+    return fitting.find((model) => this.availability(model).usable) ?? preferred ?? fitting[0];
   }
 
   /** USD for the tokens at the model's prices; undefined for a model not in the catalogue. */
@@ -115,8 +154,8 @@ export class ModelCatalogue {
   }
 }
 
-/** The variables among those the catalogue may need that are set (to a non-empty value) in `env`. */
-export function presentCredentials(config: CatalogueConfig, env: Record<string, string | undefined>): Set<string> {
+/** The variables among those the catalogue may need that are set (to a non-empty value) in `env`, with their values. */
+export function presentCredentials(config: CatalogueConfig, env: Record<string, string | undefined>): Record<string, string> {
   const wanted = new Set([...Object.values(PROVIDER_KEY_ENV).flat(), ...(config.models ?? []).flatMap((model) => (model.api_key_env ? [model.api_key_env] : []))]);
-  return new Set([...wanted].filter((name) => Boolean(env[name])));
+  return Object.fromEntries([...wanted].flatMap((name) => (env[name] ? [[name, env[name]]] : [])));
 }

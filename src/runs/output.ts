@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { normalizeConversation, type Conversation } from '../execution/conversation/normalize.js';
+import type { HarnessEvent } from '../execution/harnesses/protocol.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError, notFound } from '../platform/http/errors.js';
 import type { UrlSigner } from '../platform/signed-urls.js';
@@ -13,6 +14,8 @@ export interface RunOutputsOptions {
   signer: UrlSigner;
   /** The transcript format of a harness: `events` (normalizable) or `text`. */
   harnessFormat(name: string): 'events' | 'text';
+  /** How to read a harness's output lines as protocol events (a CLI harness translates its own stream format). */
+  eventReader(name: string | null): (line: string) => HarnessEvent[];
 }
 
 /** What runs produced: the normalized conversation and the raw transcript (as signed download links). */
@@ -61,7 +64,8 @@ export class RunOutputs {
     if (runs.length === 0) return null;
     this.assertNormalizable(runs);
     const entries = await this.transcriptOf(runs.map((run) => run.id), ['input', 'output']);
-    return entries.length === 0 ? null : normalizeConversation(conversationId, entries);
+    const readers = new Map(runs.map((run) => [run.id, this.options.eventReader(run.harness)]));
+    return entries.length === 0 ? null : normalizeConversation(conversationId, entries, (entry) => readers.get(entry.run_id)!(entry.line));
   }
 
   async runConversation(who: Visibility, runId: string): Promise<Conversation> {

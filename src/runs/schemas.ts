@@ -1,3 +1,4 @@
+import { BUILT_IN_HARNESSES } from '../models/catalogue.js';
 import { Type, type Static } from 'typebox';
 import { ARTIFACT_TYPES } from '../artifacts/schemas.js';
 
@@ -13,7 +14,7 @@ export const RUN_SOURCES = [
 export type RunSource = (typeof RUN_SOURCES)[number];
 
 export const EXECUTION_LOCATIONS = ['LOCAL', 'REMOTE'] as const;
-export const HARNESS_TYPES = ['oz', 'claude', 'codex', 'gemini'] as const;
+export const HARNESS_TYPES = BUILT_IN_HARNESSES;
 export const RUN_MODES = ['normal', 'plan', 'orchestrate'] as const;
 
 const StringMap = Type.Record(Type.String(), Type.String());

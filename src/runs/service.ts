@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { authSecretName } from '../execution/run-model.js';
 import type { Caller } from '../identities/caller.js';
+import { isBuiltInHarness, type BuiltInHarness } from '../models/catalogue.js';
 import type { Principal } from '../identities/store.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
@@ -8,7 +10,7 @@ import { CursorCodec, InvalidCursorError } from '../platform/http/pagination.js'
 import { mergeMetadata, MAX_METADATA_FILTER_PAIRS, metadataPairProblem, metadataProblem } from './metadata.js';
 import { renderEvent, renderRun } from './render.js';
 import { addFollowup } from './followups.js';
-import { HARNESS_TYPES, type AgentConfig, type CreateRunBody, type FollowupBody, type ListRunsQuery, type RunItem, type RunSource } from './schemas.js';
+import { type AgentConfig, type CreateRunBody, type FollowupBody, type ListRunsQuery, type RunItem, type RunSource } from './schemas.js';
 import { cancelRefusal, OPERATOR_CANCELLABLE_STATES } from './state.js';
 import * as store from './store.js';
 import { deriveTitle } from './title.js';
@@ -48,7 +50,10 @@ export interface RunsServiceOptions {
   /** Called once new runs are committed in QUEUED, to wake the engines. */
   onQueued(): void;
   /** Why a run of a built-in harness may not use a model (unknown, disabled, no credentials); null when it may. */
-  modelRefusal?: (modelId: string) => ApiError | null;
+  /** Why a run of a built-in harness may not use a model; `ownKey`: the run names a team secret with its key. */
+  modelRefusal?: (modelId: string, harness: BuiltInHarness, ownKey: boolean) => ApiError | null;
+  /** The harness of runs that name none. */
+  defaultHarness?: string;
 }
 
 /** Where a run comes from, beyond what its creator asked for. */
@@ -195,9 +200,12 @@ export class RunsService {
       throw invalidRequest(`config.harness.type "${harness}" is not a harness of this server; choose one of ${this.options.harnessNames().join(', ')}`);
     }
     // The built-in harnesses take their model from the catalogue; an operator's harness interprets model_id itself.
+    // A run for a worker may end up with the worker's default harness, so only this server's default is checked.
     const modelId = config.harness?.model_id ?? config.model_id;
-    if (harness !== undefined && (HARNESS_TYPES as readonly string[]).includes(harness) && modelId !== undefined) {
-      const refusal = this.options.modelRefusal?.(modelId);
+    const effectiveHarness = harness ?? (config.worker_host === undefined ? this.options.defaultHarness : undefined);
+    if (effectiveHarness !== undefined && isBuiltInHarness(effectiveHarness) && modelId !== undefined) {
+      const ownKey = authSecretName(effectiveHarness, config) !== undefined;
+      const refusal = this.options.modelRefusal?.(modelId, effectiveHarness, ownKey);
       if (refusal) throw refusal;
     }
     const prompt = body.prompt ?? '';

@@ -19,6 +19,7 @@ export interface WorkerHubOptions {
   environments: EnvironmentSetups;
   tokens: TaskTokens;
   apiUrl: () => string;
+  readSecret: (teamUid: string, name: string) => Promise<string | null>;
   leaseSeconds: number;
   /** Pings go out this often; a connection silent for twice as long is closed. */
   heartbeatSeconds: number;
@@ -150,7 +151,20 @@ export class WorkerHub {
       history: history.map((entry) => ({ execution_id: entry.execution_id, stream: entry.stream, line: entry.line, at: new Date(entry.at).toISOString() })),
       env_vars: runVariables(tokens, apiUrl(), run.id, run.execution_id),
       attachments: run.attachment_count === 0 ? [] : (await engineStore.runAttachments(db, run.id)).map((file) => ({ file_name: file.file_name, data_base64: file.data.toString('base64') })),
+      auth_secrets: await this.authSecrets(run),
     };
+  }
+
+  /** The values of the team secrets the run names in `harness_auth_secrets`; the worker's harness needs them. */
+  private async authSecrets(run: engineStore.ClaimedRun): Promise<Record<string, string>> {
+    const named = (run.agent_config as { harness_auth_secrets?: Record<string, unknown> }).harness_auth_secrets ?? {};
+    const secrets: Record<string, string> = {};
+    for (const name of Object.values(named)) {
+      if (typeof name !== 'string' || name in secrets) continue;
+      const value = await this.options.readSecret(run.team_uid, name);
+      if (value !== null) secrets[name] = value;
+    }
+    return secrets;
   }
 
   /** Tells the connections holding the run to stop it (they kill its process tree). */

@@ -38,6 +38,8 @@ export interface TaskAssignment {
   env_vars: Record<string, string>;
   /** Files for the workspace (API attachments, a webhook delivery's payload). */
   attachments?: Array<{ file_name: string; data_base64: string }>;
+  /** The team secrets the run's `harness_auth_secrets` names, by name: the API keys of its harness. */
+  auth_secrets?: Record<string, string>;
 }
 
 export type ServerMessage =

@@ -124,6 +124,10 @@ export class RemoteLedger implements RunLedger {
     await this.call('task_environment', runId, executionId, { environment_id: environmentId, failed });
   }
 
+  async authSecret(_teamUid: string, runId: string, name: string): Promise<string | undefined> {
+    return this.assignment(runId).auth_secrets?.[name];
+  }
+
   variables(runId: string): Record<string, string> {
     // The harness reaches the server the way this worker does.
     return { ...this.assignment(runId).env_vars, HANGAR_API_URL: this.apiUrl };

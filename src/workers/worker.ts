@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { ExecutionContext } from '../execution/context.js';
 import { Execution } from '../execution/executor.js';
-import { operatorHarnesses } from '../execution/harnesses/operator.js';
+import { configuredHarnesses } from '../execution/harnesses/registry.js';
 import { resolveSandboxMode } from '../execution/sandbox/index.js';
 import { Workspaces } from '../execution/workspace.js';
 import { WorkerLink } from './link.js';
@@ -57,18 +57,18 @@ export class Worker {
     const sandbox = resolveSandboxMode(config.sandbox);
     if (sandbox.warning) log.warn(sandbox.warning);
     const hiddenPaths = [config.dataDir];
-    const catalogue = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);
+    const catalogue = new ModelCatalogue(config.operator.catalogue, new Set(Object.keys(config.modelCredentials)));
     this.context = {
       engineId: `worker:${options.workerId}`,
       ledger: this.ledger,
       log: log as unknown as FastifyBaseLogger,
       workspaces: Workspaces.fromConfig(config, sandbox.mode, hiddenPaths),
-      harnesses: operatorHarnesses(config, sandbox.mode, hiddenPaths),
+      harnesses: configuredHarnesses(config, sandbox.mode, hiddenPaths, (modelId, input, output) => catalogue.cost(modelId, input, output)),
       defaultHarness: config.operator.defaultHarness,
+      models: { catalogue, env: config.modelCredentials },
       sandbox: sandbox.mode,
       price: (modelId, input, output) => catalogue.cost(modelId, input, output),
     };
-    if (this.context.harnesses.size === 0) log.warn('no harnesses are configured (HANGAR_CONFIG): every task will fail with integration_not_configured');
   }
 
   /** Connects and works until stopped (resolves) or refused by the server (rejects). */

@@ -106,8 +106,12 @@ describe('model catalogue', () => {
     assert.equal(unconfigured.body.error_code, 'integration_not_configured');
     assert.match(unconfigured.body.detail, /GOOGLE_GENERATIVE_AI_API_KEY or GEMINI_API_KEY/);
     assert.equal((await create({ model_id: 'sonnet', harness: { type: 'claude' } })).status, 200);
-    // An operator's own harness reads model_id as it likes: no catalogue check.
-    assert.equal((await create({ model_id: 'anything-goes' })).status, 200);
+    // Without a harness type the server's default (oz here) takes the model from the catalogue too.
+    assert.equal((await create({ model_id: 'anything-goes' })).status, 400);
+    // A model the harness cannot call is refused with the providers it can.
+    const mismatch = await create({ model_id: 'sonnet', harness: { type: 'codex' } });
+    assert.equal(mismatch.status, 400);
+    assert.match(mismatch.body.detail, /codex harness works with OPENAI models/);
   });
 
   test('a catalogue that contradicts itself stops the start with the reason', () => {

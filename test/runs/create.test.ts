@@ -11,7 +11,8 @@ before(async () => {
     'skills/deploy/SKILL.md': skillFile('deploy', 'Ships a release', 'Deploy with care.'),
     '.claude/skills/review/SKILL.md': skillFile('review', 'Reviews a change', 'Review the diff.'),
   });
-  hangar = await startTestServer({ HANGAR_GIT_BASE_URL: git.baseUrl, ANTHROPIC_API_KEY: 'test-key' });
+  // API only: the runs stay QUEUED for these tests to look at.
+  hangar = await startTestServer({ HANGAR_GIT_BASE_URL: git.baseUrl, ANTHROPIC_API_KEY: 'test-key' }, { role: 'api' });
   await addEnvironmentWithRepos(hangar, ['acme/tools']);
 });
 after(async () => {

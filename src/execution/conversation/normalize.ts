@@ -130,7 +130,15 @@ class StepBuilder {
  * Turns the transcript of a conversation (every execution of its runs, in order) into the normalized
  * conversation: one step per execution, holding the user's messages, the agent's text and tool activity.
  */
-export function normalizeConversation(conversationId: string, entries: TranscriptEntry[]): Conversation {
+export function normalizeConversation(
+  conversationId: string,
+  entries: TranscriptEntry[],
+  /** The events on an output line of the entry's run: the protocol's, or its harness's own stream format translated. */
+  eventsOf: (entry: TranscriptEntry) => HarnessEvent[] = (entry) => {
+    const event = parseEvent(entry.line);
+    return event ? [event] : [];
+  },
+): Conversation {
   const steps = new Map<string, StepBuilder>();
   for (const entry of entries) {
     const key = `${entry.run_id}/${entry.execution_id}`;
@@ -143,8 +151,7 @@ export function normalizeConversation(conversationId: string, entries: Transcrip
     if (entry.stream === 'input') {
       builder.input(entry.line, entry.at);
     } else {
-      const event = parseEvent(entry.line);
-      if (event) builder.output(event, entry.at);
+      for (const event of eventsOf(entry)) builder.output(event, entry.at);
     }
   }
   return { conversation_id: conversationId, steps: [...steps.values()].map((builder) => builder.step) };

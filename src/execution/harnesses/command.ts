@@ -3,7 +3,7 @@ import { scrubbedEnvironment, spawnSandboxed } from '../sandbox/index.js';
 import type { SandboxMode } from '../sandbox/types.js';
 import { workspaceHome } from '../workspace.js';
 import type { Harness, HarnessSession, HarnessSink, HarnessTask } from './harness.js';
-import type { TaskMessage, UserMessage } from './protocol.js';
+import { taskMessage, type UserMessage } from './protocol.js';
 
 export interface CommandHarnessOptions {
   sandbox: SandboxMode;
@@ -30,19 +30,7 @@ export class CommandHarness implements Harness {
   }
 
   async start(task: HarnessTask, sink: HarnessSink): Promise<HarnessSession> {
-    const message: TaskMessage = {
-      type: 'task',
-      run_id: task.runId,
-      execution_id: task.executionId,
-      kind: task.kind,
-      conversation_id: task.conversationId,
-      prompt: task.prompt,
-      base_prompt: task.basePrompt,
-      followups: task.followups,
-      history: task.history.map((entry) => ({ execution_id: entry.executionId, stream: entry.stream, line: entry.line })),
-      agent_config: task.agentConfig,
-    };
-    const taskLine = JSON.stringify(message);
+    const taskLine = JSON.stringify(taskMessage(task));
     sink.input(taskLine);
     const child = spawnSandboxed({
       mode: this.options.sandbox,

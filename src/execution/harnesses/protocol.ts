@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
+import type { HarnessTask } from './harness.js';
 
 /**
  * The JSON Lines event protocol a harness writes on stdout, one object per line. Lines that are not one of these
@@ -68,6 +69,22 @@ export interface TaskMessage {
   /** Earlier executions of the conversation, as `{execution_id, stream, line}` (stream `input` or `output`). */
   history: Array<{ execution_id: number; stream: 'input' | 'output'; line: string }>;
   agent_config: Record<string, unknown>;
+}
+
+/** The task line of an execution: what a command harness reads first, and what every harness's transcript starts with. */
+export function taskMessage(task: HarnessTask): TaskMessage {
+  return {
+    type: 'task',
+    run_id: task.runId,
+    execution_id: task.executionId,
+    kind: task.kind,
+    conversation_id: task.conversationId,
+    prompt: task.prompt,
+    base_prompt: task.basePrompt,
+    followups: task.followups,
+    history: task.history.map((entry) => ({ execution_id: entry.executionId, stream: entry.stream, line: entry.line })),
+    agent_config: task.agentConfig,
+  };
 }
 
 /** Later lines on stdin, for harnesses that accept input while running. */

@@ -1,7 +1,7 @@
 import { streamText, type LanguageModel, type ModelMessage } from 'ai';
 import type { HarnessEvent } from '../protocol.js';
 import { describeWorkspace, systemPrompt } from './prompt.js';
-import { DEFAULT_TOOL_LIMITS, TOOL_CATEGORIES, createOzTools, type OzToolLimits } from './tools.js';
+import { DEFAULT_TOOL_LIMITS, TOOL_CATEGORIES, createOzTools, type OzToolContext, type OzToolLimits } from './tools.js';
 
 export type OzFinalEvent = Extract<HarnessEvent, { type: 'done' | 'failed' | 'ask_user' }>;
 
@@ -37,6 +37,8 @@ export interface OzLoopOptions {
   limits?: Partial<OzToolLimits>;
   /** USD for a step's tokens, added to its `usage` event when known. */
   cost?: (inputTokens: number, outputTokens: number) => number | undefined;
+  /** Runs `run_command`'s commands (the harness gives its sandbox); a plain process group when absent. */
+  shell?: OzToolContext['shell'];
   /** Retries of a failed model request (default 2). */
   maxRetries?: number;
   /** Every protocol event, in order: text, tool_call, tool_result, artifact, usage, and one final event. */
@@ -80,14 +82,20 @@ export class OzAgentLoop {
   private readonly pending: string[] = [];
   private readonly messages: ModelMessage[];
   private running = false;
+  private finished = false;
 
   constructor(private readonly options: OzLoopOptions) {
     this.messages = [...(options.history ?? []), { role: 'user', content: options.prompt }];
   }
 
-  /** A follow-up from the user while the loop runs; the model sees it before its next step. */
-  inject(message: string): void {
+  /**
+   * A follow-up from the user while the loop runs; the model sees it before its next step. False once the loop has
+   * finished: the message is then for whoever runs next.
+   */
+  inject(message: string): boolean {
+    if (this.finished) return false;
     this.pending.push(message);
+    return true;
   }
 
   /** The conversation so far (a copy). */
@@ -107,6 +115,7 @@ export class OzAgentLoop {
     let question: string | null = null;
 
     const finish = (final: OzFinalEvent): OzLoopResult => {
+      this.finished = true;
       emit(final);
       return { final, messages: [...this.messages], steps, usage };
     };
@@ -126,6 +135,7 @@ export class OzAgentLoop {
         question = text;
       },
       signal,
+      ...(options.shell ? { shell: options.shell } : {}),
     });
     const system = systemPrompt({ basePrompt: options.basePrompt, skillPrompt: options.skillPrompt, workspaceDescription: await describeWorkspace(options.workspace) });
 

@@ -4,7 +4,7 @@ import { tool, type ToolSet } from 'ai';
 import { z } from 'zod';
 import type { HarnessEvent } from '../protocol.js';
 import { displayPath, resolveInWorkspace } from './paths.js';
-import { runShell } from './shell.js';
+import { runShell, type ShellOptions, type ShellResult } from './shell.js';
 
 export interface OzToolLimits {
   /** Shell commands are killed after this long (default 2 minutes). */
@@ -37,6 +37,8 @@ export interface OzToolContext {
   /** Called by `ask_user`: the loop ends after this step with the question. */
   ask(question: string): void;
   signal: AbortSignal;
+  /** Runs `run_command`'s commands: in the run's sandbox when the harness gives one, else a plain process group. */
+  shell?: (command: string, options: ShellOptions) => Promise<ShellResult>;
 }
 
 /** Directories never listed or searched. */
@@ -118,13 +120,13 @@ function defineTools(context: OzToolContext): ToolSet {
       execute: async ({ command, cwd, timeout_seconds }) => {
         const directory = await resolve(cwd ?? '.');
         const timeoutMs = Math.min(timeout_seconds !== undefined ? timeout_seconds * 1000 : limits.commandTimeoutMs, limits.commandTimeoutMs * 5);
-        const result = await runShell(command, { cwd: directory, env: context.env, timeoutMs, maxOutputBytes: limits.commandOutputBytes, signal: context.signal });
+        const result = await (context.shell ?? runShell)(command, { cwd: directory, env: context.env, timeoutMs, maxOutputBytes: limits.commandOutputBytes, signal: context.signal });
         return {
           exit_code: result.exitCode,
           ...(result.signal ? { signal: result.signal } : {}),
           ...(result.timedOut ? { timed_out: true, note: `killed after ${Math.round(timeoutMs / 1000)} seconds` } : {}),
           output: result.output,
-          ...(result.truncatedBytes > 0 ? { truncated_bytes: result.truncatedBytes } : {}),
+          ...(result.truncatedBytes > 0 ? { output_truncated: `output beyond ${limits.commandOutputBytes} bytes was dropped` } : {}),
         };
       },
     }),

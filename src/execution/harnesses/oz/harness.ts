@@ -1,0 +1,86 @@
+import { scrubbedEnvironment } from '../../sandbox/index.js';
+import type { SandboxExit, SandboxMode } from '../../sandbox/types.js';
+import { workspaceHome } from '../../workspace.js';
+import { HarnessStartError, type Harness, type HarnessSession, type HarnessSink, type HarnessTask } from '../harness.js';
+import { taskMessage, type UserMessage } from '../protocol.js';
+import { historyMessages } from './history.js';
+import { OzAgentLoop, OzStop } from './loop.js';
+import { languageModel } from './model.js';
+import { sandboxedShell } from './sandboxed-shell.js';
+
+export interface OzHarnessOptions {
+  sandbox: SandboxMode;
+  hiddenPaths: string[];
+  /** Under bwrap: whether the agent's shell commands reach the network (package installs, git hosts). */
+  network: boolean;
+  timeoutMinutes: number;
+  maxSteps: number;
+  /** USD for tokens of a catalogue model, when the catalogue knows it. */
+  price?: (modelId: string, inputTokens: number, outputTokens: number) => number | undefined;
+}
+
+/**
+ * Hangar's built-in coding agent as a harness. The loop runs in this process and calls the model itself; its
+ * file tools stay inside the workspace, and its shell commands run in the run's sandbox like any harness process.
+ * It writes the command-harness protocol, takes follow-ups while it runs, and resumes a conversation from the
+ * transcript of earlier executions.
+ */
+export class OzHarness implements Harness {
+  readonly name = 'oz';
+
+  constructor(private readonly options: OzHarnessOptions) {}
+
+  async start(task: HarnessTask, sink: HarnessSink): Promise<HarnessSession> {
+    const { options } = this;
+    const model = task.model;
+    if (!model) throw new HarnessStartError('The oz harness needs a model from the catalogue, and none was resolved for this run', 'integration_not_configured');
+    sink.input(JSON.stringify(taskMessage(task)));
+    const continuing = task.history.length > 0;
+    const said = (continuing ? task.followups : [task.prompt, ...task.followups]).filter((text) => text.trim() !== '');
+    const controller = new AbortController();
+    const limitMs = options.timeoutMinutes * 60_000;
+    const timer = setTimeout(() => {
+      const minutes = options.timeoutMinutes;
+      controller.abort(new OzStop(`The run reached its time limit of ${minutes} minute${minutes === 1 ? '' : 's'}`, 'budget_exceeded'));
+    }, limitMs);
+    const loop = new OzAgentLoop({
+      model: languageModel(model),
+      workspace: task.workspace,
+      prompt: said.join('\n\n') || 'Continue where you left off.',
+      basePrompt: task.basePrompt,
+      history: continuing ? historyMessages(task.history) : [],
+      env: scrubbedEnvironment(task.env, await workspaceHome(task.workspace)),
+      maxSteps: options.maxSteps,
+      signal: controller.signal,
+      cost: (input, output) => options.price?.(model.id, input, output),
+      shell: sandboxedShell({ mode: options.sandbox, workspace: task.workspace, hiddenPaths: options.hiddenPaths, allowNetwork: options.network }),
+      onEvent: (event) => sink.output(JSON.stringify(event)),
+    });
+    let cancelled = false;
+    const exited: Promise<SandboxExit> = loop
+      .run()
+      .then((result) => (result.final.type === 'failed' ? 1 : 0))
+      .catch((error: unknown) => {
+        sink.diagnostic(`the oz agent stopped unexpectedly: ${error instanceof Error ? error.message : String(error)}`);
+        return 1;
+      })
+      .then((code) => {
+        clearTimeout(timer);
+        return { code, signal: null, timedOut: false, killed: cancelled, outputTruncated: false };
+      });
+    return {
+      acceptsInput: true,
+      send(text: string): boolean {
+        if (!loop.inject(text)) return false;
+        sink.input(JSON.stringify({ type: 'user_message', text } satisfies UserMessage));
+        return true;
+      },
+      async cancel() {
+        cancelled = true;
+        controller.abort(new OzStop('The run was cancelled'));
+        await exited;
+      },
+      exited,
+    };
+  }
+}

@@ -1,0 +1,62 @@
+import type { BuiltInHarness, ModelCatalogue } from '../models/catalogue.js';
+import { ModelConfigurationError, resolveModel } from '../models/resolve.js';
+import type { ResolvedModel } from './harnesses/cli/agent-cli.js';
+import { HarnessStartError } from './harnesses/harness.js';
+
+/** The member of `harness_auth_secrets` naming the team secret with a harness's API key. */
+const AUTH_SECRET_FIELD: Partial<Record<BuiltInHarness, 'claude_auth_secret_name' | 'codex_auth_secret_name'>> = {
+  claude: 'claude_auth_secret_name',
+  codex: 'codex_auth_secret_name',
+};
+
+interface ModelConfig {
+  model_id?: string;
+  harness?: { model_id?: string };
+  harness_auth_secrets?: Record<string, string | undefined>;
+}
+
+/** The team secret a run of `harness` takes its key from, when its config names one. */
+export function authSecretName(harness: BuiltInHarness, agentConfig: Record<string, unknown>): string | undefined {
+  const field = AUTH_SECRET_FIELD[harness];
+  return field ? (agentConfig as ModelConfig).harness_auth_secrets?.[field] : undefined;
+}
+
+/** The catalogue ID a run asks for (`config.harness.model_id`, else `config.model_id`). */
+export function requestedModelId(agentConfig: Record<string, unknown>): string | undefined {
+  const config = agentConfig as ModelConfig;
+  return config.harness?.model_id ?? config.model_id;
+}
+
+/**
+ * The model a run of a built-in harness calls, with its endpoint and key: the one it names or the harness's
+ * default, its key from the team secret in `harness_auth_secrets` or else the operator's environment. Anything
+ * that stops it (unknown, disabled, wrong provider, no key) is a HarnessStartError the run fails with.
+ */
+export async function resolveRunModel(
+  catalogue: ModelCatalogue,
+  env: Record<string, string | undefined>,
+  harness: BuiltInHarness,
+  agentConfig: Record<string, unknown>,
+  readSecret: (name: string) => Promise<string | undefined>,
+): Promise<ResolvedModel> {
+  const requested = requestedModelId(agentConfig);
+  const model = requested !== undefined ? catalogue.find(requested) : catalogue.defaultFor(harness);
+  if (!model) {
+    throw requested !== undefined
+      ? new HarnessStartError(`Model ${requested} is not in this server's catalogue`, 'invalid_request')
+      : new HarnessStartError(`No model in this server's catalogue works with the ${harness} harness`, 'integration_not_configured');
+  }
+  const secretName = authSecretName(harness, agentConfig);
+  const key = secretName === undefined ? undefined : await readSecret(secretName);
+  if (secretName !== undefined && !key) {
+    throw new HarnessStartError(`The team secret ${secretName}, named in harness_auth_secrets, does not exist or is empty`, 'integration_not_configured');
+  }
+  const refusal = catalogue.refusal(model.id, harness, key !== undefined);
+  if (refusal) throw new HarnessStartError(refusal.detail, refusal.code);
+  try {
+    return resolveModel(model, env, key);
+  } catch (error) {
+    if (error instanceof ModelConfigurationError) throw new HarnessStartError(error.message, 'integration_not_configured');
+    throw error;
+  }
+}
