@@ -241,6 +241,7 @@ export async function startServer(
         tokens,
         apiUrl,
         readSecret: (teamUid, name) => secrets.readSecretValue(teamUid, name),
+        mcpServer: (teamUid, uid) => mcpServers.resolveForRun(teamUid, uid),
         leaseSeconds: config.runLeaseSeconds,
         heartbeatSeconds: config.workerHeartbeatSeconds,
       });
@@ -271,6 +272,7 @@ export async function startServer(
           artifacts,
           maxArtifactBytes: config.maxArtifactBytes,
           readSecret: (teamUid, name) => secrets.readSecretValue(teamUid, name),
+          mcpServer: (teamUid, uid) => mcpServers.resolveForRun(teamUid, uid),
         }),
         log: app.log,
         workspaces: Workspaces.fromConfig(config, sandbox.mode, hiddenPaths),

@@ -1,12 +1,20 @@
 import { randomUUID } from 'node:crypto';
+import type { ResolvedDefinition } from '../mcp/definition.js';
 import { isBuiltInHarness } from '../models/catalogue.js';
 import type { ResolvedModel } from './harnesses/cli/agent-cli.js';
 import { HarnessStartError, type Harness, type HarnessSession } from './harnesses/harness.js';
+import { resolveRunMcpServers } from './run-mcp.js';
 import { requestedModelId, resolveRunModel } from './run-model.js';
 import type { ExecutionContext } from './context.js';
 import { startHarnessRun } from './harness-run.js';
 import { outcomeOf } from './outcome.js';
 import * as store from './store.js';
+
+/** What a built-in harness is started with besides the task. */
+interface BuiltInSetup {
+  model: ResolvedModel;
+  mcpServers: Record<string, ResolvedDefinition>;
+}
 
 /** A workspace kept after a failed setup, handed to the debug sessions when the run has ended. */
 export interface RetainedWorkspace {
@@ -110,9 +118,9 @@ export class Execution {
       this.unwritten.push({ type: 'worker_container_ready', payload: { sandbox: context.sandbox } });
       const harnessName = run.harness ?? (run.agent_config.harness as { type?: string } | undefined)?.type ?? context.defaultHarness;
       const harness = context.harnesses.get(harnessName);
-      // A model that cannot be used fails the run before anything is cloned or set up.
-      const model = harness ? await this.resolveModel(harnessName) : undefined;
-      if (model === null) return;
+      // A model or MCP server that cannot be used fails the run before anything is cloned or set up.
+      const builtIn = harness ? await this.prepareBuiltIn(harnessName) : undefined;
+      if (builtIn === null) return;
       if (run.environment_id !== null) {
         const retained = await this.setUpEnvironment(workspace, run.environment_id, harnessName);
         if (retained === 'stop') return;
@@ -135,7 +143,7 @@ export class Execution {
         };
         return;
       }
-      await this.runAgent(harness, workspace, model);
+      await this.runAgent(harness, workspace, builtIn);
     } catch (error) {
       if (this.stopping) return;
       if (error instanceof HarnessStartError) {
@@ -241,16 +249,18 @@ export class Execution {
   }
 
   /**
-   * The catalogue model of a built-in harness, with its key; undefined for the operator's harnesses, which read
-   * `model_id` themselves; null when the run cannot use the model (the outcome says why).
+   * What a built-in harness gets besides the task: the catalogue model with its key, and the MCP servers with
+   * theirs. Undefined for the operator's harnesses, which read the config themselves; null when the run cannot
+   * start (the outcome says why).
    */
-  private async resolveModel(harnessName: string): Promise<ResolvedModel | undefined | null> {
+  private async prepareBuiltIn(harnessName: string): Promise<BuiltInSetup | undefined | null> {
     const { context, run } = this;
     if (!context.models || !isBuiltInHarness(harnessName)) return undefined;
+    const { ledger } = context;
     try {
-      return await resolveRunModel(context.models.catalogue, context.models.env, harnessName, run.agent_config, (name) =>
-        context.ledger.authSecret(run.team_uid, run.id, name),
-      );
+      const model = await resolveRunModel(context.models.catalogue, context.models.env, harnessName, run.agent_config, (name) => ledger.authSecret(run.team_uid, run.id, name));
+      const mcpServers = await resolveRunMcpServers(run.agent_config, (uid) => ledger.mcpServer(run.team_uid, run.id, uid));
+      return { model, mcpServers };
     } catch (error) {
       if (!(error instanceof HarnessStartError)) throw error;
       this.outcome = failedToStart(error);
@@ -258,7 +268,7 @@ export class Execution {
     }
   }
 
-  private async runAgent(harness: Harness, workspace: string, model: ResolvedModel | undefined): Promise<void> {
+  private async runAgent(harness: Harness, workspace: string, builtIn: BuiltInSetup | undefined): Promise<void> {
     const { context, run } = this;
     const conversationId = run.conversation_id ?? randomUUID();
     const started = await this.transition('CLAIMED', 'INPROGRESS', [{ type: 'agent_started', payload: { harness: harness.name } }], {
@@ -289,7 +299,7 @@ export class Execution {
         workspace,
         env: context.ledger.variables(run.id, run.execution_id),
         agentConfig: run.agent_config,
-        ...(model ? { model } : {}),
+        ...builtIn,
       },
       run.team_uid,
     );
@@ -303,7 +313,7 @@ export class Execution {
     await this.delivery;
     if (this.stopping) return;
     this.outcome = outcomeOf(finished, harness.name);
-    this.priceUsage(this.outcome.usage, model?.id);
+    this.priceUsage(this.outcome.usage, builtIn?.model.id);
   }
 
   /** Tokens without a cost are priced at the catalogue's rates for the run's model, when the catalogue knows it. */

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { ArtifactResponse, ReportArtifactBody, UploadArtifactQuery } from '../artifacts/schemas.js';
 import type { ArtifactsService, RunExecution } from '../artifacts/service.js';
 import type { EnvironmentConfig } from '../environments/schemas.js';
+import type { ResolvedDefinition } from '../mcp/definition.js';
 import type { DB } from '../platform/db/schema.js';
 import type { TranscriptLine } from './harnesses/harness.js';
 import * as store from './store.js';
@@ -47,6 +48,8 @@ export interface RunLedger {
   variables(runId: string, executionId: number): Record<string, string>;
   /** A team secret the run's `harness_auth_secrets` names (the harness's API key); undefined when it does not exist. */
   authSecret(teamUid: string, runId: string, name: string): Promise<string | undefined>;
+  /** A registered MCP server the run names by `warp_id`, with its secrets filled in; throws when it cannot be used. */
+  mcpServer(teamUid: string, runId: string, uid: string): Promise<ResolvedDefinition>;
   artifacts: ArtifactSink;
   maxArtifactBytes: number;
 }
@@ -71,6 +74,7 @@ export class DatabaseLedger implements RunLedger {
       artifacts: ArtifactsService;
       maxArtifactBytes: number;
       readSecret: (teamUid: string, name: string) => Promise<string | null>;
+      mcpServer: (teamUid: string, uid: string) => Promise<ResolvedDefinition>;
     },
   ) {}
 
@@ -133,6 +137,10 @@ export class DatabaseLedger implements RunLedger {
 
   async authSecret(teamUid: string, _runId: string, name: string): Promise<string | undefined> {
     return (await this.options.readSecret(teamUid, name)) ?? undefined;
+  }
+
+  mcpServer(teamUid: string, _runId: string, uid: string): Promise<ResolvedDefinition> {
+    return this.options.mcpServer(teamUid, uid);
   }
 
   variables(runId: string, executionId: number): Record<string, string> {

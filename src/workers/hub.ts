@@ -7,6 +7,7 @@ import * as engineStore from '../execution/store.js';
 import type { TaskTokens } from '../execution/task-token.js';
 import type { Bus } from '../platform/bus.js';
 import type { DB } from '../platform/db/schema.js';
+import type { ResolvedDefinition } from '../mcp/definition.js';
 import type { TaskAssignment } from './protocol.js';
 import { WorkerSession } from './session.js';
 import * as store from './store.js';
@@ -20,6 +21,8 @@ export interface WorkerHubOptions {
   tokens: TaskTokens;
   apiUrl: () => string;
   readSecret: (teamUid: string, name: string) => Promise<string | null>;
+  /** A registered MCP server as a run of the team starts it (secrets filled in); throws when it cannot be used. */
+  mcpServer: (teamUid: string, uid: string) => Promise<ResolvedDefinition>;
   leaseSeconds: number;
   /** Pings go out this often; a connection silent for twice as long is closed. */
   heartbeatSeconds: number;
@@ -152,7 +155,20 @@ export class WorkerHub {
       env_vars: runVariables(tokens, apiUrl(), run.id, run.execution_id),
       attachments: run.attachment_count === 0 ? [] : (await engineStore.runAttachments(db, run.id)).map((file) => ({ file_name: file.file_name, data_base64: file.data.toString('base64') })),
       auth_secrets: await this.authSecrets(run),
+      mcp_servers: await this.mcpServers(run),
     };
+  }
+
+  /** The registered MCP servers the run names; one that cannot be used is left out, and the worker's run fails on it. */
+  private async mcpServers(run: engineStore.ClaimedRun): Promise<Record<string, ResolvedDefinition>> {
+    const entries = (run.agent_config as { mcp_servers?: Record<string, { warp_id?: unknown }> }).mcp_servers ?? {};
+    const servers: Record<string, ResolvedDefinition> = {};
+    for (const entry of Object.values(entries)) {
+      if (typeof entry.warp_id !== 'string' || entry.warp_id in servers) continue;
+      const server = await this.options.mcpServer(run.team_uid, entry.warp_id).catch(() => undefined);
+      if (server) servers[entry.warp_id] = server;
+    }
+    return servers;
   }
 
   /** The values of the team secrets the run names in `harness_auth_secrets`; the worker's harness needs them. */

@@ -1,6 +1,7 @@
 import { Type, type Static, type TProperties } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { EnvironmentConfig } from '../environments/schemas.js';
+import type { ResolvedDefinition } from '../mcp/definition.js';
 
 /**
  * The self-hosted worker protocol: JSON text frames `{type, data}` over the websocket at
@@ -40,6 +41,8 @@ export interface TaskAssignment {
   attachments?: Array<{ file_name: string; data_base64: string }>;
   /** The team secrets the run's `harness_auth_secrets` names, by name: the API keys of its harness. */
   auth_secrets?: Record<string, string>;
+  /** The registered MCP servers the run names by `warp_id`, by uid, with their secrets filled in. */
+  mcp_servers?: Record<string, ResolvedDefinition>;
 }
 
 export type ServerMessage =

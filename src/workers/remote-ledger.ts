@@ -1,6 +1,7 @@
 import type { ArtifactResponse, ReportArtifactBody, UploadArtifactQuery } from '../artifacts/schemas.js';
 import type { RunExecution } from '../artifacts/service.js';
 import type { EnvironmentConfig } from '../environments/schemas.js';
+import type { ResolvedDefinition } from '../mcp/definition.js';
 import type { TranscriptLine } from '../execution/harnesses/harness.js';
 import type { ArtifactSink, FollowupInput, RunLedger } from '../execution/ledger.js';
 import type * as store from '../execution/store.js';
@@ -126,6 +127,12 @@ export class RemoteLedger implements RunLedger {
 
   async authSecret(_teamUid: string, runId: string, name: string): Promise<string | undefined> {
     return this.assignment(runId).auth_secrets?.[name];
+  }
+
+  async mcpServer(_teamUid: string, runId: string, uid: string): Promise<ResolvedDefinition> {
+    const server = this.assignment(runId).mcp_servers?.[uid];
+    if (!server) throw new Error(`MCP server ${uid} does not exist or this team cannot use it`);
+    return server;
   }
 
   variables(runId: string): Record<string, string> {

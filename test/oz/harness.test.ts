@@ -2,11 +2,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import YAML from 'yaml';
 import { eventually, getRun, processesWith, waitForState } from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
 import { AnthropicServer, OpenAIChatServer } from '../support/model-servers/index.js';
+import { DocsMcpServer } from '../support/mcp/http-server.js';
 import { addEnvironmentWithRepos, createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -15,6 +17,7 @@ import { startTestServer, type TestServer } from '../support/server.js';
 // sandbox, and the run's conversation, artifacts, usage and cost come back through the API.
 
 const KEY_ENV = 'OZ_HARNESS_TEST_KEY';
+const TICKETS_SERVER = fileURLToPath(new URL('../support/mcp/tickets-server.mjs', import.meta.url));
 const git = new GitFixtures();
 const anthropic = new AnthropicServer();
 const local = new OpenAIChatServer();
@@ -169,6 +172,59 @@ describe('the oz harness', () => {
     assert.equal(refused.status, 422);
     assert.equal(refused.body.error_code, 'integration_not_configured');
     assert.match(refused.body.detail, /OZ_HARNESS_UNSET_KEY/);
+  });
+
+  test("uses its MCP servers' tools: an inline stdio server in the sandbox, and a registered HTTP server with a team secret", async () => {
+    const docs = await new DocsMcpServer().listen();
+    try {
+      assert.equal((await hangar.request('POST', '/api/v1/secrets', { body: { name: 'DOCS_TOKEN', value: 'docs-secret' } })).status, 201);
+      const registered = await hangar.request('POST', '/api/v1/mcp-servers', { body: { name: 'docs', url: docs.url, headers: { Authorization: { secret: 'DOCS_TOKEN' } } } });
+      assert.equal(registered.status, 201, JSON.stringify(registered.body));
+      const before = anthropic.requests.length;
+      anthropic.script(
+        {
+          toolCalls: [
+            { name: 'tickets__lookup_ticket', input: { id: 'T-7' } },
+            { name: 'docs__search_docs', input: { query: 'login' } },
+          ],
+        },
+        { text: 'The login page needs the cache.' },
+      );
+      const runId = await createRun(hangar, {
+        prompt: 'Look into ticket T-7',
+        config: {
+          mcp_servers: {
+            tickets: { command: process.execPath, args: [TICKETS_SERVER], env: { TICKETS_LABEL: 'from-config' } },
+            docs: { warp_id: registered.body.uid },
+          },
+        },
+      });
+      const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+      assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
+
+      // The model was offered both servers' tools under their server's name.
+      const offered = JSON.stringify(anthropic.requests[before]!.body.tools);
+      assert.match(offered, /tickets__lookup_ticket/);
+      assert.match(offered, /docs__search_docs/);
+      const results = blocks(await conversationOf(runId)).filter((block) => block.type === 'action_result');
+      const ticket = JSON.stringify(results.find((block) => block.name === 'tickets__lookup_ticket').output);
+      assert.match(ticket, /Ticket T-7: the login page is slow/);
+      assert.match(ticket, /label from-config/);
+      assert.match(ticket, /cwd \/[^ ]*workspaces\//, 'the stdio server ran in the run workspace');
+      assert.match(JSON.stringify(results.find((block) => block.name === 'docs__search_docs').output), /Docs about login: use the cache\./);
+      // The registered server got the team secret's value, which no API response shows.
+      assert.ok(docs.headers.some((headers) => headers.authorization === 'docs-secret'));
+      assert.equal(processesWith(TICKETS_SERVER).length, 0, 'the stdio server is stopped with the run');
+    } finally {
+      await docs.close();
+    }
+  });
+
+  test('an MCP server that cannot start fails the run, naming it', async () => {
+    const runId = await createRun(hangar, { prompt: 'x', config: { mcp_servers: { broken: { command: '/nonexistent/mcp-server' } } } });
+    const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+    assert.equal(run.state, 'FAILED');
+    assert.match(run.status_message.message, /MCP server broken could not be reached/);
   });
 
   test('a cancel stops the agent in the middle of a command', async () => {

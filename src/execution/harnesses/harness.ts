@@ -1,4 +1,5 @@
 import type { SandboxExit } from '../sandbox/types.js';
+import type { ResolvedDefinition } from '../../mcp/definition.js';
 import type { ResolvedModel } from './cli/agent-cli.js';
 import type { HarnessEvent } from './protocol.js';
 
@@ -23,6 +24,8 @@ export interface HarnessTask {
   agentConfig: Record<string, unknown>;
   /** The catalogue model the run uses, with its credentials; set for the built-in harness types (oz and the CLIs). */
   model?: ResolvedModel;
+  /** The run's MCP servers (`config.mcp_servers`), resolved with secrets; set for the built-in harness types. */
+  mcpServers?: Record<string, ResolvedDefinition>;
 }
 
 /** One line of a run's raw transcript: what went into the harness (`input`) or what it wrote (`output`). */

@@ -4,6 +4,7 @@ import { workspaceHome } from '../../workspace.js';
 import { HarnessStartError, type Harness, type HarnessSession, type HarnessSink, type HarnessTask } from '../harness.js';
 import { taskMessage, type UserMessage } from '../protocol.js';
 import { historyMessages } from './history.js';
+import { connectMcpServers, type McpTools } from './mcp.js';
 import { OzAgentLoop, OzStop } from './loop.js';
 import { languageModel } from './model.js';
 import { sandboxedShell } from './sandboxed-shell.js';
@@ -37,19 +38,28 @@ export class OzHarness implements Harness {
     sink.input(JSON.stringify(taskMessage(task)));
     const continuing = task.history.length > 0;
     const said = (continuing ? task.followups : [task.prompt, ...task.followups]).filter((text) => text.trim() !== '');
+    const env = scrubbedEnvironment(task.env, await workspaceHome(task.workspace));
+    let mcp: McpTools | undefined;
+    if (task.mcpServers && Object.keys(task.mcpServers).length > 0) {
+      try {
+        mcp = await connectMcpServers(task.mcpServers, { workspace: task.workspace, env, sandbox: options.sandbox, hiddenPaths: options.hiddenPaths, network: options.network, log: sink.diagnostic });
+      } catch (error) {
+        return failedAtStart(sink, (error as Error).message);
+      }
+    }
     const controller = new AbortController();
-    const limitMs = options.timeoutMinutes * 60_000;
     const timer = setTimeout(() => {
       const minutes = options.timeoutMinutes;
       controller.abort(new OzStop(`The run reached its time limit of ${minutes} minute${minutes === 1 ? '' : 's'}`, 'budget_exceeded'));
-    }, limitMs);
+    }, options.timeoutMinutes * 60_000);
     const loop = new OzAgentLoop({
       model: languageModel(model),
       workspace: task.workspace,
       prompt: said.join('\n\n') || 'Continue where you left off.',
       basePrompt: task.basePrompt,
       history: continuing ? historyMessages(task.history) : [],
-      env: scrubbedEnvironment(task.env, await workspaceHome(task.workspace)),
+      env,
+      ...(mcp ? { extraTools: mcp.tools } : {}),
       maxSteps: options.maxSteps,
       signal: controller.signal,
       cost: (input, output) => options.price?.(model.id, input, output),
@@ -64,8 +74,9 @@ export class OzHarness implements Harness {
         sink.diagnostic(`the oz agent stopped unexpectedly: ${error instanceof Error ? error.message : String(error)}`);
         return 1;
       })
-      .then((code) => {
+      .then(async (code) => {
         clearTimeout(timer);
+        await mcp?.close();
         return { code, signal: null, timedOut: false, killed: cancelled, outputTruncated: false };
       });
     return {
@@ -83,4 +94,15 @@ export class OzHarness implements Harness {
       exited,
     };
   }
+}
+
+/** A session that ended before the agent started: the reason is its `failed` event, so the run says it. */
+function failedAtStart(sink: HarnessSink, message: string): HarnessSession {
+  sink.output(JSON.stringify({ type: 'failed', message, error_code: 'integration_not_configured' }));
+  return {
+    acceptsInput: false,
+    send: () => false,
+    cancel: async () => undefined,
+    exited: Promise.resolve({ code: 1, signal: null, timedOut: false, killed: false, outputTruncated: false }),
+  };
 }

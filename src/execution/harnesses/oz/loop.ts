@@ -1,4 +1,4 @@
-import { streamText, type LanguageModel, type ModelMessage } from 'ai';
+import { streamText, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
 import type { HarnessEvent } from '../protocol.js';
 import { describeWorkspace, systemPrompt } from './prompt.js';
 import { DEFAULT_TOOL_LIMITS, TOOL_CATEGORIES, createOzTools, type OzToolContext, type OzToolLimits } from './tools.js';
@@ -37,6 +37,8 @@ export interface OzLoopOptions {
   limits?: Partial<OzToolLimits>;
   /** USD for a step's tokens, added to its `usage` event when known. */
   cost?: (inputTokens: number, outputTokens: number) => number | undefined;
+  /** More tools (the run's MCP servers'); the built-in tools keep their names if one clashes. */
+  extraTools?: ToolSet;
   /** Runs `run_command`'s commands (the harness gives its sandbox); a plain process group when absent. */
   shell?: OzToolContext['shell'];
   /** Retries of a failed model request (default 2). */
@@ -126,7 +128,9 @@ export class OzAgentLoop {
       return finish({ type: 'failed', message: 'The run was cancelled' });
     };
 
-    const tools = createOzTools({
+    const tools: ToolSet = {
+      ...options.extraTools,
+      ...createOzTools({
       workspace: options.workspace,
       env: options.env ?? process.env,
       limits: { ...DEFAULT_TOOL_LIMITS, ...options.limits },
@@ -136,7 +140,8 @@ export class OzAgentLoop {
       },
       signal,
       ...(options.shell ? { shell: options.shell } : {}),
-    });
+      }),
+    };
     const system = systemPrompt({ basePrompt: options.basePrompt, skillPrompt: options.skillPrompt, workspaceDescription: await describeWorkspace(options.workspace) });
 
     for (;;) {

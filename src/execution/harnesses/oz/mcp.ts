@@ -1,0 +1,89 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { dynamicTool, jsonSchema, type ToolSet } from 'ai';
+import type { ResolvedDefinition } from '../../../mcp/definition.js';
+import type { SandboxMode } from '../../sandbox/types.js';
+import { SandboxedStdioTransport } from './mcp-transport.js';
+
+export interface McpConnectOptions {
+  workspace: string;
+  /** The sandboxed environment stdio servers start with (their own `env` is added to it). */
+  env: Record<string, string>;
+  sandbox: SandboxMode;
+  hiddenPaths: string[];
+  network: boolean;
+  /** A stdio server's stderr, for the run's diagnostics. */
+  log: (line: string) => void;
+}
+
+export interface McpTools {
+  tools: ToolSet;
+  close(): Promise<void>;
+}
+
+/** Tool names the model providers accept: letters, digits, _ and -, at most 64. */
+function toolName(server: string, tool: string): string {
+  return `${server}__${tool}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
+}
+
+/** Starts each server's connection: stdio servers in the sandbox, HTTP ones over Streamable HTTP. */
+async function connect(name: string, server: ResolvedDefinition, options: McpConnectOptions): Promise<Client> {
+  const client = new Client({ name: 'hangar-oz', version: '1.0.0' });
+  const transport =
+    'command' in server
+      ? new SandboxedStdioTransport(
+          {
+            mode: options.sandbox,
+            argv: [server.command, ...server.args],
+            cwd: options.workspace,
+            env: { ...options.env, ...server.env },
+            hiddenPaths: options.hiddenPaths,
+            allowNetwork: options.network,
+            timeoutMs: Number.POSITIVE_INFINITY,
+            maxOutputBytes: Number.POSITIVE_INFINITY,
+          },
+          (line) => options.log(`mcp ${name}: ${line}`),
+        )
+      : new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } });
+  await client.connect(transport);
+  return client;
+}
+
+/**
+ * Connects to the run's MCP servers and offers their tools to the agent as `<server>__<tool>`. A server that does
+ * not start or answer fails the whole connection (with its name), since the task was written expecting it.
+ */
+export async function connectMcpServers(servers: Record<string, ResolvedDefinition>, options: McpConnectOptions): Promise<McpTools> {
+  const clients: Client[] = [];
+  const close = async () => {
+    await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
+  };
+  const tools: ToolSet = {};
+  try {
+    for (const [name, server] of Object.entries(servers)) {
+      let client: Client;
+      try {
+        client = await connect(name, server, options);
+      } catch (error) {
+        throw new Error(`The MCP server ${name} could not be reached: ${(error as Error).message}`);
+      }
+      clients.push(client);
+      const { tools: offered } = await client.listTools();
+      for (const offeredTool of offered) {
+        tools[toolName(name, offeredTool.name)] = dynamicTool({
+          description: offeredTool.description ?? `${offeredTool.name} from the MCP server ${name}`,
+          inputSchema: jsonSchema(offeredTool.inputSchema as Parameters<typeof jsonSchema>[0]),
+          execute: async (input) => {
+            const result = await client.callTool({ name: offeredTool.name, arguments: (input ?? {}) as Record<string, unknown> });
+            if (result.isError) throw new Error(JSON.stringify(result.content));
+            return result.structuredContent ?? result.content;
+          },
+        });
+      }
+    }
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { tools, close };
+}
