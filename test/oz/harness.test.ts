@@ -149,6 +149,22 @@ describe('the oz harness', () => {
     assert.ok(all.some((block) => block.type === 'action' && block.name === 'write_file'));
   });
 
+  test('a follow-up sent while it works reaches the model at its next step', async () => {
+    const before = anthropic.requests.length;
+    anthropic.script({ toolCalls: [{ name: 'run_command', input: { command: 'sleep 1.5' } }] }, { text: 'Done, in French too.' });
+    const runId = await createRun(hangar, { prompt: 'Write a greeting' });
+    await eventually('the command runs', () => processesWith('sleep 1.5').length > 0);
+    const followup = await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message: 'Also in French, please.' } });
+    assert.ok(followup.status < 300, JSON.stringify(followup.body));
+    const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+    assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
+    // One execution: the message joined the running agent rather than waiting for a continuation.
+    assert.equal(anthropic.requests.length - before, 2);
+    assert.match(JSON.stringify(anthropic.requests[before + 1]!.body.messages), /Also in French, please\./);
+    const users = blocks(await conversationOf(runId)).filter((block) => block.role === 'user').map((block) => block.text);
+    assert.deepEqual(users, ['Write a greeting', 'Also in French, please.']);
+  });
+
   test('runs on an OpenAI-compatible server named by model_id', async () => {
     local.script({ toolCalls: [{ name: 'list_files', input: {} }] }, { text: 'Listed.' });
     const runId = await createRun(hangar, { prompt: 'What is here?', config: { harness: { type: 'oz', model_id: 'local-coder' } } });
