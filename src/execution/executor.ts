@@ -271,10 +271,12 @@ export class Execution {
   private async runAgent(harness: Harness, workspace: string, builtIn: BuiltInSetup | undefined): Promise<void> {
     const { context, run } = this;
     const conversationId = run.conversation_id ?? randomUUID();
-    const started = await this.transition('CLAIMED', 'INPROGRESS', [{ type: 'agent_started', payload: { harness: harness.name } }], {
+    const modelId = builtIn?.model.id;
+    const started = await this.transition('CLAIMED', 'INPROGRESS', [{ type: 'agent_started', payload: { harness: harness.name, ...(modelId ? { model_id: modelId } : {}) } }], {
       started: true,
       conversationId,
       harness: harness.name,
+      ...(modelId ? { modelId } : {}),
       takeInputs: true,
     });
     if (!started.moved) return;

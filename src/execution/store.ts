@@ -72,6 +72,8 @@ export interface Transition {
   started?: boolean;
   conversationId?: string;
   harness?: string;
+  /** The catalogue model a built-in harness uses (the run's own, or the default it fell back to). */
+  modelId?: string;
   /** Also take the run's follow-ups not yet given to its agent (oldest first), in the same statement. */
   takeInputs?: boolean;
 }
@@ -101,14 +103,15 @@ export async function applyTransitions(db: Kysely<DB>, engineId: string, items: 
         ${items.map((item) => item.from)}::text[], ${items.map((item) => item.to)}::text[],
         ${items.map((item) => item.started ?? false)}::bool[], ${items.map((item) => item.conversationId ?? null)}::text[],
         ${items.map((item) => item.harness ?? null)}::text[], ${items.map((item) => item.takeInputs ?? false)}::bool[],
-        ${items.map((item) => JSON.stringify(item.events))}::text[]
-      ) AS i(id, execution_id, from_state, to_state, started, conversation_id, harness, take_inputs, events)
+        ${items.map((item) => JSON.stringify(item.events))}::text[], ${items.map((item) => item.modelId ?? null)}::text[]
+      ) AS i(id, execution_id, from_state, to_state, started, conversation_id, harness, take_inputs, events, model_id)
     ), moved AS (
       UPDATE runs r SET state = i.to_state, updated_at = clock_timestamp(),
         started_at = CASE WHEN i.started THEN coalesce(r.started_at, clock_timestamp()) ELSE r.started_at END,
         sandbox_running = r.sandbox_running OR i.started,
         conversation_id = coalesce(r.conversation_id, i.conversation_id),
-        harness = coalesce(i.harness, r.harness)
+        harness = coalesce(i.harness, r.harness),
+        model_id = coalesce(r.model_id, i.model_id)
       FROM input i
       WHERE r.id = i.id AND r.state = i.from_state AND r.lease_owner = ${engineId} AND r.execution_id = i.execution_id
       RETURNING r.id, i.execution_id, i.take_inputs, i.events

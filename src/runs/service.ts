@@ -277,7 +277,7 @@ export class RunsService {
       scope_uid: teamOwned ? caller.teamUid : caller.principal.uid,
       agent_config: config,
       config_name: config.name ?? null,
-      model_id: config.model_id ?? null,
+      model_id: config.harness?.model_id ?? config.model_id ?? null,
       skill_spec: config.skill_spec ?? null,
       agent_skill: agentSkill,
       environment_id: config.environment_id ?? null,

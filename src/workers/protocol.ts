@@ -82,7 +82,12 @@ export const WorkerMessage = Type.Union([
   }),
   message('task_claimed', TaskRef),
   message('task_rejected', { ...TaskRef, reason: Type.Optional(Type.String({ maxLength: 2000 })) }),
-  message('task_started', { ...TaskRef, harness: Type.String({ maxLength: 200 }), conversation_id: Type.String({ maxLength: 100 }) }),
+  message('task_started', {
+    ...TaskRef,
+    harness: Type.String({ maxLength: 200 }),
+    conversation_id: Type.String({ maxLength: 100 }),
+    model_id: Type.Optional(Type.String({ maxLength: 200 })),
+  }),
   message('task_events', { ...TaskRef, events: Events }),
   message('task_output', {
     ...TaskRef,

@@ -59,7 +59,7 @@ export class RemoteLedger implements RunLedger {
       // Events that rode with the transition (the sandbox is ready, the setup is done) go first.
       const before = transition.events.filter((event) => event.type !== 'agent_started');
       if (before.length > 0) await this.events(runId, executionId, before);
-      const reply = await this.call('task_started', runId, executionId, { harness: transition.harness ?? '', conversation_id: transition.conversationId ?? '' });
+      const reply = await this.call('task_started', runId, executionId, { harness: transition.harness ?? '', conversation_id: transition.conversationId ?? '', ...(transition.modelId ? { model_id: transition.modelId } : {}) });
       return { moved: reply.moved === true, inputs: (reply.followups as string[] | undefined) ?? [] };
     }
     throw new Error(`a worker cannot move a run from ${transition.from} to ${transition.to}`);

@@ -108,10 +108,11 @@ export class WorkerTasks {
             ...ref,
             from: 'CLAIMED',
             to: 'INPROGRESS',
-            events: [{ type: 'agent_started', payload: { harness: message.data.harness, worker_host: session.workerHost } }],
+            events: [{ type: 'agent_started', payload: { harness: message.data.harness, worker_host: session.workerHost, ...(message.data.model_id ? { model_id: message.data.model_id } : {}) } }],
             started: true,
             conversationId: message.data.conversation_id,
             harness: message.data.harness,
+            ...(message.data.model_id ? { modelId: message.data.model_id } : {}),
             takeInputs: true,
           },
         ]);

@@ -116,6 +116,9 @@ describe('the oz harness', () => {
     // Tokens from every step, priced at the catalogue's rates (3 and 15 USD per million).
     assert.equal(run.request_usage.total_tokens, 5500);
     assert.ok(Math.abs(run.request_usage.inference_cost - (5000 * 3 + 500 * 15) / 1_000_000) < 1e-9, JSON.stringify(run.request_usage));
+    // The run named no model; the one the harness fell back to is recorded, so the list filters by it.
+    const listed = await hangar.request('GET', '/agent/runs?model_id=sonnet-test');
+    assert.ok(listed.body.runs.some((item: any) => item.run_id === runId));
   });
 
   test('asks the user (BLOCKED), and a follow-up resumes the conversation with everything said before', async () => {
