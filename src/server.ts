@@ -167,7 +167,6 @@ export async function startServer(
     limits,
     harnessNames: () => [...new Set([...harnesses.keys(), ...HARNESS_TYPES])],
     modelRefusal: (modelId, harness, ownKey) => models.refusal(modelId, harness, ownKey),
-    defaultHarness: config.operator.defaultHarness,
     // This process's engine wakes at once; other replicas' through NOTIFY.
     onQueued: () => {
       engine?.poke();

@@ -52,8 +52,6 @@ export interface RunsServiceOptions {
   /** Why a run of a built-in harness may not use a model (unknown, disabled, no credentials); null when it may. */
   /** Why a run of a built-in harness may not use a model; `ownKey`: the run names a team secret with its key. */
   modelRefusal?: (modelId: string, harness: BuiltInHarness, ownKey: boolean) => ApiError | null;
-  /** The harness of runs that name none. */
-  defaultHarness?: string;
 }
 
 /** Where a run comes from, beyond what its creator asked for. */
@@ -199,13 +197,12 @@ export class RunsService {
     if (harness !== undefined && !this.options.harnessNames().includes(harness)) {
       throw invalidRequest(`config.harness.type "${harness}" is not a harness of this server; choose one of ${this.options.harnessNames().join(', ')}`);
     }
-    // The built-in harnesses take their model from the catalogue; an operator's harness interprets model_id itself.
-    // A run for a worker may end up with the worker's default harness, so only this server's default is checked.
+    // A run naming a built-in harness takes its model from the catalogue, so a model it cannot use is refused now.
+    // Without a harness type, the harness is decided where the run executes (an operator's harness reads model_id
+    // as it likes), and a model the default harness cannot use fails the run when it starts.
     const modelId = config.harness?.model_id ?? config.model_id;
-    const effectiveHarness = harness ?? (config.worker_host === undefined ? this.options.defaultHarness : undefined);
-    if (effectiveHarness !== undefined && isBuiltInHarness(effectiveHarness) && modelId !== undefined) {
-      const ownKey = authSecretName(effectiveHarness, config) !== undefined;
-      const refusal = this.options.modelRefusal?.(modelId, effectiveHarness, ownKey);
+    if (harness !== undefined && isBuiltInHarness(harness) && modelId !== undefined) {
+      const refusal = this.options.modelRefusal?.(modelId, harness, authSecretName(harness, config) !== undefined);
       if (refusal) throw refusal;
     }
     const prompt = body.prompt ?? '';

@@ -186,11 +186,35 @@ describe('the oz harness', () => {
     assert.match(run.status_message.message, /after 6 steps, its step limit/);
   });
 
-  test('a model without credentials fails the run at once, saying what to set', async () => {
+  test('a model without credentials is refused at once, saying what to set; without a harness type, when the run starts', async () => {
     const refused = await hangar.request('POST', '/agent/runs', { body: { prompt: 'x', config: { harness: { type: 'oz', model_id: 'gpt-keyless' } } } });
     assert.equal(refused.status, 422);
     assert.equal(refused.body.error_code, 'integration_not_configured');
     assert.match(refused.body.detail, /OZ_HARNESS_UNSET_KEY/);
+
+    // The harness is decided where the run executes; here the default (oz) cannot use the model.
+    const keyless = await waitForState(hangar, await createRun(hangar, { prompt: 'x', config: { model_id: 'gpt-keyless' } }), 'FAILED', 'SUCCEEDED', 'ERROR');
+    assert.equal(keyless.state, 'FAILED');
+    assert.equal(keyless.status_message.error_code, 'integration_not_configured');
+    assert.match(keyless.status_message.message, /OZ_HARNESS_UNSET_KEY/);
+    const unknown = await waitForState(hangar, await createRun(hangar, { prompt: 'x', config: { model_id: 'no-such-model' } }), 'FAILED', 'SUCCEEDED', 'ERROR');
+    assert.equal(unknown.status_message.error_code, 'invalid_request');
+    assert.match(unknown.status_message.message, /no-such-model is not in this server's catalogue/);
+  });
+
+  test('a new run joining a conversation brings its own prompt after the earlier turns', async () => {
+    anthropic.script({ text: 'First answer.' });
+    const first = await createRun(hangar, { prompt: 'First question' });
+    const done = await waitForState(hangar, first, 'SUCCEEDED', 'FAILED', 'ERROR');
+    assert.equal(done.state, 'SUCCEEDED', JSON.stringify(done.status_message));
+    const conversationId = (await getRun(hangar, first)).conversation_id;
+    assert.ok(conversationId);
+    const before = anthropic.requests.length;
+    anthropic.script({ text: 'Second answer.' });
+    const second = await createRun(hangar, { prompt: 'Second question', conversation_id: conversationId });
+    assert.equal((await waitForState(hangar, second, 'SUCCEEDED', 'FAILED', 'ERROR')).state, 'SUCCEEDED');
+    const sent = JSON.stringify(anthropic.requests[before]!.body.messages);
+    assert.match(sent, /First question.*First answer.*Second question/);
   });
 
   test("uses its MCP servers' tools: an inline stdio server in the sandbox, and a registered HTTP server with a team secret", async () => {

@@ -37,7 +37,10 @@ export class OzHarness implements Harness {
     if (!model) throw new HarnessStartError('The oz harness needs a model from the catalogue, and none was resolved for this run', 'integration_not_configured');
     sink.input(JSON.stringify(taskMessage(task)));
     const continuing = task.history.length > 0;
-    const said = (continuing ? task.followups : [task.prompt, ...task.followups]).filter((text) => text.trim() !== '');
+    // A run's prompt is said once, by its first execution (a new run joining a conversation says its own); later
+    // executions continue with the follow-ups.
+    const opensRun = task.executionId === 1 || task.kind === 'debug';
+    const said = (opensRun ? [task.prompt, ...task.followups] : task.followups).filter((text) => text.trim() !== '');
     const env = scrubbedEnvironment(task.env, await workspaceHome(task.workspace));
     let mcp: McpTools | undefined;
     if (task.mcpServers && Object.keys(task.mcpServers).length > 0) {

@@ -15,7 +15,6 @@ export function historyMessages(lines: TranscriptLine[]): ModelMessage[] {
   const messages: ModelMessage[] = [];
   let assistant: AssistantPart[] = [];
   let results: ToolPart[] = [];
-  let promptSeen = false;
 
   const flush = () => {
     const answered = new Set(results.map((part) => (part.type === 'tool-result' ? part.toolCallId : '')));
@@ -36,8 +35,8 @@ export function historyMessages(lines: TranscriptLine[]): ModelMessage[] {
     if (stream === 'input') {
       const input = parseJson(line) as (Partial<TaskMessage> & { text?: unknown }) | undefined;
       if (input?.type === 'task') {
-        if (!promptSeen && typeof input.prompt === 'string') user(input.prompt);
-        promptSeen = true;
+        // Each run's prompt was said by its first execution; later ones brought only follow-ups.
+        if ((input.execution_id === 1 || input.kind === 'debug') && typeof input.prompt === 'string') user(input.prompt);
         for (const followup of input.followups ?? []) user(followup);
       } else if (input?.type === 'user_message' && typeof input.text === 'string') {
         user(input.text);
