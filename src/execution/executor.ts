@@ -318,9 +318,15 @@ export class Execution {
     this.priceUsage(this.outcome.usage, builtIn?.model.id);
   }
 
-  /** Tokens without a cost are priced at the catalogue's rates for the run's model, when the catalogue knows it. */
+  /**
+   * The cost of a built-in harness's tokens is the catalogue's (a CLI's own figure comes from its price table, not
+   * the operator's); an operator's harness keeps its own, and tokens without one are priced at the catalogue's
+   * rates when the run's model is a catalogue model.
+   */
   private priceUsage(usage: Record<string, number> | null, resolvedModelId: string | undefined): void {
-    if (!usage || usage.inference_cost !== undefined || !this.context.price) return;
+    if (!usage || !this.context.price) return;
+    if (resolvedModelId !== undefined) delete usage.inference_cost;
+    if (usage.inference_cost !== undefined) return;
     const modelId = resolvedModelId ?? requestedModelId(this.run.agent_config);
     if (modelId === undefined || (usage.input_tokens === undefined && usage.output_tokens === undefined)) return;
     const cost = this.context.price(modelId, usage.input_tokens ?? 0, usage.output_tokens ?? 0);

@@ -1,12 +1,13 @@
 import type { Config } from '../../config.js';
 import type { SandboxMode } from '../sandbox/types.js';
+import { AGENT_CLIS, CliHarness } from './cli/index.js';
 import { CommandHarness } from './command.js';
 import type { Harness } from './harness.js';
 import { OzHarness } from './oz/harness.js';
 
 /**
- * Every harness a server's engine or a worker can run in `sandbox`: the built-in oz agent, and the operator's
- * command harnesses from the config file.
+ * Every harness a server's engine or a worker can run in `sandbox`: the built-in oz agent, the coding-agent CLIs
+ * (a run fails with the reason when its CLI is not installed), and the operator's command harnesses.
  */
 export function configuredHarnesses(
   config: Config,
@@ -17,6 +18,19 @@ export function configuredHarnesses(
   const harnesses = new Map<string, Harness>();
   const oz = config.operator.builtIn.oz;
   harnesses.set('oz', new OzHarness({ sandbox, hiddenPaths, network: oz.network, timeoutMinutes: oz.timeoutMinutes, maxSteps: oz.maxSteps, ...(price ? { price } : {}) }));
+  for (const cli of Object.values(AGENT_CLIS)) {
+    const settings = config.operator.builtIn[cli.name];
+    harnesses.set(
+      cli.name,
+      new CliHarness(cli, {
+        sandbox,
+        hiddenPaths,
+        maxOutputBytes: config.maxOutputBytes,
+        timeoutMs: settings.timeoutMinutes * 60_000,
+        ...(settings.path ? { binaryPath: settings.path } : {}),
+      }),
+    );
+  }
   for (const harness of config.operator.harnesses.values()) {
     harnesses.set(harness.name, new CommandHarness(harness, { sandbox, hiddenPaths, maxOutputBytes: config.maxOutputBytes }));
   }

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -147,6 +148,29 @@ function descendants(root: number): number[] {
   return found;
 }
 
+/** The variable that marks every process of one process-mode sandbox, wherever in the process tree it ended up. */
+const SANDBOX_MARK = 'HANGAR_SANDBOX_ID';
+
+/**
+ * The running processes whose environment carries `mark`: without bwrap, a process that started a session of its
+ * own (setsid, as Gemini CLI does for its commands) or was orphaned is out of the group and off the tree, but it
+ * inherited the sandbox's environment. Processes of other users cannot be read and are not ours anyway.
+ */
+function marked(mark: string): number[] {
+  const needle = Buffer.from(`\0${SANDBOX_MARK}=${mark}\0`);
+  const found: number[] = [];
+  for (const entry of processTable() ?? []) {
+    if (!entry.running || entry.pid === process.pid) continue;
+    try {
+      const environ = Buffer.concat([Buffer.from([0]), fs.readFileSync(`/proc/${entry.pid}/environ`)]);
+      if (environ.includes(needle)) found.push(entry.pid);
+    } catch {
+      // Gone, or not ours.
+    }
+  }
+  return found;
+}
+
 function signal(id: number, name: NodeJS.Signals): void {
   try {
     process.kill(id, name);
@@ -250,7 +274,9 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
 
   // The environment goes to bwrap, which passes it on: as --setenv arguments it would show in every `ps`.
   const stdio = options.mode === 'bwrap' ? ['pipe', 'pipe', 'pipe', 'pipe'] : 'pipe';
-  const child = spawn(file, args, { cwd: options.cwd, env: options.env, detached: true, stdio: stdio as 'pipe' });
+  const mark = randomUUID();
+  const env = options.mode === 'process' ? { ...options.env, [SANDBOX_MARK]: mark } : options.env;
+  const child = spawn(file, args, { cwd: options.cwd, env, detached: true, stdio: stdio as 'pipe' });
   child.on('error', (error: NodeJS.ErrnoException) => {
     // Only a failed start ends up here; we never signal through `child`.
     if (child.pid === undefined) fail(`cannot start ${file} in ${options.cwd}: ${error.message}`, error.code === 'ENOENT' ? 127 : 126);
@@ -289,7 +315,10 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
     });
   }
   const signalTree = (name: NodeJS.Signals) => {
-    if (options.mode === 'process') return signal(-leader, name);
+    if (options.mode === 'process') {
+      signal(-leader, name);
+      return marked(mark).forEach((pid) => signal(pid, name));
+    }
     const below = descendants(leader);
     // PID 1 alone: the command has not started, nothing could end gracefully.
     if (name === 'SIGKILL' || below.length <= 1) return killSandbox();
@@ -314,6 +343,7 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
     // The leader is gone, so the run is over: background jobs it left in its group end too, as they do under bwrap
     // when the PID namespace's init exits.
     if (alive(-leader)) signal(-leader, 'SIGKILL');
+    if (options.mode === 'process') marked(mark).forEach((pid) => signal(pid, 'SIGKILL'));
     // bwrap may exit before its PID 1 has finished killing what is left in the namespace.
     while (alive(-leader) || (sandboxInit !== undefined && alive(sandboxInit))) await sleep(POLL_MS);
     // No more signals: the ids may now belong to someone else.

@@ -17,6 +17,11 @@ export interface ResolvedModel {
 export interface CliInvocation {
   args: string[];
   env: Record<string, string>;
+  /**
+   * Written to the CLI's stdin, which is then closed: the prompt. On the command line it would show in `ps` and
+   * could pass the kernel's 128 KiB limit on one argument (a long conversation, a long base prompt).
+   */
+  stdin: string;
 }
 
 export interface CliInvocationInput {

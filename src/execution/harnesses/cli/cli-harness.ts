@@ -1,0 +1,80 @@
+import path from 'node:path';
+import { scrubbedEnvironment, spawnSandboxed } from '../../sandbox/index.js';
+import type { SandboxMode } from '../../sandbox/types.js';
+import { workspaceHome } from '../../workspace.js';
+import { HarnessStartError, type Harness, type HarnessSession, type HarnessSink, type HarnessTask } from '../harness.js';
+import { taskMessage, type HarnessEvent } from '../protocol.js';
+import type { AgentCli } from './agent-cli.js';
+import { locateBinary } from './locate.js';
+import { cliPrompt } from './prompt.js';
+
+export interface CliHarnessOptions {
+  sandbox: SandboxMode;
+  hiddenPaths: string[];
+  maxOutputBytes: number;
+  timeoutMs: number;
+  /** The operator-configured executable; else `cli.binary` is looked up on the server's PATH. */
+  binaryPath?: string;
+}
+
+/**
+ * A coding-agent CLI as a harness: started headless in the run's sandbox (with network, for its model endpoint)
+ * on the whole task as one prompt, its stream JSON kept as the transcript and read through `cli.translate`. It
+ * takes no input while it runs: follow-ups start the next execution, which gets the conversation so far.
+ */
+export class CliHarness implements Harness {
+  readonly name: string;
+  readonly translate: (line: string) => HarnessEvent[];
+
+  constructor(
+    private readonly cli: AgentCli,
+    private readonly options: CliHarnessOptions,
+  ) {
+    this.name = cli.name;
+    this.translate = (line) => cli.translate(line);
+  }
+
+  async start(task: HarnessTask, sink: HarnessSink): Promise<HarnessSession> {
+    const { cli, options } = this;
+    const wanted = options.binaryPath ?? cli.binary;
+    const binary = locateBinary(wanted, process.env.PATH);
+    if (!binary) {
+      const where = options.binaryPath ? `at ${options.binaryPath}` : "on the server's PATH";
+      throw new HarnessStartError(
+        `The ${cli.name} harness needs the ${cli.binary} executable, which is not ${where}: install the npm package ${cli.npmPackage}`,
+        'integration_not_configured',
+      );
+    }
+    if (!task.model) throw new HarnessStartError(`The ${cli.name} harness needs a model from the catalogue, and none was resolved for this run`, 'integration_not_configured');
+    const home = await workspaceHome(task.workspace);
+    const invocation = await cli.invocation({ prompt: cliPrompt(task, this.translate), model: task.model, workspace: task.workspace, home });
+    sink.input(JSON.stringify(taskMessage(task)));
+    const env = scrubbedEnvironment({ ...task.env, ...invocation.env }, home);
+    // The codex and gemini launchers are `#!/usr/bin/env node` scripts: the server's own node is there to be found
+    // even when its directory is not on the PATH it was started with.
+    const searchPath = (env.PATH ?? '').split(path.delimiter);
+    if (!searchPath.includes(path.dirname(process.execPath))) env.PATH = [...searchPath, path.dirname(process.execPath)].join(path.delimiter);
+    const child = spawnSandboxed({
+      mode: options.sandbox,
+      argv: [binary, ...invocation.args],
+      cwd: task.workspace,
+      env,
+      hiddenPaths: options.hiddenPaths,
+      allowNetwork: true,
+      timeoutMs: options.timeoutMs,
+      maxOutputBytes: options.maxOutputBytes,
+      keepStdinOpen: false,
+      stdinText: invocation.stdin,
+    });
+    child.onStdoutLine((line) => sink.output(line));
+    child.onStderrLine((line) => sink.diagnostic(line));
+    return {
+      acceptsInput: false,
+      send: () => false,
+      cancel: async () => {
+        await child.kill();
+      },
+      exited: child.exited,
+    };
+  }
+}
