@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
 import type { EngineContext } from './context.js';
 import type { RetainedWorkspace } from './executor.js';
-import type { HarnessSession } from './harnesses/harness.js';
+import { builtInSetup, type BuiltInSetup } from './built-in-setup.js';
 import { startHarnessRun } from './harness-run.js';
+import { HarnessStartError, type HarnessSession } from './harnesses/harness.js';
 import * as store from './store.js';
 
 interface DebugSession {
@@ -60,6 +61,14 @@ export class DebugSessions {
       context.log.warn({ runId: retained.runId }, 'no harness to start a debug agent with');
       return;
     }
+    let builtIn: BuiltInSetup | undefined;
+    try {
+      builtIn = await builtInSetup(context, { id: retained.runId, team_uid: retained.teamUid, agent_config: retained.agentConfig }, harness.name);
+    } catch (error) {
+      if (!(error instanceof HarnessStartError)) throw error;
+      await store.recordEvent(context.db, retained.runId, retained.executionId, 'debug_agent_failed', { message: error.message, error_code: error.errorCode });
+      return;
+    }
     clearTimeout(session.timer);
     // A debug turn is an execution of its own (its transcript and conversation step), but the run stays FAILED.
     const next = await sql<{ execution_id: number }>`
@@ -85,6 +94,7 @@ export class DebugSessions {
         workspace: retained.workspace,
         env: context.ledger.variables(retained.runId, executionId),
         agentConfig: retained.agentConfig,
+        ...builtIn,
       },
       retained.teamUid,
     );

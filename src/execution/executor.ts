@@ -1,20 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { ResolvedDefinition } from '../mcp/definition.js';
-import { isBuiltInHarness } from '../models/catalogue.js';
-import type { ResolvedModel } from './harnesses/cli/agent-cli.js';
+import { builtInSetup, type BuiltInSetup } from './built-in-setup.js';
 import { HarnessStartError, type Harness, type HarnessSession } from './harnesses/harness.js';
-import { resolveRunMcpServers } from './run-mcp.js';
-import { requestedModelId, resolveRunModel } from './run-model.js';
+import { requestedModelId } from './run-model.js';
 import type { ExecutionContext } from './context.js';
 import { startHarnessRun } from './harness-run.js';
 import { outcomeOf } from './outcome.js';
 import * as store from './store.js';
-
-/** What a built-in harness is started with besides the task. */
-interface BuiltInSetup {
-  model: ResolvedModel;
-  mcpServers: Record<string, ResolvedDefinition>;
-}
 
 /** A workspace kept after a failed setup, handed to the debug sessions when the run has ended. */
 export interface RetainedWorkspace {
@@ -131,16 +122,7 @@ export class Execution {
         }
       }
       if (!harness) {
-        this.outcome = {
-          state: 'FAILED',
-          eventType: 'oz_run_failed',
-          statusMessage: {
-            message: `The harness "${harnessName}" is not configured on this server`,
-            error_code: 'integration_not_configured',
-            retryable: false,
-          },
-          usage: null,
-        };
+        this.outcome = failedToStart(new HarnessStartError(`The harness "${harnessName}" is not configured on this server`, 'integration_not_configured'));
         return;
       }
       await this.runAgent(harness, workspace, builtIn);
@@ -248,19 +230,10 @@ export class Execution {
     };
   }
 
-  /**
-   * What a built-in harness gets besides the task: the catalogue model with its key, and the MCP servers with
-   * theirs. Undefined for the operator's harnesses, which read the config themselves; null when the run cannot
-   * start (the outcome says why).
-   */
+  /** The built-in harness's model and MCP servers (see builtInSetup); null when the run cannot start (the outcome says why). */
   private async prepareBuiltIn(harnessName: string): Promise<BuiltInSetup | undefined | null> {
-    const { context, run } = this;
-    if (!context.models || !isBuiltInHarness(harnessName)) return undefined;
-    const { ledger } = context;
     try {
-      const model = await resolveRunModel(context.models.catalogue, context.models.env, harnessName, run.agent_config, (name) => ledger.authSecret(run.team_uid, run.id, name));
-      const mcpServers = await resolveRunMcpServers(run.agent_config, (uid) => ledger.mcpServer(run.team_uid, run.id, uid));
-      return { model, mcpServers };
+      return await builtInSetup(this.context, this.run, harnessName);
     } catch (error) {
       if (!(error instanceof HarnessStartError)) throw error;
       this.outcome = failedToStart(error);

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import YAML from 'yaml';
-import { eventually, getRun, processesWith, waitForState } from '../support/engine.js';
+import { eventually, getRun, processesWith, timelineTypes, waitForState } from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
 import { AnthropicServer, OpenAIChatServer } from '../support/model-servers/index.js';
 import { DocsMcpServer } from '../support/mcp/http-server.js';
@@ -268,6 +268,25 @@ describe('the oz harness', () => {
     const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
     assert.equal(run.state, 'FAILED');
     assert.match(run.status_message.message, /MCP server broken could not be reached/);
+  });
+
+  test('debugs a failed environment setup in the kept workspace, with the model of the run', async () => {
+    const environment = await hangar.request('POST', '/api/v1/environments', {
+      body: { name: 'broken setup', github_repos: [{ owner: 'acme', repo: 'app' }], setup_commands: ['echo partial > partial.txt; exit 7'], failure_session_retention_minutes: 5 },
+    });
+    assert.equal(environment.status, 201, JSON.stringify(environment.body));
+    const runId = await createRun(hangar, { prompt: 'Build it', config: { environment_id: environment.body.uid } });
+    assert.equal((await waitForState(hangar, runId, 'FAILED', 'SUCCEEDED', 'ERROR')).status_message.error_code, 'environment_setup_failed');
+    const before = anthropic.requests.length;
+    anthropic.script({ toolCalls: [{ name: 'run_command', input: { command: 'cat partial.txt' } }] }, { text: 'The setup wrote partial.txt, then exited 7.' });
+    assert.equal((await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message: 'Why did it fail?' } })).status, 200);
+    await eventually('the debug agent finished', async () => (await timelineTypes(hangar, runId)).includes('debug_agent_finished'));
+    const sent = JSON.stringify(anthropic.requests[before]!.body.messages);
+    assert.match(sent, /environment setup of this run failed/);
+    assert.match(sent, /Why did it fail\?/);
+    const results = blocks(await conversationOf(runId)).filter((block) => block.type === 'action_result');
+    assert.match(JSON.stringify(results.at(-1).output), /partial/);
+    await hangar.server.engine!.debugSessions.close(runId);
   });
 
   test('a cancel stops the agent in the middle of a command', async () => {
