@@ -179,6 +179,27 @@ for (const name of Object.keys(CLI_SETUPS) as CliName[]) {
       });
     }
 
+    test("a continuation resumes the CLI's own session, kept in the transcript, in a new workspace", { timeout: TIMEOUT_MS }, async () => {
+      const first = await run(name, { sandbox: 'process', turns: () => [{ text: 'The secret word is BANANA.' }] });
+      assert.equal(first.exit.code, 0, first.diagnostics);
+      const kept = first.collected.output.filter((line) => line.startsWith('{"type":"hangar_cli_session"'));
+      assert.equal(kept.length, 1, 'the session is kept as the last line of the transcript');
+      assert.equal(first.collected.output.at(-1), kept[0]);
+      assert.deepEqual(AGENT_CLIS[name].translate(kept[0]!), [], 'the kept session is no event');
+      const at = new Date();
+      const history: TranscriptLine[] = [
+        ...first.collected.input.map((line) => ({ executionId: 1, stream: 'input' as const, line, at })),
+        ...first.collected.output.map((line) => ({ executionId: 1, stream: 'output' as const, line, at })),
+      ];
+      const second = await run(name, { sandbox: 'process', turns: () => [{ text: 'Still BANANA.' }], history, followups: ['What was the word?'] });
+      assert.equal(second.exit.code, 0, second.diagnostics);
+      assert.notEqual(second.workspace, first.workspace);
+      const sent = JSON.stringify(modelRequests(second.server)[0]!.body);
+      // The CLI sent its own record of the first turn, and was told only what is new: no recap.
+      for (const said of [PROMPT, 'The secret word is BANANA.', 'What was the word?']) assert.ok(sent.includes(said), `the model got ${JSON.stringify(said)}`);
+      assert.ok(!sent.includes('earlier_conversation'), 'no recap when the session is resumed');
+    });
+
     test('a continuation gives the CLI the earlier conversation and the follow-up', { timeout: TIMEOUT_MS }, async () => {
       // The first execution as the transcript has it: the task, then the CLI's stream.
       const first = fs.readFileSync(path.join(FIXTURES, `${name}.jsonl`), 'utf8').split('\n').filter((line) => line !== '');

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import YAML from 'yaml';
-import { waitForState } from '../support/engine.js';
+import { waitForRun, waitForState } from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
 import { AnthropicServer, GeminiServer, OpenAIResponsesServer, type ScriptedModelServer } from '../support/model-servers/index.js';
 import { addEnvironmentWithRepos, createRun } from '../support/runs.js';
@@ -109,6 +109,27 @@ describe('runs of the coding-agent CLIs', { skip, timeout: 4 * TIMEOUT_MS }, () 
       assert.equal(run.request_usage.total_tokens, 3150);
       const { input, output } = models[name].price;
       assert.ok(Math.abs(run.request_usage.inference_cost - (3000 * input + 150 * output) / 1_000_000) < 1e-9, JSON.stringify(run.request_usage));
+    });
+  }
+
+  for (const name of ['claude', 'codex', 'gemini'] as const) {
+    test(`${name}: a follow-up continues the run in the CLI's own session`, { timeout: TIMEOUT_MS }, async () => {
+      const server = servers[name];
+      server.script({ text: 'Noted: the codename is KESTREL.' });
+      const config: Record<string, unknown> = { harness: { type: name, model_id: models[name].id } };
+      if (name === 'claude') config.harness_auth_secrets = { claude_auth_secret_name: 'CLAUDE_KEY' };
+      const runId = await createRun(hangar, { prompt: 'Remember the codename KESTREL', config });
+      assert.equal((await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR')).state, 'SUCCEEDED');
+      const before = server.requests.filter((request) => request.method === 'POST').length;
+      server.script({ text: 'The codename is KESTREL.' });
+      assert.equal((await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message: 'What is the codename?' } })).status, 200);
+      await waitForRun(hangar, runId, (run) => run.state === 'SUCCEEDED' && run.status_message?.message !== 'Noted: the codename is KESTREL.', TIMEOUT_MS);
+      const resumed = JSON.stringify(server.requests.filter((request) => request.method === 'POST')[before]!.body);
+      for (const said of ['Remember the codename KESTREL', 'Noted: the codename is KESTREL.', 'What is the codename?']) assert.ok(resumed.includes(said), said);
+      assert.ok(!resumed.includes('earlier_conversation'), 'the CLI resumed its session rather than reading a recap');
+      // The kept session is in the raw transcript but not in the conversation.
+      const users = (await conversationBlocks(runId)).filter((block) => block.role === 'user').map((block) => block.text);
+      assert.deepEqual(users, ['Remember the codename KESTREL', 'What is the codename?']);
     });
   }
 

@@ -31,6 +31,25 @@ export interface CliInvocationInput {
   workspace: string;
   /** The run's own HOME (inside the workspace); a CLI's settings files go here. */
   home: string;
+  /** The CLI's own session of the conversation, put back into `home`: the CLI resumes it, and `prompt` is what is new. */
+  resume?: { id: string; file: string };
+}
+
+/** Where a CLI keeps a session's file in its HOME, relative to it, and the session's ID. */
+export interface SessionFile {
+  id: string;
+  file: string;
+}
+
+/**
+ * How a CLI's own session survives from one execution to the next, whose workspace (and HOME) is new: the file
+ * it wrote is found after the run, kept with the transcript, and put back where the CLI looks for it.
+ */
+export interface CliSessions {
+  /** The session file the run left in `home` (a fresh HOME holds one session), if any. */
+  find(home: string): Promise<SessionFile | undefined>;
+  /** Where a kept session file goes for a run in `workspace`, relative to HOME (some CLIs file sessions by directory). */
+  placeFor(session: SessionFile, workspace: string): string;
 }
 
 /**
@@ -47,4 +66,6 @@ export interface AgentCli {
   readonly npmPackage: string;
   invocation(input: CliInvocationInput): Promise<CliInvocation>;
   translate(line: string): HarnessEvent[];
+  /** Native resume; without it, a continuation gets a recap of the conversation in its prompt. */
+  readonly sessions?: CliSessions;
 }

@@ -1,6 +1,8 @@
+import path from 'node:path';
 import { z } from 'zod';
 import type { HarnessEvent } from '../protocol.js';
 import type { AgentCli, CliInvocation, CliInvocationInput } from './agent-cli.js';
+import { filesMatching } from './session.js';
 import { parseLine, usageEvent } from './stream-line.js';
 
 /** Claude Code's tools whose category is plain from the name; the rest are left to `categoryOf`. */
@@ -60,7 +62,7 @@ export const claude: AgentCli = {
   binary: 'claude',
   npmPackage: '@anthropic-ai/claude-code',
 
-  async invocation({ prompt, model }: CliInvocationInput): Promise<CliInvocation> {
+  async invocation({ prompt, model, resume }: CliInvocationInput): Promise<CliInvocation> {
     const env: Record<string, string> = {
       IS_SANDBOX: '1',
       // Telemetry, error reporting, the auto-updater and the other calls besides the model's.
@@ -74,7 +76,8 @@ export const claude: AgentCli = {
       env.ANTHROPIC_DEFAULT_HAIKU_MODEL = model.providerModel;
       env.CLAUDE_CODE_SUBAGENT_MODEL = model.providerModel;
     }
-    const args = ['-p', '--output-format', 'stream-json', '--verbose', '--model', model.providerModel, '--permission-mode', 'bypassPermissions', '--no-session-persistence'];
+    const args = ['-p', '--output-format', 'stream-json', '--verbose', '--model', model.providerModel, '--permission-mode', 'bypassPermissions'];
+    if (resume) args.push('--resume', resume.id);
     return { args, env, stdin: prompt };
   },
 
@@ -82,7 +85,20 @@ export const claude: AgentCli = {
     const parsed = parseLine(Line, line);
     return parsed ? events(parsed) : [];
   },
+
+  // Claude Code files a session as projects/<working directory, every other character a dash>/<id>.jsonl.
+  sessions: {
+    async find(home) {
+      const [file] = await filesMatching(path.join(home, '.claude', 'projects'), SESSION_FILE);
+      return file ? { id: path.basename(file, '.jsonl'), file: path.join('.claude', 'projects', file) } : undefined;
+    },
+    placeFor(session, workspace) {
+      return path.join('.claude', 'projects', workspace.replace(/[^A-Za-z0-9]/g, '-'), `${session.id}.jsonl`);
+    },
+  },
 };
+
+const SESSION_FILE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl$/;
 
 function events(line: Line): HarnessEvent[] {
   if (line.type === 'result') return resultEvents(line);

@@ -6,7 +6,8 @@ import { HarnessStartError, type Harness, type HarnessSession, type HarnessSink,
 import { taskMessage, type HarnessEvent } from '../protocol.js';
 import type { AgentCli } from './agent-cli.js';
 import { locateBinary } from './locate.js';
-import { cliPrompt } from './prompt.js';
+import { cliPrompt, resumedPrompt } from './prompt.js';
+import { restoreSession, sessionLine } from './session.js';
 
 export interface CliHarnessOptions {
   sandbox: SandboxMode;
@@ -47,7 +48,10 @@ export class CliHarness implements Harness {
     }
     if (!task.model) throw new HarnessStartError(`The ${cli.name} harness needs a model from the catalogue, and none was resolved for this run`, 'integration_not_configured');
     const home = await workspaceHome(task.workspace);
-    const invocation = await cli.invocation({ prompt: cliPrompt(task, this.translate), model: task.model, workspace: task.workspace, home });
+    // The CLI's own session of the last execution, when it kept one, else a recap of the conversation in the prompt.
+    const resume = await restoreSession(cli, task.history, home, task.workspace);
+    const prompt = resume ? resumedPrompt(task) : cliPrompt(task, this.translate);
+    const invocation = await cli.invocation({ prompt, model: task.model, workspace: task.workspace, home, ...(resume ? { resume } : {}) });
     sink.input(JSON.stringify(taskMessage(task)));
     const env = scrubbedEnvironment({ ...task.env, ...invocation.env }, home);
     // The codex and gemini launchers are `#!/usr/bin/env node` scripts: the server's own node is there to be found
@@ -68,13 +72,19 @@ export class CliHarness implements Harness {
     });
     child.onStdoutLine((line) => sink.output(line));
     child.onStderrLine((line) => sink.diagnostic(line));
+    // The session the CLI wrote goes into the transcript before the execution counts as over, for the next one.
+    const exited = child.exited.then(async (exit) => {
+      const line = await sessionLine(cli, home);
+      if (line) sink.output(line);
+      return exit;
+    });
     return {
       acceptsInput: false,
       send: () => false,
       cancel: async () => {
         await child.kill();
       },
-      exited: child.exited,
+      exited,
     };
   }
 }

@@ -1,6 +1,8 @@
+import path from 'node:path';
 import { z } from 'zod';
 import type { HarnessEvent } from '../protocol.js';
 import type { AgentCli, CliInvocation, CliInvocationInput } from './agent-cli.js';
+import { filesMatching } from './session.js';
 import { notice, parseLine, providerMessage, usageEvent } from './stream-line.js';
 
 const OPENAI_API = 'https://api.openai.com/v1';
@@ -42,7 +44,7 @@ export const codex: AgentCli = {
   binary: 'codex',
   npmPackage: '@openai/codex',
 
-  async invocation({ prompt, model }: CliInvocationInput): Promise<CliInvocation> {
+  async invocation({ prompt, model, resume }: CliInvocationInput): Promise<CliInvocation> {
     const provider = {
       name: '"Hangar"',
       // JSON strings are valid TOML basic strings.
@@ -62,13 +64,15 @@ export const codex: AgentCli = {
     ];
     const args = [
       'exec',
+      // `exec resume <id>` takes the same options, then the session to go on with.
+      ...(resume ? ['resume'] : []),
       '--json',
       '--skip-git-repo-check',
-      '--ephemeral',
       '--dangerously-bypass-approvals-and-sandbox',
       '--model',
       model.providerModel,
       ...settings.flatMap((setting) => ['-c', setting]),
+      ...(resume ? [resume.id] : []),
       // The prompt from stdin.
       '-',
     ];
@@ -79,7 +83,18 @@ export const codex: AgentCli = {
     const parsed = parseLine(Line, line);
     return parsed ? events(parsed) : [];
   },
+
+  // Codex files a session as sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl and finds it by ID wherever it runs.
+  sessions: {
+    async find(home) {
+      const [file] = await filesMatching(path.join(home, '.codex', 'sessions'), ROLLOUT_FILE);
+      return file ? { id: ROLLOUT_FILE.exec(path.basename(file))![1]!, file: path.join('.codex', 'sessions', file) } : undefined;
+    },
+    placeFor: (session) => session.file,
+  },
 };
+
+const ROLLOUT_FILE = /^rollout-.*-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/;
 
 function events(line: Line): HarnessEvent[] {
   switch (line.type) {

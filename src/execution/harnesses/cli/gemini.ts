@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { HarnessEvent } from '../protocol.js';
 import type { AgentCli, CliInvocation, CliInvocationInput } from './agent-cli.js';
+import { filesMatching } from './session.js';
 import { notice, parseLine, providerMessage, usageEvent } from './stream-line.js';
 
 /** Gemini CLI's tools whose category is plain from the name; the rest are left to `categoryOf`. */
@@ -56,7 +57,7 @@ export const gemini: AgentCli = {
   binary: 'gemini',
   npmPackage: '@google/gemini-cli',
 
-  async invocation({ prompt, model, home }: CliInvocationInput): Promise<CliInvocation> {
+  async invocation({ prompt, model, home, resume }: CliInvocationInput): Promise<CliInvocation> {
     const settings = path.join(home, '.gemini', 'settings.json');
     await fs.promises.mkdir(path.dirname(settings), { recursive: true });
     await fs.promises.writeFile(settings, `${JSON.stringify(SETTINGS, null, 2)}\n`, { mode: 0o600 });
@@ -66,12 +67,22 @@ export const gemini: AgentCli = {
     if (model.baseUrl) env.GOOGLE_GEMINI_BASE_URL = model.baseUrl.replace(/\/v1(beta)?$/, '');
     // --skip-trust: headless, it refuses to run in a folder nobody trusted (and YOLO would fall back to asking).
     const args = ['--output-format', 'stream-json', '--model', model.providerModel, '--approval-mode', 'yolo', '--skip-trust'];
+    if (resume) args.push('--session-file', path.join(home, resume.file));
     return { args, env, stdin: prompt };
   },
 
   translate(line: string): HarnessEvent[] {
     const parsed = parseLine(Line, line);
     return parsed ? events(parsed) : [];
+  },
+
+  // Gemini CLI files a session as tmp/<project>/chats/session-<time>-<id>.jsonl; --session-file takes it from anywhere.
+  sessions: {
+    async find(home) {
+      const [file] = await filesMatching(path.join(home, '.gemini', 'tmp'), /^session-.*\.jsonl$/);
+      return file ? { id: path.basename(file, '.jsonl'), file: path.join('.gemini', 'tmp', file) } : undefined;
+    },
+    placeFor: (session) => session.file,
   },
 };
 

@@ -16,12 +16,22 @@ interface Said {
  * the user says now. The run's prompt counts as said now in its first execution only, as the conversation shows it.
  */
 export function cliPrompt(task: HarnessTask, translate: (line: string) => HarnessEvent[]): string {
-  const now = [...(task.executionId === 1 || task.kind === 'debug' ? [task.prompt] : []), ...task.followups].filter((text) => text.trim() !== '');
+  const now = saidNow(task);
   const parts: string[] = [];
   if (task.basePrompt?.trim()) parts.push(`<instructions>\n${task.basePrompt.trim()}\n</instructions>`);
   const recap = conversationRecap(task.history, translate);
   if (recap) parts.push(recap);
   return [...parts, ...now].join('\n\n');
+}
+
+/** What a CLI resuming its own session is told: only what the user said since (it has the rest). */
+export function resumedPrompt(task: HarnessTask): string {
+  return saidNow(task).join('\n\n') || 'Continue where you left off.';
+}
+
+/** What the user says to this execution: the run's prompt in its first execution only, then the follow-ups. */
+function saidNow(task: HarnessTask): string[] {
+  return [...(task.executionId === 1 || task.kind === 'debug' ? [task.prompt] : []), ...task.followups].filter((text) => text.trim() !== '');
 }
 
 /** The user's messages and the agent's text of earlier executions, the oldest message and the latest ones kept. */
