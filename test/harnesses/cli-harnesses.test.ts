@@ -16,9 +16,11 @@ import { HarnessStartError, type HarnessSink, type HarnessTask, type TranscriptL
 import { taskMessage, type HarnessEvent } from '../../src/execution/harnesses/protocol.js';
 import { resolveSandboxMode, type SandboxMode } from '../../src/execution/sandbox/index.js';
 import type { ScriptedModelServer, ScriptedTurn } from '../support/model-servers/index.js';
+import { DocsMcpServer } from '../support/mcp/http-server.js';
 import { ANSWER, CLI_SETUPS, PROMPT, gitWorkspace, installedBinary, type CliName } from './scripted-runs.js';
 
 const FIXTURES = path.join(import.meta.dirname, 'fixtures');
+const TICKETS_SERVER = path.join(import.meta.dirname, '..', 'support', 'mcp', 'tickets-server.mjs');
 const TIMEOUT_MS = 120_000;
 const API_KEY = 'test-key-123';
 const bwrapSkip = resolveSandboxMode(undefined).mode === 'bwrap' ? false : 'bwrap does not work on this machine';
@@ -39,6 +41,7 @@ interface RunOptions {
   turns: (workspace: string) => ScriptedTurn[];
   history?: TranscriptLine[];
   followups?: string[];
+  mcpServers?: HarnessTask['mcpServers'];
   /** Cancels the run at the first translated event that matches. */
   cancelAt?: (event: HarnessEvent) => boolean;
 }
@@ -67,6 +70,7 @@ async function run(name: CliName, options: RunOptions) {
     workspace,
     env: { HANGAR_RUN_ID: 'run-1' },
     agentConfig: {},
+    ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
     // The catalogue's base_url has the API version in it, as the AI SDK takes it.
     model: { id: `${name}-model`, provider: setup.provider, providerModel: `${name}-test-model`, baseUrl: server.baseURL, apiKey: API_KEY },
   };
@@ -178,6 +182,28 @@ for (const name of Object.keys(CLI_SETUPS) as CliName[]) {
         assert.deepEqual(left, []);
       });
     }
+
+    test("uses the run's MCP servers: a stdio one in the sandbox and an HTTP one with its headers", { timeout: TIMEOUT_MS }, async () => {
+      const docs = await new DocsMcpServer().listen();
+      cleanup.push(() => docs.close());
+      // How each CLI names an MCP server's tools (Codex offers them in a namespace per server).
+      const ticketsTool = { claude: { name: 'mcp__tickets__lookup_ticket' }, codex: { name: 'lookup_ticket', namespace: 'mcp__tickets' }, gemini: { name: 'mcp_tickets_lookup_ticket' } }[name];
+      const docsTool = { claude: { name: 'mcp__docs__search_docs' }, codex: { name: 'search_docs', namespace: 'mcp__docs' }, gemini: { name: 'mcp_docs_search_docs' } }[name];
+      const { exit, server, events, diagnostics } = await run(name, {
+        sandbox: 'process',
+        mcpServers: {
+          tickets: { command: process.execPath, args: [TICKETS_SERVER], env: { TICKETS_LABEL: 'via-cli' } },
+          docs: { url: docs.url, headers: { Authorization: 'Bearer docs-secret' } },
+        },
+        turns: () => [{ toolCalls: [{ ...ticketsTool, input: { id: 'T-9' } }] }, { toolCalls: [{ ...docsTool, input: { query: 'mcp' } }] }, { text: 'Looked it up.' }],
+      });
+      const offered = JSON.stringify(modelRequests(server)[0]?.body.tools ?? modelRequests(server)[0]?.body);
+      assert.equal(exit.code, 0, `${diagnostics}\n${offered.slice(0, 3000)}`);
+      const results = events.filter((event) => event.type === 'tool_result').map((event) => JSON.stringify(event.output));
+      assert.ok(results.some((output) => output.includes('Ticket T-9: the login page is slow') && output.includes('label via-cli')), results.join('\n'));
+      assert.ok(results.some((output) => output.includes('Docs about mcp: use the cache.')), results.join('\n'));
+      assert.ok(docs.headers.some((headers) => headers.authorization === 'Bearer docs-secret'));
+    });
 
     test("a continuation resumes the CLI's own session, kept in the transcript, in a new workspace", { timeout: TIMEOUT_MS }, async () => {
       const first = await run(name, { sandbox: 'process', turns: () => [{ text: 'The secret word is BANANA.' }] });

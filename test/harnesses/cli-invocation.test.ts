@@ -17,14 +17,14 @@ after(() => fs.rmSync(root, { recursive: true, force: true }));
 
 function input(model: ResolvedModel) {
   const home = fs.mkdtempSync(path.join(root, 'home-'));
-  return { prompt: 'Fix the tests.', model, workspace: root, home };
+  return { prompt: 'Fix the tests.', model, workspace: root, home, mcpServers: {} };
 }
 
 describe('CLI invocations', () => {
   test('claude: print mode with stream JSON, permissions bypassed, the endpoint without its /v1', async () => {
     const model: ResolvedModel = { id: 'c', provider: 'ANTHROPIC', providerModel: 'claude-x', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-a' };
     const { args, env, stdin } = await AGENT_CLIS.claude.invocation(input(model));
-    assert.deepEqual(args, ['-p', '--output-format', 'stream-json', '--verbose', '--model', 'claude-x', '--permission-mode', 'bypassPermissions', '--no-session-persistence']);
+    assert.deepEqual(args, ['-p', '--output-format', 'stream-json', '--verbose', '--model', 'claude-x', '--permission-mode', 'bypassPermissions']);
     assert.equal(stdin, 'Fix the tests.');
     assert.equal(env.ANTHROPIC_API_KEY, 'sk-a');
     assert.equal(env.ANTHROPIC_BASE_URL, 'http://127.0.0.1:9');
@@ -40,7 +40,7 @@ describe('CLI invocations', () => {
   test('codex: exec --json with its own model provider for the endpoint, the key in OPENAI_API_KEY', async () => {
     const model: ResolvedModel = { id: 'o', provider: 'OPENAI', providerModel: 'gpt-x', baseUrl: 'http://127.0.0.1:9/v1?"q"', apiKey: 'sk-o' };
     const { args, env, stdin } = await AGENT_CLIS.codex.invocation(input(model));
-    assert.deepEqual(args.slice(0, 7), ['exec', '--json', '--skip-git-repo-check', '--ephemeral', '--dangerously-bypass-approvals-and-sandbox', '--model', 'gpt-x']);
+    assert.deepEqual(args.slice(0, 6), ['exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '--model', 'gpt-x']);
     assert.equal(args.at(-1), '-');
     const settings = args.filter((_, index) => args[index - 1] === '-c');
     assert.ok(settings.includes('model_provider="hangar"'));
@@ -68,6 +68,58 @@ describe('CLI invocations', () => {
     assert.equal(settings.privacy.usageStatisticsEnabled, false);
     assert.equal(settings.telemetry.enabled, false);
     assert.equal(settings.general.enableAutoUpdate, false);
+  });
+});
+
+describe('CLI invocations: resuming a session, and MCP servers', () => {
+  const model: ResolvedModel = { id: 'm', provider: 'ANTHROPIC', providerModel: 'm-x', apiKey: 'k' };
+  const servers = {
+    tickets: { command: 'node', args: ['tickets.mjs'], env: { TOKEN: 'secret-1' } },
+    docs: { url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer secret-2' } },
+  };
+
+  test('claude: --resume with the session ID; MCP servers in a 0600 file, only those', async () => {
+    const given = { ...input(model), mcpServers: servers, resume: { id: 'abc', file: '.claude/projects/x/abc.jsonl' } };
+    const { args } = await AGENT_CLIS.claude.invocation(given);
+    assert.deepEqual(args.slice(args.indexOf('--resume'), args.indexOf('--resume') + 2), ['--resume', 'abc']);
+    const file = args[args.indexOf('--mcp-config') + 1]!;
+    assert.ok(args.includes('--strict-mcp-config'));
+    assert.ok(!args.join(' ').includes('secret'), 'no secret on the command line');
+    assert.equal(fs.statSync(file).mode & 0o777, 0o600);
+    assert.deepEqual(JSON.parse(fs.readFileSync(file, 'utf8')), {
+      mcpServers: { tickets: servers.tickets, docs: { type: 'http', url: servers.docs.url, headers: servers.docs.headers } },
+    });
+  });
+
+  test('codex: exec resume <id>; MCP servers in the fresh HOME config.toml', async () => {
+    const given = { ...input({ ...model, provider: 'OPENAI' }), mcpServers: servers, resume: { id: '0190-id', file: '.codex/sessions/x.jsonl' } };
+    const { args } = await AGENT_CLIS.codex.invocation(given);
+    assert.deepEqual(args.slice(0, 2), ['exec', 'resume']);
+    assert.deepEqual(args.slice(-2), ['0190-id', '-']);
+    assert.ok(!args.join(' ').includes('secret'));
+    const toml = fs.readFileSync(path.join(given.home, '.codex', 'config.toml'), 'utf8');
+    assert.equal(
+      toml,
+      [
+        '[mcp_servers."tickets"]',
+        'command = "node"',
+        'args = ["tickets.mjs"]',
+        'env = { "TOKEN" = "secret-1" }',
+        '',
+        '[mcp_servers."docs"]',
+        'url = "https://mcp.example.com/mcp"',
+        'http_headers = { "Authorization" = "Bearer secret-2" }',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  test('gemini: --session-file in HOME; MCP servers in its settings', async () => {
+    const given = { ...input({ ...model, provider: 'GOOGLE' }), mcpServers: servers, resume: { id: 's', file: '.gemini/tmp/p/chats/session-s.jsonl' } };
+    const { args } = await AGENT_CLIS.gemini.invocation(given);
+    assert.deepEqual(args.slice(-2), ['--session-file', path.join(given.home, '.gemini/tmp/p/chats/session-s.jsonl')]);
+    const settings = JSON.parse(fs.readFileSync(path.join(given.home, '.gemini', 'settings.json'), 'utf8'));
+    assert.deepEqual(settings.mcpServers, { tickets: servers.tickets, docs: { httpUrl: servers.docs.url, headers: servers.docs.headers } });
   });
 });
 

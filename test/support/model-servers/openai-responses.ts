@@ -39,6 +39,7 @@ const write: TurnWriter = (request, turn, response, index) => {
     id: `fc_${index}_${callIndex}`,
     call_id: callId(call, index, callIndex, 'call'),
     name: call.name,
+    ...(call.namespace ? { namespace: call.namespace } : {}),
     arguments: JSON.stringify(call.input),
     status: 'completed',
   }));

@@ -11,6 +11,8 @@ export interface ScriptedToolCall {
   id?: string;
   name: string;
   input: Record<string, unknown>;
+  /** OpenAI Responses: the namespace of a tool offered in a `namespace` tool group (how Codex offers MCP tools). */
+  namespace?: string;
 }
 
 export interface ScriptedTurn {

@@ -1,3 +1,4 @@
+import type { ResolvedDefinition } from '../../../mcp/definition.js';
 import type { HarnessEvent } from '../protocol.js';
 
 /** The model a run uses, resolved from the catalogue and the run's credentials before the harness starts. */
@@ -31,6 +32,8 @@ export interface CliInvocationInput {
   workspace: string;
   /** The run's own HOME (inside the workspace); a CLI's settings files go here. */
   home: string;
+  /** The run's MCP servers (`config.mcp_servers`, secrets filled in), for the CLI's own MCP configuration. */
+  mcpServers: Record<string, ResolvedDefinition>;
   /** The CLI's own session of the conversation, put back into `home`: the CLI resumes it, and `prompt` is what is new. */
   resume?: { id: string; file: string };
 }

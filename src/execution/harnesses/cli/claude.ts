@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { HarnessEvent } from '../protocol.js';
@@ -62,7 +63,7 @@ export const claude: AgentCli = {
   binary: 'claude',
   npmPackage: '@anthropic-ai/claude-code',
 
-  async invocation({ prompt, model, resume }: CliInvocationInput): Promise<CliInvocation> {
+  async invocation({ prompt, model, resume, home, mcpServers }: CliInvocationInput): Promise<CliInvocation> {
     const env: Record<string, string> = {
       IS_SANDBOX: '1',
       // Telemetry, error reporting, the auto-updater and the other calls besides the model's.
@@ -78,6 +79,15 @@ export const claude: AgentCli = {
     }
     const args = ['-p', '--output-format', 'stream-json', '--verbose', '--model', model.providerModel, '--permission-mode', 'bypassPermissions'];
     if (resume) args.push('--resume', resume.id);
+    if (Object.keys(mcpServers).length > 0) {
+      // In a file, not an argument: headers and env may hold secrets, and arguments show in `ps`.
+      const file = path.join(home, '.hangar-mcp.json');
+      const servers = Object.fromEntries(
+        Object.entries(mcpServers).map(([name, server]) => [name, 'command' in server ? server : { type: 'http', url: server.url, headers: server.headers }]),
+      );
+      await fs.promises.writeFile(file, JSON.stringify({ mcpServers: servers }), { mode: 0o600 });
+      args.push('--mcp-config', file, '--strict-mcp-config');
+    }
     return { args, env, stdin: prompt };
   },
 

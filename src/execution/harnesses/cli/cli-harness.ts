@@ -51,7 +51,7 @@ export class CliHarness implements Harness {
     // The CLI's own session of the last execution, when it kept one, else a recap of the conversation in the prompt.
     const resume = await restoreSession(cli, task.history, home, task.workspace);
     const prompt = resume ? resumedPrompt(task) : cliPrompt(task, this.translate);
-    const invocation = await cli.invocation({ prompt, model: task.model, workspace: task.workspace, home, ...(resume ? { resume } : {}) });
+    const invocation = await cli.invocation({ prompt, model: task.model, workspace: task.workspace, home, mcpServers: task.mcpServers ?? {}, ...(resume ? { resume } : {}) });
     sink.input(JSON.stringify(taskMessage(task)));
     const env = scrubbedEnvironment({ ...task.env, ...invocation.env }, home);
     // The codex and gemini launchers are `#!/usr/bin/env node` scripts: the server's own node is there to be found

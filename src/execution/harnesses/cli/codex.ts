@@ -1,5 +1,7 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import type { ResolvedDefinition } from '../../../mcp/definition.js';
 import type { HarnessEvent } from '../protocol.js';
 import type { AgentCli, CliInvocation, CliInvocationInput } from './agent-cli.js';
 import { filesMatching } from './session.js';
@@ -44,7 +46,13 @@ export const codex: AgentCli = {
   binary: 'codex',
   npmPackage: '@openai/codex',
 
-  async invocation({ prompt, model, resume }: CliInvocationInput): Promise<CliInvocation> {
+  async invocation({ prompt, model, resume, home, mcpServers }: CliInvocationInput): Promise<CliInvocation> {
+    // MCP servers go in the fresh HOME's config.toml, not in -c arguments: headers and env may hold secrets.
+    if (Object.keys(mcpServers).length > 0) {
+      const file = path.join(home, '.codex', 'config.toml');
+      await fs.promises.mkdir(path.dirname(file), { recursive: true });
+      await fs.promises.writeFile(file, mcpToml(mcpServers), { mode: 0o600 });
+    }
     const provider = {
       name: '"Hangar"',
       // JSON strings are valid TOML basic strings.
@@ -93,6 +101,23 @@ export const codex: AgentCli = {
     placeFor: (session) => session.file,
   },
 };
+
+/** A TOML string or inline table of strings (JSON strings are valid TOML basic strings). */
+const tomlString = (value: string) => JSON.stringify(value);
+const tomlTable = (values: Record<string, string>) => `{ ${Object.entries(values).map(([key, value]) => `${tomlString(key)} = ${tomlString(value)}`).join(', ')} }`;
+
+/** The `[mcp_servers.<name>]` tables of Codex's config.toml: a stdio command, or a streamable HTTP url with headers. */
+function mcpToml(servers: Record<string, ResolvedDefinition>): string {
+  return Object.entries(servers)
+    .map(([name, server]) => {
+      const lines =
+        'command' in server
+          ? [`command = ${tomlString(server.command)}`, `args = [${server.args.map(tomlString).join(', ')}]`, `env = ${tomlTable(server.env)}`]
+          : [`url = ${tomlString(server.url)}`, `http_headers = ${tomlTable(server.headers)}`];
+      return [`[mcp_servers.${tomlString(name)}]`, ...lines, ''].join('\n');
+    })
+    .join('\n');
+}
 
 const ROLLOUT_FILE = /^rollout-.*-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/;
 

@@ -57,10 +57,13 @@ export const gemini: AgentCli = {
   binary: 'gemini',
   npmPackage: '@google/gemini-cli',
 
-  async invocation({ prompt, model, home, resume }: CliInvocationInput): Promise<CliInvocation> {
+  async invocation({ prompt, model, home, resume, mcpServers }: CliInvocationInput): Promise<CliInvocation> {
     const settings = path.join(home, '.gemini', 'settings.json');
     await fs.promises.mkdir(path.dirname(settings), { recursive: true });
-    await fs.promises.writeFile(settings, `${JSON.stringify(SETTINGS, null, 2)}\n`, { mode: 0o600 });
+    const servers = Object.fromEntries(
+      Object.entries(mcpServers).map(([name, server]) => [name, 'command' in server ? server : { httpUrl: server.url, headers: server.headers }]),
+    );
+    await fs.promises.writeFile(settings, `${JSON.stringify({ ...SETTINGS, mcpServers: servers }, null, 2)}\n`, { mode: 0o600 });
     const env: Record<string, string> = {};
     if (model.apiKey) env.GEMINI_API_KEY = model.apiKey;
     // Hangar's base URLs include the API version, as the AI SDK takes them; the Gemini SDK adds it itself.
