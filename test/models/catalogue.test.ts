@@ -123,6 +123,26 @@ describe('model catalogue', () => {
     assert.throws(parse('models:\n  - id: x\n    provider: OPENAI\n'), /cost/);
   });
 
+  test('built-in harness settings: defaults, paths relative to the file, and what the file may not say', () => {
+    const parse = (text: string) => parseOperatorConfig(text, 'hangar.yaml', {}, '/etc/hangar');
+    const defaults = parse('{}');
+    assert.equal(defaults.defaultHarness, 'oz');
+    assert.equal(defaults.builtInConfigured, false);
+    assert.deepEqual(defaults.builtIn.oz, { timeoutMinutes: 60, network: false, maxSteps: 50 });
+    const set = parse('builtin_harnesses:\n  oz: { max_steps: 7, network: true }\n  claude: { path: ./bin/claude, timeout_minutes: 5 }\n');
+    assert.equal(set.builtInConfigured, true);
+    assert.deepEqual(set.builtIn.oz, { timeoutMinutes: 60, network: true, maxSteps: 7 });
+    assert.equal(set.builtIn.claude.path, '/etc/hangar/bin/claude');
+    assert.equal(set.builtIn.claude.timeoutMinutes, 5);
+    // One command harness alone stays the default; default_harness may name a built-in one.
+    assert.equal(parse('harnesses:\n  mine: { command: [x] }\n').defaultHarness, 'mine');
+    assert.equal(parse('default_harness: codex\nharnesses:\n  mine: { command: [x] }\n').defaultHarness, 'codex');
+    assert.throws(() => parse('builtin_harnesses:\n  cursor: {}\n'), /builtin_harnesses/);
+    assert.throws(() => parse('builtin_harnesses:\n  oz: { max_steps: 0 }\n'), /max_steps/);
+    assert.throws(() => parse('harnesses:\n  claude: { command: [x] }\n'), /a built-in harness's; configure it under builtin_harnesses/);
+    assert.throws(() => parse('default_harness: nope\n'), /neither a built-in harness/);
+  });
+
   test("tokens a harness reports without a cost are priced at the catalogue's rates for the run's model", async () => {
     const hangar = await startTestServer(harnessEnv());
     servers.push(hangar);
