@@ -1,5 +1,5 @@
 import type { Harness, HarnessSession, HarnessTask } from './harnesses/harness.js';
-import { parseEvent, type HarnessEvent } from './harnesses/protocol.js';
+import { protocolEvents, type HarnessEvent } from './harnesses/protocol.js';
 import type { SandboxExit } from './sandbox/types.js';
 import { TranscriptWriter } from './transcript-writer.js';
 import type { ExecutionContext } from './context.js';
@@ -33,10 +33,7 @@ export function transcriptFormat(harness: Harness): 'events' | 'text' {
 /** How to read a harness's output lines as events: its own translator (a CLI's stream format), else the protocol. */
 export function eventReader(harness: Pick<Harness, 'translate'> | undefined): (line: string) => HarnessEvent[] {
   if (harness?.translate) return (line) => harness.translate!(line);
-  return (line) => {
-    const event = parseEvent(line);
-    return event ? [event] : [];
-  };
+  return protocolEvents;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { parseEvent, type HarnessEvent, type TaskMessage } from '../harnesses/protocol.js';
+import { inputLine, protocolEvents, type HarnessEvent } from '../harnesses/protocol.js';
 import { rfc3339 } from '../../platform/time.js';
 
 /** The normalized conversation of wire-details.md: steps of messages of typed blocks. */
@@ -78,19 +78,10 @@ class StepBuilder {
   }
 
   input(line: string, at: Date): void {
-    let value: Partial<TaskMessage> & { text?: string };
-    try {
-      value = JSON.parse(line);
-    } catch {
-      return;
-    }
-    if (value.type === 'task') {
-      if (value.kind === 'debug') this.step.description = 'Debug agent in the workspace kept after a failed environment setup';
-      if (value.execution_id === 1 || value.kind === 'debug') this.add('user', { type: 'text', text: value.prompt ?? '' }, at);
-      for (const followup of value.followups ?? []) this.add('user', { type: 'text', text: followup }, at);
-    } else if (value.type === 'user_message' && typeof value.text === 'string') {
-      this.add('user', { type: 'text', text: value.text }, at);
-    }
+    const input = inputLine(line);
+    if (!input) return;
+    if (input.kind === 'debug') this.step.description = 'Debug agent in the workspace kept after a failed environment setup';
+    for (const text of input.said) this.add('user', { type: 'text', text }, at);
   }
 
   output(event: HarnessEvent, at: Date): void {
@@ -134,10 +125,7 @@ export function normalizeConversation(
   conversationId: string,
   entries: TranscriptEntry[],
   /** The events on an output line of the entry's run: the protocol's, or its harness's own stream format translated. */
-  eventsOf: (entry: TranscriptEntry) => HarnessEvent[] = (entry) => {
-    const event = parseEvent(entry.line);
-    return event ? [event] : [];
-  },
+  eventsOf: (entry: TranscriptEntry) => HarnessEvent[] = (entry) => protocolEvents(entry.line),
 ): Conversation {
   const steps = new Map<string, StepBuilder>();
   for (const entry of entries) {

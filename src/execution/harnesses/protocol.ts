@@ -56,6 +56,12 @@ export function parseEvent(line: string): HarnessEvent | null {
   return check.Check(value) ? (value as HarnessEvent) : null;
 }
 
+/** The events on a line of the protocol itself: its one event, or none. */
+export function protocolEvents(line: string): HarnessEvent[] {
+  const event = parseEvent(line);
+  return event ? [event] : [];
+}
+
 /** The first line a harness reads on stdin. */
 export interface TaskMessage {
   type: 'task';
@@ -85,6 +91,42 @@ export function taskMessage(task: HarnessTask): TaskMessage {
     history: task.history.map((entry) => ({ execution_id: entry.executionId, stream: entry.stream, line: entry.line })),
     agent_config: task.agentConfig,
   };
+}
+
+type Spoken = Pick<HarnessTask, 'executionId' | 'kind' | 'prompt' | 'followups'>;
+
+/**
+ * What the user says to an execution: the run's prompt in its first execution only (a new run joining a
+ * conversation says its own; a debug turn says its own too), then the follow-ups.
+ */
+function spokenIn(task: Spoken): string[] {
+  const opensRun = task.executionId === 1 || task.kind === 'debug';
+  return [...(opensRun ? [task.prompt] : []), ...task.followups];
+}
+
+/** What the user says to an execution (see spokenIn), without blank messages: what a harness is told. */
+export function saidNow(task: Spoken): string[] {
+  return spokenIn(task).filter((text) => text.trim() !== '');
+}
+
+/**
+ * An input line of a transcript read back: its kind (for a task line) and what the user said on it, by the rule
+ * of `saidNow` (blank messages kept). Null for a line that is not a task or a user message.
+ */
+export function inputLine(line: string): { kind?: 'agent' | 'debug'; said: string[] } | null {
+  let value: (Partial<TaskMessage> & { text?: unknown }) | null;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return null;
+  }
+  if (value?.type === 'task') {
+    const followups = Array.isArray(value.followups) ? value.followups.filter((text): text is string => typeof text === 'string') : [];
+    const said = spokenIn({ executionId: value.execution_id ?? 0, kind: value.kind ?? 'agent', prompt: typeof value.prompt === 'string' ? value.prompt : '', followups });
+    return { kind: value.kind, said };
+  }
+  if (value?.type === 'user_message' && typeof value.text === 'string') return { said: [value.text] };
+  return null;
 }
 
 /** Later lines on stdin, for harnesses that accept input while running. */

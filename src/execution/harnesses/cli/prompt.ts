@@ -1,5 +1,5 @@
 import type { HarnessTask, TranscriptLine } from '../harness.js';
-import { parseEvent, type HarnessEvent, type TaskMessage } from '../protocol.js';
+import { inputLine, parseEvent, saidNow, type HarnessEvent } from '../protocol.js';
 
 /** How much of the earlier conversation a continuation's prompt carries, and of any one message in it. */
 const RECAP_MAX_CHARS = 24_000;
@@ -27,11 +27,6 @@ export function cliPrompt(task: HarnessTask, translate: (line: string) => Harnes
 /** What a CLI resuming its own session is told: only what the user said since (it has the rest). */
 export function resumedPrompt(task: HarnessTask): string {
   return saidNow(task).join('\n\n') || 'Continue where you left off.';
-}
-
-/** What the user says to this execution: the run's prompt in its first execution only, then the follow-ups. */
-function saidNow(task: HarnessTask): string[] {
-  return [...(task.executionId === 1 || task.kind === 'debug' ? [task.prompt] : []), ...task.followups].filter((text) => text.trim() !== '');
 }
 
 /** The user's messages and the agent's text of earlier executions, the oldest message and the latest ones kept. */
@@ -70,7 +65,7 @@ function conversation(lines: TranscriptLine[], translate: (line: string) => Harn
   for (const { stream, line } of lines) {
     if (stream === 'input') {
       open = false;
-      userMessages(line).forEach((text) => add('User', text));
+      (inputLine(line)?.said ?? []).forEach((text) => add('User', text));
       continue;
     }
     const event = parseEvent(line);
@@ -81,22 +76,6 @@ function conversation(lines: TranscriptLine[], translate: (line: string) => Harn
     }
   }
   return out.filter(({ text }) => text.trim() !== '');
-}
-
-/** What the user said on an input line: the task (its prompt in a first execution) and follow-ups. */
-function userMessages(line: string): string[] {
-  let value: (Partial<TaskMessage> & { text?: unknown }) | null;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return [];
-  }
-  if (value?.type === 'task') {
-    const prompt = value.execution_id === 1 || value.kind === 'debug' ? [value.prompt] : [];
-    const followups: unknown[] = Array.isArray(value.followups) ? value.followups : [];
-    return [...prompt, ...followups].filter((text): text is string => typeof text === 'string');
-  }
-  return value?.type === 'user_message' && typeof value.text === 'string' ? [value.text] : [];
 }
 
 function clip(text: string, max: number): string {

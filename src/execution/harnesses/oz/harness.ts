@@ -2,7 +2,7 @@ import { scrubbedEnvironment } from '../../sandbox/index.js';
 import type { SandboxExit, SandboxMode } from '../../sandbox/types.js';
 import { workspaceHome } from '../../workspace.js';
 import { HarnessStartError, type Harness, type HarnessSession, type HarnessSink, type HarnessTask } from '../harness.js';
-import { taskMessage, type UserMessage } from '../protocol.js';
+import { saidNow, taskMessage, type UserMessage } from '../protocol.js';
 import { historyMessages } from './history.js';
 import { connectMcpServers, type McpTools } from './mcp.js';
 import { OzAgentLoop, OzStop } from './loop.js';
@@ -37,10 +37,7 @@ export class OzHarness implements Harness {
     if (!model) throw new HarnessStartError('The oz harness needs a model from the catalogue, and none was resolved for this run', 'integration_not_configured');
     sink.input(JSON.stringify(taskMessage(task)));
     const continuing = task.history.length > 0;
-    // A run's prompt is said once, by its first execution (a new run joining a conversation says its own); later
-    // executions continue with the follow-ups.
-    const opensRun = task.executionId === 1 || task.kind === 'debug';
-    const said = (opensRun ? [task.prompt, ...task.followups] : task.followups).filter((text) => text.trim() !== '');
+    const said = saidNow(task);
     const env = scrubbedEnvironment(task.env, await workspaceHome(task.workspace));
     let mcp: McpTools | undefined;
     if (task.mcpServers && Object.keys(task.mcpServers).length > 0) {

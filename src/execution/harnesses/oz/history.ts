@@ -1,6 +1,6 @@
 import type { AssistantContent, ModelMessage, ToolContent } from 'ai';
 import type { TranscriptLine } from '../harness.js';
-import { parseEvent, type TaskMessage } from '../protocol.js';
+import { inputLine, parseEvent } from '../protocol.js';
 
 type AssistantPart = Exclude<AssistantContent, string>[number];
 type ToolPart = ToolContent[number];
@@ -33,14 +33,7 @@ export function historyMessages(lines: TranscriptLine[]): ModelMessage[] {
 
   for (const { stream, line } of lines) {
     if (stream === 'input') {
-      const input = parseJson(line) as (Partial<TaskMessage> & { text?: unknown }) | undefined;
-      if (input?.type === 'task') {
-        // Each run's prompt was said by its first execution; later ones brought only follow-ups.
-        if ((input.execution_id === 1 || input.kind === 'debug') && typeof input.prompt === 'string') user(input.prompt);
-        for (const followup of input.followups ?? []) user(followup);
-      } else if (input?.type === 'user_message' && typeof input.text === 'string') {
-        user(input.text);
-      }
+      for (const text of inputLine(line)?.said ?? []) user(text);
       continue;
     }
     const event = parseEvent(line);
@@ -70,12 +63,4 @@ export function historyMessages(lines: TranscriptLine[]): ModelMessage[] {
   }
   flush();
   return messages;
-}
-
-function parseJson(line: string): unknown {
-  try {
-    return JSON.parse(line);
-  } catch {
-    return undefined;
-  }
 }
