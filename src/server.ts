@@ -131,7 +131,7 @@ export async function startServer(
   const sandbox = resolveSandboxMode(config.sandbox);
   const hiddenPaths = [config.dataDir];
   const models = new ModelCatalogue(config.operator.catalogue, new Set(Object.keys(config.modelCredentials)));
-  const harnesses = configuredHarnesses(config, sandbox.mode, hiddenPaths, (modelId, input, output) => models.cost(modelId, input, output));
+  const harnesses = configuredHarnesses(config, sandbox.mode, hiddenPaths);
   for (const harness of options.harnesses ?? []) harnesses.set(harness.name, harness);
   const limits = { global: config.maxConcurrentRuns, perTeam: config.maxConcurrentRunsPerTeam };
   const runActivity = new RunActivity(db);

@@ -63,7 +63,7 @@ export class Worker {
       ledger: this.ledger,
       log: log as unknown as FastifyBaseLogger,
       workspaces: Workspaces.fromConfig(config, sandbox.mode, hiddenPaths),
-      harnesses: configuredHarnesses(config, sandbox.mode, hiddenPaths, (modelId, input, output) => catalogue.cost(modelId, input, output)),
+      harnesses: configuredHarnesses(config, sandbox.mode, hiddenPaths),
       defaultHarness: config.operator.defaultHarness,
       models: { catalogue, env: config.modelCredentials },
       sandbox: sandbox.mode,

@@ -9,15 +9,10 @@ import { OzHarness } from './oz/harness.js';
  * Every harness a server's engine or a worker can run in `sandbox`: the built-in oz agent, the coding-agent CLIs
  * (a run fails with the reason when its CLI is not installed), and the operator's command harnesses.
  */
-export function configuredHarnesses(
-  config: Config,
-  sandbox: SandboxMode,
-  hiddenPaths: string[],
-  price?: (modelId: string, inputTokens: number, outputTokens: number) => number | undefined,
-): Map<string, Harness> {
+export function configuredHarnesses(config: Config, sandbox: SandboxMode, hiddenPaths: string[]): Map<string, Harness> {
   const harnesses = new Map<string, Harness>();
   const oz = config.operator.builtIn.oz;
-  harnesses.set('oz', new OzHarness({ sandbox, hiddenPaths, network: oz.network, timeoutMinutes: oz.timeoutMinutes, maxSteps: oz.maxSteps, ...(price ? { price } : {}) }));
+  harnesses.set('oz', new OzHarness({ sandbox, hiddenPaths, network: oz.network, timeoutMinutes: oz.timeoutMinutes, maxSteps: oz.maxSteps }));
   for (const cli of Object.values(AGENT_CLIS)) {
     const settings = config.operator.builtIn[cli.name];
     harnesses.set(

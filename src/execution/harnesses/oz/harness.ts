@@ -16,8 +16,6 @@ export interface OzHarnessOptions {
   network: boolean;
   timeoutMinutes: number;
   maxSteps: number;
-  /** USD for tokens of a catalogue model, when the catalogue knows it. */
-  price?: (modelId: string, inputTokens: number, outputTokens: number) => number | undefined;
 }
 
 /**
@@ -62,7 +60,6 @@ export class OzHarness implements Harness {
       ...(mcp ? { extraTools: mcp.tools } : {}),
       maxSteps: options.maxSteps,
       signal: controller.signal,
-      cost: (input, output) => options.price?.(model.id, input, output),
       shell: sandboxedShell({ mode: options.sandbox, workspace: task.workspace, hiddenPaths: options.hiddenPaths, allowNetwork: options.network }),
       onEvent: (event) => sink.output(JSON.stringify(event)),
     });
