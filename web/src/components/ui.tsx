@@ -1,4 +1,4 @@
-// Small shared pieces: page header, error, loading and empty states, times, state badges, one-time secrets.
+// Small shared pieces: page header, form buttons, error, loading and empty states, times, state badges, one-time secrets.
 import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { ApiError } from '../api/client';
 
@@ -64,6 +64,20 @@ export function Loading({ what = 'Loading' }: { what?: string }) {
     <p className="loading" role="status">
       {what}…
     </p>
+  );
+}
+
+/** A create or edit form's buttons: submit (off while it saves) and cancel. */
+export function FormActions({ submit, pending, onCancel }: { submit: ReactNode; pending: boolean; onCancel(): void }) {
+  return (
+    <div className="row">
+      <button type="submit" disabled={pending}>
+        {submit}
+      </button>
+      <button type="button" className="secondary" onClick={onCancel}>
+        Cancel
+      </button>
+    </div>
   );
 }
 

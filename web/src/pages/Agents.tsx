@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { seg } from '../api/client';
 import type { AgentIdentity } from '../api/types';
-import { Empty, ErrorMessage, Flag, Loading, PageHeader, Time, confirmed } from '../components/ui';
+import { Empty, ErrorMessage, Flag, FormActions, Loading, PageHeader, Time, confirmed } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 
@@ -48,14 +48,7 @@ function AgentForm({ onSaved, onCancel }: { onSaved(): void; onCancel(): void })
         <textarea name="prompt" rows={3} />
       </label>
       <ErrorMessage error={save.error} title="Could not create the agent identity" />
-      <div className="row">
-        <button type="submit" disabled={save.pending}>
-          Create agent identity
-        </button>
-        <button type="button" className="secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions submit="Create agent identity" pending={save.pending} onCancel={onCancel} />
     </form>
   );
 }

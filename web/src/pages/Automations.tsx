@@ -3,7 +3,7 @@ import { Link } from 'react-router';
 import { seg } from '../api/client';
 import type { AgentIdentity, Automation, Webhook } from '../api/types';
 import { TestFilterForm } from '../components/TestFilter';
-import { Empty, ErrorMessage, Flag, Json, Loading, PageHeader, Time, confirmed } from '../components/ui';
+import { Empty, ErrorMessage, Flag, FormActions, Json, Loading, PageHeader, Time, confirmed } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 
@@ -105,14 +105,7 @@ function AutomationForm({ webhooks, agents, onSaved, onCancel }: { webhooks: Web
         Enabled
       </label>
       <ErrorMessage error={save.error} title="Could not create the automation" />
-      <div className="row">
-        <button type="submit" disabled={save.pending}>
-          Create automation
-        </button>
-        <button type="button" className="secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions submit="Create automation" pending={save.pending} onCancel={onCancel} />
     </form>
   );
 }

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { seg } from '../api/client';
 import type { Environment } from '../api/types';
-import { Empty, ErrorMessage, Loading, PageHeader, Time, confirmed } from '../components/ui';
+import { Empty, ErrorMessage, FormActions, Loading, PageHeader, Time, confirmed } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 
@@ -61,14 +61,7 @@ function EnvironmentForm({ onSaved, onCancel }: { onSaved(): void; onCancel(): v
         <input name="retention" type="number" min={1} max={60} />
       </label>
       <ErrorMessage error={save.error} title="Could not create the environment" />
-      <div className="row">
-        <button type="submit" disabled={save.pending}>
-          Create environment
-        </button>
-        <button type="button" className="secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions submit="Create environment" pending={save.pending} onCancel={onCancel} />
     </form>
   );
 }

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { seg } from '../api/client';
 import type { AgentIdentity, Schedule } from '../api/types';
-import { Empty, ErrorMessage, Flag, Loading, PageHeader, Time, confirmed } from '../components/ui';
+import { Empty, ErrorMessage, Flag, FormActions, Loading, PageHeader, Time, confirmed } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 
@@ -62,14 +62,7 @@ function ScheduleForm({ schedule, agents, onSaved, onCancel }: { schedule?: Sche
         Enabled
       </label>
       <ErrorMessage error={save.error} title="Could not save the schedule" />
-      <div className="row">
-        <button type="submit" disabled={save.pending}>
-          {schedule ? 'Save changes' : 'Create schedule'}
-        </button>
-        <button type="button" className="secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions submit={schedule ? 'Save changes' : 'Create schedule'} pending={save.pending} onCancel={onCancel} />
     </form>
   );
 }

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { seg } from '../api/client';
 import type { Webhook } from '../api/types';
-import { Empty, ErrorMessage, Flag, Loading, PageHeader, SecretOnce, Time } from '../components/ui';
+import { Empty, ErrorMessage, Flag, FormActions, Loading, PageHeader, SecretOnce, Time } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 
@@ -76,14 +76,7 @@ function WebhookForm({ onCreated, onCancel }: { onCreated(webhook: Webhook): voi
         <input name="delivery_id_header" placeholder="X-Request-Id" />
       </label>
       <ErrorMessage error={save.error} title="Could not create the webhook" />
-      <div className="row">
-        <button type="submit" disabled={save.pending}>
-          Create webhook
-        </button>
-        <button type="button" className="secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions submit="Create webhook" pending={save.pending} onCancel={onCancel} />
     </form>
   );
 }
