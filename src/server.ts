@@ -130,7 +130,7 @@ export async function startServer(
   const bus = await Bus.open(database);
   const sandbox = resolveSandboxMode(config.sandbox);
   const hiddenPaths = [config.dataDir];
-  const models = new ModelCatalogue(config.operator.catalogue, new Set(Object.keys(config.modelCredentials)));
+  const models = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);
   const harnesses = configuredHarnesses(config, sandbox.mode, hiddenPaths);
   for (const harness of options.harnesses ?? []) harnesses.set(harness.name, harness);
   const limits = { global: config.maxConcurrentRuns, perTeam: config.maxConcurrentRunsPerTeam };
@@ -277,7 +277,7 @@ export async function startServer(
         workspaces: Workspaces.fromConfig(config, sandbox.mode, hiddenPaths),
         harnesses,
         defaultHarness: config.operator.defaultHarness,
-        models: { catalogue: models, env: config.modelCredentials },
+        models,
         sandbox: sandbox.mode,
         price: (modelId, input, output) => models.cost(modelId, input, output),
       };

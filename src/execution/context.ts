@@ -17,8 +17,8 @@ export interface ExecutionContext {
   workspaces: Workspaces;
   harnesses: Map<string, Harness>;
   defaultHarness: string;
-  /** The catalogue the built-in harnesses take their model from, and the environment holding the operator's keys. */
-  models?: { catalogue: ModelCatalogue; env: Record<string, string | undefined> };
+  /** The catalogue the built-in harnesses take their model (and the operator's key for it) from. */
+  models?: ModelCatalogue;
   sandbox: SandboxMode;
   /** USD for tokens of a catalogue model (undefined for a model it does not know), for harnesses that report tokens only. */
   price?: (modelId: string, inputTokens: number, outputTokens: number) => number | undefined;

@@ -29,12 +29,11 @@ export function requestedModelId(agentConfig: Record<string, unknown>): string |
 
 /**
  * The model a run of a built-in harness calls, with its endpoint and key: the one it names or the harness's
- * default, its key from the team secret in `harness_auth_secrets` or else the operator's environment. Anything
- * that stops it (unknown, disabled, wrong provider, no key) is a HarnessStartError the run fails with.
+ * default, its key from the team secret in `harness_auth_secrets`, else the operator's (the catalogue's keys).
+ * Anything that stops it (unknown, disabled, wrong provider, no key) is a HarnessStartError the run fails with.
  */
 export async function resolveRunModel(
   catalogue: ModelCatalogue,
-  env: Record<string, string | undefined>,
   harness: BuiltInHarness,
   agentConfig: Record<string, unknown>,
   readSecret: (name: string) => Promise<string | undefined>,
@@ -54,7 +53,7 @@ export async function resolveRunModel(
   const refusal = catalogue.refusal(model.id, harness, key !== undefined);
   if (refusal) throw new HarnessStartError(refusal.detail, refusal.code);
   try {
-    return resolveModel(model, env, key);
+    return resolveModel(model, catalogue.keys, key);
   } catch (error) {
     if (error instanceof ModelConfigurationError) throw new HarnessStartError(error.message, 'integration_not_configured');
     throw error;

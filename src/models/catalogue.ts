@@ -89,8 +89,8 @@ export class ModelCatalogue {
 
   constructor(
     config: CatalogueConfig,
-    /** The provider key variables set in Hangar's environment. */
-    private readonly credentials: ReadonlySet<string>,
+    /** The provider key variables set in Hangar's environment, with their values (see presentCredentials). */
+    readonly keys: Readonly<Record<string, string>>,
   ) {
     this.models = config.models ?? BUILT_IN_MODELS;
     this.byId = new Map(this.models.map((model) => [model.id, model]));
@@ -112,7 +112,7 @@ export class ModelCatalogue {
       return { usable: false, reason: 'ADMIN_DISABLED', why: 'disabled', detail: 'An administrator turned this model off (disabled_models in the server configuration).' };
     }
     const names = keyVariables(model);
-    if (names.length > 0 && !names.some((name) => this.credentials.has(name))) {
+    if (names.length > 0 && !names.some((name) => this.keys[name])) {
       return { usable: false, reason: 'ADMIN_DISABLED', why: 'credentials', detail: `No credentials for ${model.provider}: set ${names.join(' or ')} in the server's environment.` };
     }
     return { usable: true };

@@ -57,7 +57,7 @@ export class Worker {
     const sandbox = resolveSandboxMode(config.sandbox);
     if (sandbox.warning) log.warn(sandbox.warning);
     const hiddenPaths = [config.dataDir];
-    const catalogue = new ModelCatalogue(config.operator.catalogue, new Set(Object.keys(config.modelCredentials)));
+    const catalogue = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);
     this.context = {
       engineId: `worker:${options.workerId}`,
       ledger: this.ledger,
@@ -65,7 +65,7 @@ export class Worker {
       workspaces: Workspaces.fromConfig(config, sandbox.mode, hiddenPaths),
       harnesses: configuredHarnesses(config, sandbox.mode, hiddenPaths),
       defaultHarness: config.operator.defaultHarness,
-      models: { catalogue, env: config.modelCredentials },
+      models: catalogue,
       sandbox: sandbox.mode,
       price: (modelId, input, output) => catalogue.cost(modelId, input, output),
     };
