@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import YAML from 'yaml';
-import { waitForRun, waitForState } from '../support/engine.js';
+import { conversationBlocks, waitForRun, waitForState } from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
 import { AnthropicServer, GeminiServer, OpenAIResponsesServer, type ScriptedModelServer } from '../support/model-servers/index.js';
 import { addEnvironmentWithRepos, createRun } from '../support/runs.js';
@@ -64,13 +64,6 @@ after(async () => {
   if (configDirectory) fs.rmSync(configDirectory, { recursive: true, force: true });
 });
 
-/** Every block of the conversation, flattened, with its message's role. */
-async function conversationBlocks(runId: string): Promise<any[]> {
-  const response = await hangar.request('GET', `/agent/runs/${runId}/conversation`);
-  assert.equal(response.status, 200, JSON.stringify(response.body));
-  return response.body.steps.flatMap((step: any) => step.messages.flatMap((message: any) => message.content.map((block: any) => ({ role: message.role, ...block }))));
-}
-
 describe('runs of the coding-agent CLIs', { skip, timeout: 4 * TIMEOUT_MS }, () => {
   const models: Record<CliName, { id: string; price: { input: number; output: number }; key: (headers: Record<string, unknown>) => unknown; expected: string }> = {
     claude: { id: 'claude-test', price: { input: 3, output: 15 }, key: (headers) => headers['x-api-key'], expected: 'team-claude-key' },
@@ -96,7 +89,7 @@ describe('runs of the coding-agent CLIs', { skip, timeout: 4 * TIMEOUT_MS }, () 
       assert.ok(calls.length >= 2);
       for (const call of calls) assert.equal(models[name].key(call.headers), models[name].expected);
 
-      const blocks = await conversationBlocks(runId);
+      const blocks = await conversationBlocks(hangar, runId);
       assert.deepEqual(blocks[0], { role: 'user', type: 'text', text: 'Make the greeting say hello world' });
       const action = blocks.find((block) => block.type === 'action');
       assert.equal(action.category, 'command');
@@ -128,7 +121,7 @@ describe('runs of the coding-agent CLIs', { skip, timeout: 4 * TIMEOUT_MS }, () 
       for (const said of ['Remember the codename KESTREL', 'Noted: the codename is KESTREL.', 'What is the codename?']) assert.ok(resumed.includes(said), said);
       assert.ok(!resumed.includes('earlier_conversation'), 'the CLI resumed its session rather than reading a recap');
       // The kept session is in the raw transcript but not in the conversation.
-      const users = (await conversationBlocks(runId)).filter((block) => block.role === 'user').map((block) => block.text);
+      const users = (await conversationBlocks(hangar, runId)).filter((block) => block.role === 'user').map((block) => block.text);
       assert.deepEqual(users, ['Remember the codename KESTREL', 'What is the codename?']);
     });
   }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import YAML from 'yaml';
-import { eventually, getRun, processesWith, timelineTypes, waitForState } from '../support/engine.js';
+import { conversationBlocks, eventually, getRun, processesWith, timelineTypes, waitForState } from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
 import { AnthropicServer, OpenAIChatServer } from '../support/model-servers/index.js';
 import { DocsMcpServer } from '../support/mcp/http-server.js';
@@ -53,22 +53,6 @@ after(async () => {
   fs.rmSync(configDirectory, { recursive: true, force: true });
 });
 
-async function conversationOf(runId: string): Promise<any> {
-  const response = await hangar.request('GET', `/agent/runs/${runId}/conversation`);
-  assert.equal(response.status, 200, JSON.stringify(response.body));
-  return response.body;
-}
-
-function blocks(conversation: any): any[] {
-  const all: any[] = [];
-  const visit = (step: any) => {
-    for (const message of step.messages) for (const block of message.content) all.push({ role: message.role, ...block });
-    for (const child of step.steps) visit(child);
-  };
-  for (const step of conversation.steps) visit(step);
-  return all;
-}
-
 describe('the oz harness', () => {
   test('is the default: it edits the cloned repository with its tools, reports an artifact, and ends SUCCEEDED with usage and cost', async () => {
     const before = anthropic.requests.length;
@@ -93,8 +77,7 @@ describe('the oz harness', () => {
     assert.match(JSON.stringify(calls[0]!.body.system), /At its root: .*app\//);
 
     // The shell command ran in the clone and saw the edit.
-    const conversation = await conversationOf(runId);
-    const all = blocks(conversation);
+    const all = await conversationBlocks(hangar, runId);
     const command = all.find((block) => block.type === 'action_result' && block.name === 'run_command');
     assert.equal(command.category, 'command');
     assert.match(JSON.stringify(command.output), /1 file changed/);
@@ -145,7 +128,7 @@ describe('the oz harness', () => {
     assert.match(resumed, /Yes, please update it\./);
     assert.ok(resumed.indexOf('Document the greeting') < resumed.indexOf('Yes, please update it.'));
 
-    const all = blocks(await conversationOf(runId));
+    const all = (await conversationBlocks(hangar, runId));
     const users = all.filter((block) => block.role === 'user').map((block) => block.text);
     assert.deepEqual(users, ['Document the greeting', 'Yes, please update it.']);
     assert.ok(all.some((block) => block.type === 'event' && block.name === 'ask_user'));
@@ -164,7 +147,7 @@ describe('the oz harness', () => {
     // One execution: the message joined the running agent rather than waiting for a continuation.
     assert.equal(anthropic.requests.length - before, 2);
     assert.match(JSON.stringify(anthropic.requests[before + 1]!.body.messages), /Also in French, please\./);
-    const users = blocks(await conversationOf(runId)).filter((block) => block.role === 'user').map((block) => block.text);
+    const users = (await conversationBlocks(hangar, runId)).filter((block) => block.role === 'user').map((block) => block.text);
     assert.deepEqual(users, ['Write a greeting', 'Also in French, please.']);
   });
 
@@ -249,7 +232,7 @@ describe('the oz harness', () => {
       const offered = JSON.stringify(anthropic.requests[before]!.body.tools);
       assert.match(offered, /tickets__lookup_ticket/);
       assert.match(offered, /docs__search_docs/);
-      const results = blocks(await conversationOf(runId)).filter((block) => block.type === 'action_result');
+      const results = (await conversationBlocks(hangar, runId)).filter((block) => block.type === 'action_result');
       const ticket = JSON.stringify(results.find((block) => block.name === 'tickets__lookup_ticket').output);
       assert.match(ticket, /Ticket T-7: the login page is slow/);
       assert.match(ticket, /label from-config/);
@@ -284,7 +267,7 @@ describe('the oz harness', () => {
     const sent = JSON.stringify(anthropic.requests[before]!.body.messages);
     assert.match(sent, /environment setup of this run failed/);
     assert.match(sent, /Why did it fail\?/);
-    const results = blocks(await conversationOf(runId)).filter((block) => block.type === 'action_result');
+    const results = (await conversationBlocks(hangar, runId)).filter((block) => block.type === 'action_result');
     assert.match(JSON.stringify(results.at(-1).output), /partial/);
     await hangar.server.engine!.debugSessions.close(runId);
   });

@@ -99,3 +99,19 @@ export async function outputTexts(hangar: TestServer, runId: string): Promise<st
     .filter((event) => event.type === 'text')
     .map((event) => event.text as string);
 }
+
+/**
+ * Every block of a run's normalized conversation, in order (child steps included), each with its message's role:
+ * what tests look through for the user's messages, the agent's text and its tool calls.
+ */
+export async function conversationBlocks(hangar: TestServer, runId: string): Promise<any[]> {
+  const response = await hangar.request('GET', `/agent/runs/${runId}/conversation`);
+  if (response.status !== 200) throw new Error(`GET conversation of ${runId}: ${response.status} ${JSON.stringify(response.body)}`);
+  const all: any[] = [];
+  const visit = (step: any) => {
+    for (const message of step.messages) for (const block of message.content) all.push({ role: message.role, ...block });
+    for (const child of step.steps) visit(child);
+  };
+  for (const step of response.body.steps) visit(step);
+  return all;
+}
