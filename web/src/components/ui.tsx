@@ -1,4 +1,4 @@
-// Small shared pieces: page header, form buttons, error, loading and empty states, times, state badges, one-time secrets.
+// Small shared pieces: page header, form and delete buttons, error, loading and empty states, times, state badges, one-time secrets.
 import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { ApiError } from '../api/client';
 
@@ -78,6 +78,23 @@ export function FormActions({ submit, pending, onCancel }: { submit: ReactNode; 
         Cancel
       </button>
     </div>
+  );
+}
+
+/** A delete button that asks first: `question` in a confirm dialog, then `onDelete`. `what` names it for screen readers. */
+export function DeleteButton({ what, question, pending, onDelete }: { what?: string; question: string; pending: boolean; onDelete(): unknown }) {
+  return (
+    <button
+      type="button"
+      className="danger"
+      disabled={pending}
+      aria-label={what === undefined ? undefined : `Delete ${what}`}
+      onClick={() => {
+        if (confirmed(question)) void onDelete();
+      }}
+    >
+      Delete
+    </button>
   );
 }
 

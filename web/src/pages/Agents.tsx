@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { seg } from '../api/client';
 import type { AgentIdentity } from '../api/types';
-import { Empty, ErrorMessage, Flag, FormActions, Loading, PageHeader, Time, confirmed } from '../components/ui';
+import { DeleteButton, Empty, ErrorMessage, Flag, FormActions, Loading, PageHeader, Time } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 
@@ -115,18 +115,14 @@ export function AgentsPage() {
                   <Link className="button secondary" to={`/runs?executor=${encodeURIComponent(agent.uid)}`}>
                     Runs
                   </Link>
-                  <button
-                    type="button"
-                    className="danger"
-                    aria-label={`Delete ${agent.name}`}
-                    disabled={remove.pending}
-                    onClick={async () => {
-                      if (!confirmed(`Delete the agent identity "${agent.name}" and all of its API keys?`)) return;
+                  <DeleteButton
+                    what={agent.name}
+                    question={`Delete the agent identity "${agent.name}" and all of its API keys?`}
+                    pending={remove.pending}
+                    onDelete={async () => {
                       if ((await remove.run(() => client.delete(`/agent/identities/${seg(agent.uid)}`))) !== undefined) void agents.reload();
                     }}
-                  >
-                    Delete
-                  </button>
+                  />
                 </td>
               </tr>
             ))}

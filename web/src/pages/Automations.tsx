@@ -3,7 +3,7 @@ import { Link } from 'react-router';
 import { seg } from '../api/client';
 import type { AgentIdentity, Automation, Webhook } from '../api/types';
 import { TestFilterForm } from '../components/TestFilter';
-import { Empty, ErrorMessage, Flag, FormActions, Json, Loading, PageHeader, Time, confirmed } from '../components/ui';
+import { DeleteButton, Empty, ErrorMessage, Flag, FormActions, Json, Loading, PageHeader, Time } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 
@@ -181,15 +181,12 @@ function AutomationCard({ automation, onChanged }: { automation: Automation; onC
         >
           {automation.enabled ? 'Disable' : 'Enable'}
         </button>
-        <button
-          type="button"
-          className="danger"
-          disabled={action.pending}
-          aria-label={`Delete ${automation.name}`}
-          onClick={() => confirmed(`Delete the automation "${automation.name}"? Runs it started stay.`) && act(() => client.delete(`/factory/automations/${seg(automation.id)}`))}
-        >
-          Delete
-        </button>
+        <DeleteButton
+          what={automation.name}
+          question={`Delete the automation "${automation.name}"? Runs it started stay.`}
+          pending={action.pending}
+          onDelete={() => act(() => client.delete(`/factory/automations/${seg(automation.id)}`))}
+        />
       </div>
     </li>
   );

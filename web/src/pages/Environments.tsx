@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { seg } from '../api/client';
 import type { Environment } from '../api/types';
-import { Empty, ErrorMessage, FormActions, Loading, PageHeader, Time, confirmed } from '../components/ui';
+import { DeleteButton, Empty, ErrorMessage, FormActions, Loading, PageHeader, Time } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 
@@ -104,18 +104,14 @@ function EnvironmentCard({ environment, onChanged }: { environment: Environment;
           Runs
         </Link>
         {environment.access === 'owner' && (
-          <button
-            type="button"
-            className="danger"
-            aria-label={`Delete ${config.name}`}
-            disabled={remove.pending}
-            onClick={async () => {
-              if (!confirmed(`Delete the environment "${config.name}"?`)) return;
+          <DeleteButton
+            what={config.name}
+            question={`Delete the environment "${config.name}"?`}
+            pending={remove.pending}
+            onDelete={async () => {
               if ((await remove.run(() => client.delete(`/environments/${seg(environment.uid)}`))) !== undefined) onChanged();
             }}
-          >
-            Delete
-          </button>
+          />
         )}
       </div>
     </li>

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { seg } from '../api/client';
 import type { AgentIdentity, Schedule } from '../api/types';
-import { Empty, ErrorMessage, Flag, FormActions, Loading, PageHeader, Time, confirmed } from '../components/ui';
+import { DeleteButton, Empty, ErrorMessage, Flag, FormActions, Loading, PageHeader, Time } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 
@@ -137,15 +137,12 @@ function ScheduleCard({ schedule, agents, onChanged }: { schedule: Schedule; age
         <Link className="button secondary" to={`/runs?schedule_id=${encodeURIComponent(schedule.id)}`}>
           Runs
         </Link>
-        <button
-          type="button"
-          className="danger"
-          disabled={action.pending}
-          aria-label={`Delete ${schedule.name}`}
-          onClick={() => confirmed(`Delete the schedule "${schedule.name}"? Its past runs stay.`) && act(() => client.delete(`/agent/schedules/${seg(schedule.id)}`))}
-        >
-          Delete
-        </button>
+        <DeleteButton
+          what={schedule.name}
+          question={`Delete the schedule "${schedule.name}"? Its past runs stay.`}
+          pending={action.pending}
+          onDelete={() => act(() => client.delete(`/agent/schedules/${seg(schedule.id)}`))}
+        />
       </div>
     </li>
   );

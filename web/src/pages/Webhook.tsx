@@ -3,7 +3,7 @@ import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { seg } from '../api/client';
 import type { Automation, Delivery, DeliveryList, Webhook } from '../api/types';
 import { TestFilterForm } from '../components/TestFilter';
-import { Empty, ErrorMessage, Flag, Json, Loading, PageHeader, SecretOnce, Time, confirmed } from '../components/ui';
+import { DeleteButton, Empty, ErrorMessage, Flag, Json, Loading, PageHeader, SecretOnce, Time, confirmed } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 import { authLabel } from './Webhooks';
@@ -134,17 +134,13 @@ export function WebhookPage() {
             Rotate secret
           </button>
         )}
-        <button
-          type="button"
-          className="danger"
-          disabled={action.pending}
-          onClick={async () => {
-            if (!confirmed(`Delete the webhook "${item.name}"? Senders get 404 from now on.`)) return;
+        <DeleteButton
+          question={`Delete the webhook "${item.name}"? Senders get 404 from now on.`}
+          pending={action.pending}
+          onDelete={async () => {
             if ((await action.run(() => client.delete(`/factory/webhooks/${seg(uid)}`))) !== undefined) navigate('/factory/webhooks');
           }}
-        >
-          Delete
-        </button>
+        />
       </PageHeader>
       <ErrorMessage error={action.error} />
       {issued && <SecretOnce label="New secret" value={issued} onDismiss={() => setIssued(undefined)} />}
