@@ -9,7 +9,7 @@ import { SkillCatalog } from './environments/skills/catalog.js';
 import { GitMirror } from './environments/skills/git.js';
 import { registerSkillRoutes } from './environments/skills/http.js';
 import { SkillsService } from './environments/skills/service.js';
-import { authenticatePrincipal, selectTeam } from './identities/authenticate.js';
+import { ApiKeyAuthenticator, selectTeam } from './identities/authenticate.js';
 import { AdminService } from './identities/admin/service.js';
 import { registerAdminRoutes } from './identities/admin/http.js';
 import { registerAgentRoutes } from './identities/agents/http.js';
@@ -184,8 +184,9 @@ export async function startServer(
   let scheduler: Scheduler | undefined;
   const schedules = new SchedulesService({ db, agents, now: options.now, onChange: () => scheduler?.poke() });
 
+  const apiKeys = new ApiKeyAuthenticator(db, config.planMaxAgents);
   const authenticate: Authenticator = {
-    principal: (authorization) => authenticatePrincipal(db, authorization, config.planMaxAgents),
+    principal: (authorization) => apiKeys.principal(authorization),
     team: selectTeam,
   };
   const factories = new FactoriesService(db);

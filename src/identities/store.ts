@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type SqlBool } from 'kysely';
 import { apiKeyDisplayPrefix, hashApiKey, newUid } from '../platform/crypto.js';
 import type { DB } from '../platform/db/schema.js';
 
@@ -9,7 +9,7 @@ export interface Membership {
   role: Role;
 }
 
-/** Who is calling: resolved from an API key on every request (no cache, so a revoked key stops at once). */
+/** Who is calling: read from the database on every request (no cache, so a revoked key stops at once). */
 export interface Principal {
   /** `service_account` for an agent identity's key. */
   type: 'user' | 'service_account';
@@ -23,12 +23,17 @@ export interface Principal {
   available?: boolean;
 }
 
-export async function findPrincipalByApiKey(db: Kysely<DB>, key: string, planMaxAgents: number): Promise<Principal | null> {
-  const row = await db
+/**
+ * The principals of many API keys (by their hashes) in one statement; keys that are unknown or revoked are
+ * missing from the map. Concurrent requests look their keys up together (see ApiKeyAuthenticator).
+ */
+export async function findPrincipalsByKeyHashes(db: Kysely<DB>, keyHashes: string[], planMaxAgents: number): Promise<Map<string, Principal>> {
+  const rows = await db
     .selectFrom('api_keys as k')
     .leftJoin('users as u', 'u.uid', 'k.user_uid')
     .leftJoin('agent_identities as a', 'a.uid', 'k.agent_uid')
     .select([
+      'k.key_hash',
       'k.user_uid',
       'k.agent_uid',
       'u.display_name',
@@ -41,30 +46,33 @@ export async function findPrincipalByApiKey(db: Kysely<DB>, key: string, planMax
       sql<Membership[]>`coalesce((SELECT json_agg(json_build_object('team_uid', m.team_uid, 'role', m.role))
         FROM team_members m WHERE m.user_uid = k.user_uid), '[]')`.as('memberships'),
     ])
-    .where('k.key_hash', '=', hashApiKey(key))
+    .where(sql<SqlBool>`k.key_hash = ANY(${keyHashes}::text[])`)
     .where('k.revoked_at', 'is', null)
-    .executeTakeFirst();
-  if (!row) return null;
-  if (row.agent_uid && row.agent_team_uid) {
-    return {
-      type: 'service_account',
-      uid: row.agent_uid,
-      displayName: row.agent_name ?? row.agent_uid,
-      email: null,
-      isAdmin: false,
-      memberships: [{ team_uid: row.agent_team_uid, role: 'member' }],
-      available: Number(row.older_agents) < planMaxAgents,
-    };
+    .execute();
+  const principals = new Map<string, Principal>();
+  for (const row of rows) {
+    if (row.agent_uid && row.agent_team_uid) {
+      principals.set(row.key_hash, {
+        type: 'service_account',
+        uid: row.agent_uid,
+        displayName: row.agent_name ?? row.agent_uid,
+        email: null,
+        isAdmin: false,
+        memberships: [{ team_uid: row.agent_team_uid, role: 'member' }],
+        available: Number(row.older_agents) < planMaxAgents,
+      });
+    } else if (row.user_uid) {
+      principals.set(row.key_hash, {
+        type: 'user',
+        uid: row.user_uid,
+        displayName: row.display_name ?? row.user_uid,
+        email: row.email ?? null,
+        isAdmin: row.is_admin ?? false,
+        memberships: row.memberships,
+      });
+    }
   }
-  if (!row.user_uid) return null;
-  return {
-    type: 'user',
-    uid: row.user_uid,
-    displayName: row.display_name ?? row.user_uid,
-    email: row.email ?? null,
-    isAdmin: row.is_admin ?? false,
-    memberships: row.memberships,
-  };
+  return principals;
 }
 
 export async function insertTeam(db: Kysely<DB>, name: string): Promise<string> {

@@ -10,6 +10,7 @@ import { CursorCodec, InvalidCursorError } from '../platform/http/pagination.js'
 import { mergeMetadata, MAX_METADATA_FILTER_PAIRS, metadataPairProblem, metadataProblem } from './metadata.js';
 import { renderEvent, renderRun } from './render.js';
 import { addFollowup } from './followups.js';
+import { RunInserts } from './inserts.js';
 import { type AgentConfig, type CreateRunBody, type FollowupBody, type ListRunsQuery, type RunItem, type RunSource } from './schemas.js';
 import { cancelRefusal, OPERATOR_CANCELLABLE_STATES } from './state.js';
 import * as store from './store.js';
@@ -132,7 +133,11 @@ function selfHostedWorker(config: AgentConfig): string | null {
 }
 
 export class RunsService {
-  constructor(private readonly options: RunsServiceOptions) {}
+  private readonly inserts: RunInserts;
+
+  constructor(private readonly options: RunsServiceOptions) {
+    this.inserts = new RunInserts(options.db, options.limits, options.onQueued);
+  }
 
   private get db() {
     return this.options.db;
@@ -141,8 +146,7 @@ export class RunsService {
   /** Creates a run as `caller` (the source is API unless another slice starts it, e.g. a judge run). */
   async create(caller: Caller, body: CreateRunBody, origin: RunOrigin = { source: 'API' }): Promise<{ run_id: string; task_id: string; state: string; at_capacity?: boolean }> {
     const { run, attachments } = await this.prepare(this.db, caller, body, origin);
-    const { atCapacity } = await store.insertRun(this.db, run, attachments, this.options.limits);
-    this.options.onQueued();
+    const { atCapacity } = await this.inserts.insert(run, attachments);
     return { run_id: run.id, task_id: run.id, state: run.state, ...(atCapacity ? { at_capacity: true } : {}) };
   }
 

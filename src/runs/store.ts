@@ -102,46 +102,59 @@ export function visible(eb: ExpressionBuilder<DB, 'runs'>, who: Visibility): Exp
 
 type StoredRun = Omit<RunRow, 'creator_profile' | 'executor_profile' | 'artifacts' | 'scores'>;
 
+/** The creator and executor profiles, artifacts and judge scores of a page of runs, keyed by uid or run id. */
+interface PageDetails {
+  users: Record<string, Profile> | null;
+  agents: Record<string, Profile> | null;
+  artifacts: Record<string, RunRow['artifacts']> | null;
+  scores: Record<string, RunRow['scores']> | null;
+}
+
 /**
- * Adds the creator and executor profiles, the artifacts and the judge scores to a page of runs: one query for the
- * whole page rather than subqueries per row (a user's profile wins over an agent's of the same uid).
+ * The details of the runs in the CTE `page`, computed once for the whole page (PostgreSQL runs an uncorrelated
+ * subquery once) rather than by subqueries per row.
  */
-async function withDetails(db: Kysely<DB>, runs: StoredRun[]): Promise<RunRow[]> {
-  if (runs.length === 0) return [];
-  const uids = [...new Set(runs.flatMap((run) => [run.creator_uid, run.executor_uid]))];
-  const runIds = runs.map((run) => run.id);
-  const details = await sql<{ kind: 'user' | 'agent' | 'artifacts' | 'scores'; key: string; value: unknown }>`
-    SELECT 'user' AS kind, u.uid AS key, json_build_object('display_name', u.display_name, 'email', u.email) AS value
-    FROM users u WHERE u.uid = ANY(${uids}::text[])
-    UNION ALL
-    SELECT 'agent', a.uid, json_build_object('display_name', a.name) FROM agent_identities a WHERE a.uid = ANY(${uids}::text[])
-    UNION ALL
-    SELECT 'artifacts', a.run_id, json_agg(json_build_object('artifact_type', a.artifact_type, 'created_at', a.created_at, 'data', a.data)
-      ORDER BY a.created_at, a.uid)
-    FROM artifacts a WHERE a.run_id = ANY(${runIds}::text[]) GROUP BY a.run_id
-    UNION ALL
-    SELECT 'scores', s.scored_run_id, json_agg(json_build_object('scorer_id', s.scorer_id, 'scorer_name', c.name,
+const PAGE_DETAILS = sql<PageDetails>`(SELECT json_build_object(
+  'users', (SELECT json_object_agg(u.uid, json_build_object('display_name', u.display_name, 'email', u.email))
+    FROM users u WHERE u.uid IN (SELECT creator_uid FROM page UNION SELECT executor_uid FROM page)),
+  'agents', (SELECT json_object_agg(a.uid, json_build_object('display_name', a.name))
+    FROM agent_identities a WHERE a.uid IN (SELECT creator_uid FROM page UNION SELECT executor_uid FROM page)),
+  'artifacts', (SELECT json_object_agg(run_id, items) FROM (
+    SELECT a.run_id, json_agg(json_build_object('artifact_type', a.artifact_type, 'created_at', a.created_at, 'data', a.data)
+      ORDER BY a.created_at, a.uid) AS items
+    FROM artifacts a WHERE a.run_id IN (SELECT id FROM page) GROUP BY a.run_id) per_run),
+  'scores', (SELECT json_object_agg(scored_run_id, items) FROM (
+    SELECT s.scored_run_id, json_agg(json_build_object('scorer_id', s.scorer_id, 'scorer_name', c.name,
         'classification', s.classification, 'score', s.score, 'passed', s.passed, 'failed', s.failed, 'reason', s.reason,
-        'judge_run_id', s.judge_run_id, 'created_at', s.created_at) ORDER BY s.created_at, s.scorer_id)
-    FROM run_scores s JOIN scorers c ON c.id = s.scorer_id WHERE s.scored_run_id = ANY(${runIds}::text[]) GROUP BY s.scored_run_id`.execute(db);
-  const users = new Map<string, Profile>();
-  const agents = new Map<string, Profile>();
-  const artifacts = new Map<string, RunRow['artifacts']>();
-  const scores = new Map<string, RunRow['scores']>();
-  for (const row of details.rows) {
-    if (row.kind === 'user') users.set(row.key, row.value as Profile);
-    else if (row.kind === 'agent') agents.set(row.key, row.value as Profile);
-    else if (row.kind === 'artifacts') artifacts.set(row.key, row.value as RunRow['artifacts']);
-    else scores.set(row.key, row.value as RunRow['scores']);
-  }
-  const profile = (uid: string) => users.get(uid) ?? agents.get(uid) ?? null;
-  return runs.map((run) => ({
-    ...run,
-    creator_profile: profile(run.creator_uid),
-    executor_profile: profile(run.executor_uid),
-    artifacts: artifacts.get(run.id) ?? [],
-    scores: scores.get(run.id) ?? [],
-  }));
+        'judge_run_id', s.judge_run_id, 'created_at', s.created_at) ORDER BY s.created_at, s.scorer_id) AS items
+    FROM run_scores s JOIN scorers c ON c.id = s.scorer_id WHERE s.scored_run_id IN (SELECT id FROM page)
+    GROUP BY s.scored_run_id) per_run)))`;
+
+/**
+ * Runs the page query with the creator and executor profiles, the artifacts and the judge scores of its runs, in
+ * one statement: a list is then one round trip (one socket write, one statement to parse and bind). The details
+ * travel on one row of the page only (any one: the window runs before the ORDER BY); a user's profile wins over
+ * an agent's of the same uid. `order` sorts the page again by the key columns of the `page` CTE.
+ */
+async function selectWithDetails(db: Kysely<DB>, pageQuery: Expression<unknown>, order: KeyColumn[] = []): Promise<RunRow[]> {
+  const orderBy = order.length
+    ? sql`ORDER BY ${sql.join(order.map((column) => sql`${column.expression} ${sql.raw(column.direction)}`))}`
+    : sql``;
+  const result = await sql<StoredRun & { details: PageDetails | null }>`
+    WITH page AS (${pageQuery})
+    SELECT page.*, CASE WHEN row_number() OVER () = 1 THEN ${PAGE_DETAILS} END AS details
+    FROM page ${orderBy}`.execute(db);
+  const details = result.rows.find((row) => row.details !== null)?.details;
+  const profile = (uid: string) => details?.users?.[uid] ?? details?.agents?.[uid] ?? null;
+  // The rows are completed in place: copying 30 columns per row cost more than the rest of this function.
+  return result.rows.map((stored) => {
+    const run = stored as StoredRun & Partial<RunRow>;
+    run.creator_profile = profile(run.creator_uid);
+    run.executor_profile = profile(run.executor_uid);
+    run.artifacts = details?.artifacts?.[run.id] ?? [];
+    run.scores = details?.scores?.[run.id] ?? [];
+    return run as RunRow;
+  });
 }
 
 /** Microsecond-exact text form of a timestamp: a JS Date would drop microseconds and make cursors skip rows. */
@@ -220,11 +233,10 @@ export async function insertAttachments(db: Kysely<DB>, runId: string, attachmen
 }
 
 export async function findRun(db: Kysely<DB>, who: Visibility, runId: string): Promise<RunRow | undefined> {
-  const run = (await selectRuns(db, sql.lit(null))
+  const query = selectRuns(db, sql.lit(null))
     .where((eb) => visible(eb, who))
-    .where('runs.id', '=', runId)
-    .executeTakeFirst()) as StoredRun | undefined;
-  return run ? (await withDetails(db, [run]))[0] : undefined;
+    .where('runs.id', '=', runId);
+  return (await selectWithDetails(db, query))[0];
 }
 
 export async function runMetadata(db: Kysely<DB>, who: Visibility, runId: string): Promise<Record<string, string> | undefined> {
@@ -277,22 +289,26 @@ interface KeyColumn {
   direction: 'asc' | 'desc';
 }
 
-/** The ordered key columns of each sort; every ordering ends in the unique id so the order is total. */
-function keyColumns(sortBy: SortBy, order: 'asc' | 'desc'): KeyColumn[] {
+/**
+ * The ordered key columns of each sort; every ordering ends in the unique id so the order is total. `table` is
+ * `runs` in the page query, `page` where the page is sorted again around its details.
+ */
+function keyColumns(sortBy: SortBy, order: 'asc' | 'desc', table: 'runs' | 'page' = 'runs'): KeyColumn[] {
   const plain = (value: CursorValue) => sql.val(value);
   const timestamp = (value: CursorValue) => sql`${value}::timestamptz`;
-  const id: KeyColumn = { expression: sql.ref('runs.id'), fromCursor: plain, direction: order };
+  const column = (name: 'id' | 'created_at' | 'updated_at' | 'title' | 'skill_spec') => sql.ref<CursorValue>(`${table}.${name}`);
+  const id: KeyColumn = { expression: column('id'), fromCursor: plain, direction: order };
   switch (sortBy) {
     case 'updated_at':
     case 'created_at':
-      return [{ expression: sql.ref(`runs.${sortBy}`), fromCursor: timestamp, direction: order }, id];
+      return [{ expression: column(sortBy), fromCursor: timestamp, direction: order }, id];
     case 'title':
-      return [{ expression: sql.ref('runs.title'), fromCursor: plain, direction: order }, id];
+      return [{ expression: column('title'), fromCursor: plain, direction: order }, id];
     case 'agent':
       // Runs without a skill come last in either direction.
       return [
-        { expression: sql`(runs.skill_spec IS NULL)`, fromCursor: (value) => sql`${value}::boolean`, direction: 'asc' },
-        { expression: sql`coalesce(runs.skill_spec, '')`, fromCursor: plain, direction: order },
+        { expression: sql`(${column('skill_spec')} IS NULL)`, fromCursor: (value) => sql`${value}::boolean`, direction: 'asc' },
+        { expression: sql`coalesce(${column('skill_spec')}, '')`, fromCursor: plain, direction: order },
         id,
       ];
   }
@@ -375,7 +391,10 @@ export async function listRuns(
   }
   if (page.after) query = query.where(afterPosition(columns, page.after));
   for (const column of columns) query = query.orderBy(column.expression, column.direction);
-  return withDetails(db, (await query.limit(page.limit).execute()) as StoredRun[]);
+  // The limit goes into the text: with it as a parameter PostgreSQL estimates a generic plan for a tenth of the
+  // team's runs, finds it dearer than planning afresh, and plans every execution again (1.45 ms a list here,
+  // against 0.8 ms once the prepared statement keeps its plan).
+  return selectWithDetails(db, query.limit(sql.lit(page.limit)), keyColumns(page.sortBy, page.order, 'page'));
 }
 
 /**

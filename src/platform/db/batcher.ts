@@ -2,7 +2,9 @@
  * Coalesces writes that many callers make at about the same time into one statement (group commit done by the
  * application). Under load a commit per item is what limits throughput: each waits for its own WAL flush, and a
  * transaction that sent a NOTIFY holds a cluster-wide lock through it. Items submitted in the same turn of the
- * event loop, or while earlier batches are being written, go out together.
+ * event loop, or while earlier batches are being written, go out together. Reads coalesce the same way (one
+ * statement and one socket write for many callers); an item never joins a batch already sent, so it always
+ * sees what was committed before it was submitted.
  */
 export interface BatcherOptions<In, Out> {
   /** Writes the items and returns one result per item, in order. */

@@ -1,0 +1,47 @@
+import type { Kysely } from 'kysely';
+import { Batcher } from '../platform/db/batcher.js';
+import type { DB } from '../platform/db/schema.js';
+import { insertRun, insertRuns, type CapacityLimits, type NewAttachment, type NewRun } from './store.js';
+
+/**
+ * Inserts the runs of API creates. Creates that arrive together are written in one transaction (one commit and
+ * one WAL flush for all of them, as the webhook ingress does with deliveries); each caller still gets its answer
+ * only after that commit. Alone, a create is written at once.
+ */
+export class RunInserts {
+  private readonly batches: Batcher<NewRun, boolean>;
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly limits: CapacityLimits,
+    /** Called once a batch of new runs is committed, to wake the engines. */
+    private readonly onQueued: () => void,
+  ) {
+    this.batches = new Batcher({ maxBatch: 200, maxInFlight: 2, write: (runs) => this.write(runs) });
+  }
+
+  /** Inserts the run and tells whether the executing runs are at the limits (it waits in QUEUED then). */
+  async insert(run: NewRun, attachments: NewAttachment[]): Promise<{ atCapacity: boolean }> {
+    if (attachments.length > 0) {
+      // Rare and large: written on their own with their files.
+      const result = await insertRun(this.db, run, attachments, this.limits);
+      this.onQueued();
+      return result;
+    }
+    return { atCapacity: await this.batches.submit(run) };
+  }
+
+  /** One statement per team in the batch (capacity is per team), all in one transaction. */
+  private async write(runs: NewRun[]): Promise<boolean[]> {
+    const teams = new Map<string, NewRun[]>();
+    for (const run of runs) teams.set(run.team_uid, [...(teams.get(run.team_uid) ?? []), run]);
+    const atCapacity = new Map<string, boolean>();
+    const writeAll = async (db: Kysely<DB>) => {
+      for (const [team, own] of teams) atCapacity.set(team, (await insertRuns(db, own, this.limits)).atCapacity);
+    };
+    if (teams.size === 1) await writeAll(this.db);
+    else await this.db.transaction().execute(writeAll);
+    this.onQueued();
+    return runs.map((run) => atCapacity.get(run.team_uid)!);
+  }
+}
