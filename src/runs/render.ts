@@ -46,7 +46,7 @@ export function renderRun(row: RunRow): RunItem {
   };
   if (row.started_at) {
     item.started_at = iso(row.started_at);
-    item.run_time = isoDuration((row.ended_at ?? new Date()).getTime() - row.started_at.getTime());
+    item.run_time = isoDuration((row.ended_at ? Date.parse(row.ended_at) : Date.now()) - Date.parse(row.started_at));
   }
   if (row.status_message) item.status_message = row.status_message;
   if (row.schedule) item.schedule = row.schedule;
