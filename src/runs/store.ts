@@ -206,7 +206,7 @@ export async function insertRuns(db: Kysely<DB>, runs: NewRun[], limits?: Capaci
   const result = await sql<{ at_capacity: boolean }>`
     WITH inserted AS (
       INSERT INTO runs (${columns})
-      SELECT ${columns} FROM json_populate_recordset(NULL::runs, ${JSON.stringify(rows)}::json)
+      SELECT ${columns} FROM jsonb_populate_recordset(NULL::runs, ${JSON.stringify(rows)}::jsonb)
       RETURNING id
     )
     INSERT INTO run_events (event_uuid, run_id, event_type)
