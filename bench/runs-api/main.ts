@@ -44,6 +44,12 @@ const settings = {
    * each other too, so this row shows the time a request itself takes. 0 skips it.
    */
   lightRate: wholeNumber('BENCH_LIGHT_RATE', 100),
+  /**
+   * The list at a sustained rate over several connections, about half of what the bare baseline serves flat out
+   * on this machine: the p99 a team sees from a busy server that still has headroom. 0 skips it.
+   */
+  loadedRate: wholeNumber('BENCH_LOADED_RATE', 500),
+  loadedConnections: wholeNumber('BENCH_LOADED_CONNECTIONS', 10),
   /** How many cursors the deep-page scenario cycles through, spread evenly over the whole table. */
   deepPositions: 200,
 };
@@ -148,6 +154,11 @@ class Bench {
       const light = { ...settings.load, connections: 1, warmupSeconds: 0, overallRate: settings.lightRate };
       const scenario = `GET first page at ${settings.lightRate} req/s (latency)`;
       await this.compare(runs, scenario, first(ourPage, this.auth), first(baselinePage, {}), light);
+    }
+    if (settings.loadedRate > 0) {
+      const loaded = { ...settings.load, connections: settings.loadedConnections, overallRate: settings.loadedRate };
+      const scenario = `GET first page at ${settings.loadedRate} req/s over ${settings.loadedConnections} connections (latency)`;
+      await this.compare(runs, scenario, first(ourPage, this.auth), first(baselinePage, {}), loaded);
     }
 
     const positions = await spreadPositions(this.backend.query, runs, settings.deepPositions);

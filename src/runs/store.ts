@@ -195,9 +195,12 @@ export interface CapacityLimits {
 export async function insertRuns(db: Kysely<DB>, runs: NewRun[], limits?: CapacityLimits): Promise<{ atCapacity: boolean }> {
   if (runs.length === 0) return { atCapacity: false };
   const teamUid = runs[0]!.team_uid;
+  // Each count stops at its limit: whether the limit is reached is all a create needs, and counting every
+  // executing run made a create cost O(executing runs) (19 ms of PostgreSQL time with 100k of them).
+  const executing = sql`runs WHERE state IN ('PENDING', 'CLAIMED', 'INPROGRESS') AND worker_host IS NULL`;
   const atCapacity = limits
-    ? sql<boolean>`(SELECT count(*) >= ${limits.global} OR count(*) FILTER (WHERE team_uid = ${teamUid}) >= ${limits.perTeam}
-         FROM runs WHERE state IN ('PENDING', 'CLAIMED', 'INPROGRESS') AND worker_host IS NULL)`
+    ? sql<boolean>`((SELECT count(*) FROM (SELECT 1 FROM ${executing} LIMIT ${limits.global}) busy) >= ${limits.global}
+         OR (SELECT count(*) FROM (SELECT 1 FROM ${executing} AND team_uid = ${teamUid} LIMIT ${limits.perTeam}) busy) >= ${limits.perTeam})`
     : sql<boolean>`false`;
   // The rows travel as one JSON parameter: one statement text for any number of runs (prepared once per
   // connection), and no per-value parameters to build and bind (a scheduler batch is 500 runs of 29 columns).
