@@ -6,7 +6,7 @@ import { isBuiltInHarness, type BuiltInHarness } from '../models/catalogue.js';
 import type { Principal } from '../identities/store.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
-import { CursorCodec, InvalidCursorError } from '../platform/http/pagination.js';
+import { CursorCodec, InvalidCursorError, type CursorValue } from '../platform/http/pagination.js';
 import { mergeMetadata, MAX_METADATA_FILTER_PAIRS, metadataPairProblem, metadataProblem } from './metadata.js';
 import { renderEvent, renderRun } from './render.js';
 import { addFollowup } from './followups.js';
@@ -307,7 +307,7 @@ export class RunsService {
   async list(caller: Caller, query: ListRunsQuery, metadataFilter: Record<string, string> | null) {
     const filters = await this.filtersFrom(caller, query, metadataFilter);
     const ordering = `${query.sort_by}:${query.sort_order}`;
-    let after: store.RunRow['sort_key'] = null;
+    let after: CursorValue[] | null = null;
     if (query.cursor !== undefined) {
       try {
         after = this.options.cursors.decode(query.cursor, ordering);
@@ -330,7 +330,7 @@ export class RunsService {
       runs: page.map(renderRun),
       page_info: {
         has_next_page: hasNext,
-        next_cursor: hasNext && last ? this.options.cursors.encode({ ordering, values: last.sort_key ?? [] }) : undefined,
+        next_cursor: hasNext && last ? this.options.cursors.encode({ ordering, values: store.sortKey(last, query.sort_by) }) : undefined,
       },
     };
   }

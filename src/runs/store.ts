@@ -90,8 +90,6 @@ export interface RunRow {
   executor_profile: Profile | null;
   artifacts: { artifact_type: string; created_at: string; data: Record<string, unknown> }[];
   scores: Array<Omit<RunItem['scores'][number], 'created_at'> & { created_at: string }>;
-  /** Sort key of this row under the requested ordering, for the next-page cursor (lists only). */
-  sort_key: CursorValue[] | null;
 }
 
 export function visible(eb: ExpressionBuilder<DB, 'runs'>, who: Visibility): Expression<SqlBool> {
@@ -157,11 +155,7 @@ async function selectWithDetails(db: Kysely<DB>, pageQuery: Expression<unknown>,
   });
 }
 
-/** Microsecond-exact text form of a timestamp: a JS Date would drop microseconds and make cursors skip rows. */
-const exactTimestamp = (column: 'created_at' | 'updated_at') =>
-  sql<string>`to_char(${sql.ref(`runs.${column}`)} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-
-function selectRuns(db: Kysely<DB>, sortKey: Expression<CursorValue[] | null>) {
+function selectRuns(db: Kysely<DB>) {
   return db
     .selectFrom('runs')
     .select([
@@ -170,7 +164,6 @@ function selectRuns(db: Kysely<DB>, sortKey: Expression<CursorValue[] | null>) {
       'runs.parent_run_id', 'runs.conversation_id', 'runs.creator_type', 'runs.creator_uid', 'runs.executor_type',
       'runs.executor_uid', 'runs.metadata', 'runs.status_message', 'runs.request_usage', 'runs.session_id',
       'runs.created_at', 'runs.updated_at', 'runs.started_at', 'runs.ended_at', 'runs.sandbox_running',
-      sql<CursorValue[] | null>`${sortKey}`.as('sort_key'),
     ]);
 }
 
@@ -236,7 +229,7 @@ export async function insertAttachments(db: Kysely<DB>, runId: string, attachmen
 }
 
 export async function findRun(db: Kysely<DB>, who: Visibility, runId: string): Promise<RunRow | undefined> {
-  const query = selectRuns(db, sql.lit(null))
+  const query = selectRuns(db)
     .where((eb) => visible(eb, who))
     .where('runs.id', '=', runId);
   return (await selectWithDetails(db, query))[0];
@@ -317,16 +310,19 @@ function keyColumns(sortBy: SortBy, order: 'asc' | 'desc', table: 'runs' | 'page
   }
 }
 
-/** The text of each key column as it goes into a cursor. */
-function cursorKey(sortBy: SortBy): Expression<CursorValue[]> {
+/**
+ * The key of a listed run under `sortBy`, as it goes into the next-page cursor. Timestamps are PostgreSQL's own
+ * JSON text, exact to the microsecond (a JS Date would drop microseconds and make cursors skip rows).
+ */
+export function sortKey(run: RunRow, sortBy: SortBy): CursorValue[] {
   switch (sortBy) {
     case 'updated_at':
     case 'created_at':
-      return sql`json_build_array(${exactTimestamp(sortBy)}, runs.id)`;
+      return [run[sortBy], run.id];
     case 'title':
-      return sql`json_build_array(runs.title, runs.id)`;
+      return [run.title, run.id];
     case 'agent':
-      return sql`json_build_array(runs.skill_spec IS NULL, coalesce(runs.skill_spec, ''), runs.id)`;
+      return [run.skill_spec === null, run.skill_spec ?? '', run.id];
   }
 }
 
@@ -359,7 +355,7 @@ export async function listRuns(
   page: { sortBy: SortBy; order: 'asc' | 'desc'; after: CursorValue[] | null; limit: number },
 ): Promise<RunRow[]> {
   const columns = keyColumns(page.sortBy, page.order);
-  let query = selectRuns(db, cursorKey(page.sortBy)).where((eb) => visible(eb, who));
+  let query = selectRuns(db).where((eb) => visible(eb, who));
   if (filters.states?.length) query = query.where('runs.state', 'in', filters.states);
   if (filters.configName !== undefined) query = query.where('runs.config_name', '=', filters.configName);
   if (filters.modelId !== undefined) query = query.where('runs.model_id', '=', filters.modelId);
