@@ -34,7 +34,11 @@ export class RunInserts {
   /** One statement per team in the batch (capacity is per team), all in one transaction. */
   private async write(runs: NewRun[]): Promise<boolean[]> {
     const teams = new Map<string, NewRun[]>();
-    for (const run of runs) teams.set(run.team_uid, [...(teams.get(run.team_uid) ?? []), run]);
+    for (const run of runs) {
+      const own = teams.get(run.team_uid);
+      if (own) own.push(run);
+      else teams.set(run.team_uid, [run]);
+    }
     const atCapacity = new Map<string, boolean>();
     const writeAll = async (db: Kysely<DB>) => {
       for (const [team, own] of teams) atCapacity.set(team, (await insertRuns(db, own, this.limits)).atCapacity);
