@@ -189,7 +189,7 @@ export async function insertRuns(db: Kysely<DB>, runs: NewRun[], limits?: Capaci
   if (runs.length === 0) return { atCapacity: false };
   const teamUid = runs[0]!.team_uid;
   // Each count stops at its limit: whether the limit is reached is all a create needs, and counting every
-  // executing run made a create cost O(executing runs) (19 ms of PostgreSQL time with 100k of them).
+  // executing run made a create cost O(executing runs) (19 ms of PostgreSQL time with 50k of them).
   const executing = sql`runs WHERE state IN ('PENDING', 'CLAIMED', 'INPROGRESS') AND worker_host IS NULL`;
   const atCapacity = limits
     ? sql<boolean>`((SELECT count(*) FROM (SELECT 1 FROM ${executing} LIMIT ${limits.global}) busy) >= ${limits.global}
