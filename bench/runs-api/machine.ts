@@ -46,6 +46,8 @@ export interface CpuReport {
   serverSeconds: number;
   /** The PostgreSQL backends serving this benchmark's database. */
   ourBackendSeconds: number;
+  /** Every PostgreSQL process of the machine (backends, WAL writer, checkpointer, ...). */
+  postgresSeconds: number;
 }
 
 /**
@@ -76,6 +78,7 @@ export function watchCpu(loadGeneratorPid: number, ourBackends: number[]): (() =
       othersPercent: (Math.max(0, others) / TICKS_PER_SECOND / seconds) * 100,
       serverSeconds: self / TICKS_PER_SECOND,
       ourBackendSeconds: ourBackendTicks / TICKS_PER_SECOND,
+      postgresSeconds: postgres / TICKS_PER_SECOND,
     };
   };
 }

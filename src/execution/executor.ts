@@ -35,6 +35,8 @@ export class Execution {
   private agentStarted = false;
   private harnessExited = false;
   private delivery: Promise<void> = Promise.resolve();
+  /** The harness's last transcript lines, written with the end (one write less per run). */
+  private transcriptTail: store.TranscriptRow[] = [];
   /** How the execution ends; written after the sandbox is cleaned up, so the timeline is complete at the end. */
   private outcome: store.Outcome | undefined;
   readonly done: Promise<void>;
@@ -100,7 +102,8 @@ export class Execution {
 
   private async execute(): Promise<void> {
     const { context, run } = this;
-    if (!(await this.transition('PENDING', 'CLAIMED', [{ type: 'oz_run_claimed', payload: { engine: context.engineId } }])).moved) return;
+    // The server's engine claims runs straight into CLAIMED; a worker takes its assigned run here.
+    if (run.state === 'PENDING' && !(await this.transition('PENDING', 'CLAIMED', [{ type: 'oz_run_claimed', payload: { engine: context.engineId } }])).moved) return;
     let workspace: string | undefined;
     let keepWorkspace = false;
     try {
@@ -158,6 +161,8 @@ export class Execution {
       await this.finish(this.outcome, before);
       return;
     }
+    const tail = this.takeTranscriptTail();
+    if (tail.length > 0) await context.ledger.transcript(tail).catch((error) => context.log.error({ err: error, runId: run.id }, 'could not write the transcript'));
     if (before.length > 0) await this.context.ledger.events(run.id, run.execution_id, before).catch(() => undefined);
     if (this.reason === 'shutdown' && !this.agentStarted) {
       await context.ledger.requeue(run.id, run.execution_id, 'the executor shut down before the agent started');
@@ -277,6 +282,7 @@ export class Execution {
         ...builtIn,
       },
       run.team_uid,
+      true,
     );
     this.session = session;
     void session.exited.then(() => (this.harnessExited = true));
@@ -284,6 +290,7 @@ export class Execution {
     // Follow-ups that arrived between taking the inputs and the harness starting.
     await this.deliverFollowups();
     const finished = await result;
+    this.transcriptTail = finished.transcriptTail;
     this.harnessExited = true;
     await this.delivery;
     if (this.stopping) return;
@@ -307,7 +314,13 @@ export class Execution {
   }
 
   private finish(outcome: store.Outcome, before: store.TimelineEvent[]) {
-    return this.context.ledger.finish({ runId: this.run.id, executionId: this.run.execution_id, outcome, before });
+    return this.context.ledger.finish({ runId: this.run.id, executionId: this.run.execution_id, outcome, before, transcript: this.takeTranscriptTail() });
+  }
+
+  private takeTranscriptTail(): store.TranscriptRow[] {
+    const tail = this.transcriptTail;
+    this.transcriptTail = [];
+    return tail;
   }
 }
 

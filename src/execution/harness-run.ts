@@ -2,6 +2,7 @@ import type { Harness, HarnessSession, HarnessTask } from './harnesses/harness.j
 import { protocolEvents, type HarnessEvent } from './harnesses/protocol.js';
 import type { SandboxExit } from './sandbox/types.js';
 import { TranscriptWriter } from './transcript-writer.js';
+import type { TranscriptRow } from './store.js';
 import type { ExecutionContext } from './context.js';
 import { progressPayload } from './progress.js';
 import { recordArtifactEvent } from './artifact-events.js';
@@ -15,6 +16,8 @@ export interface HarnessRunResult {
   usage: Record<string, number> | null;
   /** The last lines the harness wrote to stderr. */
   diagnostics: string[];
+  /** Transcript lines left for the caller to write with the execution's end (only with `deferTranscriptTail`). */
+  transcriptTail: TranscriptRow[];
 }
 
 /** Lines of stderr kept to explain a failure. */
@@ -40,7 +43,14 @@ export function eventReader(harness: Pick<Harness, 'translate'> | undefined): (l
  * Starts a harness for one execution and follows its output: every line goes to the transcript, usage is
  * summed, artifacts are recorded as they are reported, and the final event decides how the execution ends.
  */
-export async function startHarnessRun(context: ExecutionContext, harness: Harness, task: HarnessTask, teamUid: string): Promise<HarnessRun> {
+export async function startHarnessRun(
+  context: ExecutionContext,
+  harness: Harness,
+  task: HarnessTask,
+  teamUid: string,
+  /** Leave the lines not yet written when the harness exits to the caller, who writes them with the end: one write less per run. */
+  deferTranscriptTail = false,
+): Promise<HarnessRun> {
   const { ledger: writes, log } = context;
   const run = { runId: task.runId, executionId: task.executionId, teamUid };
   const transcript = new TranscriptWriter((rows) => writes.transcript(rows), task.runId, task.executionId);
@@ -100,8 +110,13 @@ export async function startHarnessRun(context: ExecutionContext, harness: Harnes
   });
   const result = session.exited.then(async (exit) => {
     await recording;
-    await transcript.flush().catch((error) => log.error({ err: error, runId: task.runId }, 'could not write the transcript'));
-    return { exit, final, usage, diagnostics };
+    const notWritten = (error: unknown) => log.error({ err: error, runId: task.runId }, 'could not write the transcript');
+    let transcriptTail: TranscriptRow[] = [];
+    if (deferTranscriptTail) {
+      transcriptTail = await transcript.takeRest();
+      if (transcript.writeError) notWritten(transcript.writeError);
+    } else await transcript.flush().catch(notWritten);
+    return { exit, final, usage, diagnostics, transcriptTail };
   });
   return { session, result };
 }

@@ -18,6 +18,11 @@ export interface ClaimedRun {
   harness: string | null;
   /** Files that come with the run, to write into its workspace (see runAttachments). */
   attachment_count: number;
+  /**
+   * CLAIMED when the claimer is the executor (the server's engine takes a run through PENDING in its claim);
+   * PENDING when the executor still has to take it (a run assigned to a self-hosted worker).
+   */
+  state: 'PENDING' | 'CLAIMED';
 }
 
 /** A file that comes with a run: an API attachment or a webhook delivery's payload. */
@@ -38,8 +43,9 @@ export interface Limits {
 const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
 
 /**
- * Moves up to `batch` queued runs to PENDING under this engine's lease, oldest first, without passing the global
- * or per-team limit of runs in PENDING, CLAIMED or INPROGRESS (the function `hangar_claim_runs`, migration 0007).
+ * Moves up to `batch` queued runs through PENDING to CLAIMED under this engine's lease, oldest first, without passing
+ * the global or per-team limit of runs in PENDING, CLAIMED or INPROGRESS (the function `hangar_claim_runs`,
+ * migrations 0007 and 0012).
  */
 export async function claimRuns(db: Kysely<DB>, engineId: string, leaseSeconds: number, limits: Limits, batch: number): Promise<ClaimedRun[]> {
   const claimed = await sql<ClaimedRun>`
@@ -188,53 +194,45 @@ export interface Finish {
   outcome: Outcome;
   /** Events before the outcome's own (`vm_shutdown`), recorded whenever the execution is still ours. */
   before: TimelineEvent[];
+  /** The execution's last transcript lines, written with the end (always, like any transcript line). */
+  transcript?: TranscriptRow[];
 }
 
 /** `ended`, `continued` (follow-ups were waiting: the run is queued for its next execution), or `lost` (no longer ours). */
 export type FinishResult = 'ended' | 'continued' | 'lost';
 
 /**
- * Ends executions of this engine, many in one transaction (see Batcher). Follow-ups that arrived while an
- * execution ran and were not delivered start the next execution instead of ending the run (unless it failed).
- * The rows are locked first: adding a follow-up locks the same row, so the statements after the lock see every
- * follow-up committed before it and none is lost. NO KEY UPDATE leaves foreign-key checks of concurrent event and
- * transcript inserts unblocked.
+ * Ends executions of this engine, many in one round trip (the function `hangar_finish_executions`, migration 0012),
+ * with their last transcript lines. Follow-ups that arrived while an execution ran and were not delivered start
+ * the next execution instead of ending the run (unless it failed): those runs, and runs no longer this engine's,
+ * are settled afterwards one by one with their row locked.
  */
 export async function finishExecutions(db: Kysely<DB>, engineId: string, items: Finish[]): Promise<FinishResult[]> {
-  return db.transaction().execute(async (trx) => {
-    const ids = items.map((item) => item.runId);
-    await sql`SELECT id FROM runs WHERE id = ANY(${ids}::text[]) ORDER BY id FOR NO KEY UPDATE`.execute(trx);
-    const outcomes = items.map((item) => item.outcome);
-    const ended = await sql<{ id: string }>`
-      WITH input AS (
-        SELECT * FROM unnest(
-          ${ids}::text[], ${items.map((item) => item.executionId)}::int[], ${outcomes.map((outcome) => outcome.state)}::text[],
-          ${outcomes.map((outcome) => nullableJson(outcome.statusMessage))}::text[], ${outcomes.map((outcome) => nullableJson(outcome.usage))}::text[],
-          ${outcomes.map((outcome) => nullableJson(outcome.debugSession))}::text[],
-          ${items.map((item) => JSON.stringify([...item.before, { type: item.outcome.eventType, payload: item.outcome.eventPayload }]))}::text[]
-        ) AS i(id, execution_id, state, status_message, usage, debug_session, events)
-      ), ended AS (
-        UPDATE runs r SET state = i.state, status_message = i.status_message::jsonb, ended_at = clock_timestamp(),
-          updated_at = clock_timestamp(), lease_owner = NULL, lease_expires_at = NULL, sandbox_running = false,
-          request_usage = coalesce(i.usage::jsonb, r.request_usage), debug_session = i.debug_session::jsonb
-        FROM input i
-        WHERE r.id = i.id AND r.lease_owner = ${engineId} AND r.state IN ('PENDING', 'CLAIMED', 'INPROGRESS')
-          AND r.execution_id = i.execution_id
-          AND (i.state NOT IN ('SUCCEEDED', 'BLOCKED') OR NOT EXISTS (
-            SELECT 1 FROM run_inputs w WHERE w.run_id = r.id AND w.purpose = 'agent' AND w.delivered_at IS NULL))
-        RETURNING r.id, i.execution_id, i.events
-      ), events AS (${insertCarriedEvents('ended')})
-      SELECT id FROM ended`.execute(trx);
-    const endedIds = new Set(ended.rows.map((row) => row.id));
-    const results: FinishResult[] = [];
-    for (const item of items) results.push(endedIds.has(item.runId) ? 'ended' : await continueOrLose(trx, engineId, item));
-    return results;
-  });
+  const outcomes = items.map((item) => item.outcome);
+  const lines = items.flatMap((item) => item.transcript ?? []);
+  const ended = await sql<{ id: string }>`
+    SELECT id FROM hangar_finish_executions(${engineId},
+      ${items.map((item) => item.runId)}::text[], ${items.map((item) => item.executionId)}::int[],
+      ${outcomes.map((outcome) => outcome.state)}::text[], ${outcomes.map((outcome) => nullableJson(outcome.statusMessage))}::text[],
+      ${outcomes.map((outcome) => nullableJson(outcome.usage))}::text[], ${outcomes.map((outcome) => nullableJson(outcome.debugSession))}::text[],
+      ${items.map((item) => JSON.stringify([...item.before, { type: item.outcome.eventType, payload: item.outcome.eventPayload }]))}::text[],
+      ${lines.map((line) => line.run_id)}::text[], ${lines.map((line) => line.execution_id)}::int[],
+      ${lines.map((line) => line.stream)}::text[], ${lines.map((line) => line.line)}::text[])`.execute(db);
+  const endedIds = new Set(ended.rows.map((row) => row.id));
+  const results: FinishResult[] = [];
+  for (const item of items) {
+    if (endedIds.has(item.runId)) results.push('ended');
+    else results.push(await db.transaction().execute(async (trx) => {
+      await sql`SELECT id FROM runs WHERE id = ${item.runId} FOR NO KEY UPDATE`.execute(trx);
+      return continueOrLose(trx, engineId, item);
+    }));
+  }
+  return results;
 }
 
 const nullableJson = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
 
-/** The rarer ends, inside finishExecutions' transaction with the row locked: the run continues, or is not ours. */
+/** The rarer ends, in a transaction with the row locked: the run continues, or is not ours. */
 async function continueOrLose(trx: Kysely<DB>, engineId: string, item: Finish): Promise<FinishResult> {
   const { runId, executionId, outcome } = item;
   const current = await sql<{ state: string; lease_owner: string | null; execution_id: number }>`

@@ -32,6 +32,24 @@ export class TranscriptWriter {
     this.timer = setTimeout(() => void this.flush().catch(() => undefined), delay);
   }
 
+  /** Why a batch could not be written, if one could not. */
+  get writeError(): unknown {
+    return this.failure;
+  }
+
+  /**
+   * The lines not written yet, for the caller to write with its next write (an execution's end), once the batches
+   * already on their way are written: nothing is written out of order.
+   */
+  async takeRest(): Promise<TranscriptRow[]> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.writing;
+    const rows = this.buffer;
+    this.buffer = [];
+    return rows;
+  }
+
   /** Writes everything added so far; rejects if any batch could not be written. */
   flush(): Promise<void> {
     clearTimeout(this.timer);

@@ -77,6 +77,8 @@ export class RemoteLedger implements RunLedger {
 
   async finish(finish: store.Finish): Promise<store.FinishResult> {
     const { runId, executionId, outcome, before } = finish;
+    // The server's own engine writes the last transcript lines with the end; over the link they go just before it.
+    if (finish.transcript && finish.transcript.length > 0) await this.transcript(finish.transcript);
     const common = { usage: outcome.usage, event_payload: outcome.eventPayload, events_before: before };
     const reply =
       outcome.state === 'SUCCEEDED' || outcome.state === 'BLOCKED'

@@ -56,7 +56,7 @@ export async function claimWorkerRuns(db: Kysely<DB>, teamUid: string, workerHos
         SELECT id FROM runs WHERE state = 'QUEUED' AND team_uid = ${teamUid} AND worker_host = ${workerHost}
         ORDER BY created_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
       RETURNING r.id, r.team_uid, r.execution_id, r.prompt, r.agent_config, r.environment_id, r.conversation_id, r.harness,
-        r.attachment_count, r.created_at
+        r.attachment_count, r.state, r.created_at
     ), events AS (
       INSERT INTO run_events (event_uuid, run_id, execution_id, event_type, payload)
       SELECT gen_random_uuid()::text, c.id, c.execution_id::text, 'run_dispatched', jsonb_build_object('worker_host', ${workerHost}::text) FROM claimed c

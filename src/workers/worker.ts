@@ -114,6 +114,8 @@ export class Worker {
       conversation_id: task.conversation_id,
       harness: task.harness,
       attachment_count: assignment.attachments?.length ?? 0,
+      // The server assigned it in PENDING: the worker takes it when its execution starts.
+      state: 'PENDING',
     });
     this.executions.set(taskId, { execution, executionId });
     void execution.done.finally(() => {
