@@ -13,6 +13,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import inspector from 'node:inspector';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -49,7 +50,6 @@ const TARGET_P99_MS = 25;
 const API_KEY = `hgr_bench_${randomUUID().replace(/-/g, '')}`;
 const INSTANT = 'bench-instant';
 const COMMAND = 'bench-true';
-const TERMINAL = ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED', 'BLOCKED'];
 
 /** What is left to clean up if the benchmark is interrupted (Ctrl-C): the scratch database and data directory. */
 let current: { scratch: ScratchDatabase; dataDir: string } | undefined;
@@ -112,6 +112,15 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 function watchNoise(childPid = 0): () => number {
   const stop = watchCpu(childPid, []);
   return () => stop?.().othersPercent ?? Number.NaN;
+}
+
+/** Like watchNoise, with the CPU seconds of this process and of PostgreSQL meanwhile. */
+function watchMachine(): () => { noisePercent: number; nodeSeconds: number; postgresSeconds: number } {
+  const stop = watchCpu(0, []);
+  return () => {
+    const report = stop?.();
+    return { noisePercent: report?.othersPercent ?? Number.NaN, nodeSeconds: report?.serverSeconds ?? Number.NaN, postgresSeconds: report?.postgresSeconds ?? Number.NaN };
+  };
 }
 
 interface Pickup {
@@ -217,6 +226,9 @@ interface Drain {
   /** Statements the engine sent to PostgreSQL during the drain (start-up included), per run. */
   statementsPerRun: number;
   noisePercent: number;
+  /** CPU time per run during the drain: this process (the engine) and PostgreSQL. */
+  nodeMsPerRun: number;
+  postgresMsPerRun: number;
 }
 
 /** Counts the statements node-postgres sends from this process while `work` runs (except `observer`'s). */
@@ -245,27 +257,61 @@ async function hangarDrain(harnessName: string): Promise<Drain> {
     }
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
+    // Counted through the engine's partial indexes (the bench's runs have no worker), as graphile-worker's side
+    // counts its shrinking jobs table: a scan of every run 20 times a second cost PostgreSQL 0.15 ms per run.
     const remaining = async () =>
-      Number((await admin.query(`SELECT count(*) AS n FROM runs WHERE state NOT IN (${TERMINAL.map((s) => `'${s}'`).join(', ')})`)).rows[0].n);
+      Number((await admin.query(`SELECT (SELECT count(*) FROM runs WHERE state = 'QUEUED' AND worker_host IS NULL)
+        + (SELECT count(*) FROM runs WHERE state IN ('PENDING', 'CLAIMED', 'INPROGRESS')) AS n`)).rows[0].n);
     try {
       if ((await remaining()) !== settings.runs) throw new Error(`expected ${settings.runs} queued runs`);
-      const noise = watchNoise();
+      const machine = watchMachine();
       const started = performance.now();
       const { result: engine, statements } = await countStatements(admin, async () => {
         const engine = await startHangar(url, dataDir, 'engine', harness);
+        const profile = await profileCpu(`${harnessName}`);
         while ((await remaining()) > 0) await sleep(50);
+        await profile();
         return engine;
       });
       const seconds = (performance.now() - started) / 1000;
-      const noisePercent = noise();
+      const { noisePercent, nodeSeconds, postgresSeconds } = machine();
       await engine.stop();
       const succeeded = Number((await admin.query(`SELECT count(*) AS n FROM runs WHERE state = 'SUCCEEDED'`)).rows[0].n);
       if (succeeded !== settings.runs) throw new Error(`${harnessName}: only ${succeeded} of ${settings.runs} runs succeeded`);
-      return { runs: settings.runs, seconds, runsPerSecond: settings.runs / seconds, statementsPerRun: statements / settings.runs, noisePercent };
+      const perRun = (cpuSeconds: number) => (cpuSeconds * 1000) / settings.runs;
+      return {
+        runs: settings.runs,
+        seconds,
+        runsPerSecond: settings.runs / seconds,
+        statementsPerRun: statements / settings.runs,
+        noisePercent,
+        nodeMsPerRun: perRun(nodeSeconds),
+        postgresMsPerRun: perRun(postgresSeconds),
+      };
     } finally {
       await admin.end();
     }
   });
+}
+
+/**
+ * With BENCH_CPU_PROFILE=<directory>, a CPU profile of this process while `name` runs (open it in Chrome's
+ * DevTools); the start-up of the process is left out, which --cpu-prof would include.
+ */
+async function profileCpu(name: string): Promise<() => Promise<void>> {
+  const directory = process.env.BENCH_CPU_PROFILE;
+  if (!directory) return async () => undefined;
+  const session = new inspector.Session();
+  session.connect();
+  const post = (method: string) => new Promise<unknown>((resolve, reject) => session.post(method, (error, result) => (error ? reject(error) : resolve(result))));
+  await post('Profiler.enable');
+  await post('Profiler.start');
+  return async () => {
+    const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+    fs.mkdirSync(directory, { recursive: true });
+    fs.writeFileSync(path.join(directory, `dispatch-${name}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  };
 }
 
 interface Graphile {
@@ -318,6 +364,8 @@ async function graphileBaseline(): Promise<Graphile> {
   });
 }
 
+const cpu = (drain: Drain) => `CPU per run: Node ${drain.nodeMsPerRun.toFixed(2)} ms, PostgreSQL ${drain.postgresMsPerRun.toFixed(2)} ms`;
+
 function report(pickup: Pickup, inProcess: Drain, command: Drain, graphile: Graphile): string {
   const ms = (value: number) => `${value.toFixed(2)} ms`;
   const rate = (value: number) => `${Math.round(value)}/s`;
@@ -340,17 +388,20 @@ function report(pickup: Pickup, inProcess: Drain, command: Drain, graphile: Grap
     '',
     `drain seconds: in-process ${inProcess.seconds.toFixed(2)}, command ${command.seconds.toFixed(2)}, graphile-worker ${graphile.drain.seconds.toFixed(2)}`,
     `statements per run sent by Hangar during the drain: in-process ${inProcess.statementsPerRun.toFixed(1)}, command ${command.statementsPerRun.toFixed(1)}`,
+    `CPU per run during the drain, in-process: ${cpu(inProcess)}; command: ${cpu(command)} (PostgreSQL: all its processes)`,
     `others' CPU (noise, % of a core): pickup ${noise(pickup.noisePercent)}, in-process ${noise(inProcess.noisePercent)}, ` +
       `command ${noise(command.noisePercent)} (includes the /bin/true processes), graphile-worker ${noise(graphile.noisePercent)}`,
   ].join('\n');
 }
 
-const pickup = await hangarPickup();
-console.log(`hangar pickup: p50 ${pickup.p50Ms.toFixed(1)} ms, p99 ${pickup.p99Ms.toFixed(1)} ms`);
-const inProcess = await hangarDrain(INSTANT);
-console.log(`hangar drain, in-process harness: ${Math.round(inProcess.runsPerSecond)} runs/s`);
-const command = await hangarDrain(COMMAND);
-console.log(`hangar drain, command harness: ${Math.round(command.runsPerSecond)} runs/s`);
-const graphile = await graphileBaseline();
-console.log(`graphile-worker: pickup p50 ${graphile.pickup.p50Ms.toFixed(1)} ms, p99 ${graphile.pickup.p99Ms.toFixed(1)} ms; ${Math.round(graphile.drain.jobsPerSecond)} jobs/s`);
-console.log(`\n${report(pickup, inProcess, command, graphile)}`);
+const parts = new Set((process.env.BENCH_DISPATCH_PARTS || 'pickup,inprocess,command,graphile').split(',').map((part) => part.trim()));
+const pickup = parts.has('pickup') ? await hangarPickup() : undefined;
+if (pickup) console.log(`hangar pickup: p50 ${pickup.p50Ms.toFixed(1)} ms, p99 ${pickup.p99Ms.toFixed(1)} ms`);
+const inProcess = parts.has('inprocess') ? await hangarDrain(INSTANT) : undefined;
+if (inProcess) console.log(`hangar drain, in-process harness: ${Math.round(inProcess.runsPerSecond)} runs/s (${cpu(inProcess)})`);
+const command = parts.has('command') ? await hangarDrain(COMMAND) : undefined;
+if (command) console.log(`hangar drain, command harness: ${Math.round(command.runsPerSecond)} runs/s (${cpu(command)})`);
+const graphile = parts.has('graphile') ? await graphileBaseline() : undefined;
+if (graphile) console.log(`graphile-worker: pickup p50 ${graphile.pickup.p50Ms.toFixed(1)} ms, p99 ${graphile.pickup.p99Ms.toFixed(1)} ms; ${Math.round(graphile.drain.jobsPerSecond)} jobs/s`);
+// The table compares both sides, so it needs every part.
+if (pickup && inProcess && command && graphile) console.log(`\n${report(pickup, inProcess, command, graphile)}`);
