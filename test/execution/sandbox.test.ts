@@ -13,6 +13,7 @@ import {
   type SandboxMode,
   type SandboxSpawnOptions,
 } from '../../src/execution/sandbox/index.js';
+import { leaderStartTime } from '../../src/execution/sandbox/marked-processes.js';
 
 const NODE = process.execPath;
 const bwrapSkip = resolveSandboxMode(undefined).mode === 'bwrap' ? false : 'bwrap does not work on this machine (resolveSandboxMode chose process)';
@@ -27,6 +28,14 @@ before(() => {
   fs.writeFileSync(
     path.join(workspace, 'grandchild.cjs'),
     `if (process.argv[3] === 'stubborn') process.on('SIGTERM', () => {});\nconsole.log('up ' + process.pid);\nsetInterval(() => {}, 1000);\n`,
+  );
+  // Starts a grandchild in a session of its own (setsid, as Gemini CLI does for its commands), out of the process
+  // group; passes its "up" line on, then exits, or with "stay" keeps running.
+  fs.writeFileSync(
+    path.join(workspace, 'escape.cjs'),
+    `const child = require('child_process').spawn(process.execPath, ['grandchild.cjs', process.argv[2]], { detached: true, stdio: ['ignore', 'pipe', 'inherit'] });\n` +
+      `child.stdout.once('data', (line) => { process.stdout.write(line); if (process.argv[3] !== 'stay') process.exit(0); });\n` +
+      `setInterval(() => {}, 1000);\n`,
   );
 });
 after(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -260,6 +269,27 @@ for (const mode of ['process', 'bwrap'] as const) {
       assert.deepEqual(processesWith(marker), []);
     });
 
+    test('a grandchild that left the group with setsid ends when the process exits', async () => {
+      const marker = `hangar-setsid-exit-${randomBytes(6).toString('hex')}`;
+      const { exit, stdout } = await run(mode, [NODE, 'escape.cjs', marker]);
+      assert.equal(exit.code, 0);
+      assert.equal(stdout.length, 1);
+      assert.deepEqual(processesWith(marker), []);
+      if (mode === 'process') assert.ok(isGone(Number(stdout[0]!.slice(3))));
+    });
+
+    test('kill ends a grandchild that left the group with setsid', async () => {
+      const marker = `hangar-setsid-kill-${randomBytes(6).toString('hex')}`;
+      const { child, stdout } = start(mode, [NODE, 'escape.cjs', marker, 'stay']);
+      const [pid] = await grandchildrenUp(stdout, 1);
+      // The process itself and its grandchild (and under bwrap, bwrap, whose command line holds the marker too).
+      assert.ok(processesWith(marker).length >= 2);
+      const exit = await child.kill();
+      assert.equal(exit.killed, true);
+      assert.deepEqual(processesWith(marker), []);
+      if (mode === 'process') assert.ok(isGone(pid!));
+    });
+
     test('output past the cap is dropped, outputTruncated is set and the child still runs to its end', async () => {
       // 5 MB: far more than a pipe holds, so the child would block if the output stopped being read.
       const script = `const line = 'x'.repeat(99) + '\\n'; for (let i = 0; i < 50000; i++) process.stdout.write(line); process.stdout.write('', () => process.exit(3));`;
@@ -333,5 +363,29 @@ describe('bwrap isolation', { skip: bwrapSkip, timeout: 60_000 }, () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe('process mode: many sandboxes ending at once', { timeout: 60_000 }, () => {
+  test('the start-time cut-off is off (0) for a process that is not our child, whose entry could be anyone', () => {
+    assert.equal(leaderStartTime(process.ppid), 0);
+    assert.equal(leaderStartTime(2 ** 22 + 1), 0);
+  });
+
+  test('each ends its own escaped grandchildren and none of a sandbox still running', async () => {
+    const prefix = `hangar-setsid-many-${randomBytes(6).toString('hex')}`;
+    const staying = start('process', [NODE, 'escape.cjs', `${prefix}-stay`, 'stay']);
+    const [stayingPid] = await grandchildrenUp(staying.stdout, 1);
+    // Their exits and scans overlap, so one scan answers for several sandboxes.
+    const ending = await Promise.all(Array.from({ length: 6 }, (_, index) => run('process', [NODE, 'escape.cjs', `${prefix}-${index}`])));
+    for (const [index, { exit, stdout }] of ending.entries()) {
+      assert.equal(exit.code, 0);
+      assert.ok(isGone(Number(stdout[0]!.slice(3))));
+      assert.deepEqual(processesWith(`${prefix}-${index}`), []);
+    }
+    // The staying sandbox's process and its grandchild.
+    assert.deepEqual(processesWith(`${prefix}-stay`).sort(), [staying.child.pid, stayingPid].sort());
+    await staying.child.kill();
+    assert.deepEqual(processesWith(`${prefix}-stay`), []);
   });
 });

@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { leaderStartTime, markedProcesses, SANDBOX_MARK } from './marked-processes.js';
+import { processTable } from './proc.js';
 import type { SandboxExit, SandboxSpawnOptions, SandboxedProcess } from './types.js';
 
 const DEFAULT_GRACE_MS = 2000;
@@ -92,81 +94,28 @@ function findExecutable(command: string, searchPath: string | undefined, cwd: st
   });
 }
 
-interface ProcessInfo {
-  pid: number;
-  ppid: number;
-  pgrp: number;
-  running: boolean;
-}
-
-/** Every process, from /proc; undefined where there is no /proc. */
-function processTable(): ProcessInfo[] | undefined {
-  let names: string[];
-  try {
-    names = fs.readdirSync('/proc');
-  } catch {
-    return undefined;
-  }
-  const table: ProcessInfo[] = [];
-  for (const name of names) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
-      // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-      const [state, ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      table.push({ pid: Number(name), ppid: Number(ppid), pgrp: Number(pgrp), running: state !== 'Z' && state !== 'X' });
-    } catch {
-      // It ended while we looked.
-    }
-  }
-  return table;
-}
-
 /**
  * Whether a process (or, for a negative id, a process group) still runs. kill(0) alone is not enough: it also finds
  * zombies, and where PID 1 does not reap orphans (containers without an init) killed grandchildren stay zombies.
  */
-function alive(id: number): boolean {
+async function alive(id: number): Promise<boolean> {
   try {
     process.kill(id, 0);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
   }
-  const table = processTable();
+  const table = await processTable();
   if (!table) return true;
   return table.some((entry) => entry.running && (id < 0 ? entry.pgrp === -id : entry.pid === id));
 }
 
-function descendants(root: number): number[] {
-  const table = processTable() ?? [];
+async function descendants(root: number): Promise<number[]> {
+  const table = (await processTable()) ?? [];
   const found: number[] = [];
   for (let parents = [root]; parents.length > 0; ) {
     const children = table.filter((entry) => parents.includes(entry.ppid)).map((entry) => entry.pid);
     found.push(...children);
     parents = children;
-  }
-  return found;
-}
-
-/** The variable that marks every process of one process-mode sandbox, wherever in the process tree it ended up. */
-const SANDBOX_MARK = 'HANGAR_SANDBOX_ID';
-
-/**
- * The running processes whose environment carries `mark`: without bwrap, a process that started a session of its
- * own (setsid, as Gemini CLI does for its commands) or was orphaned is out of the group and off the tree, but it
- * inherited the sandbox's environment. Processes of other users cannot be read and are not ours anyway.
- */
-function marked(mark: string): number[] {
-  const needle = Buffer.from(`\0${SANDBOX_MARK}=${mark}\0`);
-  const found: number[] = [];
-  for (const entry of processTable() ?? []) {
-    if (!entry.running || entry.pid === process.pid) continue;
-    try {
-      const environ = Buffer.concat([Buffer.from([0]), fs.readFileSync(`/proc/${entry.pid}/environ`)]);
-      if (environ.includes(needle)) found.push(entry.pid);
-    } catch {
-      // Gone, or not ours.
-    }
   }
   return found;
 }
@@ -284,6 +233,8 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
   if (child.pid === undefined) return handle;
   const leader = child.pid;
   handle.pid = leader;
+  // Lets the search for escaped processes skip every process older than this sandbox.
+  const since = options.mode === 'process' ? leaderStartTime(leader) : 0;
 
   const flushStdout = deliverLines(child.stdout, options.maxOutputBytes, toStdout, () => (outputTruncated = true));
   const flushStderr = deliverLines(child.stderr, options.maxOutputBytes, toStderr, () => (outputTruncated = true));
@@ -314,21 +265,26 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
       }
     });
   }
-  const signalTree = (name: NodeJS.Signals) => {
+  // The /proc lookups are awaited; once the tree is gone their pids may belong to someone else and get no signal.
+  const signalTree = async (name: NodeJS.Signals) => {
     if (options.mode === 'process') {
       signal(-leader, name);
-      return marked(mark).forEach((pid) => signal(pid, name));
+      const escaped = await markedProcesses(mark, since);
+      if (!treeGone) escaped.forEach((pid) => signal(pid, name));
+      return;
     }
-    const below = descendants(leader);
+    if (name === 'SIGKILL') return killSandbox();
+    const below = await descendants(leader);
+    if (treeGone) return;
     // PID 1 alone: the command has not started, nothing could end gracefully.
-    if (name === 'SIGKILL' || below.length <= 1) return killSandbox();
+    if (below.length <= 1) return killSandbox();
     below.forEach((pid) => signal(pid, name));
   };
   const terminate = (graceMs: number) => {
     if (terminating || treeGone) return;
     terminating = true;
-    signalTree('SIGTERM');
-    timers.push(setTimeout(() => signalTree('SIGKILL'), graceMs));
+    void signalTree('SIGTERM');
+    timers.push(setTimeout(() => void signalTree('SIGKILL'), graceMs));
   };
   if (Number.isFinite(options.timeoutMs)) {
     timers.push(
@@ -341,11 +297,20 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
 
   child.once('exit', async (code, signalName) => {
     // The leader is gone, so the run is over: background jobs it left in its group end too, as they do under bwrap
-    // when the PID namespace's init exits.
-    if (alive(-leader)) signal(-leader, 'SIGKILL');
-    if (options.mode === 'process') marked(mark).forEach((pid) => signal(pid, 'SIGKILL'));
-    // bwrap may exit before its PID 1 has finished killing what is left in the namespace.
-    while (alive(-leader) || (sandboxInit !== undefined && alive(sandboxInit))) await sleep(POLL_MS);
+    // when the PID namespace's init exits, and so do the processes that left the group but carry the sandbox's mark.
+    // Each round kills what is still there, until nothing is: a killed process takes a moment to die, and a marked
+    // one may have started another between the scan and the kill.
+    for (;;) {
+      // The group first: its members carry the mark too, so scanning while they die would only find them again.
+      if (await alive(-leader)) signal(-leader, 'SIGKILL');
+      // bwrap may exit before its PID 1 has finished killing what is left in the namespace: wait for it.
+      else if (sandboxInit === undefined || !(await alive(sandboxInit))) {
+        const escaped = options.mode === 'process' ? await markedProcesses(mark, since) : [];
+        if (escaped.length === 0) break;
+        escaped.forEach((pid) => signal(pid, 'SIGKILL'));
+      }
+      await sleep(POLL_MS);
+    }
     // No more signals: the ids may now belong to someone else.
     treeGone = true;
     timers.forEach(clearTimeout);
