@@ -364,7 +364,7 @@ async function graphileBaseline(): Promise<Graphile> {
   });
 }
 
-const cpu = (drain: Drain) => `CPU per run: Node ${drain.nodeMsPerRun.toFixed(2)} ms, PostgreSQL ${drain.postgresMsPerRun.toFixed(2)} ms`;
+const cpu = (drain: Drain) => `Node ${drain.nodeMsPerRun.toFixed(2)} ms, PostgreSQL ${drain.postgresMsPerRun.toFixed(2)} ms`;
 
 function report(pickup: Pickup, inProcess: Drain, command: Drain, graphile: Graphile): string {
   const ms = (value: number) => `${value.toFixed(2)} ms`;
@@ -398,9 +398,9 @@ const parts = new Set((process.env.BENCH_DISPATCH_PARTS || 'pickup,inprocess,com
 const pickup = parts.has('pickup') ? await hangarPickup() : undefined;
 if (pickup) console.log(`hangar pickup: p50 ${pickup.p50Ms.toFixed(1)} ms, p99 ${pickup.p99Ms.toFixed(1)} ms`);
 const inProcess = parts.has('inprocess') ? await hangarDrain(INSTANT) : undefined;
-if (inProcess) console.log(`hangar drain, in-process harness: ${Math.round(inProcess.runsPerSecond)} runs/s (${cpu(inProcess)})`);
+if (inProcess) console.log(`hangar drain, in-process harness: ${Math.round(inProcess.runsPerSecond)} runs/s (CPU per run: ${cpu(inProcess)})`);
 const command = parts.has('command') ? await hangarDrain(COMMAND) : undefined;
-if (command) console.log(`hangar drain, command harness: ${Math.round(command.runsPerSecond)} runs/s (${cpu(command)})`);
+if (command) console.log(`hangar drain, command harness: ${Math.round(command.runsPerSecond)} runs/s (CPU per run: ${cpu(command)})`);
 const graphile = parts.has('graphile') ? await graphileBaseline() : undefined;
 if (graphile) console.log(`graphile-worker: pickup p50 ${graphile.pickup.p50Ms.toFixed(1)} ms, p99 ${graphile.pickup.p99Ms.toFixed(1)} ms; ${Math.round(graphile.drain.jobsPerSecond)} jobs/s`);
 // The table compares both sides, so it needs every part.
