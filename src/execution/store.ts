@@ -220,14 +220,30 @@ export async function finishExecutions(db: Kysely<DB>, engineId: string, items: 
       ${lines.map((line) => line.stream)}::text[], ${lines.map((line) => line.line)}::text[])`.execute(db);
   const endedIds = new Set(ended.rows.map((row) => row.id));
   const results: FinishResult[] = [];
-  for (const item of items) {
-    if (endedIds.has(item.runId)) results.push('ended');
-    else results.push(await db.transaction().execute(async (trx) => {
-      await sql`SELECT id FROM runs WHERE id = ${item.runId} FOR NO KEY UPDATE`.execute(trx);
-      return continueOrLose(trx, engineId, item);
-    }));
-  }
+  for (const item of items) results.push(endedIds.has(item.runId) ? 'ended' : await settleNotEnded(db, engineId, item));
   return results;
+}
+
+/** Attempts at settling a run the batch did not end, each one transaction that reads the run again under its lock. */
+const SETTLE_ATTEMPTS = 3;
+
+/**
+ * The rarer ends, after the batch has committed: this never throws, because a failed batch is written again item
+ * by item (see Batcher), which would repeat the ends already committed. A run that cannot be settled is left to its
+ * lease: it expires (the execution no longer renews it) and the run ends ERROR, retryable.
+ */
+async function settleNotEnded(db: Kysely<DB>, engineId: string, item: Finish): Promise<FinishResult> {
+  for (let attempt = 1; attempt <= SETTLE_ATTEMPTS; attempt++) {
+    try {
+      return await db.transaction().execute(async (trx) => {
+        await sql`SELECT id FROM runs WHERE id = ${item.runId} FOR NO KEY UPDATE`.execute(trx);
+        return continueOrLose(trx, engineId, item);
+      });
+    } catch {
+      // A deadlock or a lost connection: the transaction rolled back, so trying again repeats nothing.
+    }
+  }
+  return 'lost';
 }
 
 const nullableJson = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
