@@ -9,6 +9,8 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** Where executions' workspaces are made, one directory each; `<dataDir>/workspaces` unless set. */
+  workspaceDir: string;
   /** PostgreSQL connection string; absent means the embedded PGlite database in the data directory. */
   databaseUrl: string | undefined;
   publicUrl: string;
@@ -165,10 +167,12 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(`HANGAR_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
   const maxConcurrentRuns = integer(env, 'HANGAR_MAX_CONCURRENT_RUNS', 8, 1, 100_000);
+  const dataDir = path.resolve(text(env, 'HANGAR_DATA_DIR') ?? './.hangar');
   return {
     port,
     host,
-    dataDir: path.resolve(text(env, 'HANGAR_DATA_DIR') ?? './.hangar'),
+    dataDir,
+    workspaceDir: path.resolve(text(env, 'HANGAR_WORKSPACE_DIR') ?? path.join(dataDir, 'workspaces')),
     databaseUrl,
     publicUrl,
     publicUrlExplicit: publicUrlRaw !== undefined,

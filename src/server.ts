@@ -48,7 +48,7 @@ import type { Harness } from './execution/harnesses/harness.js';
 import { eventReader, transcriptFormat } from './execution/harness-run.js';
 import { resolveSandboxMode } from './execution/sandbox/index.js';
 import { TaskTokens } from './execution/task-token.js';
-import { Workspaces } from './execution/workspace.js';
+import { sandboxHiddenPaths, Workspaces } from './execution/workspace.js';
 import { Bus } from './platform/bus.js';
 import { UrlSigner } from './platform/signed-urls.js';
 import { RunOutputs } from './runs/output.js';
@@ -129,7 +129,7 @@ export async function startServer(
   const tokens = new TaskTokens(await instanceSecret(db, 'task_token_key'));
   const bus = await Bus.open(database);
   const sandbox = resolveSandboxMode(config.sandbox);
-  const hiddenPaths = [config.dataDir];
+  const hiddenPaths = sandboxHiddenPaths(config);
   const models = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);
   const harnesses = configuredHarnesses(config, sandbox.mode, hiddenPaths);
   for (const harness of options.harnesses ?? []) harnesses.set(harness.name, harness);

@@ -36,14 +36,23 @@ export async function workspaceHome(directory: string): Promise<string> {
   return home;
 }
 
+/**
+ * What sandboxed processes must not see: the data directory (database files, keys) and every execution's workspace
+ * but their own (bwrap binds that one back in), wherever the operator put the workspaces.
+ */
+export function sandboxHiddenPaths(config: Pick<Config, 'dataDir' | 'workspaceDir'>): string[] {
+  const insideDataDir = !path.relative(config.dataDir, config.workspaceDir).startsWith('..');
+  return insideDataDir ? [config.dataDir] : [config.dataDir, config.workspaceDir];
+}
+
 /** Per-execution directories: created, prepared from an environment (clones, setup commands), removed. */
 export class Workspaces {
   constructor(private readonly options: WorkspaceOptions) {}
 
-  /** Workspaces under `<data dir>/workspaces`, set up as the configuration says. */
+  /** Workspaces under the configured workspace directory (`<data dir>/workspaces` by default). */
   static fromConfig(config: Config, sandbox: SandboxMode, hiddenPaths: string[]): Workspaces {
     return new Workspaces({
-      root: path.join(config.dataDir, 'workspaces'),
+      root: config.workspaceDir,
       gitBaseUrl: config.gitBaseUrl,
       sandbox,
       hiddenPaths,

@@ -6,7 +6,7 @@ import type { ExecutionContext } from '../execution/context.js';
 import { Execution } from '../execution/executor.js';
 import { configuredHarnesses } from '../execution/harnesses/registry.js';
 import { resolveSandboxMode } from '../execution/sandbox/index.js';
-import { Workspaces } from '../execution/workspace.js';
+import { sandboxHiddenPaths, Workspaces } from '../execution/workspace.js';
 import { WorkerLink } from './link.js';
 import type { TaskAssignment } from './protocol.js';
 import { RemoteLedger } from './remote-ledger.js';
@@ -56,7 +56,7 @@ export class Worker {
     this.ledger = new RemoteLedger(this.link, `${options.server.replace(/\/+$/, '')}/api/v1`, config.maxArtifactBytes);
     const sandbox = resolveSandboxMode(config.sandbox);
     if (sandbox.warning) log.warn(sandbox.warning);
-    const hiddenPaths = [config.dataDir];
+    const hiddenPaths = sandboxHiddenPaths(config);
     const catalogue = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);
     this.context = {
       engineId: `worker:${options.workerId}`,

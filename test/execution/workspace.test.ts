@@ -135,4 +135,30 @@ describe('workspace and environment setup', () => {
   });
 });
 
+describe('HANGAR_WORKSPACE_DIR', () => {
+  test('workspaces are made there and removed after; under bwrap a run sees only its own', async () => {
+    // Outside /tmp and the data directory, which the sandbox hides anyway: this checks that the workspace
+    // directory itself is hidden.
+    const workspaceDir = fs.mkdtempSync('/var/tmp/hangar-workspaces-');
+    const other = await startTestServer(harnessEnv({}, { HANGAR_WORKSPACE_DIR: workspaceDir }));
+    try {
+      fs.mkdirSync(`${workspaceDir}/another-run.1`);
+      fs.writeFileSync(`${workspaceDir}/another-run.1/secret.txt`, 'not yours');
+      const runId = await createRun(other, { prompt: script({ ls: workspaceDir }) });
+      const run = await waitForState(other, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+      assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run));
+      const [listing] = await outputTexts(other, runId);
+      const events = (await other.request('GET', `/agent/runs/${runId}/timeline`)).body.events;
+      const sandbox = events.find((event: any) => event.event_type === 'worker_container_ready').payload.sandbox;
+      const expected = sandbox === 'bwrap' ? [`${runId}.1`] : ['another-run.1', `${runId}.1`].sort();
+      assert.deepEqual(JSON.parse(listing!), expected);
+      assert.deepEqual(fs.readdirSync(workspaceDir), ['another-run.1']);
+      assert.equal(fs.existsSync(`${other.dataDir}/workspaces`), false, 'nothing is made in the data directory');
+    } finally {
+      await other.stop();
+      fs.rmSync(workspaceDir, { recursive: true, force: true });
+    }
+  });
+});
+
 const dataDir = () => hangar.dataDir;
