@@ -189,11 +189,10 @@ export async function insertRuns(db: Kysely<DB>, runs: NewRun[], limits?: Capaci
   if (runs.length === 0) return { atCapacity: false };
   const teamUid = runs[0]!.team_uid;
   // Each count stops at its limit: whether the limit is reached is all a create needs, and counting every
-  // executing run made a create cost O(executing runs) (19 ms of PostgreSQL time with 50k of them).
-  const executing = sql`runs WHERE state IN ('PENDING', 'CLAIMED', 'INPROGRESS') AND worker_host IS NULL`;
+  // executing run made a create cost O(executing runs) (19 ms of PostgreSQL time with 50k of them). The function
+  // (migration 0014) counts with plain index scans, which skip the dead entries every finished run leaves.
   const atCapacity = limits
-    ? sql<boolean>`((SELECT count(*) FROM (SELECT 1 FROM ${executing} LIMIT ${limits.global}) busy) >= ${limits.global}
-         OR (SELECT count(*) FROM (SELECT 1 FROM ${executing} AND team_uid = ${teamUid} LIMIT ${limits.perTeam}) busy) >= ${limits.perTeam})`
+    ? sql<boolean>`(SELECT hangar_at_capacity(${teamUid}, ${limits.global}::int, ${limits.perTeam}::int))`
     : sql<boolean>`false`;
   // The rows travel as one JSON parameter: one statement text for any number of runs (prepared once per
   // connection), and no per-value parameters to build and bind (a scheduler batch is 500 runs of 29 columns).
