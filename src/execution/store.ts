@@ -86,9 +86,9 @@ export interface Transition {
 
 /**
  * Inserts the timeline events that the rows of CTE `source` (columns id, execution_id) carry as a JSON array
- * `events` of `{type, payload}`, in array order per run.
+ * `events` of `{type, payload}`, in array order per run. (Ends do the same inside hangar_finish_executions.)
  */
-const insertCarriedEvents = (source: 'moved' | 'ended') => sql`
+const insertCarriedEvents = (source: 'moved') => sql`
   INSERT INTO run_events (event_uuid, run_id, execution_id, event_type, payload)
   SELECT gen_random_uuid()::text, s.id, s.execution_id::text, x.value->>'type', x.value->'payload'
   FROM ${sql.table(source)} s CROSS JOIN LATERAL jsonb_array_elements(s.events::jsonb) WITH ORDINALITY AS x(value, n)
