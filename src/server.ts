@@ -58,6 +58,8 @@ import { randomUUID } from 'node:crypto';
 import { WorkerHub } from './workers/hub.js';
 import { reportedSkills } from './workers/store.js';
 import { registerWorkerRoutes } from './workers/http.js';
+import { WorkerKeyAuthenticator } from './workers/keys/authenticate.js';
+import { WorkerKeysService } from './workers/keys/service.js';
 import { FactoriesService } from './factory/service.js';
 import { registerDefinitionRoutes, registerFactoryRoutes } from './factory/http.js';
 import { FactoryDefinitions } from './factory/apply.js';
@@ -245,7 +247,14 @@ export async function startServer(
         leaseSeconds: config.runLeaseSeconds,
         heartbeatSeconds: config.workerHeartbeatSeconds,
       });
-      registerWorkerRoutes(api, { hub, db, heartbeatSeconds: config.workerHeartbeatSeconds });
+      const workerHub = hub;
+      registerWorkerRoutes(api, {
+        hub,
+        db,
+        heartbeatSeconds: config.workerHeartbeatSeconds,
+        workerKeys: new WorkerKeyAuthenticator(db, authenticate),
+        keys: new WorkerKeysService({ db, onRevoked: (keyUid) => workerHub.closeKey(keyUid) }),
+      });
     },
   });
   let evaluator: AutomationEvaluator | undefined;

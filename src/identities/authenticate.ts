@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { hashApiKey } from '../platform/crypto.js';
+import { hashApiKey, WORKER_KEY_PREFIX } from '../platform/crypto.js';
 import { Batcher } from '../platform/db/batcher.js';
 import type { DB } from '../platform/db/schema.js';
 import { authenticationRequired, invalidRequest, notAuthorized } from '../platform/http/errors.js';
@@ -32,6 +32,8 @@ export class ApiKeyAuthenticator {
     if (!authorization) throw authenticationRequired('send an API key as "Authorization: Bearer <key>"');
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (!match) throw authenticationRequired('the Authorization header must be "Bearer <key>"');
+    // Worker keys are not API keys (they live apart and are never found here); saying so beats "not valid".
+    if (match[1]!.startsWith(WORKER_KEY_PREFIX)) throw authenticationRequired("a worker key opens only the worker websocket; the rest of the API needs a member's or agent's API key");
     const principal = await this.lookups.submit(hashApiKey(match[1]!));
     if (!principal) throw authenticationRequired('the API key is not valid (unknown or revoked)');
     return principal;

@@ -21,6 +21,13 @@ export function generateApiKey(): string {
   return API_KEY_PREFIX + randomBase62(40);
 }
 
+/** Worker keys (self-hosted workers' own credential) look different, so neither kind is mistaken for the other. */
+export const WORKER_KEY_PREFIX = 'hgw_';
+
+export function generateWorkerKey(): string {
+  return WORKER_KEY_PREFIX + randomBase62(40);
+}
+
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }

@@ -36,7 +36,7 @@ export function registerWorkerCommands(program: Command): void {
     .description('run a self-hosted worker: executes the runs whose config.worker_host names --worker-id (see docs/worker-protocol.md)')
     .option('--server <url>', 'the Hangar server, e.g. https://hangar.example (default: HANGAR_URL)')
     .requiredOption('--worker-id <id>', 'the name runs use in config.worker_host (not empty, not starting with "warp")')
-    .option('--api-key <key>', 'a team API key (default: HANGAR_API_KEY)')
+    .option('--api-key <key>', 'a worker key for this worker ID, from `hangar workers keys create` (default: HANGAR_API_KEY)')
     .option('--max-concurrent-tasks <n>', 'tasks executed at once', positiveInteger, 1)
     .option('--data-dir <path>', 'where workspaces live', './.hangar-worker')
     .option('--skills-dir <path>', 'a directory searched for SKILL.md files to report (repeatable)', collect, [])
@@ -80,8 +80,23 @@ export function registerWorkerCommands(program: Command): void {
       log.info('stopped');
     });
 
-  program
+  const workers = program
     .command('workers')
-    .description("list the team's connected self-hosted workers")
+    .description("the team's self-hosted workers: without a subcommand, the connected ones")
     .action(() => callAndPrint('GET', '/agent/connected-self-hosted-workers'));
+  workers.command('list').description("list the team's connected self-hosted workers").action(() => callAndPrint('GET', '/agent/connected-self-hosted-workers'));
+
+  const keys = workers.command('keys').description('worker keys: the credential of `hangar worker` (team admins create and revoke them)');
+  keys.command('list').action(() => callAndPrint('GET', '/selfhosted/worker-keys'));
+  keys
+    .command('create')
+    .description('create a worker key (printed once) for one worker ID or a pattern such as "build-*"')
+    .requiredOption('--worker-id <id_or_pattern>', 'the worker ID the key may connect as; * stands for any characters')
+    .requiredOption('--name <name>', 'what the key is for, e.g. the machine')
+    .action((options: { workerId: string; name: string }) => callAndPrint('POST', '/selfhosted/worker-keys', { name: options.name, worker_id: options.workerId }));
+  keys
+    .command('revoke')
+    .description('revoke a worker key: refused at the next connect, and its open connections are closed')
+    .argument('<key_uid>')
+    .action((uid: string) => callAndPrint('DELETE', `/selfhosted/worker-keys/${encodeURIComponent(uid)}`));
 }

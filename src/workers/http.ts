@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
 import { callerOf } from '../platform/http/auth.js';
@@ -7,6 +7,9 @@ import { invalidRequest } from '../platform/http/errors.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
 import type { DB } from '../platform/db/schema.js';
 import type { WorkerHub } from './hub.js';
+import { checkWorkerId, type WorkerCredential, type WorkerKeyAuthenticator } from './keys/authenticate.js';
+import { CreatedWorkerKey, CreateWorkerKeyBody, WorkerKeyList, WorkerKeyParams } from './keys/schemas.js';
+import type { WorkerKeysService } from './keys/service.js';
 import { workerIdProblem } from './protocol.js';
 import { connectedWorkers } from './store.js';
 
@@ -21,30 +24,81 @@ const ConnectedWorkers = Type.Object({
   ),
 });
 
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
 /**
- * The worker websocket (authenticated with a team API key before the upgrade, so refusals are plain HTTP) and
- * the presence list. Presence counts connections refreshed within three heartbeats, on any replica.
+ * The worker websocket, its keys and the presence list. The websocket takes a worker key, not an API key: it is
+ * checked before the upgrade (so refusals are plain HTTP problems), by the route itself since the API-key hook
+ * would refuse it. Presence counts connections refreshed within three heartbeats, on any replica.
  */
-export function registerWorkerRoutes(parent: FastifyInstance, deps: { hub: WorkerHub; db: Kysely<DB>; heartbeatSeconds: number }): void {
+export function registerWorkerRoutes(
+  parent: FastifyInstance,
+  deps: { hub: WorkerHub; db: Kysely<DB>; heartbeatSeconds: number; workerKeys: WorkerKeyAuthenticator; keys: WorkerKeysService },
+): void {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Self-hosted workers'];
+  const credentials = new WeakMap<FastifyRequest, WorkerCredential>();
 
   app.get(
     '/selfhosted/worker/ws',
     {
       websocket: true,
+      config: { public: true },
       schema: {
         tags,
-        summary: 'Websocket of a self-hosted worker (protocol: docs/worker-protocol.md)',
+        summary: 'Websocket of a self-hosted worker, opened with a worker key (protocol: docs/worker-protocol.md)',
         querystring: Type.Object({ worker_id: Type.String({ maxLength: 200 }) }),
       },
+      onRequest: async (request) => {
+        credentials.set(request, await deps.workerKeys.credential(header(request, 'authorization'), header(request, 'x-team-uid') ?? header(request, 'x-warp-team-uid')));
+      },
       preValidation: async (request) => {
-        const problem = workerIdProblem((request.query as { worker_id?: string }).worker_id);
+        const workerId = (request.query as { worker_id?: string }).worker_id;
+        const problem = workerIdProblem(workerId);
         if (problem) throw invalidRequest(problem);
+        checkWorkerId(credentials.get(request)!, workerId!);
       },
     },
     (socket, request) => {
-      void deps.hub.attach(socket, callerOf(request).teamUid, (request.query as { worker_id: string }).worker_id);
+      const credential = credentials.get(request)!;
+      void deps.hub.attach(socket, credential, (request.query as { worker_id: string }).worker_id);
+    },
+  );
+
+  app.post(
+    '/selfhosted/worker-keys',
+    {
+      schema: {
+        tags,
+        summary: 'Create a worker key for a worker ID or pattern (team admin; the key is shown once)',
+        description: 'A worker key opens the worker websocket for the worker IDs it names, and nothing else of the API.',
+        body: CreateWorkerKeyBody,
+        response: { 201: CreatedWorkerKey, ...ProblemResponses },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await deps.keys.create(callerOf(request), request.body)),
+  );
+  app.get(
+    '/selfhosted/worker-keys',
+    { schema: { tags, summary: "The team's worker keys (never the keys themselves)", response: { 200: WorkerKeyList, ...ProblemResponses } } },
+    async (request) => deps.keys.list(callerOf(request)),
+  );
+  app.delete(
+    '/selfhosted/worker-keys/:keyUid',
+    {
+      schema: {
+        tags,
+        summary: 'Revoke a worker key (team admin): refused at the next connect, open connections are closed',
+        params: WorkerKeyParams,
+        response: { 204: Type.Null(), ...ProblemResponses },
+      },
+    },
+    async (request, reply) => {
+      await deps.keys.revoke(callerOf(request), request.params.keyUid);
+      return reply.code(204).send(null);
     },
   );
 

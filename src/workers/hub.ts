@@ -8,6 +8,8 @@ import type { TaskTokens } from '../execution/task-token.js';
 import type { Bus } from '../platform/bus.js';
 import type { DB } from '../platform/db/schema.js';
 import type { ResolvedDefinition } from '../mcp/definition.js';
+import type { WorkerCredential } from './keys/authenticate.js';
+import { activeWorkerKeyUids } from './keys/store.js';
 import type { TaskAssignment } from './protocol.js';
 import { WorkerSession } from './session.js';
 import * as store from './store.js';
@@ -73,9 +75,10 @@ export class WorkerHub {
     await this.tasks.settled();
   }
 
-  /** A worker connected (already authenticated): it gets offers once it says how many tasks it takes. */
-  async attach(socket: WebSocket, teamUid: string, workerHost: string): Promise<void> {
-    const session = new WorkerSession(socket, teamUid, workerHost);
+  /** A worker connected (its key checked for this worker ID): it gets offers once it says how many tasks it takes. */
+  async attach(socket: WebSocket, credential: WorkerCredential, workerHost: string): Promise<void> {
+    const teamUid = credential.teamUid;
+    const session = new WorkerSession(socket, teamUid, workerHost, credential.keyUid);
     let set = this.sessions.get(session.owner);
     if (!set) this.sessions.set(session.owner, (set = new Set()));
     set.add(session);
@@ -101,6 +104,13 @@ export class WorkerHub {
     if (set?.size === 0) this.sessions.delete(session.owner);
     await store.deleteConnection(this.options.db, session.id).catch(() => undefined);
     this.options.log.info({ workerHost: session.workerHost, connection: session.id }, 'worker disconnected');
+  }
+
+  /** A worker key was revoked: its connections here close now (the worker's reconnect is then refused). */
+  closeKey(keyUid: string): void {
+    for (const session of this.allSessions()) {
+      if (session.keyUid === keyUid) session.socket.close(4003, 'worker key revoked');
+    }
   }
 
   poke(): void {
@@ -230,6 +240,16 @@ export class WorkerHub {
     await store.refreshConnections(this.options.db, this.allSessions().map((session) => session.id), heartbeatSeconds * 3).catch((error) =>
       this.options.log.warn({ err: error }, 'could not refresh worker presence'),
     );
+    await this.closeRevoked().catch((error) => this.options.log.warn({ err: error }, 'could not check worker keys'));
+  }
+
+  /** Keys revoked through another replica: their connections here close at the next heartbeat. */
+  private async closeRevoked(): Promise<void> {
+    const sessions = this.allSessions();
+    const active = await activeWorkerKeyUids(this.options.db, [...new Set(sessions.map((session) => session.keyUid))]);
+    for (const session of sessions) {
+      if (!active.has(session.keyUid)) session.socket.close(4003, 'worker key revoked');
+    }
   }
 
   private allSessions(): WorkerSession[] {

@@ -30,6 +30,8 @@ export class WorkerSession {
     readonly socket: WebSocket,
     readonly teamUid: string,
     readonly workerHost: string,
+    /** The worker key that opened the connection: it closes when the key is revoked. */
+    readonly keyUid: string,
   ) {
     this.owner = workerOwner(teamUid, workerHost);
   }

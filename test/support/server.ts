@@ -7,9 +7,10 @@ import type { Kysely } from 'kysely';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { insertApiKey, insertMembership, insertTeam, insertUser, type Role } from '../../src/identities/store.js';
-import { generateApiKey } from '../../src/platform/crypto.js';
+import { generateApiKey, generateWorkerKey } from '../../src/platform/crypto.js';
 import type { DB } from '../../src/platform/db/schema.js';
 import { startServer, type Role as ServerRole, type RunningServer } from '../../src/server.js';
+import { insertWorkerKey } from '../../src/workers/keys/store.js';
 
 interface Template {
   kind: 'pglite' | 'postgres';
@@ -64,6 +65,8 @@ export interface TestServer {
   /** url + /api/v1 */
   apiUrl: string;
   apiKey: string;
+  /** A worker key of the default team for every worker ID (`*`): what `hangar worker` connects with. */
+  workerKey: string;
   /** The server's data directory (workspaces live in its `workspaces/`). */
   dataDir: string;
   teamUid: string;
@@ -71,7 +74,7 @@ export interface TestServer {
   db: Kysely<DB>;
   server: RunningServer;
   /** A new team with one user (role admin by default) and an API key for that user. */
-  createTeamWithUser(options?: { teamName?: string; role?: Role }): Promise<{ teamUid: string; userUid: string; apiKey: string }>;
+  createTeamWithUser(options?: { teamName?: string; role?: Role }): Promise<{ teamUid: string; userUid: string; apiKey: string; workerKey: string }>;
   /** Adds a new user to an existing team and returns their key. */
   addUser(teamUid: string, role?: Role): Promise<{ userUid: string; apiKey: string }>;
   request(method: string, urlPath: string, options?: { body?: unknown; apiKey?: string | null; headers?: Record<string, string> }): Promise<{ status: number; headers: Headers; body: any }>;
@@ -109,11 +112,18 @@ export async function startTestServer(
     await insertApiKey(db, { userUid }, key, 'test');
     return { userUid, apiKey: key };
   };
+  const addWorkerKey = async (teamUid: string) => {
+    const key = generateWorkerKey();
+    await insertWorkerKey(db, { teamUid, key, name: 'test workers', workerId: '*', createdBy: null });
+    return key;
+  };
+  const workerKey = await addWorkerKey(team.uid);
 
   const testServer: TestServer = {
     url: server.url,
     apiUrl: `${server.url}/api/v1`,
     apiKey,
+    workerKey,
     dataDir: database.dataDir,
     teamUid: team.uid,
     userUid: member.user_uid,
@@ -122,7 +132,7 @@ export async function startTestServer(
     addUser,
     async createTeamWithUser(options = {}) {
       const teamUid = await insertTeam(db, options.teamName ?? `team-${randomBytes(4).toString('hex')}`);
-      return { teamUid, ...(await addUser(teamUid, options.role)) };
+      return { teamUid, ...(await addUser(teamUid, options.role)), workerKey: await addWorkerKey(teamUid) };
     },
     async request(method, urlPath, options = {}) {
       const key = options.apiKey === undefined ? apiKey : options.apiKey;

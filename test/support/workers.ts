@@ -13,7 +13,7 @@ export interface WorkerProcess {
   dataDir: string;
 }
 
-/** Starts `hangar worker` from the sources as a real process against `hangar`. */
+/** Starts `hangar worker` from the sources as a real process against `hangar`, with the default team's worker key unless told. */
 export function startWorker(
   hangar: TestServer,
   workerId: string,
@@ -24,7 +24,7 @@ export function startWorker(
     process.execPath,
     ['--import', 'tsx', path.resolve('src/main.ts'), 'worker', '--server', hangar.url, '--worker-id', workerId, '--data-dir', dataDir, ...(options.args ?? [])],
     {
-      env: { ...process.env, HANGAR_API_KEY: options.apiKey ?? hangar.apiKey, HANGAR_LOG_LEVEL: 'info', ...options.env },
+      env: { ...process.env, HANGAR_API_KEY: options.apiKey ?? hangar.workerKey, HANGAR_LOG_LEVEL: 'info', ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     },
@@ -101,7 +101,7 @@ export class ProtocolClient {
     });
   }
 
-  static async connect(hangar: TestServer, workerId: string, apiKey = hangar.apiKey): Promise<ProtocolClient> {
+  static async connect(hangar: TestServer, workerId: string, apiKey = hangar.workerKey): Promise<ProtocolClient> {
     const socket = new WebSocket(`${hangar.url.replace('http', 'ws')}/api/v1/selfhosted/worker/ws?worker_id=${encodeURIComponent(workerId)}`, {
       headers: { authorization: `Bearer ${apiKey}` },
     });

@@ -99,7 +99,7 @@ describe('self-hosted workers: protocol, failures and shutdown', () => {
     const runId = await createRun(hangar, { prompt: script({ say: 'mine' }), config: { worker_host: 'box-shared-name' } });
     await owner.next((message) => message.type === 'task_assignment' && message.data.task_id === runId);
     const other = await hangar.createTeamWithUser();
-    const intruder = await ProtocolClient.connect(hangar, 'box-shared-name', other.apiKey);
+    const intruder = await ProtocolClient.connect(hangar, 'box-shared-name', other.workerKey);
     clients.push(intruder);
     assert.equal((await intruder.call('task_claimed', { task_id: runId, execution_id: 1 })).result.moved, false);
     assert.equal((await intruder.call('task_failed', { task_id: runId, execution_id: 1, message: 'hijacked' })).result.result, 'lost');
@@ -112,7 +112,7 @@ describe('self-hosted workers: protocol, failures and shutdown', () => {
     const conversationId = (await waitForState(hangar, theirs, 'SUCCEEDED')).conversation_id;
     assert.ok(conversationId);
     const team = await hangar.createTeamWithUser();
-    const connected = await ProtocolClient.connect(hangar, 'box-conversation', team.apiKey);
+    const connected = await ProtocolClient.connect(hangar, 'box-conversation', team.workerKey);
     clients.push(connected);
     connected.send('worker_status', status());
     const runId = await createRun(hangar, { prompt: script({ say: 'x' }), config: { worker_host: 'box-conversation' } }, team.apiKey);

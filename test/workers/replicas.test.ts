@@ -17,8 +17,8 @@ describe('self-hosted workers with several server replicas', { skip: postgresOnl
 
     // Two connections of the worker, one on each replica.
     const onFirst = startWorker(first, 'box-replicas', { env, args: ['--max-concurrent-tasks', '2'] });
-    // Keys live in the shared database: the first replica's bootstrap key serves on both.
-    const onSecond = startWorker(second, 'box-replicas', { env, args: ['--max-concurrent-tasks', '2'], apiKey: first.apiKey });
+    // Keys live in the shared database: the first replica's worker key serves on both.
+    const onSecond = startWorker(second, 'box-replicas', { env, args: ['--max-concurrent-tasks', '2'], apiKey: first.workerKey });
     // Workers first, then the servers, then their database (hooks run in the order they were added).
     t.after(async () => {
       await Promise.all([stopChild(onFirst.child, 'SIGKILL'), stopChild(onSecond.child, 'SIGKILL')]);

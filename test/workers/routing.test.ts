@@ -23,18 +23,21 @@ describe('self-hosted workers: connecting, presence and routing', () => {
     await hangar.stop();
   });
 
-  test('the websocket refuses a bad key (401), another team (403) and a bad worker ID (400) as plain HTTP, before the upgrade', async () => {
+  test('the websocket refuses a bad key (401), a member key (403), another team (403) and a bad worker ID (400) as plain HTTP, before the upgrade', async () => {
     assert.equal((await refusedUpgrade(hangar, 'box', null)).status, 401);
     const badKey = await refusedUpgrade(hangar, 'box', 'hk_wrong');
     assert.equal(badKey.status, 401);
     assert.equal(badKey.body.error_code, 'authentication_required');
     assert.ok(badKey.closed, 'the server closes the connection it refused');
+    const memberKey = await refusedUpgrade(hangar, 'box', hangar.apiKey);
+    assert.equal(memberKey.status, 403, 'an API key is not a worker key');
+    assert.match(memberKey.body.detail, /needs a worker key/);
     const other = await hangar.createTeamWithUser();
-    const notMember = await refusedUpgrade(hangar, 'box', hangar.apiKey, { 'x-team-uid': other.teamUid });
-    assert.equal(notMember.status, 403, 'a key for a team it is not a member of');
+    const notMember = await refusedUpgrade(hangar, 'box', hangar.workerKey, { 'x-team-uid': other.teamUid });
+    assert.equal(notMember.status, 403, 'a worker key of another team than the one named');
     assert.equal(notMember.body.error_code, 'not_authorized');
     for (const id of ['', 'warp', 'warp-box', 'WARP9']) {
-      const refused = await refusedUpgrade(hangar, id, hangar.apiKey);
+      const refused = await refusedUpgrade(hangar, id, hangar.workerKey);
       assert.equal(refused.status, 400, `worker_id "${id}"`);
       assert.equal(refused.body.error_code, 'invalid_request');
       assert.ok(refused.closed);

@@ -264,6 +264,19 @@ export interface WorkerConnectionsTable {
   last_seen_at: Generated<Timestamp>;
 }
 
+export interface WorkerKeysTable {
+  uid: string;
+  team_uid: string;
+  key_hash: string;
+  display_prefix: string;
+  name: string;
+  /** A worker ID, or a pattern where * stands for any characters. */
+  worker_id: string;
+  created_by_uid: string | null;
+  created_at: Timestamp;
+  revoked_at: NullableTimestamp;
+}
+
 export interface WorkerSkillsTable {
   team_uid: string;
   worker_host: string;
@@ -323,6 +336,16 @@ export interface WebhookDeliveriesTable {
   received_at: Timestamp;
   body: string | null;
   evaluated_at: NullableTimestamp;
+  /** Signed deliveries: the hash of what the signature covers, which decides duplicates (not delivery_id). */
+  replay_key: string | null;
+}
+
+export interface WebhookReplayKeysTable {
+  webhook_uid: string;
+  replay_key: string;
+  first_seen_at: Timestamp;
+  /** NULL: kept for good (schemes without a signed timestamp). */
+  expires_at: NullableTimestamp;
 }
 
 export interface WebhookRateWindowsTable {
@@ -381,11 +404,13 @@ export interface DB {
   mcp_server_shares: McpServerSharesTable;
   worker_connections: WorkerConnectionsTable;
   worker_skills: WorkerSkillsTable;
+  worker_keys: WorkerKeysTable;
   factories: FactoriesTable;
   factory_skills: FactorySkillsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_rate_windows: WebhookRateWindowsTable;
+  webhook_replay_keys: WebhookReplayKeysTable;
   automations: AutomationsTable;
   automation_firings: AutomationFiringsTable;
 }
