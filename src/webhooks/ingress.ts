@@ -5,6 +5,7 @@ import type { DB } from '../platform/db/schema.js';
 import { ApiError, notFound, renderProblem, toApiError } from '../platform/http/errors.js';
 import { bodyHash, deliveryIdentity } from './identity.js';
 import { IngressWrites } from './ingress-writes.js';
+import { KEEP_DELIVERY_DAYS } from './retention.js';
 import { countAuthFailure, secondsUntilBelow, slidingCount, type SenderCounts } from './limits.js';
 import { SIGNATURE_SCHEMES, type SchemeVerdict, type SignatureSchemeName } from './schemes/index.js';
 import type { WebhooksService } from './service.js';
@@ -146,7 +147,7 @@ export async function registerIngressRoutes(app: FastifyInstance, options: Ingre
         await store.recordRejected(db, webhook.uid, identity, 'Rejected (invalid JSON)', body.length);
         throw new ApiError(400, 'invalid_request', body.length === 0 ? 'the delivery has no body; send a JSON document' : 'the body is not valid JSON (UTF-8)');
       }
-      const status = await writes.accept({ webhookUid: webhook.uid, deliveryId: identity, body: body.toString('utf8'), sizeBytes: body.length });
+      const status = await writes.accept({ webhookUid: webhook.uid, deliveryId: identity, ...replayGuard(webhook, { headers: request.headers, body }), body: body.toString('utf8'), sizeBytes: body.length });
       if (status === 'Accepted') options.announceDelivery();
       return reply.code(202).send({ delivery_id: identity });
     };
@@ -159,6 +160,18 @@ export async function registerIngressRoutes(app: FastifyInstance, options: Ingre
       scope.route({ method: ['GET', 'PUT', 'PATCH', 'DELETE'], url, schema: { hide: true }, handler: refuse });
     }
   });
+}
+
+/**
+ * What decides whether a verified delivery is a duplicate. Signed deliveries: the scheme's replay key, from the
+ * signed content only, kept for good, or for the delivery retention when the scheme signs a timestamp (a replay is
+ * refused after 5 minutes anyway; the retention covers the providers' own retries). Unsigned modes (a bearer or URL
+ * token) cannot tell a replay from a resend, so their delivery ID decides, as long as the log keeps it.
+ */
+function replayGuard(webhook: store.WebhookRow, delivery: { headers: Record<string, string | string[] | undefined>; body: Buffer }) {
+  if (webhook.auth_mode !== 'signature') return { replayKey: null, replayKeyDays: null };
+  const scheme = SIGNATURE_SCHEMES[webhook.signature_scheme as SignatureSchemeName];
+  return { replayKey: scheme.replayKey(delivery), replayKeyDays: scheme.timestamped ? KEEP_DELIVERY_DAYS : null };
 }
 
 function identitySources(webhook: store.WebhookRow) {

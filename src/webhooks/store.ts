@@ -93,35 +93,75 @@ export interface DeliveryRow {
 
 export interface NewDelivery {
   webhookUid: string;
+  /** The sender's ID (or the body's hash): shown in the log, and what decides duplicates of unsigned deliveries. */
   deliveryId: string;
+  /** Signed deliveries: what their signature covers (the scheme's replay key); it decides their duplicates. */
+  replayKey: string | null;
+  /** How long the replay key is kept, in days; null for good (schemes without a signed timestamp). */
+  replayKeyDays: number | null;
   body: string;
   sizeBytes: number;
 }
 
 /**
  * Records deliveries that passed every check, in one statement for a batch: each one `Accepted`, or a
- * `Duplicate` when its identity was accepted before, earlier in the batch included. The unique index on
- * accepted identities decides, so concurrent identical deliveries yield exactly one Accepted.
+ * `Duplicate` when its event was accepted before, earlier in the batch included. A signed delivery's event is its
+ * replay key, claimed in webhook_replay_keys (an expired claim is taken over); an unsigned one's is its delivery
+ * ID, held by the unique index on accepted rows. Either way a unique key decides, so concurrent identical
+ * deliveries yield exactly one Accepted.
  */
 export async function recordAccepted(db: Kysely<DB>, deliveries: NewDelivery[]): Promise<DeliveryStatus[]> {
-  const input = deliveries.map((delivery, pos) => ({ pos, uid: delivery.webhookUid, delivery_id: delivery.deliveryId, body: delivery.body, size: delivery.sizeBytes }));
+  const input = deliveries.map((delivery, pos) => ({
+    pos,
+    uid: delivery.webhookUid,
+    delivery_id: delivery.deliveryId,
+    replay_key: delivery.replayKey,
+    replay_days: delivery.replayKeyDays,
+    body: delivery.body,
+    size: delivery.sizeBytes,
+  }));
   const result = await sql<{ pos: number }>`
-    WITH input AS (SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::jsonb) AS i(pos int, uid text, delivery_id text, body text, size int)),
-    first AS (SELECT DISTINCT ON (uid, delivery_id) * FROM input ORDER BY uid, delivery_id, pos),
+    WITH input AS (
+      SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::jsonb)
+        AS i(pos int, uid text, delivery_id text, replay_key text, replay_days int, body text, size int)
+    ),
+    signed_first AS (SELECT DISTINCT ON (uid, replay_key) * FROM input WHERE replay_key IS NOT NULL ORDER BY uid, replay_key, pos),
+    claimed AS (
+      INSERT INTO webhook_replay_keys AS k (webhook_uid, replay_key, expires_at)
+      SELECT uid, replay_key, clock_timestamp() + make_interval(days => replay_days) FROM signed_first ORDER BY pos
+      ON CONFLICT (webhook_uid, replay_key) DO UPDATE SET first_seen_at = clock_timestamp(), expires_at = EXCLUDED.expires_at
+        WHERE k.expires_at < clock_timestamp()
+      RETURNING webhook_uid, replay_key
+    ),
+    unsigned_first AS (SELECT DISTINCT ON (uid, delivery_id) * FROM input WHERE replay_key IS NULL ORDER BY uid, delivery_id, pos),
+    candidates AS (
+      SELECT f.* FROM signed_first f JOIN claimed c ON c.webhook_uid = f.uid AND c.replay_key = f.replay_key
+      UNION ALL
+      SELECT * FROM unsigned_first
+    ),
     accepted AS (
-      INSERT INTO webhook_deliveries (webhook_uid, delivery_id, status, size_bytes, body)
-      SELECT uid, delivery_id, 'Accepted', size, body FROM first ORDER BY pos
-      ON CONFLICT (webhook_uid, delivery_id) WHERE status = 'Accepted' DO NOTHING
-      RETURNING webhook_uid, delivery_id
-    ), accepted_pos AS (
-      SELECT f.pos FROM first f JOIN accepted a ON a.webhook_uid = f.uid AND a.delivery_id = f.delivery_id
-    ), duplicates AS (
-      INSERT INTO webhook_deliveries (webhook_uid, delivery_id, status, size_bytes)
-      SELECT uid, delivery_id, 'Duplicate', size FROM input WHERE pos NOT IN (SELECT pos FROM accepted_pos) ORDER BY pos
+      INSERT INTO webhook_deliveries (webhook_uid, delivery_id, replay_key, status, size_bytes, body)
+      SELECT uid, delivery_id, replay_key, 'Accepted', size, body FROM candidates ORDER BY pos
+      ON CONFLICT (webhook_uid, delivery_id) WHERE status = 'Accepted' AND replay_key IS NULL DO NOTHING
+      RETURNING webhook_uid, delivery_id, replay_key
+    ),
+    accepted_pos AS (
+      SELECT c.pos FROM candidates c
+      JOIN accepted a ON a.webhook_uid = c.uid AND a.delivery_id = c.delivery_id AND a.replay_key IS NOT DISTINCT FROM c.replay_key
+    ),
+    duplicates AS (
+      INSERT INTO webhook_deliveries (webhook_uid, delivery_id, replay_key, status, size_bytes)
+      SELECT uid, delivery_id, replay_key, 'Duplicate', size FROM input WHERE pos NOT IN (SELECT pos FROM accepted_pos) ORDER BY pos
     )
     SELECT pos FROM accepted_pos`.execute(db);
   const accepted = new Set(result.rows.map((row) => Number(row.pos)));
   return deliveries.map((_, pos) => (accepted.has(pos) ? 'Accepted' : 'Duplicate'));
+}
+
+/** Replay keys of timestamped schemes past their keeping time (the others are kept for good). */
+export async function pruneReplayKeys(db: Kysely<DB>): Promise<number> {
+  const result = await db.deleteFrom('webhook_replay_keys').where('expires_at', '<', sql<Date>`clock_timestamp()`).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 /** Duplicates and rejections keep metadata only. */

@@ -1,3 +1,4 @@
+import { bodyHash } from '../identity.js';
 import type { SignatureScheme, SignatureSchemeName } from './scheme.js';
 import { fail, hmac, matchesAny, MISMATCH, OK, parseHex, readHeader } from './verify-helpers.js';
 
@@ -15,6 +16,9 @@ export function bodyHmacScheme(options: {
   return {
     name: options.name,
     deliveryIdHeaders: options.deliveryIdHeaders,
+    // The signature covers the body alone: the body is the event (its delivery-ID header is not signed).
+    replayKey: (delivery) => bodyHash(delivery.body),
+    timestamped: false,
     verify(delivery, secret) {
       if (secret === '') return fail('signing secret is empty');
       const header = readHeader(delivery, options.header.toLowerCase(), options.header);

@@ -1,3 +1,4 @@
+import { bodyHash } from '../identity.js';
 import type { SignatureScheme } from './scheme.js';
 import { fail, hmac, matchesAny, MISMATCH, OK, parseHex, readHeader } from './verify-helpers.js';
 
@@ -8,6 +9,9 @@ import { fail, hmac, matchesAny, MISMATCH, OK, parseHex, readHeader } from './ve
 export const pagerduty: SignatureScheme = {
   name: 'pagerduty',
   deliveryIdHeaders: ['x-webhook-id'],
+  // Only the body is signed (X-Webhook-Id is not); the body carries the event's own ID.
+  replayKey: (delivery) => bodyHash(delivery.body),
+  timestamped: false,
   verify(delivery, secret) {
     if (secret === '') return fail('signing secret is empty');
     const header = readHeader(delivery, 'x-pagerduty-signature', 'X-PagerDuty-Signature');

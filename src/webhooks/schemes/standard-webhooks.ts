@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { SignatureScheme, SignedDelivery } from './scheme.js';
 import { fail, hmac, matchesAny, MISMATCH, OK, parseBase64, parseUnixSeconds, readHeader, timestampProblem } from './verify-helpers.js';
 
@@ -23,6 +24,13 @@ function headerPrefix(delivery: SignedDelivery): 'webhook-' | 'svix-' {
 export const standardWebhooks: SignatureScheme = {
   name: 'standard_webhooks',
   deliveryIdHeaders: ['webhook-id', 'svix-id'],
+  // The message ID is signed, and the specification makes it the idempotency key: a retry keeps it (with a new
+  // timestamp and signature), so it is what makes a duplicate here.
+  replayKey(delivery) {
+    const id = readHeader(delivery, `${headerPrefix(delivery)}id`, 'id');
+    return `id:${createHash('sha256').update(id.ok ? id.value : '').digest('hex')}`;
+  },
+  timestamped: true,
   verify(delivery, secret, now) {
     const key = standardWebhooksKey(secret);
     // A secret that is not base64 would otherwise surface as a baffling 'signature does not match' on every delivery.

@@ -1,3 +1,4 @@
+import { bodyHash } from '../identity.js';
 import type { SignatureScheme } from './scheme.js';
 import { fail, hmac, matchesAny, MISMATCH, OK, parseHex, parseUnixSeconds, readHeader, timestampProblem } from './verify-helpers.js';
 
@@ -9,6 +10,10 @@ import { fail, hmac, matchesAny, MISMATCH, OK, parseHex, parseUnixSeconds, readH
 export const stripe: SignatureScheme = {
   name: 'stripe',
   deliveryIdHeaders: [],
+  // The body (with the event's evt_ ID in it), not `t`: Stripe retries an event with a new timestamp, and a retry
+  // is the same event.
+  replayKey: (delivery) => bodyHash(delivery.body),
+  timestamped: true,
   verify(delivery, secret, now) {
     if (secret === '') return fail('signing secret is empty');
     const header = readHeader(delivery, 'stripe-signature', 'Stripe-Signature');
