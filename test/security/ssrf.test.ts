@@ -119,6 +119,7 @@ describe('MCP server addresses, with no host allowed by the operator', () => {
   });
 
   test('the connection itself is checked on the address it goes to, so a name that resolves there later gains nothing', async () => {
+    const before = target.requests.length;
     const fetcher = guardedFetch(new AddressPolicy());
     for (const url of [`http://localhost:${target.port}/`, `http://0x7f000001:${target.port}/`, `http://[::ffff:127.0.0.1]:${target.port}/`]) {
       const error = await fetcher(url).then(() => undefined, (failure: unknown) => failure);
@@ -127,7 +128,7 @@ describe('MCP server addresses, with no host allowed by the operator', () => {
     // Allowed by address, the same server is reached: the refusals above were the policy's, not a dead port.
     const allowed = guardedFetch(AddressPolicy.fromList('127.0.0.0/8'));
     assert.equal((await allowed(`http://localhost:${target.port}/`)).status, 500);
-    assert.equal(target.requests.length, 1);
+    assert.equal(target.requests.length, before + 1);
     target.requests.length = 0;
   });
 });
