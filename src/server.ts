@@ -234,7 +234,7 @@ export async function startServer(
       registerEgressRoutes(api, {
         db,
         tokens,
-        models: { catalogue: models, readSecret: (teamUid, name) => secrets.readSecretValue(teamUid, name) },
+        models: { catalogue: models, defaultHarness: config.operator.defaultHarness, readSecret: (teamUid, name) => secrets.readSecretValue(teamUid, name) },
         mcp: { resolve: (teamUid, uid) => mcpServers.resolveForRun(teamUid, uid), dispatcher: guardedDispatcher(addressPolicy) },
         bodyLimitBytes: config.bodyLimitBytes,
       });

@@ -29,7 +29,7 @@ export async function forward(request: FastifyRequest, reply: FastifyReply, to: 
   }
   Object.assign(headers, Object.fromEntries(Object.entries(to.headers).map(([name, value]) => [name.toLowerCase(), value])));
   const abort = new AbortController();
-  request.raw.once('close', () => {
+  reply.raw.once('close', () => {
     if (!reply.raw.writableFinished) abort.abort();
   });
   const body = Buffer.isBuffer(request.body) && request.body.length > 0 ? request.body : undefined;

@@ -50,6 +50,8 @@ function credentialHeaders(provider: ResolvedModel['provider'], key: string | un
 
 export interface ModelProxyDeps {
   catalogue: ModelCatalogue;
+  /** The harness of a run that names none (the operator's default). */
+  defaultHarness: string;
   readSecret(teamUid: string, name: string): Promise<string | null | undefined>;
 }
 
@@ -66,8 +68,9 @@ export async function proxyModelRequest(
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<FastifyReply> {
-  const harness = execution.harness;
-  if (harness === null || !isBuiltInHarness(harness) || harness === 'oz') throw notAuthorized('only the coding-agent CLI harnesses call models through this proxy');
+  // A debug turn after a failed setup does not record its harness on the run: it is the one the run asks for.
+  const harness = execution.harness ?? (execution.agentConfig.harness as { type?: string } | undefined)?.type ?? deps.defaultHarness;
+  if (!isBuiltInHarness(harness) || harness === 'oz') throw notAuthorized('only the coding-agent CLI harnesses call models through this proxy');
   let model: ResolvedModel;
   try {
     model = await resolveRunModel(deps.catalogue, harness, execution.agentConfig, async (name) => (await deps.readSecret(execution.teamUid, name)) ?? undefined);
