@@ -97,6 +97,21 @@ describe('credentials and the CLI sandboxes', { skip, timeout: 4 * TIMEOUT_MS },
       assert.match(output, /HANGAR_TASK_TOKEN/);
       assert.ok(!output.includes(KEYS[name]), `the agent's command read the key: ${output.slice(0, 2000)}`);
       assert.ok(!JSON.stringify(calls.map((call) => call.body)).includes(KEYS[name]), 'no key in what the model was sent');
+
+      // What the agent did find, the task token, opens the proxy only while its execution runs.
+      const token = /HANGAR_TASK_TOKEN=(hgt_[A-Za-z0-9._-]+)/.exec(output)?.[1];
+      assert.ok(token, 'the task token was in the environment');
+      const seen = server.requests.length;
+      const provider = { claude: 'anthropic/v1/messages', codex: 'openai/responses', gemini: 'google/v1beta/models/gemini-test-model:generateContent' }[name];
+      for (const credential of [token, `${token.slice(0, -2)}xx`]) {
+        const replay = await fetch(`${hangar.apiUrl}/harness-support/model-proxy/${provider}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': credential, authorization: `Bearer ${credential}`, 'x-goog-api-key': credential },
+          body: '{}',
+        });
+        assert.equal(replay.status, 401);
+      }
+      assert.equal(server.requests.length, seen, 'nothing reached the model server after the run');
     });
   }
 
