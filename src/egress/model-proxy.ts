@@ -88,5 +88,10 @@ export async function proxyModelRequest(
   query.delete('key');
   const search = query.size > 0 ? `?${query}` : '';
   const url = `${clientRoot(model.provider, base)}/${rest}${search}`;
-  return forward(request, reply, { url, headers: credentialHeaders(model.provider, model.apiKey), errorBodies: true });
+  try {
+    return await forward(request, reply, { url, headers: credentialHeaders(model.provider, model.apiKey), errorBodies: true });
+  } catch (error) {
+    if (error instanceof ApiError || reply.sent) throw error;
+    throw new ApiError(502, 'resource_unavailable', `the endpoint of model ${model.id} could not be reached`);
+  }
 }
