@@ -3,6 +3,7 @@ import { parseSecretKey, SECRET_KEY_BYTES } from './platform/crypto.js';
 import { loadOperatorConfig, OperatorConfigError, type OperatorConfig } from './config-file.js';
 import { presentCredentials } from './models/catalogue.js';
 import type { S3BlobOptions } from './platform/blobs/s3.js';
+import { parseAllowedHosts, type AllowedHosts } from './platform/net/address-policy.js';
 
 /** Every setting Hangar reads from its environment, parsed and validated once at start. */
 export interface Config {
@@ -58,6 +59,8 @@ export interface Config {
   webhookAuthFailuresPerMinute: number;
   /** Provider key variables (OPENAI_API_KEY, ...) that are set, with their values: the operator's model keys. */
   modelCredentials: Record<string, string>;
+  /** `HANGAR_MCP_ALLOWED_HOSTS`: non-public hosts and ranges HTTP MCP servers may be at (none by default). */
+  mcpAllowedHosts: AllowedHosts;
 }
 
 export class ConfigError extends Error {}
@@ -200,5 +203,14 @@ export function loadConfig(env: Env = process.env): Config {
     workerHeartbeatSeconds: integer(env, 'HANGAR_WORKER_HEARTBEAT_SECONDS', 30, 1, 3600),
     webhookRatePerMinute: integer(env, 'HANGAR_WEBHOOK_RATE_PER_MINUTE', 60, 1, 1_000_000),
     webhookAuthFailuresPerMinute: integer(env, 'HANGAR_WEBHOOK_AUTH_FAILURES_PER_MINUTE', 10, 1, 1_000_000),
+    mcpAllowedHosts: allowedHosts(env, 'HANGAR_MCP_ALLOWED_HOSTS'),
   };
+}
+
+function allowedHosts(env: Env, name: string): AllowedHosts {
+  try {
+    return parseAllowedHosts(text(env, name) ?? '');
+  } catch (error) {
+    throw new ConfigError(`${name}: ${(error as Error).message}`);
+  }
 }

@@ -17,6 +17,9 @@ import { AgentsService } from './identities/agents/service.js';
 import { bootstrapInstance, type BootstrapResult } from './identities/bootstrap.js';
 import { registerMcpServerRoutes } from './mcp/http.js';
 import { McpServersService } from './mcp/service.js';
+import { AddressPolicy } from './platform/net/address-policy.js';
+import { guardedDispatcher } from './platform/net/guarded-fetch.js';
+import { registerEgressRoutes } from './egress/http.js';
 import { openDatabase, type Database } from './platform/db/connect.js';
 import { appliedVersions, loadMigrations, migrate } from './platform/db/migrate.js';
 import { buildApp } from './platform/http/app.js';
@@ -133,7 +136,7 @@ export async function startServer(
   const sandbox = resolveSandboxMode(config.sandbox);
   const hiddenPaths = sandboxHiddenPaths(config);
   const models = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);
-  const harnesses = configuredHarnesses(config, sandbox.mode, hiddenPaths);
+  const harnesses = configuredHarnesses(config, sandbox.mode, hiddenPaths, true);
   for (const harness of options.harnesses ?? []) harnesses.set(harness.name, harness);
   const limits = { global: config.maxConcurrentRuns, perTeam: config.maxConcurrentRunsPerTeam };
   const runActivity = new RunActivity(db);
@@ -149,7 +152,8 @@ export async function startServer(
     }),
   });
   const secrets = new SecretsService({ db, key: secretKey });
-  const mcpServers = new McpServersService({ db, secrets });
+  const addressPolicy = new AddressPolicy(config.mcpAllowedHosts);
+  const mcpServers = new McpServersService({ db, secrets, addressPolicy });
   const agents = new AgentsService({
     db,
     planMaxAgents: config.planMaxAgents,
@@ -167,6 +171,7 @@ export async function startServer(
     publicUrl: config.publicUrl,
     metadataFiltering: config.metadataFiltering,
     limits,
+    addressPolicy,
     harnessNames: () => [...new Set([...harnesses.keys(), ...HARNESS_TYPES])],
     modelRefusal: (modelId, harness, ownKey) => models.refusal(modelId, harness, ownKey),
     // This process's engine wakes at once; other replicas' through NOTIFY.
@@ -228,6 +233,13 @@ export async function startServer(
       registerSkillRoutes(api, skills);
       registerSecretRoutes(api, secrets);
       registerMcpServerRoutes(api, mcpServers);
+      registerEgressRoutes(api, {
+        db,
+        tokens,
+        models: { catalogue: models, defaultHarness: config.operator.defaultHarness, readSecret: (teamUid, name) => secrets.readSecretValue(teamUid, name) },
+        mcp: { resolve: (teamUid, uid) => mcpServers.resolveForRun(teamUid, uid), dispatcher: guardedDispatcher(addressPolicy) },
+        bodyLimitBytes: config.bodyLimitBytes,
+      });
       registerAgentRoutes(api, agents);
       registerModelRoutes(api, models);
       registerAdminRoutes(api, admin);

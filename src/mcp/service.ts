@@ -3,6 +3,7 @@ import type { Caller } from '../identities/caller.js';
 import { newUid } from '../platform/crypto.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import type { AddressPolicy } from '../platform/net/address-policy.js';
 import type { SecretsService } from '../secrets/service.js';
 import { definitionFrom, secretNames, withSecretValues, type McpDefinition, type ResolvedDefinition } from './definition.js';
 import type { McpServerBody, McpServerItem } from './schemas.js';
@@ -12,6 +13,8 @@ import { rfc3339 as iso } from '../platform/time.js';
 export interface McpServersServiceOptions {
   db: Kysely<DB>;
   secrets: SecretsService;
+  /** Where an HTTP server may be; checked again whenever Hangar's server connects to one. */
+  addressPolicy: AddressPolicy;
 }
 
 /** A server ready to start for a run: secret references replaced by their values. Never send it to a client. */
@@ -45,6 +48,10 @@ export class McpServersService {
   /** The checked definition; every secret it refers to must exist in the owning team. */
   private async definition(teamUid: string, body: McpServerBody): Promise<McpDefinition> {
     const definition = definitionFrom(body);
+    if ('url' in definition) {
+      const refusal = await this.options.addressPolicy.refusalOfUrl(definition.url);
+      if (refusal) throw invalidRequest(`url is refused: ${refusal}`);
+    }
     const missing = await this.options.secrets.missingSecrets(teamUid, secretNames(definition));
     if (missing.length > 0) throw invalidRequest(`no team secret named ${missing.join(', ')}; create it first with POST /secrets`);
     return definition;

@@ -5,6 +5,7 @@ import type { Caller } from '../identities/caller.js';
 import { isBuiltInHarness, type BuiltInHarness } from '../models/catalogue.js';
 import type { Principal } from '../identities/store.js';
 import type { DB } from '../platform/db/schema.js';
+import type { AddressPolicy } from '../platform/net/address-policy.js';
 import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import { CursorCodec, InvalidCursorError, type CursorValue } from '../platform/http/pagination.js';
 import { mergeMetadata, MAX_METADATA_FILTER_PAIRS, metadataPairProblem, metadataProblem } from './metadata.js';
@@ -46,6 +47,8 @@ export interface RunsServiceOptions {
   publicUrl: string;
   metadataFiltering: boolean;
   limits: store.CapacityLimits;
+  /** Where inline HTTP MCP servers (`config.mcp_servers.<name>.url`) may be. */
+  addressPolicy: AddressPolicy;
   /** Names a run may give as `config.harness.type`: the built-in ones and the operator's. */
   harnessNames(): string[];
   /** Called once new runs are committed in QUEUED, to wake the engines. */
@@ -85,7 +88,11 @@ function visibility(caller: Caller): store.Visibility {
  * Checks `mcp_servers`: each entry is exactly one of a command, a URL, or a reference (`warp_id`) to an MCP
  * server the team owns or that is shared with it. Every shape problem (400) is reported before access (403).
  */
-async function checkMcpServers(servers: Record<string, object>, canUse: (uid: string) => Promise<boolean>): Promise<void> {
+async function checkMcpServers(
+  servers: Record<string, object>,
+  canUse: (uid: string) => Promise<boolean>,
+  addressPolicy: AddressPolicy,
+): Promise<void> {
   const references: Array<[name: string, uid: string]> = [];
   for (const [name, entry] of Object.entries(servers)) {
     const server = entry as Record<string, unknown>;
@@ -103,6 +110,8 @@ async function checkMcpServers(servers: Record<string, object>, canUse: (uid: st
       } catch {
         throw invalidRequest(`config.mcp_servers.${name}.url is not a valid URL`);
       }
+      const refusal = await addressPolicy.refusalOfUrl(server.url as string);
+      if (refusal) throw invalidRequest(`config.mcp_servers.${name}.url is refused: ${refusal}`);
     }
     if (form === 'warp_id') references.push([name, server.warp_id as string]);
   }
@@ -221,7 +230,7 @@ export class RunsService {
       agentSkill = { name: skill.name, description: skill.description, full_path: skill.full_path };
     }
     if (config.mcp_servers) {
-      await checkMcpServers(config.mcp_servers, (uid) => this.options.mcpServers.isAccessible(db, caller.teamUid, uid));
+      await checkMcpServers(config.mcp_servers, (uid) => this.options.mcpServers.isAccessible(db, caller.teamUid, uid), this.options.addressPolicy);
     }
     const attachments = decodeAttachments(body);
 

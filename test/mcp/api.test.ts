@@ -110,10 +110,10 @@ describe('MCP servers API', () => {
   test('PUT replaces the whole definition (stdio to HTTP) and moves updated_at', async () => {
     const item = await create({ args: ['a'], env: { A: 'b' } });
     await new Promise((resolve) => setTimeout(resolve, 5));
-    const response = await api('PUT', `/mcp-servers/${item.uid}`, { body: { name: 'renamed-to-http', url: 'http://127.0.0.1:9/mcp' } });
+    const response = await api('PUT', `/mcp-servers/${item.uid}`, { body: { name: 'renamed-to-http', url: 'https://mcp.example.com/other' } });
     assert.equal(response.status, 200, JSON.stringify(response.body));
     assert.equal(response.body.name, 'renamed-to-http');
-    assert.equal(response.body.url, 'http://127.0.0.1:9/mcp');
+    assert.equal(response.body.url, 'https://mcp.example.com/other');
     assert.deepEqual(response.body.headers, {});
     assert.equal(response.body.command, undefined);
     assert.equal(response.body.env, undefined);

@@ -34,7 +34,8 @@ before(async () => {
     file,
     YAML.stringify({
       default_model: 'sonnet-test',
-      builtin_harnesses: { oz: { max_steps: 6 } },
+      // network: oz reaches the registered HTTP MCP server (on loopback, which the operator allows) from the server.
+      builtin_harnesses: { oz: { max_steps: 6, network: true } },
       models: [
         { id: 'sonnet-test', provider: 'ANTHROPIC', model: 'claude-sonnet-4-20250514', base_url: anthropic.baseURL, api_key_env: KEY_ENV, cost: { input: 3, output: 15 } },
         { id: 'local-coder', provider: 'UNKNOWN', model: 'qwen-coder', base_url: local.baseURL, cost: { input: 0, output: 0 } },
@@ -42,7 +43,7 @@ before(async () => {
       ],
     }),
   );
-  hangar = await startTestServer({ HANGAR_CONFIG: file, HANGAR_GIT_BASE_URL: git.baseUrl, [KEY_ENV]: 'sk-test-oz', HANGAR_RUN_LEASE_SECONDS: '6' });
+  hangar = await startTestServer({ HANGAR_CONFIG: file, HANGAR_GIT_BASE_URL: git.baseUrl, [KEY_ENV]: 'sk-test-oz', HANGAR_RUN_LEASE_SECONDS: '6', HANGAR_MCP_ALLOWED_HOSTS: '127.0.0.1' });
   environmentId = await addEnvironmentWithRepos(hangar, ['acme/app']);
 });
 

@@ -28,11 +28,12 @@ describe('oz on a self-hosted worker', () => {
     const file = path.join(configDirectory, 'hangar.yaml');
     fs.writeFileSync(
       file,
-      YAML.stringify({ models: [{ id: 'worker-sonnet', provider: 'ANTHROPIC', model: 'claude-worker', base_url: anthropic.baseURL, api_key_env: 'WORKER_MODEL_KEY', cost: { input: 1, output: 1 } }] }),
+      // oz connects to HTTP MCP servers from the worker process: only with network on, and to allowed addresses.
+      YAML.stringify({ builtin_harnesses: { oz: { network: true } }, models: [{ id: 'worker-sonnet', provider: 'ANTHROPIC', model: 'claude-worker', base_url: anthropic.baseURL, api_key_env: 'WORKER_MODEL_KEY', cost: { input: 1, output: 1 } }] }),
     );
     // The server has no model key: the worker's is the one used.
-    hangar = await startTestServer({ HANGAR_RUN_LEASE_SECONDS: '6' }, { role: 'api' });
-    worker = startWorker(hangar, 'oz-box', { env: { HANGAR_CONFIG: file, WORKER_MODEL_KEY: 'worker-key' } });
+    hangar = await startTestServer({ HANGAR_RUN_LEASE_SECONDS: '6', HANGAR_MCP_ALLOWED_HOSTS: '127.0.0.1' }, { role: 'api' });
+    worker = startWorker(hangar, 'oz-box', { env: { HANGAR_CONFIG: file, WORKER_MODEL_KEY: 'worker-key', HANGAR_MCP_ALLOWED_HOSTS: '127.0.0.1' } });
     await waitForConnections(hangar, 'oz-box', 1);
   });
 

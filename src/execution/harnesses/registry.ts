@@ -1,4 +1,5 @@
 import type { Config } from '../../config.js';
+import { AddressPolicy } from '../../platform/net/address-policy.js';
 import type { SandboxMode } from '../sandbox/types.js';
 import { AGENT_CLIS, CliHarness } from './cli/index.js';
 import { CommandHarness } from './command.js';
@@ -9,10 +10,16 @@ import { OzHarness } from './oz/harness.js';
  * Every harness a server's engine or a worker can run in `sandbox`: the built-in oz agent, the coding-agent CLIs
  * (a run fails with the reason when its CLI is not installed), and the operator's command harnesses.
  */
-export function configuredHarnesses(config: Config, sandbox: SandboxMode, hiddenPaths: string[]): Map<string, Harness> {
+export function configuredHarnesses(
+  config: Config,
+  sandbox: SandboxMode,
+  hiddenPaths: string[],
+  /** CLIs get the server's credential proxies (a server's engine) rather than the keys (a self-hosted worker's own). */
+  proxyCredentials = false,
+): Map<string, Harness> {
   const harnesses = new Map<string, Harness>();
   const oz = config.operator.builtIn.oz;
-  harnesses.set('oz', new OzHarness({ sandbox, hiddenPaths, network: oz.network, timeoutMinutes: oz.timeoutMinutes, maxSteps: oz.maxSteps }));
+  harnesses.set('oz', new OzHarness({ sandbox, hiddenPaths, network: oz.network, addressPolicy: new AddressPolicy(config.mcpAllowedHosts), timeoutMinutes: oz.timeoutMinutes, maxSteps: oz.maxSteps }));
   for (const cli of Object.values(AGENT_CLIS)) {
     const settings = config.operator.builtIn[cli.name];
     harnesses.set(
@@ -22,6 +29,7 @@ export function configuredHarnesses(config: Config, sandbox: SandboxMode, hidden
         hiddenPaths,
         maxOutputBytes: config.maxOutputBytes,
         timeoutMs: settings.timeoutMinutes * 60_000,
+        proxyCredentials,
         ...(settings.path ? { binaryPath: settings.path } : {}),
       }),
     );

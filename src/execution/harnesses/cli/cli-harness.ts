@@ -4,7 +4,10 @@ import type { SandboxMode } from '../../sandbox/types.js';
 import { workspaceHome } from '../../workspace.js';
 import { HarnessStartError, type Harness, type HarnessSession, type HarnessSink, type HarnessTask } from '../harness.js';
 import { taskMessage, type HarnessEvent } from '../protocol.js';
-import type { AgentCli } from './agent-cli.js';
+import type { ResolvedDefinition } from '../../../mcp/definition.js';
+import { proxiedMcpServers } from '../../../egress/mcp-proxy.js';
+import { proxiedModel } from '../../../egress/model-proxy.js';
+import type { AgentCli, ResolvedModel } from './agent-cli.js';
 import { locateBinary } from './locate.js';
 import { cliPrompt, resumedPrompt } from './prompt.js';
 import { restoreSession, sessionLine } from './session.js';
@@ -16,6 +19,23 @@ export interface CliHarnessOptions {
   timeoutMs: number;
   /** The operator-configured executable; else `cli.binary` is looked up on the server's PATH. */
   binaryPath?: string;
+  /**
+   * Give the CLI this server's model and MCP proxies (harness-support routes, task token) instead of the real
+   * keys and registered servers' headers. A server's engine does; a self-hosted worker, whose keys are its own,
+   * does not.
+   */
+  proxyCredentials?: boolean;
+}
+
+/**
+ * What the sandbox gets instead of credentials: the model behind this server's proxy with the task token as its
+ * key, and registered HTTP MCP servers behind the MCP proxy. The real keys and headers never enter the sandbox.
+ */
+function proxiedCredentials(task: HarnessTask, model: ResolvedModel): { model: ResolvedModel; mcpServers: Record<string, ResolvedDefinition> } {
+  const apiUrl = task.env.HANGAR_API_URL;
+  const token = task.env.HANGAR_TASK_TOKEN;
+  if (!apiUrl || !token) throw new Error('the run has no API URL or task token for the credential proxies');
+  return { model: proxiedModel(model, apiUrl, token), mcpServers: proxiedMcpServers(task.mcpServers ?? {}, task.agentConfig, apiUrl, token) };
 }
 
 /**
@@ -51,7 +71,8 @@ export class CliHarness implements Harness {
     // The CLI's own session of the last execution, when it kept one, else a recap of the conversation in the prompt.
     const resume = await restoreSession(cli, task.history, home, task.workspace);
     const prompt = resume ? resumedPrompt(task) : cliPrompt(task, this.translate);
-    const invocation = await cli.invocation({ prompt, model: task.model, workspace: task.workspace, home, mcpServers: task.mcpServers ?? {}, ...(resume ? { resume } : {}) });
+    const { model, mcpServers } = options.proxyCredentials ? proxiedCredentials(task, task.model) : { model: task.model, mcpServers: task.mcpServers ?? {} };
+    const invocation = await cli.invocation({ prompt, model, workspace: task.workspace, home, mcpServers, ...(resume ? { resume } : {}) });
     sink.input(JSON.stringify(taskMessage(task)));
     const env = scrubbedEnvironment({ ...task.env, ...invocation.env }, home);
     // The codex and gemini launchers are `#!/usr/bin/env node` scripts: the server's own node is there to be found

@@ -1,3 +1,4 @@
+import type { AddressPolicy } from '../../../platform/net/address-policy.js';
 import { scrubbedEnvironment } from '../../sandbox/index.js';
 import type { SandboxExit, SandboxMode } from '../../sandbox/types.js';
 import { workspaceHome } from '../../workspace.js';
@@ -14,6 +15,8 @@ export interface OzHarnessOptions {
   hiddenPaths: string[];
   /** Under bwrap: whether the agent's shell commands reach the network (package installs, git hosts). */
   network: boolean;
+  /** Where HTTP MCP servers may be: oz connects to them from the server process. */
+  addressPolicy: AddressPolicy;
   timeoutMinutes: number;
   maxSteps: number;
 }
@@ -40,7 +43,7 @@ export class OzHarness implements Harness {
     let mcp: McpTools | undefined;
     if (task.mcpServers && Object.keys(task.mcpServers).length > 0) {
       try {
-        mcp = await connectMcpServers(task.mcpServers, { workspace: task.workspace, env, sandbox: options.sandbox, hiddenPaths: options.hiddenPaths, network: options.network, log: sink.diagnostic });
+        mcp = await connectMcpServers(task.mcpServers, { workspace: task.workspace, env, sandbox: options.sandbox, hiddenPaths: options.hiddenPaths, network: options.network, addressPolicy: options.addressPolicy, log: sink.diagnostic });
       } catch (error) {
         return failedAtStart(sink, (error as Error).message);
       }

@@ -1,0 +1,54 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { request as upstreamRequest, type Dispatcher } from 'undici';
+import { CREDENTIAL_HEADERS } from './proxied-execution.js';
+
+/** Headers of one connection, not of the message (RFC 9110 7.6.1), and those the proxy sets itself. */
+const NOT_FORWARDED = new Set(['host', 'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'content-length', ...CREDENTIAL_HEADERS]);
+
+export interface Forwarding {
+  url: string;
+  /** Added to (and replacing) the client's headers: the credential the sandbox never sees. */
+  headers: Record<string, string>;
+  dispatcher?: Dispatcher;
+  /**
+   * Whether an unsuccessful answer's body goes back as it is. A model provider's error explains a bad request;
+   * a team's MCP server's error page may carry anything, so only its status goes back.
+   */
+  errorBodies: boolean;
+}
+
+/**
+ * Sends the request on to `url` with the credential added, and streams the answer back as it comes (server-sent
+ * events included). The upstream request ends when the client goes away.
+ */
+export async function forward(request: FastifyRequest, reply: FastifyReply, to: Forwarding): Promise<FastifyReply> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined || NOT_FORWARDED.has(name)) continue;
+    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  Object.assign(headers, Object.fromEntries(Object.entries(to.headers).map(([name, value]) => [name.toLowerCase(), value])));
+  const abort = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) abort.abort();
+  });
+  const body = Buffer.isBuffer(request.body) && request.body.length > 0 ? request.body : undefined;
+  const answer = await upstreamRequest(to.url, {
+    method: request.method as Dispatcher.HttpMethod,
+    headers,
+    body,
+    signal: abort.signal,
+    ...(to.dispatcher ? { dispatcher: to.dispatcher } : {}),
+  });
+  reply.code(answer.statusCode);
+  const success = answer.statusCode >= 200 && answer.statusCode < 300;
+  if (!success && !to.errorBodies) {
+    await answer.body.dump();
+    return reply.send();
+  }
+  for (const [name, value] of Object.entries(answer.headers)) {
+    if (value === undefined || NOT_FORWARDED.has(name) || name === 'set-cookie') continue;
+    reply.header(name, value);
+  }
+  return reply.send(answer.body);
+}
