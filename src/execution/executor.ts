@@ -277,6 +277,7 @@ export class Execution {
         followups,
         history,
         workspace,
+        workspaceOwner: context.workspaces.owner,
         env: context.ledger.variables(run.id, run.execution_id),
         agentConfig: run.agent_config,
         ...builtIn,

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { scrubbedEnvironment, spawnSandboxed } from '../../sandbox/index.js';
 import type { SandboxMode } from '../../sandbox/types.js';
-import { workspaceHome } from '../../workspace.js';
+import { HOME_DIRECTORY, workspaceHome } from '../../workspace.js';
+import { WorkspaceFiles, WorkspacePathError } from '../../workspace-files.js';
 import { HarnessStartError, type Harness, type HarnessSession, type HarnessSink, type HarnessTask } from '../harness.js';
 import { taskMessage, type HarnessEvent } from '../protocol.js';
 import type { AgentCli } from './agent-cli.js';
@@ -47,11 +48,11 @@ export class CliHarness implements Harness {
       );
     }
     if (!task.model) throw new HarnessStartError(`The ${cli.name} harness needs a model from the catalogue, and none was resolved for this run`, 'integration_not_configured');
-    const home = await workspaceHome(task.workspace);
-    // The CLI's own session of the last execution, when it kept one, else a recap of the conversation in the prompt.
-    const resume = await restoreSession(cli, task.history, home, task.workspace);
-    const prompt = resume ? resumedPrompt(task) : cliPrompt(task, this.translate);
-    const invocation = await cli.invocation({ prompt, model: task.model, workspace: task.workspace, home, mcpServers: task.mcpServers ?? {}, ...(resume ? { resume } : {}) });
+    const { home, resume, invocation } = await this.prepare(task, task.model).catch((error: unknown) => {
+      // The run's setup left a link (or something else) where the server writes its files: refused, never followed.
+      if (error instanceof WorkspacePathError) throw new HarnessStartError(`The ${cli.name} harness could not prepare the workspace: ${error.message}`, 'environment_setup_failed');
+      throw error;
+    });
     sink.input(JSON.stringify(taskMessage(task)));
     const env = scrubbedEnvironment({ ...task.env, ...invocation.env }, home);
     // The codex and gemini launchers are `#!/usr/bin/env node` scripts: the server's own node is there to be found
@@ -74,7 +75,7 @@ export class CliHarness implements Harness {
     child.onStderrLine((line) => sink.diagnostic(line));
     // The session the CLI wrote goes into the transcript before the execution counts as over, for the next one.
     const exited = child.exited.then(async (exit) => {
-      const line = await sessionLine(cli, home);
+      const line = await sessionLine(cli, task.workspace);
       if (line) sink.output(line);
       return exit;
     });
@@ -86,5 +87,19 @@ export class CliHarness implements Harness {
       },
       exited,
     };
+  }
+
+  /** HOME, the CLI's own session put back when the last execution kept one, and the CLI's invocation. */
+  private async prepare(task: HarnessTask, model: NonNullable<HarnessTask['model']>) {
+    const { cli } = this;
+    const owner = task.workspaceOwner;
+    const home = await workspaceHome(task.workspace, owner);
+    // The CLI's own session of the last execution, when it kept one, else a recap of the conversation in the prompt.
+    const resume = await restoreSession(cli, task.history, task.workspace, owner);
+    const prompt = resume ? resumedPrompt(task) : cliPrompt(task, this.translate);
+    const writeHomeFile = (relative: string, content: string) =>
+      WorkspaceFiles.with(task.workspace, owner, (files) => files.writeFile(`${HOME_DIRECTORY}/${relative}`, content));
+    const invocation = await cli.invocation({ prompt, model, workspace: task.workspace, home, writeHomeFile, mcpServers: task.mcpServers ?? {}, ...(resume ? { resume } : {}) });
+    return { home, resume, invocation };
   }
 }
