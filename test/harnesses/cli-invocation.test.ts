@@ -19,7 +19,7 @@ function input(model: ResolvedModel) {
   const home = fs.mkdtempSync(path.join(root, 'home-'));
   const writeHomeFile = async (relative: string, content: string) => {
     fs.mkdirSync(path.dirname(path.join(home, relative)), { recursive: true });
-    fs.writeFileSync(path.join(home, relative), content);
+    fs.writeFileSync(path.join(home, relative), content, { mode: 0o600 });
   };
   return { prompt: 'Fix the tests.', model, workspace: root, home, writeHomeFile, mcpServers: {} };
 }
