@@ -36,7 +36,10 @@ before(async () => {
   fs.writeFileSync(
     file,
     YAML.stringify({
-      harnesses: { 'racing-artifacts': { command: ['sh', fixture('racing-artifacts.sh'), path.join(host, 'artifacts'), EXCHANGE], timeout_minutes: 2 } },
+      harnesses: {
+        script: { command: [process.execPath, fileURLToPath(new URL('../support/script-harness.mjs', import.meta.url))] },
+        'racing-artifacts': { command: ['sh', fixture('racing-artifacts.sh'), path.join(host, 'artifacts'), EXCHANGE], timeout_minutes: 2 },
+      },
       builtin_harnesses: { claude: { path: FAKE_CLI, timeout_minutes: 2 }, gemini: { path: FAKE_CLI, timeout_minutes: 2 }, oz: { max_steps: 4 } },
       models: [
         { id: 'claude-test', provider: 'ANTHROPIC', model: 'claude-test', base_url: anthropic.baseURL, api_key_env: 'SECURITY_TEST_KEY', cost: { input: 0, output: 0 } },
@@ -129,8 +132,11 @@ describe('the server never follows a run into the host', { timeout: 4 * RUN_TIME
     const results = (await conversationBlocks(hangar, run.run_id)).filter((block) => block.type === 'action_result');
     assert.equal(results.length, 120, 'every raced call ran');
     assert.ok(results.some((block) => JSON.stringify(block.output).includes('harmless')), 'the race was on: reads saw the workspace file');
-    for (const block of results) assert.ok(!JSON.stringify(block.output).includes(HOST_MARKER), 'read_file returned a host file');
-    assert.deepEqual(fs.readdirSync(directory), ['secret'], 'write_file created a file on the host');
+    const leaks = [
+      ...(results.some((block) => JSON.stringify(block.output).includes(HOST_MARKER)) ? ['read_file returned a host file'] : []),
+      ...fs.readdirSync(directory).filter((name) => name !== 'secret').map((name) => `write_file created ${name} on the host`),
+    ];
+    assert.deepEqual(leaks.slice(0, 2), []);
     assert.equal(fs.readFileSync(path.join(directory, 'secret'), 'utf8'), `${HOST_MARKER}\n`);
   });
 
@@ -153,8 +159,25 @@ describe('the server never follows a run into the host', { timeout: 4 * RUN_TIME
       assert.notEqual(run.state, 'ERROR', JSON.stringify(run.status_message));
       if (run.state === 'FAILED') assert.match(run.status_message.message, /symbolic link/);
     }
-    assert.deepEqual(fs.readdirSync(homeTarget), [], 'the server wrote into the host directory HOME was linked to');
-    assert.equal(fs.readFileSync(configTarget, 'utf8'), 'untouched\n', 'the server wrote the MCP config through a link');
-    assert.deepEqual(fs.readdirSync(settingsTarget), [], 'the server wrote gemini settings through a link');
+    const written = [
+      ...fs.readdirSync(homeTarget).map((name) => `${name} in the host directory HOME was linked to`),
+      ...(fs.readFileSync(configTarget, 'utf8') === 'untouched\n' ? [] : ['the MCP config through a link']),
+      ...fs.readdirSync(settingsTarget).map((name) => `${name} in the host directory .gemini was linked to`),
+    ];
+    assert.deepEqual(written, [], 'the server wrote on the host');
+  });
+
+  test('item 16a: a refused FILE artifact says the same whether the host path it names exists or not', { timeout: RUN_TIMEOUT_MS }, async () => {
+    const existing = path.join(host, 'exists');
+    fs.writeFileSync(existing, 'x');
+    const paths = [existing, path.join(host, 'does-not-exist'), `../../../../../..${existing}`, `../../../../../..${host}/does-not-exist`];
+    const steps = paths.map((file) => ({ emit: { type: 'artifact', artifact_type: 'FILE', data: { path: file } } }));
+    const run = await runToEnd({ prompt: JSON.stringify(steps), config: { harness: { type: 'script' } } });
+    assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
+    const timeline = await hangar.request('GET', `/agent/runs/${run.run_id}/timeline`);
+    const reasons = timeline.body.events.filter((event: any) => event.event_type === 'artifact_refused').map((event: any) => event.payload.reason);
+    assert.equal(reasons.length, 4);
+    assert.equal(reasons[0], reasons[1], 'an absolute host path: the reason tells whether it exists');
+    assert.equal(reasons[2], reasons[3], 'a path climbing out: the reason tells whether it exists');
   });
 });
