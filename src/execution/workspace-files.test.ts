@@ -79,6 +79,8 @@ describe('reading', () => {
 describe('writing', () => {
   test('creates parents and the file (0600), replaces a plain file', async () => {
     const files = await open();
+    await files.writeFile('a/b/c/d/e/f/g.txt', 'deep');
+    assert.equal(fs.readFileSync(path.join(workspace, 'a/b/c/d/e/f/g.txt'), 'utf8'), 'deep');
     await files.writeFile('x/y/z.txt', 'one');
     assert.equal(fs.readFileSync(path.join(workspace, 'x/y/z.txt'), 'utf8'), 'one');
     assert.equal(fs.statSync(path.join(workspace, 'x/y/z.txt')).mode & 0o777, 0o600);

@@ -262,6 +262,7 @@ export class WorkspaceFiles {
       for (const handle of held.splice(0).reverse()) await handle.close();
     };
     let hops = 0;
+    // Tries at making the current component (a run removing it each time would otherwise keep this going).
     let attempts = 0;
     const current = () => held.at(-1) ?? this.root;
     const follow = async (name: string) => {
@@ -291,6 +292,7 @@ export class WorkspaceFiles {
         }
         try {
           held.push(await fs.promises.open(at(current(), name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
+          attempts = 0;
           continue;
         } catch (error) {
           const failure = code(error);

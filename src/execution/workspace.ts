@@ -40,8 +40,19 @@ export const HOME_DIRECTORY = '.home';
  * command may have put a link (or a file) there: that is refused, the server never writes through it.
  */
 export async function workspaceHome(directory: string, owner?: FileOwner): Promise<string> {
-  await WorkspaceFiles.with(directory, owner, (files) => files.mkdirs(HOME_DIRECTORY));
-  return path.join(directory, HOME_DIRECTORY);
+  const home = path.join(directory, HOME_DIRECTORY);
+  try {
+    // One system call in the usual case. By path, safely: the workspace's own path is the server's, and mkdir never
+    // follows a link in the last component (it fails with EEXIST).
+    await fs.promises.mkdir(home, { mode: 0o700 });
+    // lchown: were it swapped for a link meanwhile, the link would be changed, not what it points at.
+    if (owner) await fs.promises.lchown(home, owner.uid, owner.gid);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    // Already there (made before the setup commands): it must still be a directory, not a link they put there.
+    await WorkspaceFiles.with(directory, owner, (files) => files.mkdirs(HOME_DIRECTORY));
+  }
+  return home;
 }
 
 /**

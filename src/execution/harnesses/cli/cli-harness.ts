@@ -2,7 +2,7 @@ import path from 'node:path';
 import { scrubbedEnvironment, spawnSandboxed } from '../../sandbox/index.js';
 import type { SandboxMode } from '../../sandbox/types.js';
 import { HOME_DIRECTORY, workspaceHome } from '../../workspace.js';
-import { WorkspaceFiles, WorkspacePathError } from '../../workspace-files.js';
+import { WorkspaceFiles } from '../../workspace-files.js';
 import { HarnessStartError, type Harness, type HarnessSession, type HarnessSink, type HarnessTask } from '../harness.js';
 import { taskMessage, type HarnessEvent } from '../protocol.js';
 import type { AgentCli } from './agent-cli.js';
@@ -48,11 +48,7 @@ export class CliHarness implements Harness {
       );
     }
     if (!task.model) throw new HarnessStartError(`The ${cli.name} harness needs a model from the catalogue, and none was resolved for this run`, 'integration_not_configured');
-    const { home, resume, invocation } = await this.prepare(task, task.model).catch((error: unknown) => {
-      // The run's setup left a link (or something else) where the server writes its files: refused, never followed.
-      if (error instanceof WorkspacePathError) throw new HarnessStartError(`The ${cli.name} harness could not prepare the workspace: ${error.message}`, 'environment_setup_failed');
-      throw error;
-    });
+    const { home, resume, invocation } = await this.prepare(task, task.model);
     sink.input(JSON.stringify(taskMessage(task)));
     const env = scrubbedEnvironment({ ...task.env, ...invocation.env }, home);
     // The codex and gemini launchers are `#!/usr/bin/env node` scripts: the server's own node is there to be found
