@@ -28,7 +28,7 @@ export interface FileOwner {
   gid: number;
 }
 
-export type RefusalReason = 'missing' | 'outside' | 'link' | 'not-file' | 'not-directory' | 'too-large' | 'denied' | 'invalid';
+export type RefusalReason = 'missing' | 'outside' | 'link' | 'not-file' | 'not-directory' | 'too-large' | 'denied' | 'invalid' | 'changed';
 
 /** A path the server will not use; the message is safe to show to the run (it names only the requested path). */
 export class WorkspacePathError extends Error {
@@ -52,6 +52,7 @@ const REASONS: Record<RefusalReason, string> = {
   'too-large': 'the file is too large',
   denied: 'permission denied',
   invalid: 'not a valid path',
+  changed: 'it kept changing while the server looked at it',
 };
 
 const MAX_LINK_HOPS = 40;
@@ -267,7 +268,15 @@ export class WorkspaceFiles {
     const current = () => held.at(-1) ?? this.root;
     const follow = async (name: string) => {
       if (++hops > MAX_LINK_HOPS) throw new WorkspacePathError(relative, 'link', 'too many symbolic links');
-      const target = await fs.promises.readlink(at(current(), name));
+      let target: string;
+      try {
+        target = await fs.promises.readlink(at(current(), name));
+      } catch (error) {
+        // No longer a link (swapped back meanwhile): the name is looked at again, a few times at most.
+        if (code(error) !== 'EINVAL') throw translate(error, relative);
+        if (++attempts <= 3) return pending.unshift(name);
+        throw new WorkspacePathError(relative, 'changed');
+      }
       if (path.isAbsolute(target)) throw new WorkspacePathError(relative, 'outside');
       pending.unshift(...components(target));
     };
@@ -305,6 +314,12 @@ export class WorkspaceFiles {
           if (failure !== 'ENOTDIR' && failure !== 'ELOOP') throw translate(error, relative);
         }
         const stat = await fs.promises.lstat(at(current(), name)).catch(() => null);
+        if (stat?.isDirectory() && ++attempts <= 3) {
+          // A link when opened, a directory now: swapped meanwhile; open it again (by handle, as ever).
+          pending.unshift(name);
+          continue;
+        }
+        if (stat?.isDirectory()) throw new WorkspacePathError(relative, 'changed');
         if (!stat?.isSymbolicLink()) throw new WorkspacePathError(relative, 'not-directory', `${name} is not a directory`);
         if (!options.follow) throw new WorkspacePathError(relative, 'link', `${name} is a symbolic link, which the server does not follow here`);
         await follow(name);

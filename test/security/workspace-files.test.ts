@@ -131,7 +131,8 @@ describe('the server never follows a run into the host', { timeout: 4 * RUN_TIME
     assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
     const results = (await conversationBlocks(hangar, run.run_id)).filter((block) => block.type === 'action_result');
     assert.equal(results.length, 120, 'every raced call ran');
-    assert.ok(results.some((block) => JSON.stringify(block.output).includes('harmless')), 'the race was on: reads saw the workspace file');
+    // Each read got the workspace's file or was refused (the directory was the link then); the writes the same.
+    for (const block of results.slice(0, 60)) assert.match(JSON.stringify(block.output), /harmless|HOST-FILE|^"d\/secret: /);
     const leaks = [
       ...(results.some((block) => JSON.stringify(block.output).includes(HOST_MARKER)) ? ['read_file returned a host file'] : []),
       ...fs.readdirSync(directory).filter((name) => name !== 'secret').map((name) => `write_file created ${name} on the host`),
@@ -175,7 +176,10 @@ describe('the server never follows a run into the host', { timeout: 4 * RUN_TIME
     const run = await runToEnd({ prompt: JSON.stringify(steps), config: { harness: { type: 'script' } } });
     assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
     const timeline = await hangar.request('GET', `/agent/runs/${run.run_id}/timeline`);
-    const reasons = timeline.body.events.filter((event: any) => event.event_type === 'artifact_refused').map((event: any) => event.payload.reason);
+    // The reason names the path it was given; what follows must not depend on the host.
+    const reasons = timeline.body.events
+      .filter((event: any) => event.event_type === 'artifact_refused')
+      .map((event: any, index: number) => event.payload.reason.replace(paths[index], '<path>'));
     assert.equal(reasons.length, 4);
     assert.equal(reasons[0], reasons[1], 'an absolute host path: the reason tells whether it exists');
     assert.equal(reasons[2], reasons[3], 'a path climbing out: the reason tells whether it exists');
