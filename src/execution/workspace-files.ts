@@ -121,15 +121,13 @@ interface Resolved {
 export class WorkspaceFiles {
   private constructor(
     private readonly root: FileHandle,
-    /** The workspace's path on the host (for messages and for processes started in it). */
-    readonly directory: string,
     private readonly owner: FileOwner | undefined,
   ) {}
 
   /** Opens the workspace directory itself (the server made it; its path is not run-controlled, its content is). */
   static async open(directory: string, owner?: FileOwner): Promise<WorkspaceFiles> {
     const root = await fs.promises.open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-    return new WorkspaceFiles(root, directory, owner);
+    return new WorkspaceFiles(root, owner);
   }
 
   static async with<T>(directory: string, owner: FileOwner | undefined, use: (files: WorkspaceFiles) => Promise<T>): Promise<T> {
