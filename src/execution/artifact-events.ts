@@ -1,10 +1,10 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import mime from 'mime-types';
 import type { RunExecution } from '../artifacts/service.js';
 import type { ArtifactSink } from './ledger.js';
 import { ApiError } from '../platform/http/errors.js';
 import type { HarnessEvent } from './harnesses/protocol.js';
+import { WorkspaceFiles, WorkspacePathError, workspaceRelative } from './workspace-files.js';
 
 type ArtifactEvent = Extract<HarnessEvent, { type: 'artifact' }>;
 
@@ -40,18 +40,16 @@ export async function recordArtifactEvent(
   }
 }
 
-/** The bytes of a regular file inside the workspace, or why not (outside it, through a link, too large, missing). */
+/**
+ * The bytes of a regular file inside the workspace, or why not. Links are resolved beneath the workspace root only
+ * (see workspace-files.ts); the reason never depends on anything outside the workspace.
+ */
 async function workspaceFile(workspace: string, relative: string, maxBytes: number): Promise<Buffer | string> {
-  const root = await fs.promises.realpath(workspace);
-  let real: string;
   try {
-    real = await fs.promises.realpath(path.resolve(root, relative));
-  } catch {
-    return 'no such file in the workspace';
+    const inside = workspaceRelative(workspace, relative);
+    return await WorkspaceFiles.with(workspace, undefined, (files) => files.readFile(inside, { follow: true, maxBytes }));
+  } catch (error) {
+    if (!(error instanceof WorkspacePathError)) throw error;
+    return error.reason === 'too-large' ? `${error.detail} (HANGAR_MAX_ARTIFACT_BYTES)` : error.detail;
   }
-  if (real !== root && !real.startsWith(`${root}${path.sep}`)) return 'the path leads outside the workspace';
-  const stat = await fs.promises.stat(real);
-  if (!stat.isFile()) return 'not a regular file';
-  if (stat.size > maxBytes) return `the file has ${stat.size} bytes, more than the ${maxBytes} allowed (HANGAR_MAX_ARTIFACT_BYTES)`;
-  return fs.promises.readFile(real);
 }

@@ -92,6 +92,7 @@ export class DebugSessions {
         followups,
         history: [],
         workspace: retained.workspace,
+        workspaceOwner: context.workspaces.owner,
         env: context.ledger.variables(retained.runId, executionId),
         agentConfig: retained.agentConfig,
         ...builtIn,

@@ -6,6 +6,7 @@ import type { ExecutionContext } from './context.js';
 import { startHarnessRun } from './harness-run.js';
 import { outcomeOf } from './outcome.js';
 import * as store from './store.js';
+import { WorkspacePathError } from './workspace-files.js';
 
 /** A workspace kept after a failed setup, handed to the debug sessions when the run has ended. */
 export interface RetainedWorkspace {
@@ -133,6 +134,11 @@ export class Execution {
       if (this.stopping) return;
       if (error instanceof HarnessStartError) {
         this.outcome = failedToStart(error);
+        return;
+      }
+      if (error instanceof WorkspacePathError) {
+        // The run's own setup put a link (or something else) where the server writes its files: refused, never followed.
+        this.outcome = failedToStart(new HarnessStartError(`Hangar could not prepare the workspace: ${error.message}`, 'environment_setup_failed'));
         return;
       }
       context.log.error({ err: error, runId: run.id }, 'execution failed');
@@ -277,6 +283,7 @@ export class Execution {
         followups,
         history,
         workspace,
+        workspaceOwner: context.workspaces.owner,
         env: context.ledger.variables(run.id, run.execution_id),
         agentConfig: run.agent_config,
         ...builtIn,

@@ -7,6 +7,7 @@ import type { EnvironmentConfig } from '../environments/schemas.js';
 import { scrubbedEnvironment, spawnSandboxed } from './sandbox/index.js';
 import type { SandboxMode, SandboxedProcess } from './sandbox/types.js';
 import type { RunFile } from './store.js';
+import { removeTree, WorkspaceFiles, type FileOwner } from './workspace-files.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -20,6 +21,8 @@ export interface WorkspaceOptions {
   setupTimeoutMs: number;
   setupNetwork: boolean;
   maxOutputBytes: number;
+  /** Who the run's processes run as: what the server creates in a workspace is theirs (unset: the server's user). */
+  owner?: FileOwner;
 }
 
 export type SetupStep = { type: 'clone'; repo: string } | { type: 'command'; command: string };
@@ -29,10 +32,26 @@ export type SetupResult = { ok: true } | { ok: false; message: string };
 /** Lines of a failed step's output kept in its timeline event. */
 const OUTPUT_TAIL_LINES = 20;
 
-/** The HOME of an execution's processes, inside its workspace; made when the first process needs it. */
-export async function workspaceHome(directory: string): Promise<string> {
-  const home = path.join(directory, '.home');
-  await fs.promises.mkdir(home, { recursive: true, mode: 0o700 });
+/** The HOME of an execution's processes, relative to its workspace. */
+export const HOME_DIRECTORY = '.home';
+
+/**
+ * The HOME of an execution's processes, inside its workspace; made when the first process needs it. A setup
+ * command may have put a link (or a file) there: that is refused, the server never writes through it.
+ */
+export async function workspaceHome(directory: string, owner?: FileOwner): Promise<string> {
+  const home = path.join(directory, HOME_DIRECTORY);
+  try {
+    // One system call in the usual case. By path, safely: the workspace's own path is the server's, and mkdir never
+    // follows a link in the last component (it fails with EEXIST).
+    await fs.promises.mkdir(home, { mode: 0o700 });
+    // lchown: were it swapped for a link meanwhile, the link would be changed, not what it points at.
+    if (owner) await fs.promises.lchown(home, owner.uid, owner.gid);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    // Already there (made before the setup commands): it must still be a directory, not a link they put there.
+    await WorkspaceFiles.with(directory, owner, (files) => files.mkdirs(HOME_DIRECTORY));
+  }
   return home;
 }
 
@@ -49,6 +68,11 @@ export function sandboxHiddenPaths(config: Pick<Config, 'dataDir' | 'workspaceDi
 export class Workspaces {
   constructor(private readonly options: WorkspaceOptions) {}
 
+  /** Who owns what the server creates in a workspace (unset: the server's own user). */
+  get owner(): FileOwner | undefined {
+    return this.options.owner;
+  }
+
   /** Workspaces under the configured workspace directory (`<data dir>/workspaces` by default). */
   static fromConfig(config: Config, sandbox: SandboxMode, hiddenPaths: string[]): Workspaces {
     return new Workspaces({
@@ -59,6 +83,7 @@ export class Workspaces {
       setupTimeoutMs: config.setupTimeoutMinutes * 60_000,
       setupNetwork: config.setupNetwork,
       maxOutputBytes: config.maxOutputBytes,
+      owner: undefined,
     });
   }
 
@@ -74,28 +99,32 @@ export class Workspaces {
       const code = (error as NodeJS.ErrnoException).code;
       // The root is made on first use; a leftover of the same execution (its engine died) is replaced.
       if (code !== 'ENOENT' && code !== 'EEXIST') throw error;
-      await fs.promises.rm(directory, { recursive: true, force: true });
+      if (code === 'EEXIST') await removeTree(directory);
       await fs.promises.mkdir(directory, { recursive: true, mode: 0o700 });
     }
+    // The run's user must be able to work in it; the path is the server's (the run controls only what is inside).
+    if (this.options.owner) await fs.promises.chown(directory, this.options.owner.uid, this.options.owner.gid);
     return directory;
   }
 
   /** Writes the run's files at the top of its workspace, where the prompt says they are. */
   async addFiles(directory: string, files: RunFile[]): Promise<void> {
-    for (const [index, file] of files.entries()) {
-      // A name is only ever a name here: no directories, nothing hidden, nothing that escapes the workspace.
-      const name = path.basename(file.file_name).replace(/^\.+/, '') || `attachment-${index + 1}`;
-      await fs.promises.writeFile(path.join(directory, name), file.data, { mode: 0o600 });
-    }
+    await WorkspaceFiles.with(directory, this.options.owner, async (workspace) => {
+      for (const [index, file] of files.entries()) {
+        // A name is only ever a name here: no directories, nothing hidden, nothing that escapes the workspace.
+        const name = path.basename(file.file_name).replace(/^\.+/, '') || `attachment-${index + 1}`;
+        await workspace.writeFile(name, file.data);
+      }
+    });
   }
 
   async remove(directory: string): Promise<void> {
-    // A harness that left nothing behind: one rmdir instead of a recursive walk.
+    // A harness that left nothing behind: one rmdir instead of a walk. Otherwise a walk that follows nothing.
     const removedEmpty = await fs.promises.rmdir(directory).then(
       () => true,
       () => false,
     );
-    if (!removedEmpty) await fs.promises.rm(directory, { recursive: true, force: true });
+    if (!removedEmpty) await removeTree(directory);
   }
 
   /** Removes what dead engines left behind in this data directory, except the directories still in use. */
@@ -117,7 +146,7 @@ export class Workspaces {
     report: (type: string, payload: Record<string, unknown>) => Promise<void>,
     abort: AbortSignal,
   ): Promise<SetupResult> {
-    const home = await workspaceHome(directory);
+    const home = await workspaceHome(directory, this.options.owner);
     for (const { owner, repo } of environment.github_repos) {
       if (abort.aborted) return { ok: false, message: 'cancelled' };
       const started = Date.now();

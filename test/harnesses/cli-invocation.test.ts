@@ -17,7 +17,11 @@ after(() => fs.rmSync(root, { recursive: true, force: true }));
 
 function input(model: ResolvedModel) {
   const home = fs.mkdtempSync(path.join(root, 'home-'));
-  return { prompt: 'Fix the tests.', model, workspace: root, home, mcpServers: {} };
+  const writeHomeFile = async (relative: string, content: string) => {
+    fs.mkdirSync(path.dirname(path.join(home, relative)), { recursive: true });
+    fs.writeFileSync(path.join(home, relative), content, { mode: 0o600 });
+  };
+  return { prompt: 'Fix the tests.', model, workspace: root, home, writeHomeFile, mcpServers: {} };
 }
 
 describe('CLI invocations', () => {

@@ -2,6 +2,7 @@ import type { SandboxExit } from '../sandbox/types.js';
 import type { ResolvedDefinition } from '../../mcp/definition.js';
 import type { ResolvedModel } from './cli/agent-cli.js';
 import type { HarnessEvent } from './protocol.js';
+import type { FileOwner } from '../workspace-files.js';
 
 /**
  * One execution's worth of work for a harness: the run's prompt plus everything said since, and where to work.
@@ -19,6 +20,8 @@ export interface HarnessTask {
   followups: string[];
   history: TranscriptLine[];
   workspace: string;
+  /** Who owns what the server creates in the workspace (the run's user); unset: the server's own user. */
+  workspaceOwner?: FileOwner;
   /** Run-scoped variables (run ID, API base URL, task token) to add to the harness's environment. */
   env: Record<string, string>;
   agentConfig: Record<string, unknown>;

@@ -1,5 +1,6 @@
 import type { ResolvedDefinition } from '../../../mcp/definition.js';
 import type { HarnessEvent } from '../protocol.js';
+import type { WorkspaceFiles } from '../../workspace-files.js';
 
 /** The model a run uses, resolved from the catalogue and the run's credentials before the harness starts. */
 export interface ResolvedModel {
@@ -30,8 +31,10 @@ export interface CliInvocationInput {
   prompt: string;
   model: ResolvedModel;
   workspace: string;
-  /** The run's own HOME (inside the workspace); a CLI's settings files go here. */
+  /** The run's own HOME (inside the workspace); a CLI's settings files go here, written through `writeHomeFile`. */
   home: string;
+  /** Writes a file relative to HOME the way the server writes into a workspace: no links followed, owned by the run's user. */
+  writeHomeFile(relative: string, content: string): Promise<void>;
   /** The run's MCP servers (`config.mcp_servers`, secrets filled in), for the CLI's own MCP configuration. */
   mcpServers: Record<string, ResolvedDefinition>;
   /** The CLI's own session of the conversation, put back into `home`: the CLI resumes it, and `prompt` is what is new. */
@@ -49,8 +52,8 @@ export interface SessionFile {
  * it wrote is found after the run, kept with the transcript, and put back where the CLI looks for it.
  */
 export interface CliSessions {
-  /** The session file the run left in `home` (a fresh HOME holds one session), if any. */
-  find(home: string): Promise<SessionFile | undefined>;
+  /** The session file the run left in the workspace's HOME (a fresh HOME holds one session), if any. */
+  find(workspace: WorkspaceFiles): Promise<SessionFile | undefined>;
   /** Where a kept session file goes for a run in `workspace`, relative to HOME (some CLIs file sessions by directory). */
   placeFor(session: SessionFile, workspace: string): string;
 }

@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { HarnessEvent } from '../protocol.js';
@@ -63,7 +62,7 @@ export const claude: AgentCli = {
   binary: 'claude',
   npmPackage: '@anthropic-ai/claude-code',
 
-  async invocation({ prompt, model, resume, home, mcpServers }: CliInvocationInput): Promise<CliInvocation> {
+  async invocation({ prompt, model, resume, home, writeHomeFile, mcpServers }: CliInvocationInput): Promise<CliInvocation> {
     const env: Record<string, string> = {
       IS_SANDBOX: '1',
       // Telemetry, error reporting, the auto-updater and the other calls besides the model's.
@@ -81,12 +80,12 @@ export const claude: AgentCli = {
     if (resume) args.push('--resume', resume.id);
     if (Object.keys(mcpServers).length > 0) {
       // In a file, not an argument: headers and env may hold secrets, and arguments show in `ps`.
-      const file = path.join(home, '.hangar-mcp.json');
+      const name = '.hangar-mcp.json';
       const servers = Object.fromEntries(
         Object.entries(mcpServers).map(([name, server]) => [name, 'command' in server ? server : { type: 'http', url: server.url, headers: server.headers }]),
       );
-      await fs.promises.writeFile(file, JSON.stringify({ mcpServers: servers }), { mode: 0o600 });
-      args.push('--mcp-config', file, '--strict-mcp-config');
+      await writeHomeFile(name, JSON.stringify({ mcpServers: servers }));
+      args.push('--mcp-config', path.join(home, name), '--strict-mcp-config');
     }
     return { args, env, stdin: prompt };
   },
@@ -98,9 +97,9 @@ export const claude: AgentCli = {
 
   // Claude Code files a session as projects/<working directory, every other character a dash>/<id>.jsonl.
   sessions: {
-    async find(home) {
-      const [file] = await filesMatching(path.join(home, '.claude', 'projects'), SESSION_FILE);
-      return file ? { id: path.basename(file, '.jsonl'), file: path.join('.claude', 'projects', file) } : undefined;
+    async find(workspace) {
+      const [file] = await filesMatching(workspace, '.claude/projects', SESSION_FILE);
+      return file ? { id: path.basename(file, '.jsonl'), file: path.posix.join('.claude', 'projects', file) } : undefined;
     },
     placeFor(session, workspace) {
       return path.join('.claude', 'projects', workspace.replace(/[^A-Za-z0-9]/g, '-'), `${session.id}.jsonl`);

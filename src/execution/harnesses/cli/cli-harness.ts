@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { scrubbedEnvironment, spawnSandboxed } from '../../sandbox/index.js';
 import type { SandboxMode } from '../../sandbox/types.js';
-import { workspaceHome } from '../../workspace.js';
+import { HOME_DIRECTORY, workspaceHome } from '../../workspace.js';
+import { WorkspaceFiles } from '../../workspace-files.js';
 import { HarnessStartError, type Harness, type HarnessSession, type HarnessSink, type HarnessTask } from '../harness.js';
 import { taskMessage, type HarnessEvent } from '../protocol.js';
 import type { ResolvedDefinition } from '../../../mcp/definition.js';
@@ -67,12 +68,7 @@ export class CliHarness implements Harness {
       );
     }
     if (!task.model) throw new HarnessStartError(`The ${cli.name} harness needs a model from the catalogue, and none was resolved for this run`, 'integration_not_configured');
-    const home = await workspaceHome(task.workspace);
-    // The CLI's own session of the last execution, when it kept one, else a recap of the conversation in the prompt.
-    const resume = await restoreSession(cli, task.history, home, task.workspace);
-    const prompt = resume ? resumedPrompt(task) : cliPrompt(task, this.translate);
-    const { model, mcpServers } = options.proxyCredentials ? proxiedCredentials(task, task.model) : { model: task.model, mcpServers: task.mcpServers ?? {} };
-    const invocation = await cli.invocation({ prompt, model, workspace: task.workspace, home, mcpServers, ...(resume ? { resume } : {}) });
+    const { home, resume, invocation } = await this.prepare(task, task.model);
     sink.input(JSON.stringify(taskMessage(task)));
     const env = scrubbedEnvironment({ ...task.env, ...invocation.env }, home);
     // The codex and gemini launchers are `#!/usr/bin/env node` scripts: the server's own node is there to be found
@@ -95,7 +91,7 @@ export class CliHarness implements Harness {
     child.onStderrLine((line) => sink.diagnostic(line));
     // The session the CLI wrote goes into the transcript before the execution counts as over, for the next one.
     const exited = child.exited.then(async (exit) => {
-      const line = await sessionLine(cli, home);
+      const line = await sessionLine(cli, task.workspace);
       if (line) sink.output(line);
       return exit;
     });
@@ -107,5 +103,20 @@ export class CliHarness implements Harness {
       },
       exited,
     };
+  }
+
+  /** HOME, the CLI's own session put back when the last execution kept one, and the CLI's invocation. */
+  private async prepare(task: HarnessTask, model: NonNullable<HarnessTask['model']>) {
+    const { cli } = this;
+    const owner = task.workspaceOwner;
+    const home = await workspaceHome(task.workspace, owner);
+    // The CLI's own session of the last execution, when it kept one, else a recap of the conversation in the prompt.
+    const resume = await restoreSession(cli, task.history, task.workspace, owner);
+    const prompt = resume ? resumedPrompt(task) : cliPrompt(task, this.translate);
+    const writeHomeFile = (relative: string, content: string) =>
+      WorkspaceFiles.with(task.workspace, owner, (files) => files.writeFile(`${HOME_DIRECTORY}/${relative}`, content));
+    const { model: given, mcpServers } = this.options.proxyCredentials ? proxiedCredentials(task, model) : { model, mcpServers: task.mcpServers ?? {} };
+    const invocation = await cli.invocation({ prompt, model: given, workspace: task.workspace, home, writeHomeFile, mcpServers, ...(resume ? { resume } : {}) });
+    return { home, resume, invocation };
   }
 }

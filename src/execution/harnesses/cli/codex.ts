@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { ResolvedDefinition } from '../../../mcp/definition.js';
@@ -46,13 +45,9 @@ export const codex: AgentCli = {
   binary: 'codex',
   npmPackage: '@openai/codex',
 
-  async invocation({ prompt, model, resume, home, mcpServers }: CliInvocationInput): Promise<CliInvocation> {
+  async invocation({ prompt, model, resume, writeHomeFile, mcpServers }: CliInvocationInput): Promise<CliInvocation> {
     // MCP servers go in the fresh HOME's config.toml, not in -c arguments: headers and env may hold secrets.
-    if (Object.keys(mcpServers).length > 0) {
-      const file = path.join(home, '.codex', 'config.toml');
-      await fs.promises.mkdir(path.dirname(file), { recursive: true });
-      await fs.promises.writeFile(file, mcpToml(mcpServers), { mode: 0o600 });
-    }
+    if (Object.keys(mcpServers).length > 0) await writeHomeFile('.codex/config.toml', mcpToml(mcpServers));
     const provider = {
       name: '"Hangar"',
       // JSON strings are valid TOML basic strings.
@@ -94,9 +89,9 @@ export const codex: AgentCli = {
 
   // Codex files a session as sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl and finds it by ID wherever it runs.
   sessions: {
-    async find(home) {
-      const [file] = await filesMatching(path.join(home, '.codex', 'sessions'), ROLLOUT_FILE);
-      return file ? { id: ROLLOUT_FILE.exec(path.basename(file))![1]!, file: path.join('.codex', 'sessions', file) } : undefined;
+    async find(workspace) {
+      const [file] = await filesMatching(workspace, '.codex/sessions', ROLLOUT_FILE);
+      return file ? { id: ROLLOUT_FILE.exec(path.basename(file))![1]!, file: path.posix.join('.codex', 'sessions', file) } : undefined;
     },
     placeFor: (session) => session.file,
   },

@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { HarnessEvent } from '../protocol.js';
@@ -57,13 +56,11 @@ export const gemini: AgentCli = {
   binary: 'gemini',
   npmPackage: '@google/gemini-cli',
 
-  async invocation({ prompt, model, home, resume, mcpServers }: CliInvocationInput): Promise<CliInvocation> {
-    const settings = path.join(home, '.gemini', 'settings.json');
-    await fs.promises.mkdir(path.dirname(settings), { recursive: true });
+  async invocation({ prompt, model, home, writeHomeFile, resume, mcpServers }: CliInvocationInput): Promise<CliInvocation> {
     const servers = Object.fromEntries(
       Object.entries(mcpServers).map(([name, server]) => [name, 'command' in server ? server : { httpUrl: server.url, headers: server.headers }]),
     );
-    await fs.promises.writeFile(settings, `${JSON.stringify({ ...SETTINGS, mcpServers: servers }, null, 2)}\n`, { mode: 0o600 });
+    await writeHomeFile('.gemini/settings.json', `${JSON.stringify({ ...SETTINGS, mcpServers: servers }, null, 2)}\n`);
     const env: Record<string, string> = {};
     if (model.apiKey) env.GEMINI_API_KEY = model.apiKey;
     // Hangar's base URLs include the API version, as the AI SDK takes them; the Gemini SDK adds it itself.
@@ -81,9 +78,9 @@ export const gemini: AgentCli = {
 
   // Gemini CLI files a session as tmp/<project>/chats/session-<time>-<id>.jsonl; --session-file takes it from anywhere.
   sessions: {
-    async find(home) {
-      const [file] = await filesMatching(path.join(home, '.gemini', 'tmp'), /^session-.*\.jsonl$/);
-      return file ? { id: path.basename(file, '.jsonl'), file: path.join('.gemini', 'tmp', file) } : undefined;
+    async find(workspace) {
+      const [file] = await filesMatching(workspace, '.gemini/tmp', /^session-.*\.jsonl$/);
+      return file ? { id: path.basename(file, '.jsonl'), file: path.posix.join('.gemini', 'tmp', file) } : undefined;
     },
     placeFor: (session) => session.file,
   },

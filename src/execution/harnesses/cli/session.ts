@@ -1,6 +1,7 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { HOME_DIRECTORY } from '../../workspace.js';
+import { WorkspaceFiles, type FileOwner } from '../../workspace-files.js';
 import type { TranscriptLine } from '../harness.js';
 import type { AgentCli, SessionFile } from './agent-cli.js';
 
@@ -19,13 +20,24 @@ interface SessionLine extends SessionFile {
 const PREFIX = '{"type":"hangar_cli_session"';
 /** A session bigger than this (compressed) is not kept: the next execution gets a recap instead. */
 const MAX_KEPT_BYTES = 8 * 1024 * 1024;
+/** A session file bigger than this is not even read (text compresses well; this is far above MAX_KEPT_BYTES's worth). */
+const MAX_READ_BYTES = 16 * MAX_KEPT_BYTES;
 
-/** The line that keeps the session the run left in `home`, or undefined when there is none (or it is too big). */
-export async function sessionLine(cli: AgentCli, home: string): Promise<string | undefined> {
-  const found = await cli.sessions?.find(home).catch(() => undefined);
-  if (!found) return undefined;
-  const bytes = await fs.promises.readFile(path.join(home, found.file)).catch(() => undefined);
-  if (!bytes) return undefined;
+/**
+ * The line that keeps the session the run left in its HOME, or undefined when there is none (or it is too big, or
+ * not a plain file: the run controls its HOME, and a link there must not make the server read anything else).
+ */
+export async function sessionLine(cli: AgentCli, workspace: string): Promise<string | undefined> {
+  if (!cli.sessions) return undefined;
+  const sessions = cli.sessions;
+  const read = async (files: WorkspaceFiles) => {
+    const found = await sessions.find(files);
+    if (!found) return undefined;
+    return { found, bytes: await files.readFile(path.posix.join(HOME_DIRECTORY, found.file), { maxBytes: MAX_READ_BYTES }) };
+  };
+  const session = await WorkspaceFiles.with(workspace, undefined, read).catch(() => undefined);
+  if (!session) return undefined;
+  const { found, bytes } = session;
   const content = gzipSync(bytes);
   if (content.length > MAX_KEPT_BYTES) return undefined;
   const line: SessionLine = { type: 'hangar_cli_session', harness: cli.name, id: found.id, file: found.file, content: content.toString('base64') };
@@ -36,7 +48,7 @@ export async function sessionLine(cli: AgentCli, home: string): Promise<string |
  * Puts the CLI's session of the latest execution back into `home`, when that execution was this CLI's and kept
  * one; returns what the CLI resumes (undefined: start afresh, with a recap).
  */
-export async function restoreSession(cli: AgentCli, history: TranscriptLine[], home: string, workspace: string): Promise<SessionFile | undefined> {
+export async function restoreSession(cli: AgentCli, history: TranscriptLine[], workspace: string, owner?: FileOwner): Promise<SessionFile | undefined> {
   if (!cli.sessions) return undefined;
   // Only a session written after the latest task started: an execution in between (another harness) would be lost.
   const lastTask = history.findLastIndex((entry) => entry.stream === 'input' && entry.line.startsWith('{"type":"task"'));
@@ -49,17 +61,26 @@ export async function restoreSession(cli: AgentCli, history: TranscriptLine[], h
     return undefined;
   }
   if (saved.harness !== cli.name) return undefined;
-  const file = cli.sessions.placeFor(saved, workspace);
-  const target = path.join(home, file);
+  const file = path.posix.normalize(cli.sessions.placeFor(saved, workspace));
   // The kept path comes from the transcript: it must stay inside HOME.
-  if (path.relative(home, target).startsWith('..')) return undefined;
-  await fs.promises.mkdir(path.dirname(target), { recursive: true });
-  await fs.promises.writeFile(target, gunzipSync(Buffer.from(saved.content, 'base64')), { mode: 0o600 });
+  if (file.startsWith('..') || path.isAbsolute(file)) return undefined;
+  const content = gunzipSync(Buffer.from(saved.content, 'base64'));
+  await WorkspaceFiles.with(workspace, owner, (files) => files.writeFile(path.posix.join(HOME_DIRECTORY, file), content));
   return { id: saved.id, file };
 }
 
-/** The files under `directory` (relative to it) whose name matches; none when it does not exist. */
-export async function filesMatching(directory: string, name: RegExp): Promise<string[]> {
-  const entries = await fs.promises.readdir(directory, { recursive: true }).catch(() => [] as string[]);
-  return entries.filter((entry) => name.test(path.basename(entry))).sort();
+/**
+ * The files under `directory` of HOME (relative to it, `/`-separated) whose name matches; none when it does not
+ * exist or is not a plain directory. Links are not followed.
+ */
+export async function filesMatching(workspace: WorkspaceFiles, directory: string, name: RegExp): Promise<string[]> {
+  const found: string[] = [];
+  try {
+    for await (const entry of workspace.walk(path.posix.join(HOME_DIRECTORY, directory))) {
+      if (!entry.directory && name.test(path.posix.basename(entry.path))) found.push(path.posix.relative(directory, entry.path.slice(HOME_DIRECTORY.length + 1)));
+    }
+  } catch {
+    return [];
+  }
+  return found.sort();
 }

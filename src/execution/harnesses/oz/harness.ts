@@ -39,7 +39,7 @@ export class OzHarness implements Harness {
     sink.input(JSON.stringify(taskMessage(task)));
     const continuing = task.history.length > 0;
     const said = saidNow(task);
-    const env = scrubbedEnvironment(task.env, await workspaceHome(task.workspace));
+    const env = scrubbedEnvironment(task.env, await workspaceHome(task.workspace, task.workspaceOwner));
     let mcp: McpTools | undefined;
     if (task.mcpServers && Object.keys(task.mcpServers).length > 0) {
       try {
@@ -56,6 +56,7 @@ export class OzHarness implements Harness {
     const loop = new OzAgentLoop({
       model: languageModel(model),
       workspace: task.workspace,
+      ...(task.workspaceOwner ? { workspaceOwner: task.workspaceOwner } : {}),
       prompt: said.join('\n\n') || 'Continue where you left off.',
       basePrompt: task.basePrompt,
       history: continuing ? historyMessages(task.history) : [],

@@ -1,5 +1,6 @@
 import { streamText, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
 import type { HarnessEvent } from '../protocol.js';
+import type { FileOwner } from '../../workspace-files.js';
 import { describeWorkspace, systemPrompt } from './prompt.js';
 import { DEFAULT_TOOL_LIMITS, TOOL_CATEGORIES, createOzTools, type OzToolContext, type OzToolLimits } from './tools.js';
 
@@ -22,6 +23,8 @@ export class OzStop extends Error {
 export interface OzLoopOptions {
   model: LanguageModel;
   workspace: string;
+  /** Who owns the files the tools create (the run's user); unset: the server's own user. */
+  workspaceOwner?: FileOwner;
   /** The task (the run's prompt, with any follow-ups that came before the start). */
   prompt: string;
   basePrompt?: string | null;
@@ -132,6 +135,7 @@ export class OzAgentLoop {
       ...options.extraTools,
       ...createOzTools({
       workspace: options.workspace,
+      ...(options.workspaceOwner ? { workspaceOwner: options.workspaceOwner } : {}),
       env: options.env ?? process.env,
       limits: { ...DEFAULT_TOOL_LIMITS, ...options.limits },
       emit,

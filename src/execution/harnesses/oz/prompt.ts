@@ -1,5 +1,4 @@
-import fs from 'node:fs';
-import path from 'node:path';
+import { WorkspaceFiles } from '../../workspace-files.js';
 
 const AGENT_PROMPT = `You are oz, the coding agent built into Hangar. You work autonomously on the task you are given, inside a workspace directory, using your tools. Investigate before changing things, make the change, and check it (run the tests or the build when there are any). Keep going until the task is done, then finish with a short summary of what you did as plain text, without calling a tool.`;
 
@@ -11,15 +10,17 @@ const TOOLS_PROMPT = `Tools:
 
 /** A short description of the workspace for the system prompt: whether it is a git repository and what is at its root. */
 export async function describeWorkspace(workspace: string): Promise<string> {
-  const entries = await fs.promises.readdir(workspace, { withFileTypes: true }).catch(() => []);
+  const { entries, head } = await WorkspaceFiles.with(workspace, undefined, async (files) => ({
+    entries: await files.list('').catch(() => []),
+    head: await files.readFile('.git/HEAD', { maxBytes: 4096 }).catch(() => undefined),
+  }));
   const names = entries.filter((entry) => entry.name !== '.git').map((entry) => entry.name + (entry.isDirectory() ? '/' : '')).sort();
   const shown = names.slice(0, 40).join(', ') + (names.length > 40 ? `, and ${names.length - 40} more` : '');
   let git = 'It is not a git repository.';
-  try {
-    const head = (await fs.promises.readFile(path.join(workspace, '.git', 'HEAD'), 'utf8')).trim();
-    git = head.startsWith('ref: refs/heads/') ? `It is a git repository on branch ${head.slice('ref: refs/heads/'.length)}.` : 'It is a git repository (detached HEAD).';
-  } catch {
-    // not a repository (or a worktree; the model can ask git)
+  // No HEAD file: not a repository (or a worktree; the model can ask git).
+  if (head) {
+    const ref = head.toString('utf8').trim();
+    git = ref.startsWith('ref: refs/heads/') ? `It is a git repository on branch ${ref.slice('ref: refs/heads/'.length)}.` : 'It is a git repository (detached HEAD).';
   }
   return `The workspace is ${workspace}. ${git} At its root: ${shown || '(empty)'}.`;
 }

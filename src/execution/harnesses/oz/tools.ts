@@ -1,7 +1,7 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { tool, type ToolSet } from 'ai';
 import { z } from 'zod';
+import { WorkspaceFiles, type FileOwner } from '../../workspace-files.js';
 import type { HarnessEvent } from '../protocol.js';
 import { displayPath, resolveInWorkspace } from './paths.js';
 import { runShell, type ShellOptions, type ShellResult } from './shell.js';
@@ -29,6 +29,8 @@ export const DEFAULT_TOOL_LIMITS: OzToolLimits = {
 
 export interface OzToolContext {
   workspace: string;
+  /** Who owns the files the tools create (the run's user); unset: the server's own user. */
+  workspaceOwner?: FileOwner;
   /** The environment shell commands run with. */
   env: Record<string, string | undefined>;
   limits: OzToolLimits;
@@ -45,6 +47,8 @@ export interface OzToolContext {
 const SKIPPED = new Set(['.git', 'node_modules']);
 /** Files larger than this are not searched. */
 const SEARCH_FILE_BYTES = 1024 * 1024;
+/** Files larger than this are not edited (the whole file is read, changed and written back). */
+const EDIT_FILE_BYTES = 64 * 1024 * 1024;
 
 /** The tool category the conversation normalizer shows, by tool name. */
 export const TOOL_CATEGORIES: Record<string, string> = {
@@ -57,26 +61,6 @@ export const TOOL_CATEGORIES: Record<string, string> = {
   report_artifact: 'integration',
   ask_user: 'integration',
 };
-
-async function* walk(root: string, directory: string): AsyncGenerator<{ absolute: string; directory: boolean }> {
-  let entries: fs.Dirent[];
-  try {
-    entries = await fs.promises.readdir(directory, { withFileTypes: true });
-  } catch {
-    return;
-  }
-  entries.sort((a, b) => a.name.localeCompare(b.name));
-  for (const entry of entries) {
-    if (SKIPPED.has(entry.name)) continue;
-    const absolute = path.join(directory, entry.name);
-    if (entry.isDirectory()) {
-      yield { absolute, directory: true };
-      yield* walk(root, absolute);
-    } else if (entry.isFile()) {
-      yield { absolute, directory: false };
-    }
-  }
-}
 
 function occurrences(haystack: string, needle: string): number {
   let count = 0;
@@ -107,7 +91,9 @@ export function createOzTools(context: OzToolContext): ToolSet {
 function defineTools(context: OzToolContext): ToolSet {
   const { workspace, limits } = context;
   const resolve = (requested: string) => resolveInWorkspace(workspace, requested);
-  const root = () => fs.promises.realpath(workspace);
+  // The tools run in the server, on a workspace the run's own processes change meanwhile: every file is reached
+  // through workspace-files.ts (handle-relative, no link followed out of the workspace, no check-then-reopen).
+  const inWorkspace = <T>(use: (files: WorkspaceFiles) => Promise<T>) => WorkspaceFiles.with(workspace, context.workspaceOwner, use);
 
   return {
     run_command: tool({
@@ -118,7 +104,8 @@ function defineTools(context: OzToolContext): ToolSet {
         timeout_seconds: z.number().int().positive().optional(),
       }),
       execute: async ({ command, cwd, timeout_seconds }) => {
-        const directory = await resolve(cwd ?? '.');
+        // The shell resolves it inside the sandbox, where the workspace is all it can write.
+        const directory = path.join(workspace, await resolve(cwd ?? '.'));
         const timeoutMs = Math.min(timeout_seconds !== undefined ? timeout_seconds * 1000 : limits.commandTimeoutMs, limits.commandTimeoutMs * 5);
         const result = await (context.shell ?? runShell)(command, { cwd: directory, env: context.env, timeoutMs, maxOutputBytes: limits.commandOutputBytes, signal: context.signal });
         return {
@@ -140,22 +127,16 @@ function defineTools(context: OzToolContext): ToolSet {
       }),
       execute: async ({ path: requested, offset_line, max_lines }) => {
         const file = await resolve(requested);
-        const handle = await fs.promises.open(file, 'r');
-        try {
-          const stat = await handle.stat();
-          if (!stat.isFile()) throw new Error(`${requested} is not a file`);
-          const buffer = Buffer.alloc(Math.min(stat.size, limits.readBytes));
-          await handle.read(buffer, 0, buffer.length, 0);
-          let content = buffer.toString('utf8');
-          if (offset_line !== undefined || max_lines !== undefined) {
-            const lines = content.split('\n');
-            const start = (offset_line ?? 1) - 1;
-            content = lines.slice(start, max_lines !== undefined ? start + max_lines : undefined).join('\n');
-          }
-          return { path: requested, content, ...(stat.size > limits.readBytes ? { truncated: true, size_bytes: stat.size } : {}) };
-        } finally {
-          await handle.close();
+        // One byte more than returned tells whether there was more.
+        const buffer = await inWorkspace((files) => files.readFile(file, { follow: true, maxBytes: limits.readBytes + 1, truncate: true }));
+        const truncated = buffer.length > limits.readBytes;
+        let content = buffer.subarray(0, limits.readBytes).toString('utf8');
+        if (offset_line !== undefined || max_lines !== undefined) {
+          const lines = content.split('\n');
+          const start = (offset_line ?? 1) - 1;
+          content = lines.slice(start, max_lines !== undefined ? start + max_lines : undefined).join('\n');
         }
+        return { path: requested, content, ...(truncated ? { truncated: true } : {}) };
       },
     }),
 
@@ -164,9 +145,8 @@ function defineTools(context: OzToolContext): ToolSet {
       inputSchema: z.object({ path: z.string().min(1), content: z.string() }),
       execute: async ({ path: requested, content }) => {
         const file = await resolve(requested);
-        await fs.promises.mkdir(path.dirname(file), { recursive: true });
-        await fs.promises.writeFile(file, content);
-        return { path: displayPath(await root(), file), bytes: Buffer.byteLength(content) };
+        await inWorkspace((files) => files.writeFile(file, content, { follow: true }));
+        return { path: displayPath(file), bytes: Buffer.byteLength(content) };
       },
     }),
 
@@ -175,12 +155,14 @@ function defineTools(context: OzToolContext): ToolSet {
       inputSchema: z.object({ path: z.string().min(1), old_string: z.string().min(1), new_string: z.string() }),
       execute: async ({ path: requested, old_string, new_string }) => {
         const file = await resolve(requested);
-        const content = await fs.promises.readFile(file, 'utf8');
-        const count = occurrences(content, old_string);
-        if (count === 0) throw new Error(`old_string was not found in ${requested}`);
-        if (count > 1) throw new Error(`old_string occurs ${count} times in ${requested}; include more context so it matches once`);
-        const at = content.indexOf(old_string);
-        await fs.promises.writeFile(file, content.slice(0, at) + new_string + content.slice(at + old_string.length));
+        await inWorkspace(async (files) => {
+          const content = (await files.readFile(file, { follow: true, maxBytes: EDIT_FILE_BYTES })).toString('utf8');
+          const count = occurrences(content, old_string);
+          if (count === 0) throw new Error(`old_string was not found in ${requested}`);
+          if (count > 1) throw new Error(`old_string occurs ${count} times in ${requested}; include more context so it matches once`);
+          const at = content.indexOf(old_string);
+          await files.writeFile(file, content.slice(0, at) + new_string + content.slice(at + old_string.length), { follow: true });
+        });
         return { path: requested, replaced: 1 };
       },
     }),
@@ -190,16 +172,17 @@ function defineTools(context: OzToolContext): ToolSet {
       inputSchema: z.object({ path: z.string().optional().describe('Directory relative to the workspace root; the root when absent') }),
       execute: async ({ path: requested }) => {
         const directory = await resolve(requested ?? '.');
-        const base = await root();
         const entries: string[] = [];
         let truncated = false;
-        for await (const entry of walk(base, directory)) {
-          if (entries.length >= limits.listEntries) {
-            truncated = true;
-            break;
+        await inWorkspace(async (files) => {
+          for await (const entry of files.walk(directory, { follow: true, skip: SKIPPED })) {
+            if (entries.length >= limits.listEntries) {
+              truncated = true;
+              break;
+            }
+            entries.push(entry.path + (entry.directory ? '/' : ''));
           }
-          entries.push(displayPath(base, entry.absolute) + (entry.directory ? '/' : ''));
-        }
+        });
         return { entries, ...(truncated ? { truncated: true } : {}) };
       },
     }),
@@ -214,7 +197,6 @@ function defineTools(context: OzToolContext): ToolSet {
       }),
       execute: async ({ pattern, regex, case_insensitive, path: requested }) => {
         const directory = await resolve(requested ?? '.');
-        const base = await root();
         let matcher: (line: string) => boolean;
         if (regex) {
           const expression = new RegExp(pattern, case_insensitive ? 'i' : '');
@@ -227,22 +209,23 @@ function defineTools(context: OzToolContext): ToolSet {
         }
         const matches: string[] = [];
         let truncated = false;
-        outer: for await (const entry of walk(base, directory)) {
-          if (entry.directory) continue;
-          const stat = await fs.promises.stat(entry.absolute);
-          if (stat.size > SEARCH_FILE_BYTES) continue;
-          const buffer = await fs.promises.readFile(entry.absolute);
-          if (buffer.subarray(0, 8000).includes(0)) continue; // binary
-          const lines = buffer.toString('utf8').split('\n');
-          for (let index = 0; index < lines.length; index++) {
-            if (!matcher(lines[index]!)) continue;
-            if (matches.length >= limits.searchMatches) {
-              truncated = true;
-              break outer;
+        await inWorkspace(async (files) => {
+          outer: for await (const entry of files.walk(directory, { follow: true, skip: SKIPPED })) {
+            if (entry.directory) continue;
+            // Larger files are left out, as are unreadable and binary ones.
+            const buffer = await entry.read(SEARCH_FILE_BYTES);
+            if (!buffer || buffer.subarray(0, 8000).includes(0)) continue;
+            const lines = buffer.toString('utf8').split('\n');
+            for (let index = 0; index < lines.length; index++) {
+              if (!matcher(lines[index]!)) continue;
+              if (matches.length >= limits.searchMatches) {
+                truncated = true;
+                break outer;
+              }
+              matches.push(`${entry.path}:${index + 1}: ${lines[index]!.slice(0, 500)}`);
             }
-            matches.push(`${displayPath(base, entry.absolute)}:${index + 1}: ${lines[index]!.slice(0, 500)}`);
           }
-        }
+        });
         return { matches, ...(truncated ? { truncated: true } : {}) };
       },
     }),
@@ -261,9 +244,9 @@ function defineTools(context: OzToolContext): ToolSet {
         if (artifact_type === 'FILE') {
           // Checked here so the model hears about a bad path; the recorder reads the file from the workspace.
           const file = await resolve(input.path);
-          const stat = await fs.promises.stat(file).catch(() => null);
+          const stat = await inWorkspace((files) => files.stat(file, { follow: true })).catch(() => null);
           if (!stat?.isFile()) throw new Error(`${input.path} is not a file in the workspace`);
-          data.path = displayPath(await root(), file);
+          data.path = displayPath(file);
         }
         // (The protocol's artifact_type union is built from a list, so TypeScript cannot see its members.)
         context.emit({ type: 'artifact', artifact_type, data } as HarnessEvent);
