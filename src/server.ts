@@ -37,7 +37,7 @@ import { Engine } from './execution/engine.js';
 import { registerArtifactRoutes } from './artifacts/http.js';
 import { registerScoreRoutes } from './scores/http.js';
 import { ScoresService } from './scores/service.js';
-import { ArtifactsService } from './artifacts/service.js';
+import { ArtifactsService, DOWNLOAD_LINK_SECONDS } from './artifacts/service.js';
 import { LocalBlobStore } from './platform/blobs/local.js';
 import { S3BlobStore } from './platform/blobs/s3.js';
 import type { Authenticator } from './platform/http/auth.js';
@@ -51,7 +51,7 @@ import { TaskTokens } from './execution/task-token.js';
 import { sandboxHiddenPaths, Workspaces } from './execution/workspace.js';
 import { Bus } from './platform/bus.js';
 import { UrlSigner } from './platform/signed-urls.js';
-import { RunOutputs } from './runs/output.js';
+import { RunOutputs, TRANSCRIPT_LINK_SECONDS } from './runs/output.js';
 import { registerRunOutputRoutes } from './runs/output-http.js';
 import { HARNESS_TYPES } from './runs/schemas.js';
 import { randomUUID } from 'node:crypto';
@@ -120,13 +120,13 @@ export async function startServer(
     await database.close();
     throw error;
   }
-  const cursors = new CursorCodec(await instanceSecret(db, 'cursor_signing_key'));
+  const cursors = new CursorCodec(await instanceSecret(db, 'cursor_signing_key', secretKey));
   // Without HANGAR_PUBLIC_URL, links follow the address the server ends up listening on (port 0 picks one).
   let publicUrl = config.publicUrl;
-  const signer = new UrlSigner(await instanceSecret(db, 'download_signing_key'), () => publicUrl);
+  const signer = new UrlSigner(await instanceSecret(db, 'download_signing_key', secretKey), () => publicUrl, Math.max(TRANSCRIPT_LINK_SECONDS, DOWNLOAD_LINK_SECONDS));
   /** The API as harnesses and workers reach it. */
   const apiUrl = () => `${publicUrl}/api/v1`;
-  const tokens = new TaskTokens(await instanceSecret(db, 'task_token_key'));
+  const tokens = new TaskTokens(await instanceSecret(db, 'task_token_key', secretKey));
   const bus = await Bus.open(database);
   const sandbox = resolveSandboxMode(config.sandbox);
   const hiddenPaths = sandboxHiddenPaths(config);

@@ -9,7 +9,11 @@ type NullableJson<T> = ColumnType<T | null, string | null | undefined, string | 
 
 export interface InstanceSettingsTable {
   key: string;
-  value: string;
+  /** A plain setting; null for an encrypted one. */
+  value: string | null;
+  iv: Buffer | null;
+  auth_tag: Buffer | null;
+  ciphertext: Buffer | null;
 }
 
 export interface TeamsTable {
@@ -229,6 +233,14 @@ export interface SchedulesTable {
 }
 
 /** A team secret: AES-256-GCM ciphertext only (see src/platform/crypto.ts). */
+export interface SecretGrantsTable {
+  team_uid: string;
+  secret_name: string;
+  grantee_type: 'member' | 'agent' | 'environment';
+  grantee_uid: string;
+  created_at: Generated<Timestamp>;
+}
+
 export interface SecretsTable {
   team_uid: string;
   name: string;
@@ -360,6 +372,7 @@ export interface AutomationFiringsTable {
 
 export interface DB {
   instance_settings: InstanceSettingsTable;
+  secret_grants: SecretGrantsTable;
   teams: TeamsTable;
   users: UsersTable;
   team_members: TeamMembersTable;
