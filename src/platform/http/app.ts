@@ -6,6 +6,7 @@ import { ERROR_CODES, notFound, renderProblem, toApiError, type ErrorCode } from
 import { registerOpenApi } from './openapi.js';
 import { requireApiKey, type Authenticator } from './auth.js';
 import { registerDashboard } from './dashboard.js';
+import { serializeRequest } from './log-redaction.js';
 import { validatorCompiler } from './validation.js';
 
 export interface AppDeps {
@@ -29,8 +30,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: deps.logger ?? {
       level: deps.config.logLevel,
-      // Request logs carry method, URL and status only; headers (API keys) are never logged.
+      // Request logs carry method, URL and status only; headers (API keys) are never logged, and the credentials
+      // some URLs carry (a url_token webhook's token, a download link's signature) are redacted.
       redact: ['req.headers.authorization', 'req.headers["x-api-key"]'],
+      serializers: { req: serializeRequest },
     },
     bodyLimit: deps.config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
