@@ -7,6 +7,7 @@ import { registerOpenApi } from './openapi.js';
 import { requireApiKey, type Authenticator } from './auth.js';
 import { registerDashboard } from './dashboard.js';
 import { serializeRequest } from './log-redaction.js';
+import { addSecurityHeaders } from './security-headers.js';
 import { validatorCompiler } from './validation.js';
 
 export interface AppDeps {
@@ -47,6 +48,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  addSecurityHeaders(app);
   app.setErrorHandler((error, request, reply) => {
     const problem = toApiError(error);
     if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
