@@ -10,6 +10,9 @@ import { GitMirror } from './environments/skills/git.js';
 import { registerSkillRoutes } from './environments/skills/http.js';
 import { SkillsService } from './environments/skills/service.js';
 import { ApiKeyAuthenticator, selectTeam } from './identities/authenticate.js';
+import { AuthFailureThrottle } from './identities/auth-throttle.js';
+import { roleInTeam } from './identities/store.js';
+import { ApiError } from './platform/http/errors.js';
 import { AdminService } from './identities/admin/service.js';
 import { registerAdminRoutes } from './identities/admin/http.js';
 import { registerAgentRoutes } from './identities/agents/http.js';
@@ -146,7 +149,13 @@ export async function startServer(
       refreshSeconds: config.gitRefreshSeconds,
     }),
   });
-  const secrets = new SecretsService({ db, key: secretKey });
+  const secrets: SecretsService = new SecretsService({
+    db,
+    key: secretKey,
+    roleInTeam,
+    agentExists: async (teamUid, uid): Promise<boolean> => (await agents.findForRun(db, teamUid, uid)) !== undefined,
+    environmentAccessible: (teamUid, environmentId) => environments.isAccessible(teamUid, environmentId),
+  });
   const mcpServers = new McpServersService({ db, secrets });
   const agents = new AgentsService({
     db,
@@ -160,6 +169,7 @@ export async function startServer(
     skills,
     environments,
     mcpServers,
+    secrets,
     agents,
     cursors,
     publicUrl: config.publicUrl,
@@ -185,8 +195,19 @@ export async function startServer(
   const schedules = new SchedulesService({ db, agents, now: options.now, onChange: () => scheduler?.poke() });
 
   const apiKeys = new ApiKeyAuthenticator(db, config.planMaxAgents);
+  const throttle = new AuthFailureThrottle(db, config.authFailuresPerMinute);
   const authenticate: Authenticator = {
-    principal: (authorization) => apiKeys.principal(authorization),
+    principal: async (authorization, client) => {
+      // A request without a key is not a guess; a wrong or malformed key is.
+      if (authorization === undefined) return apiKeys.principal(authorization);
+      throttle.refuseIfBlocked(client);
+      try {
+        return await apiKeys.principal(authorization);
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 401) await throttle.failed(client);
+        throw error;
+      }
+    },
     team: selectTeam,
   };
   const factories = new FactoriesService(db);

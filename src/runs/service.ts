@@ -23,7 +23,22 @@ export interface AgentDirectory {
 
 /** Which shared MCP servers a team may use in its runs (the MCP slice provides it). */
 export interface McpServerDirectory {
-  isAccessible(db: Kysely<DB>, teamUid: string, uid: string): Promise<boolean>;
+  /**
+   * The team secrets a run of `teamUid` hands over by using the server: those it refers to when the team owns it,
+   * none for a server another team shares (that team's admins chose to share its secrets); null when the team may
+   * not use it.
+   */
+  secretsForRun(db: Kysely<DB>, teamUid: string, uid: string): Promise<string[] | null>;
+}
+
+/** Which team secrets a run may use (the secrets slice provides it). */
+export interface SecretAccess {
+  /** The names among `names` a run acting as `user` may not use. */
+  unusableSecrets(
+    db: Kysely<DB>,
+    user: { teamUid: string; creatorUid: string; agentUid: string | null; environmentId: string | null },
+    names: string[],
+  ): Promise<string[]>;
 }
 
 /** Skills a team's runs may use (the environments slice provides it). */
@@ -41,6 +56,7 @@ export interface RunsServiceOptions {
   skills: SkillResolver;
   environments: EnvironmentDirectory;
   mcpServers: McpServerDirectory;
+  secrets: SecretAccess;
   agents: AgentDirectory;
   cursors: CursorCodec;
   publicUrl: string;
@@ -84,8 +100,9 @@ function visibility(caller: Caller): store.Visibility {
 /**
  * Checks `mcp_servers`: each entry is exactly one of a command, a URL, or a reference (`warp_id`) to an MCP
  * server the team owns or that is shared with it. Every shape problem (400) is reported before access (403).
+ * Returns the team secrets the referenced servers hand to the run.
  */
-async function checkMcpServers(servers: Record<string, object>, canUse: (uid: string) => Promise<boolean>): Promise<void> {
+async function checkMcpServers(servers: Record<string, object>, secretsOf: (uid: string) => Promise<string[] | null>): Promise<string[]> {
   const references: Array<[name: string, uid: string]> = [];
   for (const [name, entry] of Object.entries(servers)) {
     const server = entry as Record<string, unknown>;
@@ -106,11 +123,20 @@ async function checkMcpServers(servers: Record<string, object>, canUse: (uid: st
     }
     if (form === 'warp_id') references.push([name, server.warp_id as string]);
   }
+  const secrets: string[] = [];
   for (const [name, uid] of references) {
-    if (!(await canUse(uid))) {
+    const names = await secretsOf(uid);
+    if (names === null) {
       throw notAuthorized(`config.mcp_servers.${name} references MCP server ${uid}, which does not exist or this team cannot use`);
     }
+    secrets.push(...names);
   }
+  return secrets;
+}
+
+/** Every team secret `harness_auth_secrets` names. */
+function harnessAuthSecrets(config: AgentConfig): string[] {
+  return Object.values(config.harness_auth_secrets ?? {}).filter((name): name is string => typeof name === 'string' && name !== '');
 }
 
 function decodeAttachments(body: CreateRunBody): store.NewAttachment[] {
@@ -220,9 +246,7 @@ export class RunsService {
       config.base_prompt ??= skill.base_prompt;
       agentSkill = { name: skill.name, description: skill.description, full_path: skill.full_path };
     }
-    if (config.mcp_servers) {
-      await checkMcpServers(config.mcp_servers, (uid) => this.options.mcpServers.isAccessible(db, caller.teamUid, uid));
-    }
+    const mcpSecrets = config.mcp_servers ? await checkMcpServers(config.mcp_servers, (uid) => this.options.mcpServers.secretsForRun(db, caller.teamUid, uid)) : [];
     const attachments = decodeAttachments(body);
 
     const who = visibility(caller);
@@ -258,6 +282,24 @@ export class RunsService {
     } else if (caller.principal.type === 'service_account' && config.worker_host === undefined) {
       const self = await this.options.agents.findForRun(db, caller.teamUid, caller.principal.uid);
       if (self?.worker_host) config.worker_host = self.worker_host;
+    }
+    // A run's code can read every secret it is given: naming one is using it. The creator is the run's own, or the
+    // user who saved the schedule or automation that starts it (their role is looked up as of now).
+    const refused = await this.options.secrets.unusableSecrets(
+      db,
+      {
+        teamUid: caller.teamUid,
+        creatorUid: caller.principal.uid,
+        agentUid: executor.type === 'service_account' ? executor.uid : null,
+        environmentId: config.environment_id ?? null,
+      },
+      [...harnessAuthSecrets(config), ...mcpSecrets],
+    );
+    if (refused.length > 0) {
+      throw notAuthorized(
+        `this run would use team secret${refused.length > 1 ? 's' : ''} ${refused.join(', ')}, which ${refused.length > 1 ? 'are' : 'is'} not granted to you, ` +
+          "to the run's agent identity or to its environment; a team admin can grant it (POST /secrets/{name}/grants)",
+      );
     }
     const requestMetadata = body.metadata ?? {};
     const problem = metadataProblem(requestMetadata) ?? metadataProblem(mergeMetadata({}, parentMetadata, requestMetadata));

@@ -233,12 +233,19 @@ export interface SchedulesTable {
 }
 
 /** A team secret: AES-256-GCM ciphertext only (see src/platform/crypto.ts). */
+export interface AuthFailureWindowsTable {
+  client: string;
+  window_start: Timestamp;
+  shard: number;
+  count: number;
+}
+
 export interface SecretGrantsTable {
   team_uid: string;
   secret_name: string;
   grantee_type: 'member' | 'agent' | 'environment';
   grantee_uid: string;
-  created_at: Generated<Timestamp>;
+  created_at: Timestamp;
 }
 
 export interface SecretsTable {
@@ -373,6 +380,7 @@ export interface AutomationFiringsTable {
 export interface DB {
   instance_settings: InstanceSettingsTable;
   secret_grants: SecretGrantsTable;
+  auth_failure_windows: AuthFailureWindowsTable;
   teams: TeamsTable;
   users: UsersTable;
   team_members: TeamMembersTable;

@@ -11,7 +11,7 @@ import { addSecurityHeaders } from './security-headers.js';
 import { validatorCompiler } from './validation.js';
 
 export interface AppDeps {
-  config: Pick<Config, 'publicUrl' | 'bodyLimitBytes' | 'logLevel'>;
+  config: Pick<Config, 'publicUrl' | 'bodyLimitBytes' | 'logLevel' | 'trustProxy'>;
   version: string;
   authenticate: Authenticator;
   /** Database reachable and every migration applied. */
@@ -37,6 +37,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       serializers: { req: serializeRequest },
     },
     bodyLimit: deps.config.bodyLimitBytes,
+    // request.ip, by which failed authentications and webhook senders are counted, is the proxy's unless trusted.
+    trustProxy: deps.config.trustProxy,
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     // Errors Fastify raises before routing (a malformed %-escape in the path, an overlong path parameter); no

@@ -19,3 +19,14 @@ CREATE TABLE secret_grants (
   PRIMARY KEY (team_uid, secret_name, grantee_type, grantee_uid),
   FOREIGN KEY (team_uid, secret_name) REFERENCES secrets (team_uid, name) ON DELETE CASCADE ON UPDATE CASCADE
 );
+
+-- Failed API-key authentications per client address and minute, shared by every replica (the webhook ingress
+-- counts its senders the same way in webhook_rate_windows). Shards spread concurrent increments of one client.
+CREATE TABLE auth_failure_windows (
+  client text NOT NULL,
+  window_start timestamptz NOT NULL,
+  shard smallint NOT NULL,
+  count integer NOT NULL,
+  PRIMARY KEY (client, window_start, shard)
+);
+CREATE INDEX auth_failure_windows_start ON auth_failure_windows (window_start);

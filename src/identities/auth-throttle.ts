@@ -1,0 +1,66 @@
+import { randomInt } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../platform/db/schema.js';
+import { ApiError } from '../platform/http/errors.js';
+import { secondsUntilBelow, slidingCount } from '../webhooks/limits.js';
+
+/** Counter shards per client and minute: concurrent failures of one client rarely update the same row. */
+const SHARDS = 8;
+
+function tooMany(retryAfter: number): ApiError {
+  return new ApiError(429, 'resource_unavailable', `too many failed authentications from this address; retry in ${retryAfter} s`, {
+    retryable: true,
+    headers: { 'retry-after': String(retryAfter) },
+  });
+}
+
+/**
+ * Throttles API-key guessing: failed authentications are counted per client address and minute in the database,
+ * so every replica sees the same count, over a sliding minute. Past the limit, a failure answers 429 with
+ * Retry-After, and the replica that saw it refuses every request of that client with a key until then, the right
+ * key included (a guess that happens to be right is not let through). Requests that succeed cost nothing here.
+ * A replica that has not yet seen a failure of a blocked client answers its first attempt normally; so a client
+ * gets at most one more attempt per replica and block.
+ */
+export class AuthFailureThrottle {
+  private readonly blockedUntil = new Map<string, number>();
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly failuresPerMinute: number,
+  ) {}
+
+  /** Throws 429 while `client` is blocked on this replica. */
+  refuseIfBlocked(client: string, now = Date.now()): void {
+    const until = this.blockedUntil.get(client);
+    if (until === undefined) return;
+    if (until > now) throw tooMany(Math.ceil((until - now) / 1000));
+    this.blockedUntil.delete(client);
+  }
+
+  /** Counts a failed authentication of `client`; throws 429 when it takes the client past the limit. */
+  async failed(client: string): Promise<void> {
+    const result = await sql<{ now_count: string | null; before_count: string | null; elapsed: number }>`
+      WITH bumped AS (
+        INSERT INTO auth_failure_windows (client, window_start, shard, count)
+        VALUES (${client}, date_trunc('minute', now()), ${randomInt(SHARDS)}, 1)
+        ON CONFLICT (client, window_start, shard) DO UPDATE SET count = auth_failure_windows.count + 1
+      ), pruned AS (
+        DELETE FROM auth_failure_windows WHERE window_start < date_trunc('minute', now()) - interval '2 minutes'
+      )
+      SELECT
+        sum(count) FILTER (WHERE window_start = date_trunc('minute', now())) AS now_count,
+        sum(count) FILTER (WHERE window_start < date_trunc('minute', now())) AS before_count,
+        extract(epoch FROM now() - date_trunc('minute', now()))::float8 AS elapsed
+      FROM auth_failure_windows
+      WHERE client = ${client} AND window_start >= date_trunc('minute', now()) - interval '1 minute'`.execute(this.db);
+    const row = result.rows[0]!;
+    // The statement's snapshot does not see its own increment.
+    const current = Number(row.now_count ?? 0) + 1;
+    const before = Number(row.before_count ?? 0);
+    if (slidingCount(current, before, row.elapsed) <= this.failuresPerMinute) return;
+    const retryAfter = secondsUntilBelow(current, before, row.elapsed, this.failuresPerMinute);
+    this.blockedUntil.set(client, Date.now() + retryAfter * 1000);
+    throw tooMany(retryAfter);
+  }
+}
