@@ -183,8 +183,32 @@ export class RunsService {
 
   /** Routes a follow-up by the run's state; the new state shows in `GET /agent/runs/{id}`. */
   async followup(caller: Caller, runId: string, body: FollowupBody): Promise<Record<string, never>> {
+    await this.checkFollowupSecrets(caller, runId);
     await addFollowup(this.db, visibility(caller), runId, body.message ?? '', body.mode);
     return {};
+  }
+
+  /**
+   * A follow-up steers a harness that holds the run's secrets (it may ask the agent to print its key), so its
+   * author needs the right to use them, as the run's creator did. Reckoned with the run's own agent identity and
+   * environment. A run the caller cannot see is left to addFollowup (404).
+   */
+  private async checkFollowupSecrets(caller: Caller, runId: string): Promise<void> {
+    const run = await store.secretContext(this.db, visibility(caller), runId);
+    if (!run) return;
+    const config = run.agent_config as AgentConfig;
+    const names = harnessAuthSecrets(config);
+    for (const entry of Object.values(config.mcp_servers ?? {}) as Array<{ warp_id?: unknown }>) {
+      if (typeof entry.warp_id === 'string') names.push(...((await this.options.mcpServers.secretsForRun(this.db, caller.teamUid, entry.warp_id)) ?? []));
+    }
+    const refused = await this.options.secrets.unusableSecrets(
+      this.db,
+      { teamUid: caller.teamUid, creatorUid: caller.principal.uid, agentUid: run.executor_type === 'service_account' ? run.executor_uid : null, environmentId: run.environment_id },
+      names,
+    );
+    if (refused.length > 0) {
+      throw notAuthorized(`this run holds team secret${refused.length > 1 ? 's' : ''} ${refused.join(', ')}, which ${refused.length > 1 ? 'are' : 'is'} not granted to you; only someone who may use ${refused.length > 1 ? 'them' : 'it'} can send it follow-ups`);
+    }
   }
 
   /**
