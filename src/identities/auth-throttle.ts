@@ -6,6 +6,8 @@ import { secondsUntilBelow, slidingCount } from '../webhooks/limits.js';
 
 /** Counter shards per client and minute: concurrent failures of one client rarely update the same row. */
 const SHARDS = 8;
+/** Blocked addresses kept before the expired ones are swept out. */
+const SWEEP_AT = 10_000;
 
 function tooMany(retryAfter: number): ApiError {
   return new ApiError(429, 'resource_unavailable', `too many failed authentications from this address; retry in ${retryAfter} s`, {
@@ -60,7 +62,10 @@ export class AuthFailureThrottle {
     const before = Number(row.before_count ?? 0);
     if (slidingCount(current, before, row.elapsed) <= this.failuresPerMinute) return;
     const retryAfter = secondsUntilBelow(current, before, row.elapsed, this.failuresPerMinute);
-    this.blockedUntil.set(client, Date.now() + retryAfter * 1000);
+    const now = Date.now();
+    // Many addresses blocked once (an attacker rotating them) must not grow the map for ever.
+    if (this.blockedUntil.size >= SWEEP_AT) for (const [address, until] of this.blockedUntil) if (until <= now) this.blockedUntil.delete(address);
+    this.blockedUntil.set(client, now + retryAfter * 1000);
     throw tooMany(retryAfter);
   }
 }
