@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { isIPv4, isIPv6 } from 'node:net';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/http/errors.js';
@@ -9,6 +10,21 @@ const SHARDS = 8;
 /** Blocked addresses kept before the expired ones are swept out. */
 const SWEEP_AT = 10_000;
 
+/**
+ * What failures are counted by: an IPv4 address, or the /64 network of an IPv6 one (one host usually holds a
+ * whole /64, and counting its 2^64 addresses one by one would not throttle it at all).
+ */
+export function clientGroup(address: string): string {
+  if (!isIPv6(address)) return address;
+  const bare = address.split('%')[0]!.toLowerCase();
+  if (bare.startsWith('::ffff:') && isIPv4(bare.slice(7))) return bare.slice(7);
+  const [left, right] = bare.includes('::') ? bare.split('::') : [bare, undefined];
+  const head = left ? left.split(':') : [];
+  const tail = right ? right.split(':') : [];
+  const groups = right === undefined ? head : [...head, ...Array<string>(8 - head.length - tail.length).fill('0'), ...tail];
+  return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
+
 function tooMany(retryAfter: number): ApiError {
   return new ApiError(429, 'resource_unavailable', `too many failed authentications from this address; retry in ${retryAfter} s`, {
     retryable: true,
@@ -17,7 +33,7 @@ function tooMany(retryAfter: number): ApiError {
 }
 
 /**
- * Throttles API-key guessing: failed authentications are counted per client address and minute in the database,
+ * Throttles API-key guessing: failed authentications are counted per client (clientGroup) and minute in the database,
  * so every replica sees the same count, over a sliding minute. Past the limit, a failure answers 429 with
  * Retry-After, and the replica that saw it refuses every request of that client with a key until then, the right
  * key included (a guess that happens to be right is not let through). Requests that succeed cost nothing here.
@@ -32,16 +48,18 @@ export class AuthFailureThrottle {
     private readonly failuresPerMinute: number,
   ) {}
 
-  /** Throws 429 while `client` is blocked on this replica. */
-  refuseIfBlocked(client: string, now = Date.now()): void {
+  /** Throws 429 while `address` is blocked on this replica. */
+  refuseIfBlocked(address: string, now = Date.now()): void {
+    const client = clientGroup(address);
     const until = this.blockedUntil.get(client);
     if (until === undefined) return;
     if (until > now) throw tooMany(Math.ceil((until - now) / 1000));
     this.blockedUntil.delete(client);
   }
 
-  /** Counts a failed authentication of `client`; throws 429 when it takes the client past the limit. */
-  async failed(client: string): Promise<void> {
+  /** Counts a failed authentication from `address`; throws 429 when it takes its client past the limit. */
+  async failed(address: string): Promise<void> {
+    const client = clientGroup(address);
     const result = await sql<{ now_count: string | null; before_count: string | null; elapsed: number }>`
       WITH bumped AS (
         INSERT INTO auth_failure_windows (client, window_start, shard, count)
