@@ -57,6 +57,13 @@ export interface Config {
   webhookRatePerMinute: number;
   /** Failed webhook authentications per sender and minute before every further delivery gets 429. */
   webhookAuthFailuresPerMinute: number;
+  /** Failed API-key authentications per client address and minute, across replicas, before 429. */
+  authFailuresPerMinute: number;
+  /**
+   * Fastify's `trustProxy`: whether (and which) reverse proxies' X-Forwarded-For is believed for the client address
+   * that rate limits count by. false: the TCP peer is the client.
+   */
+  trustProxy: boolean | string[];
   /** Provider key variables (OPENAI_API_KEY, ...) that are set, with their values: the operator's model keys. */
   modelCredentials: Record<string, string>;
   /** `HANGAR_MCP_ALLOWED_HOSTS`: non-public hosts and ranges HTTP MCP servers may be at (none by default). */
@@ -100,6 +107,22 @@ function secretKey(env: Env): Buffer | undefined {
     throw new ConfigError(`HANGAR_SECRET_KEY must be ${SECRET_KEY_BYTES} random bytes written as 64 hex characters or as base64 (e.g. \`openssl rand -base64 32\`)`);
   }
   return key;
+}
+
+/** `HANGAR_TRUST_PROXY`: false (default), true (any peer), or a comma-separated list of proxy addresses/CIDRs. */
+function trustProxy(env: Env): boolean | string[] {
+  const raw = text(env, 'HANGAR_TRUST_PROXY');
+  if (raw === undefined) return false;
+  const lower = raw.toLowerCase();
+  if (['false', '0', 'no', 'off'].includes(lower)) return false;
+  if (['true', '1', 'yes', 'on'].includes(lower)) return true;
+  const entries = raw.split(',').map((entry) => entry.trim()).filter(Boolean);
+  for (const entry of entries) {
+    if (!/^[0-9A-Fa-f:.]+(\/\d{1,3})?$/.test(entry) && !['loopback', 'linklocal', 'uniquelocal'].includes(entry)) {
+      throw new ConfigError(`HANGAR_TRUST_PROXY must be true, false or a comma-separated list of proxy addresses or CIDR ranges, got "${entry}"`);
+    }
+  }
+  return entries;
 }
 
 function url(name: string, raw: string, protocols: string[]): string {
@@ -203,6 +226,8 @@ export function loadConfig(env: Env = process.env): Config {
     workerHeartbeatSeconds: integer(env, 'HANGAR_WORKER_HEARTBEAT_SECONDS', 30, 1, 3600),
     webhookRatePerMinute: integer(env, 'HANGAR_WEBHOOK_RATE_PER_MINUTE', 60, 1, 1_000_000),
     webhookAuthFailuresPerMinute: integer(env, 'HANGAR_WEBHOOK_AUTH_FAILURES_PER_MINUTE', 10, 1, 1_000_000),
+    authFailuresPerMinute: integer(env, 'HANGAR_AUTH_FAILURES_PER_MINUTE', 30, 1, 1_000_000),
+    trustProxy: trustProxy(env),
     mcpAllowedHosts: allowedHosts(env, 'HANGAR_MCP_ALLOWED_HOSTS'),
   };
 }

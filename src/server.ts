@@ -10,6 +10,9 @@ import { GitMirror } from './environments/skills/git.js';
 import { registerSkillRoutes } from './environments/skills/http.js';
 import { SkillsService } from './environments/skills/service.js';
 import { ApiKeyAuthenticator, selectTeam } from './identities/authenticate.js';
+import { AuthFailureThrottle } from './identities/auth-throttle.js';
+import { roleInTeam } from './identities/store.js';
+import { ApiError } from './platform/http/errors.js';
 import { AdminService } from './identities/admin/service.js';
 import { registerAdminRoutes } from './identities/admin/http.js';
 import { registerAgentRoutes } from './identities/agents/http.js';
@@ -40,7 +43,7 @@ import { Engine } from './execution/engine.js';
 import { registerArtifactRoutes } from './artifacts/http.js';
 import { registerScoreRoutes } from './scores/http.js';
 import { ScoresService } from './scores/service.js';
-import { ArtifactsService } from './artifacts/service.js';
+import { ArtifactsService, DOWNLOAD_LINK_SECONDS } from './artifacts/service.js';
 import { LocalBlobStore } from './platform/blobs/local.js';
 import { S3BlobStore } from './platform/blobs/s3.js';
 import type { Authenticator } from './platform/http/auth.js';
@@ -54,7 +57,7 @@ import { TaskTokens } from './execution/task-token.js';
 import { sandboxHiddenPaths, Workspaces } from './execution/workspace.js';
 import { Bus } from './platform/bus.js';
 import { UrlSigner } from './platform/signed-urls.js';
-import { RunOutputs } from './runs/output.js';
+import { RunOutputs, TRANSCRIPT_LINK_SECONDS } from './runs/output.js';
 import { registerRunOutputRoutes } from './runs/output-http.js';
 import { HARNESS_TYPES } from './runs/schemas.js';
 import { randomUUID } from 'node:crypto';
@@ -125,13 +128,13 @@ export async function startServer(
     await database.close();
     throw error;
   }
-  const cursors = new CursorCodec(await instanceSecret(db, 'cursor_signing_key'));
+  const cursors = new CursorCodec(await instanceSecret(db, 'cursor_signing_key', secretKey));
   // Without HANGAR_PUBLIC_URL, links follow the address the server ends up listening on (port 0 picks one).
   let publicUrl = config.publicUrl;
-  const signer = new UrlSigner(await instanceSecret(db, 'download_signing_key'), () => publicUrl);
+  const signer = new UrlSigner(await instanceSecret(db, 'download_signing_key', secretKey), () => publicUrl, Math.max(TRANSCRIPT_LINK_SECONDS, DOWNLOAD_LINK_SECONDS));
   /** The API as harnesses and workers reach it. */
   const apiUrl = () => `${publicUrl}/api/v1`;
-  const tokens = new TaskTokens(await instanceSecret(db, 'task_token_key'));
+  const tokens = new TaskTokens(await instanceSecret(db, 'task_token_key', secretKey));
   const bus = await Bus.open(database);
   const sandbox = resolveSandboxMode(config.sandbox);
   const hiddenPaths = sandboxHiddenPaths(config);
@@ -151,7 +154,13 @@ export async function startServer(
       refreshSeconds: config.gitRefreshSeconds,
     }),
   });
-  const secrets = new SecretsService({ db, key: secretKey });
+  const secrets: SecretsService = new SecretsService({
+    db,
+    key: secretKey,
+    roleInTeam,
+    agentExists: async (teamUid, uid): Promise<boolean> => (await agents.findForRun(db, teamUid, uid)) !== undefined,
+    environmentAccessible: (teamUid, environmentId) => environments.isAccessible(teamUid, environmentId),
+  });
   const addressPolicy = new AddressPolicy(config.mcpAllowedHosts);
   const mcpServers = new McpServersService({ db, secrets, addressPolicy });
   const agents = new AgentsService({
@@ -166,6 +175,7 @@ export async function startServer(
     skills,
     environments,
     mcpServers,
+    secrets,
     agents,
     cursors,
     publicUrl: config.publicUrl,
@@ -192,8 +202,19 @@ export async function startServer(
   const schedules = new SchedulesService({ db, agents, now: options.now, onChange: () => scheduler?.poke() });
 
   const apiKeys = new ApiKeyAuthenticator(db, config.planMaxAgents);
+  const throttle = new AuthFailureThrottle(db, config.authFailuresPerMinute);
   const authenticate: Authenticator = {
-    principal: (authorization) => apiKeys.principal(authorization),
+    principal: async (authorization, client) => {
+      // A request without a key is not a guess; a wrong or malformed key is.
+      if (authorization === undefined) return apiKeys.principal(authorization);
+      throttle.refuseIfBlocked(client);
+      try {
+        return await apiKeys.principal(authorization);
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 401) await throttle.failed(client);
+        throw error;
+      }
+    },
     team: selectTeam,
   };
   const factories = new FactoriesService(db);

@@ -7,6 +7,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { CursorCodec } from '../../src/platform/http/pagination.js';
+import { loadSecretKey } from '../../src/platform/secret-key.js';
 import { instanceSecret } from '../../src/platform/settings.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { baselineCursor, CREATE_BODY, startBaseline, type Baseline } from './baseline.js';
@@ -69,6 +70,8 @@ interface Backend {
   database: Comparison['database'];
   server: RunningServer;
   apiKey: string;
+  /** Hangar's secret key (the data directory's), which opens its instance keys. */
+  secretKey: Buffer;
   /** Seeding and the baseline's queries: a pool the same size as Hangar's, or Hangar's own Kysely on PGlite. */
   query: Query;
   /** PIDs of the PostgreSQL backends of the scratch database (both servers'), when they run on this machine. */
@@ -90,7 +93,8 @@ async function startHangar(database: Comparison['database'], databaseUrl: string
   });
   const server = await startServer(config);
   cleanups.push(() => server.stop());
-  if (!databaseUrl) return { database, server, apiKey, query: kyselyQuery(server.database.db), backends: async () => [] };
+  const secretKey = loadSecretKey(undefined, dataDir);
+  if (!databaseUrl) return { database, server, apiKey, secretKey, query: kyselyQuery(server.database.db), backends: async () => [] };
   const pool = new pg.Pool({ connectionString: databaseUrl, max: config.dbPoolSize });
   cleanups.push(() => pool.end());
   const query = poolQuery(pool);
@@ -99,7 +103,7 @@ async function startHangar(database: Comparison['database'], databaseUrl: string
     local
       ? (await query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()')).map((row) => row.pid)
       : [];
-  return { database, server, apiKey, query, backends };
+  return { database, server, apiKey, secretKey, query, backends };
 }
 
 /** Fails early, with the answer, if a side does not serve a full page: a fast error is not a fast list. */
@@ -193,7 +197,7 @@ async function benchBackend(backend: Backend, scales: number[]): Promise<Compari
   const baseline = await startBaseline(query, owner);
   cleanups.push(() => baseline.close());
   // Deep pages need Hangar's signed cursors at chosen positions: sign them with Hangar's own codec and key.
-  const cursors = new CursorCodec(await instanceSecret(db, 'cursor_signing_key'));
+  const cursors = new CursorCodec(await instanceSecret(db, 'cursor_signing_key', backend.secretKey));
   const bench = new Bench(backend, baseline, (p) => cursors.encode({ ordering: 'updated_at:desc', values: [p.updatedAt, p.id] }));
 
   // Lists first, on exactly the seeded rows: the create scenario adds tens of thousands of newer runs.

@@ -39,7 +39,7 @@ export function registerArtifactRoutes(parent: FastifyInstance, deps: ArtifactRo
 
   /** The caller if they sent an API key (a wrong key is still 401), or nobody. */
   const reader = async (request: FastifyRequest): Promise<Reader> =>
-    request.headers.authorization === undefined ? null : deps.authenticate.principal(request.headers.authorization);
+    request.headers.authorization === undefined ? null : deps.authenticate.principal(request.headers.authorization, request.ip);
 
   app.get(
     '/agent/artifacts/:artifactUid',

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../platform/db/schema.js';
+import { storableJson, storableText } from '../platform/db/storable-text.js';
 
 /** Queries of the execution engine: claims, leases, transitions, follow-up inputs and the transcript. */
 
@@ -40,7 +41,7 @@ export interface Limits {
   perTeam: number;
 }
 
-const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
+const json = (value: unknown) => sql`${storableJson(value)}::jsonb`;
 
 /**
  * Moves up to `batch` queued runs through PENDING to CLAIMED under this engine's lease, oldest first, without passing
@@ -109,7 +110,7 @@ export async function applyTransitions(db: Kysely<DB>, engineId: string, items: 
         ${items.map((item) => item.from)}::text[], ${items.map((item) => item.to)}::text[],
         ${items.map((item) => item.started ?? false)}::bool[], ${items.map((item) => item.conversationId ?? null)}::text[],
         ${items.map((item) => item.harness ?? null)}::text[], ${items.map((item) => item.takeInputs ?? false)}::bool[],
-        ${items.map((item) => JSON.stringify(item.events))}::text[], ${items.map((item) => item.modelId ?? null)}::text[]
+        ${items.map((item) => storableJson(item.events))}::text[], ${items.map((item) => item.modelId ?? null)}::text[]
       ) AS i(id, execution_id, from_state, to_state, started, conversation_id, harness, take_inputs, events, model_id)
     ), moved AS (
       UPDATE runs r SET state = i.to_state, updated_at = clock_timestamp(),
@@ -149,7 +150,7 @@ export async function insertEvents(db: Kysely<DB>, rows: EventRow[]): Promise<vo
         run_id: runId,
         execution_id: String(executionId),
         event_type: event.type,
-        payload: event.payload ? JSON.stringify(event.payload) : null,
+        payload: event.payload ? storableJson(event.payload) : null,
       })),
     )
     .execute();
@@ -215,9 +216,9 @@ export async function finishExecutions(db: Kysely<DB>, engineId: string, items: 
       ${items.map((item) => item.runId)}::text[], ${items.map((item) => item.executionId)}::int[],
       ${outcomes.map((outcome) => outcome.state)}::text[], ${outcomes.map((outcome) => nullableJson(outcome.statusMessage))}::text[],
       ${outcomes.map((outcome) => nullableJson(outcome.usage))}::text[], ${outcomes.map((outcome) => nullableJson(outcome.debugSession))}::text[],
-      ${items.map((item) => JSON.stringify([...item.before, { type: item.outcome.eventType, payload: item.outcome.eventPayload }]))}::text[],
+      ${items.map((item) => storableJson([...item.before, { type: item.outcome.eventType, payload: item.outcome.eventPayload }]))}::text[],
       ${lines.map((line) => line.run_id)}::text[], ${lines.map((line) => line.execution_id)}::int[],
-      ${lines.map((line) => line.stream)}::text[], ${lines.map((line) => line.line)}::text[])`.execute(db);
+      ${lines.map((line) => line.stream)}::text[], ${lines.map((line) => storableText(line.line))}::text[])`.execute(db);
   const endedIds = new Set(ended.rows.map((row) => row.id));
   const results: FinishResult[] = [];
   for (const item of items) results.push(endedIds.has(item.runId) ? 'ended' : await settleNotEnded(db, engineId, item));
@@ -246,7 +247,7 @@ async function settleNotEnded(db: Kysely<DB>, engineId: string, item: Finish): P
   return 'lost';
 }
 
-const nullableJson = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
+const nullableJson = (value: unknown) => (value === null || value === undefined ? null : storableJson(value));
 
 /** The rarer ends, in a transaction with the row locked: the run continues, or is not ours. */
 async function continueOrLose(trx: Kysely<DB>, engineId: string, item: Finish): Promise<FinishResult> {
@@ -351,7 +352,7 @@ export async function appendTranscript(db: Kysely<DB>, rows: TranscriptRow[]): P
   await sql`
     INSERT INTO run_transcript (run_id, execution_id, stream, line)
     SELECT * FROM unnest(${rows.map((row) => row.run_id)}::text[], ${rows.map((row) => row.execution_id)}::int[],
-      ${rows.map((row) => row.stream)}::text[], ${rows.map((row) => row.line)}::text[])`.execute(db);
+      ${rows.map((row) => row.stream)}::text[], ${rows.map((row) => storableText(row.line))}::text[])`.execute(db);
 }
 
 /**

@@ -120,3 +120,9 @@ export async function countTeams(db: Kysely<DB>): Promise<number> {
   const row = await db.selectFrom('teams').select((eb) => eb.fn.countAll<string>().as('count')).executeTakeFirstOrThrow();
   return Number(row.count);
 }
+
+/** The user's role in the team now, or undefined when they are not a member (an agent's uid is not). */
+export async function roleInTeam(db: Kysely<DB>, teamUid: string, userUid: string): Promise<Role | undefined> {
+  const row = await db.selectFrom('team_members').select('role').where('team_uid', '=', teamUid).where('user_uid', '=', userUid).executeTakeFirst();
+  return row?.role;
+}

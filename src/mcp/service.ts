@@ -45,15 +45,28 @@ export class McpServersService {
     return this.options.db;
   }
 
-  /** The checked definition; every secret it refers to must exist in the owning team. */
-  private async definition(teamUid: string, body: McpServerBody): Promise<McpDefinition> {
+  /**
+   * The checked definition; every secret it refers to must exist in the team and be one the caller may use in
+   * runs: otherwise a member could wire a secret into a command of their own (or into an admin's server) and read
+   * it from the next run that uses the server.
+   */
+  private async definition(caller: Caller, body: McpServerBody): Promise<McpDefinition> {
     const definition = definitionFrom(body);
     if ('url' in definition) {
       const refusal = await this.options.addressPolicy.refusalOfUrl(definition.url);
       if (refusal) throw invalidRequest(`url is refused: ${refusal}`);
     }
-    const missing = await this.options.secrets.missingSecrets(teamUid, secretNames(definition));
+    const names = secretNames(definition);
+    const missing = await this.options.secrets.missingSecrets(caller.teamUid, names);
     if (missing.length > 0) throw invalidRequest(`no team secret named ${missing.join(', ')}; create it first with POST /secrets`);
+    const refused = await this.options.secrets.unusableSecrets(
+      this.db,
+      { teamUid: caller.teamUid, creatorUid: caller.principal.uid, agentUid: caller.principal.type === 'service_account' ? caller.principal.uid : null, environmentId: null },
+      names,
+    );
+    if (refused.length > 0) {
+      throw notAuthorized(`team secret ${refused.join(', ')} is not granted to you; a team admin can grant it (POST /secrets/{name}/grants) or define this server`);
+    }
     return definition;
   }
 
@@ -71,7 +84,7 @@ export class McpServersService {
   }
 
   async create(caller: Caller, body: McpServerBody): Promise<McpServerItem> {
-    const definition = await this.definition(caller.teamUid, body);
+    const definition = await this.definition(caller, body);
     const uid = newUid();
     if (!(await store.insertServer(this.db, { uid, team_uid: caller.teamUid, name: body.name, definition }))) {
       throw new ApiError(409, 'conflict', `this team already has an MCP server named ${body.name}`);
@@ -91,7 +104,7 @@ export class McpServersService {
   /** Replaces the name and the whole definition. */
   async update(caller: Caller, uid: string, body: McpServerBody): Promise<McpServerItem> {
     await this.owned(caller, uid, 'change');
-    const definition = await this.definition(caller.teamUid, body);
+    const definition = await this.definition(caller, body);
     const outcome = await store.updateServer(this.db, caller.teamUid, uid, { name: body.name, definition });
     if (outcome === 'missing') throw notFound(`MCP server ${uid} not found`);
     if (outcome === 'name_taken') throw new ApiError(409, 'conflict', `this team already has an MCP server named ${body.name}`);
@@ -122,11 +135,15 @@ export class McpServersService {
   }
 
   /**
-   * Whether a run of `teamUid` may use the server (owned or shared). `db` is the caller's connection or
+   * Whether a run of `teamUid` may use the server (owned or shared: null when not), and which of the team's
+   * secrets it then hands to the run: the ones it refers to when the team owns it, none when another team shares
+   * it (its own secrets, which that team's admins chose to share). `db` is the caller's connection or
    * transaction: the scheduler asks from inside its own (PGlite has a single connection).
    */
-  async isAccessible(db: Kysely<DB>, teamUid: string, uid: string): Promise<boolean> {
-    return (await store.findVisible(db, teamUid, uid)) !== undefined;
+  async secretsForRun(db: Kysely<DB>, teamUid: string, uid: string): Promise<string[] | null> {
+    const row = await store.findVisible(db, teamUid, uid);
+    if (!row) return null;
+    return row.team_uid === teamUid ? secretNames(row.definition) : [];
   }
 
   /**

@@ -24,7 +24,22 @@ export interface AgentDirectory {
 
 /** Which shared MCP servers a team may use in its runs (the MCP slice provides it). */
 export interface McpServerDirectory {
-  isAccessible(db: Kysely<DB>, teamUid: string, uid: string): Promise<boolean>;
+  /**
+   * The team secrets a run of `teamUid` hands over by using the server: those it refers to when the team owns it,
+   * none for a server another team shares (that team's admins chose to share its secrets); null when the team may
+   * not use it.
+   */
+  secretsForRun(db: Kysely<DB>, teamUid: string, uid: string): Promise<string[] | null>;
+}
+
+/** Which team secrets a run may use (the secrets slice provides it). */
+export interface SecretAccess {
+  /** The names among `names` a run acting as `user` may not use. */
+  unusableSecrets(
+    db: Kysely<DB>,
+    user: { teamUid: string; creatorUid: string; agentUid: string | null; environmentId: string | null },
+    names: string[],
+  ): Promise<string[]>;
 }
 
 /** Skills a team's runs may use (the environments slice provides it). */
@@ -42,6 +57,7 @@ export interface RunsServiceOptions {
   skills: SkillResolver;
   environments: EnvironmentDirectory;
   mcpServers: McpServerDirectory;
+  secrets: SecretAccess;
   agents: AgentDirectory;
   cursors: CursorCodec;
   publicUrl: string;
@@ -87,12 +103,13 @@ function visibility(caller: Caller): store.Visibility {
 /**
  * Checks `mcp_servers`: each entry is exactly one of a command, a URL, or a reference (`warp_id`) to an MCP
  * server the team owns or that is shared with it. Every shape problem (400) is reported before access (403).
+ * Returns the team secrets the referenced servers hand to the run.
  */
 async function checkMcpServers(
   servers: Record<string, object>,
-  canUse: (uid: string) => Promise<boolean>,
+  secretsOf: (uid: string) => Promise<string[] | null>,
   addressPolicy: AddressPolicy,
-): Promise<void> {
+): Promise<string[]> {
   const references: Array<[name: string, uid: string]> = [];
   for (const [name, entry] of Object.entries(servers)) {
     const server = entry as Record<string, unknown>;
@@ -115,11 +132,20 @@ async function checkMcpServers(
     }
     if (form === 'warp_id') references.push([name, server.warp_id as string]);
   }
+  const secrets: string[] = [];
   for (const [name, uid] of references) {
-    if (!(await canUse(uid))) {
+    const names = await secretsOf(uid);
+    if (names === null) {
       throw notAuthorized(`config.mcp_servers.${name} references MCP server ${uid}, which does not exist or this team cannot use`);
     }
+    secrets.push(...names);
   }
+  return secrets;
+}
+
+/** Every team secret `harness_auth_secrets` names. */
+function harnessAuthSecrets(config: AgentConfig): string[] {
+  return Object.values(config.harness_auth_secrets ?? {}).filter((name): name is string => typeof name === 'string' && name !== '');
 }
 
 function decodeAttachments(body: CreateRunBody): store.NewAttachment[] {
@@ -166,8 +192,32 @@ export class RunsService {
 
   /** Routes a follow-up by the run's state; the new state shows in `GET /agent/runs/{id}`. */
   async followup(caller: Caller, runId: string, body: FollowupBody): Promise<Record<string, never>> {
+    await this.checkFollowupSecrets(caller, runId);
     await addFollowup(this.db, visibility(caller), runId, body.message ?? '', body.mode);
     return {};
+  }
+
+  /**
+   * A follow-up steers a harness that holds the run's secrets (it may ask the agent to print its key), so its
+   * author needs the right to use them, as the run's creator did. Reckoned with the run's own agent identity and
+   * environment. A run the caller cannot see is left to addFollowup (404).
+   */
+  private async checkFollowupSecrets(caller: Caller, runId: string): Promise<void> {
+    const run = await store.secretContext(this.db, visibility(caller), runId);
+    if (!run) return;
+    const config = run.agent_config as AgentConfig;
+    const names = harnessAuthSecrets(config);
+    for (const entry of Object.values(config.mcp_servers ?? {}) as Array<{ warp_id?: unknown }>) {
+      if (typeof entry.warp_id === 'string') names.push(...((await this.options.mcpServers.secretsForRun(this.db, caller.teamUid, entry.warp_id)) ?? []));
+    }
+    const refused = await this.options.secrets.unusableSecrets(
+      this.db,
+      { teamUid: caller.teamUid, creatorUid: caller.principal.uid, agentUid: run.executor_type === 'service_account' ? run.executor_uid : null, environmentId: run.environment_id },
+      names,
+    );
+    if (refused.length > 0) {
+      throw notAuthorized(`this run holds team secret${refused.length > 1 ? 's' : ''} ${refused.join(', ')}, which ${refused.length > 1 ? 'are' : 'is'} not granted to you; only someone who may use ${refused.length > 1 ? 'them' : 'it'} can send it follow-ups`);
+    }
   }
 
   /**
@@ -229,9 +279,9 @@ export class RunsService {
       config.base_prompt ??= skill.base_prompt;
       agentSkill = { name: skill.name, description: skill.description, full_path: skill.full_path };
     }
-    if (config.mcp_servers) {
-      await checkMcpServers(config.mcp_servers, (uid) => this.options.mcpServers.isAccessible(db, caller.teamUid, uid), this.options.addressPolicy);
-    }
+    const mcpSecrets = config.mcp_servers
+      ? await checkMcpServers(config.mcp_servers, (uid) => this.options.mcpServers.secretsForRun(db, caller.teamUid, uid), this.options.addressPolicy)
+      : [];
     const attachments = decodeAttachments(body);
 
     const who = visibility(caller);
@@ -267,6 +317,24 @@ export class RunsService {
     } else if (caller.principal.type === 'service_account' && config.worker_host === undefined) {
       const self = await this.options.agents.findForRun(db, caller.teamUid, caller.principal.uid);
       if (self?.worker_host) config.worker_host = self.worker_host;
+    }
+    // A run's code can read every secret it is given: naming one is using it. The creator is the run's own, or the
+    // user who saved the schedule or automation that starts it (their role is looked up as of now).
+    const refused = await this.options.secrets.unusableSecrets(
+      db,
+      {
+        teamUid: caller.teamUid,
+        creatorUid: caller.principal.uid,
+        agentUid: executor.type === 'service_account' ? executor.uid : null,
+        environmentId: config.environment_id ?? null,
+      },
+      [...harnessAuthSecrets(config), ...mcpSecrets],
+    );
+    if (refused.length > 0) {
+      throw notAuthorized(
+        `this run would use team secret${refused.length > 1 ? 's' : ''} ${refused.join(', ')}, which ${refused.length > 1 ? 'are' : 'is'} not granted to you, ` +
+          "to the run's agent identity or to its environment; a team admin can grant it (POST /secrets/{name}/grants)",
+      );
     }
     const requestMetadata = body.metadata ?? {};
     const problem = metadataProblem(requestMetadata) ?? metadataProblem(mergeMetadata({}, parentMetadata, requestMetadata));

@@ -239,6 +239,20 @@ export async function runMetadata(db: Kysely<DB>, who: Visibility, runId: string
   return row?.metadata;
 }
 
+/** What decides which team secrets a run receives: its config, executor and environment. */
+export async function secretContext(
+  db: Kysely<DB>,
+  who: Visibility,
+  runId: string,
+): Promise<{ agent_config: Record<string, unknown>; executor_type: 'user' | 'service_account'; executor_uid: string; environment_id: string | null } | undefined> {
+  return db
+    .selectFrom('runs')
+    .select(['agent_config', 'executor_type', 'executor_uid', 'environment_id'])
+    .where((eb) => visible(eb, who))
+    .where('id', '=', runId)
+    .executeTakeFirst();
+}
+
 export async function runExists(db: Kysely<DB>, who: Visibility, runId: string): Promise<boolean> {
   const row = await db.selectFrom('runs').select('id').where((eb) => visible(eb, who)).where('id', '=', runId).executeTakeFirst();
   return row !== undefined;

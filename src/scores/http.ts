@@ -63,7 +63,7 @@ export function registerScoreRoutes(parent: FastifyInstance, deps: ScoreRouteDep
     const claim = authorization.startsWith('Bearer ') ? deps.verifyTaskToken(authorization.slice('Bearer '.length).trim()) : null;
     if (claim) return { kind: 'task', ...claim };
     // Not a task token: a valid API key is someone who is not the judge (403); anything else fails here (401).
-    await deps.authenticate.principal(authorization);
+    await deps.authenticate.principal(authorization, request.ip);
     return { kind: 'api_key' };
   };
   app.post(

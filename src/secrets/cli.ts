@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import { ApiClientError, callApi, clientOptionsFromEnv, printJson } from '../platform/http/client.js';
-import type { SecretItem } from './schemas.js';
+import type { SecretGrantItem, SecretItem } from './schemas.js';
 
 const path = (name: string) => `/secrets/${encodeURIComponent(name)}`;
 
@@ -57,4 +57,49 @@ export function registerSecretCommands(program: Command): void {
       await callApi(clientOptionsFromEnv(), 'DELETE', path(name));
       process.stdout.write(`deleted secret ${name}\n`);
     });
+  secrets
+    .command('grants')
+    .description('who besides team admins may use a secret in runs')
+    .argument('<name>')
+    .option('--json', 'print the raw response')
+    .action(async (name: string, options: { json?: boolean }) => {
+      const result = await callApi<{ grants: SecretGrantItem[] }>(clientOptionsFromEnv(), 'GET', `${path(name)}/grants`);
+      if (options.json) return printJson(result);
+      for (const grant of result.grants) process.stdout.write(`${grant.grantee_type} ${grant.grantee_uid}  since ${grant.created_at}\n`);
+    });
+  secrets
+    .command('grant')
+    .description('let a member, an agent identity or an environment use a secret in runs (team admins)')
+    .argument('<name>')
+    .option('--member <uid>', 'a user of the team')
+    .option('--agent <uid>', 'runs this agent identity executes')
+    .option('--environment <id>', 'runs in this environment')
+    .action(async (name: string, options: GranteeOptions) => {
+      printJson(await callApi(clientOptionsFromEnv(), 'POST', `${path(name)}/grants`, grantee(options)));
+    });
+  secrets
+    .command('revoke')
+    .description('withdraw a grant (team admins)')
+    .argument('<name>')
+    .option('--member <uid>', 'a user of the team')
+    .option('--agent <uid>', 'an agent identity')
+    .option('--environment <id>', 'an environment')
+    .action(async (name: string, options: GranteeOptions) => {
+      const { grantee_type, grantee_uid } = grantee(options);
+      await callApi(clientOptionsFromEnv(), 'DELETE', `${path(name)}/grants/${grantee_type}/${encodeURIComponent(grantee_uid)}`);
+      process.stdout.write(`revoked ${name} from ${grantee_type} ${grantee_uid}\n`);
+    });
+}
+
+interface GranteeOptions {
+  member?: string;
+  agent?: string;
+  environment?: string;
+}
+
+/** Exactly one of --member, --agent, --environment. */
+function grantee(options: GranteeOptions): { grantee_type: 'member' | 'agent' | 'environment'; grantee_uid: string } {
+  const given = (['member', 'agent', 'environment'] as const).filter((type) => options[type] !== undefined);
+  if (given.length !== 1) throw new Error('give exactly one of --member, --agent, --environment');
+  return { grantee_type: given[0]!, grantee_uid: options[given[0]!]! };
 }

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf } from '../platform/http/auth.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
-import { CreateSecretBody, SecretItem, SecretList, SecretNameParams, UpdateSecretBody } from './schemas.js';
+import { CreateSecretBody, SecretGrantBody, SecretGrantItem, SecretGrantList, SecretGrantParams, SecretItem, SecretList, SecretNameParams, UpdateSecretBody } from './schemas.js';
 import type { SecretsService } from './service.js';
 
 export function registerSecretRoutes(parent: FastifyInstance, secrets: SecretsService): void {
@@ -53,6 +53,53 @@ export function registerSecretRoutes(parent: FastifyInstance, secrets: SecretsSe
     },
     async (request, reply) => {
       await secrets.delete(callerOf(request), request.params.name);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/secrets/:name/grants',
+    {
+      schema: {
+        tags,
+        summary: 'Who besides team admins may use a secret in runs (team admins)',
+        params: SecretNameParams,
+        response: { 200: SecretGrantList, ...ProblemResponses },
+      },
+    },
+    async (request) => secrets.listGrants(callerOf(request), request.params.name),
+  );
+  app.post(
+    '/secrets/:name/grants',
+    {
+      schema: {
+        tags,
+        summary: 'Let a member, an agent identity or an environment use a secret in runs (team admins)',
+        description:
+          'Team admins may use every secret of the team in runs. Anyone else may name a secret (in harness_auth_secrets, or through an MCP server of the team that refers to it) only when it is granted to them, to the agent identity the run executes as, or to its environment; otherwise run creation is 403. 201 for a new grant, 200 when it existed.',
+        params: SecretNameParams,
+        body: SecretGrantBody,
+        response: { 200: SecretGrantItem, 201: SecretGrantItem, ...ProblemResponses },
+      },
+    },
+    async (request, reply) => {
+      const { created, grant } = await secrets.grant(callerOf(request), request.params.name, request.body);
+      return reply.code(created ? 201 : 200).send(grant);
+    },
+  );
+  app.delete(
+    '/secrets/:name/grants/:grantee_type/:grantee_uid',
+    {
+      schema: {
+        tags,
+        summary: 'Withdraw a grant (team admins); runs already created keep what they were given',
+        params: SecretGrantParams,
+        response: { 204: Type.Null({ description: 'Withdrawn' }), ...ProblemResponses },
+      },
+    },
+    async (request, reply) => {
+      const { name, grantee_type, grantee_uid } = request.params;
+      await secrets.revoke(callerOf(request), name, { grantee_type, grantee_uid });
       return reply.code(204).send(null);
     },
   );

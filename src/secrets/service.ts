@@ -3,7 +3,7 @@ import type { Caller } from '../identities/caller.js';
 import { openValue, sealValue } from '../platform/crypto.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
-import { MAX_SECRET_VALUE_BYTES, type CreateSecretBody, type SecretItem, type UpdateSecretBody } from './schemas.js';
+import { MAX_SECRET_VALUE_BYTES, type CreateSecretBody, type SecretGrantBody, type SecretGrantItem, type SecretItem, type UpdateSecretBody } from './schemas.js';
 import * as store from './store.js';
 import { rfc3339 } from '../platform/time.js';
 
@@ -11,6 +11,12 @@ export interface SecretsServiceOptions {
   db: Kysely<DB>;
   /** AES-256 key from HANGAR_SECRET_KEY or the data directory (src/platform/secret-key.ts). */
   key: Buffer;
+  /** A user's role in a team now (the identities slice); `db` may be a caller's transaction. */
+  roleInTeam: (db: Kysely<DB>, teamUid: string, userUid: string) => Promise<'admin' | 'member' | undefined>;
+  /** Whether the team has this agent identity (the identities slice). */
+  agentExists: (teamUid: string, uid: string) => Promise<boolean>;
+  /** Whether the team may run in this environment (the environments slice). */
+  environmentAccessible: (teamUid: string, environmentId: string) => Promise<boolean>;
 }
 
 /** Binds a ciphertext to its team and name: a row copied elsewhere does not decrypt. */
@@ -20,6 +26,10 @@ function context(teamUid: string, name: string): string {
 
 function render(row: store.SecretRow): SecretItem {
   return { name: row.name, created_at: rfc3339(row.created_at), updated_at: rfc3339(row.updated_at) };
+}
+
+function renderGrant(row: store.GrantRow): SecretGrantItem {
+  return { grantee_type: row.grantee_type, grantee_uid: row.grantee_uid, created_at: rfc3339(row.created_at) };
 }
 
 function requireAdmin(caller: Caller): void {
@@ -34,6 +44,10 @@ function checkSize(value: string): void {
 /**
  * Team secrets: every member may list names, admins manage them, and values leave only through
  * readSecretValue(), for the parts of Hangar that hand them to a run.
+ *
+ * Who may put a secret into a run: the team's admins, any secret; anyone else, the secrets an admin granted to
+ * them, to the agent identity the run executes as, or to the environment it runs in. A run only names secrets
+ * (harness_auth_secrets, the MCP servers it uses), and its code can read what it is given, so naming is using.
  */
 export class SecretsService {
   constructor(private readonly options: SecretsServiceOptions) {}
@@ -66,6 +80,58 @@ export class SecretsService {
   async delete(caller: Caller, name: string): Promise<void> {
     requireAdmin(caller);
     if (!(await store.deleteSecret(this.db, caller.teamUid, name))) throw notFound(`secret ${name} not found`);
+  }
+
+  async listGrants(caller: Caller, name: string): Promise<{ grants: SecretGrantItem[] }> {
+    requireAdmin(caller);
+    await this.requireSecret(caller.teamUid, name);
+    return { grants: (await store.listGrants(this.db, caller.teamUid, name)).map(renderGrant) };
+  }
+
+  /** Grants a secret to a member, an agent identity or an environment of the team; 201 when new, 200 when it was there. */
+  async grant(caller: Caller, name: string, body: SecretGrantBody): Promise<{ created: boolean; grant: SecretGrantItem }> {
+    requireAdmin(caller);
+    await this.requireSecret(caller.teamUid, name);
+    await this.requireGrantee(caller.teamUid, body);
+    const created = await store.insertGrant(this.db, caller.teamUid, name, body.grantee_type, body.grantee_uid);
+    const grant = (await store.listGrants(this.db, caller.teamUid, name)).find((row) => row.grantee_type === body.grantee_type && row.grantee_uid === body.grantee_uid);
+    // The secret was deleted between the insert and the read.
+    if (!grant) throw notFound(`secret ${name} not found`);
+    return { created, grant: renderGrant(grant) };
+  }
+
+  async revoke(caller: Caller, name: string, body: SecretGrantBody): Promise<void> {
+    requireAdmin(caller);
+    if (!(await store.deleteGrant(this.db, caller.teamUid, name, body.grantee_type, body.grantee_uid))) {
+      throw notFound(`secret ${name} is not granted to ${body.grantee_type} ${body.grantee_uid}`);
+    }
+  }
+
+  private async requireSecret(teamUid: string, name: string): Promise<void> {
+    if ((await store.existingNames(this.db, teamUid, [name])).size === 0) throw notFound(`secret ${name} not found`);
+  }
+
+  private async requireGrantee(teamUid: string, body: SecretGrantBody): Promise<void> {
+    const { grantee_type: type, grantee_uid: uid } = body;
+    const exists =
+      type === 'member'
+        ? (await this.options.roleInTeam(this.db, teamUid, uid)) !== undefined
+        : type === 'agent'
+          ? await this.options.agentExists(teamUid, uid)
+          : await this.options.environmentAccessible(teamUid, uid);
+    if (!exists) throw invalidRequest(`this team has no ${type === 'member' ? 'member' : type === 'agent' ? 'agent identity' : 'environment'} ${uid}`);
+  }
+
+  /**
+   * The names among `names` that a run acting as `user` may not use (missing ones included, so that a refusal
+   * does not tell a member which secrets exist). `db` is the caller's connection or transaction.
+   */
+  async unusableSecrets(db: Kysely<DB>, user: store.SecretUser, names: string[]): Promise<string[]> {
+    const unique = [...new Set(names)];
+    if (unique.length === 0) return [];
+    if ((await this.options.roleInTeam(db, user.teamUid, user.creatorUid)) === 'admin') return [];
+    const granted = await store.grantedNames(db, user, unique);
+    return unique.filter((name) => !granted.has(name));
   }
 
   /** The names among `names` that the team has no secret for (to check references before saving them). */

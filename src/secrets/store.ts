@@ -59,3 +59,73 @@ export async function existingNames(db: Kysely<DB>, teamUid: string, names: stri
   const rows = await db.selectFrom('secrets').select('name').where('team_uid', '=', teamUid).where('name', 'in', names).execute();
   return new Set(rows.map((row) => row.name));
 }
+
+export type GranteeType = 'member' | 'agent' | 'environment';
+
+export interface GrantRow {
+  grantee_type: GranteeType;
+  grantee_uid: string;
+  created_at: Date;
+}
+
+/** false when the grant was there already. */
+export async function insertGrant(db: Kysely<DB>, teamUid: string, name: string, type: GranteeType, uid: string): Promise<boolean> {
+  const inserted = await db
+    .insertInto('secret_grants')
+    .values({ team_uid: teamUid, secret_name: name, grantee_type: type, grantee_uid: uid })
+    .onConflict((oc) => oc.doNothing())
+    .returning('grantee_uid')
+    .executeTakeFirst();
+  return inserted !== undefined;
+}
+
+export async function deleteGrant(db: Kysely<DB>, teamUid: string, name: string, type: GranteeType, uid: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('secret_grants')
+    .where('team_uid', '=', teamUid)
+    .where('secret_name', '=', name)
+    .where('grantee_type', '=', type)
+    .where('grantee_uid', '=', uid)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+export async function listGrants(db: Kysely<DB>, teamUid: string, name: string): Promise<GrantRow[]> {
+  return db
+    .selectFrom('secret_grants')
+    .select(['grantee_type', 'grantee_uid', 'created_at'])
+    .where('team_uid', '=', teamUid)
+    .where('secret_name', '=', name)
+    .orderBy('grantee_type')
+    .orderBy(sql`grantee_uid COLLATE "C"`)
+    .execute();
+}
+
+/** Who a run acts as, for deciding which team secrets it may use. */
+export interface SecretUser {
+  teamUid: string;
+  /** The user (or agent key) that created the run, or saved the schedule or automation that starts it. */
+  creatorUid: string;
+  /** The agent identity the run executes as, if any. */
+  agentUid: string | null;
+  environmentId: string | null;
+}
+
+/** The names among `names` granted to the run's creator, its executing agent or its environment. */
+export async function grantedNames(db: Kysely<DB>, user: SecretUser, names: string[]): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom('secret_grants')
+    .select('secret_name')
+    .distinct()
+    .where('team_uid', '=', user.teamUid)
+    .where('secret_name', 'in', names)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('grantee_type', '=', 'member'), eb('grantee_uid', '=', user.creatorUid)]),
+        ...(user.agentUid ? [eb.and([eb('grantee_type', '=', 'agent'), eb('grantee_uid', '=', user.agentUid)])] : []),
+        ...(user.environmentId ? [eb.and([eb('grantee_type', '=', 'environment'), eb('grantee_uid', '=', user.environmentId)])] : []),
+      ]),
+    )
+    .execute();
+  return new Set(rows.map((row) => row.secret_name));
+}

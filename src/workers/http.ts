@@ -53,7 +53,7 @@ export function registerWorkerRoutes(
         querystring: Type.Object({ worker_id: Type.String({ maxLength: 200 }) }),
       },
       onRequest: async (request) => {
-        credentials.set(request, await deps.workerKeys.credential(header(request, 'authorization'), header(request, 'x-team-uid') ?? header(request, 'x-warp-team-uid')));
+        credentials.set(request, await deps.workerKeys.credential(header(request, 'authorization'), header(request, 'x-team-uid') ?? header(request, 'x-warp-team-uid'), request.ip));
       },
       preValidation: async (request) => {
         const workerId = (request.query as { worker_id?: string }).worker_id;

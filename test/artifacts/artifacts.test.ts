@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { UrlSigner } from '../../src/platform/signed-urls.js';
 import { instanceSecret } from '../../src/platform/settings.js';
+import { loadSecretKey } from '../../src/platform/secret-key.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { eventually, getRun, harnessEnv, outputTexts, script, timelineTypes, waitForState } from '../support/engine.js';
@@ -187,7 +188,7 @@ describe('artifacts', () => {
     assert.equal((await fetchBytes(unsigned.toString())).status, 403);
 
     // A link signed with the server's own key eleven minutes ago has expired.
-    const signer = new UrlSigner(await instanceSecret(hangar.db, 'download_signing_key'), () => hangar.url);
+    const signer = new UrlSigner(await instanceSecret(hangar.db, 'download_signing_key', loadSecretKey(undefined, hangar.dataDir)), () => hangar.url, 600);
     const stale = signer.sign(`/api/v1/downloads/artifacts/${a}`, 600, {}, Date.now() - 11 * 60_000);
     const expired = await fetchBytes(stale.url);
     assert.equal(expired.status, 403);

@@ -9,7 +9,11 @@ type NullableJson<T> = ColumnType<T | null, string | null | undefined, string | 
 
 export interface InstanceSettingsTable {
   key: string;
-  value: string;
+  /** A plain setting; null for an encrypted one. */
+  value: string | null;
+  iv: Buffer | null;
+  auth_tag: Buffer | null;
+  ciphertext: Buffer | null;
 }
 
 export interface TeamsTable {
@@ -229,6 +233,21 @@ export interface SchedulesTable {
 }
 
 /** A team secret: AES-256-GCM ciphertext only (see src/platform/crypto.ts). */
+export interface AuthFailureWindowsTable {
+  client: string;
+  window_start: Timestamp;
+  shard: number;
+  count: number;
+}
+
+export interface SecretGrantsTable {
+  team_uid: string;
+  secret_name: string;
+  grantee_type: 'member' | 'agent' | 'environment';
+  grantee_uid: string;
+  created_at: Timestamp;
+}
+
 export interface SecretsTable {
   team_uid: string;
   name: string;
@@ -383,6 +402,8 @@ export interface AutomationFiringsTable {
 
 export interface DB {
   instance_settings: InstanceSettingsTable;
+  secret_grants: SecretGrantsTable;
+  auth_failure_windows: AuthFailureWindowsTable;
   teams: TeamsTable;
   users: UsersTable;
   team_members: TeamMembersTable;

@@ -6,10 +6,12 @@ import { ERROR_CODES, notFound, renderProblem, toApiError, type ErrorCode } from
 import { registerOpenApi } from './openapi.js';
 import { requireApiKey, type Authenticator } from './auth.js';
 import { registerDashboard } from './dashboard.js';
+import { serializeRequest } from './log-redaction.js';
+import { addSecurityHeaders } from './security-headers.js';
 import { validatorCompiler } from './validation.js';
 
 export interface AppDeps {
-  config: Pick<Config, 'publicUrl' | 'bodyLimitBytes' | 'logLevel'>;
+  config: Pick<Config, 'publicUrl' | 'bodyLimitBytes' | 'logLevel' | 'trustProxy'>;
   version: string;
   authenticate: Authenticator;
   /** Database reachable and every migration applied. */
@@ -29,10 +31,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: deps.logger ?? {
       level: deps.config.logLevel,
-      // Request logs carry method, URL and status only; headers (API keys) are never logged.
+      // Request logs carry method, URL and status only; headers (API keys) are never logged, and the credentials
+      // some URLs carry (a url_token webhook's token, a download link's signature) are redacted.
       redact: ['req.headers.authorization', 'req.headers["x-api-key"]'],
+      serializers: { req: serializeRequest },
     },
     bodyLimit: deps.config.bodyLimitBytes,
+    // request.ip, by which failed authentications and webhook senders are counted, is the proxy's unless trusted.
+    trustProxy: deps.config.trustProxy,
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     // Errors Fastify raises before routing (a malformed %-escape in the path, an overlong path parameter); no
@@ -44,6 +50,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  addSecurityHeaders(app);
   app.setErrorHandler((error, request, reply) => {
     const problem = toApiError(error);
     if (problem.status >= 500) request.log.error({ err: error }, 'request failed');

@@ -19,7 +19,8 @@ declare module 'fastify' {
 }
 
 export interface Authenticator {
-  principal(authorization: string | undefined): Promise<Principal>;
+  /** `client`: the caller's address (request.ip, which follows HANGAR_TRUST_PROXY); failures are throttled by it. */
+  principal(authorization: string | undefined, client: string): Promise<Principal>;
   team(principal: Principal, requestedTeam: string | undefined): Caller;
 }
 
@@ -35,7 +36,7 @@ export function requireApiKey(app: FastifyInstance, authenticator: Authenticator
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config;
     if (config.public) return;
-    const principal = await authenticator.principal(header(request, 'authorization'));
+    const principal = await authenticator.principal(header(request, 'authorization'), request.ip);
     request.principal = principal;
     if (config.adminOnly) {
       if (!principal.isAdmin) throw notAuthorized('this needs an administrator API key');

@@ -55,6 +55,8 @@ export async function registerDashboard(app: FastifyInstance, options: { publicU
         // Vite names every asset by a hash of its content.
         const hashed = file.startsWith(path.join(directory, 'assets') + path.sep);
         reply.header('cache-control', hashed ? 'public, max-age=31536000, immutable' : 'no-cache');
+        // The page itself, fetched by its file name, gets the page's policy.
+        if (file.endsWith('.html')) pageHeaders(reply, connectOrigins).header('cache-control', 'no-cache');
       },
     });
   }

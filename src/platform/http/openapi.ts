@@ -37,5 +37,14 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string, v
     // Routes are registered under /api/v1; the document lists them relative to that server URL.
     transform: ({ schema, url }) => ({ schema, url: url.replace(/^\/api\/v1/, '') }),
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  // The reference page loads only its own files, calls only the API ("Try it out", which may be at the public URL
+  // rather than the address the browser used), and may not be framed. Its React code sets inline styles, so
+  // styles (not scripts) may be inline. No validator badge: it would load from validator.swagger.io.
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list', deepLinking: true, validatorUrl: null },
+    staticCSP:
+      `default-src 'self'; connect-src 'self' ${new URL(publicUrl).origin}; img-src 'self' data:; font-src 'self' data:; ` +
+      "style-src 'self' 'unsafe-inline'; script-src 'self'; script-src-attr 'none'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  });
 }

@@ -27,13 +27,14 @@ export class WorkerKeyAuthenticator {
     private readonly apiKeys: Pick<Authenticator, 'principal'>,
   ) {}
 
-  async credential(authorization: string | undefined, requestedTeam: string | undefined): Promise<WorkerCredential> {
+  /** `client`: the caller's address; a wrong worker key counts as a failed authentication of it, like a wrong API key. */
+  async credential(authorization: string | undefined, requestedTeam: string | undefined, client: string): Promise<WorkerCredential> {
     if (!authorization) throw authenticationRequired(`send a worker key as "Authorization: Bearer <key>": ${HOW_TO_GET_A_WORKER_KEY}`);
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (!match) throw authenticationRequired('the Authorization header must be "Bearer <worker key>"');
     const row = await findActiveWorkerKey(this.db, hashApiKey(match[1]!));
     if (!row) {
-      const isApiKey = await this.apiKeys.principal(authorization).then(
+      const isApiKey = await this.apiKeys.principal(authorization, client).then(
         () => true,
         () => false,
       );
