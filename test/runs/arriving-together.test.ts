@@ -8,8 +8,12 @@ import { startTestServer, type TestServer } from '../support/server.js';
 
 let hangar: TestServer;
 before(async () => {
-  // API only, so runs stay QUEUED; one executing run per team reaches that team's limit.
-  hangar = await startTestServer({ HANGAR_MAX_CONCURRENT_RUNS: '100', HANGAR_MAX_CONCURRENT_RUNS_PER_TEAM: '1' }, { role: 'api' });
+  // API only, so runs stay QUEUED; one executing run per team reaches that team's limit. The bursts' unknown and
+  // revoked keys all come from this one client: the failed-authentication throttle must not be what answers them.
+  hangar = await startTestServer(
+    { HANGAR_MAX_CONCURRENT_RUNS: '100', HANGAR_MAX_CONCURRENT_RUNS_PER_TEAM: '1', HANGAR_AUTH_FAILURES_PER_MINUTE: '1000000' },
+    { role: 'api' },
+  );
 });
 after(() => hangar.stop());
 
