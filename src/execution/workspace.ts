@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import type { Config } from '../config.js';
 import type { EnvironmentConfig } from '../environments/schemas.js';
 import { scrubbedEnvironment, spawnSandboxed } from './sandbox/index.js';
-import type { SandboxMode, SandboxedProcess } from './sandbox/types.js';
+import type { RunUser, SandboxMode, SandboxedProcess } from './sandbox/types.js';
 import type { RunFile } from './store.js';
 
 const execFileAsync = promisify(execFile);
@@ -20,6 +20,8 @@ export interface WorkspaceOptions {
   setupTimeoutMs: number;
   setupNetwork: boolean;
   maxOutputBytes: number;
+  /** Who owns what runs write: the run user when the server is root (config `runUser`). */
+  owner?: RunUser;
 }
 
 export type SetupStep = { type: 'clone'; repo: string } | { type: 'command'; command: string };
@@ -59,6 +61,7 @@ export class Workspaces {
       setupTimeoutMs: config.setupTimeoutMinutes * 60_000,
       setupNetwork: config.setupNetwork,
       maxOutputBytes: config.maxOutputBytes,
+      owner: config.runUser,
     });
   }
 
@@ -118,12 +121,19 @@ export class Workspaces {
     abort: AbortSignal,
   ): Promise<SetupResult> {
     const home = await workspaceHome(directory);
+    const user = this.options.owner;
+    // Setup commands and clones write here as the run user. Nothing of the run has run in this workspace yet.
+    if (user) for (const made of [directory, home]) await fs.promises.chown(made, user.uid, user.gid);
     for (const { owner, repo } of environment.github_repos) {
       if (abort.aborted) return { ok: false, message: 'cancelled' };
       const started = Date.now();
       const url = `${this.options.gitBaseUrl}/${owner}/${repo}`;
       try {
-        await execFileAsync('git', ['clone', '--quiet', '--', url, path.join(directory, repo)], {
+        // As the run user, so the checkout is the run's to change; from inside the workspace (the directories above
+        // it are only traversable), into a name relative to it.
+        await execFileAsync('git', ['clone', '--quiet', '--', url, repo], {
+          cwd: directory,
+          ...(user ? { uid: user.uid, gid: user.gid } : {}),
           timeout: this.options.setupTimeoutMs,
           signal: abort,
           env: { ...scrubbedEnvironment({ GIT_TERMINAL_PROMPT: '0' }, home) },

@@ -16,7 +16,7 @@ import {
 import { leaderStartTime } from '../../src/execution/sandbox/marked-processes.js';
 
 const NODE = process.execPath;
-const bwrapSkip = resolveSandboxMode(undefined).mode === 'bwrap' ? false : 'bwrap does not work on this machine (resolveSandboxMode chose process)';
+const bwrapSkip = resolveSandboxMode(undefined).mode.kind === 'bwrap' ? false : 'bwrap does not work on this machine (resolveSandboxMode chose process)';
 
 let root: string;
 let workspace: string;
@@ -40,9 +40,9 @@ before(() => {
 });
 after(() => fs.rmSync(root, { recursive: true, force: true }));
 
-function start(mode: SandboxMode, argv: string[], options: Partial<SandboxSpawnOptions> = {}) {
+function start(kind: SandboxMode['kind'], argv: string[], options: Partial<SandboxSpawnOptions> = {}) {
   const child = spawnSandboxed({
-    mode,
+    mode: { kind, runAs: undefined, apiUrl: () => undefined },
     argv,
     cwd: workspace,
     env: scrubbedEnvironment({}, workspace),
@@ -60,7 +60,7 @@ function start(mode: SandboxMode, argv: string[], options: Partial<SandboxSpawnO
   return { child, stdout, stderr };
 }
 
-async function run(mode: SandboxMode, argv: string[], options: Partial<SandboxSpawnOptions> = {}) {
+async function run(mode: SandboxMode['kind'], argv: string[], options: Partial<SandboxSpawnOptions> = {}) {
   const { child, stdout, stderr } = start(mode, argv, options);
   return { exit: await child.exited, stdout, stderr };
 }
@@ -155,15 +155,15 @@ describe('resolveSandboxMode', () => {
 
   test('process is honoured with a warning that runs are not isolated', () => {
     const resolved = resolveSandboxMode('process');
-    assert.equal(resolved.mode, 'process');
+    assert.equal(resolved.mode.kind, 'process');
     assert.match(resolved.warning ?? '', /NOT isolated/);
   });
 
   test('auto chooses bwrap when it works, otherwise process with a warning how to install it', () => {
     const resolved = resolveSandboxMode(undefined);
-    if (resolved.mode === 'bwrap') {
+    if (resolved.mode.kind === 'bwrap') {
       assert.equal(resolved.warning, undefined);
-      assert.deepEqual(resolveSandboxMode('bwrap'), { mode: 'bwrap' });
+      assert.equal(resolveSandboxMode('bwrap').mode.kind, 'bwrap');
     } else {
       assert.match(resolved.warning ?? '', /apt-get install bubblewrap/);
       assert.throws(() => resolveSandboxMode('bwrap'), /HANGAR_SANDBOX=bwrap/);
