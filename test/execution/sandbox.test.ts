@@ -348,7 +348,7 @@ describe('bwrap isolation', { skip: bwrapSkip, timeout: 60_000 }, () => {
     assert.deepEqual(stdout.filter((entry) => entries.includes(entry)), []);
   });
 
-  test('there is no network unless allowNetwork', async () => {
+  test("there is no network unless allowNetwork, and with it still none to the host's loopback", async () => {
     const server = net.createServer((socket) => socket.end());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as net.AddressInfo;
@@ -357,11 +357,20 @@ describe('bwrap isolation', { skip: bwrapSkip, timeout: 60_000 }, () => {
       const closed = await run('bwrap', [NODE, '-e', script]);
       assert.equal(closed.exit.code, 1);
       assert.notEqual(closed.stdout[0], 'connected');
-      const open = await run('bwrap', [NODE, '-e', script], { allowNetwork: true });
-      assert.equal(open.exit.code, 0);
-      assert.deepEqual(open.stdout, ['connected']);
+      const networked = await run('bwrap', [NODE, '-e', script], { allowNetwork: true });
+      assert.equal(networked.exit.code, 1, networked.stderr.join('\n'));
+      assert.deepEqual(networked.stdout, ['ECONNREFUSED']);
     } finally {
       server.close();
+    }
+  });
+
+  test('a networked sandbox killed at any stage of its network setup ends', async () => {
+    for (const delayMs of [0, 5, 20, 40, 80]) {
+      const { child } = start('bwrap', ['sleep', '30'], { allowNetwork: true });
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      const exit = await child.kill(100);
+      assert.equal(exit.killed, true);
     }
   });
 });

@@ -91,11 +91,15 @@ export function writeIdMaps(pid: number, user: RunUser): void {
   fs.writeFileSync(`/proc/${pid}/gid_map`, `0 ${user.gid} 1\n`);
 }
 
+/** How long one step of the network setup may take before the sandbox is given up. */
+const STEP_TIMEOUT_MS = 10_000;
+
 function run(file: string, args: string[], stdin?: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { stdio: ['pipe', 'ignore', 'pipe'] });
+    const child = spawn(file, args, { stdio: ['pipe', 'ignore', 'pipe'], timeout: STEP_TIMEOUT_MS, killSignal: 'SIGKILL' });
     let stderr = '';
     child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.stdin.on('error', () => undefined); // EPIPE when it fails before reading its input
     child.on('error', reject);
     child.on('close', (code, signal) =>
       code === 0 ? resolve() : reject(new Error(`${file} failed (${code ?? signal}): ${stderr.trim().split('\n').slice(-3).join(' ')}`)),
@@ -104,16 +108,60 @@ function run(file: string, args: string[], stdin?: string): Promise<void> {
   });
 }
 
+/** Ends the pasta of a sandbox. */
+export type Disconnect = () => void;
+
 /**
- * Gives the held sandbox `pid` its egress and rules. pasta brings the namespace's loopback up with its address; bwrap
+ * Gives the held sandbox `pid`, whose user namespace belongs to `owner`, its egress and rules, and returns what ends
+ * that egress once the sandbox is gone: pasta (this version) does not leave by itself when the namespace it serves
+ * goes away, so its pid is taken from its pid file. pasta brings the namespace's loopback up with its address; bwrap
  * adds that address itself once released and fails if it is there, so the IPv4 address goes again before the rules.
- * pasta leaves by itself when the namespace is gone.
  */
-export async function connectSandbox(pid: number, runAs: RunUser | undefined, api: ApiRoute | undefined): Promise<void> {
-  const pastaArgs = ['--config-net', '--quiet', '-t', 'none', '-u', 'none', '-U', 'none', '--no-map-gw', '--dns-forward', SANDBOX_RESOLVER];
-  // pasta started as root drops to nobody, who cannot enter a namespace of the run user.
-  if (runAs && process.getuid?.() === 0) pastaArgs.push('--runas', `${runAs.uid}:${runAs.gid}`);
-  pastaArgs.push('-T', api?.spliced ? String(api.port) : 'none', String(pid));
-  await run('pasta', pastaArgs);
-  await run('nsenter', ['-t', String(pid), '-U', '-n', '--', 'sh', '-c', 'ip -4 addr flush dev lo && exec nft -f -'], egressRules(api));
+export async function connectSandbox(pid: number, owner: RunUser, api: ApiRoute | undefined): Promise<Disconnect> {
+  // pasta opens its pid file after it has become `owner`: a directory of its own, private to it.
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-pasta-'));
+  const pidFile = path.join(directory, 'pid');
+  let pastaPid: number | undefined;
+  const disconnect: Disconnect = () => {
+    if (pastaPid !== undefined && isPastaOf(pastaPid, pidFile)) process.kill(pastaPid, 'SIGKILL');
+    pastaPid = undefined;
+  };
+  try {
+    if (process.getuid?.() === 0) fs.chownSync(directory, owner.uid, owner.gid);
+    const pastaArgs = ['--config-net', '--quiet', '-t', 'none', '-u', 'none', '-U', 'none', '--no-map-gw', '--dns-forward', SANDBOX_RESOLVER];
+    // pasta started as root otherwise drops to nobody, who cannot enter a namespace of the run user.
+    if (process.getuid?.() === 0) pastaArgs.push('--runas', `${owner.uid}:${owner.gid}`);
+    pastaArgs.push('-P', pidFile, '-T', api?.spliced ? String(api.port) : 'none', String(pid));
+    try {
+      await run('pasta', pastaArgs);
+    } finally {
+      pastaPid = pidIn(pidFile);
+    }
+    await run('nsenter', ['-t', String(pid), '-U', '-n', '--', 'sh', '-c', 'ip -4 addr flush dev lo && exec nft -f -'], egressRules(api));
+    return disconnect;
+  } catch (error) {
+    disconnect();
+    throw error;
+  } finally {
+    fs.rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+/** The pid pasta wrote, if it got that far. */
+function pidIn(file: string): number | undefined {
+  try {
+    const pid = Number(fs.readFileSync(file, { encoding: 'utf8', flag: fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW }).trim());
+    return Number.isInteger(pid) && pid > 1 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `pid` is (still) the pasta started with `pidFile`: once it ended, its pid may go to another process. */
+function isPastaOf(pid: number, pidFile: string): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(pidFile);
+  } catch {
+    return false;
+  }
 }

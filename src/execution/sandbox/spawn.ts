@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { leaderStartTime, markedProcesses, SANDBOX_MARK } from './marked-processes.js';
-import { apiRoute, connectSandbox, sandboxResolvConf, writeIdMaps } from './network.js';
+import { apiRoute, connectSandbox, type Disconnect, sandboxResolvConf, writeIdMaps } from './network.js';
 import { processTable } from './proc.js';
 import type { RunUser, SandboxExit, SandboxSpawnOptions, SandboxedProcess } from './types.js';
 
@@ -54,7 +54,8 @@ function decodeLine(bytes: Buffer): string {
  */
 export function bwrapArguments(options: Pick<SandboxSpawnOptions, 'argv' | 'cwd' | 'hiddenPaths' | 'allowNetwork'>): string[] {
   // fd 3 receives {"child-pid": N}: the sandbox's PID 1, which is what gets killed (see spawnSandboxed).
-  const args = ['--die-with-parent', '--new-session', '--unshare-all', '--info-fd', '3'];
+  // No capability inside either, even for a sandbox started by root without a run user (bwrap keeps them for uid 0).
+  const args = ['--die-with-parent', '--new-session', '--unshare-all', '--cap-drop', 'ALL', '--info-fd', '3'];
   if (options.allowNetwork) args.push('--unshare-user', '--userns-block-fd', '4');
   // /run holds Unix sockets (PostgreSQL, Docker, D-Bus): they stay connectable through a read-only bind and a
   // separate network namespace does not cover them.
@@ -283,17 +284,26 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
   // along at any stage, after which bwrap exits by itself.
   let sandboxInit: number | undefined;
   let killWhenKnown = false;
+  // With network, bwrap waits on fd 4 before it lets the sandbox go on; it waits there even after the sandbox has
+  // been killed, so whoever kills also closes it (bwrap then finds its child gone and exits).
+  const hold = network ? (child.stdio[4] as Writable) : undefined;
+  hold?.on('error', () => undefined);
+  let disconnect: Disconnect | undefined;
   const killSandbox = () => {
     // Only while bwrap lives is its child's pid certain to be still its child's.
     if (sandboxInit !== undefined && child.exitCode === null && child.signalCode === null) signal(sandboxInit, 'SIGKILL');
     else killWhenKnown = true;
+    if (sandboxInit !== undefined) hold?.destroy();
   };
   /** The sandbox is held until its network namespace has its egress and rules; a failure ends it. */
   const connect = async (pid: number) => {
     try {
-      writeIdMaps(pid, runAs ?? { uid: process.getuid!(), gid: process.getgid!() });
-      await connectSandbox(pid, runAs, await route);
-      (child.stdio[4] as Writable).write('1');
+      const owner = runAs ?? { uid: process.getuid!(), gid: process.getgid!() };
+      writeIdMaps(pid, owner);
+      disconnect = await connectSandbox(pid, owner, await route);
+      // Ended meanwhile (killed, timed out): its egress goes at once, and nothing is released.
+      if (terminating || treeGone) return disconnect();
+      hold!.end('1');
     } catch (error) {
       toStderr(`hangar sandbox: cannot set up the run's network: ${(error as Error).message}`);
       killSandbox();
@@ -359,6 +369,7 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
     }
     // No more signals: the ids may now belong to someone else.
     treeGone = true;
+    disconnect?.();
     timers.forEach(clearTimeout);
     await Promise.race([closed, sleep(DRAIN_MS)]);
     flushStdout();
