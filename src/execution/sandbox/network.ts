@@ -150,7 +150,7 @@ export async function connectSandbox(pid: number, owner: RunUser, api: ApiRoute 
 /** The pid pasta wrote, if it got that far. */
 function pidIn(file: string): number | undefined {
   try {
-    const pid = Number(fs.readFileSync(file, { encoding: 'utf8', flag: fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW }).trim());
+    const pid = Number(fs.readFileSync(file, 'utf8').trim());
     return Number.isInteger(pid) && pid > 1 ? pid : undefined;
   } catch {
     return undefined;
