@@ -55,7 +55,9 @@ async function run(name: CliName, options: RunOptions) {
   const server = await setup.server().listen();
   server.script(...options.turns(workspace));
   cleanup.push(() => server.close(), () => fs.rmSync(workspace, { recursive: true, force: true }));
-  const harness = new CliHarness(AGENT_CLIS[name], { sandbox: { kind: options.sandbox, runAs: undefined, apiUrl: () => undefined }, hiddenPaths: [], maxOutputBytes: 10_000_000, timeoutMs: TIMEOUT_MS, binaryPath: binary });
+  // The scripted model server stands where Hangar's API is: on the host's loopback, the one port a networked
+  // sandbox still reaches there (model calls go through Hangar's API).
+  const harness = new CliHarness(AGENT_CLIS[name], { sandbox: { kind: options.sandbox, runAs: undefined, apiUrl: () => server.baseURL }, hiddenPaths: [], maxOutputBytes: 10_000_000, timeoutMs: TIMEOUT_MS, binaryPath: binary });
   const collected = { output: [] as string[], input: [] as string[], diagnostics: [] as string[] };
   const continuing = (options.history ?? []).length > 0;
   const task: HarnessTask = {
