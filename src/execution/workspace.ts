@@ -35,6 +35,11 @@ const OUTPUT_TAIL_LINES = 20;
 export async function workspaceHome(directory: string): Promise<string> {
   const home = path.join(directory, '.home');
   await fs.promises.mkdir(home, { recursive: true, mode: 0o700 });
+  // The workspace's owner (the run user of a root server) owns its HOME too.
+  if (process.getuid?.() === 0) {
+    const { uid, gid } = await fs.promises.stat(directory);
+    if (uid !== 0) await fs.promises.lchown(home, uid, gid);
+  }
   return home;
 }
 
@@ -80,6 +85,8 @@ export class Workspaces {
       await fs.promises.rm(directory, { recursive: true, force: true });
       await fs.promises.mkdir(directory, { recursive: true, mode: 0o700 });
     }
+    // The run's own: its harness starts in it as the run user whether or not an environment sets it up.
+    if (this.options.owner) await fs.promises.chown(directory, this.options.owner.uid, this.options.owner.gid);
     return directory;
   }
 
@@ -89,6 +96,7 @@ export class Workspaces {
       // A name is only ever a name here: no directories, nothing hidden, nothing that escapes the workspace.
       const name = path.basename(file.file_name).replace(/^\.+/, '') || `attachment-${index + 1}`;
       await fs.promises.writeFile(path.join(directory, name), file.data, { mode: 0o600 });
+      if (this.options.owner) await fs.promises.chown(path.join(directory, name), this.options.owner.uid, this.options.owner.gid);
     }
   }
 
