@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { parseSecretKey, SECRET_KEY_BYTES } from './platform/crypto.js';
 import { loadOperatorConfig, OperatorConfigError, type OperatorConfig } from './config-file.js';
@@ -43,8 +44,16 @@ export interface Config {
   runLeaseSeconds: number;
   /** Limit of each environment setup command. */
   setupTimeoutMinutes: number;
-  /** Setup commands get the host network (package installs); harnesses get it only when configured. */
+  /**
+   * Setup commands get network (package installs); harnesses get it only when configured. Under bwrap either way
+   * through the sandbox's own egress, never the host's loopback or private addresses.
+   */
   setupNetwork: boolean;
+  /**
+   * Who setup commands and harnesses run as on the host when the server is root (`HANGAR_RUN_USER`, 64000:64000
+   * by default); undefined when the server is not root: runs then run as the server's own user.
+   */
+  runUser: { uid: number; gid: number } | undefined;
   /** Bytes of harness output kept per stream and execution. */
   maxOutputBytes: number;
   /** Largest FILE or SCREENSHOT artifact a harness may upload. */
@@ -174,6 +183,37 @@ function sandboxMode(env: Env): string | undefined {
   return raw;
 }
 
+/** The default run user of a root server: an id no distribution hands out to a login or a system service. */
+const DEFAULT_RUN_ID = 64000;
+
+/** `HANGAR_RUN_USER`: uid, uid:gid or a user name from /etc/passwd; never root. Only a root server can switch users. */
+function runUser(env: Env, serverUid: number | undefined): { uid: number; gid: number } | undefined {
+  const raw = text(env, 'HANGAR_RUN_USER');
+  if (serverUid !== 0) {
+    if (raw !== undefined) throw new ConfigError('HANGAR_RUN_USER needs the server to run as root; otherwise runs run as the server\'s own user');
+    return undefined;
+  }
+  if (raw === undefined) return { uid: DEFAULT_RUN_ID, gid: DEFAULT_RUN_ID };
+  let user: { uid: number; gid: number } | undefined;
+  const numeric = /^(\d+)(?::(\d+))?$/.exec(raw);
+  if (numeric) user = { uid: Number(numeric[1]), gid: Number(numeric[2] ?? numeric[1]) };
+  else {
+    const passwd = (() => {
+      try {
+        return fs.readFileSync('/etc/passwd', 'utf8');
+      } catch {
+        return '';
+      }
+    })();
+    const entry = passwd.split('\n').map((line) => line.split(':')).find((fields) => fields[0] === raw);
+    if (!entry) throw new ConfigError(`HANGAR_RUN_USER: no user "${raw}" in /etc/passwd; give uid or uid:gid`);
+    user = { uid: Number(entry[2]), gid: Number(entry[3]) };
+  }
+  if (user.uid === 0 || user.gid === 0) throw new ConfigError('HANGAR_RUN_USER must not be root (uid or gid 0): runs would keep root');
+  if (user.uid > 2 ** 32 - 2 || user.gid > 2 ** 32 - 2) throw new ConfigError(`HANGAR_RUN_USER: "${raw}" is not a valid uid:gid`);
+  return user;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const host = text(env, 'HOST') ?? '127.0.0.1';
@@ -220,6 +260,7 @@ export function loadConfig(env: Env = process.env): Config {
     runLeaseSeconds: integer(env, 'HANGAR_RUN_LEASE_SECONDS', 30, 2, 3600),
     setupTimeoutMinutes: integer(env, 'HANGAR_SETUP_TIMEOUT_MINUTES', 15, 1, 24 * 60),
     setupNetwork: boolean(env, 'HANGAR_SETUP_NETWORK', true),
+    runUser: runUser(env, process.getuid?.()),
     maxOutputBytes: integer(env, 'HANGAR_MAX_OUTPUT_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     maxArtifactBytes: integer(env, 'HANGAR_MAX_ARTIFACT_BYTES', 50 * 1024 * 1024, 1024, 10 * 1024 * 1024 * 1024),
     s3: s3Options(env),

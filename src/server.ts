@@ -52,7 +52,7 @@ import { DatabaseLedger } from './execution/ledger.js';
 import { configuredHarnesses } from './execution/harnesses/registry.js';
 import type { Harness } from './execution/harnesses/harness.js';
 import { eventReader, transcriptFormat } from './execution/harness-run.js';
-import { resolveSandboxMode } from './execution/sandbox/index.js';
+import { allowRunUserToWorkspaces, resolveSandboxMode, runUserWarning } from './execution/sandbox/index.js';
 import { TaskTokens } from './execution/task-token.js';
 import { sandboxHiddenPaths, Workspaces } from './execution/workspace.js';
 import { Bus } from './platform/bus.js';
@@ -136,7 +136,8 @@ export async function startServer(
   const apiUrl = () => `${publicUrl}/api/v1`;
   const tokens = new TaskTokens(await instanceSecret(db, 'task_token_key', secretKey));
   const bus = await Bus.open(database);
-  const sandbox = resolveSandboxMode(config.sandbox);
+  const sandbox = resolveSandboxMode(config.sandbox, { runAs: config.runUser, apiUrl });
+  if (config.runUser) allowRunUserToWorkspaces(config);
   const hiddenPaths = sandboxHiddenPaths(config);
   const models = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);
   const harnesses = configuredHarnesses(config, sandbox.mode, hiddenPaths, true);
@@ -297,6 +298,8 @@ export async function startServer(
     evaluator = new AutomationEvaluator({ database, runs, log: app.log });
     stopRetention = startWebhookRetention(db, app.log);
     if (sandbox.warning) app.log.warn(sandbox.warning);
+    const asRoot = runUserWarning(config.runUser);
+    if (asRoot) app.log.warn(asRoot);
     if (!canExecute(config, models, options.harnesses)) {
       app.log.warn('no model has credentials and no harness is configured (HANGAR_CONFIG), so runs stay QUEUED; see the README on harnesses and models');
     } else {

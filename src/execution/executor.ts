@@ -110,7 +110,7 @@ export class Execution {
     try {
       workspace = await context.workspaces.create(run.id, run.execution_id);
       if (run.attachment_count > 0) await context.workspaces.addFiles(workspace, await context.ledger.attachments(run.id));
-      this.unwritten.push({ type: 'worker_container_ready', payload: { sandbox: context.sandbox } });
+      this.unwritten.push({ type: 'worker_container_ready', payload: { sandbox: context.sandbox.kind } });
       const harnessName = run.harness ?? (run.agent_config.harness as { type?: string } | undefined)?.type ?? context.defaultHarness;
       const harness = context.harnesses.get(harnessName);
       // A model or MCP server that cannot be used fails the run before anything is cloned or set up.

@@ -83,7 +83,7 @@ export class Workspaces {
       setupTimeoutMs: config.setupTimeoutMinutes * 60_000,
       setupNetwork: config.setupNetwork,
       maxOutputBytes: config.maxOutputBytes,
-      owner: undefined,
+      owner: config.runUser,
     });
   }
 
@@ -147,12 +147,17 @@ export class Workspaces {
     abort: AbortSignal,
   ): Promise<SetupResult> {
     const home = await workspaceHome(directory, this.options.owner);
+    const user = this.options.owner;
     for (const { owner, repo } of environment.github_repos) {
       if (abort.aborted) return { ok: false, message: 'cancelled' };
       const started = Date.now();
       const url = `${this.options.gitBaseUrl}/${owner}/${repo}`;
       try {
-        await execFileAsync('git', ['clone', '--quiet', '--', url, path.join(directory, repo)], {
+        // As the run user, so the checkout is the run's to change; from inside the workspace (the directories above
+        // it are only traversable), into a name relative to it.
+        await execFileAsync('git', ['clone', '--quiet', '--', url, repo], {
+          cwd: directory,
+          ...(user ? { uid: user.uid, gid: user.gid } : {}),
           timeout: this.options.setupTimeoutMs,
           signal: abort,
           env: { ...scrubbedEnvironment({ GIT_TERMINAL_PROMPT: '0' }, home) },

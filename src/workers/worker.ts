@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import type { ExecutionContext } from '../execution/context.js';
 import { Execution } from '../execution/executor.js';
 import { configuredHarnesses } from '../execution/harnesses/registry.js';
-import { resolveSandboxMode } from '../execution/sandbox/index.js';
+import { allowRunUserToWorkspaces, resolveSandboxMode, runUserWarning } from '../execution/sandbox/index.js';
 import { sandboxHiddenPaths, Workspaces } from '../execution/workspace.js';
 import { WorkerLink } from './link.js';
 import type { TaskAssignment } from './protocol.js';
@@ -53,9 +53,14 @@ export class Worker {
         void this.sendSkills();
       },
     });
-    this.ledger = new RemoteLedger(this.link, `${options.server.replace(/\/+$/, '')}/api/v1`, config.maxArtifactBytes);
-    const sandbox = resolveSandboxMode(config.sandbox);
+    const apiUrl = `${options.server.replace(/\/+$/, '')}/api/v1`;
+    this.ledger = new RemoteLedger(this.link, apiUrl, config.maxArtifactBytes);
+    // Runs drop to the run user as they do on the server, and a networked run still reaches the API it is given.
+    const sandbox = resolveSandboxMode(config.sandbox, { runAs: config.runUser, apiUrl: () => apiUrl });
+    if (config.runUser) allowRunUserToWorkspaces(config);
     if (sandbox.warning) log.warn(sandbox.warning);
+    const asRoot = runUserWarning(config.runUser);
+    if (asRoot) log.warn(asRoot);
     const hiddenPaths = sandboxHiddenPaths(config);
     const catalogue = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);
     this.context = {

@@ -5,7 +5,7 @@ import { eventually, harnessEnv, outputTexts, processesWith, script, timelineTyp
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
-const bwrapWorks = resolveSandboxMode(undefined).mode === 'bwrap';
+const bwrapWorks = resolveSandboxMode(undefined).mode.kind === 'bwrap';
 
 for (const sandbox of ['bwrap', 'process'] as const) {
   describe(`cancel kills the whole process tree (${sandbox} sandbox)`, { skip: sandbox === 'bwrap' && !bwrapWorks ? 'bubblewrap does not work on this machine' : false }, () => {

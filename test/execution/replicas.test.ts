@@ -7,7 +7,7 @@ import { databaseEnv, onPostgres, stopChild } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
 import { createTestDatabase, spawnServer, startTestServer } from '../support/server.js';
 
-const bwrapWorks = resolveSandboxMode(undefined).mode === 'bwrap';
+const bwrapWorks = resolveSandboxMode(undefined).mode.kind === 'bwrap';
 const postgresOnly = onPostgres() ? false : 'several replicas need PostgreSQL (PGlite is one process)';
 
 describe('several engine replicas on one PostgreSQL', { skip: postgresOnly }, () => {

@@ -16,7 +16,7 @@ import {
 import { leaderStartTime } from '../../src/execution/sandbox/marked-processes.js';
 
 const NODE = process.execPath;
-const bwrapSkip = resolveSandboxMode(undefined).mode === 'bwrap' ? false : 'bwrap does not work on this machine (resolveSandboxMode chose process)';
+const bwrapSkip = resolveSandboxMode(undefined).mode.kind === 'bwrap' ? false : 'bwrap does not work on this machine (resolveSandboxMode chose process)';
 
 let root: string;
 let workspace: string;
@@ -40,9 +40,9 @@ before(() => {
 });
 after(() => fs.rmSync(root, { recursive: true, force: true }));
 
-function start(mode: SandboxMode, argv: string[], options: Partial<SandboxSpawnOptions> = {}) {
+function start(kind: SandboxMode['kind'], argv: string[], options: Partial<SandboxSpawnOptions> = {}) {
   const child = spawnSandboxed({
-    mode,
+    mode: { kind, runAs: undefined, apiUrl: () => undefined },
     argv,
     cwd: workspace,
     env: scrubbedEnvironment({}, workspace),
@@ -60,7 +60,7 @@ function start(mode: SandboxMode, argv: string[], options: Partial<SandboxSpawnO
   return { child, stdout, stderr };
 }
 
-async function run(mode: SandboxMode, argv: string[], options: Partial<SandboxSpawnOptions> = {}) {
+async function run(mode: SandboxMode['kind'], argv: string[], options: Partial<SandboxSpawnOptions> = {}) {
   const { child, stdout, stderr } = start(mode, argv, options);
   return { exit: await child.exited, stdout, stderr };
 }
@@ -155,15 +155,15 @@ describe('resolveSandboxMode', () => {
 
   test('process is honoured with a warning that runs are not isolated', () => {
     const resolved = resolveSandboxMode('process');
-    assert.equal(resolved.mode, 'process');
+    assert.equal(resolved.mode.kind, 'process');
     assert.match(resolved.warning ?? '', /NOT isolated/);
   });
 
   test('auto chooses bwrap when it works, otherwise process with a warning how to install it', () => {
     const resolved = resolveSandboxMode(undefined);
-    if (resolved.mode === 'bwrap') {
+    if (resolved.mode.kind === 'bwrap') {
       assert.equal(resolved.warning, undefined);
-      assert.deepEqual(resolveSandboxMode('bwrap'), { mode: 'bwrap' });
+      assert.equal(resolveSandboxMode('bwrap').mode.kind, 'bwrap');
     } else {
       assert.match(resolved.warning ?? '', /apt-get install bubblewrap/);
       assert.throws(() => resolveSandboxMode('bwrap'), /HANGAR_SANDBOX=bwrap/);
@@ -348,7 +348,7 @@ describe('bwrap isolation', { skip: bwrapSkip, timeout: 60_000 }, () => {
     assert.deepEqual(stdout.filter((entry) => entries.includes(entry)), []);
   });
 
-  test('there is no network unless allowNetwork', async () => {
+  test("there is no network unless allowNetwork, and with it still none to the host's loopback", async () => {
     const server = net.createServer((socket) => socket.end());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as net.AddressInfo;
@@ -357,11 +357,20 @@ describe('bwrap isolation', { skip: bwrapSkip, timeout: 60_000 }, () => {
       const closed = await run('bwrap', [NODE, '-e', script]);
       assert.equal(closed.exit.code, 1);
       assert.notEqual(closed.stdout[0], 'connected');
-      const open = await run('bwrap', [NODE, '-e', script], { allowNetwork: true });
-      assert.equal(open.exit.code, 0);
-      assert.deepEqual(open.stdout, ['connected']);
+      const networked = await run('bwrap', [NODE, '-e', script], { allowNetwork: true });
+      assert.equal(networked.exit.code, 1, networked.stderr.join('\n'));
+      assert.deepEqual(networked.stdout, ['ECONNREFUSED']);
     } finally {
       server.close();
+    }
+  });
+
+  test('a networked sandbox killed at any stage of its network setup ends', async () => {
+    for (const delayMs of [0, 5, 20, 40, 80]) {
+      const { child } = start('bwrap', ['sleep', '30'], { allowNetwork: true });
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      const exit = await child.kill(100);
+      assert.equal(exit.killed, true);
     }
   });
 });

@@ -23,7 +23,7 @@ const FIXTURES = path.join(import.meta.dirname, 'fixtures');
 const TICKETS_SERVER = path.join(import.meta.dirname, '..', 'support', 'mcp', 'tickets-server.mjs');
 const TIMEOUT_MS = 120_000;
 const API_KEY = 'test-key-123';
-const bwrapSkip = resolveSandboxMode(undefined).mode === 'bwrap' ? false : 'bwrap does not work on this machine';
+const bwrapSkip = resolveSandboxMode(undefined).mode.kind === 'bwrap' ? false : 'bwrap does not work on this machine';
 
 const cleanup: Array<() => Promise<void> | void> = [];
 after(async () => {
@@ -37,7 +37,7 @@ function cliSkip(name: CliName): string | false {
 }
 
 interface RunOptions {
-  sandbox: SandboxMode;
+  sandbox: SandboxMode['kind'];
   turns: (workspace: string) => ScriptedTurn[];
   history?: TranscriptLine[];
   followups?: string[];
@@ -55,7 +55,9 @@ async function run(name: CliName, options: RunOptions) {
   const server = await setup.server().listen();
   server.script(...options.turns(workspace));
   cleanup.push(() => server.close(), () => fs.rmSync(workspace, { recursive: true, force: true }));
-  const harness = new CliHarness(AGENT_CLIS[name], { sandbox: options.sandbox, hiddenPaths: [], maxOutputBytes: 10_000_000, timeoutMs: TIMEOUT_MS, binaryPath: binary });
+  // The scripted model server stands where Hangar's API is: on the host's loopback, the one port a networked
+  // sandbox still reaches there (model calls go through Hangar's API).
+  const harness = new CliHarness(AGENT_CLIS[name], { sandbox: { kind: options.sandbox, runAs: undefined, apiUrl: () => server.baseURL }, hiddenPaths: [], maxOutputBytes: 10_000_000, timeoutMs: TIMEOUT_MS, binaryPath: binary });
   const collected = { output: [] as string[], input: [] as string[], diagnostics: [] as string[] };
   const continuing = (options.history ?? []).length > 0;
   const task: HarnessTask = {
@@ -264,7 +266,7 @@ describe('CLI harness start errors', () => {
   test('a missing binary is integration_not_configured, naming the binary and its npm package', async () => {
     const workspace = gitWorkspace();
     cleanup.push(() => fs.rmSync(workspace, { recursive: true, force: true }));
-    const options = { sandbox: 'process' as const, hiddenPaths: [], maxOutputBytes: 1_000_000, timeoutMs: TIMEOUT_MS };
+    const options = { sandbox: { kind: 'process' as const, runAs: undefined, apiUrl: () => undefined }, hiddenPaths: [], maxOutputBytes: 1_000_000, timeoutMs: TIMEOUT_MS };
     const configured = new CliHarness(AGENT_CLIS.codex, { ...options, binaryPath: path.join(workspace, 'no-such-codex') });
     const input: string[] = [];
     const sink: HarnessSink = { output: () => {}, input: (line) => input.push(line), diagnostic: () => {} };
@@ -283,7 +285,7 @@ describe('CLI harness start errors', () => {
     const workspace = gitWorkspace();
     cleanup.push(() => fs.rmSync(workspace, { recursive: true, force: true }));
     // Any executable will do: the model is checked before anything starts.
-    const harness = new CliHarness(AGENT_CLIS.claude, { sandbox: 'process', hiddenPaths: [], maxOutputBytes: 1_000_000, timeoutMs: TIMEOUT_MS, binaryPath: process.execPath });
+    const harness = new CliHarness(AGENT_CLIS.claude, { sandbox: { kind: 'process', runAs: undefined, apiUrl: () => undefined }, hiddenPaths: [], maxOutputBytes: 1_000_000, timeoutMs: TIMEOUT_MS, binaryPath: process.execPath });
     const sink: HarnessSink = { output: () => {}, input: () => {}, diagnostic: () => {} };
     await assert.rejects(harness.start(task(workspace, undefined), sink), (error: unknown) => error instanceof HarnessStartError && error.errorCode === 'integration_not_configured' && /model/.test(error.message));
   });

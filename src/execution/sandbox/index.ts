@@ -1,4 +1,5 @@
 export { scrubbedEnvironment } from './environment.js';
-export { resolveSandboxMode } from './mode.js';
+export { resolveSandboxMode, type SandboxPolicy } from './mode.js';
+export { allowRunUserToWorkspaces, runUserWarning } from './run-user.js';
 export { LineSplitter, spawnSandboxed } from './spawn.js';
-export type { SandboxExit, SandboxMode, SandboxSpawnOptions, SandboxedProcess } from './types.js';
+export type { RunUser, SandboxExit, SandboxMode, SandboxSpawnOptions, SandboxedProcess } from './types.js';

@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import type { SandboxMode } from './types.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { RunUser, SandboxMode } from './types.js';
 
 const NOT_ISOLATED =
   'Harness runs are NOT isolated: they can read and write anything this server can, including its data directory, ' +
@@ -27,22 +29,59 @@ function probeBwrap(): string | null {
   return bwrapProblem;
 }
 
+/** Programs every sandbox needs on the host, and those a networked bwrap sandbox needs besides. */
+const NEEDED = { bwrap: ['bash'], process: ['bash', 'setpriv'], network: ['pasta', 'nsenter', 'nft', 'ip'] };
+
+function missing(programs: string[]): string[] {
+  const directories = (process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin').split(':').concat('/usr/sbin', '/sbin');
+  return programs.filter(
+    (program) =>
+      !directories.some((directory) => {
+        try {
+          fs.accessSync(path.join(directory, program), fs.constants.X_OK);
+          return true;
+        } catch {
+          return false;
+        }
+      }),
+  );
+}
+
+export interface SandboxPolicy {
+  /** The run user when the server is root (config `runUser`); undefined runs as the server's user. */
+  runAs?: RunUser;
+  /** Hangar's API as runs reach it; a networked run may still reach it. */
+  apiUrl?: () => string | undefined;
+}
+
 /**
  * The sandbox mode from HANGAR_SANDBOX: `bwrap`, `process`, or unset (auto: bwrap when it works here). A warning
  * comes back whenever runs will not be isolated; an explicit `bwrap` that cannot work is an error, not a downgrade.
  */
-export function resolveSandboxMode(requested: string | undefined): { mode: SandboxMode; warning?: string } {
+export function resolveSandboxMode(requested: string | undefined, policy: SandboxPolicy = {}): { mode: SandboxMode; warning?: string } {
   const value = requested?.trim() ?? '';
-  if (value === 'process') return { mode: 'process', warning: `HANGAR_SANDBOX=process: ${NOT_ISOLATED}` };
-  if (value === 'bwrap') {
+  const mode = (kind: SandboxMode['kind']): SandboxMode => ({ kind, runAs: policy.runAs, apiUrl: policy.apiUrl ?? (() => undefined) });
+  const warnings: string[] = [];
+  let kind: SandboxMode['kind'];
+  if (value === 'process') {
+    kind = 'process';
+    warnings.push(`HANGAR_SANDBOX=process: ${NOT_ISOLATED}`);
+  } else if (value === 'bwrap') {
     const problem = probeBwrap();
     if (problem) throw new Error(`HANGAR_SANDBOX=bwrap, but ${problem}. Fix bubblewrap or set HANGAR_SANDBOX=process (runs will not be isolated).`);
-    return { mode: 'bwrap' };
-  }
-  if (value === '' || value === 'auto') {
+    kind = 'bwrap';
+  } else if (value === '' || value === 'auto') {
     const problem = probeBwrap();
-    if (!problem) return { mode: 'bwrap' };
-    return { mode: 'process', warning: `WARNING: ${problem}. ${NOT_ISOLATED} ${INSTALL_HINT}` };
+    kind = problem ? 'process' : 'bwrap';
+    if (problem) warnings.push(`WARNING: ${problem}. ${NOT_ISOLATED} ${INSTALL_HINT}`);
+  } else {
+    throw new Error(`HANGAR_SANDBOX must be "bwrap", "process" or "auto" (the same as unset), not ${JSON.stringify(requested)}`);
   }
-  throw new Error(`HANGAR_SANDBOX must be "bwrap", "process" or "auto" (the same as unset), not ${JSON.stringify(requested)}`);
+  const absent = missing(NEEDED[kind]);
+  if (absent.length > 0) throw new Error(`The ${kind} sandbox needs ${absent.join(', ')} on PATH`);
+  const absentForNetwork = kind === 'bwrap' ? missing(NEEDED.network) : [];
+  if (absentForNetwork.length > 0) {
+    warnings.push(`WARNING: ${absentForNetwork.join(', ')} not found: runs and setup commands with network will fail (apt-get install passt nftables iproute2 util-linux).`);
+  }
+  return { mode: mode(kind), ...(warnings.length > 0 ? { warning: warnings.join(' ') } : {}) };
 }

@@ -2,10 +2,11 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { leaderStartTime, markedProcesses, SANDBOX_MARK } from './marked-processes.js';
+import { apiRoute, connectSandbox, type Disconnect, sandboxResolvConf, writeIdMaps } from './network.js';
 import { processTable } from './proc.js';
-import type { SandboxExit, SandboxSpawnOptions, SandboxedProcess } from './types.js';
+import type { RunUser, SandboxExit, SandboxSpawnOptions, SandboxedProcess } from './types.js';
 
 const DEFAULT_GRACE_MS = 2000;
 const POLL_MS = 25;
@@ -48,17 +49,17 @@ function decodeLine(bytes: Buffer): string {
 /**
  * The bwrap command line: the whole system read-only, empty /tmp and /run, every hidden path covered, then the
  * workspace bound writable. The bind comes last because the workspace usually lies inside a hidden path (the data
- * directory) or /tmp; bwrap creates its mount point inside the tmpfs.
+ * directory) or /tmp; bwrap creates its mount point inside the tmpfs. With network, bwrap holds the sandbox at fd 4
+ * until the launcher has set its network namespace up (`connectSandbox`), and the resolver is the forwarded one.
  */
 export function bwrapArguments(options: Pick<SandboxSpawnOptions, 'argv' | 'cwd' | 'hiddenPaths' | 'allowNetwork'>): string[] {
   // fd 3 receives {"child-pid": N}: the sandbox's PID 1, which is what gets killed (see spawnSandboxed).
-  const args = ['--die-with-parent', '--new-session', '--unshare-all', '--info-fd', '3'];
-  if (options.allowNetwork) args.push('--share-net');
+  // No capability inside either, even for a sandbox started by root without a run user (bwrap keeps them for uid 0).
+  const args = ['--die-with-parent', '--new-session', '--unshare-all', '--cap-drop', 'ALL', '--info-fd', '3'];
+  if (options.allowNetwork) args.push('--unshare-user', '--userns-block-fd', '4');
   // /run holds Unix sockets (PostgreSQL, Docker, D-Bus): they stay connectable through a read-only bind and a
   // separate network namespace does not cover them.
   args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/run');
-  const resolver = realPath('/etc/resolv.conf');
-  if (options.allowNetwork && resolver.startsWith('/run/')) args.push('--ro-bind', path.dirname(resolver), path.dirname(resolver));
   for (const hidden of options.hiddenPaths.map(realPath)) {
     const stat = fs.statSync(hidden, { throwIfNoEntry: false });
     // Nothing to hide, and bwrap could not create a mount point on the read-only root anyway.
@@ -66,9 +67,30 @@ export function bwrapArguments(options: Pick<SandboxSpawnOptions, 'argv' | 'cwd'
     // A tmpfs can only cover a directory; a file is covered by /dev/null, which reads as nothing.
     args.push(...(stat.isDirectory() ? ['--tmpfs', hidden] : ['--ro-bind', '/dev/null', hidden]));
   }
+  if (options.allowNetwork) args.push('--ro-bind', sandboxResolvConf(), realPath('/etc/resolv.conf'));
   const cwd = realPath(options.cwd);
-  args.push('--bind', cwd, cwd, '--chdir', cwd, '--', ...options.argv);
+  // bwrap leaves the user namespace hold (fd 4) open in the sandbox: the command starts behind the same closer.
+  args.push('--bind', cwd, cwd, '--chdir', cwd, '--', ...(options.allowNetwork ? ['bash', ...closingInherited(2, options.argv)] : options.argv));
   return args;
+}
+
+/**
+ * Closes every descriptor above `highest` and runs its arguments: a descriptor the server inherited without
+ * close-on-exec (a launcher's pipe) would otherwise pass through Node's spawn and bwrap into the sandbox.
+ */
+const CLOSE_INHERITED = 'k=$1; shift; for f in /proc/$$/fd/*; do n=${f##*/}; if [ "$n" -gt "$k" ]; then eval "exec $n>&-"; fi; done; exec "$@"';
+
+function closingInherited(highest: number, argv: string[]): string[] {
+  return ['-c', CLOSE_INHERITED, 'hangar-sandbox', String(highest), ...argv];
+}
+
+/** setpriv's arguments for `process` mode: no_new_privs always; as root, the run user and no capabilities. */
+function processModePrivileges(runAs: RunUser | undefined): string[] {
+  const args = ['--no-new-privs'];
+  if (runAs && process.getuid?.() === 0) {
+    args.push('--reuid', String(runAs.uid), '--regid', String(runAs.gid), '--clear-groups', '--inh-caps=-all', '--bounding-set=-all');
+  }
+  return [...args, '--'];
 }
 
 function realPath(file: string): string {
@@ -209,23 +231,36 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
     fail(`command not found: ${command} (PATH=${options.env.PATH ?? ''})`, 127);
     return handle;
   }
-  let file = command;
-  let args = options.argv.slice(1);
-  if (options.mode === 'bwrap') {
+  const { kind, runAs } = options.mode;
+  const network = kind === 'bwrap' && options.allowNetwork;
+  let argv = options.argv;
+  if (kind === 'bwrap') {
     const bwrap = findExecutable('bwrap', process.env.PATH, '/');
     if (!bwrap) {
       fail('bwrap (bubblewrap) is not installed; install it (apt-get install bubblewrap) or set HANGAR_SANDBOX=process', 127);
       return handle;
     }
-    file = bwrap;
-    args = bwrapArguments(options);
-  }
+    argv = [bwrap, ...bwrapArguments(options)];
+  } else argv = ['setpriv', ...processModePrivileges(runAs), ...argv];
+  // Started early: the route is resolved while bwrap sets up.
+  const route = network ? apiRoute(options.mode.apiUrl()) : undefined;
 
   // The environment goes to bwrap, which passes it on: as --setenv arguments it would show in every `ps`.
-  const stdio = options.mode === 'bwrap' ? ['pipe', 'pipe', 'pipe', 'pipe'] : 'pipe';
+  // 0-2, then bwrap's info (3) and, with network, the user namespace hold (4): nothing else reaches the sandbox.
+  const stdio: Array<'pipe'> = kind === 'bwrap' ? ['pipe', 'pipe', 'pipe', 'pipe', ...(network ? (['pipe'] as const) : [])] : ['pipe', 'pipe', 'pipe'];
   const mark = randomUUID();
-  const env = options.mode === 'process' ? { ...options.env, [SANDBOX_MARK]: mark } : options.env;
-  const child = spawn(file, args, { cwd: options.cwd, env, detached: true, stdio: stdio as 'pipe' });
+  const env = kind === 'process' ? { ...options.env, [SANDBOX_MARK]: mark } : options.env;
+  // Under bwrap the user is dropped here (bwrap then takes every capability away and sets no_new_privs); in process
+  // mode setpriv drops it, since it also has to set no_new_privs.
+  const user = kind === 'bwrap' && runAs && process.getuid?.() === 0 ? runAs : undefined;
+  const file = 'bash';
+  const child = spawn(file, closingInherited(stdio.length - 1, argv), {
+    cwd: options.cwd,
+    env,
+    detached: true,
+    stdio,
+    ...(user ? { uid: user.uid, gid: user.gid } : {}),
+  });
   child.on('error', (error: NodeJS.ErrnoException) => {
     // Only a failed start ends up here; we never signal through `child`.
     if (child.pid === undefined) fail(`cannot start ${file} in ${options.cwd}: ${error.message}`, error.code === 'ENOENT' ? 127 : 126);
@@ -234,7 +269,7 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
   const leader = child.pid;
   handle.pid = leader;
   // Lets the search for escaped processes skip every process older than this sandbox.
-  const since = options.mode === 'process' ? leaderStartTime(leader) : 0;
+  const since = kind === 'process' ? leaderStartTime(leader) : 0;
 
   const flushStdout = deliverLines(child.stdout, options.maxOutputBytes, toStdout, () => (outputTruncated = true));
   const flushStderr = deliverLines(child.stderr, options.maxOutputBytes, toStderr, () => (outputTruncated = true));
@@ -249,12 +284,32 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
   // along at any stage, after which bwrap exits by itself.
   let sandboxInit: number | undefined;
   let killWhenKnown = false;
+  // With network, bwrap waits on fd 4 before it lets the sandbox go on; it waits there even after the sandbox has
+  // been killed, so whoever kills also closes it (bwrap then finds its child gone and exits).
+  const hold = network ? (child.stdio[4] as Writable) : undefined;
+  hold?.on('error', () => undefined);
+  let disconnect: Disconnect | undefined;
   const killSandbox = () => {
     // Only while bwrap lives is its child's pid certain to be still its child's.
     if (sandboxInit !== undefined && child.exitCode === null && child.signalCode === null) signal(sandboxInit, 'SIGKILL');
     else killWhenKnown = true;
+    if (sandboxInit !== undefined) hold?.destroy();
   };
-  if (options.mode === 'bwrap') {
+  /** The sandbox is held until its network namespace has its egress and rules; a failure ends it. */
+  const connect = async (pid: number) => {
+    try {
+      const owner = runAs ?? { uid: process.getuid!(), gid: process.getgid!() };
+      writeIdMaps(pid, owner);
+      disconnect = await connectSandbox(pid, owner, await route);
+      // Ended meanwhile (killed, timed out): its egress goes at once, and nothing is released.
+      if (terminating || treeGone) return disconnect();
+      hold!.end('1');
+    } catch (error) {
+      toStderr(`hangar sandbox: cannot set up the run's network: ${(error as Error).message}`);
+      killSandbox();
+    }
+  };
+  if (kind === 'bwrap') {
     let info = '';
     (child.stdio[3] as Readable).on('data', (chunk: Buffer) => {
       info += chunk.toString();
@@ -262,12 +317,13 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
       if (match && sandboxInit === undefined) {
         sandboxInit = Number(match[1]);
         if (killWhenKnown) killSandbox();
+        else if (network) void connect(sandboxInit);
       }
     });
   }
   // The /proc lookups are awaited; once the tree is gone their pids may belong to someone else and get no signal.
   const signalTree = async (name: NodeJS.Signals) => {
-    if (options.mode === 'process') {
+    if (kind === 'process') {
       signal(-leader, name);
       const escaped = await markedProcesses(mark, since);
       if (!treeGone) escaped.forEach((pid) => signal(pid, name));
@@ -305,7 +361,7 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
       if (await alive(-leader)) signal(-leader, 'SIGKILL');
       // bwrap may exit before its PID 1 has finished killing what is left in the namespace: wait for it.
       else if (sandboxInit === undefined || !(await alive(sandboxInit))) {
-        const escaped = options.mode === 'process' ? await markedProcesses(mark, since) : [];
+        const escaped = kind === 'process' ? await markedProcesses(mark, since) : [];
         if (escaped.length === 0) break;
         escaped.forEach((pid) => signal(pid, 'SIGKILL'));
       }
@@ -313,6 +369,7 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
     }
     // No more signals: the ids may now belong to someone else.
     treeGone = true;
+    disconnect?.();
     timers.forEach(clearTimeout);
     await Promise.race([closed, sleep(DRAIN_MS)]);
     flushStdout();

@@ -1,9 +1,25 @@
+/** A user and group id on the host. */
+export interface RunUser {
+  uid: number;
+  gid: number;
+}
+
 /**
- * How a harness process is confined. `bwrap` (bubblewrap) gives the run a read-only system, a writable
- * workspace only, its own PID namespace and no network unless allowed; `process` is only a process group in the
- * workspace, for machines without bubblewrap.
+ * How a harness process is confined, resolved once at start (`resolveSandboxMode`). `bwrap` (bubblewrap) gives the
+ * run a read-only system, a writable workspace only, its own PID namespace and, when network is allowed, a network
+ * namespace of its own whose egress goes through pasta (never the host's loopback or private addresses);
+ * `process` is only a process group in the workspace, for machines without bubblewrap, and is not confined.
  */
-export type SandboxMode = 'bwrap' | 'process';
+export interface SandboxMode {
+  kind: 'bwrap' | 'process';
+  /**
+   * Who runs run code on the host: set when the server is root (HANGAR_RUN_USER, 64000 by default); undefined
+   * means the server's own user.
+   */
+  runAs: RunUser | undefined;
+  /** Hangar's API as runs reach it (HANGAR_API_URL): the one host destination a networked run may still reach. */
+  apiUrl: () => string | undefined;
+}
 
 export interface SandboxSpawnOptions {
   mode: SandboxMode;
@@ -14,7 +30,7 @@ export interface SandboxSpawnOptions {
   env: Record<string, string>;
   /** Paths the process must not see at all (bwrap hides them under an empty tmpfs), e.g. the data directory. */
   hiddenPaths: string[];
-  /** Under bwrap, share the host network (model providers, git hosts); otherwise the run has no network. */
+  /** Network to the outside (model providers, git hosts) through the sandbox's own egress; otherwise none. */
   allowNetwork: boolean;
   /** Wall-clock limit: the whole process tree is killed when it passes. */
   timeoutMs: number;

@@ -1,0 +1,167 @@
+import { spawn } from 'node:child_process';
+import dns from 'node:dns/promises';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { RunUser } from './types.js';
+
+/**
+ * A networked bwrap sandbox gets a network namespace of its own. pasta (passt) gives it a tap interface whose
+ * connections pasta makes again from the host as ordinary sockets; nft rules inside the namespace, loaded before the
+ * run starts, refuse the host's own and every private destination. The run has no capability in the user namespace
+ * that owns the network namespace, so it cannot change either.
+ */
+
+/** Where the sandbox sends DNS queries; pasta forwards them to the host's first resolver, wherever that is. */
+export const SANDBOX_RESOLVER = '169.254.0.53';
+
+/** Destinations no run reaches: loopback, private, shared, link-local, unspecified, reserved, multicast. */
+const REFUSED_V4 = [
+  '0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.0.0.0/24',
+  '192.168.0.0/16', '198.18.0.0/15', '224.0.0.0/3',
+];
+const REFUSED_V6 = ['::/127', '::ffff:0:0/96', '64:ff9b::/96', 'fc00::/7', 'fe80::/10', 'ff00::/8'];
+
+/** Hangar's API as a networked run reaches it: through pasta's splice of the run's loopback, or at its addresses. */
+export type ApiRoute = { spliced: true; port: number } | { spliced: false; port: number; addresses: string[] };
+
+/** How the run reaches `apiUrl`; undefined when there is none to reach (a worker whose server is elsewhere still has one). */
+export async function apiRoute(apiUrl: string | undefined): Promise<ApiRoute | undefined> {
+  if (!apiUrl) return undefined;
+  let url: URL;
+  try {
+    url = new URL(apiUrl);
+  } catch {
+    return undefined;
+  }
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (host === 'localhost' || (net.isIP(host) && isLoopback(host))) return { spliced: true, port };
+  const addresses = net.isIP(host) ? [host] : (await dns.lookup(host, { all: true }).catch(() => [])).map((entry) => entry.address);
+  return { spliced: false, port, addresses };
+}
+
+function isLoopback(address: string): boolean {
+  return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
+}
+
+/** The nft ruleset of a sandbox's namespace: the API and DNS first, then every refused destination. */
+export function egressRules(api: ApiRoute | undefined): string {
+  const own = Object.values(os.networkInterfaces()).flatMap((entries) => entries ?? []).map((entry) => entry.address.split('%')[0]!);
+  const v4 = [...REFUSED_V4, ...own.filter((address) => net.isIPv4(address))];
+  const v6 = [...REFUSED_V6, ...own.filter((address) => net.isIPv6(address))];
+  const allowed = api && !api.spliced ? api.addresses : [];
+  return [
+    'table inet hangar {',
+    '  chain egress {',
+    '    type filter hook output priority 0; policy accept;',
+    '    oifname "lo" accept',
+    `    ip daddr ${SANDBOX_RESOLVER} udp dport 53 accept`,
+    ...allowed.map((address) => `    ${net.isIPv6(address) ? 'ip6' : 'ip'} daddr ${address} tcp dport ${api!.port} accept`),
+    `    ip daddr { ${v4.join(', ')} } reject`,
+    `    ip6 daddr { ${v6.join(', ')} } reject`,
+    '  }',
+    '}',
+    '',
+  ].join('\n');
+}
+
+/** A resolv.conf naming the forwarded resolver, made once per process and bound over the sandbox's. */
+let resolverFile: string | undefined;
+export function sandboxResolvConf(): string {
+  if (resolverFile) return resolverFile;
+  // Readable by the run user, who binds it: bwrap mounts with the run user's rights on the host.
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-net-'));
+  fs.chmodSync(directory, 0o755);
+  const file = path.join(directory, 'resolv.conf');
+  fs.writeFileSync(file, `nameserver ${SANDBOX_RESOLVER}\noptions edns0\n`, { mode: 0o644 });
+  resolverFile = file;
+  return file;
+}
+
+/**
+ * The user namespace of a sandbox that bwrap holds at --userns-block-fd: uid and gid 0 inside are the run user, as
+ * bwrap itself would map them. The launcher writes the maps so that it can enter the namespace as its root and set
+ * the network up; root may write them for any user, another user only for itself (which the run user then is).
+ */
+export function writeIdMaps(pid: number, user: RunUser): void {
+  fs.writeFileSync(`/proc/${pid}/uid_map`, `0 ${user.uid} 1\n`);
+  fs.writeFileSync(`/proc/${pid}/setgroups`, 'deny\n');
+  fs.writeFileSync(`/proc/${pid}/gid_map`, `0 ${user.gid} 1\n`);
+}
+
+/** How long one step of the network setup may take before the sandbox is given up. */
+const STEP_TIMEOUT_MS = 10_000;
+
+function run(file: string, args: string[], stdin?: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { stdio: ['pipe', 'ignore', 'pipe'], timeout: STEP_TIMEOUT_MS, killSignal: 'SIGKILL' });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.stdin.on('error', () => undefined); // EPIPE when it fails before reading its input
+    child.on('error', reject);
+    child.on('close', (code, signal) =>
+      code === 0 ? resolve() : reject(new Error(`${file} failed (${code ?? signal}): ${stderr.trim().split('\n').slice(-3).join(' ')}`)),
+    );
+    child.stdin.end(stdin ?? '');
+  });
+}
+
+/** Ends the pasta of a sandbox. */
+export type Disconnect = () => void;
+
+/**
+ * Gives the held sandbox `pid`, whose user namespace belongs to `owner`, its egress and rules, and returns what ends
+ * that egress once the sandbox is gone: pasta (this version) does not leave by itself when the namespace it serves
+ * goes away, so its pid is taken from its pid file. pasta brings the namespace's loopback up with its address; bwrap
+ * adds that address itself once released and fails if it is there, so the IPv4 address goes again before the rules.
+ */
+export async function connectSandbox(pid: number, owner: RunUser, api: ApiRoute | undefined): Promise<Disconnect> {
+  // pasta opens its pid file after it has become `owner`: a directory of its own, private to it.
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-pasta-'));
+  const pidFile = path.join(directory, 'pid');
+  let pastaPid: number | undefined;
+  const disconnect: Disconnect = () => {
+    if (pastaPid !== undefined && isPastaOf(pastaPid, pidFile)) process.kill(pastaPid, 'SIGKILL');
+    pastaPid = undefined;
+  };
+  try {
+    if (process.getuid?.() === 0) fs.chownSync(directory, owner.uid, owner.gid);
+    const pastaArgs = ['--config-net', '--quiet', '-t', 'none', '-u', 'none', '-U', 'none', '--no-map-gw', '--dns-forward', SANDBOX_RESOLVER];
+    // pasta started as root otherwise drops to nobody, who cannot enter a namespace of the run user.
+    if (process.getuid?.() === 0) pastaArgs.push('--runas', `${owner.uid}:${owner.gid}`);
+    pastaArgs.push('-P', pidFile, '-T', api?.spliced ? String(api.port) : 'none', String(pid));
+    try {
+      await run('pasta', pastaArgs);
+    } finally {
+      pastaPid = pidIn(pidFile);
+    }
+    await run('nsenter', ['-t', String(pid), '-U', '-n', '--', 'sh', '-c', 'ip -4 addr flush dev lo && exec nft -f -'], egressRules(api));
+    return disconnect;
+  } catch (error) {
+    disconnect();
+    throw error;
+  } finally {
+    fs.rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+/** The pid pasta wrote, if it got that far. */
+function pidIn(file: string): number | undefined {
+  try {
+    const pid = Number(fs.readFileSync(file, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 1 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `pid` is (still) the pasta started with `pidFile`: once it ended, its pid may go to another process. */
+function isPastaOf(pid: number, pidFile: string): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(pidFile);
+  } catch {
+    return false;
+  }
+}
