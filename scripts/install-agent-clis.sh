@@ -3,10 +3,14 @@
 # directory, each in its own npm prefix, and links their executables into one bin/ directory. A CLI already there
 # at its pinned version is left alone, so a second run takes well under a second.
 #
-#   HANGAR_AGENT_CLIS_DIR   where to install (default: ~/.cache/hangar/agent-clis); the bins end up in $DIR/bin
+#   HANGAR_AGENT_CLIS_DIR   where to install (default: /opt/hangar/agent-clis as root, else ~/.cache/hangar/agent-clis);
+#                           the bins end up in $DIR/bin
 set -euo pipefail
 
-dir="${HANGAR_AGENT_CLIS_DIR:-$HOME/.cache/hangar/agent-clis}"
+# As root, outside root's home: a root server runs its harnesses as an unprivileged run user, who must be able to
+# execute them (root's home is closed to other users).
+if [[ "$(id -u)" == 0 ]]; then default_dir=/opt/hangar/agent-clis; else default_dir="$HOME/.cache/hangar/agent-clis"; fi
+dir="${HANGAR_AGENT_CLIS_DIR:-$default_dir}"
 mkdir -p "$dir/bin"
 
 # name, npm package, version, executable, extra npm flags

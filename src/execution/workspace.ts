@@ -4,6 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Config } from '../config.js';
 import type { EnvironmentConfig } from '../environments/schemas.js';
+import { cloneGitConfig } from './clone-git-config.js';
 import { scrubbedEnvironment, spawnSandboxed } from './sandbox/index.js';
 import type { SandboxMode, SandboxedProcess } from './sandbox/types.js';
 import type { RunFile } from './store.js';
@@ -160,7 +161,7 @@ export class Workspaces {
           ...(user ? { uid: user.uid, gid: user.gid } : {}),
           timeout: this.options.setupTimeoutMs,
           signal: abort,
-          env: { ...scrubbedEnvironment({ GIT_TERMINAL_PROMPT: '0' }, home) },
+          env: { ...scrubbedEnvironment({ GIT_TERMINAL_PROMPT: '0', ...(user ? { GIT_CONFIG_GLOBAL: cloneGitConfig() } : {}) }, home) },
           maxBuffer: 1024 * 1024,
         });
         await report('environment_repo_cloned', { repo: `${owner}/${repo}`, duration_ms: Date.now() - started });

@@ -7,7 +7,6 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import YAML from 'yaml';
@@ -16,12 +15,10 @@ import { GitFixtures } from '../support/git.js';
 import { AnthropicServer, GeminiServer, OpenAIResponsesServer, type ScriptedModelServer } from '../support/model-servers/index.js';
 import { addEnvironmentWithRepos, createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { installedBinary, type CliName } from './scripted-runs.js';
+import { missingClis, writeCliOperatorFile, type CliName } from './scripted-runs.js';
 
 const TIMEOUT_MS = 180_000;
-const missing = (['claude', 'codex', 'gemini'] as const).filter((name) => !installedBinary(name));
-// In CI the CLIs are installed by .ci/run, so their absence fails the tests instead of skipping them.
-const skip = missing.length > 0 && !process.env.CI ? `not installed here: ${missing.join(', ')} (run scripts/install-agent-clis.sh)` : false;
+const skip = missingClis();
 
 const servers = { claude: new AnthropicServer(), codex: new OpenAIResponsesServer(), gemini: new GeminiServer() } satisfies Record<CliName, ScriptedModelServer>;
 const shellTool: Record<CliName, { name: string; input: (command: string) => Record<string, unknown> }> = {
@@ -38,20 +35,9 @@ before(async () => {
   if (skip) return;
   await Promise.all(Object.values(servers).map((server) => server.listen()));
   git.createRepo('acme', 'app', { 'hello.txt': 'hello\n' });
-  configDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-cli-runs-'));
-  const file = path.join(configDirectory, 'hangar.yaml');
-  const paths = Object.fromEntries((['claude', 'codex', 'gemini'] as const).map((name) => [name, { path: installedBinary(name) ?? `/missing/${name}`, timeout_minutes: 3 }]));
-  fs.writeFileSync(
-    file,
-    YAML.stringify({
-      builtin_harnesses: paths,
-      models: [
-        { id: 'claude-test', provider: 'ANTHROPIC', model: 'claude-test-model', base_url: servers.claude.baseURL, api_key_env: 'CLI_RUNS_UNSET_KEY', cost: { input: 3, output: 15 } },
-        { id: 'codex-test', provider: 'OPENAI', model: 'codex-test-model', base_url: servers.codex.baseURL, api_key_env: 'CLI_RUNS_OPENAI_KEY', cost: { input: 2, output: 8 } },
-        { id: 'gemini-test', provider: 'GOOGLE', model: 'gemini-test-model', base_url: servers.gemini.baseURL, api_key_env: 'CLI_RUNS_GOOGLE_KEY', cost: { input: 1, output: 4 } },
-      ],
-    }),
-  );
+  const prices = { claude: { input: 3, output: 15 }, codex: { input: 2, output: 8 }, gemini: { input: 1, output: 4 } };
+  const { directory, file } = writeCliOperatorFile(servers, 'CLI_RUNS', prices);
+  configDirectory = directory;
   hangar = await startTestServer({ HANGAR_CONFIG: file, HANGAR_GIT_BASE_URL: git.baseUrl, CLI_RUNS_OPENAI_KEY: 'openai-operator-key', CLI_RUNS_GOOGLE_KEY: 'google-operator-key' });
   environmentId = await addEnvironmentWithRepos(hangar, ['acme/app']);
   assert.equal((await hangar.request('POST', '/api/v1/secrets', { body: { name: 'CLAUDE_KEY', value: 'team-claude-key' } })).status, 201);

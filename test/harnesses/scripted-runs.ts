@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import YAML from 'yaml';
 import type { AgentCli } from '../../src/execution/harnesses/cli/index.js';
 import { AnthropicServer, GeminiServer, OpenAIResponsesServer, type ScriptedModelServer, type ScriptedTurn } from '../support/model-servers/index.js';
 
@@ -14,7 +15,8 @@ import { AnthropicServer, GeminiServer, OpenAIResponsesServer, type ScriptedMode
 export type CliName = AgentCli['name'];
 
 /** Where scripts/install-agent-clis.sh put the CLIs. */
-export const AGENT_CLIS_DIR = process.env.HANGAR_AGENT_CLIS_DIR ?? path.join(os.homedir(), '.cache', 'hangar', 'agent-clis');
+export const AGENT_CLIS_DIR =
+  process.env.HANGAR_AGENT_CLIS_DIR ?? (process.getuid?.() === 0 ? '/opt/hangar/agent-clis' : path.join(os.homedir(), '.cache', 'hangar', 'agent-clis'));
 
 export const PROMPT = 'Make hello.txt greet the world.';
 export const ANSWER = 'I changed hello.txt to greet the world.';
@@ -66,6 +68,49 @@ export const CLI_SETUPS: Record<CliName, { provider: 'ANTHROPIC' | 'OPENAI' | 'G
 export function installedBinary(name: CliName): string | undefined {
   const file = path.join(AGENT_CLIS_DIR, 'bin', name);
   return fs.existsSync(file) ? file : undefined;
+}
+
+const ALL_CLIS = ['claude', 'codex', 'gemini'] as const;
+
+/**
+ * Why the whole-service CLI tests skip here: a CLI is not installed. In CI the CLIs are installed by .ci/run, so
+ * their absence fails the tests instead of skipping them.
+ */
+export function missingClis(): string | false {
+  const missing = ALL_CLIS.filter((name) => !installedBinary(name));
+  return missing.length > 0 && !process.env.CI ? `not installed here: ${missing.join(', ')} (run scripts/install-agent-clis.sh)` : false;
+}
+
+type Price = { input: number; output: number };
+
+/**
+ * An operator file in a new temporary directory (the caller removes it): the installed CLIs as built-in harnesses,
+ * and one catalogue model per CLI on its scripted model server, `<cli>-test`. Claude's key variable is never set
+ * (its runs name a team secret); codex's and gemini's are `<keyPrefix>_OPENAI_KEY` and `<keyPrefix>_GOOGLE_KEY`.
+ */
+export function writeCliOperatorFile(
+  servers: Record<CliName, { readonly baseURL: string }>,
+  keyPrefix: string,
+  prices: Record<CliName, Price> = { claude: { input: 0, output: 0 }, codex: { input: 0, output: 0 }, gemini: { input: 0, output: 0 } },
+): { directory: string; file: string } {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-cli-operator-'));
+  const file = path.join(directory, 'hangar.yaml');
+  const paths = Object.fromEntries(ALL_CLIS.map((name) => [name, { path: installedBinary(name) ?? `/missing/${name}`, timeout_minutes: 3 }]));
+  const model = (name: CliName, provider: string, keyEnv: string) => ({
+    id: `${name}-test`,
+    provider,
+    model: `${name}-test-model`,
+    base_url: servers[name].baseURL,
+    api_key_env: keyEnv,
+    cost: prices[name],
+  });
+  const models = [
+    model('claude', 'ANTHROPIC', `${keyPrefix}_UNSET_KEY`),
+    model('codex', 'OPENAI', `${keyPrefix}_OPENAI_KEY`),
+    model('gemini', 'GOOGLE', `${keyPrefix}_GOOGLE_KEY`),
+  ];
+  fs.writeFileSync(file, YAML.stringify({ builtin_harnesses: paths, models }));
+  return { directory, file };
 }
 
 /** A temporary git repository with hello.txt committed; its real path, as the CLIs report it. */

@@ -6,20 +6,16 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import YAML from 'yaml';
 import { conversationBlocks, waitForState } from '../support/engine.js';
 import { DocsMcpServer } from '../support/mcp/http-server.js';
 import { AnthropicServer, GeminiServer, OpenAIResponsesServer, type ScriptedModelServer } from '../support/model-servers/index.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { installedBinary, type CliName } from '../harnesses/scripted-runs.js';
+import { missingClis, writeCliOperatorFile, type CliName } from '../harnesses/scripted-runs.js';
 
 const TIMEOUT_MS = 180_000;
-const missing = (['claude', 'codex', 'gemini'] as const).filter((name) => !installedBinary(name));
-const skip = missing.length > 0 && !process.env.CI ? `not installed here: ${missing.join(', ')} (run scripts/install-agent-clis.sh)` : false;
+const skip = missingClis();
 
 const KEYS = { claude: 'sk-ant-team-secret-0451', codex: 'sk-openai-operator-0452', gemini: 'AIza-google-operator-0453' } as const;
 const SHARED_HEADER = 'shared-header-value-0454';
@@ -42,20 +38,8 @@ let configDirectory: string;
 before(async () => {
   if (skip) return;
   await Promise.all(Object.values(servers).map((server) => server.listen()));
-  configDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-credentials-'));
-  const file = path.join(configDirectory, 'hangar.yaml');
-  const paths = Object.fromEntries((['claude', 'codex', 'gemini'] as const).map((name) => [name, { path: installedBinary(name) ?? `/missing/${name}`, timeout_minutes: 3 }]));
-  fs.writeFileSync(
-    file,
-    YAML.stringify({
-      builtin_harnesses: paths,
-      models: [
-        { id: 'claude-test', provider: 'ANTHROPIC', model: 'claude-test-model', base_url: servers.claude.baseURL, api_key_env: 'CREDENTIALS_UNSET_KEY', cost: { input: 0, output: 0 } },
-        { id: 'codex-test', provider: 'OPENAI', model: 'codex-test-model', base_url: servers.codex.baseURL, api_key_env: 'CREDENTIALS_OPENAI_KEY', cost: { input: 0, output: 0 } },
-        { id: 'gemini-test', provider: 'GOOGLE', model: 'gemini-test-model', base_url: servers.gemini.baseURL, api_key_env: 'CREDENTIALS_GOOGLE_KEY', cost: { input: 0, output: 0 } },
-      ],
-    }),
-  );
+  const { directory, file } = writeCliOperatorFile(servers, 'CREDENTIALS');
+  configDirectory = directory;
   hangar = await startTestServer({ HANGAR_CONFIG: file, CREDENTIALS_OPENAI_KEY: KEYS.codex, CREDENTIALS_GOOGLE_KEY: KEYS.gemini, HANGAR_MCP_ALLOWED_HOSTS: '127.0.0.1' });
   assert.equal((await hangar.request('POST', '/api/v1/secrets', { body: { name: 'CLAUDE_KEY', value: KEYS.claude } })).status, 201);
 });
