@@ -74,7 +74,13 @@ describe('an engine that dies', () => {
     const database = await createTestDatabase();
     t.after(() => database.drop());
     const apiKey = generateApiKey();
-    const env = { ...harnessEnv({}, { HANGAR_RUN_LEASE_SECONDS: '3' }), ...databaseEnv(database), HANGAR_BOOTSTRAP_API_KEY: apiKey };
+    // Setup without network: this test is about the lease, and a networked sandbox whose server dies while the
+    // sandbox's network is still being set up can be left behind (noted in the closing note of issue 21).
+    const env = {
+      ...harnessEnv({}, { HANGAR_RUN_LEASE_SECONDS: '3', HANGAR_SETUP_NETWORK: 'false' }),
+      ...databaseEnv(database),
+      HANGAR_BOOTSTRAP_API_KEY: apiKey,
+    };
     const doomed = await spawnServer(env);
     t.after(() => stopChild(doomed.child, 'SIGKILL'));
     const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
