@@ -74,8 +74,8 @@ describe('an engine that dies', () => {
     const database = await createTestDatabase();
     t.after(() => database.drop());
     const apiKey = generateApiKey();
-    // Setup without network: this test is about the lease, and a networked sandbox whose server dies while the
-    // sandbox's network is still being set up can be left behind (noted in the closing note of issue 21).
+    // Setup without network: this test is about the lease. A networked sandbox whose server is killed while its
+    // network is still being set up was once seen to outlive the server (its pasta always does): a known gap.
     const env = {
       ...harnessEnv({}, { HANGAR_RUN_LEASE_SECONDS: '3', HANGAR_SETUP_NETWORK: 'false' }),
       ...databaseEnv(database),
