@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { runReadableFile } from './run-readable-file.js';
 import type { RunUser } from './types.js';
 
 /**
@@ -68,16 +69,8 @@ export function egressRules(api: ApiRoute | undefined): string {
 }
 
 /** A resolv.conf naming the forwarded resolver, made once per process and bound over the sandbox's. */
-let resolverFile: string | undefined;
 export function sandboxResolvConf(): string {
-  if (resolverFile) return resolverFile;
-  // Readable by the run user, who binds it: bwrap mounts with the run user's rights on the host.
-  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-net-'));
-  fs.chmodSync(directory, 0o755);
-  const file = path.join(directory, 'resolv.conf');
-  fs.writeFileSync(file, `nameserver ${SANDBOX_RESOLVER}\noptions edns0\n`, { mode: 0o644 });
-  resolverFile = file;
-  return file;
+  return runReadableFile('resolv.conf', `nameserver ${SANDBOX_RESOLVER}\noptions edns0\n`);
 }
 
 /**
