@@ -8,9 +8,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
+import { resolveSandboxMode } from '../../src/execution/sandbox/index.js';
 import { generateApiKey } from '../../src/platform/crypto.js';
 import { databaseEnv, stopChild } from '../support/processes.js';
 import { createTestDatabase, freePort, type TestDatabase } from '../support/server.js';
+
+/** Why these tests cannot run here (they need what CI has: root, and a working bwrap), or false. */
+export function rootServerSkip(): string | false {
+  if (process.getuid?.() !== 0) return 'needs root: what is tested is what a root server does to its runs';
+  return resolveSandboxMode(undefined).mode.kind !== 'bwrap' ? 'bwrap does not work on this machine' : false;
+}
 
 /** The descriptor the server inherits and must not pass on. */
 export const INHERITED_FD = 9;

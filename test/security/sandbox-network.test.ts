@@ -1,15 +1,9 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { resolveSandboxMode } from '../../src/execution/sandbox/index.js';
-import { probeResult, startProbeRun, startRootServer, type RootServer } from './root-server.js';
+import { probeResult, rootServerSkip, startProbeRun, startRootServer, type RootServer } from './root-server.js';
 
-const skip =
-  process.getuid?.() !== 0
-    ? 'needs root: the server as CI runs it'
-    : resolveSandboxMode(undefined).mode.kind !== 'bwrap'
-      ? 'bwrap does not work on this machine'
-      : false;
+const skip = rootServerSkip();
 
 /** bash's /dev/tcp: "<tag> open" when a TCP connection to host:port succeeds, otherwise "<tag> refused". */
 const tryConnect = (tag: string, host: string, port: number | string) =>

@@ -2,15 +2,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { resolveSandboxMode } from '../../src/execution/sandbox/index.js';
-import { INHERITED_FD, probeResult, startProbeRun, startRootServer, type RootServer } from './root-server.js';
+import { INHERITED_FD, probeResult, rootServerSkip, startProbeRun, startRootServer, type RootServer } from './root-server.js';
 
-const skip =
-  process.getuid?.() !== 0
-    ? 'needs root: what is tested is what a root server does to its runs'
-    : resolveSandboxMode(undefined).mode.kind !== 'bwrap'
-      ? 'bwrap does not work on this machine'
-      : false;
+const skip = rootServerSkip();
 
 /**
  * What a process says about itself: capabilities, no_new_privs and open descriptors, each line tagged. Not its uid: in
