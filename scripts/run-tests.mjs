@@ -18,9 +18,14 @@ function findTests(directory) {
 const only = process.argv.slice(2);
 const files = only.length > 0 ? only : [...findTests('src'), ...findTests('test')].sort();
 const template = JSON.parse(
-  execFileSync(process.execPath, ['--import', 'tsx', 'test/support/template.ts'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }),
+  execFileSync(process.execPath, ['--import', 'tsx', 'test/support/template.ts'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }),
 );
-process.stdout.write(`hangar tests: ${files.length} files on ${template.kind === 'postgres' ? `PostgreSQL (${process.env.TEST_DATABASE_URL})` : 'PGlite'}\n`);
+process.stdout.write(
+  `hangar tests: ${files.length} files on ${template.kind === 'postgres' ? `PostgreSQL (${process.env.TEST_DATABASE_URL})` : 'PGlite'}\n`,
+);
 
 const result = spawnSync(
   process.execPath,

@@ -3,7 +3,14 @@ import path from 'node:path';
 import { Compile } from 'typebox/compile';
 import { Type, type Static } from 'typebox';
 import YAML from 'yaml';
-import { BUILT_IN_HARNESSES, BUILT_IN_MODELS, isBuiltInHarness, type BuiltInHarness as BuiltInHarnessName, type CatalogueConfig, type ModelDefinition } from './models/catalogue.js';
+import {
+  BUILT_IN_HARNESSES,
+  BUILT_IN_MODELS,
+  isBuiltInHarness,
+  type BuiltInHarness as BuiltInHarnessName,
+  type CatalogueConfig,
+  type ModelDefinition,
+} from './models/catalogue.js';
 
 /**
  * The operator's YAML file (`HANGAR_CONFIG`): what API callers must never define themselves, such as the
@@ -42,7 +49,12 @@ const ModelEntry = Type.Object(
   {
     id: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$' }),
     display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    provider: Type.Union([Type.Literal('OPENAI'), Type.Literal('ANTHROPIC'), Type.Literal('GOOGLE'), Type.Literal('UNKNOWN')]),
+    provider: Type.Union([
+      Type.Literal('OPENAI'),
+      Type.Literal('ANTHROPIC'),
+      Type.Literal('GOOGLE'),
+      Type.Literal('UNKNOWN'),
+    ]),
     /** The provider's name for it; the id when absent. */
     model: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     base_url: Type.Optional(Type.String({ pattern: '^https?://' })),
@@ -50,7 +62,10 @@ const ModelEntry = Type.Object(
     vision_supported: Type.Optional(Type.Boolean()),
     reasoning_level: Type.Optional(Type.String({ maxLength: 50 })),
     description: Type.Optional(Type.String({ maxLength: 1000 })),
-    cost: Type.Object({ input: Type.Number({ minimum: 0 }), output: Type.Number({ minimum: 0 }) }, { additionalProperties: false }),
+    cost: Type.Object(
+      { input: Type.Number({ minimum: 0 }), output: Type.Number({ minimum: 0 }) },
+      { additionalProperties: false },
+    ),
   },
   { additionalProperties: false },
 );
@@ -60,7 +75,9 @@ const OperatorFile = Type.Object(
     default_harness: Type.Optional(Type.String({ pattern: HARNESS_NAME })),
     harnesses: Type.Optional(Type.Record(Type.String({ pattern: HARNESS_NAME }), CommandHarness)),
     builtin_harnesses: Type.Optional(
-      Type.Object(Object.fromEntries(BUILT_IN_HARNESSES.map((name) => [name, Type.Optional(BuiltInHarness)])), { additionalProperties: false }),
+      Type.Object(Object.fromEntries(BUILT_IN_HARNESSES.map((name) => [name, Type.Optional(BuiltInHarness)])), {
+        additionalProperties: false,
+      }),
     ),
     /** The model catalogue; the built-in list when absent. */
     models: Type.Optional(Type.Array(ModelEntry, { minItems: 1 })),
@@ -108,7 +125,8 @@ const validate = Compile(OperatorFile);
 function expand(value: string, env: Record<string, string | undefined>, where: string): string {
   return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
     const found = env[name];
-    if (found === undefined) throw new OperatorConfigError(`${where} uses \${${name}}, which is not set in Hangar's environment`);
+    if (found === undefined)
+      throw new OperatorConfigError(`${where} uses \${${name}}, which is not set in Hangar's environment`);
     return found;
   });
 }
@@ -132,7 +150,10 @@ export function parseOperatorConfig(
   const file = raw as OperatorFile;
   const harnesses = new Map<string, CommandHarnessConfig>();
   for (const [name, harness] of Object.entries(file.harnesses ?? {})) {
-    if (isBuiltInHarness(name)) throw new OperatorConfigError(`${source}: harnesses.${name}: the name is a built-in harness's; configure it under builtin_harnesses`);
+    if (isBuiltInHarness(name))
+      throw new OperatorConfigError(
+        `${source}: harnesses.${name}: the name is a built-in harness's; configure it under builtin_harnesses`,
+      );
     const harnessEnv: Record<string, string> = {};
     for (const [key, value] of Object.entries(harness.env ?? {})) {
       harnessEnv[key] = expand(value, env, `${source}: harnesses.${name}.env.${key}`);
@@ -150,10 +171,20 @@ export function parseOperatorConfig(
   }
   const defaultHarness = file.default_harness ?? (harnesses.size === 1 ? [...harnesses.keys()][0]! : 'oz');
   if (!harnesses.has(defaultHarness) && !isBuiltInHarness(defaultHarness)) {
-    throw new OperatorConfigError(`${source}: default_harness "${defaultHarness}" is neither a built-in harness (${BUILT_IN_HARNESSES.join(', ')}) nor one of the harnesses defined`);
+    throw new OperatorConfigError(
+      `${source}: default_harness "${defaultHarness}" is neither a built-in harness (${BUILT_IN_HARNESSES.join(', ')}) nor one of the harnesses defined`,
+    );
   }
-  const builtInConfigured = file.builtin_harnesses !== undefined || (file.default_harness !== undefined && isBuiltInHarness(file.default_harness));
-  return { harnesses, builtIn: builtInConfig(file, baseDirectory), builtInConfigured, defaultHarness, catalogue: catalogueConfig(file, source) };
+  const builtInConfigured =
+    file.builtin_harnesses !== undefined ||
+    (file.default_harness !== undefined && isBuiltInHarness(file.default_harness));
+  return {
+    harnesses,
+    builtIn: builtInConfig(file, baseDirectory),
+    builtInConfigured,
+    defaultHarness,
+    catalogue: catalogueConfig(file, source),
+  };
 }
 
 function builtInConfig(file: OperatorFile, baseDirectory: string): Record<BuiltInHarnessName, BuiltInHarnessConfig> {
@@ -190,22 +221,33 @@ function catalogueConfig(file: OperatorFile, source: string): CatalogueConfig {
   for (const model of models ?? []) {
     if (ids.has(model.id)) throw new OperatorConfigError(`${source}: models lists ${model.id} twice`);
     ids.add(model.id);
-    if (model.provider === 'UNKNOWN' && !model.base_url) throw new OperatorConfigError(`${source}: model ${model.id} (provider UNKNOWN) needs a base_url`);
+    if (model.provider === 'UNKNOWN' && !model.base_url)
+      throw new OperatorConfigError(`${source}: model ${model.id} (provider UNKNOWN) needs a base_url`);
   }
   const known = new Set((models ?? BUILT_IN_MODELS).map((model) => model.id));
   for (const id of [...(file.default_model ? [file.default_model] : []), ...(file.disabled_models ?? [])]) {
-    if (!known.has(id)) throw new OperatorConfigError(`${source}: model ${id} is not in the catalogue (${[...known].join(', ')})`);
+    if (!known.has(id))
+      throw new OperatorConfigError(`${source}: model ${id} is not in the catalogue (${[...known].join(', ')})`);
   }
-  return { ...(models ? { models } : {}), ...(file.default_model ? { defaultModel: file.default_model } : {}), disabledModels: file.disabled_models ?? [] };
+  return {
+    ...(models ? { models } : {}),
+    ...(file.default_model ? { defaultModel: file.default_model } : {}),
+    disabledModels: file.disabled_models ?? [],
+  };
 }
 
-export function loadOperatorConfig(file: string | undefined, env: Record<string, string | undefined> = process.env): OperatorConfig {
+export function loadOperatorConfig(
+  file: string | undefined,
+  env: Record<string, string | undefined> = process.env,
+): OperatorConfig {
   if (file === undefined) return parseOperatorConfig('{}', 'defaults', env);
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (error) {
-    throw new OperatorConfigError(`HANGAR_CONFIG: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new OperatorConfigError(
+      `HANGAR_CONFIG: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
   }
   return parseOperatorConfig(text, file, env, path.dirname(path.resolve(file)));
 }

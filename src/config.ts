@@ -113,7 +113,9 @@ function secretKey(env: Env): Buffer | undefined {
   if (raw === undefined) return undefined;
   const key = parseSecretKey(raw);
   if (!key) {
-    throw new ConfigError(`HANGAR_SECRET_KEY must be ${SECRET_KEY_BYTES} random bytes written as 64 hex characters or as base64 (e.g. \`openssl rand -base64 32\`)`);
+    throw new ConfigError(
+      `HANGAR_SECRET_KEY must be ${SECRET_KEY_BYTES} random bytes written as 64 hex characters or as base64 (e.g. \`openssl rand -base64 32\`)`,
+    );
   }
   return key;
 }
@@ -125,10 +127,15 @@ function trustProxy(env: Env): boolean | string[] {
   const lower = raw.toLowerCase();
   if (['false', '0', 'no', 'off'].includes(lower)) return false;
   if (['true', '1', 'yes', 'on'].includes(lower)) return true;
-  const entries = raw.split(',').map((entry) => entry.trim()).filter(Boolean);
+  const entries = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   for (const entry of entries) {
     if (!/^[0-9A-Fa-f:.]+(\/\d{1,3})?$/.test(entry) && !['loopback', 'linklocal', 'uniquelocal'].includes(entry)) {
-      throw new ConfigError(`HANGAR_TRUST_PROXY must be true, false or a comma-separated list of proxy addresses or CIDR ranges, got "${entry}"`);
+      throw new ConfigError(
+        `HANGAR_TRUST_PROXY must be true, false or a comma-separated list of proxy addresses or CIDR ranges, got "${entry}"`,
+      );
     }
   }
   return entries;
@@ -163,7 +170,9 @@ function s3Options(env: Env): S3BlobOptions | undefined {
   const accessKeyId = text(env, 'HANGAR_S3_ACCESS_KEY_ID');
   const secretAccessKey = text(env, 'HANGAR_S3_SECRET_ACCESS_KEY');
   if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
-    throw new ConfigError('HANGAR_S3_ACCESS_KEY_ID and HANGAR_S3_SECRET_ACCESS_KEY go together: set both, or neither for the AWS default chain');
+    throw new ConfigError(
+      'HANGAR_S3_ACCESS_KEY_ID and HANGAR_S3_SECRET_ACCESS_KEY go together: set both, or neither for the AWS default chain',
+    );
   }
   return {
     bucket,
@@ -190,7 +199,10 @@ const DEFAULT_RUN_ID = 64000;
 function runUser(env: Env, serverUid: number | undefined): { uid: number; gid: number } | undefined {
   const raw = text(env, 'HANGAR_RUN_USER');
   if (serverUid !== 0) {
-    if (raw !== undefined) throw new ConfigError('HANGAR_RUN_USER needs the server to run as root; otherwise runs run as the server\'s own user');
+    if (raw !== undefined)
+      throw new ConfigError(
+        "HANGAR_RUN_USER needs the server to run as root; otherwise runs run as the server's own user",
+      );
     return undefined;
   }
   if (raw === undefined) return { uid: DEFAULT_RUN_ID, gid: DEFAULT_RUN_ID };
@@ -205,12 +217,17 @@ function runUser(env: Env, serverUid: number | undefined): { uid: number; gid: n
         return '';
       }
     })();
-    const entry = passwd.split('\n').map((line) => line.split(':')).find((fields) => fields[0] === raw);
+    const entry = passwd
+      .split('\n')
+      .map((line) => line.split(':'))
+      .find((fields) => fields[0] === raw);
     if (!entry) throw new ConfigError(`HANGAR_RUN_USER: no user "${raw}" in /etc/passwd; give uid or uid:gid`);
     user = { uid: Number(entry[2]), gid: Number(entry[3]) };
   }
-  if (user.uid === 0 || user.gid === 0) throw new ConfigError('HANGAR_RUN_USER must not be root (uid or gid 0): runs would keep root');
-  if (user.uid > 2 ** 32 - 2 || user.gid > 2 ** 32 - 2) throw new ConfigError(`HANGAR_RUN_USER: "${raw}" is not a valid uid:gid`);
+  if (user.uid === 0 || user.gid === 0)
+    throw new ConfigError('HANGAR_RUN_USER must not be root (uid or gid 0): runs would keep root');
+  if (user.uid > 2 ** 32 - 2 || user.gid > 2 ** 32 - 2)
+    throw new ConfigError(`HANGAR_RUN_USER: "${raw}" is not a valid uid:gid`);
   return user;
 }
 
@@ -222,7 +239,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (databaseUrl !== undefined) url('DATABASE_URL', databaseUrl, ['postgres:', 'postgresql:']);
   const publicUrlRaw = text(env, 'HANGAR_PUBLIC_URL');
   const publicUrl = (
-    publicUrlRaw === undefined ? `http://${host.includes(':') ? `[${host}]` : host}:${port}` : url('HANGAR_PUBLIC_URL', publicUrlRaw, ['http:', 'https:'])
+    publicUrlRaw === undefined
+      ? `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+      : url('HANGAR_PUBLIC_URL', publicUrlRaw, ['http:', 'https:'])
   ).replace(/\/+$/, '');
   const bootstrapApiKey = text(env, 'HANGAR_BOOTSTRAP_API_KEY');
   if (bootstrapApiKey !== undefined && !/^[\x21-\x7e]{16,200}$/.test(bootstrapApiKey)) {
@@ -248,7 +267,12 @@ export function loadConfig(env: Env = process.env): Config {
     vacuumIntervalSeconds: integer(env, 'HANGAR_VACUUM_INTERVAL_SECONDS', 3600, 60, 7 * 24 * 3600),
     bodyLimitBytes: integer(env, 'HANGAR_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     dbPoolSize: integer(env, 'HANGAR_DB_POOL_SIZE', 10, 1, 200),
-    gitBaseUrl: url('HANGAR_GIT_BASE_URL', text(env, 'HANGAR_GIT_BASE_URL') ?? 'https://github.com', ['https:', 'http:', 'ssh:', 'file:']).replace(/\/+$/, ''),
+    gitBaseUrl: url('HANGAR_GIT_BASE_URL', text(env, 'HANGAR_GIT_BASE_URL') ?? 'https://github.com', [
+      'https:',
+      'http:',
+      'ssh:',
+      'file:',
+    ]).replace(/\/+$/, ''),
     gitRefreshSeconds: integer(env, 'HANGAR_GIT_REFRESH_SECONDS', 300, 0, 7 * 24 * 3600),
     secretKey: secretKey(env),
     planMaxAgents: integer(env, 'HANGAR_PLAN_MAX_AGENTS', 25, 0, 1_000_000),

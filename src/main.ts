@@ -44,7 +44,10 @@ async function serve(options: { role: Role }): Promise<void> {
         `  ${server.bootstrap.generatedKey}\n\n`,
     );
   }
-  server.app.log.info({ url: server.url, role: options.role, database: server.database.kind, version: VERSION }, 'Hangar is serving');
+  server.app.log.info(
+    { url: server.url, role: options.role, database: server.database.kind, version: VERSION },
+    'Hangar is serving',
+  );
   const shutdown = (signal: string) => {
     server.app.log.info({ signal }, 'shutting down');
     server.stop().then(

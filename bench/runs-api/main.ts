@@ -24,7 +24,8 @@ function wholeNumber(name: string, fallback: number): number {
   return value;
 }
 
-const flag = (env: string, argument: string, value = '1') => process.env[env] === value || process.argv.includes(argument);
+const flag = (env: string, argument: string, value = '1') =>
+  process.env[env] === value || process.argv.includes(argument);
 
 const settings = {
   databaseUrl: process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test',
@@ -94,14 +95,17 @@ async function startHangar(database: Comparison['database'], databaseUrl: string
   const server = await startServer(config);
   cleanups.push(() => server.stop());
   const secretKey = loadSecretKey(undefined, dataDir);
-  if (!databaseUrl) return { database, server, apiKey, secretKey, query: kyselyQuery(server.database.db), backends: async () => [] };
+  if (!databaseUrl)
+    return { database, server, apiKey, secretKey, query: kyselyQuery(server.database.db), backends: async () => [] };
   const pool = new pg.Pool({ connectionString: databaseUrl, max: config.dbPoolSize });
   cleanups.push(() => pool.end());
   const query = poolQuery(pool);
   const local = ['127.0.0.1', 'localhost', '[::1]', ''].includes(new URL(databaseUrl).hostname);
   const backends = async () =>
     local
-      ? (await query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()')).map((row) => row.pid)
+      ? (await query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()')).map(
+          (row) => row.pid,
+        )
       : [];
   return { database, server, apiKey, secretKey, query, backends };
 }
@@ -111,7 +115,9 @@ async function expectFullPage(url: string, headers: Record<string, string> = {})
   const response = await fetch(url, { headers });
   const body = (await response.json()) as { runs?: unknown[] };
   if (response.status !== 200 || body.runs?.length !== 20) {
-    throw new Error(`GET ${url} answered ${response.status} with ${body.runs?.length} runs: ${JSON.stringify(body).slice(0, 300)}`);
+    throw new Error(
+      `GET ${url} answered ${response.status} with ${body.runs?.length} runs: ${JSON.stringify(body).slice(0, 300)}`,
+    );
   }
 }
 
@@ -141,7 +147,10 @@ class Bench {
       scenario,
       ...(load.overallRate ? { fixedRate: load.overallRate } : {}),
       ours: await measure({ baseUrl: this.backend.server.url, requests: ours, backends: this.backend.backends }, load),
-      baseline: await measure({ baseUrl: this.baseline.url, requests: baseline, backends: this.backend.backends }, load),
+      baseline: await measure(
+        { baseUrl: this.baseline.url, requests: baseline, backends: this.backend.backends },
+        load,
+      ),
     };
     console.log(progressLine(comparison));
     this.comparisons.push(comparison);
@@ -152,7 +161,9 @@ class Bench {
     const baselinePage = '/runs?limit=20';
     await expectFullPage(this.backend.server.url + ourPage, this.auth);
     await expectFullPage(this.baseline.url + baselinePage);
-    const first = (requestPath: string, headers: Record<string, string>) => [{ method: 'GET', path: requestPath, headers }];
+    const first = (requestPath: string, headers: Record<string, string>) => [
+      { method: 'GET', path: requestPath, headers },
+    ];
     await this.compare(runs, 'GET first page (limit=20)', first(ourPage, this.auth), first(baselinePage, {}));
     if (settings.lightRate > 0) {
       const light = { ...settings.load, connections: 1, warmupSeconds: 0, overallRate: settings.lightRate };
@@ -193,12 +204,17 @@ async function benchBackend(backend: Backend, scales: number[]): Promise<Compari
   const { server, query } = backend;
   const db = server.database.db;
   const owner = await defaultOwner(db);
-  const team: SeedTeam = { teamUid: owner.teamUid, userUids: [owner.userUid, ...(await addColleagues(query, owner.teamUid, 4))] };
+  const team: SeedTeam = {
+    teamUid: owner.teamUid,
+    userUids: [owner.userUid, ...(await addColleagues(query, owner.teamUid, 4))],
+  };
   const baseline = await startBaseline(query, owner);
   cleanups.push(() => baseline.close());
   // Deep pages need Hangar's signed cursors at chosen positions: sign them with Hangar's own codec and key.
   const cursors = new CursorCodec(await instanceSecret(db, 'cursor_signing_key', backend.secretKey));
-  const bench = new Bench(backend, baseline, (p) => cursors.encode({ ordering: 'updated_at:desc', values: [p.updatedAt, p.id] }));
+  const bench = new Bench(backend, baseline, (p) =>
+    cursors.encode({ ordering: 'updated_at:desc', values: [p.updatedAt, p.id] }),
+  );
 
   // Lists first, on exactly the seeded rows: the create scenario adds tens of thousands of newer runs.
   let seeded = 0;
@@ -206,7 +222,9 @@ async function benchBackend(backend: Backend, scales: number[]): Promise<Compari
     const { insertSeconds, indexSeconds } = await seedRuns(query, team, seeded + 1, scale);
     seeded = scale;
     await settle(query);
-    console.log(`${backend.database}: ${scale} runs (rows inserted in ${insertSeconds.toFixed(1)} s, indexes built in ${indexSeconds.toFixed(1)} s)`);
+    console.log(
+      `${backend.database}: ${scale} runs (rows inserted in ${insertSeconds.toFixed(1)} s, indexes built in ${indexSeconds.toFixed(1)} s)`,
+    );
     await bench.lists(scale);
   }
   await bench.creates();

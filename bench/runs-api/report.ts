@@ -20,17 +20,26 @@ export const ratio = (c: Comparison) => c.ours.requestsPerSecond / c.baseline.re
 export function verdict(c: Comparison): string {
   if (c.database !== 'PostgreSQL') return '-';
   const checks = c.fixedRate ? [] : [`ratio >= ${TARGET_RATIO}: ${ratio(c) >= TARGET_RATIO ? 'met' : 'MISSED'}`];
-  if (c.scenario.startsWith('GET')) checks.push(`p99 < ${TARGET_LIST_P99_MS} ms: ${c.ours.p99Ms < TARGET_LIST_P99_MS ? 'met' : 'MISSED'}`);
+  if (c.scenario.startsWith('GET'))
+    checks.push(`p99 < ${TARGET_LIST_P99_MS} ms: ${c.ours.p99Ms < TARGET_LIST_P99_MS ? 'met' : 'MISSED'}`);
   return checks.join(', ');
 }
 
 const runsLabel = (runs: number | undefined) =>
-  runs === undefined ? '-' : runs >= 1_000_000 ? `${runs / 1_000_000}M` : runs >= 1000 ? `${runs / 1000}k` : String(runs);
+  runs === undefined
+    ? '-'
+    : runs >= 1_000_000
+      ? `${runs / 1_000_000}M`
+      : runs >= 1000
+        ? `${runs / 1000}k`
+        : String(runs);
 
 const noise = (f: Figures) => (f.othersCpuPercent === undefined ? '?' : `${Math.round(f.othersCpuPercent)}%`);
 /** CPU milliseconds per request, Node + PostgreSQL backends (PGlite's share is inside Node's). */
 const cpu = (f: Figures) =>
-  f.serverCpuMs === undefined ? '?' : `${f.serverCpuMs.toFixed(2)}${f.postgresCpuMs === undefined ? '' : ` + ${f.postgresCpuMs.toFixed(2)}`}`;
+  f.serverCpuMs === undefined
+    ? '?'
+    : `${f.serverCpuMs.toFixed(2)}${f.postgresCpuMs === undefined ? '' : ` + ${f.postgresCpuMs.toFixed(2)}`}`;
 const figures = (f: Figures) =>
   `${Math.round(f.requestsPerSecond)} req/s, p50 ${f.p50Ms} ms, p99 ${f.p99Ms} ms, CPU ${cpu(f)} ms/req (others' CPU ${noise(f)})`;
 

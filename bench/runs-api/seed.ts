@@ -26,7 +26,10 @@ export async function addColleagues(query: Query, teamUid: string, count: number
     [count],
   );
   const uids = rows.map((row) => row.uid);
-  await query(`INSERT INTO team_members (team_uid, user_uid, role) SELECT $1, unnest($2::text[]), 'member'`, [teamUid, uids]);
+  await query(`INSERT INTO team_members (team_uid, user_uid, role) SELECT $1, unnest($2::text[]), 'member'`, [
+    teamUid,
+    uids,
+  ]);
   return uids;
 }
 
@@ -36,7 +39,12 @@ export async function addColleagues(query: Query, teamUid: string, count: number
  * exactly what the migrations made). Maintaining them row by row, the trigram index above all, took 20 to 36 s
  * for 100k runs here, against about 2 s to insert plus 7 s to rebuild (1M: about 25 s plus 70 s).
  */
-export async function seedRuns(query: Query, team: SeedTeam, from: number, to: number): Promise<{ insertSeconds: number; indexSeconds: number }> {
+export async function seedRuns(
+  query: Query,
+  team: SeedTeam,
+  from: number,
+  to: number,
+): Promise<{ insertSeconds: number; indexSeconds: number }> {
   const indexes = await query<{ name: string; definition: string }>(
     `SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS definition
      FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid

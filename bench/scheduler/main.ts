@@ -61,7 +61,9 @@ async function seedSchedules(db: Kysely<DB>, tick: Date): Promise<void> {
 /** Polls with a bare count (an index scan), so that the waiting costs the database as little as possible. */
 async function runsOfTick(db: Kysely<DB>, tick: Date, source: string): Promise<number> {
   const row = await sql<{ runs: string }>`
-    SELECT count(*) AS runs FROM runs WHERE schedule_tick = ${tick.toISOString()}::timestamptz AND source = ${source}`.execute(db);
+    SELECT count(*) AS runs FROM runs WHERE schedule_tick = ${tick.toISOString()}::timestamptz AND source = ${source}`.execute(
+    db,
+  );
   return Number(row.rows[0]!.runs);
 }
 
@@ -89,14 +91,24 @@ async function baseline(db: Kysely<DB>): Promise<Delays> {
 async function main(): Promise<void> {
   const scratch = await createScratchDatabase(ADMIN_URL);
   const server = await startServer(
-    loadConfig({ PORT: '0', HANGAR_LOG_LEVEL: 'silent', DATABASE_URL: scratch.url, HANGAR_DATA_DIR: os.tmpdir(), HANGAR_DB_POOL_SIZE: '10' }),
+    loadConfig({
+      PORT: '0',
+      HANGAR_LOG_LEVEL: 'silent',
+      DATABASE_URL: scratch.url,
+      HANGAR_DATA_DIR: os.tmpdir(),
+      HANGAR_DB_POOL_SIZE: '10',
+    }),
     { logger: false, role: 'api' },
   );
   const db = server.database.db;
   try {
     const tick = nextTick();
     await seedSchedules(db, tick);
-    const engines = Array.from({ length: ENGINES }, () => new Scheduler({ db, runs: server.services.runs, log: server.app.log, ...(BATCH ? { batchSize: BATCH } : {}) }));
+    const engines = Array.from(
+      { length: ENGINES },
+      () =>
+        new Scheduler({ db, runs: server.services.runs, log: server.app.log, ...(BATCH ? { batchSize: BATCH } : {}) }),
+    );
     const cpuBefore = process.cpuUsage();
     const stopWatch = watchCpu(0, []);
     for (const engine of engines) engine.start();
@@ -114,7 +126,9 @@ async function main(): Promise<void> {
       `  hangar scheduler  ${String(ours.runs).padStart(6)}  ${ms(ours.p50).padStart(8)}  ${ms(ours.p99).padStart(8)}  ${ms(ours.max).padStart(8)}`,
       `  baseline (1 stmt) ${String(floor.runs).padStart(6)}  ${ms(floor.p50).padStart(8)}  ${ms(floor.p99).padStart(8)}  ${ms(floor.max).padStart(8)}`,
       `  scheduler CPU: ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms (Node process, from start to the last run)` +
-        (machine ? `; PostgreSQL meanwhile ${(machine.postgresSeconds * 1000).toFixed(0)} ms (all its processes, waiting included)` : ''),
+        (machine
+          ? `; PostgreSQL meanwhile ${(machine.postgresSeconds * 1000).toFixed(0)} ms (all its processes, waiting included)`
+          : ''),
       `  p99 ratio ours/baseline: ${(ours.p99 / floor.p99).toFixed(1)}; target p99 < 1000 ms: ${ours.p99 < 1000 ? 'met' : 'NOT met'}`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);

@@ -19,7 +19,10 @@ test('scheme and host case, default ports, trailing slashes and fragments do not
 });
 
 test('path case, other ports and the query are kept', () => {
-  assert.notEqual(canonicalUrl('https://github.com/acme/api/pull/7'), canonicalUrl('https://github.com/Acme/api/pull/7'));
+  assert.notEqual(
+    canonicalUrl('https://github.com/acme/api/pull/7'),
+    canonicalUrl('https://github.com/Acme/api/pull/7'),
+  );
   assert.equal(canonicalUrl('https://git.example:8443/x'), 'https://git.example:8443/x');
   assert.equal(canonicalUrl('https://linear.app/t/issue?id=5&b=2'), 'https://linear.app/t/issue?id=5&b=2');
   assert.equal(canonicalUrl('https://example.com'), 'https://example.com/');
@@ -27,7 +30,14 @@ test('path case, other ports and the query are kept', () => {
 });
 
 test('anything but an http(s) address without credentials is refused', () => {
-  for (const bad of ['', 'not a url', 'ftp://example.com/x', 'javascript:alert(1)', 'https://user:pw@example.com/x', '/relative/path']) {
+  for (const bad of [
+    '',
+    'not a url',
+    'ftp://example.com/x',
+    'javascript:alert(1)',
+    'https://user:pw@example.com/x',
+    '/relative/path',
+  ]) {
     assert.equal(canonicalUrl(bad), null, bad);
   }
 });

@@ -39,7 +39,9 @@ export function registerArtifactRoutes(parent: FastifyInstance, deps: ArtifactRo
 
   /** The caller if they sent an API key (a wrong key is still 401), or nobody. */
   const reader = async (request: FastifyRequest): Promise<Reader> =>
-    request.headers.authorization === undefined ? null : deps.authenticate.principal(request.headers.authorization, request.ip);
+    request.headers.authorization === undefined
+      ? null
+      : deps.authenticate.principal(request.headers.authorization, request.ip);
 
   app.get(
     '/agent/artifacts/:artifactUid',
@@ -47,7 +49,8 @@ export function registerArtifactRoutes(parent: FastifyInstance, deps: ArtifactRo
       schema: {
         tags: ['Artifacts'],
         summary: 'An artifact',
-        description: 'Public artifacts can be read without an API key. FILE and SCREENSHOT carry a time-limited `download_url`; PLAN carries its `content`.',
+        description:
+          'Public artifacts can be read without an API key. FILE and SCREENSHOT carry a time-limited `download_url`; PLAN carries its `content`.',
         params: ArtifactParams,
         response: { 200: ArtifactResponse, ...ProblemResponses },
       },
@@ -62,11 +65,15 @@ export function registerArtifactRoutes(parent: FastifyInstance, deps: ArtifactRo
         tags: ['Artifacts'],
         summary: 'Download an artifact (redirect to a time-limited link)',
         params: ArtifactParams,
-        response: { 302: Type.Null({ description: 'Location holds a time-limited download link' }), ...ProblemResponses },
+        response: {
+          302: Type.Null({ description: 'Location holds a time-limited download link' }),
+          ...ProblemResponses,
+        },
       },
       config: { public: true },
     },
-    async (request, reply) => reply.redirect(await artifacts.downloadLink(await reader(request), request.params.artifactUid), 302),
+    async (request, reply) =>
+      reply.redirect(await artifacts.downloadLink(await reader(request), request.params.artifactUid), 302),
   );
 
   app.get(
@@ -93,7 +100,8 @@ export function registerArtifactRoutes(parent: FastifyInstance, deps: ArtifactRo
       schema: {
         tags: ['Runs'],
         summary: 'The run that reported a pull request or ticket address',
-        description: 'Addresses are compared in canonical form: scheme and host case, default ports, trailing slashes and fragments do not matter.',
+        description:
+          'Addresses are compared in canonical form: scheme and host case, default ports, trailing slashes and fragments do not matter.',
         querystring: RunByExternalReferenceQuery,
         response: { 200: RunByExternalReferenceResponse, ...ProblemResponses },
       },
@@ -140,7 +148,9 @@ export function registerArtifactRoutes(parent: FastifyInstance, deps: ArtifactRo
   app.register(async (uploads) => {
     // Any content type is the file's own: nothing is parsed, the bytes are kept as they came.
     uploads.removeAllContentTypeParsers();
-    uploads.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.maxUploadBytes }, (_request, body, done) => done(null, body));
+    uploads.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.maxUploadBytes }, (_request, body, done) =>
+      done(null, body),
+    );
     uploads.withTypeProvider<TypeBoxTypeProvider>().post(
       '/harness-support/upload-artifact',
       {

@@ -21,7 +21,10 @@ const HttpUrl = Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH, descripti
 export const PlanData = Type.Object(
   {
     title: Type.String({ minLength: 1, maxLength: 500 }),
-    content: Type.String({ maxLength: MAX_PLAN_BYTES, description: 'The plan text (Markdown unless `content_type` says otherwise)' }),
+    content: Type.String({
+      maxLength: MAX_PLAN_BYTES,
+      description: 'The plan text (Markdown unless `content_type` says otherwise)',
+    }),
     content_type: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   },
   { additionalProperties: false },
@@ -32,10 +35,16 @@ export const PullRequestData = Type.Object(
 );
 export const ExternalReferenceData = Type.Object(
   {
-    reference_type: Type.String({ minLength: 1, maxLength: 256, description: 'What the address is, e.g. `linear_issue`' }),
+    reference_type: Type.String({
+      minLength: 1,
+      maxLength: 256,
+      description: 'What the address is, e.g. `linear_issue`',
+    }),
     url: HttpUrl,
     title: Type.Optional(Type.String({ maxLength: 500 })),
-    metadata: Type.Optional(Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 256 }), { maxProperties: 20 })),
+    metadata: Type.Optional(
+      Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 256 }), { maxProperties: 20 }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -44,7 +53,8 @@ export const ReportArtifactBody = Type.Object(
   {
     artifact_type: Type.Enum(ARTIFACT_TYPES),
     data: Type.Record(Type.String(), Type.Unknown(), {
-      description: 'PLAN `{title, content, content_type?}`; PULL_REQUEST `{url, branch?}`; EXTERNAL_REFERENCE `{reference_type, url, title?, metadata?}`. FILE and SCREENSHOT are uploaded instead.',
+      description:
+        'PLAN `{title, content, content_type?}`; PULL_REQUEST `{url, branch?}`; EXTERNAL_REFERENCE `{reference_type, url, title?, metadata?}`. FILE and SCREENSHOT are uploaded instead.',
     }),
     visibility: Visibility,
   },
@@ -69,7 +79,8 @@ export const ArtifactResponse = Type.Object({
   artifact_type: Type.Enum(ARTIFACT_TYPES),
   created_at: Type.String({ format: 'date-time' }),
   data: Type.Record(Type.String(), Type.Unknown(), {
-    description: 'The data of the type; FILE and SCREENSHOT add `download_url`, `expires_at` and `content_type`, PLAN adds `content` and `content_type`.',
+    description:
+      'The data of the type; FILE and SCREENSHOT add `download_url`, `expires_at` and `content_type`, PLAN adds `content` and `content_type`.',
   }),
 });
 export type ArtifactResponse = Static<typeof ArtifactResponse>;
@@ -77,12 +88,19 @@ export type ArtifactResponse = Static<typeof ArtifactResponse>;
 export const ArtifactParams = Type.Object({ artifactUid: Type.String({ minLength: 1, maxLength: 64 }) });
 
 export const RunByExternalReferenceQuery = Type.Object({
-  url: Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH, description: 'A pull request or ticket address a run reported' }),
+  url: Type.String({
+    minLength: 1,
+    maxLength: MAX_URL_LENGTH,
+    description: 'A pull request or ticket address a run reported',
+  }),
 });
 export const RunByExternalReferenceResponse = Type.Object({ run_id: Type.String() });
 
 export const ProgressBody = Type.Object(
-  { message: Type.String({ minLength: 1, maxLength: 2000 }), percent: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })) },
+  {
+    message: Type.String({ minLength: 1, maxLength: 2000 }),
+    percent: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
+  },
   { additionalProperties: false },
 );
 export type ProgressBody = Static<typeof ProgressBody>;

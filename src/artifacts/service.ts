@@ -65,7 +65,8 @@ function validated<T extends TSchema>(type: keyof typeof checkers, data: unknown
 
 function requireHttpUrl(url: string): string {
   const canonical = canonicalUrl(url);
-  if (!canonical) throw invalidRequest(`data.url: must be an http or https address without credentials, got "${url.slice(0, 100)}"`);
+  if (!canonical)
+    throw invalidRequest(`data.url: must be an http or https address without credentials, got "${url.slice(0, 100)}"`);
   return canonical;
 }
 
@@ -92,37 +93,81 @@ export class ArtifactsService {
   /** PLAN, PULL_REQUEST and EXTERNAL_REFERENCE artifacts, described by their data. */
   async report(run: RunExecution, body: ReportArtifactBody): Promise<ArtifactResponse> {
     const uid = randomUUID();
-    const base = { uid, run_id: run.runId, team_uid: run.teamUid, execution_id: run.executionId, is_public: body.visibility === 'public' };
+    const base = {
+      uid,
+      run_id: run.runId,
+      team_uid: run.teamUid,
+      execution_id: run.executionId,
+      is_public: body.visibility === 'public',
+    };
     switch (body.artifact_type) {
       case 'PLAN': {
         const plan = validated<typeof PlanData>('PLAN', body.data);
         const bytes = Buffer.from(plan.content, 'utf8');
         const blobKey = `artifacts/${uid}`;
         await this.options.blobs.put(blobKey, bytes);
-        const data = { document_uid: uid, artifact_uid: uid, title: plan.title, url: `${this.options.apiUrl()}/agent/artifacts/${uid}` };
+        const data = {
+          document_uid: uid,
+          artifact_uid: uid,
+          title: plan.title,
+          url: `${this.options.apiUrl()}/agent/artifacts/${uid}`,
+        };
         const contentType = plan.content_type ?? 'text/markdown; charset=utf-8';
-        return this.insert({ ...base, artifact_type: 'PLAN', data, blob_key: blobKey, content_type: contentType, size_bytes: bytes.length, canonical_url: null });
+        return this.insert({
+          ...base,
+          artifact_type: 'PLAN',
+          data,
+          blob_key: blobKey,
+          content_type: contentType,
+          size_bytes: bytes.length,
+          canonical_url: null,
+        });
       }
       case 'PULL_REQUEST': {
         const pr = validated<typeof PullRequestData>('PULL_REQUEST', body.data);
         const url = requireHttpUrl(pr.url);
-        return this.insert({ ...base, artifact_type: 'PULL_REQUEST', data: { ...pr, url }, blob_key: null, content_type: null, size_bytes: null, canonical_url: url });
+        return this.insert({
+          ...base,
+          artifact_type: 'PULL_REQUEST',
+          data: { ...pr, url },
+          blob_key: null,
+          content_type: null,
+          size_bytes: null,
+          canonical_url: url,
+        });
       }
       case 'EXTERNAL_REFERENCE': {
         const reference = validated<typeof ExternalReferenceData>('EXTERNAL_REFERENCE', body.data);
         const url = requireHttpUrl(reference.url);
         const data = { ...reference, url };
-        return this.insert({ ...base, artifact_type: 'EXTERNAL_REFERENCE', data, blob_key: null, content_type: null, size_bytes: null, canonical_url: url });
+        return this.insert({
+          ...base,
+          artifact_type: 'EXTERNAL_REFERENCE',
+          data,
+          blob_key: null,
+          content_type: null,
+          size_bytes: null,
+          canonical_url: url,
+        });
       }
       default:
-        throw invalidRequest(`${body.artifact_type} artifacts carry bytes: upload them with POST /harness-support/upload-artifact`);
+        throw invalidRequest(
+          `${body.artifact_type} artifacts carry bytes: upload them with POST /harness-support/upload-artifact`,
+        );
     }
   }
 
   /** FILE and SCREENSHOT artifacts: the bytes, with what the query says about them. */
-  async upload(run: RunExecution, query: UploadArtifactQuery, bytes: Buffer, mediaType: string | undefined): Promise<ArtifactResponse> {
-    const mimeType = (mediaType ?? 'application/octet-stream').split(';')[0]!.trim().toLowerCase() || 'application/octet-stream';
-    if (query.artifact_type === 'FILE' && !query.filename) throw invalidRequest('filename: required for FILE artifacts');
+  async upload(
+    run: RunExecution,
+    query: UploadArtifactQuery,
+    bytes: Buffer,
+    mediaType: string | undefined,
+  ): Promise<ArtifactResponse> {
+    const mimeType =
+      (mediaType ?? 'application/octet-stream').split(';')[0]!.trim().toLowerCase() || 'application/octet-stream';
+    if (query.artifact_type === 'FILE' && !query.filename)
+      throw invalidRequest('filename: required for FILE artifacts');
     if (query.artifact_type === 'SCREENSHOT' && !mimeType.startsWith('image/')) {
       throw invalidRequest(`a SCREENSHOT must be an image (Content-Type image/...), got ${mimeType}`);
     }
@@ -132,7 +177,14 @@ export class ArtifactsService {
     const description = query.description ?? '';
     const data =
       query.artifact_type === 'FILE'
-        ? { artifact_uid: uid, filename: query.filename!, filepath: query.filepath ?? query.filename!, mime_type: mimeType, description, size_bytes: bytes.length }
+        ? {
+            artifact_uid: uid,
+            filename: query.filename!,
+            filepath: query.filepath ?? query.filename!,
+            mime_type: mimeType,
+            description,
+            size_bytes: bytes.length,
+          }
         : { artifact_uid: uid, mime_type: mimeType, description };
     return this.insert({
       uid,
@@ -151,17 +203,29 @@ export class ArtifactsService {
 
   private async insert(artifact: store.NewArtifact): Promise<ArtifactResponse> {
     const createdAt = await store.insertArtifact(this.options.db, artifact);
-    return { artifact_uid: artifact.uid, artifact_type: artifact.artifact_type, created_at: rfc3339(createdAt), data: artifact.data };
+    return {
+      artifact_uid: artifact.uid,
+      artifact_type: artifact.artifact_type,
+      created_at: rfc3339(createdAt),
+      data: artifact.data,
+    };
   }
 
   /** An artifact the reader may see: public ones for anyone, private ones for who may see the run. */
   private async readable(reader: Reader, uid: string): Promise<store.StoredArtifact> {
-    const artifact = /^[0-9a-f-]{36}$/i.test(uid) ? await store.findArtifact(this.options.db, uid.toLowerCase()) : undefined;
+    const artifact = /^[0-9a-f-]{36}$/i.test(uid)
+      ? await store.findArtifact(this.options.db, uid.toLowerCase())
+      : undefined;
     if (!artifact) throw notFound(`artifact ${uid} not found`);
     if (artifact.is_public) return artifact;
     if (!reader) throw authenticationRequired('this artifact is private: send an API key of its team');
-    if (!reader.memberships.some((membership) => membership.team_uid === artifact.team_uid)) throw notFound(`artifact ${uid} not found`);
-    const runVisible = await runExists(this.options.db, { teamUid: artifact.team_uid, principalUid: reader.uid }, artifact.run_id);
+    if (!reader.memberships.some((membership) => membership.team_uid === artifact.team_uid))
+      throw notFound(`artifact ${uid} not found`);
+    const runVisible = await runExists(
+      this.options.db,
+      { teamUid: artifact.team_uid, principalUid: reader.uid },
+      artifact.run_id,
+    );
     if (!runVisible) throw notAuthorized('this artifact belongs to a personal run of another member of the team');
     return artifact;
   }
@@ -182,13 +246,21 @@ export class ArtifactsService {
       // The workspace layout is the team's business, not an anonymous reader's.
       if (!reader) delete data.filepath;
     }
-    return { artifact_uid: artifact.uid, artifact_type: artifact.artifact_type, created_at: rfc3339(artifact.created_at), data };
+    return {
+      artifact_uid: artifact.uid,
+      artifact_type: artifact.artifact_type,
+      created_at: rfc3339(artifact.created_at),
+      data,
+    };
   }
 
   /** A signed link to the artifact's bytes (FILE, SCREENSHOT, and the text of a PLAN). */
   async downloadLink(reader: Reader, uid: string): Promise<string> {
     const artifact = await this.readable(reader, uid);
-    if (!artifact.blob_key) throw invalidRequest(`a ${artifact.artifact_type} artifact has nothing to download; read it with GET /agent/artifacts/${uid}`);
+    if (!artifact.blob_key)
+      throw invalidRequest(
+        `a ${artifact.artifact_type} artifact has nothing to download; read it with GET /agent/artifacts/${uid}`,
+      );
     return this.link(artifact.uid).url;
   }
 
@@ -197,19 +269,33 @@ export class ArtifactsService {
   }
 
   /** The bytes behind a signed link (the route checked the signature, which covers the artifact id). */
-  async openDownload(uid: string): Promise<{ stream: Readable; contentType: string; filename: string; size: number | null }> {
+  async openDownload(
+    uid: string,
+  ): Promise<{ stream: Readable; contentType: string; filename: string; size: number | null }> {
     const artifact = await store.findArtifact(this.options.db, uid);
     const stream = artifact?.blob_key ? await this.options.blobs.open(artifact.blob_key) : null;
     if (!artifact || !stream) throw notFound(`artifact ${uid} has no download`);
-    const filename = typeof artifact.data.filename === 'string' ? artifact.data.filename : `${artifact.artifact_type.toLowerCase()}-${uid}`;
-    return { stream, contentType: artifact.content_type ?? 'application/octet-stream', filename, size: artifact.size_bytes === null ? null : Number(artifact.size_bytes) };
+    const filename =
+      typeof artifact.data.filename === 'string'
+        ? artifact.data.filename
+        : `${artifact.artifact_type.toLowerCase()}-${uid}`;
+    return {
+      stream,
+      contentType: artifact.content_type ?? 'application/octet-stream',
+      filename,
+      size: artifact.size_bytes === null ? null : Number(artifact.size_bytes),
+    };
   }
 
   /** The run that reported a pull request or ticket address, compared in canonical form (404 when none is visible). */
   async runByExternalReference(caller: Caller, url: string): Promise<{ run_id: string }> {
     const canonical = canonicalUrl(url);
     if (!canonical) throw invalidRequest('url: must be an http or https address');
-    const runId = await store.runByCanonicalUrl(this.options.db, { teamUid: caller.teamUid, principalUid: caller.principal.uid }, canonical);
+    const runId = await store.runByCanonicalUrl(
+      this.options.db,
+      { teamUid: caller.teamUid, principalUid: caller.principal.uid },
+      canonical,
+    );
     if (!runId) throw new ApiError(404, 'resource_not_found', 'no run you can see reported this address');
     return { run_id: runId };
   }

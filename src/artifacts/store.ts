@@ -35,23 +35,43 @@ export interface StoredArtifact {
 export async function insertArtifact(db: Kysely<DB>, artifact: NewArtifact): Promise<Date> {
   const row = await db
     .insertInto('artifacts')
-    .values({ ...artifact, data: JSON.stringify(artifact.data), size_bytes: artifact.size_bytes === null ? null : String(artifact.size_bytes) })
+    .values({
+      ...artifact,
+      data: JSON.stringify(artifact.data),
+      size_bytes: artifact.size_bytes === null ? null : String(artifact.size_bytes),
+    })
     .returning('created_at')
     .executeTakeFirstOrThrow();
   return row.created_at;
 }
 
 const ARTIFACT_COLUMNS = [
-  'artifacts.uid', 'artifacts.run_id', 'artifacts.team_uid', 'artifacts.artifact_type', 'artifacts.data', 'artifacts.is_public',
-  'artifacts.blob_key', 'artifacts.content_type', 'artifacts.size_bytes', 'artifacts.created_at',
+  'artifacts.uid',
+  'artifacts.run_id',
+  'artifacts.team_uid',
+  'artifacts.artifact_type',
+  'artifacts.data',
+  'artifacts.is_public',
+  'artifacts.blob_key',
+  'artifacts.content_type',
+  'artifacts.size_bytes',
+  'artifacts.created_at',
 ] as const;
 
 export async function findArtifact(db: Kysely<DB>, uid: string): Promise<StoredArtifact | undefined> {
-  return (await db.selectFrom('artifacts').select(ARTIFACT_COLUMNS).where('artifacts.uid', '=', uid).executeTakeFirst()) as StoredArtifact | undefined;
+  return (await db
+    .selectFrom('artifacts')
+    .select(ARTIFACT_COLUMNS)
+    .where('artifacts.uid', '=', uid)
+    .executeTakeFirst()) as StoredArtifact | undefined;
 }
 
 /** The team of a run whose execution `executionId` has a live sandbox right now, or undefined. */
-export async function executingRunTeam(db: Kysely<DB>, runId: string, executionId: number): Promise<string | undefined> {
+export async function executingRunTeam(
+  db: Kysely<DB>,
+  runId: string,
+  executionId: number,
+): Promise<string | undefined> {
   const row = await db
     .selectFrom('runs')
     .select('team_uid')
@@ -63,7 +83,11 @@ export async function executingRunTeam(db: Kysely<DB>, runId: string, executionI
 }
 
 /** The newest run visible to the caller that reported this canonical pull request or ticket address. */
-export async function runByCanonicalUrl(db: Kysely<DB>, who: Visibility, canonicalUrl: string): Promise<string | undefined> {
+export async function runByCanonicalUrl(
+  db: Kysely<DB>,
+  who: Visibility,
+  canonicalUrl: string,
+): Promise<string | undefined> {
   const row = await db
     .selectFrom('artifacts')
     .innerJoin('runs', 'runs.id', 'artifacts.run_id')
@@ -76,4 +100,3 @@ export async function runByCanonicalUrl(db: Kysely<DB>, who: Visibility, canonic
     .executeTakeFirst();
   return row?.id;
 }
-

@@ -32,7 +32,11 @@ function triggers(options: AutomationOptions) {
   const list: unknown[] = [];
   if (options.webhook?.length) {
     const payload = options.filter === undefined ? undefined : parseJson(options.filter, '--filter');
-    list.push({ provider: 'webhook', event: 'received', filter: { webhook_ids: options.webhook, ...(payload === undefined ? {} : { payload }) } });
+    list.push({
+      provider: 'webhook',
+      event: 'received',
+      filter: { webhook_ids: options.webhook, ...(payload === undefined ? {} : { payload }) },
+    });
   } else if (options.filter !== undefined) {
     throw new Error('--filter applies to the webhooks given with --webhook');
   }
@@ -78,35 +82,58 @@ function withAutomationOptions(command: Command): Command {
 
 /** `hangar automations ...`: automations started by webhook deliveries or cron (HANGAR_URL, HANGAR_API_KEY). */
 export function registerAutomationCommands(program: Command): void {
-  const automations = program.command('automations').description('manage automations: prompts that webhook deliveries or cron start');
+  const automations = program
+    .command('automations')
+    .description('manage automations: prompts that webhook deliveries or cron start');
   automations
     .command('list')
     .description('list automations')
     .option('--json', 'print the raw response')
     .action(async (options: { json?: boolean }) => {
-      const result = await callApi<{ automations: AutomationItem[] }>(clientOptionsFromEnv(), 'GET', '/factory/automations');
+      const result = await callApi<{ automations: AutomationItem[] }>(
+        clientOptionsFromEnv(),
+        'GET',
+        '/factory/automations',
+      );
       if (options.json) return printJson(result);
       for (const item of result.automations) {
-        const sources = item.triggers.map((trigger) => ((trigger as { provider: string }).provider === 'webhook' ? 'webhook' : 'cron')).join('+');
+        const sources = item.triggers
+          .map((trigger) => ((trigger as { provider: string }).provider === 'webhook' ? 'webhook' : 'cron'))
+          .join('+');
         const gone = item.webhooks.filter((webhook) => webhook.state === 'deleted').length;
-        process.stdout.write(`${item.id}  ${item.enabled ? 'enabled ' : 'disabled'}  ${sources.padEnd(12)}  ${item.name}${gone ? `  (${gone} selected webhook(s) deleted)` : ''}\n`);
+        process.stdout.write(
+          `${item.id}  ${item.enabled ? 'enabled ' : 'disabled'}  ${sources.padEnd(12)}  ${item.name}${gone ? `  (${gone} selected webhook(s) deleted)` : ''}\n`,
+        );
       }
     });
-  withAutomationOptions(automations.command('create').description('create an automation').requiredOption('--name <name>'))
+  withAutomationOptions(
+    automations.command('create').description('create an automation').requiredOption('--name <name>'),
+  )
     .option('--disabled', 'create it disabled')
     .option('--factory <uid>', "factory (default: the team's default factory)")
     .action((options: AutomationOptions) => callAndPrint('POST', '/factory/automations', body(options, true)));
-  withAutomationOptions(automations.command('update').description('change an automation; given triggers replace all of them').argument('<id>').option('--name <name>')).action(
-    (id: string, options: AutomationOptions) => callAndPrint('PUT', path(id), body(options, false)),
-  );
-  for (const [verb, enabled] of [['enable', true], ['disable', false]] as const) {
+  withAutomationOptions(
+    automations
+      .command('update')
+      .description('change an automation; given triggers replace all of them')
+      .argument('<id>')
+      .option('--name <name>'),
+  ).action((id: string, options: AutomationOptions) => callAndPrint('PUT', path(id), body(options, false)));
+  for (const [verb, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
     automations
       .command(verb)
       .description(enabled ? 'start runs again' : 'stop starting runs until enabled again')
       .argument('<id>')
       .action((id: string) => callAndPrint('PUT', path(id), { enabled }));
   }
-  automations.command('get').description('show one automation').argument('<id>').action((id: string) => callAndPrint('GET', path(id)));
+  automations
+    .command('get')
+    .description('show one automation')
+    .argument('<id>')
+    .action((id: string) => callAndPrint('GET', path(id)));
   automations
     .command('delete')
     .description('delete an automation (runs it started stay)')
@@ -127,7 +154,14 @@ export function registerAutomationCommands(program: Command): void {
         webhook_uid: options.webhook,
         delivery_id: options.delivery,
         ...(options.automation !== undefined ? { automation_id: options.automation } : {}),
-        ...(options.automation === undefined ? { filter: { webhook_ids: [options.webhook], ...(options.filter !== undefined ? { payload: parseJson(options.filter, '--filter') } : {}) } } : {}),
+        ...(options.automation === undefined
+          ? {
+              filter: {
+                webhook_ids: [options.webhook],
+                ...(options.filter !== undefined ? { payload: parseJson(options.filter, '--filter') } : {}),
+              },
+            }
+          : {}),
       }),
     );
 }

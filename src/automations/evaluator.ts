@@ -83,20 +83,30 @@ export class AutomationEvaluator {
       for (const delivery of deliveries) {
         const payload: unknown = JSON.parse(delivery.body);
         let automations = selecting.get(delivery.webhook_uid);
-        if (!automations) selecting.set(delivery.webhook_uid, (automations = store.automationsFor(trx, delivery.team_uid, delivery.webhook_uid)));
+        if (!automations)
+          selecting.set(
+            delivery.webhook_uid,
+            (automations = store.automationsFor(trx, delivery.team_uid, delivery.webhook_uid)),
+          );
         for (const automation of await automations) {
           if (!checkTriggers(automation.triggers, delivery.webhook_uid, payload).would_trigger) continue;
           requests.push({
             owner: savedBy(delivery.team_uid, automation.created_by_uid),
             body: {
-              prompt: deliveryPrompt(automation.prompt, { webhookName: delivery.webhook_name, webhookUid: delivery.webhook_uid, deliveryId: delivery.delivery_id }),
+              prompt: deliveryPrompt(automation.prompt, {
+                webhookName: delivery.webhook_name,
+                webhookUid: delivery.webhook_uid,
+                deliveryId: delivery.delivery_id,
+              }),
               title: automation.name,
               ...(automation.agent_config ? { config: automation.agent_config } : {}),
               ...(automation.agent_uid ? { agent_identity_uid: automation.agent_uid } : {}),
               team: true,
             },
             origin: { source: 'WEBHOOK' },
-            files: [{ file_name: PAYLOAD_FILE, mime_type: 'application/json', data: Buffer.from(delivery.body, 'utf8') }],
+            files: [
+              { file_name: PAYLOAD_FILE, mime_type: 'application/json', data: Buffer.from(delivery.body, 'utf8') },
+            ],
           });
           firings.push({ delivery_seq: delivery.seq, automation_id: automation.id });
         }
@@ -106,14 +116,26 @@ export class AutomationEvaluator {
         trx,
         firings.map((firing, i) => {
           const outcome = outcomes[i]!;
-          return outcome instanceof ApiError ? { ...firing, run_id: null, error: outcome.detail } : { ...firing, run_id: outcome.run_id, error: null };
+          return outcome instanceof ApiError
+            ? { ...firing, run_id: null, error: outcome.detail }
+            : { ...firing, run_id: outcome.run_id, error: null };
         }),
       );
-      await deliveryQueue.markEvaluated(trx, deliveries.map((delivery) => delivery.seq));
+      await deliveryQueue.markEvaluated(
+        trx,
+        deliveries.map((delivery) => delivery.seq),
+      );
       for (const [i, outcome] of outcomes.entries()) {
-        if (outcome instanceof ApiError) this.options.log.warn({ automation_id: firings[i]!.automation_id, reason: outcome.detail }, 'automation run not started');
+        if (outcome instanceof ApiError)
+          this.options.log.warn(
+            { automation_id: firings[i]!.automation_id, reason: outcome.detail },
+            'automation run not started',
+          );
       }
-      return { evaluated: deliveries.length, started: outcomes.filter((outcome) => !(outcome instanceof ApiError)).length };
+      return {
+        evaluated: deliveries.length,
+        started: outcomes.filter((outcome) => !(outcome instanceof ApiError)).length,
+      };
     });
     if (started > 0) this.options.runs.announceQueued();
     return evaluated;

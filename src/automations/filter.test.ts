@@ -16,7 +16,13 @@ function leaves(count: number): Record<string, unknown> {
 
 const values = (count: number) => Array.from({ length: count }, (_, index) => `v${index}`);
 
-const pr = { action: 'opened', number: 7, draft: false, label: null, pull_request: { merged: true, base: { ref: 'main' } } };
+const pr = {
+  action: 'opened',
+  number: 7,
+  draft: false,
+  label: null,
+  pull_request: { merged: true, base: { ref: 'main' } },
+};
 
 const cases: Array<[name: string, filter: unknown, payload: unknown, matched: boolean]> = [
   // no conditions
@@ -80,7 +86,12 @@ const cases: Array<[name: string, filter: unknown, payload: unknown, matched: bo
   ['nested object, deep value differs', { pull_request: { base: { ref: 'dev' } } }, pr, false],
   ['nested object, missing parent', { issue: { number: 7 } }, pr, false],
   ['nested object, missing leaf', { pull_request: { title: 'x' } }, pr, false],
-  ['nested not_in under a missing parent still requires the parent', { issue: { state: { not_in: ['x'] } } }, pr, false],
+  [
+    'nested not_in under a missing parent still requires the parent',
+    { issue: { state: { not_in: ['x'] } } },
+    pr,
+    false,
+  ],
   ['nested object, parent is a string', { action: { name: 'x' } }, pr, false],
   ['nested object, parent is null', { label: { name: { exists: false } } }, pr, false],
   ['nested exists false under a present parent', { pull_request: { closed_at: { exists: false } } }, pr, true],
@@ -92,13 +103,48 @@ const cases: Array<[name: string, filter: unknown, payload: unknown, matched: bo
   ['null payload, exists false passes', { action: { exists: false } }, null, true],
   ['scalar payload, not_in passes', { action: { not_in: ['x'] } }, 3, true],
   // arrays of objects
-  ['array of objects, second element matches', { commits: { author: 'bob' } }, { commits: [{ author: 'amy' }, { author: 'bob' }] }, true],
-  ['array of objects, no element matches', { commits: { author: 'cid' } }, { commits: [{ author: 'amy' }, { author: 'bob' }] }, false],
-  ['array of objects, conditions must hold in one element', { commits: { author: 'amy', id: 2 } }, { commits: [{ author: 'amy', id: 1 }, { author: 'bob', id: 2 }] }, false],
+  [
+    'array of objects, second element matches',
+    { commits: { author: 'bob' } },
+    { commits: [{ author: 'amy' }, { author: 'bob' }] },
+    true,
+  ],
+  [
+    'array of objects, no element matches',
+    { commits: { author: 'cid' } },
+    { commits: [{ author: 'amy' }, { author: 'bob' }] },
+    false,
+  ],
+  [
+    'array of objects, conditions must hold in one element',
+    { commits: { author: 'amy', id: 2 } },
+    {
+      commits: [
+        { author: 'amy', id: 1 },
+        { author: 'bob', id: 2 },
+      ],
+    },
+    false,
+  ],
   ['array of objects, empty array', { commits: { author: 'amy' } }, { commits: [] }, false],
-  ['array of objects, scalar elements skipped', { commits: { author: 'amy' } }, { commits: [1, { author: 'amy' }] }, true],
-  ['array of objects, scalar elements never match', { commits: { author: { exists: false } } }, { commits: [1, 'x', { author: 'amy' }] }, false],
-  ['array of objects, nested array inside', { commits: { files: { path: 'a.ts' } } }, { commits: [{ files: [{ path: 'b.ts' }] }, { files: [{ path: 'a.ts' }] }] }, true],
+  [
+    'array of objects, scalar elements skipped',
+    { commits: { author: 'amy' } },
+    { commits: [1, { author: 'amy' }] },
+    true,
+  ],
+  [
+    'array of objects, scalar elements never match',
+    { commits: { author: { exists: false } } },
+    { commits: [1, 'x', { author: 'amy' }] },
+    false,
+  ],
+  [
+    'array of objects, nested array inside',
+    { commits: { files: { path: 'a.ts' } } },
+    { commits: [{ files: [{ path: 'b.ts' }] }, { files: [{ path: 'a.ts' }] }] },
+    true,
+  ],
   ['nested object against an array of scalars', { labels: { name: 'bug' } }, { labels: ['bug'] }, false],
   ['top-level array payload, any element', { action: 'opened' }, [{ action: 'closed' }, { action: 'opened' }], true],
   ['top-level array payload, no element', { action: 'merged' }, [{ action: 'closed' }, { action: 'opened' }], false],
@@ -152,11 +198,27 @@ const invalid: Array<[name: string, filter: unknown, problem: RegExp]> = [
   ['exists is null', { action: { exists: null } }, /^payload\.action: "exists" must be true or false/],
   ['in is a string', { action: { in: 'opened' } }, /^payload\.action: "in" must be an array/],
   ['not_in is an object', { action: { not_in: { a: 1 } } }, /^payload\.action: "not_in" must be an array/],
-  ['same value in in and not_in', { action: { in: ['opened', 'edited'], not_in: ['opened'] } }, /^payload\.action: "in" and "not_in" both list "opened"/],
+  [
+    'same value in in and not_in',
+    { action: { in: ['opened', 'edited'], not_in: ['opened'] } },
+    /^payload\.action: "in" and "not_in" both list "opened"/,
+  ],
   ['null in in and not_in', { action: { in: [null], not_in: [null] } }, /both list null/],
-  ['exists false with in', { action: { exists: false, in: ['opened'] } }, /^payload\.action: "exists": false contradicts "in"/],
-  ['operator mixed with a field key', { pull_request: { in: ['x'], merged: true } }, /^payload\.pull_request: mixes operators \(in\) with field keys \(merged\)/],
-  ['nested problem names the full path', { repository: { owner: { login: { in: 5 } } } }, /^payload\.repository\.owner\.login: "in" must be an array/],
+  [
+    'exists false with in',
+    { action: { exists: false, in: ['opened'] } },
+    /^payload\.action: "exists": false contradicts "in"/,
+  ],
+  [
+    'operator mixed with a field key',
+    { pull_request: { in: ['x'], merged: true } },
+    /^payload\.pull_request: mixes operators \(in\) with field keys \(merged\)/,
+  ],
+  [
+    'nested problem names the full path',
+    { repository: { owner: { login: { in: 5 } } } },
+    /^payload\.repository\.owner\.login: "in" must be an array/,
+  ],
   ['odd keys are quoted in paths', { 'x-hook': { 'a b': [] } }, /^payload\["x-hook"\]\["a b"\]: /],
   ['undefined condition', { action: undefined }, /^payload\.action: a condition must be/],
   ['Infinity condition', { n: Number.POSITIVE_INFINITY }, /^payload\.n: a condition must be/],
@@ -198,7 +260,10 @@ test('an invalid filter never matches and never throws', () => {
 test('a cyclic or BigInt payload does not break the reason', () => {
   const payload: Record<string, unknown> = { n: 1n };
   payload.self = payload;
-  assert.deepEqual(evaluatePayloadFilter({ self: 'x' }, payload), { matched: false, reason: 'payload.self is an object, not "x"' });
+  assert.deepEqual(evaluatePayloadFilter({ self: 'x' }, payload), {
+    matched: false,
+    reason: 'payload.self is an object, not "x"',
+  });
   assert.equal(evaluatePayloadFilter({ n: 1 }, payload).matched, false, 'a BigInt is not a JSON number');
 });
 
@@ -206,19 +271,37 @@ test('reasons name the first failing condition by its path', () => {
   const reason = (filter: unknown, payload: unknown) => evaluatePayloadFilter(filter, payload).reason;
   assert.equal(reason({}, pr), 'no payload conditions');
   assert.equal(reason({ action: 'opened' }, pr), 'every condition matched');
-  assert.equal(reason({ action: ['opened', 'edited'] }, { action: 'closed' }), 'payload.action is "closed", not one of ["opened","edited"]');
+  assert.equal(
+    reason({ action: ['opened', 'edited'] }, { action: 'closed' }),
+    'payload.action is "closed", not one of ["opened","edited"]',
+  );
   assert.equal(reason({ action: 'opened' }, { action: 'closed' }), 'payload.action is "closed", not "opened"');
-  assert.equal(reason({ pull_request: { merged: true } }, { pull_request: {} }), 'payload.pull_request.merged is missing');
+  assert.equal(
+    reason({ pull_request: { merged: true } }, { pull_request: {} }),
+    'payload.pull_request.merged is missing',
+  );
   assert.equal(reason({ pull_request: { merged: true } }, {}), 'payload.pull_request is missing');
   assert.equal(reason({ action: 'opened', number: 8 }, pr), 'payload.number is 7, not 8');
   assert.equal(reason({ action: { not_in: ['opened'] } }, pr), 'payload.action is "opened", which "not_in" excludes');
   assert.equal(reason({ action: { exists: false } }, pr), 'payload.action is present ("opened") but must not exist');
   assert.equal(reason({ nothing: { exists: true } }, pr), 'payload.nothing is missing');
-  assert.equal(reason({ action: { name: 'x' } }, pr), 'payload.action is "opened", not an object or an array of objects');
-  assert.equal(reason({ labels: { in: ['docs'] } }, { labels: ['bug'] }), 'payload.labels is ["bug"], which contains none of ["docs"]');
-  assert.equal(reason({ labels: { not_in: ['bug'] } }, { labels: ['bug'] }), 'payload.labels is ["bug"], which contains excluded "bug"');
   assert.equal(
-    reason({ repository: { commits: { author: { name: 'amy' } } } }, { repository: { commits: [{ author: { name: 'bob' } }, { id: 1 }] } }),
+    reason({ action: { name: 'x' } }, pr),
+    'payload.action is "opened", not an object or an array of objects',
+  );
+  assert.equal(
+    reason({ labels: { in: ['docs'] } }, { labels: ['bug'] }),
+    'payload.labels is ["bug"], which contains none of ["docs"]',
+  );
+  assert.equal(
+    reason({ labels: { not_in: ['bug'] } }, { labels: ['bug'] }),
+    'payload.labels is ["bug"], which contains excluded "bug"',
+  );
+  assert.equal(
+    reason(
+      { repository: { commits: { author: { name: 'amy' } } } },
+      { repository: { commits: [{ author: { name: 'bob' } }, { id: 1 }] } },
+    ),
     'no element of payload.repository.commits matches (first: payload.repository.commits[0].author.name is "bob", not "amy")',
   );
   assert.equal(reason({ 'x-id': 1 }, {}), 'payload["x-id"] is missing');

@@ -30,7 +30,12 @@ function isRecord(value: unknown): value is FilterObject {
 
 // NaN and Infinity are not JSON, so they are not values a payload can ever hold.
 function isScalar(value: unknown): value is Scalar {
-  return value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
+  return (
+    value === null ||
+    typeof value === 'string' ||
+    typeof value === 'boolean' ||
+    (typeof value === 'number' && Number.isFinite(value))
+  );
 }
 
 function child(path: string, key: string): string {
@@ -74,7 +79,8 @@ function valueSetProblem(values: unknown, path: string, name: string): string | 
   if (values.length > MAX_VALUES) return `${path}: ${name} has ${values.length} values; the limit is ${MAX_VALUES}`;
   // findIndex visits the holes of sparse arrays too, so a hole is reported like any other non-scalar.
   const bad = values.findIndex((value) => !isScalar(value));
-  if (bad >= 0) return `${path}: ${name} may only contain strings, numbers, booleans and null, not ${describe(values[bad])}`;
+  if (bad >= 0)
+    return `${path}: ${name} may only contain strings, numbers, booleans and null, not ${describe(values[bad])}`;
   return null;
 }
 
@@ -89,7 +95,8 @@ function operatorsProblem(ops: FilterObject, path: string): string | null {
       if (problem) return problem;
     }
   }
-  if (Object.hasOwn(ops, 'exists') && typeof ops.exists !== 'boolean') return `${path}: "exists" must be true or false, not ${describe(ops.exists)}`;
+  if (Object.hasOwn(ops, 'exists') && typeof ops.exists !== 'boolean')
+    return `${path}: "exists" must be true or false, not ${describe(ops.exists)}`;
   const { in: included, not_in: excluded, exists } = ops as Operators;
   const both = included?.find((value) => excluded?.includes(value));
   if (both !== undefined) return `${path}: "in" and "not_in" both list ${describe(both)}`;
@@ -105,10 +112,12 @@ function objectProblem(filter: FilterObject, path: string, depth: number, leaves
     if (isRecord(condition) && operatorKeys(condition).length === 0) {
       problem = objectProblem(condition, at, depth + 1, leaves);
     } else {
-      if (++leaves.count > MAX_LEAVES) return `payload: has more than ${MAX_LEAVES} conditions; the limit is ${MAX_LEAVES}`;
+      if (++leaves.count > MAX_LEAVES)
+        return `payload: has more than ${MAX_LEAVES} conditions; the limit is ${MAX_LEAVES}`;
       if (isRecord(condition)) problem = operatorsProblem(condition, at);
       else if (Array.isArray(condition)) problem = valueSetProblem(condition, at, 'the value list');
-      else if (!isScalar(condition)) problem = `${at}: a condition must be a string, number, boolean, null, array or object, not ${describe(condition)}`;
+      else if (!isScalar(condition))
+        problem = `${at}: a condition must be a string, number, boolean, null, array or object, not ${describe(condition)}`;
     }
     if (problem) return problem;
   }
@@ -162,7 +171,9 @@ function fieldsFailure(filter: FilterObject, node: FilterObject, path: string): 
     const present = Object.hasOwn(node, key);
     const value = present ? node[key] : undefined;
     const ops = asOperators(condition);
-    const failure = ops ? leafFailure(ops, present, value, at) : nestedFailure(condition as FilterObject, present, value, at);
+    const failure = ops
+      ? leafFailure(ops, present, value, at)
+      : nestedFailure(condition as FilterObject, present, value, at);
     if (failure) return failure;
   }
   return null;

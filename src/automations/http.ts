@@ -21,12 +21,26 @@ export function registerAutomationRoutes(parent: FastifyInstance, automations: A
 
   app.get(
     '/factory/automations',
-    { schema: { tags, summary: "List the team's automations", querystring: ListAutomationsQuery, response: { 200: AutomationList, ...ProblemResponses } } },
+    {
+      schema: {
+        tags,
+        summary: "List the team's automations",
+        querystring: ListAutomationsQuery,
+        response: { 200: AutomationList, ...ProblemResponses },
+      },
+    },
     async (request) => automations.list(callerOf(request), request.query.factory_uid),
   );
   app.post(
     '/factory/automations',
-    { schema: { tags, summary: 'Create an automation (team admin)', body: CreateAutomationBody, response: { 201: AutomationItem, ...ProblemResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Create an automation (team admin)',
+        body: CreateAutomationBody,
+        response: { 201: AutomationItem, ...ProblemResponses },
+      },
+    },
     async (request, reply) => reply.code(201).send(await automations.create(callerOf(request), request.body)),
   );
   app.post(
@@ -35,7 +49,8 @@ export function registerAutomationRoutes(parent: FastifyInstance, automations: A
       schema: {
         tags,
         summary: 'Would a filter (or a saved automation) start a run for a stored delivery?',
-        description: 'Reports the webhook check (does a trigger select the webhook) and the payload check (does the filter match the stored payload).',
+        description:
+          'Reports the webhook check (does a trigger select the webhook) and the payload check (does the filter match the stored payload).',
         body: TestFilterBody,
         response: { 200: TestFilterResult, ...ProblemResponses },
       },
@@ -49,12 +64,26 @@ export function registerAutomationRoutes(parent: FastifyInstance, automations: A
   );
   app.put(
     '/factory/automations/:id',
-    { schema: { tags, summary: 'Change an automation (team admin); omitted fields stay', params: AutomationIdParams, body: UpdateAutomationBody, response: item } },
+    {
+      schema: {
+        tags,
+        summary: 'Change an automation (team admin); omitted fields stay',
+        params: AutomationIdParams,
+        body: UpdateAutomationBody,
+        response: item,
+      },
+    },
     async (request) => automations.update(callerOf(request), request.params.id, request.body),
   );
   app.delete(
     '/factory/automations/:id',
-    { schema: { tags, summary: 'Delete an automation (team admin); runs it started are not touched', params: AutomationIdParams } },
+    {
+      schema: {
+        tags,
+        summary: 'Delete an automation (team admin); runs it started are not touched',
+        params: AutomationIdParams,
+      },
+    },
     async (request, reply) => {
       await automations.delete(callerOf(request), request.params.id);
       return reply.code(204).send();

@@ -7,12 +7,17 @@ export const MAX_TRIGGERS = 10;
 export const MAX_WEBHOOKS_PER_TRIGGER = 20;
 
 const PayloadFilter = Type.Record(Type.String(), Type.Unknown(), {
-  description: 'Mirrors the body: each key a field; a value, a list of allowed values, {in, not_in, exists}, or a nested filter',
+  description:
+    'Mirrors the body: each key a field; a value, a list of allowed values, {in, not_in, exists}, or a nested filter',
 });
 
 export const WebhookFilter = Type.Object(
   {
-    webhook_ids: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: MAX_WEBHOOKS_PER_TRIGGER, description: 'Webhook UIDs (not names)' }),
+    webhook_ids: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+      minItems: 1,
+      maxItems: MAX_WEBHOOKS_PER_TRIGGER,
+      description: 'Webhook UIDs (not names)',
+    }),
     payload: Type.Optional(PayloadFilter),
   },
   { additionalProperties: false },
@@ -27,7 +32,16 @@ export const ScheduleTrigger = Type.Object(
   {
     provider: Type.Literal('schedule'),
     event: Type.Literal('cron_fired'),
-    schedule: Type.Object({ cron: Type.String({ minLength: 1, maxLength: 200, description: '5-field cron in UTC, or a macro such as @daily' }) }, { additionalProperties: false }),
+    schedule: Type.Object(
+      {
+        cron: Type.String({
+          minLength: 1,
+          maxLength: 200,
+          description: '5-field cron in UTC, or a macro such as @daily',
+        }),
+      },
+      { additionalProperties: false },
+    ),
   },
   { additionalProperties: false },
 );
@@ -37,10 +51,18 @@ export type WebhookTrigger = Static<typeof WebhookTrigger>;
 
 const fields = {
   name: Type.String({ minLength: 1, maxLength: 100 }),
-  prompt: Type.String({ minLength: 1, maxLength: 100_000, description: 'What the agent does; a delivery is attached after it' }),
+  prompt: Type.String({
+    minLength: 1,
+    maxLength: 100_000,
+    description: 'What the agent does; a delivery is attached after it',
+  }),
   enabled: Type.Boolean({ default: true }),
-  agent_uid: Type.Union([Type.String({ maxLength: 64 }), Type.Null()], { description: 'Agent identity that executes the runs' }),
-  agent_config: Type.Union([AgentConfig, Type.Null()], { description: 'Run config overrides: model, harness, environment, ...' }),
+  agent_uid: Type.Union([Type.String({ maxLength: 64 }), Type.Null()], {
+    description: 'Agent identity that executes the runs',
+  }),
+  agent_config: Type.Union([AgentConfig, Type.Null()], {
+    description: 'Run config overrides: model, harness, environment, ...',
+  }),
   triggers: Type.Array(Trigger, { minItems: 1, maxItems: MAX_TRIGGERS }),
 };
 
@@ -78,7 +100,9 @@ export const ListAutomationsQuery = Type.Object({ factory_uid: Type.Optional(Typ
 const SelectedWebhook = Type.Object({
   uid: Type.String(),
   name: Type.Union([Type.String(), Type.Null()]),
-  state: Type.Union([Type.Literal('enabled'), Type.Literal('disabled'), Type.Literal('deleted')], { description: 'deleted: deliveries can no longer come from it' }),
+  state: Type.Union([Type.Literal('enabled'), Type.Literal('disabled'), Type.Literal('deleted')], {
+    description: 'deleted: deliveries can no longer come from it',
+  }),
 });
 
 export const AutomationItem = Type.Object({
@@ -93,7 +117,11 @@ export const AutomationItem = Type.Object({
   webhooks: Type.Array(SelectedWebhook, { description: 'The webhooks the triggers select, as they are now' }),
   schedule: Type.Union(
     [
-      Type.Object({ next_run: Type.Union([Type.String(), Type.Null()]), last_ran: Type.Union([Type.String(), Type.Null()]), last_spawn_error: Type.Union([Type.String(), Type.Null()]) }),
+      Type.Object({
+        next_run: Type.Union([Type.String(), Type.Null()]),
+        last_ran: Type.Union([Type.String(), Type.Null()]),
+        last_spawn_error: Type.Union([Type.String(), Type.Null()]),
+      }),
       Type.Null(),
     ],
     { description: 'Cron triggers: the next and last run (null without cron triggers)' },
@@ -103,14 +131,18 @@ export const AutomationItem = Type.Object({
 });
 export type AutomationItem = Static<typeof AutomationItem>;
 
-export const AutomationList = Type.Object({ automations: Type.Array(AutomationItem, { description: 'Sorted by name' }) });
+export const AutomationList = Type.Object({
+  automations: Type.Array(AutomationItem, { description: 'Sorted by name' }),
+});
 
 export const TestFilterBody = Type.Object(
   {
     webhook_uid: Type.String({ minLength: 1, maxLength: 64, description: 'The webhook the stored delivery came to' }),
     delivery_id: Type.String({ minLength: 1, maxLength: 300 }),
     filter: Type.Optional(WebhookFilter),
-    automation_id: Type.Optional(Type.String({ maxLength: 64, description: "Test a saved automation's webhook triggers instead of filter" })),
+    automation_id: Type.Optional(
+      Type.String({ maxLength: 64, description: "Test a saved automation's webhook triggers instead of filter" }),
+    ),
   },
   { additionalProperties: false },
 );

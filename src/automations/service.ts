@@ -10,7 +10,15 @@ import { cronProblem } from '../schedules/cron.js';
 import { automationCronHistory, syncAutomationSchedules } from '../schedules/service.js';
 import { deliveryQueue, type WebhooksService } from '../webhooks/service.js';
 import { evaluatePayloadFilter, payloadFilterProblem } from './filter.js';
-import type { AutomationItem, CreateAutomationBody, TestFilterBody, TestFilterResult, Trigger, UpdateAutomationBody, WebhookFilter } from './schemas.js';
+import type {
+  AutomationItem,
+  CreateAutomationBody,
+  TestFilterBody,
+  TestFilterResult,
+  Trigger,
+  UpdateAutomationBody,
+  WebhookFilter,
+} from './schemas.js';
 import * as store from './store.js';
 
 export interface AutomationsServiceOptions {
@@ -36,7 +44,10 @@ export function checkTriggers(triggers: Trigger[], webhookUid: string, payload: 
   }
   let first: TestFilterResult | undefined;
   for (const trigger of selecting) {
-    const verdict = trigger.filter.payload === undefined ? { matched: true, reason: 'no payload filter: every delivery matches' } : evaluatePayloadFilter(trigger.filter.payload, payload);
+    const verdict =
+      trigger.filter.payload === undefined
+        ? { matched: true, reason: 'no payload filter: every delivery matches' }
+        : evaluatePayloadFilter(trigger.filter.payload, payload);
     const result = {
       would_trigger: verdict.matched,
       webhook_check: { passed: true, detail: `the trigger selects webhook ${webhookUid}` },
@@ -78,15 +89,26 @@ export class AutomationsService {
     const selected = store.selectedWebhooks(values.triggers);
     const known = await deliveryQueue.webhooksByUid(this.db, caller.teamUid, selected);
     const unknown = selected.filter((uid) => !known.has(uid));
-    if (unknown.length > 0) throw invalidRequest(`webhook_ids name no webhook of this team: ${unknown.join(', ')} (use webhook UIDs, not names)`);
-    if (values.agent_uid !== null && !(await this.options.agents.findForRun(this.db, caller.teamUid, values.agent_uid))) {
+    if (unknown.length > 0)
+      throw invalidRequest(
+        `webhook_ids name no webhook of this team: ${unknown.join(', ')} (use webhook UIDs, not names)`,
+      );
+    if (
+      values.agent_uid !== null &&
+      !(await this.options.agents.findForRun(this.db, caller.teamUid, values.agent_uid))
+    ) {
       throw notAuthorized(`agent identity ${values.agent_uid} does not exist in this team`);
     }
   }
 
   private async render(teamUid: string, rows: store.AutomationRow[]): Promise<AutomationItem[]> {
-    const webhooks = await deliveryQueue.webhooksByUid(this.db, teamUid, [...new Set(rows.flatMap((row) => row.webhook_uids))]);
-    const crons = await automationCronHistory(this.db, rows.filter((row) => row.triggers.some((trigger) => trigger.provider === 'schedule')).map((row) => row.id));
+    const webhooks = await deliveryQueue.webhooksByUid(this.db, teamUid, [
+      ...new Set(rows.flatMap((row) => row.webhook_uids)),
+    ]);
+    const crons = await automationCronHistory(
+      this.db,
+      rows.filter((row) => row.triggers.some((trigger) => trigger.provider === 'schedule')).map((row) => row.id),
+    );
     return rows.map((row) => ({
       id: row.id,
       name: row.name,
@@ -98,7 +120,11 @@ export class AutomationsService {
       triggers: row.triggers,
       webhooks: row.webhook_uids.map((uid) => {
         const webhook = webhooks.get(uid);
-        return { uid, name: webhook?.name ?? null, state: webhook ? (webhook.enabled ? 'enabled' : 'disabled') : 'deleted' } as const;
+        return {
+          uid,
+          name: webhook?.name ?? null,
+          state: webhook ? (webhook.enabled ? 'enabled' : 'disabled') : 'deleted',
+        } as const;
       }),
       schedule: crons.get(row.id) ?? null,
       created_at: rfc3339(row.created_at),
@@ -113,7 +139,13 @@ export class AutomationsService {
   }
 
   /** Saves the automation's cron triggers as its schedules, in the same transaction. */
-  private syncSchedules(db: Kysely<DB>, id: string, teamUid: string, createdBy: string, values: store.AutomationValues) {
+  private syncSchedules(
+    db: Kysely<DB>,
+    id: string,
+    teamUid: string,
+    createdBy: string,
+    values: store.AutomationValues,
+  ) {
     return syncAutomationSchedules(
       db,
       {
@@ -125,7 +157,9 @@ export class AutomationsService {
         agentConfig: values.agent_config,
         agentUid: values.agent_uid,
         createdByUid: createdBy,
-        crons: values.triggers.flatMap((trigger) => (trigger.provider === 'schedule' ? [trigger.schedule.cron.trim()] : [])),
+        crons: values.triggers.flatMap((trigger) =>
+          trigger.provider === 'schedule' ? [trigger.schedule.cron.trim()] : [],
+        ),
       },
       this.now(),
     );
@@ -137,10 +171,23 @@ export class AutomationsService {
   }
 
   /** Creates or changes an automation a definition manages, with its cron schedules, inside the apply's transaction. */
-  async saveManaged(db: Kysely<DB>, caller: Caller, factoryUid: string, existing: store.AutomationRow | undefined, values: store.AutomationValues): Promise<string> {
+  async saveManaged(
+    db: Kysely<DB>,
+    caller: Caller,
+    factoryUid: string,
+    existing: store.AutomationRow | undefined,
+    values: store.AutomationValues,
+  ): Promise<string> {
     const id = existing?.id ?? randomUUID();
     if (existing) await store.updateAutomation(db, caller.teamUid, id, values, caller.principal.uid);
-    else await store.insertAutomation(db, { ...values, id, team_uid: caller.teamUid, factory_uid: factoryUid, created_by_uid: caller.principal.uid });
+    else
+      await store.insertAutomation(db, {
+        ...values,
+        id,
+        team_uid: caller.teamUid,
+        factory_uid: factoryUid,
+        created_by_uid: caller.principal.uid,
+      });
     await this.syncSchedules(db, id, caller.teamUid, existing?.created_by_uid ?? caller.principal.uid, values);
     return id;
   }
@@ -150,7 +197,9 @@ export class AutomationsService {
   }
 
   async list(caller: Caller, factoryUid?: string): Promise<{ automations: AutomationItem[] }> {
-    return { automations: await this.render(caller.teamUid, await store.listAutomations(this.db, caller.teamUid, factoryUid)) };
+    return {
+      automations: await this.render(caller.teamUid, await store.listAutomations(this.db, caller.teamUid, factoryUid)),
+    };
   }
 
   async get(caller: Caller, id: string): Promise<AutomationItem> {
@@ -171,8 +220,15 @@ export class AutomationsService {
     const id = randomUUID();
     await this.db.transaction().execute(async (trx) => {
       const factory = await this.options.factories.resolve(trx, caller.teamUid, body.factory_uid);
-      if (await store.nameTaken(trx, factory.uid, values.name)) throw new ApiError(409, 'conflict', `factory ${factory.name} already has an automation named ${values.name}`);
-      await store.insertAutomation(trx, { ...values, id, team_uid: caller.teamUid, factory_uid: factory.uid, created_by_uid: caller.principal.uid });
+      if (await store.nameTaken(trx, factory.uid, values.name))
+        throw new ApiError(409, 'conflict', `factory ${factory.name} already has an automation named ${values.name}`);
+      await store.insertAutomation(trx, {
+        ...values,
+        id,
+        team_uid: caller.teamUid,
+        factory_uid: factory.uid,
+        created_by_uid: caller.principal.uid,
+      });
       await this.syncSchedules(trx, id, caller.teamUid, caller.principal.uid, values);
     });
     this.options.onSchedulesChanged?.();
@@ -195,7 +251,8 @@ export class AutomationsService {
       if (values.name !== row.name && (await store.nameTaken(trx, row.factory_uid, values.name, id))) {
         throw new ApiError(409, 'conflict', `this factory already has an automation named ${values.name}`);
       }
-      if (!(await store.updateAutomation(trx, caller.teamUid, id, values, caller.principal.uid))) throw notFound(`automation ${id} not found`);
+      if (!(await store.updateAutomation(trx, caller.teamUid, id, values, caller.principal.uid)))
+        throw notFound(`automation ${id} not found`);
       await this.syncSchedules(trx, id, caller.teamUid, row.created_by_uid, values);
     });
     this.options.onSchedulesChanged?.();
@@ -209,7 +266,8 @@ export class AutomationsService {
 
   /** Would this filter (or this automation) have started a run for that stored delivery? */
   async testFilter(caller: Caller, body: TestFilterBody): Promise<TestFilterResult> {
-    if ((body.filter === undefined) === (body.automation_id === undefined)) throw invalidRequest('give exactly one of filter and automation_id');
+    if ((body.filter === undefined) === (body.automation_id === undefined))
+      throw invalidRequest('give exactly one of filter and automation_id');
     let triggers: Trigger[];
     if (body.filter !== undefined) {
       const problem = body.filter.payload === undefined ? null : payloadFilterProblem(body.filter.payload);
@@ -220,7 +278,9 @@ export class AutomationsService {
     }
     const delivery = await this.options.webhooks.storedDelivery(caller, body.webhook_uid, body.delivery_id);
     if (delivery.status !== 'Accepted' || delivery.body === null) {
-      throw invalidRequest(`delivery ${body.delivery_id} was not accepted (${delivery.status}), so its payload was not kept`);
+      throw invalidRequest(
+        `delivery ${body.delivery_id} was not accepted (${delivery.status}), so its payload was not kept`,
+      );
     }
     return checkTriggers(triggers, body.webhook_uid, JSON.parse(delivery.body));
   }

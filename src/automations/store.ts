@@ -15,7 +15,9 @@ export interface AutomationValues {
 
 /** Every webhook UID the triggers select, for the evaluator's index. */
 export function selectedWebhooks(triggers: Trigger[]): string[] {
-  return [...new Set(triggers.flatMap((trigger) => (trigger.provider === 'webhook' ? trigger.filter.webhook_ids : [])))];
+  return [
+    ...new Set(triggers.flatMap((trigger) => (trigger.provider === 'webhook' ? trigger.filter.webhook_ids : []))),
+  ];
 }
 
 function columns(values: AutomationValues) {
@@ -33,11 +35,24 @@ export async function insertAutomation(
 ): Promise<void> {
   await db
     .insertInto('automations')
-    .values({ ...columns(row), id: row.id, team_uid: row.team_uid, factory_uid: row.factory_uid, created_by_uid: row.created_by_uid, updated_by_uid: row.created_by_uid })
+    .values({
+      ...columns(row),
+      id: row.id,
+      team_uid: row.team_uid,
+      factory_uid: row.factory_uid,
+      created_by_uid: row.created_by_uid,
+      updated_by_uid: row.created_by_uid,
+    })
     .execute();
 }
 
-export async function updateAutomation(db: Kysely<DB>, teamUid: string, id: string, values: AutomationValues, updatedBy: string): Promise<boolean> {
+export async function updateAutomation(
+  db: Kysely<DB>,
+  teamUid: string,
+  id: string,
+  values: AutomationValues,
+  updatedBy: string,
+): Promise<boolean> {
   const result = await db
     .updateTable('automations')
     .set({ ...columns(values), updated_by_uid: updatedBy, updated_at: sql`clock_timestamp()` })
@@ -48,12 +63,21 @@ export async function updateAutomation(db: Kysely<DB>, teamUid: string, id: stri
 }
 
 export async function deleteAutomation(db: Kysely<DB>, teamUid: string, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('automations').where('team_uid', '=', teamUid).where('id', '=', id).executeTakeFirst();
+  const result = await db
+    .deleteFrom('automations')
+    .where('team_uid', '=', teamUid)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
 
 export async function findAutomation(db: Kysely<DB>, teamUid: string, id: string): Promise<AutomationRow | undefined> {
-  return (await db.selectFrom('automations').selectAll().where('team_uid', '=', teamUid).where('id', '=', id).executeTakeFirst()) as AutomationRow | undefined;
+  return (await db
+    .selectFrom('automations')
+    .selectAll()
+    .where('team_uid', '=', teamUid)
+    .where('id', '=', id)
+    .executeTakeFirst()) as AutomationRow | undefined;
 }
 
 export async function listAutomations(db: Kysely<DB>, teamUid: string, factoryUid?: string): Promise<AutomationRow[]> {

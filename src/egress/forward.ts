@@ -3,7 +3,18 @@ import { request as upstreamRequest, type Dispatcher } from 'undici';
 import { CREDENTIAL_HEADERS } from './proxied-execution.js';
 
 /** Headers of one connection, not of the message (RFC 9110 7.6.1), and those the proxy sets itself. */
-const NOT_FORWARDED = new Set(['host', 'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'content-length', ...CREDENTIAL_HEADERS]);
+const NOT_FORWARDED = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'content-length',
+  ...CREDENTIAL_HEADERS,
+]);
 
 export interface Forwarding {
   url: string;
@@ -27,7 +38,10 @@ export async function forward(request: FastifyRequest, reply: FastifyReply, to: 
     if (value === undefined || NOT_FORWARDED.has(name)) continue;
     headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
-  Object.assign(headers, Object.fromEntries(Object.entries(to.headers).map(([name, value]) => [name.toLowerCase(), value])));
+  Object.assign(
+    headers,
+    Object.fromEntries(Object.entries(to.headers).map(([name, value]) => [name.toLowerCase(), value])),
+  );
   const abort = new AbortController();
   reply.raw.once('close', () => {
     if (!reply.raw.writableFinished) abort.abort();

@@ -22,12 +22,18 @@ export interface EgressRouteDeps {
 export function registerEgressRoutes(parent: FastifyInstance, deps: EgressRouteDeps): void {
   parent.register(async (app) => {
     app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.bodyLimitBytes }, (_request, body, done) => done(null, body));
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.bodyLimitBytes }, (_request, body, done) =>
+      done(null, body),
+    );
     const options = { schema: { hide: true }, config: { public: true } };
-    app.all<{ Params: { provider: string; '*': string } }>('/harness-support/model-proxy/:provider/*', options, async (request, reply) => {
-      const execution = await proxiedExecution(deps.db, deps.tokens, request);
-      return proxyModelRequest(deps.models, execution, request.params.provider, request.params['*'], request, reply);
-    });
+    app.all<{ Params: { provider: string; '*': string } }>(
+      '/harness-support/model-proxy/:provider/*',
+      options,
+      async (request, reply) => {
+        const execution = await proxiedExecution(deps.db, deps.tokens, request);
+        return proxyModelRequest(deps.models, execution, request.params.provider, request.params['*'], request, reply);
+      },
+    );
     app.all<{ Params: { server: string } }>('/harness-support/mcp-proxy/:server', options, async (request, reply) => {
       const execution = await proxiedExecution(deps.db, deps.tokens, request);
       return proxyMcpRequest(deps.mcp, execution, request.params.server, request, reply);

@@ -25,7 +25,13 @@ export function proxiedMcpServers(
     Object.entries(servers).map(([name, server]) => {
       const registered = typeof entries[name]?.warp_id === 'string';
       if ('command' in server || !registered) return [name, server];
-      return [name, { url: `${apiUrl}/harness-support/mcp-proxy/${encodeURIComponent(name)}`, headers: { Authorization: `Bearer ${taskToken}` } }];
+      return [
+        name,
+        {
+          url: `${apiUrl}/harness-support/mcp-proxy/${encodeURIComponent(name)}`,
+          headers: { Authorization: `Bearer ${taskToken}` },
+        },
+      ];
     }),
   );
 }
@@ -41,7 +47,13 @@ export interface McpProxyDeps {
  * Forwards a CLI's request to the registered HTTP MCP server the run names `name`, adding its headers. What the
  * MCP server answers with an error status goes back without its body.
  */
-export async function proxyMcpRequest(deps: McpProxyDeps, execution: ProxiedExecution, name: string, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+export async function proxyMcpRequest(
+  deps: McpProxyDeps,
+  execution: ProxiedExecution,
+  name: string,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const entry = ((execution.agentConfig.mcp_servers ?? {}) as Record<string, McpEntry>)[name];
   if (typeof entry?.warp_id !== 'string') throw notFound(`the run has no registered MCP server named ${name}`);
   let server: ResolvedDefinition;
@@ -53,7 +65,12 @@ export async function proxyMcpRequest(deps: McpProxyDeps, execution: ProxiedExec
   }
   if ('command' in server) throw notFound(`MCP server ${name} is a stdio server`);
   try {
-    return await forward(request, reply, { url: server.url, headers: server.headers, dispatcher: deps.dispatcher, errorBodies: false });
+    return await forward(request, reply, {
+      url: server.url,
+      headers: server.headers,
+      dispatcher: deps.dispatcher,
+      errorBodies: false,
+    });
   } catch (error) {
     if (error instanceof ApiError) throw error;
     // The reason without what the server said: refused by the address policy, or not reachable.

@@ -8,7 +8,12 @@ import { forward } from './forward.js';
 import type { ProxiedExecution } from './proxied-execution.js';
 
 /** The path segment of each provider under /harness-support/model-proxy/. */
-export const PROXY_PROVIDERS = { ANTHROPIC: 'anthropic', OPENAI: 'openai', GOOGLE: 'google', UNKNOWN: 'openai-compatible' } as const;
+export const PROXY_PROVIDERS = {
+  ANTHROPIC: 'anthropic',
+  OPENAI: 'openai',
+  GOOGLE: 'google',
+  UNKNOWN: 'openai-compatible',
+} as const;
 
 /** The providers' own endpoints, as the AI SDK takes them (with the API version). */
 const DEFAULT_BASE_URLS: Record<ResolvedModel['provider'], string | undefined> = {
@@ -69,27 +74,41 @@ export async function proxyModelRequest(
   reply: FastifyReply,
 ): Promise<FastifyReply> {
   // A debug turn after a failed setup does not record its harness on the run: it is the one the run asks for.
-  const harness = execution.harness ?? (execution.agentConfig.harness as { type?: string } | undefined)?.type ?? deps.defaultHarness;
-  if (!isBuiltInHarness(harness) || harness === 'oz') throw notAuthorized('only the coding-agent CLI harnesses call models through this proxy');
+  const harness =
+    execution.harness ?? (execution.agentConfig.harness as { type?: string } | undefined)?.type ?? deps.defaultHarness;
+  if (!isBuiltInHarness(harness) || harness === 'oz')
+    throw notAuthorized('only the coding-agent CLI harnesses call models through this proxy');
   let model: ResolvedModel;
   try {
-    model = await resolveRunModel(deps.catalogue, harness, execution.agentConfig, async (name) => (await deps.readSecret(execution.teamUid, name)) ?? undefined);
+    model = await resolveRunModel(
+      deps.catalogue,
+      harness,
+      execution.agentConfig,
+      async (name) => (await deps.readSecret(execution.teamUid, name)) ?? undefined,
+    );
   } catch (error) {
     if (error instanceof HarnessStartError) throw new ApiError(409, 'conflict', error.message);
     throw error;
   }
   // The provider's API only, below the root: no dot segments that would climb out of it.
-  if (rest.split('/').some((segment) => segment === '.' || segment === '..') || rest.includes('\\')) throw notFound('no such provider path');
+  if (rest.split('/').some((segment) => segment === '.' || segment === '..') || rest.includes('\\'))
+    throw notFound('no such provider path');
   if (PROXY_PROVIDERS[model.provider] !== provider) throw notFound(`this run's model is not served under ${provider}`);
   const base = model.baseUrl ?? DEFAULT_BASE_URLS[model.provider];
   if (base === undefined) throw notFound(`model ${model.id} has no endpoint`);
-  const query = request.url.includes('?') ? new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1)) : new URLSearchParams();
+  const query = request.url.includes('?')
+    ? new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1))
+    : new URLSearchParams();
   // Gemini clients may send their key as ?key=; it is the task token, which the provider must not get.
   query.delete('key');
   const search = query.size > 0 ? `?${query}` : '';
   const url = `${clientRoot(model.provider, base)}/${rest}${search}`;
   try {
-    return await forward(request, reply, { url, headers: credentialHeaders(model.provider, model.apiKey), errorBodies: true });
+    return await forward(request, reply, {
+      url,
+      headers: credentialHeaders(model.provider, model.apiKey),
+      errorBodies: true,
+    });
   } catch (error) {
     if (error instanceof ApiError || reply.sent) throw error;
     throw new ApiError(502, 'resource_unavailable', `the endpoint of model ${model.id} could not be reached`);

@@ -22,7 +22,8 @@ export const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'x-goog-api-key
 
 function presentedToken(request: FastifyRequest): string | undefined {
   const authorization = request.headers.authorization;
-  if (typeof authorization === 'string' && authorization.startsWith('Bearer ')) return authorization.slice('Bearer '.length).trim();
+  if (typeof authorization === 'string' && authorization.startsWith('Bearer '))
+    return authorization.slice('Bearer '.length).trim();
   for (const name of ['x-api-key', 'x-goog-api-key']) {
     const value = request.headers[name];
     if (typeof value === 'string' && value !== '') return value.trim();
@@ -35,7 +36,11 @@ function presentedToken(request: FastifyRequest): string | undefined {
  * The execution whose task token the request carries, if it is running now on one of this server's engines (a
  * self-hosted worker's runs use that worker's own credentials): 401 otherwise.
  */
-export async function proxiedExecution(db: Kysely<DB>, tokens: TaskTokens, request: FastifyRequest): Promise<ProxiedExecution> {
+export async function proxiedExecution(
+  db: Kysely<DB>,
+  tokens: TaskTokens,
+  request: FastifyRequest,
+): Promise<ProxiedExecution> {
   const token = presentedToken(request);
   const claim = token === undefined ? null : tokens.verify(token);
   if (!claim) throw authenticationRequired('the harness-support proxies need the task token of a running execution');
@@ -47,6 +52,9 @@ export async function proxiedExecution(db: Kysely<DB>, tokens: TaskTokens, reque
     .where('sandbox_running', '=', true)
     .where('worker_host', 'is', null)
     .executeTakeFirst();
-  if (!row) throw authenticationRequired("this task token belongs to an execution that is not running on this server's engines");
+  if (!row)
+    throw authenticationRequired(
+      "this task token belongs to an execution that is not running on this server's engines",
+    );
   return { ...claim, teamUid: row.team_uid, harness: row.harness, agentConfig: row.agent_config };
 }

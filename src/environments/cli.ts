@@ -30,7 +30,8 @@ function config(options: ConfigOptions): EnvironmentConfigBody {
     ...(options.image !== undefined ? { docker_image: options.image } : {}),
     github_repos: options.repo.map((spec) => {
       const [owner, repo, extra] = spec.split('/');
-      if (!owner || !repo || extra !== undefined) throw new InvalidArgumentError(`--repo takes owner/repo, got "${spec}"`);
+      if (!owner || !repo || extra !== undefined)
+        throw new InvalidArgumentError(`--repo takes owner/repo, got "${spec}"`);
       return { owner, repo };
     }),
     setup_commands: options.setup,
@@ -65,7 +66,9 @@ export function registerEnvironmentCommands(program: Command): void {
       if (options.json) return print(result);
       for (const item of result.environments) {
         const repos = item.config.github_repos.map((repo) => `${repo.owner}/${repo.repo}`).join(',');
-        process.stdout.write(`${item.uid}  ${item.access.padEnd(5)}  ${item.last_updated}  ${item.config.name}${repos ? `  (${repos})` : ''}\n`);
+        process.stdout.write(
+          `${item.uid}  ${item.access.padEnd(5)}  ${item.last_updated}  ${item.config.name}${repos ? `  (${repos})` : ''}\n`,
+        );
       }
     });
   environments
@@ -73,11 +76,14 @@ export function registerEnvironmentCommands(program: Command): void {
     .description('show one environment')
     .argument('<uid>')
     .action(async (uid: string) => print(await callApi(clientOptionsFromEnv(), 'GET', path(uid))));
-  withConfigOptions(environments.command('create').description('create an environment')).action(async (options: ConfigOptions) =>
-    print(await callApi(clientOptionsFromEnv(), 'POST', '/environments', config(options))),
+  withConfigOptions(environments.command('create').description('create an environment')).action(
+    async (options: ConfigOptions) =>
+      print(await callApi(clientOptionsFromEnv(), 'POST', '/environments', config(options))),
   );
-  withConfigOptions(environments.command('update').description("replace an environment's config").argument('<uid>')).action(
-    async (uid: string, options: ConfigOptions) => print(await callApi(clientOptionsFromEnv(), 'PUT', path(uid), config(options))),
+  withConfigOptions(
+    environments.command('update').description("replace an environment's config").argument('<uid>'),
+  ).action(async (uid: string, options: ConfigOptions) =>
+    print(await callApi(clientOptionsFromEnv(), 'PUT', path(uid), config(options))),
   );
   environments
     .command('delete')
@@ -92,7 +98,9 @@ export function registerEnvironmentCommands(program: Command): void {
     .description('let another team use an environment')
     .argument('<uid>')
     .argument('<team_uid>')
-    .action(async (uid: string, teamUid: string) => print(await callApi(clientOptionsFromEnv(), 'POST', path(uid, '/guests'), { team_uid: teamUid })));
+    .action(async (uid: string, teamUid: string) =>
+      print(await callApi(clientOptionsFromEnv(), 'POST', path(uid, '/guests'), { team_uid: teamUid })),
+    );
   environments
     .command('unshare')
     .description("remove a team's access (added as a guest or joined with the link)")
@@ -111,7 +119,9 @@ export function registerEnvironmentCommands(program: Command): void {
     .command('join')
     .description('give your team access to the environment a share link token names')
     .argument('<token>')
-    .action(async (token: string) => print(await callApi(clientOptionsFromEnv(), 'POST', '/environments/join', { token })));
+    .action(async (token: string) =>
+      print(await callApi(clientOptionsFromEnv(), 'POST', '/environments/join', { token })),
+    );
 
   program
     .command('skills')
@@ -123,18 +133,26 @@ export function registerEnvironmentCommands(program: Command): void {
     .option('--sort <order>', 'name or last_run', 'name')
     .option('--include-malformed', 'also list SKILL.md files that could not be parsed')
     .option('--json', 'print the raw response')
-    .action(async (options: { repo?: string; refresh?: boolean; sort: string; includeMalformed?: boolean; json?: boolean }) => {
-      const params = new URLSearchParams({ sort_by: options.sort });
-      if (options.repo) params.set('repo', options.repo);
-      if (options.refresh) params.set('refresh', 'true');
-      if (options.includeMalformed) params.set('include_malformed_skills', 'true');
-      const result = await callApi<ListAgentsResponse>(clientOptionsFromEnv(), 'GET', `/agent?${params}`);
-      if (options.json) return print(result);
-      for (const agent of result.agents) {
-        for (const variant of agent.variants) {
-          const note = variant.error ? `  MALFORMED: ${variant.error}` : `  ${variant.description}`;
-          process.stdout.write(`${agent.name}  ${variant.id}${note}\n`);
+    .action(
+      async (options: {
+        repo?: string;
+        refresh?: boolean;
+        sort: string;
+        includeMalformed?: boolean;
+        json?: boolean;
+      }) => {
+        const params = new URLSearchParams({ sort_by: options.sort });
+        if (options.repo) params.set('repo', options.repo);
+        if (options.refresh) params.set('refresh', 'true');
+        if (options.includeMalformed) params.set('include_malformed_skills', 'true');
+        const result = await callApi<ListAgentsResponse>(clientOptionsFromEnv(), 'GET', `/agent?${params}`);
+        if (options.json) return print(result);
+        for (const agent of result.agents) {
+          for (const variant of agent.variants) {
+            const note = variant.error ? `  MALFORMED: ${variant.error}` : `  ${variant.description}`;
+            process.stdout.write(`${agent.name}  ${variant.id}${note}\n`);
+          }
         }
-      }
-    });
+      },
+    );
 }

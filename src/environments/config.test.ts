@@ -4,7 +4,13 @@ import { normalizeConfig, storedConfig } from './config.js';
 
 test('a config is normalised with its defaults', () => {
   assert.deepEqual(normalizeConfig({ name: ' Web ' }), {
-    config: { name: 'Web', description: '', github_repos: [], setup_commands: [], failure_session_retention_minutes: null },
+    config: {
+      name: 'Web',
+      description: '',
+      github_repos: [],
+      setup_commands: [],
+      failure_session_retention_minutes: null,
+    },
   });
   const full = normalizeConfig({
     name: 'Web',
@@ -21,9 +27,27 @@ test('bad configs name the problem', () => {
   const problems: Array<[Parameters<typeof normalizeConfig>[0], RegExp]> = [
     [{ name: '   ' }, /name/],
     [{ name: 'x', docker_image: 'ubuntu latest' }, /docker_image/],
-    [{ name: 'x', github_repos: [{ owner: 'acme', repo: 'a' }, { owner: 'bad owner', repo: 'b' }] }, /github_repos\[1\].*owner/],
+    [
+      {
+        name: 'x',
+        github_repos: [
+          { owner: 'acme', repo: 'a' },
+          { owner: 'bad owner', repo: 'b' },
+        ],
+      },
+      /github_repos\[1\].*owner/,
+    ],
     [{ name: 'x', github_repos: [{ owner: 'acme', repo: '..' }] }, /github_repos\[0\].*repository/],
-    [{ name: 'x', github_repos: [{ owner: 'acme', repo: 'A' }, { owner: 'ACME', repo: 'a' }] }, /twice/],
+    [
+      {
+        name: 'x',
+        github_repos: [
+          { owner: 'acme', repo: 'A' },
+          { owner: 'ACME', repo: 'a' },
+        ],
+      },
+      /twice/,
+    ],
     [{ name: 'x', setup_commands: ['ok', ' '] }, /setup_commands\[1\]/],
   ];
   for (const [body, reason] of problems) {
@@ -34,11 +58,20 @@ test('bad configs name the problem', () => {
 });
 
 test('stored configs from older rows get defaults, and unusable repository names are dropped', () => {
-  assert.deepEqual(storedConfig({ name: 'env', github_repos: [{ owner: '../..', repo: 'x' }, { owner: 'acme', repo: 'api' }] }), {
-    name: 'env',
-    description: '',
-    github_repos: [{ owner: 'acme', repo: 'api' }],
-    setup_commands: [],
-    failure_session_retention_minutes: null,
-  });
+  assert.deepEqual(
+    storedConfig({
+      name: 'env',
+      github_repos: [
+        { owner: '../..', repo: 'x' },
+        { owner: 'acme', repo: 'api' },
+      ],
+    }),
+    {
+      name: 'env',
+      description: '',
+      github_repos: [{ owner: 'acme', repo: 'api' }],
+      setup_commands: [],
+      failure_session_retention_minutes: null,
+    },
+  );
 });

@@ -12,7 +12,9 @@ export function normalizeConfig(body: EnvironmentConfigBody): { config: Environm
   const name = body.name.trim();
   if (name === '') return { problem: 'name must not be blank' };
   if (body.docker_image !== undefined && !DOCKER_IMAGE.test(body.docker_image)) {
-    return { problem: `docker_image "${body.docker_image}" is not an image reference (e.g. ubuntu:24.04 or registry/repo:tag)` };
+    return {
+      problem: `docker_image "${body.docker_image}" is not an image reference (e.g. ubuntu:24.04 or registry/repo:tag)`,
+    };
   }
   const repos = body.github_repos ?? [];
   const seen = new Set<string>();
@@ -43,7 +45,10 @@ export function storedConfig(raw: Record<string, unknown>): EnvironmentConfig {
   // Only names the API would accept: they become git URLs and cache paths.
   const repos = (Array.isArray(raw.github_repos) ? (raw.github_repos as Array<Record<string, unknown>>) : []).filter(
     (entry): entry is { owner: string; repo: string } =>
-      typeof entry?.owner === 'string' && typeof entry.repo === 'string' && !ownerProblem(entry.owner) && !repoProblem(entry.repo),
+      typeof entry?.owner === 'string' &&
+      typeof entry.repo === 'string' &&
+      !ownerProblem(entry.owner) &&
+      !repoProblem(entry.repo),
   );
   const retention = raw.failure_session_retention_minutes;
   return {
@@ -51,7 +56,9 @@ export function storedConfig(raw: Record<string, unknown>): EnvironmentConfig {
     description: typeof raw.description === 'string' ? raw.description : '',
     ...(typeof raw.docker_image === 'string' ? { docker_image: raw.docker_image } : {}),
     github_repos: repos.map(({ owner, repo }) => ({ owner, repo })),
-    setup_commands: Array.isArray(raw.setup_commands) ? raw.setup_commands.filter((command) => typeof command === 'string') : [],
+    setup_commands: Array.isArray(raw.setup_commands)
+      ? raw.setup_commands.filter((command) => typeof command === 'string')
+      : [],
     failure_session_retention_minutes: typeof retention === 'number' ? retention : null,
   };
 }

@@ -5,7 +5,20 @@ import { parseRepoSpec, repoKey } from './github.js';
 test('GitHub names: owners and repositories', () => {
   assert.deepEqual(parseRepoSpec('acme/api'), { owner: 'acme', repo: 'api' });
   assert.deepEqual(parseRepoSpec('a-b/x.y_z-1'), { owner: 'a-b', repo: 'x.y_z-1' });
-  for (const bad of ['acme', 'acme/', '/api', 'a/b/c', '-acme/api', 'acme-/api', 'ac--me/api', 'acme/..', 'acme/.', 'acme/a b', `${'a'.repeat(40)}/x`, `a/${'r'.repeat(101)}`]) {
+  for (const bad of [
+    'acme',
+    'acme/',
+    '/api',
+    'a/b/c',
+    '-acme/api',
+    'acme-/api',
+    'ac--me/api',
+    'acme/..',
+    'acme/.',
+    'acme/a b',
+    `${'a'.repeat(40)}/x`,
+    `a/${'r'.repeat(101)}`,
+  ]) {
     assert.equal(parseRepoSpec(bad), null, bad);
   }
 });

@@ -39,7 +39,14 @@ export function registerEnvironmentRoutes(parent: FastifyInstance, environments:
 
   app.post(
     '/environments',
-    { schema: { tags, summary: 'Create an environment', body: EnvironmentConfigBody, response: { 201: EnvironmentItem, ...ProblemResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Create an environment',
+        body: EnvironmentConfigBody,
+        response: { 201: EnvironmentItem, ...ProblemResponses },
+      },
+    },
     async (request, reply) => reply.code(201).send(await environments.create(callerOf(request), request.body)),
   );
 
@@ -59,7 +66,14 @@ export function registerEnvironmentRoutes(parent: FastifyInstance, environments:
 
   app.get(
     '/environments/:uid',
-    { schema: { tags, summary: 'Get an environment', params: EnvironmentParams, response: { 200: EnvironmentItem, ...ProblemResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Get an environment',
+        params: EnvironmentParams,
+        response: { 200: EnvironmentItem, ...ProblemResponses },
+      },
+    },
     async (request) => environments.get(callerOf(request), request.params.uid),
   );
 
@@ -80,7 +94,12 @@ export function registerEnvironmentRoutes(parent: FastifyInstance, environments:
   app.delete(
     '/environments/:uid',
     {
-      schema: { tags, summary: 'Delete an environment (owning team only)', params: EnvironmentParams, response: { 204: NoContent, ...ProblemResponses } },
+      schema: {
+        tags,
+        summary: 'Delete an environment (owning team only)',
+        params: EnvironmentParams,
+        response: { 204: NoContent, ...ProblemResponses },
+      },
     },
     async (request, reply) => {
       await environments.delete(callerOf(request), request.params.uid);
@@ -124,7 +143,8 @@ export function registerEnvironmentRoutes(parent: FastifyInstance, environments:
       schema: {
         tags,
         summary: "Make a share link token (owning team's admins)",
-        description: 'The token is shown once. Making a new one invalidates the previous token; teams that already joined keep access.',
+        description:
+          'The token is shown once. Making a new one invalidates the previous token; teams that already joined keep access.',
         params: EnvironmentParams,
         response: { 200: ShareLinkResponse, ...ProblemResponses },
       },

@@ -14,8 +14,12 @@ export const EnvironmentConfigBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
     description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
-    docker_image: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'e.g. `ubuntu:24.04` or `registry/repo:tag`' })),
-    github_repos: Type.Optional(Type.Array(GithubRepo, { maxItems: 50, description: 'Repositories cloned into the workspace' })),
+    docker_image: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 255, description: 'e.g. `ubuntu:24.04` or `registry/repo:tag`' }),
+    ),
+    github_repos: Type.Optional(
+      Type.Array(GithubRepo, { maxItems: 50, description: 'Repositories cloned into the workspace' }),
+    ),
     setup_commands: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 10_000 }), { maxItems: 100 })),
     failure_session_retention_minutes: Type.Optional(
       Type.Union([Type.Integer({ minimum: 1, maximum: 60 }), Type.Null()], {
@@ -59,7 +63,9 @@ export const EnvironmentItem = Type.Object({
   config: EnvironmentConfig,
   last_updated: Type.String({ format: 'date-time' }),
   setup_failed: Type.Boolean(),
-  last_task_run_timestamp: Type.Optional(Type.String({ format: 'date-time', description: 'Latest start of a run in it' })),
+  last_task_run_timestamp: Type.Optional(
+    Type.String({ format: 'date-time', description: 'Latest start of a run in it' }),
+  ),
   last_task_created: Type.Optional(Type.String({ format: 'date-time', description: 'Latest creation of a run in it' })),
   scope: Type.Object({ type: Type.Literal('Team'), uid: Type.String({ description: 'The owning team' }) }),
   creator: Type.Optional(
@@ -87,13 +93,22 @@ export const ListEnvironmentsResponse = Type.Object({ environments: Type.Array(E
 
 /** No pattern here: a malformed uid names no environment and gets the same 404 as an unknown one. */
 export const EnvironmentParams = Type.Object({ uid: Type.String({ maxLength: 200 }) });
-export const GuestParams = Type.Object({ uid: Type.String({ maxLength: 200 }), team_uid: Type.String({ maxLength: 200 }) });
+export const GuestParams = Type.Object({
+  uid: Type.String({ maxLength: 200 }),
+  team_uid: Type.String({ maxLength: 200 }),
+});
 
-export const AddGuestBody = Type.Object({ team_uid: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+export const AddGuestBody = Type.Object(
+  { team_uid: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+);
 
 export const ShareLinkResponse = Type.Object({
   environment_uid: Type.String(),
   token: Type.String({ description: 'Shown once; POST again to replace it, which invalidates this one' }),
 });
 
-export const JoinBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+export const JoinBody = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+);

@@ -34,7 +34,11 @@ function configOf(body: EnvironmentConfigBody): EnvironmentConfig {
   return result.config;
 }
 
-function render(row: store.EnvironmentRow, activity: EnvironmentActivity | undefined, guests?: store.GuestRow[]): EnvironmentItem {
+function render(
+  row: store.EnvironmentRow,
+  activity: EnvironmentActivity | undefined,
+  guests?: store.GuestRow[],
+): EnvironmentItem {
   const profile = row.creator_profile;
   return {
     uid: row.uid,
@@ -59,7 +63,12 @@ function render(row: store.EnvironmentRow, activity: EnvironmentActivity | undef
     ...(guests
       ? {
           sharing: {
-            guests: guests.map((guest) => ({ team_uid: guest.team_uid, team_name: guest.team_name, via: guest.via, since: iso(guest.created_at) })),
+            guests: guests.map((guest) => ({
+              team_uid: guest.team_uid,
+              team_name: guest.team_name,
+              via: guest.via,
+              since: iso(guest.created_at),
+            })),
             link_active: row.link_active,
           },
         }
@@ -93,7 +102,10 @@ export class EnvironmentsService {
 
   async list(caller: Caller, sortBy: 'name' | 'last_updated'): Promise<{ environments: EnvironmentItem[] }> {
     const rows = await store.listAccessible(this.db, caller.teamUid, sortBy);
-    const activity = await this.options.runActivity.byEnvironment(this.who(caller), rows.map((row) => row.uid));
+    const activity = await this.options.runActivity.byEnvironment(
+      this.who(caller),
+      rows.map((row) => row.uid),
+    );
     return { environments: rows.map((row) => render(row, activity.get(row.uid))) };
   }
 
@@ -127,14 +139,16 @@ export class EnvironmentsService {
   async addGuest(caller: Caller, uid: string, teamUid: string): Promise<EnvironmentItem> {
     await this.requireOwnerAdmin(caller, uid);
     if (teamUid === caller.teamUid) throw invalidRequest('the owning team cannot be its own guest');
-    if (!UID.test(teamUid) || !(await store.grantAccess(this.db, uid, teamUid, 'guest'))) throw notFound(`team ${teamUid} not found`);
+    if (!UID.test(teamUid) || !(await store.grantAccess(this.db, uid, teamUid, 'guest')))
+      throw notFound(`team ${teamUid} not found`);
     return this.get(caller, uid);
   }
 
   /** Removes a team's access, whether it was added as a guest or joined with the link. */
   async removeGuest(caller: Caller, uid: string, teamUid: string): Promise<void> {
     await this.requireOwnerAdmin(caller, uid);
-    if (!(await store.revokeAccess(this.db, uid, teamUid))) throw notFound(`team ${teamUid} has no access to environment ${uid}`);
+    if (!(await store.revokeAccess(this.db, uid, teamUid)))
+      throw notFound(`team ${teamUid} has no access to environment ${uid}`);
   }
 
   /**
@@ -188,7 +202,8 @@ export class EnvironmentsService {
 
   private async requireOwner(caller: Caller, uid: string): Promise<void> {
     const row = await this.accessible(caller, uid);
-    if (row.access !== 'owner') throw notAuthorized(`environment ${uid} is shared with this team; only its owning team can change it`);
+    if (row.access !== 'owner')
+      throw notAuthorized(`environment ${uid} is shared with this team; only its owning team can change it`);
   }
 
   /** Who else may use an environment is decided by the admins of its owning team. */

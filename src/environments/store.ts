@@ -67,28 +67,47 @@ function selectAccessible(db: Kysely<DB>, teamUid: string) {
         WHERE environment_uid = environments.uid AND environment_access.team_uid = ${teamUid}) END`.as('access'),
       sql<EnvironmentRow['creator_profile']>`coalesce(
         (SELECT json_build_object('display_name', u.display_name, 'email', u.email) FROM users u WHERE u.uid = environments.creator_uid),
-        (SELECT json_build_object('display_name', ai.name) FROM agent_identities ai WHERE ai.uid = environments.creator_uid))`.as('creator_profile'),
+        (SELECT json_build_object('display_name', ai.name) FROM agent_identities ai WHERE ai.uid = environments.creator_uid))`.as(
+        'creator_profile',
+      ),
     ])
     .where((eb) => accessibleTo(eb, teamUid));
 }
 
-export async function listAccessible(db: Kysely<DB>, teamUid: string, sortBy: 'name' | 'last_updated'): Promise<EnvironmentRow[]> {
+export async function listAccessible(
+  db: Kysely<DB>,
+  teamUid: string,
+  sortBy: 'name' | 'last_updated',
+): Promise<EnvironmentRow[]> {
   let query = selectAccessible(db, teamUid);
   // "C" collation: the same alphabetical order on every PostgreSQL, whatever its locale.
   query =
     sortBy === 'name'
-      ? query.orderBy(sql`lower(environments.config->>'name') COLLATE "C"`).orderBy(sql`environments.config->>'name' COLLATE "C"`)
+      ? query
+          .orderBy(sql`lower(environments.config->>'name') COLLATE "C"`)
+          .orderBy(sql`environments.config->>'name' COLLATE "C"`)
       : query.orderBy('environments.updated_at', 'desc');
   return (await query.orderBy('environments.uid').execute()) as EnvironmentRow[];
 }
 
-export async function findAccessible(db: Kysely<DB>, teamUid: string, uid: string): Promise<EnvironmentRow | undefined> {
-  return (await selectAccessible(db, teamUid).where('environments.uid', '=', uid).executeTakeFirst()) as EnvironmentRow | undefined;
+export async function findAccessible(
+  db: Kysely<DB>,
+  teamUid: string,
+  uid: string,
+): Promise<EnvironmentRow | undefined> {
+  return (await selectAccessible(db, teamUid).where('environments.uid', '=', uid).executeTakeFirst()) as
+    | EnvironmentRow
+    | undefined;
 }
 
 export async function insertEnvironment(
   db: Kysely<DB>,
-  environment: { uid: string; teamUid: string; config: EnvironmentConfig; creator: { type: 'user' | 'service_account'; uid: string } },
+  environment: {
+    uid: string;
+    teamUid: string;
+    config: EnvironmentConfig;
+    creator: { type: 'user' | 'service_account'; uid: string };
+  },
 ): Promise<void> {
   await db
     .insertInto('environments')
@@ -103,7 +122,12 @@ export async function insertEnvironment(
 }
 
 /** Replaces the config; a new config has not failed its setup yet. */
-export async function updateConfig(db: Kysely<DB>, ownerTeamUid: string, uid: string, config: EnvironmentConfig): Promise<void> {
+export async function updateConfig(
+  db: Kysely<DB>,
+  ownerTeamUid: string,
+  uid: string,
+  config: EnvironmentConfig,
+): Promise<void> {
   await db
     .updateTable('environments')
     .set({ config: JSON.stringify(config), setup_failed: false, updated_at: sql`clock_timestamp()` })
@@ -120,7 +144,12 @@ export async function listGuests(db: Kysely<DB>, uid: string): Promise<GuestRow[
   return db
     .selectFrom('environment_access')
     .innerJoin('teams', 'teams.uid', 'environment_access.team_uid')
-    .select(['environment_access.team_uid', 'teams.name as team_name', 'environment_access.via', 'environment_access.created_at'])
+    .select([
+      'environment_access.team_uid',
+      'teams.name as team_name',
+      'environment_access.via',
+      'environment_access.created_at',
+    ])
     .where('environment_access.environment_uid', '=', uid)
     .orderBy('environment_access.created_at')
     .orderBy('environment_access.team_uid')
@@ -131,12 +160,20 @@ export async function listGuests(db: Kysely<DB>, uid: string): Promise<GuestRow[
  * Gives a team access. A guest grant upgrades a link grant (it survives the link being replaced); a link grant
  * never downgrades a guest. Returns false when the team does not exist.
  */
-export async function grantAccess(db: Kysely<DB>, uid: string, teamUid: string, via: 'guest' | 'link'): Promise<boolean> {
+export async function grantAccess(
+  db: Kysely<DB>,
+  uid: string,
+  teamUid: string,
+  via: 'guest' | 'link',
+): Promise<boolean> {
   const result = await db
     .insertInto('environment_access')
     .columns(['environment_uid', 'team_uid', 'via'])
     .expression((eb) =>
-      eb.selectFrom('teams').select([sql.val(uid).as('environment_uid'), 'teams.uid', sql.val(via).as('via')]).where('teams.uid', '=', teamUid),
+      eb
+        .selectFrom('teams')
+        .select([sql.val(uid).as('environment_uid'), 'teams.uid', sql.val(via).as('via')])
+        .where('teams.uid', '=', teamUid),
     )
     .onConflict((oc) =>
       oc.columns(['environment_uid', 'team_uid']).doUpdateSet({
@@ -160,16 +197,37 @@ export async function setShareTokenHash(db: Kysely<DB>, uid: string, tokenHash: 
   await db.updateTable('environments').set({ share_token_hash: tokenHash }).where('uid', '=', uid).execute();
 }
 
-export async function findByShareTokenHash(db: Kysely<DB>, tokenHash: string): Promise<{ uid: string; team_uid: string } | undefined> {
-  return db.selectFrom('environments').select(['uid', 'team_uid']).where('share_token_hash', '=', tokenHash).executeTakeFirst();
+export async function findByShareTokenHash(
+  db: Kysely<DB>,
+  tokenHash: string,
+): Promise<{ uid: string; team_uid: string } | undefined> {
+  return db
+    .selectFrom('environments')
+    .select(['uid', 'team_uid'])
+    .where('share_token_hash', '=', tokenHash)
+    .executeTakeFirst();
 }
 
 /** The stored config of an environment the team can reach, for preparing a run's workspace. */
-export async function configForRun(db: Kysely<DB>, teamUid: string, uid: string): Promise<Record<string, unknown> | undefined> {
-  const row = await db.selectFrom('environments').select('config').where('uid', '=', uid).where((eb) => accessibleTo(eb, teamUid)).executeTakeFirst();
+export async function configForRun(
+  db: Kysely<DB>,
+  teamUid: string,
+  uid: string,
+): Promise<Record<string, unknown> | undefined> {
+  const row = await db
+    .selectFrom('environments')
+    .select('config')
+    .where('uid', '=', uid)
+    .where((eb) => accessibleTo(eb, teamUid))
+    .executeTakeFirst();
   return row?.config;
 }
 
 export async function setSetupFailed(db: Kysely<DB>, uid: string, failed: boolean): Promise<void> {
-  await db.updateTable('environments').set({ setup_failed: failed }).where('uid', '=', uid).where('setup_failed', '<>', failed).execute();
+  await db
+    .updateTable('environments')
+    .set({ setup_failed: failed })
+    .where('uid', '=', uid)
+    .where('setup_failed', '<>', failed)
+    .execute();
 }

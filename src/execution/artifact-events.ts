@@ -22,17 +22,30 @@ export async function recordArtifactEvent(
 ): Promise<string | null> {
   try {
     if (event.artifact_type !== 'FILE' && event.artifact_type !== 'SCREENSHOT') {
-      await artifacts.report(run, { artifact_type: event.artifact_type, data: event.data, visibility: event.visibility });
+      await artifacts.report(run, {
+        artifact_type: event.artifact_type,
+        data: event.data,
+        visibility: event.visibility,
+      });
       return null;
     }
     const relative = event.data.path;
-    if (typeof relative !== 'string' || relative === '') return `${event.artifact_type}: data.path must name a file in the workspace`;
+    if (typeof relative !== 'string' || relative === '')
+      return `${event.artifact_type}: data.path must name a file in the workspace`;
     const file = await workspaceFile(workspace, relative, maxBytes);
     if (typeof file === 'string') return `${event.artifact_type} ${relative}: ${file}`;
-    const mimeType = typeof event.data.mime_type === 'string' ? event.data.mime_type : mime.lookup(relative) || 'application/octet-stream';
+    const mimeType =
+      typeof event.data.mime_type === 'string'
+        ? event.data.mime_type
+        : mime.lookup(relative) || 'application/octet-stream';
     const description = typeof event.data.description === 'string' ? event.data.description.slice(0, 2000) : undefined;
     const filename = typeof event.data.filename === 'string' ? event.data.filename : path.basename(relative);
-    await artifacts.upload(run, { artifact_type: event.artifact_type, filename, filepath: relative, description, visibility: event.visibility }, file, mimeType);
+    await artifacts.upload(
+      run,
+      { artifact_type: event.artifact_type, filename, filepath: relative, description, visibility: event.visibility },
+      file,
+      mimeType,
+    );
     return null;
   } catch (error) {
     if (error instanceof ApiError && error.status < 500) return error.message;
@@ -47,7 +60,9 @@ export async function recordArtifactEvent(
 async function workspaceFile(workspace: string, relative: string, maxBytes: number): Promise<Buffer | string> {
   try {
     const inside = workspaceRelative(workspace, relative);
-    return await WorkspaceFiles.with(workspace, undefined, (files) => files.readFile(inside, { follow: true, maxBytes }));
+    return await WorkspaceFiles.with(workspace, undefined, (files) =>
+      files.readFile(inside, { follow: true, maxBytes }),
+    );
   } catch (error) {
     if (!(error instanceof WorkspacePathError)) throw error;
     return error.reason === 'too-large' ? `${error.detail} (HANGAR_MAX_ARTIFACT_BYTES)` : error.detail;

@@ -23,7 +23,9 @@ export async function builtInSetup(
 ): Promise<BuiltInSetup | undefined> {
   if (!context.models || !isBuiltInHarness(harnessName)) return undefined;
   const { ledger, models } = context;
-  const model = await resolveRunModel(models, harnessName, run.agent_config, (name) => ledger.authSecret(run.team_uid, run.id, name));
+  const model = await resolveRunModel(models, harnessName, run.agent_config, (name) =>
+    ledger.authSecret(run.team_uid, run.id, name),
+  );
   const mcpServers = await resolveRunMcpServers(run.agent_config, (uid) => ledger.mcpServer(run.team_uid, run.id, uid));
   return { model, mcpServers };
 }

@@ -31,7 +31,12 @@ export class DebugSessions {
   }
 
   retain(retained: RetainedWorkspace): void {
-    const session: DebugSession = { retained, timer: this.expiry(retained.runId, retained.until), agent: undefined, queue: Promise.resolve() };
+    const session: DebugSession = {
+      retained,
+      timer: this.expiry(retained.runId, retained.until),
+      agent: undefined,
+      queue: Promise.resolve(),
+    };
     this.sessions.set(retained.runId, session);
   }
 
@@ -39,13 +44,16 @@ export class DebugSessions {
   followUp(runId: string): void {
     const session = this.sessions.get(runId);
     if (!session) return;
-    session.queue = session.queue.then(() => this.deliver(session)).catch((error) => this.context.log.error({ err: error, runId }, 'debug follow-up failed'));
+    session.queue = session.queue
+      .then(() => this.deliver(session))
+      .catch((error) => this.context.log.error({ err: error, runId }, 'debug follow-up failed'));
   }
 
   private async deliver(session: DebugSession): Promise<void> {
     if (session.agent) {
       if (!session.agent.acceptsInput) return; // taken when this agent turn ends
-      for (const message of await store.takeInputs(this.context.db, session.retained.runId, 'debug')) session.agent.send(message);
+      for (const message of await store.takeInputs(this.context.db, session.retained.runId, 'debug'))
+        session.agent.send(message);
       return;
     }
     const messages = await store.takeInputs(this.context.db, session.retained.runId, 'debug');
@@ -63,10 +71,17 @@ export class DebugSessions {
     }
     let builtIn: BuiltInSetup | undefined;
     try {
-      builtIn = await builtInSetup(context, { id: retained.runId, team_uid: retained.teamUid, agent_config: retained.agentConfig }, harness.name);
+      builtIn = await builtInSetup(
+        context,
+        { id: retained.runId, team_uid: retained.teamUid, agent_config: retained.agentConfig },
+        harness.name,
+      );
     } catch (error) {
       if (!(error instanceof HarnessStartError)) throw error;
-      await store.recordEvent(context.db, retained.runId, retained.executionId, 'debug_agent_failed', { message: error.message, error_code: error.errorCode });
+      await store.recordEvent(context.db, retained.runId, retained.executionId, 'debug_agent_failed', {
+        message: error.message,
+        error_code: error.errorCode,
+      });
       return;
     }
     clearTimeout(session.timer);
@@ -78,7 +93,10 @@ export class DebugSessions {
     const executionId = next.rows[0]?.execution_id;
     if (executionId === undefined) return this.close(retained.runId);
     retained.executionId = executionId;
-    await store.recordEvent(context.db, retained.runId, executionId, 'debug_agent_started', { harness: harness.name, workspace_retained: true });
+    await store.recordEvent(context.db, retained.runId, executionId, 'debug_agent_started', {
+      harness: harness.name,
+      workspace_retained: true,
+    });
     const { session: agent, result } = await startHarnessRun(
       context,
       harness,
@@ -134,8 +152,14 @@ export class DebugSessions {
     clearTimeout(session.timer);
     await session.agent?.cancel();
     await this.context.workspaces.remove(session.retained.workspace).catch(() => undefined);
-    await sql`UPDATE runs SET debug_session = NULL, sandbox_running = false WHERE id = ${runId}`.execute(this.context.db).catch(() => undefined);
-    await store.recordEvent(this.context.db, runId, session.retained.executionId, 'vm_shutdown', { reason: 'debug window closed' }).catch(() => undefined);
+    await sql`UPDATE runs SET debug_session = NULL, sandbox_running = false WHERE id = ${runId}`
+      .execute(this.context.db)
+      .catch(() => undefined);
+    await store
+      .recordEvent(this.context.db, runId, session.retained.executionId, 'vm_shutdown', {
+        reason: 'debug window closed',
+      })
+      .catch(() => undefined);
   }
 
   async closeAll(): Promise<void> {

@@ -48,7 +48,11 @@ export class Engine {
     await bus.onDispatch(() => this.poke());
     await bus.onRunControl((action, runId) => {
       if (action === 'cancel') this.executions.get(runId)?.stop('cancelled');
-      else if (action === 'agent') void this.executions.get(runId)?.deliverFollowups().catch((error) => context.log.warn({ err: error, runId }, 'follow-up delivery failed'));
+      else if (action === 'agent')
+        void this.executions
+          .get(runId)
+          ?.deliverFollowups()
+          .catch((error) => context.log.warn({ err: error, runId }, 'follow-up delivery failed'));
       else if (action === 'debug') this.debugSessions.followUp(runId);
     });
     // Directories left by an engine that died in this data directory; runs in them were taken back by lease.

@@ -48,7 +48,9 @@ export class Execution {
     /** Takes a workspace kept after a failed setup; without it (a worker), no workspace is kept. */
     private readonly onRetained?: (retained: RetainedWorkspace) => void,
   ) {
-    this.done = this.execute().catch((error) => context.log.error({ err: error, runId: run.id }, 'execution failed unexpectedly'));
+    this.done = this.execute().catch((error) =>
+      context.log.error({ err: error, runId: run.id }, 'execution failed unexpectedly'),
+    );
   }
 
   get runId(): string {
@@ -70,7 +72,9 @@ export class Execution {
    * harness just exited) is put back for the next execution instead of being lost.
    */
   deliverFollowups(): Promise<void> {
-    this.delivery = this.delivery.then(() => this.deliverNow()).catch((error) => this.context.log.warn({ err: error, runId: this.run.id }, 'follow-up delivery failed'));
+    this.delivery = this.delivery
+      .then(() => this.deliverNow())
+      .catch((error) => this.context.log.warn({ err: error, runId: this.run.id }, 'follow-up delivery failed'));
     return this.delivery;
   }
 
@@ -80,7 +84,12 @@ export class Execution {
     const { ledger } = this.context;
     const inputs = await ledger.takeFollowups(this.run.id, this.run.execution_id);
     const unsent = inputs.filter((input) => this.harnessExited || !session.send(input.message));
-    if (unsent.length > 0) await ledger.returnFollowups(this.run.id, this.run.execution_id, unsent.map((input) => input.seq));
+    if (unsent.length > 0)
+      await ledger.returnFollowups(
+        this.run.id,
+        this.run.execution_id,
+        unsent.map((input) => input.seq),
+      );
   }
 
   /** Timeline events that ride with the execution's next write rather than costing a statement of their own. */
@@ -98,20 +107,35 @@ export class Execution {
 
   /** Moves the run on if it is still this execution's; false when it was cancelled or taken back meanwhile. */
   private transition(from: string, to: string, events: store.TimelineEvent[], extra: Partial<store.Transition> = {}) {
-    return this.context.ledger.transition({ runId: this.run.id, executionId: this.run.execution_id, from, to, events: this.withUnwritten(events), ...extra });
+    return this.context.ledger.transition({
+      runId: this.run.id,
+      executionId: this.run.execution_id,
+      from,
+      to,
+      events: this.withUnwritten(events),
+      ...extra,
+    });
   }
 
   private async execute(): Promise<void> {
     const { context, run } = this;
     // The server's engine claims runs straight into CLAIMED; a worker takes its assigned run here.
-    if (run.state === 'PENDING' && !(await this.transition('PENDING', 'CLAIMED', [{ type: 'oz_run_claimed', payload: { engine: context.engineId } }])).moved) return;
+    if (
+      run.state === 'PENDING' &&
+      !(
+        await this.transition('PENDING', 'CLAIMED', [{ type: 'oz_run_claimed', payload: { engine: context.engineId } }])
+      ).moved
+    )
+      return;
     let workspace: string | undefined;
     let keepWorkspace = false;
     try {
       workspace = await context.workspaces.create(run.id, run.execution_id);
-      if (run.attachment_count > 0) await context.workspaces.addFiles(workspace, await context.ledger.attachments(run.id));
+      if (run.attachment_count > 0)
+        await context.workspaces.addFiles(workspace, await context.ledger.attachments(run.id));
       this.unwritten.push({ type: 'worker_container_ready', payload: { sandbox: context.sandbox.kind } });
-      const harnessName = run.harness ?? (run.agent_config.harness as { type?: string } | undefined)?.type ?? context.defaultHarness;
+      const harnessName =
+        run.harness ?? (run.agent_config.harness as { type?: string } | undefined)?.type ?? context.defaultHarness;
       const harness = context.harnesses.get(harnessName);
       // A model or MCP server that cannot be used fails the run before anything is cloned or set up.
       const builtIn = harness ? await this.prepareBuiltIn(harnessName) : undefined;
@@ -126,7 +150,12 @@ export class Execution {
         }
       }
       if (!harness) {
-        this.outcome = failedToStart(new HarnessStartError(`The harness "${harnessName}" is not configured on this server`, 'integration_not_configured'));
+        this.outcome = failedToStart(
+          new HarnessStartError(
+            `The harness "${harnessName}" is not configured on this server`,
+            'integration_not_configured',
+          ),
+        );
         return;
       }
       await this.runAgent(harness, workspace, builtIn);
@@ -138,7 +167,9 @@ export class Execution {
       }
       if (error instanceof WorkspacePathError) {
         // The run's own setup put a link (or something else) where the server writes its files: refused, never followed.
-        this.outcome = failedToStart(new HarnessStartError(`Hangar could not prepare the workspace: ${error.message}`, 'environment_setup_failed'));
+        this.outcome = failedToStart(
+          new HarnessStartError(`Hangar could not prepare the workspace: ${error.message}`, 'environment_setup_failed'),
+        );
         return;
       }
       context.log.error({ err: error, runId: run.id }, 'execution failed');
@@ -150,7 +181,9 @@ export class Execution {
       };
     } finally {
       if (workspace !== undefined && !keepWorkspace) await context.workspaces.remove(workspace).catch(() => undefined);
-      const shutdown: store.TimelineEvent[] = keepWorkspace ? [] : [{ type: 'vm_shutdown', ...(this.reason ? { payload: { reason: this.reason } } : {}) }];
+      const shutdown: store.TimelineEvent[] = keepWorkspace
+        ? []
+        : [{ type: 'vm_shutdown', ...(this.reason ? { payload: { reason: this.reason } } : {}) }];
       await this.settle(this.withUnwritten(shutdown)).catch((error) =>
         context.log.error({ err: error, runId: run.id }, 'could not record how the run ended'),
       );
@@ -168,31 +201,49 @@ export class Execution {
       return;
     }
     const tail = this.takeTranscriptTail();
-    if (tail.length > 0) await context.ledger.transcript(tail).catch((error) => context.log.error({ err: error, runId: run.id }, 'could not write the transcript'));
+    if (tail.length > 0)
+      await context.ledger
+        .transcript(tail)
+        .catch((error) => context.log.error({ err: error, runId: run.id }, 'could not write the transcript'));
     if (before.length > 0) await this.context.ledger.events(run.id, run.execution_id, before).catch(() => undefined);
     if (this.reason === 'shutdown' && !this.agentStarted) {
       await context.ledger.requeue(run.id, run.execution_id, 'the executor shut down before the agent started');
     } else if (this.reason === 'shutdown') {
-      await this.finish({
-        state: 'ERROR',
-        eventType: 'oz_run_errored',
-        statusMessage: { message: 'The server shut down while the run was in progress; the run may be retried', error_code: 'resource_unavailable', retryable: true },
-        usage: null,
-      }, []);
+      await this.finish(
+        {
+          state: 'ERROR',
+          eventType: 'oz_run_errored',
+          statusMessage: {
+            message: 'The server shut down while the run was in progress; the run may be retried',
+            error_code: 'resource_unavailable',
+            retryable: true,
+          },
+          usage: null,
+        },
+        [],
+      );
     } else if (this.reason !== undefined) {
       if (this.agentStarted) await context.ledger.clearSandboxIfCancelled(run.id, run.execution_id);
     }
   }
 
   /** null: ready; 'stop': cancelled or ended; a retained workspace: failed, kept for debugging. */
-  private async setUpEnvironment(workspace: string, environmentId: string, harness: string | undefined): Promise<RetainedWorkspace | 'stop' | null> {
+  private async setUpEnvironment(
+    workspace: string,
+    environmentId: string,
+    harness: string | undefined,
+  ): Promise<RetainedWorkspace | 'stop' | null> {
     const { context, run } = this;
     const environment = await context.ledger.environment(run.team_uid, environmentId, run.id);
     if (!environment) {
       this.outcome = {
         state: 'FAILED',
         eventType: 'oz_run_failed',
-        statusMessage: { message: `Environment ${environmentId} no longer exists or this team cannot reach it`, error_code: 'environment_setup_failed', retryable: false },
+        statusMessage: {
+          message: `Environment ${environmentId} no longer exists or this team cannot reach it`,
+          error_code: 'environment_setup_failed',
+          retryable: false,
+        },
         usage: null,
       };
       return 'stop';
@@ -202,7 +253,12 @@ export class Execution {
       repos: environment.github_repos.map(({ owner, repo }) => `${owner}/${repo}`),
       setup_commands: environment.setup_commands.length,
     });
-    const result = await context.workspaces.setUp(workspace, environment, (type, payload) => this.event(type, payload), this.abort.signal);
+    const result = await context.workspaces.setUp(
+      workspace,
+      environment,
+      (type, payload) => this.event(type, payload),
+      this.abort.signal,
+    );
     if (this.stopping) return 'stop';
     await context.ledger.recordSetupResult(environmentId, !result.ok, run.id, run.execution_id);
     if (result.ok) {
@@ -218,13 +274,22 @@ export class Execution {
       ...(until ? { session_debug_until: until.toISOString() } : {}),
     };
     const conversationId = run.conversation_id ?? randomUUID();
-    const outcome: store.Outcome = { state: 'FAILED', eventType: 'oz_run_failed', statusMessage, usage: null, eventPayload: { environment_id: environmentId } };
+    const outcome: store.Outcome = {
+      state: 'FAILED',
+      eventType: 'oz_run_failed',
+      statusMessage,
+      usage: null,
+      eventPayload: { environment_id: environmentId },
+    };
     if (!until) {
       this.outcome = outcome;
       return 'stop';
     }
     // The workspace stays, so it is not shut down: the run ends now, and the debug window starts.
-    const ended = await this.finish({ ...outcome, debugSession: { owner: context.engineId, workspace, until: until.toISOString() } }, []);
+    const ended = await this.finish(
+      { ...outcome, debugSession: { owner: context.engineId, workspace, until: until.toISOString() } },
+      [],
+    );
     if (ended !== 'ended') return 'stop';
     return {
       runId: run.id,
@@ -256,19 +321,26 @@ export class Execution {
     const { context, run } = this;
     const conversationId = run.conversation_id ?? randomUUID();
     const modelId = builtIn?.model.id;
-    const started = await this.transition('CLAIMED', 'INPROGRESS', [{ type: 'agent_started', payload: { harness: harness.name, ...(modelId ? { model_id: modelId } : {}) } }], {
-      started: true,
-      conversationId,
-      harness: harness.name,
-      ...(modelId ? { modelId } : {}),
-      takeInputs: true,
-    });
+    const started = await this.transition(
+      'CLAIMED',
+      'INPROGRESS',
+      [{ type: 'agent_started', payload: { harness: harness.name, ...(modelId ? { model_id: modelId } : {}) } }],
+      {
+        started: true,
+        conversationId,
+        harness: harness.name,
+        ...(modelId ? { modelId } : {}),
+        takeInputs: true,
+      },
+    );
     if (!started.moved) return;
     this.agentStarted = true;
     const followups = started.inputs;
     // A new conversation has no earlier executions to replay.
     const continuing = run.conversation_id !== null || run.execution_id > 1;
-    const history = continuing ? await context.ledger.history(run.conversation_id ?? conversationId, run.id, run.execution_id) : [];
+    const history = continuing
+      ? await context.ledger.history(run.conversation_id ?? conversationId, run.id, run.execution_id)
+      : [];
     const basePrompt = run.agent_config.base_prompt;
     const { session, result } = await startHarnessRun(
       context,
@@ -321,7 +393,13 @@ export class Execution {
   }
 
   private finish(outcome: store.Outcome, before: store.TimelineEvent[]) {
-    return this.context.ledger.finish({ runId: this.run.id, executionId: this.run.execution_id, outcome, before, transcript: this.takeTranscriptTail() });
+    return this.context.ledger.finish({
+      runId: this.run.id,
+      executionId: this.run.execution_id,
+      outcome,
+      before,
+      transcript: this.takeTranscriptTail(),
+    });
   }
 
   private takeTranscriptTail(): store.TranscriptRow[] {
@@ -333,5 +411,10 @@ export class Execution {
 
 /** A harness that could not start: the run fails with the reason, which its owner or the operator can act on. */
 function failedToStart(error: HarnessStartError): store.Outcome {
-  return { state: 'FAILED', eventType: 'oz_run_failed', statusMessage: { message: error.message, error_code: error.errorCode, retryable: false }, usage: null };
+  return {
+    state: 'FAILED',
+    eventType: 'oz_run_failed',
+    statusMessage: { message: error.message, error_code: error.errorCode, retryable: false },
+    usage: null,
+  };
 }

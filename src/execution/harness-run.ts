@@ -62,7 +62,9 @@ export async function startHarnessRun(
   // the harness reported them.
   let recording: Promise<void> = Promise.resolve();
   const record = (what: string, write: () => Promise<void>) => {
-    recording = recording.then(write).catch((error) => log.warn({ err: error, runId: task.runId }, `could not record ${what}`));
+    recording = recording
+      .then(write)
+      .catch((error) => log.warn({ err: error, runId: task.runId }, `could not record ${what}`));
   };
   const diagnostics: string[] = [];
 
@@ -73,19 +75,33 @@ export async function startHarnessRun(
         for (const key of ['input_tokens', 'output_tokens', 'total_tokens', 'inference_cost'] as const) {
           if (event[key] !== undefined) usage[key] = (usage[key] ?? 0) + event[key];
         }
-        if (event.total_tokens === undefined && (event.input_tokens !== undefined || event.output_tokens !== undefined)) {
+        if (
+          event.total_tokens === undefined &&
+          (event.input_tokens !== undefined || event.output_tokens !== undefined)
+        ) {
           usage.total_tokens = (usage.total_tokens ?? 0) + (event.input_tokens ?? 0) + (event.output_tokens ?? 0);
         }
         break;
       }
       case 'progress':
         // On the timeline, where people watching the run (and its live stream) see it.
-        record('progress', () => writes.events(task.runId, task.executionId, [{ type: 'agent_progress', payload: progressPayload(event) }]));
+        record('progress', () =>
+          writes.events(task.runId, task.executionId, [{ type: 'agent_progress', payload: progressPayload(event) }]),
+        );
         break;
       case 'artifact':
         record('an artifact', async () => {
-          const refused = await recordArtifactEvent(writes.artifacts, run, task.workspace, event, writes.maxArtifactBytes);
-          if (refused) await writes.events(task.runId, task.executionId, [{ type: 'artifact_refused', payload: { artifact_type: event.artifact_type, reason: refused } }]);
+          const refused = await recordArtifactEvent(
+            writes.artifacts,
+            run,
+            task.workspace,
+            event,
+            writes.maxArtifactBytes,
+          );
+          if (refused)
+            await writes.events(task.runId, task.executionId, [
+              { type: 'artifact_refused', payload: { artifact_type: event.artifact_type, reason: refused } },
+            ]);
         });
         break;
       case 'done':
@@ -110,7 +126,8 @@ export async function startHarnessRun(
   });
   const result = session.exited.then(async (exit) => {
     await recording;
-    const notWritten = (error: unknown) => log.error({ err: error, runId: task.runId }, 'could not write the transcript');
+    const notWritten = (error: unknown) =>
+      log.error({ err: error, runId: task.runId }, 'could not write the transcript');
     let transcriptTail: TranscriptRow[] = [];
     if (deferTranscriptTail) {
       transcriptTail = await transcript.takeRest();

@@ -12,7 +12,12 @@ import type { EngineWrites } from './writes.js';
 /** Where an execution's artifacts go: the artifacts slice in the server, its harness-support API from a worker. */
 export interface ArtifactSink {
   report(run: RunExecution, body: ReportArtifactBody): Promise<ArtifactResponse>;
-  upload(run: RunExecution, query: UploadArtifactQuery, bytes: Buffer, mediaType: string | undefined): Promise<ArtifactResponse>;
+  upload(
+    run: RunExecution,
+    query: UploadArtifactQuery,
+    bytes: Buffer,
+    mediaType: string | undefined,
+  ): Promise<ArtifactResponse>;
 }
 
 export interface FollowupInput {
@@ -120,7 +125,12 @@ export class DatabaseLedger implements RunLedger {
 
   async history(conversationId: string, runId: string, executionId: number): Promise<TranscriptLine[]> {
     const rows = await store.conversationHistory(this.options.db, conversationId, runId, executionId);
-    return rows.map((entry) => ({ executionId: entry.execution_id, stream: entry.stream, line: entry.line, at: entry.at }));
+    return rows.map((entry) => ({
+      executionId: entry.execution_id,
+      stream: entry.stream,
+      line: entry.line,
+      at: entry.at,
+    }));
   }
 
   environment(teamUid: string, environmentId: string) {
@@ -149,7 +159,12 @@ export class DatabaseLedger implements RunLedger {
 }
 
 /** The run-scoped variables a harness gets (a worker gets them with its assignment): run, API base, task token. */
-export function runVariables(tokens: TaskTokens, apiUrl: string, runId: string, executionId: number): Record<string, string> {
+export function runVariables(
+  tokens: TaskTokens,
+  apiUrl: string,
+  runId: string,
+  executionId: number,
+): Record<string, string> {
   return {
     HANGAR_RUN_ID: runId,
     HANGAR_EXECUTION_ID: String(executionId),

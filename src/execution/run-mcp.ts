@@ -1,11 +1,20 @@
 import type { ResolvedDefinition } from '../mcp/definition.js';
 import { HarnessStartError } from './harnesses/harness.js';
 
-type McpEntry = { command?: unknown; args?: unknown; env?: unknown; url?: unknown; headers?: unknown; warp_id?: unknown };
+type McpEntry = {
+  command?: unknown;
+  args?: unknown;
+  env?: unknown;
+  url?: unknown;
+  headers?: unknown;
+  warp_id?: unknown;
+};
 
 function strings(value: unknown): Record<string, string> {
   if (typeof value !== 'object' || value === null) return {};
-  return Object.fromEntries(Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+  return Object.fromEntries(
+    Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
 }
 
 /**

@@ -43,19 +43,26 @@ export async function resolveRunModel(
   if (!model) {
     throw requested !== undefined
       ? new HarnessStartError(`Model ${requested} is not in this server's catalogue`, 'invalid_request')
-      : new HarnessStartError(`No model in this server's catalogue works with the ${harness} harness`, 'integration_not_configured');
+      : new HarnessStartError(
+          `No model in this server's catalogue works with the ${harness} harness`,
+          'integration_not_configured',
+        );
   }
   const secretName = authSecretName(harness, agentConfig);
   const key = secretName === undefined ? undefined : await readSecret(secretName);
   if (secretName !== undefined && !key) {
-    throw new HarnessStartError(`The team secret ${secretName}, named in harness_auth_secrets, does not exist or is empty`, 'integration_not_configured');
+    throw new HarnessStartError(
+      `The team secret ${secretName}, named in harness_auth_secrets, does not exist or is empty`,
+      'integration_not_configured',
+    );
   }
   const refusal = catalogue.refusal(model.id, harness, key !== undefined);
   if (refusal) throw new HarnessStartError(refusal.detail, refusal.code);
   try {
     return resolveModel(model, catalogue.keys, key);
   } catch (error) {
-    if (error instanceof ModelConfigurationError) throw new HarnessStartError(error.message, 'integration_not_configured');
+    if (error instanceof ModelConfigurationError)
+      throw new HarnessStartError(error.message, 'integration_not_configured');
     throw error;
   }
 }

@@ -33,7 +33,12 @@ export interface RunFile {
 }
 
 export async function runAttachments(db: Kysely<DB>, runId: string): Promise<RunFile[]> {
-  return db.selectFrom('run_attachments').select(['file_name', 'data']).where('run_id', '=', runId).orderBy('position').execute();
+  return db
+    .selectFrom('run_attachments')
+    .select(['file_name', 'data'])
+    .where('run_id', '=', runId)
+    .orderBy('position')
+    .execute();
 }
 
 export interface Limits {
@@ -48,9 +53,17 @@ const json = (value: unknown) => sql`${storableJson(value)}::jsonb`;
  * the global or per-team limit of runs in PENDING, CLAIMED or INPROGRESS (the function `hangar_claim_runs`,
  * migrations 0007 and 0012).
  */
-export async function claimRuns(db: Kysely<DB>, engineId: string, leaseSeconds: number, limits: Limits, batch: number): Promise<ClaimedRun[]> {
+export async function claimRuns(
+  db: Kysely<DB>,
+  engineId: string,
+  leaseSeconds: number,
+  limits: Limits,
+  batch: number,
+): Promise<ClaimedRun[]> {
   const claimed = await sql<ClaimedRun>`
-    SELECT * FROM hangar_claim_runs(${engineId}, ${leaseSeconds}::int, ${limits.perTeam}::int, ${limits.global}::int, ${batch}::int, ${CLAIM_SCAN}::int)`.execute(db);
+    SELECT * FROM hangar_claim_runs(${engineId}, ${leaseSeconds}::int, ${limits.perTeam}::int, ${limits.global}::int, ${batch}::int, ${CLAIM_SCAN}::int)`.execute(
+    db,
+  );
   return claimed.rows;
 }
 
@@ -102,7 +115,11 @@ export interface TransitionResult {
 }
 
 /** Applies many engine transitions in one statement (see Batcher): each row moves only if it is still ours. */
-export async function applyTransitions(db: Kysely<DB>, engineId: string, items: Transition[]): Promise<TransitionResult[]> {
+export async function applyTransitions(
+  db: Kysely<DB>,
+  engineId: string,
+  items: Transition[],
+): Promise<TransitionResult[]> {
   const result = await sql<{ id: string; inputs: string[] }>`
     WITH input AS (
       SELECT * FROM unnest(
@@ -156,7 +173,13 @@ export async function insertEvents(db: Kysely<DB>, rows: EventRow[]): Promise<vo
     .execute();
 }
 
-export async function recordEvent(db: Kysely<DB>, runId: string, executionId: number, type: string, payload?: Record<string, unknown>): Promise<void> {
+export async function recordEvent(
+  db: Kysely<DB>,
+  runId: string,
+  executionId: number,
+  type: string,
+  payload?: Record<string, unknown>,
+): Promise<void> {
   await insertEvents(db, [{ runId, executionId, event: { type, payload } }]);
 }
 
@@ -165,7 +188,11 @@ export async function takeInputs(db: Kysely<DB>, runId: string, purpose: 'agent'
   return (await takeInputRows(db, runId, purpose)).map((row) => row.message);
 }
 
-export async function takeInputRows(db: Kysely<DB>, runId: string, purpose: 'agent' | 'debug'): Promise<Array<{ seq: string; message: string }>> {
+export async function takeInputRows(
+  db: Kysely<DB>,
+  runId: string,
+  purpose: 'agent' | 'debug',
+): Promise<Array<{ seq: string; message: string }>> {
   const rows = await sql<{ message: string; seq: string }>`
     UPDATE run_inputs SET delivered_at = clock_timestamp()
     WHERE run_id = ${runId} AND purpose = ${purpose} AND delivered_at IS NULL
@@ -176,7 +203,12 @@ export async function takeInputRows(db: Kysely<DB>, runId: string, purpose: 'age
 /** Follow-ups that could not be written to the harness after all: the next execution takes them. */
 export async function returnInputs(db: Kysely<DB>, runId: string, seqs: string[]): Promise<void> {
   if (seqs.length === 0) return;
-  await db.updateTable('run_inputs').set({ delivered_at: null }).where('run_id', '=', runId).where('seq', 'in', seqs as never[]).execute();
+  await db
+    .updateTable('run_inputs')
+    .set({ delivered_at: null })
+    .where('run_id', '=', runId)
+    .where('seq', 'in', seqs as never[])
+    .execute();
 }
 
 export interface Outcome {
@@ -218,7 +250,9 @@ export async function finishExecutions(db: Kysely<DB>, engineId: string, items: 
       ${outcomes.map((outcome) => nullableJson(outcome.usage))}::text[], ${outcomes.map((outcome) => nullableJson(outcome.debugSession))}::text[],
       ${items.map((item) => storableJson([...item.before, { type: item.outcome.eventType, payload: item.outcome.eventPayload }]))}::text[],
       ${lines.map((line) => line.run_id)}::text[], ${lines.map((line) => line.execution_id)}::int[],
-      ${lines.map((line) => line.stream)}::text[], ${lines.map((line) => storableText(line.line))}::text[])`.execute(db);
+      ${lines.map((line) => line.stream)}::text[], ${lines.map((line) => storableText(line.line))}::text[])`.execute(
+    db,
+  );
   const endedIds = new Set(ended.rows.map((row) => row.id));
   const results: FinishResult[] = [];
   for (const item of items) results.push(endedIds.has(item.runId) ? 'ended' : await settleNotEnded(db, engineId, item));
@@ -256,33 +290,57 @@ async function continueOrLose(trx: Kysely<DB>, engineId: string, item: Finish): 
     SELECT state, lease_owner, execution_id FROM runs WHERE id = ${runId}`.execute(trx);
   const row = current.rows[0];
   if (!row) return 'lost';
-  if (row.lease_owner !== engineId || !(ACTIVE_STATES as readonly string[]).includes(row.state) || row.execution_id !== executionId) {
+  if (
+    row.lease_owner !== engineId ||
+    !(ACTIVE_STATES as readonly string[]).includes(row.state) ||
+    row.execution_id !== executionId
+  ) {
     // Cancelled or taken back: the sandbox is gone all the same.
-    await insertEvents(trx, item.before.map((event) => ({ runId, executionId, event })));
+    await insertEvents(
+      trx,
+      item.before.map((event) => ({ runId, executionId, event })),
+    );
     return 'lost';
   }
   // Only a success or a question with follow-ups waiting gets here: they start the next execution.
-  await insertEvents(trx, [...item.before, { type: outcome.eventType, payload: outcome.eventPayload }].map((event) => ({ runId, executionId, event })));
+  await insertEvents(
+    trx,
+    [...item.before, { type: outcome.eventType, payload: outcome.eventPayload }].map((event) => ({
+      runId,
+      executionId,
+      event,
+    })),
+  );
   const next = executionId + 1;
-  await sql`UPDATE run_inputs SET execution_id = ${next} WHERE run_id = ${runId} AND delivered_at IS NULL AND purpose = 'agent'`.execute(trx);
+  await sql`UPDATE run_inputs SET execution_id = ${next} WHERE run_id = ${runId} AND delivered_at IS NULL AND purpose = 'agent'`.execute(
+    trx,
+  );
   await sql`
     UPDATE runs SET state = 'QUEUED', execution_id = ${next}, lease_owner = NULL, lease_expires_at = NULL,
       sandbox_running = false, status_message = NULL, updated_at = clock_timestamp(),
       request_usage = coalesce(${outcome.usage ? json(outcome.usage) : null}, request_usage)
     WHERE id = ${runId}`.execute(trx);
-  await recordEvent(trx, runId, next, 'run_continued', { reason: 'follow-ups arrived while the previous execution ran' });
+  await recordEvent(trx, runId, next, 'run_continued', {
+    reason: 'follow-ups arrived while the previous execution ran',
+  });
   return 'continued';
 }
 
 /** Puts an owned run that never reached its agent back in the queue (the engine is shutting down). */
-export async function requeue(db: Kysely<DB>, run: { id: string; engineId: string; executionId: number }, reason: string): Promise<void> {
+export async function requeue(
+  db: Kysely<DB>,
+  run: { id: string; engineId: string; executionId: number },
+  reason: string,
+): Promise<void> {
   await sql`
     WITH moved AS (
       UPDATE runs SET state = 'QUEUED', lease_owner = NULL, lease_expires_at = NULL, sandbox_running = false, updated_at = clock_timestamp()
       WHERE id = ${run.id} AND lease_owner = ${run.engineId} AND state IN ('PENDING', 'CLAIMED') RETURNING id
     )
     INSERT INTO run_events (event_uuid, run_id, execution_id, event_type, payload)
-    SELECT gen_random_uuid()::text, id, ${String(run.executionId)}, 'run_requeued', ${json({ reason })} FROM moved`.execute(db);
+    SELECT gen_random_uuid()::text, id, ${String(run.executionId)}, 'run_requeued', ${json({ reason })} FROM moved`.execute(
+    db,
+  );
 }
 
 /**
@@ -290,7 +348,12 @@ export async function requeue(db: Kysely<DB>, run: { id: string; engineId: strin
  * another statement of this engine has locked (a batch ending them) are skipped, not waited for: locking many rows
  * in no particular order could deadlock with that batch. Their leases are renewed on the next round.
  */
-export async function renewLeases(db: Kysely<DB>, engineId: string, runIds: string[], leaseSeconds: number): Promise<Set<string>> {
+export async function renewLeases(
+  db: Kysely<DB>,
+  engineId: string,
+  runIds: string[],
+  leaseSeconds: number,
+): Promise<Set<string>> {
   if (runIds.length === 0) return new Set();
   const rows = await sql<{ id: string }>`
     WITH held AS (
@@ -359,7 +422,12 @@ export async function appendTranscript(db: Kysely<DB>, rows: TranscriptRow[]): P
  * After a cancel has stopped the harness: the run no longer has a sandbox. Only while the cancelled execution is
  * still the run's latest and its executor's (a follow-up may have started the next one elsewhere meanwhile).
  */
-export async function clearSandboxIfCancelled(db: Kysely<DB>, owner: string, runId: string, executionId: number): Promise<void> {
+export async function clearSandboxIfCancelled(
+  db: Kysely<DB>,
+  owner: string,
+  runId: string,
+  executionId: number,
+): Promise<void> {
   await db
     .updateTable('runs')
     .set({ sandbox_running: false })

@@ -60,7 +60,9 @@ describe('reading', () => {
     const files = await open();
     const messages = [];
     for (const name of ['existing', 'missing']) {
-      const error = await files.readFile(name, { follow: true, maxBytes: 100 }).catch((caught: WorkspacePathError) => caught);
+      const error = await files
+        .readFile(name, { follow: true, maxBytes: 100 })
+        .catch((caught: WorkspacePathError) => caught);
       messages.push((error as WorkspacePathError).detail);
     }
     assert.equal(messages[0], messages[1]);
@@ -116,7 +118,8 @@ describe('walking', () => {
     fs.symlinkSync(outside, path.join(workspace, 'src/out'));
     const files = await open();
     const seen = [];
-    for await (const entry of files.walk('', { skip: new Set(['node_modules']) })) seen.push(entry.path + (entry.directory ? '/' : ''));
+    for await (const entry of files.walk('', { skip: new Set(['node_modules']) }))
+      seen.push(entry.path + (entry.directory ? '/' : ''));
     assert.deepEqual(seen, ['src/', 'src/b.ts', 'src/deep/', 'src/deep/a.ts']);
     const under = [];
     for await (const entry of files.walk('src/deep')) under.push([entry.path, (await entry.read(10))?.toString()]);
@@ -148,10 +151,13 @@ describe('removing a tree', () => {
       const hostFiles = Array.from({ length: 50 }, (_, index) => path.join(outside, `keep-${round}-${index}`));
       for (const file of hostFiles) fs.writeFileSync(file, 'keep');
       fs.mkdirSync(path.join(tree, 'd'));
-      for (let index = 0; index < 100; index++) fs.writeFileSync(path.join(tree, 'd', `keep-${round}-${index}`), 'workspace');
+      for (let index = 0; index < 100; index++)
+        fs.writeFileSync(path.join(tree, 'd', `keep-${round}-${index}`), 'workspace');
       fs.symlinkSync(outside, path.join(tree, 'l'));
       const stop = path.join(scratch, `stop-${round}`);
-      const racer = spawn('python3', [exchange, path.join(tree, 'd'), path.join(tree, 'l'), stop, '5000000'], { stdio: ['ignore', 'pipe', 'ignore'] });
+      const racer = spawn('python3', [exchange, path.join(tree, 'd'), path.join(tree, 'l'), stop, '5000000'], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
       const exited = new Promise((resolve) => racer.once('exit', resolve));
       await new Promise((resolve) => racer.stdout.once('data', resolve));
       // Removal may fail on a lost race (an entry gone, the tree still there): it must never delete host files.

@@ -28,7 +28,16 @@ export interface FileOwner {
   gid: number;
 }
 
-export type RefusalReason = 'missing' | 'outside' | 'link' | 'not-file' | 'not-directory' | 'too-large' | 'denied' | 'invalid' | 'changed';
+export type RefusalReason =
+  | 'missing'
+  | 'outside'
+  | 'link'
+  | 'not-file'
+  | 'not-directory'
+  | 'too-large'
+  | 'denied'
+  | 'invalid'
+  | 'changed';
 
 /** A path the server will not use; the message is safe to show to the run (it names only the requested path). */
 export class WorkspacePathError extends Error {
@@ -130,7 +139,11 @@ export class WorkspaceFiles {
     return new WorkspaceFiles(root, owner);
   }
 
-  static async with<T>(directory: string, owner: FileOwner | undefined, use: (files: WorkspaceFiles) => Promise<T>): Promise<T> {
+  static async with<T>(
+    directory: string,
+    owner: FileOwner | undefined,
+    use: (files: WorkspaceFiles) => Promise<T>,
+  ): Promise<T> {
     const files = await WorkspaceFiles.open(directory, owner);
     try {
       return await use(files);
@@ -221,7 +234,9 @@ export class WorkspaceFiles {
 
   /** The names in a directory (links are not followed: a link is listed, as what it is). */
   async list(relative: string, options: { follow?: boolean } = {}): Promise<fs.Dirent[]> {
-    return this.inDirectory(relative, options.follow ?? false, (handle) => fs.promises.readdir(at(handle), { withFileTypes: true }));
+    return this.inDirectory(relative, options.follow ?? false, (handle) =>
+      fs.promises.readdir(at(handle), { withFileTypes: true }),
+    );
   }
 
   /**
@@ -252,7 +267,10 @@ export class WorkspaceFiles {
    * walked in its place from the link's directory, never above the root. With follow, a final link is resolved too
    * (the caller's O_NOFOLLOW open then refuses anything swapped in meanwhile).
    */
-  private async resolve(relative: string, options: { follow: boolean; create: boolean; createLast?: boolean }): Promise<Resolved> {
+  private async resolve(
+    relative: string,
+    options: { follow: boolean; create: boolean; createLast?: boolean },
+  ): Promise<Resolved> {
     const pending = components(relative);
     // A trailing `/.` asks for the directory itself: every component is then a directory to open (or create).
     const wholeIsDirectory = relative.endsWith('/.') || pending.length === 0;
@@ -318,8 +336,14 @@ export class WorkspaceFiles {
           continue;
         }
         if (stat?.isDirectory()) throw new WorkspacePathError(relative, 'changed');
-        if (!stat?.isSymbolicLink()) throw new WorkspacePathError(relative, 'not-directory', `${name} is not a directory`);
-        if (!options.follow) throw new WorkspacePathError(relative, 'link', `${name} is a symbolic link, which the server does not follow here`);
+        if (!stat?.isSymbolicLink())
+          throw new WorkspacePathError(relative, 'not-directory', `${name} is not a directory`);
+        if (!options.follow)
+          throw new WorkspacePathError(
+            relative,
+            'link',
+            `${name} is a symbolic link, which the server does not follow here`,
+          );
         await follow(name);
       }
       return { parent: current(), name: null, release };
@@ -380,7 +404,13 @@ async function openAt(parent: FileHandle, name: string, flags: number, relative:
  * A regular file's bytes through the handle it was opened with, or why not. O_NONBLOCK: opening a FIFO must not
  * hang the server (and fstat then refuses it).
  */
-async function readAt(parent: FileHandle, name: string, maxBytes: number, truncate: boolean, relative: string): Promise<Buffer> {
+async function readAt(
+  parent: FileHandle,
+  name: string,
+  maxBytes: number,
+  truncate: boolean,
+  relative: string,
+): Promise<Buffer> {
   let handle: FileHandle;
   try {
     handle = await fs.promises.open(at(parent, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
@@ -390,7 +420,12 @@ async function readAt(parent: FileHandle, name: string, maxBytes: number, trunca
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) throw new WorkspacePathError(relative, 'not-file');
-    if (stat.size > maxBytes && !truncate) throw new WorkspacePathError(relative, 'too-large', `the file has ${stat.size} bytes, more than the ${maxBytes} allowed`);
+    if (stat.size > maxBytes && !truncate)
+      throw new WorkspacePathError(
+        relative,
+        'too-large',
+        `the file has ${stat.size} bytes, more than the ${maxBytes} allowed`,
+      );
     const buffer = Buffer.alloc(Math.min(stat.size, maxBytes));
     let filled = 0;
     while (filled < buffer.length) {
@@ -425,7 +460,9 @@ async function* walkDirectory(directory: FileHandle, prefix: string, skip: Set<s
     }
     if (!entry.isDirectory()) continue;
     yield { path: entryPath, directory: true, read: async () => null };
-    const child = await fs.promises.open(at(directory, entry.name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW).catch(() => null);
+    const child = await fs.promises
+      .open(at(directory, entry.name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+      .catch(() => null);
     if (!child) continue;
     try {
       yield* walkDirectory(child, entryPath, skip);
@@ -463,7 +500,13 @@ export async function removeTree(directory: string): Promise<void> {
   await fs.promises.rmdir(directory);
 }
 
-async function removeEntry(parent: FileHandle, name: string, top: FileHandle, depth: number, moved: { count: number }): Promise<void> {
+async function removeEntry(
+  parent: FileHandle,
+  name: string,
+  top: FileHandle,
+  depth: number,
+  moved: { count: number },
+): Promise<void> {
   const target = at(parent, name);
   try {
     await fs.promises.unlink(target);

@@ -161,14 +161,26 @@ export class Workspaces {
           ...(user ? { uid: user.uid, gid: user.gid } : {}),
           timeout: this.options.setupTimeoutMs,
           signal: abort,
-          env: { ...scrubbedEnvironment({ GIT_TERMINAL_PROMPT: '0', ...(user ? { GIT_CONFIG_GLOBAL: cloneGitConfig() } : {}) }, home) },
+          env: {
+            ...scrubbedEnvironment(
+              { GIT_TERMINAL_PROMPT: '0', ...(user ? { GIT_CONFIG_GLOBAL: cloneGitConfig() } : {}) },
+              home,
+            ),
+          },
           maxBuffer: 1024 * 1024,
         });
         await report('environment_repo_cloned', { repo: `${owner}/${repo}`, duration_ms: Date.now() - started });
       } catch (error) {
         const stderr = String((error as { stderr?: string }).stderr ?? (error as Error).message).trim();
-        await report('environment_setup_step_failed', { repo: `${owner}/${repo}`, output_tail: tail(stderr.split('\n')) });
-        return { ok: false, message: `Environment setup failed: cloning ${owner}/${repo} failed: ${stderr.split('\n').pop() ?? ''}`.trim() };
+        await report('environment_setup_step_failed', {
+          repo: `${owner}/${repo}`,
+          output_tail: tail(stderr.split('\n')),
+        });
+        return {
+          ok: false,
+          message:
+            `Environment setup failed: cloning ${owner}/${repo} failed: ${stderr.split('\n').pop() ?? ''}`.trim(),
+        };
       }
     }
     for (const command of environment.setup_commands) {
@@ -197,7 +209,12 @@ export class Workspaces {
       const exit = await child.exited;
       abort.removeEventListener('abort', onAbort);
       if (exit.killed || abort.aborted) return { ok: false, message: 'cancelled' };
-      const payload = { command, exit_code: exit.code, duration_ms: Date.now() - started, output_tail: output.join('\n') };
+      const payload = {
+        command,
+        exit_code: exit.code,
+        duration_ms: Date.now() - started,
+        output_tail: output.join('\n'),
+      };
       if (exit.code === 0) {
         await report('environment_setup_command', payload);
         continue;

@@ -21,8 +21,14 @@ export class EngineWrites {
     // Two batches of a kind in flight at most: one being written while the next gathers.
     const options = { maxBatch: 100, maxInFlight: 2 };
     this.transitions = new Batcher({ ...options, write: (items) => store.applyTransitions(db, engineId, items) });
-    this.eventGroups = new Batcher({ ...options, write: async (groups) => each(groups, await store.insertEvents(db, groups.flat())) });
-    this.transcripts = new Batcher({ ...options, write: async (chunks) => each(chunks, await store.appendTranscript(db, chunks.flat())) });
+    this.eventGroups = new Batcher({
+      ...options,
+      write: async (groups) => each(groups, await store.insertEvents(db, groups.flat())),
+    });
+    this.transcripts = new Batcher({
+      ...options,
+      write: async (chunks) => each(chunks, await store.appendTranscript(db, chunks.flat())),
+    });
     this.finishes = new Batcher({ ...options, write: (items) => store.finishExecutions(db, engineId, items) });
   }
 

@@ -9,7 +9,12 @@ import { ApiError } from '../platform/http/errors.js';
 import { MAX_WEBHOOKS_PER_FACTORY } from '../webhooks/schemas.js';
 import type { SecretReader, WebhooksService } from '../webhooks/service.js';
 import type { WebhookValues } from '../webhooks/store.js';
-import { parseDefinition, type AutomationDefinition, type DefinitionError, type FactoryDefinition } from './definition.js';
+import {
+  parseDefinition,
+  type AutomationDefinition,
+  type DefinitionError,
+  type FactoryDefinition,
+} from './definition.js';
 import { requireFactoryManager } from './service.js';
 import * as store from './store.js';
 
@@ -49,14 +54,21 @@ class PlanOnly extends Error {
 function definitionProblem(errors: DefinitionError[]): ApiError {
   const where = (error: DefinitionError) => `${error.file}${error.line ? `:${error.line}` : ''}`;
   const lines = errors.map((error) => `${where(error)}: ${error.message}`);
-  return new ApiError(400, 'invalid_request', `the definition has ${errors.length} problem${errors.length === 1 ? '' : 's'}:\n${lines.join('\n')}`, { extensions: { errors } });
+  return new ApiError(
+    400,
+    'invalid_request',
+    `the definition has ${errors.length} problem${errors.length === 1 ? '' : 's'}:\n${lines.join('\n')}`,
+    { extensions: { errors } },
+  );
 }
 
 /** JSON with object keys sorted: stored JSON (jsonb) does not keep the order the files wrote keys in. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, item]) => item !== undefined).sort(([a], [b]) => (a < b ? -1 : 1));
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : 1));
     return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonical(item)}`).join(',')}}`;
   }
   return JSON.stringify(value ?? null);
@@ -64,10 +76,18 @@ function canonical(value: unknown): string {
 
 /** The fields whose values differ. */
 function changedFields<T extends object>(before: T, after: T): string[] {
-  return (Object.keys(after) as Array<keyof T>).filter((key) => canonical(before[key]) !== canonical(after[key])).map(String);
+  return (Object.keys(after) as Array<keyof T>)
+    .filter((key) => canonical(before[key]) !== canonical(after[key]))
+    .map(String);
 }
 
-function change(kind: DefinitionChange['kind'], name: string, uid: string | null, before: object | undefined, after: object): DefinitionChange {
+function change(
+  kind: DefinitionChange['kind'],
+  name: string,
+  uid: string | null,
+  before: object | undefined,
+  after: object,
+): DefinitionChange {
   if (!before) return { kind, name, action: 'create', uid };
   const fields = changedFields(before as Record<string, unknown>, after as Record<string, unknown>);
   return fields.length > 0 ? { kind, name, action: 'update', uid, fields } : { kind, name, action: 'unchanged', uid };
@@ -121,7 +141,11 @@ export class FactoryDefinitions {
         // What a plan would create does not exist: it has no UID yet.
         const changes = error.result.changes.map((item) => (item.action === 'create' ? { ...item, uid: null } : item));
         const factoryCreated = changes.some((item) => item.kind === 'factory' && item.action === 'create');
-        return { applied: false, factory: { ...error.result.factory, uid: factoryCreated ? null : error.result.factory.uid }, changes };
+        return {
+          applied: false,
+          factory: { ...error.result.factory, uid: factoryCreated ? null : error.result.factory.uid },
+          changes,
+        };
       }
       throw error;
     }
@@ -143,7 +167,8 @@ export class FactoryDefinitions {
         await this.options.automations.check(caller, this.automationValues(automation, null));
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
-        const line = automation.lines[Object.keys(automation.lines).find((key) => key.startsWith('triggers')) ?? ''] ?? null;
+        const line =
+          automation.lines[Object.keys(automation.lines).find((key) => key.startsWith('triggers')) ?? ''] ?? null;
         errors.push({ file: automation.file, line, message: error.detail });
       }
     }
@@ -161,15 +186,30 @@ export class FactoryDefinitions {
     };
   }
 
-  private async reconcile(trx: Kysely<DB>, caller: Caller, definition: FactoryDefinition): Promise<Omit<ApplyResult, 'applied'>> {
+  private async reconcile(
+    trx: Kysely<DB>,
+    caller: Caller,
+    definition: FactoryDefinition,
+  ): Promise<Omit<ApplyResult, 'applied'>> {
     const changes: DefinitionChange[] = [];
     let factory = await store.findFactoryByName(trx, caller.teamUid, definition.name);
     if (!factory) {
       factory = await store.insertFactory(trx, caller.teamUid, definition.name);
-      if (!factory) throw new ApiError(409, 'conflict', `factory ${definition.name} is being created by another apply; try again`, { retryable: true });
+      if (!factory)
+        throw new ApiError(409, 'conflict', `factory ${definition.name} is being created by another apply; try again`, {
+          retryable: true,
+        });
       changes.push({ kind: 'factory', name: definition.name, action: 'create', uid: factory.uid });
     } else {
-      changes.push(change('factory', definition.name, factory.uid, { description: factory.description }, { description: definition.description }));
+      changes.push(
+        change(
+          'factory',
+          definition.name,
+          factory.uid,
+          { description: factory.description },
+          { description: definition.description },
+        ),
+      );
     }
     // One apply at a time per factory: the second waits here and then sees the first one's result.
     await store.lockFactory(trx, factory.uid);
@@ -183,12 +223,23 @@ export class FactoryDefinitions {
     return { factory: { uid: factory.uid, name: factory.name }, changes };
   }
 
-  private async reconcileSkills(trx: Kysely<DB>, caller: Caller, factory: store.FactoryRow, definition: FactoryDefinition): Promise<DefinitionChange[]> {
+  private async reconcileSkills(
+    trx: Kysely<DB>,
+    caller: Caller,
+    factory: store.FactoryRow,
+    definition: FactoryDefinition,
+  ): Promise<DefinitionChange[]> {
     const existing = new Map((await store.skillsOfFactory(trx, factory.uid)).map((skill) => [skill.name, skill]));
     const changes: DefinitionChange[] = [];
     for (const skill of definition.skills) {
       const values = { name: skill.name, description: skill.description, prompt: skill.prompt };
-      const item = change('skill', skill.name, `${factory.name}:skills/${skill.name}/SKILL.md`, existing.get(skill.name), values);
+      const item = change(
+        'skill',
+        skill.name,
+        `${factory.name}:skills/${skill.name}/SKILL.md`,
+        existing.get(skill.name),
+        values,
+      );
       if (item.action !== 'unchanged') await store.upsertSkill(trx, factory.uid, caller.teamUid, values);
       changes.push(item);
       existing.delete(skill.name);
@@ -200,8 +251,15 @@ export class FactoryDefinitions {
     return changes;
   }
 
-  private async reconcileAgents(trx: Kysely<DB>, caller: Caller, factory: store.FactoryRow, definition: FactoryDefinition) {
-    const existing = new Map((await this.options.agents.managedBy(trx, caller.teamUid, factory.uid)).map((row) => [row.name, row]));
+  private async reconcileAgents(
+    trx: Kysely<DB>,
+    caller: Caller,
+    factory: store.FactoryRow,
+    definition: FactoryDefinition,
+  ) {
+    const existing = new Map(
+      (await this.options.agents.managedBy(trx, caller.teamUid, factory.uid)).map((row) => [row.name, row]),
+    );
     const changes: DefinitionChange[] = [];
     const uids = new Map<string, string>();
     const errors: DefinitionError[] = [];
@@ -221,7 +279,10 @@ export class FactoryDefinitions {
       const before = existing.get(agent.name);
       const item = change('agent', agent.name, before?.uid ?? null, before && pick(before, values), values);
       try {
-        const uid = item.action === 'unchanged' ? before!.uid : await this.options.agents.saveManaged(trx, caller, factory.uid, before?.uid ?? null, values);
+        const uid =
+          item.action === 'unchanged'
+            ? before!.uid
+            : await this.options.agents.saveManaged(trx, caller, factory.uid, before?.uid ?? null, values);
         uids.set(agent.name, uid);
         changes.push({ ...item, uid });
       } catch (error) {
@@ -238,10 +299,23 @@ export class FactoryDefinitions {
     return { changes, uids };
   }
 
-  private async reconcileWebhooks(trx: Kysely<DB>, caller: Caller, factoryUid: string, definition: FactoryDefinition): Promise<DefinitionChange[]> {
-    const existing = new Map((await this.options.webhooks.inFactory(trx, caller.teamUid, factoryUid)).map((row) => [row.name, row]));
+  private async reconcileWebhooks(
+    trx: Kysely<DB>,
+    caller: Caller,
+    factoryUid: string,
+    definition: FactoryDefinition,
+  ): Promise<DefinitionChange[]> {
+    const existing = new Map(
+      (await this.options.webhooks.inFactory(trx, caller.teamUid, factoryUid)).map((row) => [row.name, row]),
+    );
     if (definition.webhooks.length > MAX_WEBHOOKS_PER_FACTORY) {
-      throw definitionProblem([{ file: 'webhooks/', line: null, message: `a factory holds at most ${MAX_WEBHOOKS_PER_FACTORY} webhooks; this definition has ${definition.webhooks.length}` }]);
+      throw definitionProblem([
+        {
+          file: 'webhooks/',
+          line: null,
+          message: `a factory holds at most ${MAX_WEBHOOKS_PER_FACTORY} webhooks; this definition has ${definition.webhooks.length}`,
+        },
+      ]);
     }
     const changes: DefinitionChange[] = [];
     for (const webhook of definition.webhooks) {
@@ -255,7 +329,10 @@ export class FactoryDefinitions {
       };
       const before = existing.get(webhook.name);
       const item = change('webhook', webhook.name, before?.uid ?? null, before && pick(before, values), values);
-      const uid = item.action === 'unchanged' ? before!.uid : await this.options.webhooks.saveManaged(trx, caller.teamUid, factoryUid, before, values);
+      const uid =
+        item.action === 'unchanged'
+          ? before!.uid
+          : await this.options.webhooks.saveManaged(trx, caller.teamUid, factoryUid, before, values);
       changes.push({ ...item, uid });
       existing.delete(webhook.name);
     }
@@ -273,13 +350,21 @@ export class FactoryDefinitions {
     definition: FactoryDefinition,
     agentUids: Map<string, string>,
   ): Promise<DefinitionChange[]> {
-    const existing = new Map((await this.options.automations.inFactory(trx, caller.teamUid, factoryUid)).map((row) => [row.name, row]));
+    const existing = new Map(
+      (await this.options.automations.inFactory(trx, caller.teamUid, factoryUid)).map((row) => [row.name, row]),
+    );
     const changes: DefinitionChange[] = [];
     for (const automation of definition.automations) {
-      const values = this.automationValues(automation, automation.agent === null ? null : agentUids.get(automation.agent)!);
+      const values = this.automationValues(
+        automation,
+        automation.agent === null ? null : agentUids.get(automation.agent)!,
+      );
       const before = existing.get(automation.name);
       const item = change('automation', automation.name, before?.id ?? null, before && pick(before, values), values);
-      const id = item.action === 'unchanged' ? before!.id : await this.options.automations.saveManaged(trx, caller, factoryUid, before, values);
+      const id =
+        item.action === 'unchanged'
+          ? before!.id
+          : await this.options.automations.saveManaged(trx, caller, factoryUid, before, values);
       changes.push({ ...item, uid: id });
       existing.delete(automation.name);
     }

@@ -11,7 +11,8 @@ const MAX_FILE_BYTES = 256 * 1024;
 
 /** Every file under `root` by its relative path with `/`; binary and oversized files are skipped with a note. */
 export function readDefinitionDirectory(root: string): Record<string, string> {
-  if (!fs.existsSync(path.join(root, 'factory.yaml'))) throw new Error(`${root} has no factory.yaml: is it a factory definition directory?`);
+  if (!fs.existsSync(path.join(root, 'factory.yaml')))
+    throw new Error(`${root} has no factory.yaml: is it a factory definition directory?`);
   const files: Record<string, string> = {};
   const walk = (directory: string) => {
     for (const entry of fs.readdirSync(directory, { withFileTypes: true })) {
@@ -36,26 +37,39 @@ export function readDefinitionDirectory(root: string): Record<string, string> {
 
 function printResult(result: ApplyResult): void {
   const verb = { create: '+', update: '~', delete: '-', unchanged: ' ' } as const;
-  process.stdout.write(`${result.applied ? 'Applied' : 'Plan for'} factory ${result.factory.name}${result.factory.uid ? ` (${result.factory.uid})` : ''}\n`);
+  process.stdout.write(
+    `${result.applied ? 'Applied' : 'Plan for'} factory ${result.factory.name}${result.factory.uid ? ` (${result.factory.uid})` : ''}\n`,
+  );
   for (const item of result.changes) {
     const fields = item.fields?.length ? ` (${item.fields.join(', ')})` : '';
     const uid = item.uid ? `  ${item.uid}` : '';
-    process.stdout.write(`${verb[item.action as keyof typeof verb] ?? '?'} ${item.kind.padEnd(10)} ${item.name}${fields}${uid}\n`);
+    process.stdout.write(
+      `${verb[item.action as keyof typeof verb] ?? '?'} ${item.kind.padEnd(10)} ${item.name}${fields}${uid}\n`,
+    );
   }
   const pending = result.changes.filter((item) => item.action !== 'unchanged').length;
-  if (!result.applied) process.stdout.write(pending === 0 ? 'Nothing to change.\n' : `${pending} change(s); run "hangar factory apply" to make them.\n`);
+  if (!result.applied)
+    process.stdout.write(
+      pending === 0 ? 'Nothing to change.\n' : `${pending} change(s); run "hangar factory apply" to make them.\n`,
+    );
 }
 
 async function send(action: 'plan' | 'apply', directory: string, options: { json?: boolean }): Promise<void> {
   const files = readDefinitionDirectory(directory);
   try {
-    const result = await callApi<ApplyResult>(clientOptionsFromEnv(), 'POST', `/factory/definitions/${action}`, { files });
+    const result = await callApi<ApplyResult>(clientOptionsFromEnv(), 'POST', `/factory/definitions/${action}`, {
+      files,
+    });
     if (options.json) printJson(result);
     else printResult(result);
   } catch (error) {
-    const problems = error instanceof ApiClientError ? (error.body as { errors?: Array<{ file: string; line: number | null; message: string }> })?.errors : undefined;
+    const problems =
+      error instanceof ApiClientError
+        ? (error.body as { errors?: Array<{ file: string; line: number | null; message: string }> })?.errors
+        : undefined;
     if (!problems) throw error;
-    for (const problem of problems) process.stderr.write(`${problem.file}${problem.line ? `:${problem.line}` : ''}: ${problem.message}\n`);
+    for (const problem of problems)
+      process.stderr.write(`${problem.file}${problem.line ? `:${problem.line}` : ''}: ${problem.message}\n`);
     process.stderr.write(`${problems.length} problem(s); nothing was changed.\n`);
     process.exitCode = 1;
   }
@@ -63,8 +77,13 @@ async function send(action: 'plan' | 'apply', directory: string, options: { json
 
 /** `hangar factory ...`: factories and their definition directories (HANGAR_URL, HANGAR_API_KEY). */
 export function registerFactoryCommands(program: Command): void {
-  const factory = program.command('factory').description('factories: webhooks, automations, agents and skills defined as files');
-  factory.command('list').description("list the team's factories").action(() => callAndPrint('GET', '/factory/factories'));
+  const factory = program
+    .command('factory')
+    .description('factories: webhooks, automations, agents and skills defined as files');
+  factory
+    .command('list')
+    .description("list the team's factories")
+    .action(() => callAndPrint('GET', '/factory/factories'));
   factory
     .command('plan')
     .description('show what applying a definition directory would change (changes nothing)')

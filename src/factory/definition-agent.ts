@@ -9,7 +9,13 @@ const AGENT_KEYS = ['description', 'model', 'harness', 'environment', 'worker_ho
 /** AgentConfig's limits (base_prompt, model_id, harness type, environment_id, worker_host), so that runs accept them. */
 const MAX_PROMPT = 100_000;
 
-export function parseAgent(file: string, name: string, text: string, refs: References, errors: DefinitionError[]): AgentDefinition | null {
+export function parseAgent(
+  file: string,
+  name: string,
+  text: string,
+  refs: References,
+  errors: DefinitionError[],
+): AgentDefinition | null {
   const markdown = readMarkdown(file, text, errors);
   if (!markdown) return null;
   const fields = new Fields(markdown.mapping, errors);
@@ -24,10 +30,17 @@ export function parseAgent(file: string, name: string, text: string, refs: Refer
   skills.forEach((skill, index) => {
     if (refs.skills.has(skill)) return;
     const defined = refs.skills.size > 0 ? `one of ${[...refs.skills].join(', ')}` : 'none is defined';
-    fields.fail(`skills[${index}]`, `Skill "${skill}" is not defined in this definition; expected the name of a folder skills/<name>/ with a SKILL.md (${defined}).`);
+    fields.fail(
+      `skills[${index}]`,
+      `Skill "${skill}" is not defined in this definition; expected the name of a folder skills/<name>/ with a SKILL.md (${defined}).`,
+    );
   });
   if (markdown.body.length > MAX_PROMPT) {
-    errors.push({ file, line: markdown.closeLine + 1, message: `The prompt is ${markdown.body.length} characters long; the limit is ${MAX_PROMPT}.` });
+    errors.push({
+      file,
+      line: markdown.closeLine + 1,
+      message: `The prompt is ${markdown.body.length} characters long; the limit is ${MAX_PROMPT}.`,
+    });
   }
 
   return {
@@ -48,9 +61,18 @@ export function parseAgent(file: string, name: string, text: string, refs: Refer
  * SKILL.md is the format agent tools share, so parseSkill decides what a valid skill is; the front matter is also
  * read here for the lines of its errors. Other keys (license, allowed-tools, ...) belong to that format and are kept.
  */
-export function parseSkillFile(file: string, name: string, text: string, errors: DefinitionError[]): SkillDefinition | null {
+export function parseSkillFile(
+  file: string,
+  name: string,
+  text: string,
+  errors: DefinitionError[],
+): SkillDefinition | null {
   if (Buffer.byteLength(text, 'utf8') > MAX_SKILL_BYTES) {
-    errors.push({ file, line: null, message: `SKILL.md is larger than ${MAX_SKILL_BYTES / 1024} KiB; shorten it or move material into other files of the folder.` });
+    errors.push({
+      file,
+      line: null,
+      message: `SKILL.md is larger than ${MAX_SKILL_BYTES / 1024} KiB; shorten it or move material into other files of the folder.`,
+    });
     return null;
   }
   const markdown = readMarkdown(file, text, errors);
@@ -63,7 +85,10 @@ export function parseSkillFile(file: string, name: string, text: string, errors:
     return null;
   }
   if (skill.name !== name) {
-    fields.fail('name', `The skill's name "${skill.name}" differs from its folder skills/${name}/; make the front matter's name "${name}" or rename the folder.`);
+    fields.fail(
+      'name',
+      `The skill's name "${skill.name}" differs from its folder skills/${name}/; make the front matter's name "${name}" or rename the folder.`,
+    );
   }
   return { name, file, description: skill.description, prompt: skill.basePrompt };
 }

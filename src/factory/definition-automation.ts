@@ -53,7 +53,8 @@ function pointerToPath(pointer: string): string {
 /** The keys the schema at `#/properties/filter` allows, to say what is expected instead of an unknown key. */
 function allowedKeys(root: TSchema, schemaPath: string): string[] {
   let schema: unknown = root;
-  for (const segment of schemaPath.replace(/^#\/?/, '').split('/').filter(Boolean)) schema = isRecord(schema) ? schema[segment] : undefined;
+  for (const segment of schemaPath.replace(/^#\/?/, '').split('/').filter(Boolean))
+    schema = isRecord(schema) ? schema[segment] : undefined;
   return isRecord(schema) && isRecord(schema.properties) ? Object.keys(schema.properties) : [];
 }
 
@@ -63,17 +64,29 @@ function schemaMessage(checker: Checker, value: unknown, base: string): { at: st
     // additionalProperties: false also yields a "schema is false" error per extra key; the parent error names them all.
     if (error.keyword === 'boolean') continue;
     const at = base + pointerToPath(error.instancePath);
-    const params = error.params as { requiredProperties?: string[]; additionalProperties?: string[]; allowedValue?: unknown; type?: string; limit?: number };
+    const params = error.params as {
+      requiredProperties?: string[];
+      additionalProperties?: string[];
+      allowedValue?: unknown;
+      type?: string;
+      limit?: number;
+    };
     switch (error.keyword) {
       case 'required':
         return { at, message: `${at} is missing ${params.requiredProperties?.join(', ')}; add the key.` };
       case 'additionalProperties': {
         const extra = params.additionalProperties ?? [];
         const expected = allowedKeys(checker.Type(), error.schemaPath).join(', ');
-        return { at: `${at}.${extra[0]}`, message: `${at} has unknown key ${extra.map((key) => `"${key}"`).join(', ')}; expected only ${expected}.` };
+        return {
+          at: `${at}.${extra[0]}`,
+          message: `${at} has unknown key ${extra.map((key) => `"${key}"`).join(', ')}; expected only ${expected}.`,
+        };
       }
       case 'const':
-        return { at, message: `${at} must be ${JSON.stringify(params.allowedValue)}, not ${describe(valueAt(value, error.instancePath))}.` };
+        return {
+          at,
+          message: `${at} must be ${JSON.stringify(params.allowedValue)}, not ${describe(valueAt(value, error.instancePath))}.`,
+        };
       case 'type': {
         const kind = params.type === 'object' ? 'a mapping' : params.type === 'array' ? 'a list' : `a ${params.type}`;
         return { at, message: `${at} must be ${kind}, not ${describe(valueAt(value, error.instancePath))}.` };
@@ -93,7 +106,10 @@ function valueAt(value: unknown, pointer: string): unknown {
   return pointer
     .split('/')
     .slice(1)
-    .reduce<unknown>((node, key) => (isRecord(node) || Array.isArray(node) ? (node as Record<string, unknown>)[key] : undefined), value);
+    .reduce<unknown>(
+      (node, key) => (isRecord(node) || Array.isArray(node) ? (node as Record<string, unknown>)[key] : undefined),
+      value,
+    );
 }
 
 /** Checks that TypeBox cannot do: payload filter syntax, cron expressions, and webhook names used as UIDs. */
@@ -102,7 +118,10 @@ function semanticProblems(fields: Fields, trigger: Trigger, at: string, refs: Re
     const problem = cronProblem(trigger.schedule.cron);
     if (problem) {
       const reason = problem.replace(/^invalid cron_schedule: /, '').replace(/\bcron_schedule\b/, 'the expression');
-      fields.fail(`${at}.schedule.cron`, `${at}.schedule.cron is not usable (${reason}); expected 5 fields in UTC (minute hour day month weekday), 6 with leading seconds, or a macro such as @daily.`);
+      fields.fail(
+        `${at}.schedule.cron`,
+        `${at}.schedule.cron is not usable (${reason}); expected 5 fields in UTC (minute hour day month weekday), 6 with leading seconds, or a macro such as @daily.`,
+      );
     }
     return;
   }
@@ -113,7 +132,10 @@ function semanticProblems(fields: Fields, trigger: Trigger, at: string, refs: Re
   trigger.filter.webhook_ids.forEach((id, index) => {
     const file = refs.webhooks.get(id);
     if (file) {
-      fields.fail(`${at}.filter.webhook_ids[${index}]`, `webhook_ids take webhook UIDs, not names: "${id}" is the file name of ${file}; use the UID that apply printed for it.`);
+      fields.fail(
+        `${at}.filter.webhook_ids[${index}]`,
+        `webhook_ids take webhook UIDs, not names: "${id}" is the file name of ${file}; use the UID that apply printed for it.`,
+      );
     }
   });
 }
@@ -121,11 +143,17 @@ function semanticProblems(fields: Fields, trigger: Trigger, at: string, refs: Re
 function parseTrigger(fields: Fields, value: unknown, at: string, refs: References): Trigger | null {
   const checker = isRecord(value) && typeof value.provider === 'string' ? CHECKERS[value.provider] : undefined;
   if (!isRecord(value)) {
-    fields.fail(at, `${at} must be a mapping with provider, event and filter (webhook) or schedule (schedule), not ${describe(value)}.`);
+    fields.fail(
+      at,
+      `${at} must be a mapping with provider, event and filter (webhook) or schedule (schedule), not ${describe(value)}.`,
+    );
     return null;
   }
   if (!checker) {
-    const message = value.provider === undefined ? `${at} has no provider; add provider: webhook or provider: schedule.` : `${at}.provider must be "webhook" or "schedule", not ${describe(value.provider)}.`;
+    const message =
+      value.provider === undefined
+        ? `${at} has no provider; add provider: webhook or provider: schedule.`
+        : `${at}.provider must be "webhook" or "schedule", not ${describe(value.provider)}.`;
     fields.fail(`${at}.provider`, message);
     return null;
   }
@@ -142,7 +170,10 @@ function parseTrigger(fields: Fields, value: unknown, at: string, refs: Referenc
 function parseTriggers(fields: Fields, refs: References): Trigger[] {
   const value = fields.values.triggers;
   if (value === undefined || value === null) {
-    fields.fail('triggers', 'triggers is required: list at least one trigger, with provider: webhook or provider: schedule.');
+    fields.fail(
+      'triggers',
+      'triggers is required: list at least one trigger, with provider: webhook or provider: schedule.',
+    );
     return [];
   }
   if (!Array.isArray(value) || value.length === 0 || value.length > MAX_TRIGGERS) {
@@ -150,10 +181,18 @@ function parseTriggers(fields: Fields, refs: References): Trigger[] {
     fields.fail('triggers', `triggers must be a list of 1 to ${MAX_TRIGGERS} triggers, not ${what}.`);
     return [];
   }
-  return value.map((item, index) => parseTrigger(fields, item, `triggers[${index}]`, refs)).filter((trigger) => trigger !== null);
+  return value
+    .map((item, index) => parseTrigger(fields, item, `triggers[${index}]`, refs))
+    .filter((trigger) => trigger !== null);
 }
 
-export function parseAutomation(file: string, name: string, text: string, refs: References, errors: DefinitionError[]): AutomationDefinition | null {
+export function parseAutomation(
+  file: string,
+  name: string,
+  text: string,
+  refs: References,
+  errors: DefinitionError[],
+): AutomationDefinition | null {
   const markdown = readMarkdown(file, text, errors);
   if (!markdown) return null;
   const fields = new Fields(markdown.mapping, errors);
@@ -163,7 +202,10 @@ export function parseAutomation(file: string, name: string, text: string, refs: 
   const agent = fields.string('agent');
   if (typeof agent === 'string' && !refs.agents.has(agent)) {
     const defined = refs.agents.size > 0 ? `one of ${[...refs.agents].join(', ')}` : 'none is defined';
-    fields.fail('agent', `agent "${agent}" is not defined in this definition; expected the name of a folder agents/<name>/ with an agent.md (${defined}).`);
+    fields.fail(
+      'agent',
+      `agent "${agent}" is not defined in this definition; expected the name of a folder agents/<name>/ with an agent.md (${defined}).`,
+    );
   }
   const triggers = parseTriggers(fields, refs);
   const overrides: AutomationDefinition['overrides'] = {};
@@ -172,10 +214,27 @@ export function parseAutomation(file: string, name: string, text: string, refs: 
     if (typeof value === 'string') overrides[field] = value;
   }
   if (markdown.body === '') {
-    errors.push({ file, line: markdown.closeLine, message: 'The automation has no prompt; write what the agent should do as Markdown after the closing "---".' });
+    errors.push({
+      file,
+      line: markdown.closeLine,
+      message: 'The automation has no prompt; write what the agent should do as Markdown after the closing "---".',
+    });
   } else if (markdown.body.length > MAX_PROMPT) {
-    errors.push({ file, line: markdown.closeLine + 1, message: `The prompt is ${markdown.body.length} characters long; the limit is ${MAX_PROMPT}.` });
+    errors.push({
+      file,
+      line: markdown.closeLine + 1,
+      message: `The prompt is ${markdown.body.length} characters long; the limit is ${MAX_PROMPT}.`,
+    });
   }
 
-  return { name, file, enabled: enabled ?? true, agent: agent ?? null, prompt: markdown.body, triggers, overrides, lines: markdown.mapping.lines };
+  return {
+    name,
+    file,
+    enabled: enabled ?? true,
+    agent: agent ?? null,
+    prompt: markdown.body,
+    triggers,
+    overrides,
+    lines: markdown.mapping.lines,
+  };
 }

@@ -76,7 +76,12 @@ function yamlReason(message: string): string {
  * Parses YAML that must be a mapping (or empty). `firstLine` is the line of the file where `text` starts, so that
  * front matter reports lines of the whole file. Returns null after reporting a syntax error or a non-mapping.
  */
-export function readYamlMapping(file: string, text: string, errors: DefinitionError[], firstLine = 1): YamlMapping | null {
+export function readYamlMapping(
+  file: string,
+  text: string,
+  errors: DefinitionError[],
+  firstLine = 1,
+): YamlMapping | null {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter });
   const lineAt = (offset: number) => lineCounter.linePos(offset).line + firstLine - 1;
@@ -84,14 +89,22 @@ export function readYamlMapping(file: string, text: string, errors: DefinitionEr
   const syntax = doc.errors[0];
   if (syntax) {
     const line = syntax.linePos ? syntax.linePos[0].line + firstLine - 1 : null;
-    errors.push({ file, line, message: `The YAML is not valid (${yamlReason(syntax.message)}); fix the syntax at this line.` });
+    errors.push({
+      file,
+      line,
+      message: `The YAML is not valid (${yamlReason(syntax.message)}); fix the syntax at this line.`,
+    });
     return null;
   }
   const root = doc.contents;
   if (root === null || (isScalar(root) && root.value === null)) return { file, values: {}, lines: {}, start: null };
   const start = root.range ? lineAt(root.range[0]) : firstLine;
   if (!isMap(root)) {
-    errors.push({ file, line: start, message: 'The YAML must be a mapping of keys to values, not a list or a single value.' });
+    errors.push({
+      file,
+      line: start,
+      message: 'The YAML must be a mapping of keys to values, not a list or a single value.',
+    });
     return null;
   }
   let values: unknown;
@@ -99,7 +112,11 @@ export function readYamlMapping(file: string, text: string, errors: DefinitionEr
     values = doc.toJS({ maxAliasCount: 100 });
   } catch (error) {
     // Unresolved or exploding aliases only fail when the document is converted.
-    errors.push({ file, line: start, message: `The YAML cannot be read (${(error as Error).message}); remove the offending alias.` });
+    errors.push({
+      file,
+      line: start,
+      message: `The YAML cannot be read (${(error as Error).message}); remove the offending alias.`,
+    });
     return null;
   }
   const lines: KeyLines = {};
@@ -111,18 +128,34 @@ export function readYamlMapping(file: string, text: string, errors: DefinitionEr
 export function readMarkdown(file: string, text: string, errors: DefinitionError[]): MarkdownFile | null {
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
   if (lines[0]?.trimEnd() !== '---') {
-    errors.push({ file, line: 1, message: 'The file must start with YAML front matter: a "---" line, the keys, then another "---" line before the Markdown.' });
+    errors.push({
+      file,
+      line: 1,
+      message:
+        'The file must start with YAML front matter: a "---" line, the keys, then another "---" line before the Markdown.',
+    });
     return null;
   }
   const end = lines.findIndex((line, index) => index > 0 && line.trimEnd() === '---');
   if (end < 0) {
-    errors.push({ file, line: 1, message: 'The front matter opened on line 1 is never closed; add a "---" line after its keys.' });
+    errors.push({
+      file,
+      line: 1,
+      message: 'The front matter opened on line 1 is never closed; add a "---" line after its keys.',
+    });
     return null;
   }
   const mapping = readYamlMapping(file, lines.slice(1, end).join('\n'), errors, 2);
   if (!mapping) return null;
   // Empty front matter: a missing key is reported at the opening `---`.
-  return { mapping: { ...mapping, start: mapping.start ?? 1 }, body: lines.slice(end + 1).join('\n').trim(), closeLine: end + 1 };
+  return {
+    mapping: { ...mapping, start: mapping.start ?? 1 },
+    body: lines
+      .slice(end + 1)
+      .join('\n')
+      .trim(),
+    closeLine: end + 1,
+  };
 }
 
 /** Why two spellings are probably the same key: only case or `_` differ (authmode, auth_mode for authMode). */

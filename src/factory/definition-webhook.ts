@@ -9,10 +9,21 @@ const AUTH_MODES = ['token', 'url_token', 'signature'] as const;
 const SCHEMES = ['github', 'stripe', 'standard_webhooks', 'sentry', 'pagerduty', 'vercel'] as const;
 
 /** RFC 9110 token, as the webhook API accepts for delivery_id_header. */
-const HEADER = { regex: /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, expected: 'an HTTP header name of 1-100 letters, digits and !#$%&\'*+.^_`|~- (no spaces or colons)' };
-const SECRET = { regex: new RegExp(SECRET_NAME_PATTERN), expected: 'a team secret name: 1-128 characters of A-Z a-z 0-9 _ . -, starting with a letter or _' };
+const HEADER = {
+  regex: /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/,
+  expected: "an HTTP header name of 1-100 letters, digits and !#$%&'*+.^_`|~- (no spaces or colons)",
+};
+const SECRET = {
+  regex: new RegExp(SECRET_NAME_PATTERN),
+  expected: 'a team secret name: 1-128 characters of A-Z a-z 0-9 _ . -, starting with a letter or _',
+};
 
-export function parseWebhook(file: string, name: string, text: string, errors: DefinitionError[]): WebhookDefinition | null {
+export function parseWebhook(
+  file: string,
+  name: string,
+  text: string,
+  errors: DefinitionError[],
+): WebhookDefinition | null {
   const mapping = readYamlMapping(file, text, errors);
   if (!mapping) return null;
   const fields = new Fields(mapping, errors);
@@ -22,11 +33,20 @@ export function parseWebhook(file: string, name: string, text: string, errors: D
   const signatureScheme = fields.choice('signatureScheme', SCHEMES, null);
   // The scheme is what verifies a signature, so it goes with signature mode and nothing else.
   if (authMode === 'signature' && signatureScheme === null) {
-    fields.fail('authMode', `authMode signature needs a signatureScheme; add signatureScheme: one of ${SCHEMES.join(', ')}.`);
+    fields.fail(
+      'authMode',
+      `authMode signature needs a signatureScheme; add signatureScheme: one of ${SCHEMES.join(', ')}.`,
+    );
   } else if (authMode !== 'signature' && authMode !== undefined && typeof signatureScheme === 'string') {
-    fields.fail('signatureScheme', `signatureScheme applies only to authMode signature; remove it or set authMode: signature.`);
+    fields.fail(
+      'signatureScheme',
+      `signatureScheme applies only to authMode signature; remove it or set authMode: signature.`,
+    );
   }
-  const secretName = fields.string('secretName', { required: "the name of the team secret that holds this webhook's token or signing secret", pattern: SECRET });
+  const secretName = fields.string('secretName', {
+    required: "the name of the team secret that holds this webhook's token or signing secret",
+    pattern: SECRET,
+  });
   const deliveryIdHeader = fields.string('deliveryIdHeader', { pattern: HEADER });
   const enabled = fields.boolean('enabled', true);
 

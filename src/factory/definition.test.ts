@@ -5,7 +5,14 @@ import { parseDefinition, type DefinitionError } from './definition.js';
 /** A complete, valid definition; the invalid cases below each change or drop one file of it. */
 const VALID: Record<string, string> = {
   'factory.yaml': 'name: Triage\ndescription: Issues and nightly checks\n',
-  'webhooks/github.yaml': ['authMode: signature', 'signatureScheme: github', 'secretName: GITHUB_WEBHOOK_SECRET', 'deliveryIdHeader: X-GitHub-Delivery', 'enabled: true', ''].join('\n'),
+  'webhooks/github.yaml': [
+    'authMode: signature',
+    'signatureScheme: github',
+    'secretName: GITHUB_WEBHOOK_SECRET',
+    'deliveryIdHeader: X-GitHub-Delivery',
+    'enabled: true',
+    '',
+  ].join('\n'),
   'webhooks/alerts.yml': 'secretName: alerts_token\nenabled: false\n',
   'automations/triage/automation.md': [
     '---',
@@ -28,8 +35,26 @@ const VALID: Record<string, string> = {
     '',
   ].join('\n'),
   'automations/triage/examples/issue.json': '{}',
-  'agents/triager/agent.md': ['---', 'description: Labels issues', 'harness: claude', 'environment: env_42', 'worker_host: build-1', 'skills: [labeling]', '---', 'You are careful.', ''].join('\n'),
-  'skills/labeling/SKILL.md': ['---', 'name: labeling', 'description: How we label issues', '---', '# Labels', 'Use bug for crashes.', ''].join('\n'),
+  'agents/triager/agent.md': [
+    '---',
+    'description: Labels issues',
+    'harness: claude',
+    'environment: env_42',
+    'worker_host: build-1',
+    'skills: [labeling]',
+    '---',
+    'You are careful.',
+    '',
+  ].join('\n'),
+  'skills/labeling/SKILL.md': [
+    '---',
+    'name: labeling',
+    'description: How we label issues',
+    '---',
+    '# Labels',
+    'Use bug for crashes.',
+    '',
+  ].join('\n'),
   'skills/labeling/reference.md': 'supporting material',
   'README.md': '# not part of the definition',
   '.git/HEAD': 'ref: refs/heads/main',
@@ -81,7 +106,10 @@ test('parses a complete definition into the expected structure', () => {
           {
             provider: 'webhook',
             event: 'received',
-            filter: { webhook_ids: ['wh_01HZX'], payload: { action: 'opened', issue: { labels: { name: ['bug', 'crash'] } } } },
+            filter: {
+              webhook_ids: ['wh_01HZX'],
+              payload: { action: 'opened', issue: { labels: { name: ['bug', 'crash'] } } },
+            },
           },
           { provider: 'schedule', event: 'cron_fired', schedule: { cron: '0 9 * * 1-5' } },
         ],
@@ -125,7 +153,14 @@ test('parses a complete definition into the expected structure', () => {
         lines: { description: 2, harness: 3, environment: 4, worker_host: 5, skills: 6, 'skills[0]': 6 },
       },
     ],
-    skills: [{ name: 'labeling', file: 'skills/labeling/SKILL.md', description: 'How we label issues', prompt: '# Labels\nUse bug for crashes.' }],
+    skills: [
+      {
+        name: 'labeling',
+        file: 'skills/labeling/SKILL.md',
+        description: 'How we label issues',
+        prompt: '# Labels\nUse bug for crashes.',
+      },
+    ],
   });
 });
 
@@ -133,14 +168,24 @@ test('fills in defaults for everything optional', () => {
   const { definition, errors } = parseDefinition({
     'factory.yaml': 'name: Minimal',
     'webhooks/plain.yaml': 'secretName: TOKEN',
-    'automations/nightly/automation.md': '---\ntriggers:\n  - {provider: schedule, event: cron_fired, schedule: {cron: "@daily"}}\n---\nCheck the build.',
+    'automations/nightly/automation.md':
+      '---\ntriggers:\n  - {provider: schedule, event: cron_fired, schedule: {cron: "@daily"}}\n---\nCheck the build.',
     'agents/bare/agent.md': '---\n---\n',
   });
   assert.deepEqual(errors, []);
   assert.equal(definition?.description, null);
   assert.deepEqual(
     { ...definition?.webhooks[0], lines: undefined },
-    { name: 'plain', file: 'webhooks/plain.yaml', authMode: 'token', signatureScheme: null, secretName: 'TOKEN', deliveryIdHeader: null, enabled: true, lines: undefined },
+    {
+      name: 'plain',
+      file: 'webhooks/plain.yaml',
+      authMode: 'token',
+      signatureScheme: null,
+      secretName: 'TOKEN',
+      deliveryIdHeader: null,
+      enabled: true,
+      lines: undefined,
+    },
   );
   const automation = definition?.automations[0];
   assert.equal(automation?.enabled, true);
@@ -173,52 +218,318 @@ test('reads CRLF files with a byte-order mark, keeping the lines', () => {
 });
 
 const AUTOMATION = 'automations/triage/automation.md';
-const webhookTrigger = (filter: string) => `---\ntriggers:\n  - provider: webhook\n    event: received\n    filter:\n${filter}\n---\nDo it.`;
+const webhookTrigger = (filter: string) =>
+  `---\ntriggers:\n  - provider: webhook\n    event: received\n    filter:\n${filter}\n---\nDo it.`;
 
 /** Each case: files to change (undefined removes one) -> the only error expected. */
-const INVALID: Array<{ name: string; change: Record<string, string | undefined>; file: string; line: number | null; message: RegExp }> = [
-  { name: 'missing factory.yaml', change: { 'factory.yaml': undefined }, file: 'factory.yaml', line: null, message: /factory\.yaml is missing/ },
-  { name: 'factory.yaml without a name', change: { 'factory.yaml': 'description: x\n' }, file: 'factory.yaml', line: 1, message: /name is required/ },
-  { name: 'YAML syntax error', change: { 'webhooks/alerts.yml': 'secretName: a\nenabled: [true\n' }, file: 'webhooks/alerts.yml', line: 3, message: /YAML is not valid/ },
-  { name: 'YAML syntax error in front matter', change: { 'agents/triager/agent.md': '---\nskills: [labeling]\nmodel: a: b\n---\n' }, file: 'agents/triager/agent.md', line: 3, message: /YAML is not valid.*Nested mappings/ },
-  { name: 'duplicate key', change: { 'webhooks/alerts.yml': 'secretName: a\nsecretName: b\n' }, file: 'webhooks/alerts.yml', line: 2, message: /unique/ },
-  { name: 'unknown key', change: { 'webhooks/alerts.yml': 'secretName: a\ncolor: red\n' }, file: 'webhooks/alerts.yml', line: 2, message: /Unknown key "color".*expected one of authMode, signatureScheme/ },
-  { name: 'key in the wrong case', change: { 'webhooks/alerts.yml': 'secretName: a\nauthmode: token\n' }, file: 'webhooks/alerts.yml', line: 2, message: /did you mean "authMode"\? Keys are case-sensitive/ },
-  { name: 'not a mapping', change: { 'webhooks/alerts.yml': '- secretName: a\n' }, file: 'webhooks/alerts.yml', line: 1, message: /must be a mapping/ },
-  { name: 'bad authMode', change: { 'webhooks/alerts.yml': 'secretName: a\nauthMode: basic\n' }, file: 'webhooks/alerts.yml', line: 2, message: /authMode must be one of token, url_token, signature, not "basic"/ },
-  { name: 'signature without signatureScheme', change: { 'webhooks/alerts.yml': 'secretName: a\nauthMode: signature\n' }, file: 'webhooks/alerts.yml', line: 2, message: /needs a signatureScheme/ },
-  { name: 'signatureScheme without signature', change: { 'webhooks/alerts.yml': 'secretName: a\nsignatureScheme: stripe\n' }, file: 'webhooks/alerts.yml', line: 2, message: /applies only to authMode signature/ },
-  { name: 'missing secretName', change: { 'webhooks/alerts.yml': '\nenabled: true\n' }, file: 'webhooks/alerts.yml', line: 2, message: /secretName is required/ },
-  { name: 'empty webhook file', change: { 'webhooks/alerts.yml': '' }, file: 'webhooks/alerts.yml', line: null, message: /secretName is required/ },
-  { name: 'bad secretName', change: { 'webhooks/alerts.yml': 'secretName: 9lives\n' }, file: 'webhooks/alerts.yml', line: 1, message: /secretName "9lives" is not valid; expected a team secret name/ },
-  { name: 'bad header name', change: { 'webhooks/alerts.yml': 'secretName: a\ndeliveryIdHeader: "X Delivery"\n' }, file: 'webhooks/alerts.yml', line: 2, message: /deliveryIdHeader "X Delivery" is not valid; expected an HTTP header name/ },
-  { name: 'quoted boolean', change: { 'webhooks/alerts.yml': 'secretName: a\nenabled: "yes"\n' }, file: 'webhooks/alerts.yml', line: 2, message: /enabled must be true or false/ },
-  { name: 'bad webhook name', change: { 'webhooks/alerts.yml': undefined, 'webhooks/Alerts.yml': 'secretName: a\n' }, file: 'webhooks/Alerts.yml', line: null, message: /"Alerts" is not a valid webhook name: names must match/ },
-  { name: 'bad folder name', change: { 'skills/labeling/reference.md': undefined, 'skills/Big Skill/SKILL.md': '---\nname: x\ndescription: y\n---\n' }, file: 'skills/Big Skill/SKILL.md', line: null, message: /not a valid skill name/ },
-  { name: 'duplicate name', change: { 'webhooks/github.yml': 'secretName: a\n' }, file: 'webhooks/github.yml', line: null, message: /also defined by webhooks\/github\.yaml/ },
-  { name: 'automation without front matter', change: { [AUTOMATION]: 'Just a prompt.' }, file: AUTOMATION, line: 1, message: /must start with YAML front matter/ },
-  { name: 'unclosed front matter', change: { [AUTOMATION]: '---\ntriggers: []\n' }, file: AUTOMATION, line: 1, message: /never closed/ },
-  { name: 'automation without body', change: { [AUTOMATION]: '---\ntriggers:\n  - {provider: schedule, event: cron_fired, schedule: {cron: "@daily"}}\n---\n\n  \n' }, file: AUTOMATION, line: 4, message: /no prompt/ },
-  { name: 'automation without triggers', change: { [AUTOMATION]: '---\nenabled: true\n---\nDo it.' }, file: AUTOMATION, line: 2, message: /triggers is required/ },
-  { name: 'automation with empty front matter', change: { [AUTOMATION]: '---\n---\nDo it.' }, file: AUTOMATION, line: 1, message: /triggers is required/ },
-  { name: 'empty trigger list', change: { [AUTOMATION]: '---\ntriggers: []\n---\nDo it.' }, file: AUTOMATION, line: 2, message: /list of 1 to 10 triggers/ },
-  { name: 'unknown provider', change: { [AUTOMATION]: '---\ntriggers:\n  - provider: email\n---\nDo it.' }, file: AUTOMATION, line: 3, message: /triggers\[0\]\.provider must be "webhook" or "schedule", not "email"/ },
-  { name: 'wrong event', change: { [AUTOMATION]: '---\ntriggers:\n  - provider: schedule\n    event: received\n    schedule: {cron: "@daily"}\n---\nDo it.' }, file: AUTOMATION, line: 4, message: /triggers\[0\]\.event must be "cron_fired", not "received"/ },
-  { name: 'trigger without filter', change: { [AUTOMATION]: '---\ntriggers:\n  - provider: webhook\n    event: received\n---\nDo it.' }, file: AUTOMATION, line: 3, message: /triggers\[0\] is missing filter/ },
-  { name: 'unknown key in a filter', change: { [AUTOMATION]: webhookTrigger('      webhook_ids: [wh_1]\n      headers: {}') }, file: AUTOMATION, line: 7, message: /triggers\[0\]\.filter has unknown key "headers"; expected only webhook_ids, payload/ },
-  { name: 'empty webhook_ids', change: { [AUTOMATION]: webhookTrigger('      webhook_ids: []') }, file: AUTOMATION, line: 6, message: /webhook_ids must list at least 1/ },
-  { name: 'invalid payload filter', change: { [AUTOMATION]: webhookTrigger('      webhook_ids: [wh_1]\n      payload:\n        action: {in: opened}') }, file: AUTOMATION, line: 7, message: /triggers\[0\]\.filter\.payload\.action: "in" must be an array/ },
-  { name: 'bad cron', change: { [AUTOMATION]: '---\ntriggers:\n  - provider: schedule\n    event: cron_fired\n    schedule:\n      cron: "61 * * * *"\n---\nDo it.' }, file: AUTOMATION, line: 6, message: /schedule\.cron is not usable \(.*minute.*\); expected 5 fields/ },
-  { name: 'webhook name used as webhook_id', change: { [AUTOMATION]: webhookTrigger('      webhook_ids:\n        - wh_1\n        - github') }, file: AUTOMATION, line: 8, message: /^webhook_ids take webhook UIDs, not names: "github" is the file name of webhooks\/github\.yaml; use the UID that apply printed for it/ },
-  { name: 'unknown agent reference', change: { [AUTOMATION]: VALID[AUTOMATION]!.replace('agent: triager', 'agent: reviewer') }, file: AUTOMATION, line: 2, message: /agent "reviewer" is not defined.*one of triager/ },
-  { name: 'unknown automation key', change: { [AUTOMATION]: VALID[AUTOMATION]!.replace('model: claude-sonnet', 'model_id: claude-sonnet') }, file: AUTOMATION, line: 3, message: /Unknown key "model_id"/ },
-  { name: 'agent with unknown skill', change: { 'agents/triager/agent.md': '---\nskills:\n  - labeling\n  - deploying\n---\n' }, file: 'agents/triager/agent.md', line: 4, message: /Skill "deploying" is not defined/ },
-  { name: 'agent skills not a list', change: { 'agents/triager/agent.md': '---\nskills: labeling\n---\n' }, file: 'agents/triager/agent.md', line: 2, message: /skills must be a list of names/ },
-  { name: 'SKILL.md name mismatch', change: { 'skills/labeling/SKILL.md': '---\ndescription: d\nname: labels\n---\n' }, file: 'skills/labeling/SKILL.md', line: 3, message: /name "labels" differs from its folder skills\/labeling\// },
-  { name: 'SKILL.md without description', change: { 'skills/labeling/SKILL.md': '---\nname: labeling\n---\n' }, file: 'skills/labeling/SKILL.md', line: 2, message: /no description/ },
-  { name: '.. path', change: { '../secrets.yaml': 'x' }, file: '../secrets.yaml', line: null, message: /"\.\." segment/ },
+const INVALID: Array<{
+  name: string;
+  change: Record<string, string | undefined>;
+  file: string;
+  line: number | null;
+  message: RegExp;
+}> = [
+  {
+    name: 'missing factory.yaml',
+    change: { 'factory.yaml': undefined },
+    file: 'factory.yaml',
+    line: null,
+    message: /factory\.yaml is missing/,
+  },
+  {
+    name: 'factory.yaml without a name',
+    change: { 'factory.yaml': 'description: x\n' },
+    file: 'factory.yaml',
+    line: 1,
+    message: /name is required/,
+  },
+  {
+    name: 'YAML syntax error',
+    change: { 'webhooks/alerts.yml': 'secretName: a\nenabled: [true\n' },
+    file: 'webhooks/alerts.yml',
+    line: 3,
+    message: /YAML is not valid/,
+  },
+  {
+    name: 'YAML syntax error in front matter',
+    change: { 'agents/triager/agent.md': '---\nskills: [labeling]\nmodel: a: b\n---\n' },
+    file: 'agents/triager/agent.md',
+    line: 3,
+    message: /YAML is not valid.*Nested mappings/,
+  },
+  {
+    name: 'duplicate key',
+    change: { 'webhooks/alerts.yml': 'secretName: a\nsecretName: b\n' },
+    file: 'webhooks/alerts.yml',
+    line: 2,
+    message: /unique/,
+  },
+  {
+    name: 'unknown key',
+    change: { 'webhooks/alerts.yml': 'secretName: a\ncolor: red\n' },
+    file: 'webhooks/alerts.yml',
+    line: 2,
+    message: /Unknown key "color".*expected one of authMode, signatureScheme/,
+  },
+  {
+    name: 'key in the wrong case',
+    change: { 'webhooks/alerts.yml': 'secretName: a\nauthmode: token\n' },
+    file: 'webhooks/alerts.yml',
+    line: 2,
+    message: /did you mean "authMode"\? Keys are case-sensitive/,
+  },
+  {
+    name: 'not a mapping',
+    change: { 'webhooks/alerts.yml': '- secretName: a\n' },
+    file: 'webhooks/alerts.yml',
+    line: 1,
+    message: /must be a mapping/,
+  },
+  {
+    name: 'bad authMode',
+    change: { 'webhooks/alerts.yml': 'secretName: a\nauthMode: basic\n' },
+    file: 'webhooks/alerts.yml',
+    line: 2,
+    message: /authMode must be one of token, url_token, signature, not "basic"/,
+  },
+  {
+    name: 'signature without signatureScheme',
+    change: { 'webhooks/alerts.yml': 'secretName: a\nauthMode: signature\n' },
+    file: 'webhooks/alerts.yml',
+    line: 2,
+    message: /needs a signatureScheme/,
+  },
+  {
+    name: 'signatureScheme without signature',
+    change: { 'webhooks/alerts.yml': 'secretName: a\nsignatureScheme: stripe\n' },
+    file: 'webhooks/alerts.yml',
+    line: 2,
+    message: /applies only to authMode signature/,
+  },
+  {
+    name: 'missing secretName',
+    change: { 'webhooks/alerts.yml': '\nenabled: true\n' },
+    file: 'webhooks/alerts.yml',
+    line: 2,
+    message: /secretName is required/,
+  },
+  {
+    name: 'empty webhook file',
+    change: { 'webhooks/alerts.yml': '' },
+    file: 'webhooks/alerts.yml',
+    line: null,
+    message: /secretName is required/,
+  },
+  {
+    name: 'bad secretName',
+    change: { 'webhooks/alerts.yml': 'secretName: 9lives\n' },
+    file: 'webhooks/alerts.yml',
+    line: 1,
+    message: /secretName "9lives" is not valid; expected a team secret name/,
+  },
+  {
+    name: 'bad header name',
+    change: { 'webhooks/alerts.yml': 'secretName: a\ndeliveryIdHeader: "X Delivery"\n' },
+    file: 'webhooks/alerts.yml',
+    line: 2,
+    message: /deliveryIdHeader "X Delivery" is not valid; expected an HTTP header name/,
+  },
+  {
+    name: 'quoted boolean',
+    change: { 'webhooks/alerts.yml': 'secretName: a\nenabled: "yes"\n' },
+    file: 'webhooks/alerts.yml',
+    line: 2,
+    message: /enabled must be true or false/,
+  },
+  {
+    name: 'bad webhook name',
+    change: { 'webhooks/alerts.yml': undefined, 'webhooks/Alerts.yml': 'secretName: a\n' },
+    file: 'webhooks/Alerts.yml',
+    line: null,
+    message: /"Alerts" is not a valid webhook name: names must match/,
+  },
+  {
+    name: 'bad folder name',
+    change: {
+      'skills/labeling/reference.md': undefined,
+      'skills/Big Skill/SKILL.md': '---\nname: x\ndescription: y\n---\n',
+    },
+    file: 'skills/Big Skill/SKILL.md',
+    line: null,
+    message: /not a valid skill name/,
+  },
+  {
+    name: 'duplicate name',
+    change: { 'webhooks/github.yml': 'secretName: a\n' },
+    file: 'webhooks/github.yml',
+    line: null,
+    message: /also defined by webhooks\/github\.yaml/,
+  },
+  {
+    name: 'automation without front matter',
+    change: { [AUTOMATION]: 'Just a prompt.' },
+    file: AUTOMATION,
+    line: 1,
+    message: /must start with YAML front matter/,
+  },
+  {
+    name: 'unclosed front matter',
+    change: { [AUTOMATION]: '---\ntriggers: []\n' },
+    file: AUTOMATION,
+    line: 1,
+    message: /never closed/,
+  },
+  {
+    name: 'automation without body',
+    change: {
+      [AUTOMATION]:
+        '---\ntriggers:\n  - {provider: schedule, event: cron_fired, schedule: {cron: "@daily"}}\n---\n\n  \n',
+    },
+    file: AUTOMATION,
+    line: 4,
+    message: /no prompt/,
+  },
+  {
+    name: 'automation without triggers',
+    change: { [AUTOMATION]: '---\nenabled: true\n---\nDo it.' },
+    file: AUTOMATION,
+    line: 2,
+    message: /triggers is required/,
+  },
+  {
+    name: 'automation with empty front matter',
+    change: { [AUTOMATION]: '---\n---\nDo it.' },
+    file: AUTOMATION,
+    line: 1,
+    message: /triggers is required/,
+  },
+  {
+    name: 'empty trigger list',
+    change: { [AUTOMATION]: '---\ntriggers: []\n---\nDo it.' },
+    file: AUTOMATION,
+    line: 2,
+    message: /list of 1 to 10 triggers/,
+  },
+  {
+    name: 'unknown provider',
+    change: { [AUTOMATION]: '---\ntriggers:\n  - provider: email\n---\nDo it.' },
+    file: AUTOMATION,
+    line: 3,
+    message: /triggers\[0\]\.provider must be "webhook" or "schedule", not "email"/,
+  },
+  {
+    name: 'wrong event',
+    change: {
+      [AUTOMATION]:
+        '---\ntriggers:\n  - provider: schedule\n    event: received\n    schedule: {cron: "@daily"}\n---\nDo it.',
+    },
+    file: AUTOMATION,
+    line: 4,
+    message: /triggers\[0\]\.event must be "cron_fired", not "received"/,
+  },
+  {
+    name: 'trigger without filter',
+    change: { [AUTOMATION]: '---\ntriggers:\n  - provider: webhook\n    event: received\n---\nDo it.' },
+    file: AUTOMATION,
+    line: 3,
+    message: /triggers\[0\] is missing filter/,
+  },
+  {
+    name: 'unknown key in a filter',
+    change: { [AUTOMATION]: webhookTrigger('      webhook_ids: [wh_1]\n      headers: {}') },
+    file: AUTOMATION,
+    line: 7,
+    message: /triggers\[0\]\.filter has unknown key "headers"; expected only webhook_ids, payload/,
+  },
+  {
+    name: 'empty webhook_ids',
+    change: { [AUTOMATION]: webhookTrigger('      webhook_ids: []') },
+    file: AUTOMATION,
+    line: 6,
+    message: /webhook_ids must list at least 1/,
+  },
+  {
+    name: 'invalid payload filter',
+    change: { [AUTOMATION]: webhookTrigger('      webhook_ids: [wh_1]\n      payload:\n        action: {in: opened}') },
+    file: AUTOMATION,
+    line: 7,
+    message: /triggers\[0\]\.filter\.payload\.action: "in" must be an array/,
+  },
+  {
+    name: 'bad cron',
+    change: {
+      [AUTOMATION]:
+        '---\ntriggers:\n  - provider: schedule\n    event: cron_fired\n    schedule:\n      cron: "61 * * * *"\n---\nDo it.',
+    },
+    file: AUTOMATION,
+    line: 6,
+    message: /schedule\.cron is not usable \(.*minute.*\); expected 5 fields/,
+  },
+  {
+    name: 'webhook name used as webhook_id',
+    change: { [AUTOMATION]: webhookTrigger('      webhook_ids:\n        - wh_1\n        - github') },
+    file: AUTOMATION,
+    line: 8,
+    message:
+      /^webhook_ids take webhook UIDs, not names: "github" is the file name of webhooks\/github\.yaml; use the UID that apply printed for it/,
+  },
+  {
+    name: 'unknown agent reference',
+    change: { [AUTOMATION]: VALID[AUTOMATION]!.replace('agent: triager', 'agent: reviewer') },
+    file: AUTOMATION,
+    line: 2,
+    message: /agent "reviewer" is not defined.*one of triager/,
+  },
+  {
+    name: 'unknown automation key',
+    change: { [AUTOMATION]: VALID[AUTOMATION]!.replace('model: claude-sonnet', 'model_id: claude-sonnet') },
+    file: AUTOMATION,
+    line: 3,
+    message: /Unknown key "model_id"/,
+  },
+  {
+    name: 'agent with unknown skill',
+    change: { 'agents/triager/agent.md': '---\nskills:\n  - labeling\n  - deploying\n---\n' },
+    file: 'agents/triager/agent.md',
+    line: 4,
+    message: /Skill "deploying" is not defined/,
+  },
+  {
+    name: 'agent skills not a list',
+    change: { 'agents/triager/agent.md': '---\nskills: labeling\n---\n' },
+    file: 'agents/triager/agent.md',
+    line: 2,
+    message: /skills must be a list of names/,
+  },
+  {
+    name: 'SKILL.md name mismatch',
+    change: { 'skills/labeling/SKILL.md': '---\ndescription: d\nname: labels\n---\n' },
+    file: 'skills/labeling/SKILL.md',
+    line: 3,
+    message: /name "labels" differs from its folder skills\/labeling\//,
+  },
+  {
+    name: 'SKILL.md without description',
+    change: { 'skills/labeling/SKILL.md': '---\nname: labeling\n---\n' },
+    file: 'skills/labeling/SKILL.md',
+    line: 2,
+    message: /no description/,
+  },
+  {
+    name: '.. path',
+    change: { '../secrets.yaml': 'x' },
+    file: '../secrets.yaml',
+    line: null,
+    message: /"\.\." segment/,
+  },
   { name: 'absolute path', change: { '/etc/passwd': 'x' }, file: '/etc/passwd', line: null, message: /absolute/ },
-  { name: 'folder without its file', change: { 'automations/triage/automation.md': undefined }, file: 'automations/triage/', line: null, message: /The folder automations\/triage\/ has no automation\.md/ },
+  {
+    name: 'folder without its file',
+    change: { 'automations/triage/automation.md': undefined },
+    file: 'automations/triage/',
+    line: null,
+    message: /The folder automations\/triage\/ has no automation\.md/,
+  },
 ];
 
 for (const { name, change, file, line, message } of INVALID) {
@@ -239,7 +550,8 @@ test('reports every problem at once, grouped by file in line order', () => {
   const { definition, errors } = parseDefinition({
     'webhooks/a.yaml': 'authMode: basic\nenabled: yes\n',
     'webhooks/B.yaml': 'secretName: s\n',
-    'automations/x/automation.md': '---\nagent: ghost\ntriggers:\n  - provider: schedule\n    event: cron_fired\n    schedule: {cron: "@reboot"}\n---\n',
+    'automations/x/automation.md':
+      '---\nagent: ghost\ntriggers:\n  - provider: schedule\n    event: cron_fired\n    schedule: {cron: "@reboot"}\n---\n',
     'agents/y/notes.md': 'no agent.md here',
   });
   assert.equal(definition, null);

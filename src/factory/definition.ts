@@ -72,7 +72,8 @@ export interface FactoryDefinition {
 }
 
 const NAME = /^[a-z0-9][a-z0-9_-]{0,99}$/;
-const NAME_RULE = 'names must match ^[a-z0-9][a-z0-9_-]{0,99}$ (lowercase letters, digits, _ and -, starting with a letter or digit, at most 100 characters)';
+const NAME_RULE =
+  'names must match ^[a-z0-9][a-z0-9_-]{0,99}$ (lowercase letters, digits, _ and -, starting with a letter or digit, at most 100 characters)';
 
 /** The folder kinds: each `<folder>/<name>/` holds one expected file; other files there are supporting material. */
 const FOLDERS = {
@@ -91,11 +92,14 @@ interface Layout {
 
 /** Paths are relative with `/`; anything that could point outside the directory is refused, not ignored. */
 function pathProblem(path: string): string | null {
-  if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) return `The path is absolute; send paths relative to the definition's directory.`;
+  if (path.startsWith('/') || /^[A-Za-z]:/.test(path))
+    return `The path is absolute; send paths relative to the definition's directory.`;
   if (path.includes('\\')) return 'The path contains "\\"; separate directories with "/".';
   const segments = path.split('/');
-  if (segments.includes('..')) return 'The path contains a ".." segment; send paths inside the definition\'s directory only.';
-  if (segments.some((segment) => segment === '' || segment === '.')) return 'The path has an empty or "." segment; send normalized relative paths such as webhooks/github.yaml.';
+  if (segments.includes('..'))
+    return 'The path contains a ".." segment; send paths inside the definition\'s directory only.';
+  if (segments.some((segment) => segment === '' || segment === '.'))
+    return 'The path has an empty or "." segment; send normalized relative paths such as webhooks/github.yaml.';
   return null;
 }
 
@@ -105,7 +109,11 @@ function nameProblem(name: string, kind: string): string | null {
 
 /** Sorts the paths into roles, reporting bad paths, bad names, duplicates and folders without their file. */
 function layout(paths: string[], errors: DefinitionError[]): Layout {
-  const result: Layout = { factory: null, webhooks: new Map(), folders: { automations: new Map(), agents: new Map(), skills: new Map() } };
+  const result: Layout = {
+    factory: null,
+    webhooks: new Map(),
+    folders: { automations: new Map(), agents: new Map(), skills: new Map() },
+  };
   const seenFolders = new Map<string, Folder>();
   for (const path of [...paths].sort()) {
     const problem = pathProblem(path);
@@ -134,7 +142,11 @@ function addWebhook(webhooks: Map<string, string>, path: string, name: string, e
   const problem = nameProblem(name, 'webhook');
   if (problem) errors.push({ file: path, line: null, message: problem });
   else if (webhooks.has(name)) {
-    errors.push({ file: path, line: null, message: `The webhook "${name}" is also defined by ${webhooks.get(name)}; keep only one of the two files.` });
+    errors.push({
+      file: path,
+      line: null,
+      message: `The webhook "${name}" is also defined by ${webhooks.get(name)}; keep only one of the two files.`,
+    });
   } else webhooks.set(name, path);
 }
 
@@ -147,11 +159,18 @@ function checkFolder(directory: string, folder: Folder, found: Map<string, strin
     errors.push({ file: found.get(name) ?? `${directory}/`, line: null, message: problem });
     found.delete(name);
   } else if (!found.has(name)) {
-    errors.push({ file: `${directory}/`, line: null, message: `The folder ${directory}/ has no ${file}; add one, or remove the folder.` });
+    errors.push({
+      file: `${directory}/`,
+      line: null,
+      message: `The folder ${directory}/ has no ${file}; add one, or remove the folder.`,
+    });
   }
 }
 
-function parseFactoryFile(text: string, errors: DefinitionError[]): { name: string; description: string | null } | null {
+function parseFactoryFile(
+  text: string,
+  errors: DefinitionError[],
+): { name: string; description: string | null } | null {
   const mapping = readYamlMapping('factory.yaml', text, errors);
   if (!mapping) return null;
   const fields = new Fields(mapping, errors);
@@ -162,7 +181,9 @@ function parseFactoryFile(text: string, errors: DefinitionError[]): { name: stri
 }
 
 function byName<T extends { name: string }>(items: Array<T | null>): T[] {
-  return items.filter((item): item is T => item !== null).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return items
+    .filter((item): item is T => item !== null)
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /** Errors grouped by file, in line order; a file's own errors (line null) first. */
@@ -175,7 +196,10 @@ function compareErrors(a: DefinitionError, b: DefinitionError): number {
  * Parses and checks everything that can be checked without the database; every problem is reported, not just the
  * first. The definition is returned only when there is no error at all, so that nothing half-valid gets applied.
  */
-export function parseDefinition(files: Record<string, string>): { definition: FactoryDefinition | null; errors: DefinitionError[] } {
+export function parseDefinition(files: Record<string, string>): {
+  definition: FactoryDefinition | null;
+  errors: DefinitionError[];
+} {
   const errors: DefinitionError[] = [];
   const found = layout(Object.keys(files), errors);
   const text = (path: string) => files[path] ?? '';
@@ -183,20 +207,35 @@ export function parseDefinition(files: Record<string, string>): { definition: Fa
   let factory: { name: string; description: string | null } | null = null;
   if (found.factory === null) {
     const hint = Object.hasOwn(files, 'factory.yml') ? ' (factory.yml is not read: rename it)' : '';
-    errors.push({ file: 'factory.yaml', line: null, message: `factory.yaml is missing${hint}; add one at the root of the definition with at least a name.` });
+    errors.push({
+      file: 'factory.yaml',
+      line: null,
+      message: `factory.yaml is missing${hint}; add one at the root of the definition with at least a name.`,
+    });
   } else {
     factory = parseFactoryFile(text(found.factory), errors);
   }
   if (found.webhooks.size > MAX_WEBHOOKS_PER_FACTORY) {
-    errors.push({ file: 'webhooks/', line: null, message: `The definition has ${found.webhooks.size} webhooks; a factory may have at most ${MAX_WEBHOOKS_PER_FACTORY}.` });
+    errors.push({
+      file: 'webhooks/',
+      line: null,
+      message: `The definition has ${found.webhooks.size} webhooks; a factory may have at most ${MAX_WEBHOOKS_PER_FACTORY}.`,
+    });
   }
 
   // References are checked against the names that have their file, even if that file has errors of its own:
   // one broken agent.md must not also make every automation that uses it an error.
-  const refs: References = { webhooks: found.webhooks, agents: new Set(found.folders.agents.keys()), skills: new Set(found.folders.skills.keys()) };
-  const each = <T>(entries: Map<string, string>, parse: (file: string, name: string) => T) => [...entries].map(([name, file]) => parse(file, name));
+  const refs: References = {
+    webhooks: found.webhooks,
+    agents: new Set(found.folders.agents.keys()),
+    skills: new Set(found.folders.skills.keys()),
+  };
+  const each = <T>(entries: Map<string, string>, parse: (file: string, name: string) => T) =>
+    [...entries].map(([name, file]) => parse(file, name));
   const webhooks = each(found.webhooks, (file, name) => parseWebhook(file, name, text(file), errors));
-  const automations = each(found.folders.automations, (file, name) => parseAutomation(file, name, text(file), refs, errors));
+  const automations = each(found.folders.automations, (file, name) =>
+    parseAutomation(file, name, text(file), refs, errors),
+  );
   const agents = each(found.folders.agents, (file, name) => parseAgent(file, name, text(file), refs, errors));
   const skills = each(found.folders.skills, (file, name) => parseSkillFile(file, name, text(file), errors));
 

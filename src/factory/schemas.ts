@@ -1,6 +1,9 @@
 import { Type, type Static } from 'typebox';
 
-export const CreateFactoryBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false });
+export const CreateFactoryBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 100 }) },
+  { additionalProperties: false },
+);
 export type CreateFactoryBody = Static<typeof CreateFactoryBody>;
 
 export const FactoryItem = Type.Object({

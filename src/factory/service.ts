@@ -6,14 +6,20 @@ import { rfc3339 } from '../platform/time.js';
 import type { FactoryItem } from './schemas.js';
 import * as store from './store.js';
 
-
 function render(row: store.FactoryRow): FactoryItem {
-  return { uid: row.uid, name: row.name, is_default: row.is_default, created_at: rfc3339(row.created_at), updated_at: rfc3339(row.updated_at) };
+  return {
+    uid: row.uid,
+    name: row.name,
+    is_default: row.is_default,
+    created_at: rfc3339(row.created_at),
+    updated_at: rfc3339(row.updated_at),
+  };
 }
 
 /** Webhooks, automations and definitions change only in the hands of a team admin. */
 export function requireFactoryManager(caller: Caller): void {
-  if (caller.role !== 'admin') throw notAuthorized('managing the factory (webhooks, automations, definitions) needs the admin role in this team');
+  if (caller.role !== 'admin')
+    throw notAuthorized('managing the factory (webhooks, automations, definitions) needs the admin role in this team');
 }
 
 /** A team's factories: the containers of its webhooks and automations. */

@@ -19,15 +19,34 @@ export async function listFactories(db: Kysely<DB>, teamUid: string): Promise<Fa
 }
 
 export async function findFactory(db: Kysely<DB>, teamUid: string, uid: string): Promise<FactoryRow | undefined> {
-  return db.selectFrom('factories').selectAll().where('team_uid', '=', teamUid).where('uid', '=', uid).executeTakeFirst();
+  return db
+    .selectFrom('factories')
+    .selectAll()
+    .where('team_uid', '=', teamUid)
+    .where('uid', '=', uid)
+    .executeTakeFirst();
 }
 
-export async function findFactoryByName(db: Kysely<DB>, teamUid: string, name: string): Promise<FactoryRow | undefined> {
-  return db.selectFrom('factories').selectAll().where('team_uid', '=', teamUid).where('name', '=', name).executeTakeFirst();
+export async function findFactoryByName(
+  db: Kysely<DB>,
+  teamUid: string,
+  name: string,
+): Promise<FactoryRow | undefined> {
+  return db
+    .selectFrom('factories')
+    .selectAll()
+    .where('team_uid', '=', teamUid)
+    .where('name', '=', name)
+    .executeTakeFirst();
 }
 
 /** undefined when the team already has a factory of that name. */
-export async function insertFactory(db: Kysely<DB>, teamUid: string, name: string, isDefault = false): Promise<FactoryRow | undefined> {
+export async function insertFactory(
+  db: Kysely<DB>,
+  teamUid: string,
+  name: string,
+  isDefault = false,
+): Promise<FactoryRow | undefined> {
   return db
     .insertInto('factories')
     .values({ uid: newUid(), team_uid: teamUid, name, is_default: isDefault })
@@ -38,15 +57,39 @@ export async function insertFactory(db: Kysely<DB>, teamUid: string, name: strin
 
 /** The team's default factory, made on first use; concurrent first uses agree on one. */
 export async function defaultFactory(db: Kysely<DB>, teamUid: string): Promise<FactoryRow> {
-  const existing = await db.selectFrom('factories').selectAll().where('team_uid', '=', teamUid).where('is_default', '=', true).executeTakeFirst();
+  const existing = await db
+    .selectFrom('factories')
+    .selectAll()
+    .where('team_uid', '=', teamUid)
+    .where('is_default', '=', true)
+    .executeTakeFirst();
   if (existing) return existing;
   const made = await insertFactory(db, teamUid, DEFAULT_FACTORY_NAME, true);
   if (made) return made;
   // Someone else made it meanwhile (or a factory already took the name "default": that one becomes the default).
-  await db.updateTable('factories').set({ is_default: true }).where('team_uid', '=', teamUid).where('name', '=', DEFAULT_FACTORY_NAME)
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('factories as d').select('d.uid').where('d.team_uid', '=', teamUid).where('d.is_default', '=', true))))
+  await db
+    .updateTable('factories')
+    .set({ is_default: true })
+    .where('team_uid', '=', teamUid)
+    .where('name', '=', DEFAULT_FACTORY_NAME)
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('factories as d')
+            .select('d.uid')
+            .where('d.team_uid', '=', teamUid)
+            .where('d.is_default', '=', true),
+        ),
+      ),
+    )
     .execute();
-  return db.selectFrom('factories').selectAll().where('team_uid', '=', teamUid).where('is_default', '=', true).executeTakeFirstOrThrow();
+  return db
+    .selectFrom('factories')
+    .selectAll()
+    .where('team_uid', '=', teamUid)
+    .where('is_default', '=', true)
+    .executeTakeFirstOrThrow();
 }
 
 /** Serialises changes to one factory's webhooks and automations (the 20-webhook limit, definition applies). */
@@ -73,14 +116,28 @@ export async function teamSkills(db: Kysely<DB>, teamUid: string) {
 }
 
 export async function skillsOfFactory(db: Kysely<DB>, factoryUid: string): Promise<SkillValues[]> {
-  return db.selectFrom('factory_skills').select(['name', 'description', 'prompt']).where('factory_uid', '=', factoryUid).orderBy('name').execute();
+  return db
+    .selectFrom('factory_skills')
+    .select(['name', 'description', 'prompt'])
+    .where('factory_uid', '=', factoryUid)
+    .orderBy('name')
+    .execute();
 }
 
-export async function upsertSkill(db: Kysely<DB>, factoryUid: string, teamUid: string, skill: SkillValues): Promise<void> {
+export async function upsertSkill(
+  db: Kysely<DB>,
+  factoryUid: string,
+  teamUid: string,
+  skill: SkillValues,
+): Promise<void> {
   await db
     .insertInto('factory_skills')
     .values({ factory_uid: factoryUid, team_uid: teamUid, ...skill })
-    .onConflict((oc) => oc.columns(['factory_uid', 'name']).doUpdateSet({ description: skill.description, prompt: skill.prompt, updated_at: new Date() }))
+    .onConflict((oc) =>
+      oc
+        .columns(['factory_uid', 'name'])
+        .doUpdateSet({ description: skill.description, prompt: skill.prompt, updated_at: new Date() }),
+    )
     .execute();
 }
 

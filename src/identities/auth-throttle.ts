@@ -21,15 +21,24 @@ export function clientGroup(address: string): string {
   const [left, right] = bare.includes('::') ? bare.split('::') : [bare, undefined];
   const head = left ? left.split(':') : [];
   const tail = right ? right.split(':') : [];
-  const groups = right === undefined ? head : [...head, ...Array<string>(8 - head.length - tail.length).fill('0'), ...tail];
-  return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  const groups =
+    right === undefined ? head : [...head, ...Array<string>(8 - head.length - tail.length).fill('0'), ...tail];
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 function tooMany(retryAfter: number): ApiError {
-  return new ApiError(429, 'resource_unavailable', `too many failed authentications from this address; retry in ${retryAfter} s`, {
-    retryable: true,
-    headers: { 'retry-after': String(retryAfter) },
-  });
+  return new ApiError(
+    429,
+    'resource_unavailable',
+    `too many failed authentications from this address; retry in ${retryAfter} s`,
+    {
+      retryable: true,
+      headers: { 'retry-after': String(retryAfter) },
+    },
+  );
 }
 
 /**
@@ -82,7 +91,8 @@ export class AuthFailureThrottle {
     const retryAfter = secondsUntilBelow(current, before, row.elapsed, this.failuresPerMinute);
     const now = Date.now();
     // Many addresses blocked once (an attacker rotating them) must not grow the map for ever.
-    if (this.blockedUntil.size >= SWEEP_AT) for (const [address, until] of this.blockedUntil) if (until <= now) this.blockedUntil.delete(address);
+    if (this.blockedUntil.size >= SWEEP_AT)
+      for (const [address, until] of this.blockedUntil) if (until <= now) this.blockedUntil.delete(address);
     this.blockedUntil.set(client, now + retryAfter * 1000);
     throw tooMany(retryAfter);
   }

@@ -33,7 +33,10 @@ export class ApiKeyAuthenticator {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (!match) throw authenticationRequired('the Authorization header must be "Bearer <key>"');
     // Worker keys are not API keys (they live apart and are never found here); saying so beats "not valid".
-    if (match[1]!.startsWith(WORKER_KEY_PREFIX)) throw authenticationRequired("a worker key opens only the worker websocket; the rest of the API needs a member's or agent's API key");
+    if (match[1]!.startsWith(WORKER_KEY_PREFIX))
+      throw authenticationRequired(
+        "a worker key opens only the worker websocket; the rest of the API needs a member's or agent's API key",
+      );
     const principal = await this.lookups.submit(hashApiKey(match[1]!));
     if (!principal) throw authenticationRequired('the API key is not valid (unknown or revoked)');
     return principal;

@@ -13,7 +13,10 @@ export function registerIdentityCommands(program: Command): void {
 
   const teams = admin.command('teams').description('teams');
   teams.command('list').action(() => callAndPrint('GET', '/admin/teams'));
-  teams.command('create').argument('<name>').action((name: string) => callAndPrint('POST', '/admin/teams', { name }));
+  teams
+    .command('create')
+    .argument('<name>')
+    .action((name: string) => callAndPrint('POST', '/admin/teams', { name }));
 
   const users = admin.command('users').description('users');
   users.command('list').action(() => callAndPrint('GET', '/admin/users'));
@@ -23,11 +26,18 @@ export function registerIdentityCommands(program: Command): void {
     .option('--email <email>', 'email address')
     .option('--admin', 'make the user an instance administrator')
     .action((options: { name: string; email?: string; admin?: boolean }) =>
-      callAndPrint('POST', '/admin/users', { display_name: options.name, ...(options.email ? { email: options.email } : {}), is_admin: Boolean(options.admin) }),
+      callAndPrint('POST', '/admin/users', {
+        display_name: options.name,
+        ...(options.email ? { email: options.email } : {}),
+        is_admin: Boolean(options.admin),
+      }),
     );
 
   const members = admin.command('members').description('team memberships');
-  members.command('list').argument('<team_uid>').action((team: string) => callAndPrint('GET', `/admin/teams/${segment(team)}/members`));
+  members
+    .command('list')
+    .argument('<team_uid>')
+    .action((team: string) => callAndPrint('GET', `/admin/teams/${segment(team)}/members`));
   members
     .command('set')
     .description('add a user to a team, or change their role')
@@ -41,7 +51,9 @@ export function registerIdentityCommands(program: Command): void {
     .command('remove')
     .argument('<team_uid>')
     .argument('<user_uid>')
-    .action((team: string, user: string) => callAndPrint('DELETE', `/admin/teams/${segment(team)}/members/${segment(user)}`));
+    .action((team: string, user: string) =>
+      callAndPrint('DELETE', `/admin/teams/${segment(team)}/members/${segment(user)}`),
+    );
 
   const keys = admin.command('keys').description('API keys');
   keys
@@ -49,7 +61,10 @@ export function registerIdentityCommands(program: Command): void {
     .option('--user <user_uid>')
     .option('--agent <agent_uid>')
     .action((options: { user?: string; agent?: string }) => {
-      const query = new URLSearchParams({ ...(options.user ? { user_uid: options.user } : {}), ...(options.agent ? { agent_uid: options.agent } : {}) });
+      const query = new URLSearchParams({
+        ...(options.user ? { user_uid: options.user } : {}),
+        ...(options.agent ? { agent_uid: options.agent } : {}),
+      });
       return callAndPrint('GET', `/admin/api-keys${query.size ? `?${query}` : ''}`);
     });
   keys
@@ -59,13 +74,23 @@ export function registerIdentityCommands(program: Command): void {
     .option('--user <user_uid>')
     .option('--agent <agent_uid>')
     .action((options: { name: string; user?: string; agent?: string }) =>
-      callAndPrint('POST', '/admin/api-keys', { name: options.name, ...(options.user ? { user_uid: options.user } : {}), ...(options.agent ? { agent_uid: options.agent } : {}) }),
+      callAndPrint('POST', '/admin/api-keys', {
+        name: options.name,
+        ...(options.user ? { user_uid: options.user } : {}),
+        ...(options.agent ? { agent_uid: options.agent } : {}),
+      }),
     );
-  keys.command('revoke').argument('<key_uid>').action((uid: string) => callAndPrint('DELETE', `/admin/api-keys/${segment(uid)}`));
+  keys
+    .command('revoke')
+    .argument('<key_uid>')
+    .action((uid: string) => callAndPrint('DELETE', `/admin/api-keys/${segment(uid)}`));
 
   const agents = program.command('agents').description("the team's agent identities");
   agents.command('list').action(() => callAndPrint('GET', '/agent/identities'));
-  agents.command('get').argument('<uid>').action((uid: string) => callAndPrint('GET', `/agent/identities/${segment(uid)}`));
+  agents
+    .command('get')
+    .argument('<uid>')
+    .action((uid: string) => callAndPrint('GET', `/agent/identities/${segment(uid)}`));
   const agentOptions = (command: Command) =>
     command
       .option('--description <text>')
@@ -98,8 +123,9 @@ export function registerIdentityCommands(program: Command): void {
   agentOptions(agents.command('create').requiredOption('--name <name>')).action((options: AgentOptions) =>
     callAndPrint('POST', '/agent/identities', agentBody(options)),
   );
-  agentOptions(agents.command('update').argument('<uid>').option('--name <name>')).action((uid: string, options: AgentOptions) =>
-    callAndPrint('PUT', `/agent/identities/${segment(uid)}`, agentBody(options)),
+  agentOptions(agents.command('update').argument('<uid>').option('--name <name>')).action(
+    (uid: string, options: AgentOptions) =>
+      callAndPrint('PUT', `/agent/identities/${segment(uid)}`, agentBody(options)),
   );
   agents
     .command('delete')

@@ -27,7 +27,11 @@ export interface Principal {
  * The principals of many API keys (by their hashes) in one statement; keys that are unknown or revoked are
  * missing from the map. Concurrent requests look their keys up together (see ApiKeyAuthenticator).
  */
-export async function findPrincipalsByKeyHashes(db: Kysely<DB>, keyHashes: string[], planMaxAgents: number): Promise<Map<string, Principal>> {
+export async function findPrincipalsByKeyHashes(
+  db: Kysely<DB>,
+  keyHashes: string[],
+  planMaxAgents: number,
+): Promise<Map<string, Principal>> {
   const rows = await db
     .selectFrom('api_keys as k')
     .leftJoin('users as u', 'u.uid', 'k.user_uid')
@@ -42,7 +46,9 @@ export async function findPrincipalsByKeyHashes(db: Kysely<DB>, keyHashes: strin
       'a.name as agent_name',
       'a.team_uid as agent_team_uid',
       sql<string>`(SELECT count(*) FROM agent_identities older
-        WHERE older.team_uid = a.team_uid AND (older.created_at, older.uid) < (a.created_at, a.uid))`.as('older_agents'),
+        WHERE older.team_uid = a.team_uid AND (older.created_at, older.uid) < (a.created_at, a.uid))`.as(
+        'older_agents',
+      ),
       sql<Membership[]>`coalesce((SELECT json_agg(json_build_object('team_uid', m.team_uid, 'role', m.role))
         FROM team_members m WHERE m.user_uid = k.user_uid), '[]')`.as('memberships'),
     ])
@@ -117,12 +123,20 @@ export async function insertApiKey(db: Kysely<DB>, owner: KeyOwner, key: string,
 }
 
 export async function countTeams(db: Kysely<DB>): Promise<number> {
-  const row = await db.selectFrom('teams').select((eb) => eb.fn.countAll<string>().as('count')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('teams')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .executeTakeFirstOrThrow();
   return Number(row.count);
 }
 
 /** The user's role in the team now, or undefined when they are not a member (an agent's uid is not). */
 export async function roleInTeam(db: Kysely<DB>, teamUid: string, userUid: string): Promise<Role | undefined> {
-  const row = await db.selectFrom('team_members').select('role').where('team_uid', '=', teamUid).where('user_uid', '=', userUid).executeTakeFirst();
+  const row = await db
+    .selectFrom('team_members')
+    .select('role')
+    .where('team_uid', '=', teamUid)
+    .where('user_uid', '=', userUid)
+    .executeTakeFirst();
   return row?.role;
 }

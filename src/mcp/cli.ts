@@ -52,7 +52,9 @@ function body(options: CreateOptions) {
 
 /** `hangar mcp-servers ...`: shared MCP server definitions from the command line (HANGAR_URL, HANGAR_API_KEY). */
 export function registerMcpServerCommands(program: Command): void {
-  const servers = program.command('mcp-servers').description("manage the team's MCP servers and share them with other teams");
+  const servers = program
+    .command('mcp-servers')
+    .description("manage the team's MCP servers and share them with other teams");
   servers
     .command('list')
     .description("list the team's MCP servers and those shared with it")
@@ -73,10 +75,20 @@ export function registerMcpServerCommands(program: Command): void {
     .option('--command <program>', 'stdio server: the program to start')
     .option('--arg <arg>', 'stdio server: an argument (repeatable)', collect, [])
     .option('--env <KEY=VALUE>', 'stdio server: an environment variable (repeatable)', collect, [])
-    .option('--secret-env <KEY=SECRET>', 'stdio server: an environment variable set from a team secret (repeatable)', collect, [])
+    .option(
+      '--secret-env <KEY=SECRET>',
+      'stdio server: an environment variable set from a team secret (repeatable)',
+      collect,
+      [],
+    )
     .option('--url <url>', 'HTTP server: its URL')
     .option('--header <NAME=VALUE>', 'HTTP server: a request header (repeatable)', collect, [])
-    .option('--secret-header <NAME=SECRET>', 'HTTP server: a request header set from a team secret (repeatable)', collect, [])
+    .option(
+      '--secret-header <NAME=SECRET>',
+      'HTTP server: a request header set from a team secret (repeatable)',
+      collect,
+      [],
+    )
     .action((options: CreateOptions) => callAndPrint('POST', '/mcp-servers', body(options)));
   servers
     .command('get')

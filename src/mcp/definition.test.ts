@@ -16,18 +16,33 @@ function problem(body: Omit<McpServerBody, 'name'>): string {
 
 test('a stdio definition keeps command, args and env, with defaults', () => {
   assert.deepEqual(definitionFrom({ name: 'gh', command: ' npx ' }), { command: 'npx', args: [], env: {} });
-  assert.deepEqual(definitionFrom({ name: 'gh', command: 'npx', args: ['-y', 'server'], env: { TOKEN: { secret: 'GH' }, MODE: 'ro' } }), {
-    command: 'npx',
-    args: ['-y', 'server'],
-    env: { TOKEN: { secret: 'GH' }, MODE: 'ro' },
-  });
+  assert.deepEqual(
+    definitionFrom({
+      name: 'gh',
+      command: 'npx',
+      args: ['-y', 'server'],
+      env: { TOKEN: { secret: 'GH' }, MODE: 'ro' },
+    }),
+    {
+      command: 'npx',
+      args: ['-y', 'server'],
+      env: { TOKEN: { secret: 'GH' }, MODE: 'ro' },
+    },
+  );
 });
 
 test('an HTTP definition keeps url and headers', () => {
-  assert.deepEqual(definitionFrom({ name: 'linear', url: 'https://mcp.example.com/sse', headers: { Authorization: { secret: 'LINEAR' } } }), {
-    url: 'https://mcp.example.com/sse',
-    headers: { Authorization: { secret: 'LINEAR' } },
-  });
+  assert.deepEqual(
+    definitionFrom({
+      name: 'linear',
+      url: 'https://mcp.example.com/sse',
+      headers: { Authorization: { secret: 'LINEAR' } },
+    }),
+    {
+      url: 'https://mcp.example.com/sse',
+      headers: { Authorization: { secret: 'LINEAR' } },
+    },
+  );
 });
 
 test('exactly one of command or url, each with its own fields', () => {
@@ -50,14 +65,30 @@ test('names and values that cannot be passed on are refused', () => {
 });
 
 test('secret names are listed once, and filled in only when resolving', () => {
-  const definition = definitionFrom({ name: 'x', command: 'run', env: { A: { secret: 'S2' }, B: { secret: 'S1' }, C: { secret: 'S2' }, D: 'plain' } });
-  assert.deepEqual(secretNames(definition), ['S1', 'S2']);
-  assert.deepEqual(withSecretValues(definition, new Map([['S1', 'one'], ['S2', 'two']])), {
+  const definition = definitionFrom({
+    name: 'x',
     command: 'run',
-    args: [],
-    env: { A: 'two', B: 'one', C: 'two', D: 'plain' },
+    env: { A: { secret: 'S2' }, B: { secret: 'S1' }, C: { secret: 'S2' }, D: 'plain' },
   });
+  assert.deepEqual(secretNames(definition), ['S1', 'S2']);
+  assert.deepEqual(
+    withSecretValues(
+      definition,
+      new Map([
+        ['S1', 'one'],
+        ['S2', 'two'],
+      ]),
+    ),
+    {
+      command: 'run',
+      args: [],
+      env: { A: 'two', B: 'one', C: 'two', D: 'plain' },
+    },
+  );
   assert.throws(() => withSecretValues(definition, new Map([['S1', 'one']])), /S2/);
   const http = definitionFrom({ name: 'y', url: 'https://a', headers: { Authorization: { secret: 'TOKEN' } } });
-  assert.deepEqual(withSecretValues(http, new Map([['TOKEN', 'Bearer t']])), { url: 'https://a', headers: { Authorization: 'Bearer t' } });
+  assert.deepEqual(withSecretValues(http, new Map([['TOKEN', 'Bearer t']])), {
+    url: 'https://a',
+    headers: { Authorization: 'Bearer t' },
+  });
 });

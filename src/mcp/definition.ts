@@ -16,9 +16,12 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/;
 function checkValues(values: Record<string, ConfigValue>, field: 'env' | 'headers'): Record<string, ConfigValue> {
   for (const [key, value] of Object.entries(values)) {
     if (field === 'env' && !ENV_NAME.test(key)) {
-      throw invalidRequest(`env: "${key}" is not an environment variable name (letters, digits and _, not starting with a digit)`);
+      throw invalidRequest(
+        `env: "${key}" is not an environment variable name (letters, digits and _, not starting with a digit)`,
+      );
     }
-    if (field === 'headers' && !HEADER_NAME.test(key)) throw invalidRequest(`headers: "${key}" is not a valid header name`);
+    if (field === 'headers' && !HEADER_NAME.test(key))
+      throw invalidRequest(`headers: "${key}" is not a valid header name`);
     if (typeof value !== 'string') continue;
     // A NUL cannot be passed in an environment variable; CR or LF in a header would split the request.
     if (value.includes('\0') || (field === 'headers' && /[\r\n]/.test(value))) {
@@ -40,14 +43,16 @@ export function definitionFrom(body: McpServerBody): McpDefinition {
     if (command === '') throw invalidRequest('command must not be blank');
     return { command, args: body.args ?? [], env: checkValues(body.env ?? {}, 'env') };
   }
-  if (body.args !== undefined || body.env !== undefined) throw invalidRequest('args and env go with command; an HTTP server takes headers');
+  if (body.args !== undefined || body.env !== undefined)
+    throw invalidRequest('args and env go with command; an HTTP server takes headers');
   let url: URL;
   try {
     url = new URL(body.url!);
   } catch {
     throw invalidRequest('url is not a valid URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidRequest(`url must use http or https, got ${url.protocol}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw invalidRequest(`url must use http or https, got ${url.protocol}`);
   return { url: body.url!, headers: checkValues(body.headers ?? {}, 'headers') };
 }
 
@@ -57,12 +62,16 @@ function valuesOf(definition: McpDefinition): Record<string, ConfigValue> {
 
 /** The team secrets a definition refers to, each once. */
 export function secretNames(definition: McpDefinition): string[] {
-  const names = Object.values(valuesOf(definition)).flatMap((value) => (typeof value === 'string' ? [] : [value.secret]));
+  const names = Object.values(valuesOf(definition)).flatMap((value) =>
+    typeof value === 'string' ? [] : [value.secret],
+  );
   return [...new Set(names)].sort();
 }
 
 /** A definition as a run starts it: every value plain. */
-export type ResolvedDefinition = { command: string; args: string[]; env: Record<string, string> } | { url: string; headers: Record<string, string> };
+export type ResolvedDefinition =
+  | { command: string; args: string[]; env: Record<string, string> }
+  | { url: string; headers: Record<string, string> };
 
 /** The definition with every secret reference replaced by its value (`values` maps secret names to values). */
 export function withSecretValues(definition: McpDefinition, values: ReadonlyMap<string, string>): ResolvedDefinition {

@@ -18,7 +18,8 @@ export function registerMcpServerRoutes(parent: FastifyInstance, servers: McpSer
       schema: {
         tags,
         summary: 'Define an MCP server for the team',
-        description: 'Exactly one of command (stdio: args, env) or url (HTTP: headers). A value may be {"secret": "<team secret name>"}.',
+        description:
+          'Exactly one of command (stdio: args, env) or url (HTTP: headers). A value may be {"secret": "<team secret name>"}.',
         body: McpServerBody,
         response: { 201: McpServerItem, ...ProblemResponses },
       },
@@ -27,7 +28,13 @@ export function registerMcpServerRoutes(parent: FastifyInstance, servers: McpSer
   );
   app.get(
     '/mcp-servers',
-    { schema: { tags, summary: "The team's MCP servers and those shared with it, by name", response: { 200: McpServerList, ...ProblemResponses } } },
+    {
+      schema: {
+        tags,
+        summary: "The team's MCP servers and those shared with it, by name",
+        response: { 200: McpServerList, ...ProblemResponses },
+      },
+    },
     async (request) => servers.list(callerOf(request)),
   );
   app.get(
@@ -37,7 +44,15 @@ export function registerMcpServerRoutes(parent: FastifyInstance, servers: McpSer
   );
   app.put(
     '/mcp-servers/:uid',
-    { schema: { tags, summary: 'Replace an MCP server (owning team)', params: McpServerParams, body: McpServerBody, response: item } },
+    {
+      schema: {
+        tags,
+        summary: 'Replace an MCP server (owning team)',
+        params: McpServerParams,
+        body: McpServerBody,
+        response: item,
+      },
+    },
     async (request) => servers.update(callerOf(request), request.params.uid, request.body),
   );
   app.delete(
@@ -54,7 +69,8 @@ export function registerMcpServerRoutes(parent: FastifyInstance, servers: McpSer
       schema: {
         tags,
         summary: 'Share an MCP server with another team (owning team admins)',
-        description: 'The other team can then see it and use it in runs, with the secrets it refers to. Sharing twice changes nothing.',
+        description:
+          'The other team can then see it and use it in runs, with the secrets it refers to. Sharing twice changes nothing.',
         params: McpServerParams,
         body: ShareBody,
         response: item,
@@ -64,7 +80,14 @@ export function registerMcpServerRoutes(parent: FastifyInstance, servers: McpSer
   );
   app.delete(
     '/mcp-servers/:uid/shares/:team_uid',
-    { schema: { tags, summary: 'Stop sharing an MCP server with a team (owning team admins)', params: ShareParams, response: deleted } },
+    {
+      schema: {
+        tags,
+        summary: 'Stop sharing an MCP server with a team (owning team admins)',
+        params: ShareParams,
+        response: deleted,
+      },
+    },
     async (request, reply) => {
       await servers.unshare(callerOf(request), request.params.uid, request.params.team_uid);
       return reply.code(204).send(null);

@@ -10,14 +10,20 @@ export const SecretReference = Type.Object(
 
 // The reference comes first so that a malformed one is reported as such (the first failing branch is named).
 const ConfigValue = Type.Union([SecretReference, Type.String({ maxLength: 8192 })]);
-const configValues = (description: string) => Type.Record(Type.String(), ConfigValue, { maxProperties: 100, description });
+const configValues = (description: string) =>
+  Type.Record(Type.String(), ConfigValue, { maxProperties: 100, description });
 
 export const MCP_SERVER_NAME_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$';
 
 export const McpServerBody = Type.Object(
   {
-    name: Type.String({ pattern: MCP_SERVER_NAME_PATTERN, description: '1-128 characters of [A-Za-z0-9_.-], unique in the team' }),
-    command: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'A stdio server: the program to start' })),
+    name: Type.String({
+      pattern: MCP_SERVER_NAME_PATTERN,
+      description: '1-128 characters of [A-Za-z0-9_.-], unique in the team',
+    }),
+    command: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 4096, description: 'A stdio server: the program to start' }),
+    ),
     args: Type.Optional(Type.Array(Type.String({ maxLength: 4096 }), { maxItems: 100, description: 'stdio only' })),
     env: Type.Optional(configValues('stdio only: environment variables, each a string or a secret reference')),
     url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'An HTTP server: its http(s) URL' })),
@@ -36,7 +42,9 @@ export const McpServerItem = Type.Object({
   url: Type.Optional(Type.String()),
   headers: Type.Optional(configValues('Plain values as given; secrets by reference only')),
   owner_team_uid: Type.String(),
-  shared_with: Type.Optional(Type.Array(Type.String(), { description: 'Teams it is shared with; shown to the owning team only' })),
+  shared_with: Type.Optional(
+    Type.Array(Type.String(), { description: 'Teams it is shared with; shown to the owning team only' }),
+  ),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
 });
@@ -45,6 +53,12 @@ export type McpServerItem = Static<typeof McpServerItem>;
 export const McpServerList = Type.Object({ mcp_servers: Type.Array(McpServerItem) });
 
 export const McpServerParams = Type.Object({ uid: Type.String({ minLength: 1, maxLength: 64 }) });
-export const ShareParams = Type.Object({ uid: Type.String({ minLength: 1, maxLength: 64 }), team_uid: Type.String({ minLength: 1, maxLength: 64 }) });
-export const ShareBody = Type.Object({ team_uid: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
+export const ShareParams = Type.Object({
+  uid: Type.String({ minLength: 1, maxLength: 64 }),
+  team_uid: Type.String({ minLength: 1, maxLength: 64 }),
+});
+export const ShareBody = Type.Object(
+  { team_uid: Type.String({ minLength: 1, maxLength: 64 }) },
+  { additionalProperties: false },
+);
 export type ShareBody = Static<typeof ShareBody>;

@@ -5,7 +5,13 @@ import type { DB } from '../platform/db/schema.js';
 import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import type { AddressPolicy } from '../platform/net/address-policy.js';
 import type { SecretsService } from '../secrets/service.js';
-import { definitionFrom, secretNames, withSecretValues, type McpDefinition, type ResolvedDefinition } from './definition.js';
+import {
+  definitionFrom,
+  secretNames,
+  withSecretValues,
+  type McpDefinition,
+  type ResolvedDefinition,
+} from './definition.js';
 import type { McpServerBody, McpServerItem } from './schemas.js';
 import * as store from './store.js';
 import { rfc3339 as iso } from '../platform/time.js';
@@ -19,7 +25,6 @@ export interface McpServersServiceOptions {
 
 /** A server ready to start for a run: secret references replaced by their values. Never send it to a client. */
 export type ResolvedMcpServer = { uid: string; name: string } & ResolvedDefinition;
-
 
 function render(row: store.McpServerRow, viewerTeamUid: string): McpServerItem {
   const owned = row.team_uid === viewerTeamUid;
@@ -58,14 +63,22 @@ export class McpServersService {
     }
     const names = secretNames(definition);
     const missing = await this.options.secrets.missingSecrets(caller.teamUid, names);
-    if (missing.length > 0) throw invalidRequest(`no team secret named ${missing.join(', ')}; create it first with POST /secrets`);
+    if (missing.length > 0)
+      throw invalidRequest(`no team secret named ${missing.join(', ')}; create it first with POST /secrets`);
     const refused = await this.options.secrets.unusableSecrets(
       this.db,
-      { teamUid: caller.teamUid, creatorUid: caller.principal.uid, agentUid: caller.principal.type === 'service_account' ? caller.principal.uid : null, environmentId: null },
+      {
+        teamUid: caller.teamUid,
+        creatorUid: caller.principal.uid,
+        agentUid: caller.principal.type === 'service_account' ? caller.principal.uid : null,
+        environmentId: null,
+      },
       names,
     );
     if (refused.length > 0) {
-      throw notAuthorized(`team secret ${refused.join(', ')} is not granted to you; a team admin can grant it (POST /secrets/{name}/grants) or define this server`);
+      throw notAuthorized(
+        `team secret ${refused.join(', ')} is not granted to you; a team admin can grant it (POST /secrets/{name}/grants) or define this server`,
+      );
     }
     return definition;
   }
@@ -79,7 +92,8 @@ export class McpServersService {
 
   private async owned(caller: Caller, uid: string, action: string): Promise<store.McpServerRow> {
     const { row, owned } = await this.visible(caller, uid);
-    if (!owned) throw notAuthorized(`MCP server ${uid} is shared with this team; only its owning team can ${action} it`);
+    if (!owned)
+      throw notAuthorized(`MCP server ${uid} is shared with this team; only its owning team can ${action} it`);
     return row;
   }
 
@@ -107,7 +121,8 @@ export class McpServersService {
     const definition = await this.definition(caller, body);
     const outcome = await store.updateServer(this.db, caller.teamUid, uid, { name: body.name, definition });
     if (outcome === 'missing') throw notFound(`MCP server ${uid} not found`);
-    if (outcome === 'name_taken') throw new ApiError(409, 'conflict', `this team already has an MCP server named ${body.name}`);
+    if (outcome === 'name_taken')
+      throw new ApiError(409, 'conflict', `this team already has an MCP server named ${body.name}`);
     return this.get(caller, uid);
   }
 
@@ -124,14 +139,17 @@ export class McpServersService {
 
   async share(caller: Caller, uid: string, teamUid: string): Promise<McpServerItem> {
     await this.ownedByAdmin(caller, uid);
-    if (teamUid === caller.teamUid) throw invalidRequest('an MCP server is always available to its owning team; share it with another team');
-    if ((await store.insertShare(this.db, uid, teamUid)) === 'unknown_team') throw invalidRequest(`team ${teamUid} does not exist`);
+    if (teamUid === caller.teamUid)
+      throw invalidRequest('an MCP server is always available to its owning team; share it with another team');
+    if ((await store.insertShare(this.db, uid, teamUid)) === 'unknown_team')
+      throw invalidRequest(`team ${teamUid} does not exist`);
     return this.get(caller, uid);
   }
 
   async unshare(caller: Caller, uid: string, teamUid: string): Promise<void> {
     await this.ownedByAdmin(caller, uid);
-    if (!(await store.deleteShare(this.db, uid, teamUid))) throw notFound(`MCP server ${uid} is not shared with team ${teamUid}`);
+    if (!(await store.deleteShare(this.db, uid, teamUid)))
+      throw notFound(`MCP server ${uid} is not shared with team ${teamUid}`);
   }
 
   /**
@@ -156,7 +174,8 @@ export class McpServersService {
     const values = new Map<string, string>();
     for (const name of secretNames(row.definition)) {
       const value = await this.options.secrets.readSecretValue(row.team_uid, name);
-      if (value === null) throw invalidRequest(`MCP server ${row.name} uses secret ${name}, which its owning team no longer has`);
+      if (value === null)
+        throw invalidRequest(`MCP server ${row.name} uses secret ${name}, which its owning team no longer has`);
       values.set(name, value);
     }
     return { uid: row.uid, name: row.name, ...withSecretValues(row.definition, values) };

@@ -20,14 +20,22 @@ function selectVisible(db: Kysely<DB>, teamUid: string) {
     .selectFrom('mcp_servers as s')
     .select(['s.uid', 's.team_uid', 's.name', 's.definition', 's.created_at', 's.updated_at'])
     .select(
-      sql<string[]>`coalesce((SELECT json_agg(sh.team_uid ORDER BY sh.team_uid) FROM mcp_server_shares sh WHERE sh.server_uid = s.uid), '[]')`.as(
+      sql<
+        string[]
+      >`coalesce((SELECT json_agg(sh.team_uid ORDER BY sh.team_uid) FROM mcp_server_shares sh WHERE sh.server_uid = s.uid), '[]')`.as(
         'shared_with',
       ),
     )
     .where((eb) =>
       eb.or([
         eb('s.team_uid', '=', teamUid),
-        eb.exists(eb.selectFrom('mcp_server_shares as sh').select('sh.server_uid').whereRef('sh.server_uid', '=', 's.uid').where('sh.team_uid', '=', teamUid)),
+        eb.exists(
+          eb
+            .selectFrom('mcp_server_shares as sh')
+            .select('sh.server_uid')
+            .whereRef('sh.server_uid', '=', 's.uid')
+            .where('sh.team_uid', '=', teamUid),
+        ),
       ]),
     );
 }
@@ -45,7 +53,10 @@ export async function findVisible(db: Kysely<DB>, teamUid: string, uid: string):
 }
 
 /** false when the team already has a server of that name. */
-export async function insertServer(db: Kysely<DB>, row: { uid: string; team_uid: string; name: string; definition: McpDefinition }): Promise<boolean> {
+export async function insertServer(
+  db: Kysely<DB>,
+  row: { uid: string; team_uid: string; name: string; definition: McpDefinition },
+): Promise<boolean> {
   const inserted = await db
     .insertInto('mcp_servers')
     .values({ ...row, definition: JSON.stringify(row.definition) })
@@ -76,7 +87,11 @@ export async function updateServer(
 }
 
 export async function deleteServer(db: Kysely<DB>, ownerTeamUid: string, uid: string): Promise<boolean> {
-  const result = await db.deleteFrom('mcp_servers').where('team_uid', '=', ownerTeamUid).where('uid', '=', uid).executeTakeFirst();
+  const result = await db
+    .deleteFrom('mcp_servers')
+    .where('team_uid', '=', ownerTeamUid)
+    .where('uid', '=', uid)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
 
@@ -96,6 +111,10 @@ export async function insertShare(db: Kysely<DB>, uid: string, teamUid: string):
 }
 
 export async function deleteShare(db: Kysely<DB>, uid: string, teamUid: string): Promise<boolean> {
-  const result = await db.deleteFrom('mcp_server_shares').where('server_uid', '=', uid).where('team_uid', '=', teamUid).executeTakeFirst();
+  const result = await db
+    .deleteFrom('mcp_server_shares')
+    .where('server_uid', '=', uid)
+    .where('team_uid', '=', teamUid)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }

@@ -59,14 +59,72 @@ export function keyVariables(model: ModelDefinition): string[] {
  * operators with other contracts set their own with `models` in HANGAR_CONFIG.
  */
 export const BUILT_IN_MODELS: ModelDefinition[] = [
-  { id: 'claude-sonnet-4', display_name: 'Claude Sonnet 4', provider: 'ANTHROPIC', provider_model: 'claude-sonnet-4-20250514', vision_supported: true, cost: { input: 3, output: 15 } },
-  { id: 'claude-opus-4.1', display_name: 'Claude Opus 4.1', provider: 'ANTHROPIC', provider_model: 'claude-opus-4-1-20250805', vision_supported: true, cost: { input: 15, output: 75 } },
-  { id: 'claude-haiku-3.5', display_name: 'Claude Haiku 3.5', provider: 'ANTHROPIC', provider_model: 'claude-3-5-haiku-20241022', vision_supported: true, cost: { input: 0.8, output: 4 } },
-  { id: 'gpt-4.1', display_name: 'GPT-4.1', provider: 'OPENAI', provider_model: 'gpt-4.1', vision_supported: true, cost: { input: 2, output: 8 } },
-  { id: 'gpt-4.1-mini', display_name: 'GPT-4.1 mini', provider: 'OPENAI', provider_model: 'gpt-4.1-mini', vision_supported: true, cost: { input: 0.4, output: 1.6 } },
-  { id: 'o4-mini', display_name: 'o4-mini', provider: 'OPENAI', provider_model: 'o4-mini', vision_supported: true, reasoning_level: 'medium', cost: { input: 1.1, output: 4.4 } },
-  { id: 'gemini-2.5-pro', display_name: 'Gemini 2.5 Pro', provider: 'GOOGLE', provider_model: 'gemini-2.5-pro', vision_supported: true, reasoning_level: 'high', cost: { input: 1.25, output: 10 } },
-  { id: 'gemini-2.5-flash', display_name: 'Gemini 2.5 Flash', provider: 'GOOGLE', provider_model: 'gemini-2.5-flash', vision_supported: true, cost: { input: 0.3, output: 2.5 } },
+  {
+    id: 'claude-sonnet-4',
+    display_name: 'Claude Sonnet 4',
+    provider: 'ANTHROPIC',
+    provider_model: 'claude-sonnet-4-20250514',
+    vision_supported: true,
+    cost: { input: 3, output: 15 },
+  },
+  {
+    id: 'claude-opus-4.1',
+    display_name: 'Claude Opus 4.1',
+    provider: 'ANTHROPIC',
+    provider_model: 'claude-opus-4-1-20250805',
+    vision_supported: true,
+    cost: { input: 15, output: 75 },
+  },
+  {
+    id: 'claude-haiku-3.5',
+    display_name: 'Claude Haiku 3.5',
+    provider: 'ANTHROPIC',
+    provider_model: 'claude-3-5-haiku-20241022',
+    vision_supported: true,
+    cost: { input: 0.8, output: 4 },
+  },
+  {
+    id: 'gpt-4.1',
+    display_name: 'GPT-4.1',
+    provider: 'OPENAI',
+    provider_model: 'gpt-4.1',
+    vision_supported: true,
+    cost: { input: 2, output: 8 },
+  },
+  {
+    id: 'gpt-4.1-mini',
+    display_name: 'GPT-4.1 mini',
+    provider: 'OPENAI',
+    provider_model: 'gpt-4.1-mini',
+    vision_supported: true,
+    cost: { input: 0.4, output: 1.6 },
+  },
+  {
+    id: 'o4-mini',
+    display_name: 'o4-mini',
+    provider: 'OPENAI',
+    provider_model: 'o4-mini',
+    vision_supported: true,
+    reasoning_level: 'medium',
+    cost: { input: 1.1, output: 4.4 },
+  },
+  {
+    id: 'gemini-2.5-pro',
+    display_name: 'Gemini 2.5 Pro',
+    provider: 'GOOGLE',
+    provider_model: 'gemini-2.5-pro',
+    vision_supported: true,
+    reasoning_level: 'high',
+    cost: { input: 1.25, output: 10 },
+  },
+  {
+    id: 'gemini-2.5-flash',
+    display_name: 'Gemini 2.5 Flash',
+    provider: 'GOOGLE',
+    provider_model: 'gemini-2.5-flash',
+    vision_supported: true,
+    cost: { input: 0.3, output: 2.5 },
+  },
 ];
 
 export interface CatalogueConfig {
@@ -95,8 +153,10 @@ export class ModelCatalogue {
     this.models = config.models ?? BUILT_IN_MODELS;
     this.byId = new Map(this.models.map((model) => [model.id, model]));
     this.disabled = new Set(config.disabledModels);
-    const preferred = config.defaultModel !== undefined && this.byId.has(config.defaultModel) ? config.defaultModel : undefined;
-    this.defaultModelId = preferred ?? this.models.find((model) => this.availability(model).usable)?.id ?? this.models[0]?.id ?? null;
+    const preferred =
+      config.defaultModel !== undefined && this.byId.has(config.defaultModel) ? config.defaultModel : undefined;
+    this.defaultModelId =
+      preferred ?? this.models.find((model) => this.availability(model).usable)?.id ?? this.models[0]?.id ?? null;
   }
 
   /** The configured default, else the first usable model. */
@@ -109,11 +169,21 @@ export class ModelCatalogue {
   /** Whether the model can be used now, and if not, why in words a person can act on. */
   availability(model: ModelDefinition): Availability {
     if (this.disabled.has(model.id)) {
-      return { usable: false, reason: 'ADMIN_DISABLED', why: 'disabled', detail: 'An administrator turned this model off (disabled_models in the server configuration).' };
+      return {
+        usable: false,
+        reason: 'ADMIN_DISABLED',
+        why: 'disabled',
+        detail: 'An administrator turned this model off (disabled_models in the server configuration).',
+      };
     }
     const names = keyVariables(model);
     if (names.length > 0 && !names.some((name) => this.keys[name])) {
-      return { usable: false, reason: 'ADMIN_DISABLED', why: 'credentials', detail: `No credentials for ${model.provider}: set ${names.join(' or ')} in the server's environment.` };
+      return {
+        usable: false,
+        reason: 'ADMIN_DISABLED',
+        why: 'credentials',
+        detail: `No credentials for ${model.provider}: set ${names.join(' or ')} in the server's environment.`,
+      };
     }
     return { usable: true };
   }
@@ -124,9 +194,12 @@ export class ModelCatalogue {
    */
   refusal(id: string, harness?: BuiltInHarness, ownKey = false): ApiError | null {
     const model = this.byId.get(id);
-    if (!model) return invalidRequest(`model ${id} is not in this server's catalogue; GET /agent/models lists the models`);
+    if (!model)
+      return invalidRequest(`model ${id} is not in this server's catalogue; GET /agent/models lists the models`);
     if (harness && !HARNESS_PROVIDERS[harness].includes(model.provider)) {
-      return invalidRequest(`model ${id} is a ${model.provider} model, but the ${harness} harness works with ${HARNESS_PROVIDERS[harness].join(' or ')} models`);
+      return invalidRequest(
+        `model ${id} is a ${model.provider} model, but the ${harness} harness works with ${HARNESS_PROVIDERS[harness].join(' or ')} models`,
+      );
     }
     const availability = this.availability(model);
     if (availability.usable || (ownKey && availability.why === 'credentials')) return null;
@@ -155,7 +228,13 @@ export class ModelCatalogue {
 }
 
 /** The variables among those the catalogue may need that are set (to a non-empty value) in `env`, with their values. */
-export function presentCredentials(config: CatalogueConfig, env: Record<string, string | undefined>): Record<string, string> {
-  const wanted = new Set([...Object.values(PROVIDER_KEY_ENV).flat(), ...(config.models ?? []).flatMap((model) => (model.api_key_env ? [model.api_key_env] : []))]);
+export function presentCredentials(
+  config: CatalogueConfig,
+  env: Record<string, string | undefined>,
+): Record<string, string> {
+  const wanted = new Set([
+    ...Object.values(PROVIDER_KEY_ENV).flat(),
+    ...(config.models ?? []).flatMap((model) => (model.api_key_env ? [model.api_key_env] : [])),
+  ]);
   return Object.fromEntries([...wanted].flatMap((name) => (env[name] ? [[name, env[name]]] : [])));
 }

@@ -26,8 +26,14 @@ export function registerModelRoutes(parent: FastifyInstance, catalogue: ModelCat
           vision_supported: model.vision_supported,
           ...(model.description ? { description: model.description } : {}),
           ...(model.reasoning_level ? { reasoning_level: model.reasoning_level } : {}),
-          cost: { currency: 'USD', input_per_million_tokens: model.cost.input, output_per_million_tokens: model.cost.output },
-          ...(availability.usable ? {} : { disable_reason: availability.reason, disabled_reason_detail: availability.detail }),
+          cost: {
+            currency: 'USD',
+            input_per_million_tokens: model.cost.input,
+            output_per_million_tokens: model.cost.output,
+          },
+          ...(availability.usable
+            ? {}
+            : { disable_reason: availability.reason, disabled_reason_detail: availability.detail }),
         };
       }),
     }),

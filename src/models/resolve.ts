@@ -19,13 +19,28 @@ export function apiKeyFor(model: ModelDefinition, env: Record<string, string | u
  * A catalogue model with what a harness needs to call it: endpoint and key (`apiKey` when the run brings its own,
  * from a team secret; else the operator's environment). Throws ModelConfigurationError when it cannot be called.
  */
-export function resolveModel(model: ModelDefinition, env: Record<string, string | undefined>, apiKey?: string): ResolvedModel {
+export function resolveModel(
+  model: ModelDefinition,
+  env: Record<string, string | undefined>,
+  apiKey?: string,
+): ResolvedModel {
   const key = apiKey ?? apiKeyFor(model, env);
   const baseUrl = model.base_url?.replace(/\/+$/, '') || undefined;
   if (model.provider === 'UNKNOWN') {
-    if (!baseUrl) throw new ModelConfigurationError(`Model ${model.id} has provider UNKNOWN but no base_url for its OpenAI-compatible server`);
+    if (!baseUrl)
+      throw new ModelConfigurationError(
+        `Model ${model.id} has provider UNKNOWN but no base_url for its OpenAI-compatible server`,
+      );
   } else if (!key) {
-    throw new ModelConfigurationError(`No credentials for ${model.provider} model ${model.id}: set ${keyVariables(model).join(' or ')}`);
+    throw new ModelConfigurationError(
+      `No credentials for ${model.provider} model ${model.id}: set ${keyVariables(model).join(' or ')}`,
+    );
   }
-  return { id: model.id, provider: model.provider, providerModel: model.provider_model, ...(baseUrl ? { baseUrl } : {}), ...(key ? { apiKey: key } : {}) };
+  return {
+    id: model.id,
+    provider: model.provider,
+    providerModel: model.provider_model,
+    ...(baseUrl ? { baseUrl } : {}),
+    ...(key ? { apiKey: key } : {}),
+  };
 }

@@ -8,7 +8,11 @@ export const ModelItem = Type.Object({
   description: Type.Optional(Type.String()),
   reasoning_level: Type.Optional(Type.String()),
   cost: Type.Object(
-    { currency: Type.Literal('USD'), input_per_million_tokens: Type.Number(), output_per_million_tokens: Type.Number() },
+    {
+      currency: Type.Literal('USD'),
+      input_per_million_tokens: Type.Number(),
+      output_per_million_tokens: Type.Number(),
+    },
     { description: 'What a run pays for the tokens it uses' },
   ),
   disable_reason: Type.Optional(Type.String({ description: 'Present when the model cannot be used now' })),

@@ -10,7 +10,15 @@ test('a secret key is read from 64 hex characters or from base64 of 32 bytes', (
   assert.deepEqual(parseSecretKey(key.toString('base64')), key);
   assert.deepEqual(parseSecretKey(key.toString('base64url')), key);
   assert.deepEqual(parseSecretKey(` ${key.toString('base64')}\n`), key, 'a key file ends with a newline');
-  for (const bad of ['', 'short', randomBytes(16).toString('hex'), randomBytes(31).toString('base64'), randomBytes(33).toString('base64'), 'x'.repeat(64), 'not base64!']) {
+  for (const bad of [
+    '',
+    'short',
+    randomBytes(16).toString('hex'),
+    randomBytes(31).toString('base64'),
+    randomBytes(33).toString('base64'),
+    'x'.repeat(64),
+    'not base64!',
+  ]) {
     assert.equal(parseSecretKey(bad), null, bad);
   }
 });

@@ -57,11 +57,15 @@ export async function checkSecretKey(db: Kysely<DB>, key: Buffer, dataDir: strin
     .values({ key: 'secret_key_fingerprint', value: fingerprint })
     .onConflict((oc) => oc.column('key').doNothing())
     .execute();
-  const stored = await db.selectFrom('instance_settings').select('value').where('key', '=', 'secret_key_fingerprint').executeTakeFirstOrThrow();
+  const stored = await db
+    .selectFrom('instance_settings')
+    .select('value')
+    .where('key', '=', 'secret_key_fingerprint')
+    .executeTakeFirstOrThrow();
   if (stored.value !== fingerprint) {
     throw new Error(
       `the secret key (HANGAR_SECRET_KEY, or ${secretKeyFile(dataDir)} when it is unset) is not the one this ` +
-        'database\'s secrets were encrypted with; every replica must use the same HANGAR_SECRET_KEY',
+        "database's secrets were encrypted with; every replica must use the same HANGAR_SECRET_KEY",
     );
   }
 }

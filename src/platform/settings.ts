@@ -24,7 +24,8 @@ export async function instanceSecret(db: Kysely<DB>, key: string, secretKey: Buf
     .onConflict((oc) => oc.column('key').doNothing())
     .execute();
   const row = await db.selectFrom('instance_settings').selectAll().where('key', '=', key).executeTakeFirstOrThrow();
-  if (row.ciphertext && row.iv && row.auth_tag) return openValue(secretKey, { iv: row.iv, authTag: row.auth_tag, ciphertext: row.ciphertext }, context(key));
+  if (row.ciphertext && row.iv && row.auth_tag)
+    return openValue(secretKey, { iv: row.iv, authTag: row.auth_tag, ciphertext: row.ciphertext }, context(key));
   const plain = row.value!;
   // Conditional on the clear value still being there: replicas starting together seal it once, to the same key.
   await db

@@ -3,7 +3,10 @@ import { Type } from 'typebox';
 import { ApiError } from './http/errors.js';
 
 /** The query string of a signed link, as download routes declare it. */
-export const SignedLinkQuery = Type.Object({ expires: Type.Optional(Type.String()), signature: Type.Optional(Type.String()) });
+export const SignedLinkQuery = Type.Object({
+  expires: Type.Optional(Type.String()),
+  signature: Type.Optional(Type.String()),
+});
 
 /** How far ahead of this replica's clock another replica's may be when it signs a link. */
 const CLOCK_SKEW_SECONDS = 60;
@@ -33,10 +36,20 @@ export class UrlSigner {
   }
 
   /** `path` starts with / and is below the public URL, e.g. /api/v1/downloads/... */
-  sign(path: string, ttlSeconds: number, params: Record<string, string> = {}, now = Date.now()): { url: string; expiresAt: Date } {
-    if (ttlSeconds > this.maxTtlSeconds) throw new Error(`a download link lives at most ${this.maxTtlSeconds} s, asked for ${ttlSeconds} s`);
+  sign(
+    path: string,
+    ttlSeconds: number,
+    params: Record<string, string> = {},
+    now = Date.now(),
+  ): { url: string; expiresAt: Date } {
+    if (ttlSeconds > this.maxTtlSeconds)
+      throw new Error(`a download link lives at most ${this.maxTtlSeconds} s, asked for ${ttlSeconds} s`);
     const expires = String(Math.floor(now / 1000) + ttlSeconds);
-    const query = new URLSearchParams({ ...params, expires, signature: this.signature(path, params, expires).toString('base64url') });
+    const query = new URLSearchParams({
+      ...params,
+      expires,
+      signature: this.signature(path, params, expires).toString('base64url'),
+    });
     return { url: `${this.publicUrl()}${path}?${query}`, expiresAt: new Date(Number(expires) * 1000) };
   }
 
@@ -49,7 +62,8 @@ export class UrlSigner {
   ): 'valid' | 'expired' | 'invalid' {
     const { expires, signature } = query;
     if (!expires || !signature || !/^\d{1,12}$/.test(expires)) return 'invalid';
-    if (!constantTimeEqual(Buffer.from(signature, 'base64url'), this.signature(path, params, expires))) return 'invalid';
+    if (!constantTimeEqual(Buffer.from(signature, 'base64url'), this.signature(path, params, expires)))
+      return 'invalid';
     if (Number(expires) * 1000 < now) return 'expired';
     // Replicas' clocks differ a little: a link signed on one a few seconds ahead is still good on another.
     return Number(expires) * 1000 > now + (this.maxTtlSeconds + CLOCK_SKEW_SECONDS) * 1000 ? 'invalid' : 'valid';
@@ -58,7 +72,8 @@ export class UrlSigner {
   /** verify() for a download route: a link that is not valid is 403 with the reason. */
   require(path: string, query: { expires?: string; signature?: string }, params: Record<string, string> = {}): void {
     const verdict = this.verify(path, query, params);
-    if (verdict === 'expired') throw new ApiError(403, 'not_authorized', 'this download link has expired; ask the API for a new one');
+    if (verdict === 'expired')
+      throw new ApiError(403, 'not_authorized', 'this download link has expired; ask the API for a new one');
     if (verdict === 'invalid') throw new ApiError(403, 'not_authorized', 'this download link is not valid');
   }
 }

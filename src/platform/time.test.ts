@@ -5,12 +5,19 @@ import { rfc3339 } from './time.js';
 
 /** How PostgreSQL writes a timestamptz in JSON in a UTC session: as many fraction digits as needed, or none. */
 function postgresJson(date: Date, micros: number): string {
-  const fraction = `${String(date.getUTCMilliseconds()).padStart(3, '0')}${String(micros).padStart(3, '0')}`.replace(/0+$/, '');
+  const fraction = `${String(date.getUTCMilliseconds()).padStart(3, '0')}${String(micros).padStart(3, '0')}`.replace(
+    /0+$/,
+    '',
+  );
   return `${date.toISOString().slice(0, 19)}${fraction ? `.${fraction}` : ''}+00:00`;
 }
 
 test('PostgreSQL UTC text renders exactly as a Date of it would', () => {
-  const dates = fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true });
+  const dates = fc.date({
+    min: new Date('1970-01-01T00:00:00Z'),
+    max: new Date('9999-12-31T23:59:59Z'),
+    noInvalidDate: true,
+  });
   fc.assert(
     fc.property(dates, fc.integer({ min: 0, max: 999 }), (date, micros) => {
       const text = postgresJson(date, micros);

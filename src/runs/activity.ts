@@ -18,12 +18,21 @@ export class RunActivity {
     if (environmentUids.length === 0) return new Map();
     const rows = await this.db
       .selectFrom('runs')
-      .select((eb) => ['runs.environment_id', eb.fn.max('runs.created_at').as('last_created'), eb.fn.max('runs.started_at').as('last_started')])
+      .select((eb) => [
+        'runs.environment_id',
+        eb.fn.max('runs.created_at').as('last_created'),
+        eb.fn.max('runs.started_at').as('last_started'),
+      ])
       .where((eb) => visible(eb, who))
       .where('runs.environment_id', 'in', environmentUids)
       .groupBy('runs.environment_id')
       .execute();
-    return new Map(rows.map((row) => [row.environment_id!, { lastCreated: new Date(row.last_created), lastStarted: row.last_started && new Date(row.last_started) }]));
+    return new Map(
+      rows.map((row) => [
+        row.environment_id!,
+        { lastCreated: new Date(row.last_created), lastStarted: row.last_started && new Date(row.last_started) },
+      ]),
+    );
   }
 
   /** Latest creation time of a run per skill spec, for the specs given. */

@@ -1,7 +1,13 @@
 import { createParser } from 'eventsource-parser';
 import type { Command } from 'commander';
 import type { HarnessEvent } from '../execution/harnesses/protocol.js';
-import { ApiClientError, callApi, clientOptionsFromEnv, printJson as print, type ClientOptions } from '../platform/http/client.js';
+import {
+  ApiClientError,
+  callApi,
+  clientOptionsFromEnv,
+  printJson as print,
+  type ClientOptions,
+} from '../platform/http/client.js';
 import type { RunItem } from './schemas.js';
 
 function collect(value: string, previous: string[]): string[] {
@@ -12,7 +18,11 @@ const runPath = (runId: string, action = '') => `/agent/runs/${encodeURIComponen
 
 /** A request the JSON helper cannot make (a stream, a redirect); connection failures read like callApi's. */
 async function send(client: ClientOptions, path: string, init: RequestInit = {}): Promise<Response> {
-  const headers = { authorization: `Bearer ${client.apiKey}`, ...(client.team ? { 'x-team-uid': client.team } : {}), ...init.headers };
+  const headers = {
+    authorization: `Bearer ${client.apiKey}`,
+    ...(client.team ? { 'x-team-uid': client.team } : {}),
+    ...init.headers,
+  };
   return fetch(`${client.baseUrl}/api/v1${path}`, { ...init, headers }).catch((error: Error) => {
     const cause = (error.cause as Error | undefined)?.message ?? error.message;
     throw new Error(`could not reach Hangar at ${client.baseUrl} (${cause}); is HANGAR_URL right?`);
@@ -45,7 +55,8 @@ function printer(): (kind: string | undefined, data: any) => void {
       toolNames.set(event.id, event.name);
       return line(`tool ${event.name}: ${JSON.stringify(event.input ?? {})}`);
     }
-    if (event.type === 'tool_result') return line(`tool ${event.name ?? toolNames.get(event.id) ?? event.id} ${event.status ?? 'completed'}`);
+    if (event.type === 'tool_result')
+      return line(`tool ${event.name ?? toolNames.get(event.id) ?? event.id} ${event.status ?? 'completed'}`);
   };
 }
 
@@ -86,10 +97,12 @@ async function followRun(client: ClientOptions, runId: string): Promise<string> 
         if (end) break;
       }
     } catch (error) {
-      if ((error instanceof ApiClientError && error.status < 500) || !connected || attempts >= MAX_ATTEMPTS) throw error;
+      if ((error instanceof ApiClientError && error.status < 500) || !connected || attempts >= MAX_ATTEMPTS)
+        throw error;
     }
     if (end) return end.state;
-    if (attempts >= MAX_ATTEMPTS) throw new Error(`the event stream of run ${runId} keeps closing; try \`hangar runs events ${runId}\``);
+    if (attempts >= MAX_ATTEMPTS)
+      throw new Error(`the event stream of run ${runId} keeps closing; try \`hangar runs events ${runId}\``);
     await new Promise((resolve) => setTimeout(resolve, retryMs));
   }
 }
@@ -116,31 +129,44 @@ export function registerRunCommands(program: Command): void {
     .option('--meta <key=value>', 'metadata pair (repeatable)', collect, [])
     .option('--harness <name>', 'harness to run the agent with (config.harness.type)')
     .option('--follow', "print the run's events until it ends; exit 1 unless it succeeded")
-    .action(async (prompt: string, options: { title?: string; model?: string; environment?: string; skill?: string; meta: string[]; harness?: string; follow?: boolean }) => {
-      const metadata = Object.fromEntries(
-        options.meta.map((pair) => {
-          const at = pair.indexOf('=');
-          if (at < 1) throw new Error(`--meta takes key=value, got "${pair}"`);
-          return [pair.slice(0, at), pair.slice(at + 1)];
-        }),
-      );
-      const config = {
-        ...(options.model ? { model_id: options.model } : {}),
-        ...(options.environment ? { environment_id: options.environment } : {}),
-        ...(options.harness ? { harness: { type: options.harness } } : {}),
-      };
-      const client = clientOptionsFromEnv();
-      const created = await callApi<{ run_id: string; state: string }>(client, 'POST', '/agent/runs', {
-        prompt,
-        ...(options.title ? { title: options.title } : {}),
-        ...(options.skill ? { skill: options.skill } : {}),
-        ...(Object.keys(config).length ? { config } : {}),
-        ...(options.meta.length ? { metadata } : {}),
-      });
-      if (!options.follow) return print(created);
-      process.stdout.write(`run ${created.run_id} ${created.state}\n`);
-      await followToEnd(client, created.run_id);
-    });
+    .action(
+      async (
+        prompt: string,
+        options: {
+          title?: string;
+          model?: string;
+          environment?: string;
+          skill?: string;
+          meta: string[];
+          harness?: string;
+          follow?: boolean;
+        },
+      ) => {
+        const metadata = Object.fromEntries(
+          options.meta.map((pair) => {
+            const at = pair.indexOf('=');
+            if (at < 1) throw new Error(`--meta takes key=value, got "${pair}"`);
+            return [pair.slice(0, at), pair.slice(at + 1)];
+          }),
+        );
+        const config = {
+          ...(options.model ? { model_id: options.model } : {}),
+          ...(options.environment ? { environment_id: options.environment } : {}),
+          ...(options.harness ? { harness: { type: options.harness } } : {}),
+        };
+        const client = clientOptionsFromEnv();
+        const created = await callApi<{ run_id: string; state: string }>(client, 'POST', '/agent/runs', {
+          prompt,
+          ...(options.title ? { title: options.title } : {}),
+          ...(options.skill ? { skill: options.skill } : {}),
+          ...(Object.keys(config).length ? { config } : {}),
+          ...(options.meta.length ? { metadata } : {}),
+        });
+        if (!options.follow) return print(created);
+        process.stdout.write(`run ${created.run_id} ${created.state}\n`);
+        await followToEnd(client, created.run_id);
+      },
+    );
 
   const runs = program.command('runs').description('list, inspect, follow and cancel runs; send follow-ups');
   runs
@@ -162,21 +188,30 @@ export function registerRunCommands(program: Command): void {
         `/agent/runs?${params}`,
       );
       if (options.json) return print(page);
-      for (const run of page.runs) process.stdout.write(`${run.run_id}  ${run.state.padEnd(10)}  ${run.updated_at}  ${run.title}\n`);
+      for (const run of page.runs)
+        process.stdout.write(`${run.run_id}  ${run.state.padEnd(10)}  ${run.updated_at}  ${run.title}\n`);
       if (page.page_info.next_cursor) process.stdout.write(`next page: --cursor ${page.page_info.next_cursor}\n`);
     });
   runs
     .command('get')
     .description('show one run')
     .argument('<run_id>')
-    .action(async (runId: string) => print(await callApi(clientOptionsFromEnv(), 'GET', `/agent/runs/${encodeURIComponent(runId)}`)));
+    .action(async (runId: string) =>
+      print(await callApi(clientOptionsFromEnv(), 'GET', `/agent/runs/${encodeURIComponent(runId)}`)),
+    );
   runs
     .command('cancel')
     .description('cancel a queued or running run')
     .argument('<run_id>')
     .option('--operator', "as an instance administrator: any team's run, self-hosted ones and runs being prepared too")
     .action(async (runId: string, options: { operator?: boolean }) =>
-      print(await callApi(clientOptionsFromEnv(), 'POST', `${options.operator ? '/admin' : '/agent'}/runs/${encodeURIComponent(runId)}/cancel`)),
+      print(
+        await callApi(
+          clientOptionsFromEnv(),
+          'POST',
+          `${options.operator ? '/admin' : '/agent'}/runs/${encodeURIComponent(runId)}/cancel`,
+        ),
+      ),
     );
   runs
     .command('timeline')
@@ -192,18 +227,27 @@ export function registerRunCommands(program: Command): void {
     .action(async (runId: string) => followToEnd(clientOptionsFromEnv(), runId));
   runs
     .command('followup')
-    .description('send a follow-up message (a queued run takes it at start, a running one live, an ended one continues)')
+    .description(
+      'send a follow-up message (a queued run takes it at start, a running one live, an ended one continues)',
+    )
     .argument('<run_id>')
     .argument('<message>')
     .option('--mode <mode>', 'normal, plan or orchestrate')
     .action(async (runId: string, message: string, options: { mode?: string }) =>
-      print(await callApi(clientOptionsFromEnv(), 'POST', runPath(runId, '/followups'), { message, ...(options.mode ? { mode: options.mode } : {}) })),
+      print(
+        await callApi(clientOptionsFromEnv(), 'POST', runPath(runId, '/followups'), {
+          message,
+          ...(options.mode ? { mode: options.mode } : {}),
+        }),
+      ),
     );
   runs
     .command('conversation')
     .description('show the normalized conversation of a run')
     .argument('<run_id>')
-    .action(async (runId: string) => print(await callApi(clientOptionsFromEnv(), 'GET', runPath(runId, '/conversation'))));
+    .action(async (runId: string) =>
+      print(await callApi(clientOptionsFromEnv(), 'GET', runPath(runId, '/conversation'))),
+    );
   runs
     .command('transcript')
     .description('print the raw harness output of a run, one line each')

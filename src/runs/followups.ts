@@ -17,7 +17,8 @@ interface RunForFollowup {
 /** Where a follow-up goes, by the run's state (the interface's state table). */
 export function followupRoute(run: RunForFollowup, now: Date): FollowupRoute {
   const debugWindowOpen = run.debug_session !== null && new Date(run.debug_session.until).getTime() > now.getTime();
-  if (run.state === 'FAILED' && run.status_message?.error_code === 'environment_setup_failed' && debugWindowOpen) return 'debug';
+  if (run.state === 'FAILED' && run.status_message?.error_code === 'environment_setup_failed' && debugWindowOpen)
+    return 'debug';
   if (isTerminal(run.state)) return 'new_execution';
   return run.state === 'INPROGRESS' ? 'live' : 'initial_input';
 }
@@ -29,7 +30,13 @@ export function followupRoute(run: RunForFollowup, now: Date): FollowupRoute {
  * goes to a debug agent in the kept workspace and the run stays FAILED. Locking the run row orders this
  * against the engine ending the execution, so no follow-up is lost between the two.
  */
-export async function addFollowup(db: Kysely<DB>, who: Visibility, runId: string, message: string, mode: string | undefined): Promise<FollowupRoute> {
+export async function addFollowup(
+  db: Kysely<DB>,
+  who: Visibility,
+  runId: string,
+  message: string,
+  mode: string | undefined,
+): Promise<FollowupRoute> {
   return db.transaction().execute(async (trx) => {
     const run = (await trx
       .selectFrom('runs')
@@ -64,7 +71,13 @@ export async function addFollowup(db: Kysely<DB>, who: Visibility, runId: string
     if (!empty) {
       await trx
         .insertInto('run_inputs')
-        .values({ run_id: runId, execution_id: executionId, purpose: route === 'debug' ? 'debug' : 'agent', message, mode: mode ?? null })
+        .values({
+          run_id: runId,
+          execution_id: executionId,
+          purpose: route === 'debug' ? 'debug' : 'agent',
+          message,
+          mode: mode ?? null,
+        })
         .execute();
     }
     await trx

@@ -4,7 +4,16 @@ import { Type } from 'typebox';
 import { callerOf, principalOf } from '../platform/http/auth.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
 import { metadataFilterFromQuery } from './metadata.js';
-import { CreateRunBody, CreateRunResponse, FollowupBody, ListRunsQuery, ListRunsResponse, RunIdParams, RunItem, TimelineResponse } from './schemas.js';
+import {
+  CreateRunBody,
+  CreateRunResponse,
+  FollowupBody,
+  ListRunsQuery,
+  ListRunsResponse,
+  RunIdParams,
+  RunItem,
+  TimelineResponse,
+} from './schemas.js';
 import type { RunsService } from './service.js';
 
 const CancelledResponses = { 200: Type.String({ description: 'The cancelled run ID' }), ...ProblemResponses };
@@ -75,7 +84,8 @@ export function registerRunRoutes(parent: FastifyInstance, runs: RunsService): v
       schema: {
         tags: ['Administration'],
         summary: "Stop any team's run, of any kind (administrators)",
-        description: 'Unlike the team cancel, this also stops self-hosted runs and runs being prepared (PENDING); the engine or worker holding the run kills its processes. 400 when the run has ended.',
+        description:
+          'Unlike the team cancel, this also stops self-hosted runs and runs being prepared (PENDING); the engine or worker holding the run kills its processes. 400 when the run has ended.',
         params: RunIdParams,
         response: CancelledResponses,
       },
@@ -86,7 +96,12 @@ export function registerRunRoutes(parent: FastifyInstance, runs: RunsService): v
   app.get(
     '/agent/runs/:runId/timeline',
     {
-      schema: { tags, summary: 'Timeline of a run', params: RunIdParams, response: { 200: TimelineResponse, ...ProblemResponses } },
+      schema: {
+        tags,
+        summary: 'Timeline of a run',
+        params: RunIdParams,
+        response: { 200: TimelineResponse, ...ProblemResponses },
+      },
     },
     async (request) => runs.timeline(callerOf(request), request.params.runId),
   );

@@ -35,7 +35,12 @@ export async function streamRunEvents(
   reply: FastifyReply,
   shutdown: AbortSignal,
 ): Promise<void> {
-  const exists = await db.selectFrom('runs').select('id').where((eb) => visible(eb, who)).where('id', '=', runId).executeTakeFirst();
+  const exists = await db
+    .selectFrom('runs')
+    .select('id')
+    .where((eb) => visible(eb, who))
+    .where('id', '=', runId)
+    .executeTakeFirst();
   if (!exists) throw notFound(`run ${runId} not found`);
   let [eventSeq, lineSeq] = parsePosition(request.headers['last-event-id'] as string | undefined);
 
@@ -62,7 +67,8 @@ export async function streamRunEvents(
   };
   request.raw.on('close', close);
   shutdown.addEventListener('abort', close, { once: true });
-  const send = (event: string, data: unknown) => out.write(`id: ${eventSeq}-${lineSeq}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  const send = (event: string, data: unknown) =>
+    out.write(`id: ${eventSeq}-${lineSeq}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   let lastWrite = Date.now();
   let cancelledSince: number | undefined;
 
@@ -70,7 +76,11 @@ export async function streamRunEvents(
     while (!closed) {
       dirty = false;
       // Read the state first: if it is terminal, everything written before it is in the reads that follow.
-      const run = await db.selectFrom('runs').select(['state', 'sandbox_running']).where('id', '=', runId).executeTakeFirst();
+      const run = await db
+        .selectFrom('runs')
+        .select(['state', 'sandbox_running'])
+        .where('id', '=', runId)
+        .executeTakeFirst();
       const events = await db
         .selectFrom('run_events')
         .select(['seq', 'event_uuid', 'run_id', 'execution_id', 'event_type', 'occurred_at', 'payload'])

@@ -8,14 +8,16 @@ const MAX_VALUE_BYTES = 256;
 /** Returns the reason a key/value pair is not allowed, or null when it is fine. */
 export function metadataPairProblem(key: string, value: string): string | null {
   if (!KEY_PATTERN.test(key)) return `metadata key "${key}" must be 1-64 characters of [a-zA-Z0-9._-]`;
-  if (Buffer.byteLength(value, 'utf8') > MAX_VALUE_BYTES) return `metadata value of "${key}" is longer than ${MAX_VALUE_BYTES} bytes`;
+  if (Buffer.byteLength(value, 'utf8') > MAX_VALUE_BYTES)
+    return `metadata value of "${key}" is longer than ${MAX_VALUE_BYTES} bytes`;
   if (value.includes('\0')) return `metadata value of "${key}" contains a NUL character`;
   return null;
 }
 
 export function metadataProblem(metadata: Record<string, string>): string | null {
   const entries = Object.entries(metadata);
-  if (entries.length > MAX_METADATA_KEYS) return `metadata has ${entries.length} keys; at most ${MAX_METADATA_KEYS} are allowed`;
+  if (entries.length > MAX_METADATA_KEYS)
+    return `metadata has ${entries.length} keys; at most ${MAX_METADATA_KEYS} are allowed`;
   for (const [key, value] of entries) {
     const problem = metadataPairProblem(key, value);
     if (problem) return problem;

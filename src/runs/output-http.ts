@@ -27,27 +27,59 @@ const who = (request: Parameters<typeof callerOf>[0]) => {
 export function registerRunOutputRoutes(parent: FastifyInstance, deps: RunOutputRouteDeps): void {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const { outputs } = deps;
-  const redirect = { 302: Type.Null({ description: 'Location holds a time-limited download link' }), ...ProblemResponses };
+  const redirect = {
+    302: Type.Null({ description: 'Location holds a time-limited download link' }),
+    ...ProblemResponses,
+  };
 
   app.get(
     '/agent/runs/:runId/conversation',
-    { schema: { tags: ['Runs'], summary: 'Normalized conversation of a run', params: RunIdParams, response: { 200: ConversationResponse, ...ProblemResponses } } },
+    {
+      schema: {
+        tags: ['Runs'],
+        summary: 'Normalized conversation of a run',
+        params: RunIdParams,
+        response: { 200: ConversationResponse, ...ProblemResponses },
+      },
+    },
     async (request) => outputs.runConversation(who(request), request.params.runId),
   );
   app.get(
     '/agent/runs/:runId/transcript',
-    { schema: { tags: ['Runs'], summary: 'Raw transcript of a run (redirect to a time-limited link)', params: RunIdParams, response: redirect } },
+    {
+      schema: {
+        tags: ['Runs'],
+        summary: 'Raw transcript of a run (redirect to a time-limited link)',
+        params: RunIdParams,
+        response: redirect,
+      },
+    },
     async (request, reply) => reply.redirect(await outputs.runTranscriptLink(who(request), request.params.runId), 302),
   );
   app.get(
     '/agent/conversations/:conversationId',
-    { schema: { tags: ['Conversations'], summary: 'Normalized conversation', params: ConversationIdParams, response: { 200: ConversationResponse, ...ProblemResponses } } },
+    {
+      schema: {
+        tags: ['Conversations'],
+        summary: 'Normalized conversation',
+        params: ConversationIdParams,
+        response: { 200: ConversationResponse, ...ProblemResponses },
+      },
+    },
     async (request) => outputs.conversation(who(request), request.params.conversationId),
   );
   app.get(
     '/agent/conversations/:conversationId/transcript',
-    { schema: { tags: ['Conversations'], summary: 'Raw transcript of a conversation (redirect to a time-limited link)', params: ConversationIdParams, response: redirect } },
-    async (request, reply) => reply.redirect(await outputs.conversationTranscriptLink(who(request), request.params.conversationId), 302),
+    {
+      schema: {
+        tags: ['Conversations'],
+        summary: 'Raw transcript of a conversation (redirect to a time-limited link)',
+        params: ConversationIdParams,
+        response: redirect,
+      },
+    },
+    async (request, reply) =>
+      reply.redirect(await outputs.conversationTranscriptLink(who(request), request.params.conversationId), 302),
   );
 
   const shutdown = new AbortController();
@@ -64,7 +96,8 @@ export function registerRunOutputRoutes(parent: FastifyInstance, deps: RunOutput
         response: { 200: Type.String({ description: 'text/event-stream' }), ...ProblemResponses },
       },
     },
-    async (request, reply) => streamRunEvents(deps.db, deps.bus, who(request), request.params.runId, request, reply, shutdown.signal),
+    async (request, reply) =>
+      streamRunEvents(deps.db, deps.bus, who(request), request.params.runId, request, reply, shutdown.signal),
   );
 
   // Downloads: no API key; the signed link is the credential.
@@ -73,7 +106,10 @@ export function registerRunOutputRoutes(parent: FastifyInstance, deps: RunOutput
     '/downloads/runs/:runId/transcript',
     { schema: { hide: true, params: RunIdParams, querystring: SignedLinkQuery }, config: { public: true } },
     async (request, reply) => {
-      deps.signer.require(`/api/v1/downloads/runs/${encodeURIComponent(request.params.runId)}/transcript`, request.query);
+      deps.signer.require(
+        `/api/v1/downloads/runs/${encodeURIComponent(request.params.runId)}/transcript`,
+        request.query,
+      );
       return reply
         .type('application/x-ndjson; charset=utf-8')
         .header('content-disposition', `attachment; filename="transcript-${request.params.runId}.jsonl"`)
@@ -83,12 +119,21 @@ export function registerRunOutputRoutes(parent: FastifyInstance, deps: RunOutput
   app.get(
     '/downloads/conversations/transcript',
     {
-      schema: { hide: true, querystring: Type.Object({ runs: Type.String({ maxLength: 100_000 }), expires: Type.Optional(Type.String()), signature: Type.Optional(Type.String()) }) },
+      schema: {
+        hide: true,
+        querystring: Type.Object({
+          runs: Type.String({ maxLength: 100_000 }),
+          expires: Type.Optional(Type.String()),
+          signature: Type.Optional(Type.String()),
+        }),
+      },
       config: { public: true },
     },
     async (request, reply) => {
       deps.signer.require('/api/v1/downloads/conversations/transcript', request.query, { runs: request.query.runs });
-      return reply.type('application/x-ndjson; charset=utf-8').send(await outputs.rawTranscript(request.query.runs.split(',')));
+      return reply
+        .type('application/x-ndjson; charset=utf-8')
+        .send(await outputs.rawTranscript(request.query.runs.split(',')));
     },
   );
 }

@@ -55,7 +55,11 @@ export class RunOutputs {
   private assertNormalizable(runs: Array<{ harness: string | null }>): void {
     const text = runs.find((run) => run.harness !== null && this.options.harnessFormat(run.harness) === 'text');
     if (text) {
-      throw new ApiError(422, 'operation_not_supported', `the harness ${text.harness} writes plain text, which has no normalized conversation; download the transcript instead`);
+      throw new ApiError(
+        422,
+        'operation_not_supported',
+        `the harness ${text.harness} writes plain text, which has no normalized conversation; download the transcript instead`,
+      );
     }
   }
 
@@ -63,13 +67,23 @@ export class RunOutputs {
     const runs = await this.conversationRuns(who, conversationId);
     if (runs.length === 0) return null;
     this.assertNormalizable(runs);
-    const entries = await this.transcriptOf(runs.map((run) => run.id), ['input', 'output']);
+    const entries = await this.transcriptOf(
+      runs.map((run) => run.id),
+      ['input', 'output'],
+    );
     const readers = new Map(runs.map((run) => [run.id, this.options.eventReader(run.harness)]));
-    return entries.length === 0 ? null : normalizeConversation(conversationId, entries, (entry) => readers.get(entry.run_id)!(entry.line));
+    return entries.length === 0
+      ? null
+      : normalizeConversation(conversationId, entries, (entry) => readers.get(entry.run_id)!(entry.line));
   }
 
   async runConversation(who: Visibility, runId: string): Promise<Conversation> {
-    const run = await this.db.selectFrom('runs').select(['conversation_id']).where((eb) => visible(eb, who)).where('id', '=', runId).executeTakeFirst();
+    const run = await this.db
+      .selectFrom('runs')
+      .select(['conversation_id'])
+      .where((eb) => visible(eb, who))
+      .where('id', '=', runId)
+      .executeTakeFirst();
     if (!run) throw notFound(`run ${runId} not found`);
     const conversation = run.conversation_id ? await this.normalized(who, run.conversation_id) : null;
     if (!conversation) throw notFound(`run ${runId} has no conversation yet`);
@@ -84,22 +98,39 @@ export class RunOutputs {
 
   /** A time-limited link to the run's raw transcript; 404 when the harness has written nothing yet. */
   async runTranscriptLink(who: Visibility, runId: string): Promise<string> {
-    const run = await this.db.selectFrom('runs').select('id').where((eb) => visible(eb, who)).where('id', '=', runId).executeTakeFirst();
+    const run = await this.db
+      .selectFrom('runs')
+      .select('id')
+      .where((eb) => visible(eb, who))
+      .where('id', '=', runId)
+      .executeTakeFirst();
     if (!run) throw notFound(`run ${runId} not found`);
     if (!(await this.hasOutput([runId]))) throw notFound(`run ${runId} has no transcript yet`);
-    return this.options.signer.sign(`/api/v1/downloads/runs/${encodeURIComponent(runId)}/transcript`, TRANSCRIPT_LINK_SECONDS).url;
+    return this.options.signer.sign(
+      `/api/v1/downloads/runs/${encodeURIComponent(runId)}/transcript`,
+      TRANSCRIPT_LINK_SECONDS,
+    ).url;
   }
 
   async conversationTranscriptLink(who: Visibility, conversationId: string): Promise<string> {
     const runs = await this.conversationRuns(who, conversationId);
-    if (runs.length === 0 || !(await this.hasOutput(runs.map((run) => run.id)))) throw notFound(`conversation ${conversationId} not found`);
+    if (runs.length === 0 || !(await this.hasOutput(runs.map((run) => run.id))))
+      throw notFound(`conversation ${conversationId} not found`);
     // The link names the runs the caller could see when it was made, so it grants exactly that.
     const ids = runs.map((run) => run.id).join(',');
-    return this.options.signer.sign(`/api/v1/downloads/conversations/transcript`, TRANSCRIPT_LINK_SECONDS, { runs: ids }).url;
+    return this.options.signer.sign(`/api/v1/downloads/conversations/transcript`, TRANSCRIPT_LINK_SECONDS, {
+      runs: ids,
+    }).url;
   }
 
   private async hasOutput(runIds: string[]): Promise<boolean> {
-    const row = await this.db.selectFrom('run_transcript').select('run_id').where('run_id', 'in', runIds).where('stream', '=', 'output').limit(1).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('run_transcript')
+      .select('run_id')
+      .where('run_id', 'in', runIds)
+      .where('stream', '=', 'output')
+      .limit(1)
+      .executeTakeFirst();
     return row !== undefined;
   }
 

@@ -22,7 +22,6 @@ function profile(type: string, uid: string, details: Profile | null): RunItem['c
   };
 }
 
-
 export function renderRun(row: RunRow): RunItem {
   const item: RunItem = {
     run_id: row.id,

@@ -4,12 +4,37 @@ import { ARTIFACT_TYPES } from '../artifacts/schemas.js';
 
 /** Wire schemas of the runs slice: one source for validation, TypeScript types and the OpenAPI document. */
 
-export const RUN_STATES = ['QUEUED', 'PENDING', 'CLAIMED', 'INPROGRESS', 'SUCCEEDED', 'FAILED', 'BLOCKED', 'ERROR', 'CANCELLED'] as const;
+export const RUN_STATES = [
+  'QUEUED',
+  'PENDING',
+  'CLAIMED',
+  'INPROGRESS',
+  'SUCCEEDED',
+  'FAILED',
+  'BLOCKED',
+  'ERROR',
+  'CANCELLED',
+] as const;
 export type RunState = (typeof RUN_STATES)[number];
 
 export const RUN_SOURCES = [
-  'LINEAR', 'API', 'SLACK', 'LOCAL', 'SCHEDULED_AGENT', 'WEB_APP', 'GITHUB_ACTION', 'CLOUD_MODE', 'CLI', 'JIRA',
-  'SELF_IMPROVEMENT', 'GITHUB_WEBHOOK', 'GITLAB_WEBHOOK', 'AUTOFIX', 'RUN_SCORER', 'ORCHESTRATION', 'WEBHOOK',
+  'LINEAR',
+  'API',
+  'SLACK',
+  'LOCAL',
+  'SCHEDULED_AGENT',
+  'WEB_APP',
+  'GITHUB_ACTION',
+  'CLOUD_MODE',
+  'CLI',
+  'JIRA',
+  'SELF_IMPROVEMENT',
+  'GITHUB_WEBHOOK',
+  'GITLAB_WEBHOOK',
+  'AUTOFIX',
+  'RUN_SCORER',
+  'ORCHESTRATION',
+  'WEBHOOK',
 ] as const;
 export type RunSource = (typeof RUN_SOURCES)[number];
 
@@ -32,7 +57,10 @@ export const AgentConfig = Type.Object(
     harness: Type.Optional(
       Type.Object({
         type: Type.Optional(
-          Type.String({ maxLength: 63, description: `A built-in harness (${HARNESS_TYPES.join(', ')}) or one the operator configured.` }),
+          Type.String({
+            maxLength: 63,
+            description: `A built-in harness (${HARNESS_TYPES.join(', ')}) or one the operator configured.`,
+          }),
         ),
         model_id: Type.Optional(Type.String({ maxLength: 200 })),
         reasoning_level: Type.Optional(Type.String({ maxLength: 50 })),
@@ -86,7 +114,10 @@ export const RunIdParams = Type.Object({ runId: Type.String({ minLength: 1, maxL
 export const ListRunsQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 500, default: 20 }),
   cursor: Type.Optional(Type.String({ maxLength: 4096 })),
-  sort_by: Type.Union(['updated_at', 'created_at', 'title', 'agent'].map((value) => Type.Literal(value)), { default: 'updated_at' }),
+  sort_by: Type.Union(
+    ['updated_at', 'created_at', 'title', 'agent'].map((value) => Type.Literal(value)),
+    { default: 'updated_at' },
+  ),
   sort_order: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'desc' }),
   state: Type.Optional(Type.Array(Type.Union(RUN_STATES.map((value) => Type.Literal(value))))),
   name: Type.Optional(Type.String()),

@@ -12,14 +12,25 @@ import { mergeMetadata, MAX_METADATA_FILTER_PAIRS, metadataPairProblem, metadata
 import { renderEvent, renderRun } from './render.js';
 import { addFollowup } from './followups.js';
 import { RunInserts } from './inserts.js';
-import { type AgentConfig, type CreateRunBody, type FollowupBody, type ListRunsQuery, type RunItem, type RunSource } from './schemas.js';
+import {
+  type AgentConfig,
+  type CreateRunBody,
+  type FollowupBody,
+  type ListRunsQuery,
+  type RunItem,
+  type RunSource,
+} from './schemas.js';
 import { cancelRefusal, OPERATOR_CANCELLABLE_STATES } from './state.js';
 import * as store from './store.js';
 import { deriveTitle } from './title.js';
 
 /** What run creation needs to know about agent identities (the identities slice provides it). */
 export interface AgentDirectory {
-  findForRun(db: Kysely<DB>, teamUid: string, uid: string): Promise<{ uid: string; name: string; available: boolean; worker_host: string | null } | undefined>;
+  findForRun(
+    db: Kysely<DB>,
+    teamUid: string,
+    uid: string,
+  ): Promise<{ uid: string; name: string; available: boolean; worker_host: string | null } | undefined>;
 }
 
 /** Which shared MCP servers a team may use in its runs (the MCP slice provides it). */
@@ -44,7 +55,11 @@ export interface SecretAccess {
 
 /** Skills a team's runs may use (the environments slice provides it). */
 export interface SkillResolver {
-  resolveSkill(teamUid: string, spec: string, db: Kysely<DB>): Promise<{ id: string; name: string; description: string; base_prompt: string; full_path: string } | null>;
+  resolveSkill(
+    teamUid: string,
+    spec: string,
+    db: Kysely<DB>,
+  ): Promise<{ id: string; name: string; description: string; base_prompt: string; full_path: string } | null>;
 }
 
 /** Environments a team may run in (the environments slice provides it). */
@@ -136,7 +151,9 @@ async function checkMcpServers(
   for (const [name, uid] of references) {
     const names = await secretsOf(uid);
     if (names === null) {
-      throw notAuthorized(`config.mcp_servers.${name} references MCP server ${uid}, which does not exist or this team cannot use`);
+      throw notAuthorized(
+        `config.mcp_servers.${name} references MCP server ${uid}, which does not exist or this team cannot use`,
+      );
     }
     secrets.push(...names);
   }
@@ -145,14 +162,17 @@ async function checkMcpServers(
 
 /** Every team secret `harness_auth_secrets` names. */
 function harnessAuthSecrets(config: AgentConfig): string[] {
-  return Object.values(config.harness_auth_secrets ?? {}).filter((name): name is string => typeof name === 'string' && name !== '');
+  return Object.values(config.harness_auth_secrets ?? {}).filter(
+    (name): name is string => typeof name === 'string' && name !== '',
+  );
 }
 
 function decodeAttachments(body: CreateRunBody): store.NewAttachment[] {
   const all = [...(body.attachments ?? []), ...(body.images ?? [])];
   if (all.length > 5) throw invalidRequest(`at most 5 attachments are allowed, got ${all.length}`);
   return all.map((attachment, index) => {
-    if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(attachment.data)) throw invalidRequest(`attachments[${index}].data is not base64`);
+    if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(attachment.data))
+      throw invalidRequest(`attachments[${index}].data is not base64`);
     return {
       file_name: attachment.file_name ?? `attachment-${index + 1}`,
       mime_type: attachment.mime_type,
@@ -179,7 +199,11 @@ export class RunsService {
   }
 
   /** Creates a run as `caller` (the source is API unless another slice starts it, e.g. a judge run). */
-  async create(caller: Caller, body: CreateRunBody, origin: RunOrigin = { source: 'API' }): Promise<{ run_id: string; task_id: string; state: string; at_capacity?: boolean }> {
+  async create(
+    caller: Caller,
+    body: CreateRunBody,
+    origin: RunOrigin = { source: 'API' },
+  ): Promise<{ run_id: string; task_id: string; state: string; at_capacity?: boolean }> {
     const { run, attachments } = await this.prepare(this.db, caller, body, origin);
     const { atCapacity } = await this.inserts.insert(run, attachments);
     return { run_id: run.id, task_id: run.id, state: run.state, ...(atCapacity ? { at_capacity: true } : {}) };
@@ -208,15 +232,23 @@ export class RunsService {
     const config = run.agent_config as AgentConfig;
     const names = harnessAuthSecrets(config);
     for (const entry of Object.values(config.mcp_servers ?? {}) as Array<{ warp_id?: unknown }>) {
-      if (typeof entry.warp_id === 'string') names.push(...((await this.options.mcpServers.secretsForRun(this.db, caller.teamUid, entry.warp_id)) ?? []));
+      if (typeof entry.warp_id === 'string')
+        names.push(...((await this.options.mcpServers.secretsForRun(this.db, caller.teamUid, entry.warp_id)) ?? []));
     }
     const refused = await this.options.secrets.unusableSecrets(
       this.db,
-      { teamUid: caller.teamUid, creatorUid: caller.principal.uid, agentUid: run.executor_type === 'service_account' ? run.executor_uid : null, environmentId: run.environment_id },
+      {
+        teamUid: caller.teamUid,
+        creatorUid: caller.principal.uid,
+        agentUid: run.executor_type === 'service_account' ? run.executor_uid : null,
+        environmentId: run.environment_id,
+      },
       names,
     );
     if (refused.length > 0) {
-      throw notAuthorized(`this run holds team secret${refused.length > 1 ? 's' : ''} ${refused.join(', ')}, which ${refused.length > 1 ? 'are' : 'is'} not granted to you; only someone who may use ${refused.length > 1 ? 'them' : 'it'} can send it follow-ups`);
+      throw notAuthorized(
+        `this run holds team secret${refused.length > 1 ? 's' : ''} ${refused.join(', ')}, which ${refused.length > 1 ? 'are' : 'is'} not granted to you; only someone who may use ${refused.length > 1 ? 'them' : 'it'} can send it follow-ups`,
+      );
     }
   }
 
@@ -249,16 +281,24 @@ export class RunsService {
   }
 
   /** Checks a create request against the caller's team and turns it into the row to insert. */
-  private async prepare(db: Kysely<DB>, caller: Caller, body: CreateRunBody, origin: RunOrigin): Promise<{ run: store.NewRun; attachments: store.NewAttachment[] }> {
+  private async prepare(
+    db: Kysely<DB>,
+    caller: Caller,
+    body: CreateRunBody,
+    origin: RunOrigin,
+  ): Promise<{ run: store.NewRun; attachments: store.NewAttachment[] }> {
     const config: AgentConfig = { ...(body.config ?? {}) };
     const skillSpec = body.skill ?? config.skill_spec ?? null;
     if (skillSpec !== null && !SKILL_SPEC.test(skillSpec)) {
       throw invalidRequest(`skill "${skillSpec}" must look like repo:name or owner/repo:path/to/SKILL.md`);
     }
-    if (skillSpec !== null && config.skills?.length) throw invalidRequest('config.skills and a skill spec cannot be used together');
+    if (skillSpec !== null && config.skills?.length)
+      throw invalidRequest('config.skills and a skill spec cannot be used together');
     const harness = config.harness?.type;
     if (harness !== undefined && !this.options.harnessNames().includes(harness)) {
-      throw invalidRequest(`config.harness.type "${harness}" is not a harness of this server; choose one of ${this.options.harnessNames().join(', ')}`);
+      throw invalidRequest(
+        `config.harness.type "${harness}" is not a harness of this server; choose one of ${this.options.harnessNames().join(', ')}`,
+      );
     }
     // A run naming a built-in harness takes its model from the catalogue, so a model it cannot use is refused now.
     // Without a harness type, the harness is decided where the run executes (an operator's harness reads model_id
@@ -273,14 +313,19 @@ export class RunsService {
     let agentSkill: store.NewRun['agent_skill'] = null;
     if (skillSpec !== null) {
       const skill = await this.options.skills.resolveSkill(caller.teamUid, skillSpec, db);
-      if (!skill) throw invalidRequest(`skill "${skillSpec}" was not found in the repositories of this team's environments`);
+      if (!skill)
+        throw invalidRequest(`skill "${skillSpec}" was not found in the repositories of this team's environments`);
       config.skill_spec = skill.id;
       // The skill's body is the base prompt, unless the request gives one explicitly.
       config.base_prompt ??= skill.base_prompt;
       agentSkill = { name: skill.name, description: skill.description, full_path: skill.full_path };
     }
     const mcpSecrets = config.mcp_servers
-      ? await checkMcpServers(config.mcp_servers, (uid) => this.options.mcpServers.secretsForRun(db, caller.teamUid, uid), this.options.addressPolicy)
+      ? await checkMcpServers(
+          config.mcp_servers,
+          (uid) => this.options.mcpServers.secretsForRun(db, caller.teamUid, uid),
+          this.options.addressPolicy,
+        )
       : [];
     const attachments = decodeAttachments(body);
 
@@ -303,14 +348,17 @@ export class RunsService {
       throw invalidRequest(`conversation ${body.conversation_id} does not exist or is not visible to you`);
     }
     if (caller.principal.available === false) {
-      throw notAuthorized(`agent ${caller.principal.displayName} is over the team's plan limit and cannot execute runs`);
+      throw notAuthorized(
+        `agent ${caller.principal.displayName} is over the team's plan limit and cannot execute runs`,
+      );
     }
     // An agent's own key runs as that agent; a user may delegate to an agent with agent_identity_uid.
     let executor = { type: caller.principal.type, uid: caller.principal.uid };
     if (body.agent_identity_uid !== undefined) {
       const identity = await this.options.agents.findForRun(db, caller.teamUid, body.agent_identity_uid);
       if (!identity) throw notAuthorized(`agent identity ${body.agent_identity_uid} does not exist in this team`);
-      if (!identity.available) throw notAuthorized(`agent identity ${identity.name} is over the team's plan limit and cannot execute runs`);
+      if (!identity.available)
+        throw notAuthorized(`agent identity ${identity.name} is over the team's plan limit and cannot execute runs`);
       executor = { type: 'service_account', uid: identity.uid };
       // The identity's worker is the default; the run's own config.worker_host (even "warp") wins.
       if (identity.worker_host) config.worker_host ??= identity.worker_host;
@@ -337,7 +385,8 @@ export class RunsService {
       );
     }
     const requestMetadata = body.metadata ?? {};
-    const problem = metadataProblem(requestMetadata) ?? metadataProblem(mergeMetadata({}, parentMetadata, requestMetadata));
+    const problem =
+      metadataProblem(requestMetadata) ?? metadataProblem(mergeMetadata({}, parentMetadata, requestMetadata));
     if (problem) throw invalidRequest(problem);
 
     const id = randomUUID();
@@ -389,10 +438,12 @@ export class RunsService {
       try {
         after = this.options.cursors.decode(query.cursor, ordering);
       } catch (error) {
-        if (error instanceof InvalidCursorError || error instanceof SyntaxError) throw invalidRequest(`cursor: ${error.message}`);
+        if (error instanceof InvalidCursorError || error instanceof SyntaxError)
+          throw invalidRequest(`cursor: ${error.message}`);
         throw error;
       }
-      if (!Array.isArray(after) || after.length !== store.keyWidth(query.sort_by)) throw invalidRequest('cursor: malformed position');
+      if (!Array.isArray(after) || after.length !== store.keyWidth(query.sort_by))
+        throw invalidRequest('cursor: malformed position');
     }
     const rows = await store.listRuns(this.db, visibility(caller), filters, {
       sortBy: query.sort_by,
@@ -407,12 +458,19 @@ export class RunsService {
       runs: page.map(renderRun),
       page_info: {
         has_next_page: hasNext,
-        next_cursor: hasNext && last ? this.options.cursors.encode({ ordering, values: store.sortKey(last, query.sort_by) }) : undefined,
+        next_cursor:
+          hasNext && last
+            ? this.options.cursors.encode({ ordering, values: store.sortKey(last, query.sort_by) })
+            : undefined,
       },
     };
   }
 
-  private async filtersFrom(caller: Caller, query: ListRunsQuery, metadataFilter: Record<string, string> | null): Promise<store.RunFilters> {
+  private async filtersFrom(
+    caller: Caller,
+    query: ListRunsQuery,
+    metadataFilter: Record<string, string> | null,
+  ): Promise<store.RunFilters> {
     if (metadataFilter !== null) {
       if (!this.options.metadataFiltering) {
         throw new ApiError(403, 'feature_not_available', 'metadata filtering is not enabled on this server');
@@ -429,7 +487,10 @@ export class RunsService {
     if (query.skill !== undefined && query.skill_spec !== undefined && query.skill !== query.skill_spec) {
       throw invalidRequest('skill and skill_spec are the same filter; give one, or the same value');
     }
-    if (query.ancestor_run_id !== undefined && !(await store.runExists(this.db, visibility(caller), query.ancestor_run_id))) {
+    if (
+      query.ancestor_run_id !== undefined &&
+      !(await store.runExists(this.db, visibility(caller), query.ancestor_run_id))
+    ) {
       throw invalidRequest(`ancestor run ${query.ancestor_run_id} does not exist or is not visible to you`);
     }
     const q = query.q?.trim();
@@ -463,7 +524,9 @@ export class RunsService {
     if (await store.cancelRunIfActive(this.db, who, runId, caller.principal.displayName)) return runId;
     // Lost a race (another cancel, or the run moved on): answer for the state it is in now.
     const now = await store.findRun(this.db, who, runId);
-    throw (now && cancelRefusal(now)) ?? new ApiError(409, 'conflict', 'the run changed state; retry', { retryable: true });
+    throw (
+      (now && cancelRefusal(now)) ?? new ApiError(409, 'conflict', 'the run changed state; retry', { retryable: true })
+    );
   }
 
   /**
@@ -471,7 +534,8 @@ export class RunsService {
    * cancel refuses), also while it is being prepared. The engine or worker holding it stops it.
    */
   async cancelAsOperator(principal: Principal, runId: string): Promise<string> {
-    if (await store.cancelRunIfActive(this.db, 'operator', runId, principal.displayName, OPERATOR_CANCELLABLE_STATES)) return runId;
+    if (await store.cancelRunIfActive(this.db, 'operator', runId, principal.displayName, OPERATOR_CANCELLABLE_STATES))
+      return runId;
     const run = await this.db.selectFrom('runs').select('state').where('id', '=', runId).executeTakeFirst();
     if (!run) throw notFound(`run ${runId} not found`);
     throw invalidRequest(`the run has already ended (${run.state})`);

@@ -29,10 +29,16 @@ export function isRunTypeCancellable(run: RunKind): boolean {
 /** Why a cancel cannot proceed for a run in this state, or null when it can. Order follows the interface. */
 export function cancelRefusal(run: RunKind & { state: string }): ApiError | null {
   if (!isRunTypeCancellable(run)) {
-    return new ApiError(422, 'operation_not_supported', 'self-hosted, local and source-control action runs cannot be cancelled here');
+    return new ApiError(
+      422,
+      'operation_not_supported',
+      'self-hosted, local and source-control action runs cannot be cancelled here',
+    );
   }
   if (run.state === 'PENDING') {
-    return new ApiError(409, 'conflict', 'the run is being prepared; retry the cancel in a moment', { retryable: true });
+    return new ApiError(409, 'conflict', 'the run is being prepared; retry the cancel in a moment', {
+      retryable: true,
+    });
   }
   if (isTerminal(run.state)) return new ApiError(400, 'invalid_request', `the run has already ended (${run.state})`);
   return null;

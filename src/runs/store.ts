@@ -135,13 +135,19 @@ const PAGE_DETAILS = sql<PageDetails>`(SELECT json_build_object(
  * of 30 typed columns per row (that parsing was the largest part of a list's CPU in Node). `order` sorts the page
  * again by the key columns of the `page` CTE; a user's profile wins over an agent's of the same uid.
  */
-async function selectWithDetails(db: Kysely<DB>, pageQuery: Expression<unknown>, order: KeyColumn[] = []): Promise<RunRow[]> {
+async function selectWithDetails(
+  db: Kysely<DB>,
+  pageQuery: Expression<unknown>,
+  order: KeyColumn[] = [],
+): Promise<RunRow[]> {
   const orderBy = order.length
     ? sql`ORDER BY ${sql.join(order.map((column) => sql`${column.expression} ${sql.raw(column.direction)}`))}`
     : sql``;
   const result = await sql<{ page: { runs: StoredRun[] | null; details: PageDetails } }>`
     WITH page AS (${pageQuery})
-    SELECT json_build_object('runs', (SELECT json_agg(page ${orderBy}) FROM page), 'details', ${PAGE_DETAILS}) AS page`.execute(db);
+    SELECT json_build_object('runs', (SELECT json_agg(page ${orderBy}) FROM page), 'details', ${PAGE_DETAILS}) AS page`.execute(
+    db,
+  );
   const { runs, details } = result.rows[0]!.page;
   const profile = (uid: string) => details.users?.[uid] ?? details.agents?.[uid] ?? null;
   // The rows are completed in place: copying 30 columns per row cost more than the rest of this function.
@@ -159,20 +165,69 @@ function selectRuns(db: Kysely<DB>) {
   return db
     .selectFrom('runs')
     .select([
-      'runs.id', 'runs.team_uid', 'runs.title', 'runs.prompt', 'runs.state', 'runs.source', 'runs.execution_location',
-      'runs.scope_type', 'runs.scope_uid', 'runs.agent_config', 'runs.skill_spec', 'runs.agent_skill', 'runs.worker_host', 'runs.schedule',
-      'runs.parent_run_id', 'runs.conversation_id', 'runs.creator_type', 'runs.creator_uid', 'runs.executor_type',
-      'runs.executor_uid', 'runs.metadata', 'runs.status_message', 'runs.request_usage', 'runs.session_id',
-      'runs.created_at', 'runs.updated_at', 'runs.started_at', 'runs.ended_at', 'runs.sandbox_running',
+      'runs.id',
+      'runs.team_uid',
+      'runs.title',
+      'runs.prompt',
+      'runs.state',
+      'runs.source',
+      'runs.execution_location',
+      'runs.scope_type',
+      'runs.scope_uid',
+      'runs.agent_config',
+      'runs.skill_spec',
+      'runs.agent_skill',
+      'runs.worker_host',
+      'runs.schedule',
+      'runs.parent_run_id',
+      'runs.conversation_id',
+      'runs.creator_type',
+      'runs.creator_uid',
+      'runs.executor_type',
+      'runs.executor_uid',
+      'runs.metadata',
+      'runs.status_message',
+      'runs.request_usage',
+      'runs.session_id',
+      'runs.created_at',
+      'runs.updated_at',
+      'runs.started_at',
+      'runs.ended_at',
+      'runs.sandbox_running',
     ]);
 }
 
 /** The columns a new run sets; the others take their defaults. */
 const NEW_RUN_COLUMNS = [
-  'id', 'team_uid', 'title', 'prompt', 'state', 'source', 'execution_location', 'mode', 'scope_type', 'scope_uid',
-  'agent_config', 'config_name', 'model_id', 'skill_spec', 'agent_skill', 'environment_id', 'worker_host', 'schedule',
-  'schedule_id', 'schedule_tick', 'parent_run_id', 'conversation_id', 'creator_type', 'creator_uid', 'executor_type',
-  'executor_uid', 'metadata', 'interactive', 'attachment_count',
+  'id',
+  'team_uid',
+  'title',
+  'prompt',
+  'state',
+  'source',
+  'execution_location',
+  'mode',
+  'scope_type',
+  'scope_uid',
+  'agent_config',
+  'config_name',
+  'model_id',
+  'skill_spec',
+  'agent_skill',
+  'environment_id',
+  'worker_host',
+  'schedule',
+  'schedule_id',
+  'schedule_tick',
+  'parent_run_id',
+  'conversation_id',
+  'creator_type',
+  'creator_uid',
+  'executor_type',
+  'executor_uid',
+  'metadata',
+  'interactive',
+  'attachment_count',
 ] as const satisfies ReadonlyArray<keyof NewRun | 'schedule_id'>;
 
 /** Concurrency limits of executing runs (PENDING, CLAIMED or INPROGRESS), across replicas. */
@@ -185,7 +240,11 @@ export interface CapacityLimits {
  * Inserts runs and their `oz_run_created` events in one statement: one round trip, committed together. With
  * `limits`, also tells whether the executing runs have reached them (the new runs will wait in QUEUED).
  */
-export async function insertRuns(db: Kysely<DB>, runs: NewRun[], limits?: CapacityLimits): Promise<{ atCapacity: boolean }> {
+export async function insertRuns(
+  db: Kysely<DB>,
+  runs: NewRun[],
+  limits?: CapacityLimits,
+): Promise<{ atCapacity: boolean }> {
   if (runs.length === 0) return { atCapacity: false };
   const teamUid = runs[0]!.team_uid;
   // Each count stops at its limit: whether the limit is reached is all a create needs, and counting every
@@ -210,7 +269,12 @@ export async function insertRuns(db: Kysely<DB>, runs: NewRun[], limits?: Capaci
   return { atCapacity: result.rows.some((row) => row.at_capacity) };
 }
 
-export async function insertRun(db: Kysely<DB>, run: NewRun, attachments: NewAttachment[], limits?: CapacityLimits): Promise<{ atCapacity: boolean }> {
+export async function insertRun(
+  db: Kysely<DB>,
+  run: NewRun,
+  attachments: NewAttachment[],
+  limits?: CapacityLimits,
+): Promise<{ atCapacity: boolean }> {
   if (attachments.length === 0) return insertRuns(db, [run], limits);
   return db.transaction().execute(async (trx) => {
     const result = await insertRuns(trx, [run], limits);
@@ -234,8 +298,17 @@ export async function findRun(db: Kysely<DB>, who: Visibility, runId: string): P
   return (await selectWithDetails(db, query))[0];
 }
 
-export async function runMetadata(db: Kysely<DB>, who: Visibility, runId: string): Promise<Record<string, string> | undefined> {
-  const row = await db.selectFrom('runs').select('metadata').where((eb) => visible(eb, who)).where('id', '=', runId).executeTakeFirst();
+export async function runMetadata(
+  db: Kysely<DB>,
+  who: Visibility,
+  runId: string,
+): Promise<Record<string, string> | undefined> {
+  const row = await db
+    .selectFrom('runs')
+    .select('metadata')
+    .where((eb) => visible(eb, who))
+    .where('id', '=', runId)
+    .executeTakeFirst();
   return row?.metadata;
 }
 
@@ -244,7 +317,15 @@ export async function secretContext(
   db: Kysely<DB>,
   who: Visibility,
   runId: string,
-): Promise<{ agent_config: Record<string, unknown>; executor_type: 'user' | 'service_account'; executor_uid: string; environment_id: string | null } | undefined> {
+): Promise<
+  | {
+      agent_config: Record<string, unknown>;
+      executor_type: 'user' | 'service_account';
+      executor_uid: string;
+      environment_id: string | null;
+    }
+  | undefined
+> {
   return db
     .selectFrom('runs')
     .select(['agent_config', 'executor_type', 'executor_uid', 'environment_id'])
@@ -254,7 +335,12 @@ export async function secretContext(
 }
 
 export async function runExists(db: Kysely<DB>, who: Visibility, runId: string): Promise<boolean> {
-  const row = await db.selectFrom('runs').select('id').where((eb) => visible(eb, who)).where('id', '=', runId).executeTakeFirst();
+  const row = await db
+    .selectFrom('runs')
+    .select('id')
+    .where((eb) => visible(eb, who))
+    .where('id', '=', runId)
+    .executeTakeFirst();
   return row !== undefined;
 }
 
@@ -305,7 +391,8 @@ interface KeyColumn {
 function keyColumns(sortBy: SortBy, order: 'asc' | 'desc', table: 'runs' | 'page' = 'runs'): KeyColumn[] {
   const plain = (value: CursorValue) => sql.val(value);
   const timestamp = (value: CursorValue) => sql`${value}::timestamptz`;
-  const column = (name: 'id' | 'created_at' | 'updated_at' | 'title' | 'skill_spec') => sql.ref<CursorValue>(`${table}.${name}`);
+  const column = (name: 'id' | 'created_at' | 'updated_at' | 'title' | 'skill_spec') =>
+    sql.ref<CursorValue>(`${table}.${name}`);
   const id: KeyColumn = { expression: column('id'), fromCursor: plain, direction: order };
   switch (sortBy) {
     case 'updated_at':
@@ -316,7 +403,11 @@ function keyColumns(sortBy: SortBy, order: 'asc' | 'desc', table: 'runs' | 'page
     case 'agent':
       // Runs without a skill come last in either direction.
       return [
-        { expression: sql`(${column('skill_spec')} IS NULL)`, fromCursor: (value) => sql`${value}::boolean`, direction: 'asc' },
+        {
+          expression: sql`(${column('skill_spec')} IS NULL)`,
+          fromCursor: (value) => sql`${value}::boolean`,
+          direction: 'asc',
+        },
         { expression: sql`coalesce(${column('skill_spec')}, '')`, fromCursor: plain, direction: order },
         id,
       ];
@@ -350,11 +441,19 @@ function afterPosition(columns: KeyColumn[], values: CursorValue[]): Expression<
     return sql<SqlBool>`(${left}) ${operator} (${right})`;
   }
   const alternatives = columns.map((column, i) => {
-    const equalPrefix = columns.slice(0, i).map((prior, j) => sql`${prior.expression} = ${prior.fromCursor(values[j]!)}`);
+    const equalPrefix = columns
+      .slice(0, i)
+      .map((prior, j) => sql`${prior.expression} = ${prior.fromCursor(values[j]!)}`);
     const operator = column.direction === 'asc' ? sql`>` : sql`<`;
-    return sql.join([...equalPrefix, sql`${column.expression} ${operator} ${column.fromCursor(values[i]!)}`], sql` AND `);
+    return sql.join(
+      [...equalPrefix, sql`${column.expression} ${operator} ${column.fromCursor(values[i]!)}`],
+      sql` AND `,
+    );
   });
-  return sql<SqlBool>`(${sql.join(alternatives.map((alternative) => sql`(${alternative})`), sql` OR `)})`;
+  return sql<SqlBool>`(${sql.join(
+    alternatives.map((alternative) => sql`(${alternative})`),
+    sql` OR `,
+  )})`;
 }
 
 export function keyWidth(sortBy: SortBy): number {
@@ -375,10 +474,14 @@ export async function listRuns(
   if (filters.creator !== undefined) query = query.where('runs.creator_uid', '=', filters.creator);
   if (filters.executor !== undefined) query = query.where('runs.executor_uid', '=', filters.executor);
   if (filters.source !== undefined) query = query.where('runs.source', '=', filters.source);
-  if (filters.executionLocation !== undefined) query = query.where('runs.execution_location', '=', filters.executionLocation);
-  if (filters.createdAfter !== undefined) query = query.where('runs.created_at', '>', sql<Date>`${filters.createdAfter}::timestamptz`);
-  if (filters.createdBefore !== undefined) query = query.where('runs.created_at', '<', sql<Date>`${filters.createdBefore}::timestamptz`);
-  if (filters.updatedAfter !== undefined) query = query.where('runs.updated_at', '>', sql<Date>`${filters.updatedAfter}::timestamptz`);
+  if (filters.executionLocation !== undefined)
+    query = query.where('runs.execution_location', '=', filters.executionLocation);
+  if (filters.createdAfter !== undefined)
+    query = query.where('runs.created_at', '>', sql<Date>`${filters.createdAfter}::timestamptz`);
+  if (filters.createdBefore !== undefined)
+    query = query.where('runs.created_at', '<', sql<Date>`${filters.createdBefore}::timestamptz`);
+  if (filters.updatedAfter !== undefined)
+    query = query.where('runs.updated_at', '>', sql<Date>`${filters.updatedAfter}::timestamptz`);
   if (filters.environmentId === null) query = query.where('runs.environment_id', 'is', null);
   else if (filters.environmentId !== undefined) query = query.where('runs.environment_id', '=', filters.environmentId);
   if (filters.skillSpec !== undefined) query = query.where('runs.skill_spec', '=', filters.skillSpec);
@@ -391,9 +494,12 @@ export async function listRuns(
         SELECT child.id FROM runs child JOIN descendants d ON child.parent_run_id = d.id
       ) SELECT id FROM descendants)`);
   }
-  if (filters.metadata !== undefined) query = query.where(sql<SqlBool>`runs.metadata @> ${JSON.stringify(filters.metadata)}::jsonb`);
+  if (filters.metadata !== undefined)
+    query = query.where(sql<SqlBool>`runs.metadata @> ${JSON.stringify(filters.metadata)}::jsonb`);
   if (filters.artifactType !== undefined) {
-    query = query.where(sql<SqlBool>`EXISTS (SELECT 1 FROM artifacts a WHERE a.run_id = runs.id AND a.artifact_type = ${filters.artifactType})`);
+    query = query.where(
+      sql<SqlBool>`EXISTS (SELECT 1 FROM artifacts a WHERE a.run_id = runs.id AND a.artifact_type = ${filters.artifactType})`,
+    );
   }
   if (filters.query !== undefined) {
     const needle = filters.query.toLowerCase();
@@ -426,7 +532,12 @@ export async function cancelRunIfActive(
     .with('cancelled', (qb) =>
       qb
         .updateTable('runs')
-        .set({ state: 'CANCELLED', status_message: statusMessage, ended_at: sql`clock_timestamp()`, updated_at: sql`clock_timestamp()` })
+        .set({
+          state: 'CANCELLED',
+          status_message: statusMessage,
+          ended_at: sql`clock_timestamp()`,
+          updated_at: sql`clock_timestamp()`,
+        })
         .where((eb) => (who === 'operator' ? eb.lit(true) : visible(eb, who)))
         .where('runs.id', '=', runId)
         .where('runs.state', 'in', states)
@@ -435,12 +546,14 @@ export async function cancelRunIfActive(
     .insertInto('run_events')
     .columns(['event_uuid', 'run_id', 'event_type', 'payload'])
     .expression((eb) =>
-      eb.selectFrom('cancelled').select([
-        sql.lit(randomUUID()).as('event_uuid'),
-        'cancelled.id',
-        sql.lit('oz_run_cancelled').as('event_type'),
-        sql<string>`${JSON.stringify({ cancelled_by: cancelledBy })}::jsonb`.as('payload'),
-      ]),
+      eb
+        .selectFrom('cancelled')
+        .select([
+          sql.lit(randomUUID()).as('event_uuid'),
+          'cancelled.id',
+          sql.lit('oz_run_cancelled').as('event_type'),
+          sql<string>`${JSON.stringify({ cancelled_by: cancelledBy })}::jsonb`.as('payload'),
+        ]),
     )
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;

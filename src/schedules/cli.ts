@@ -51,14 +51,18 @@ export function registerScheduleCommands(program: Command): void {
       if (options.json) return print(result);
       for (const item of result.schedules) {
         const next = item.enabled ? `next ${item.history.next_run}` : 'paused';
-        process.stdout.write(`${item.id}  ${item.cron_schedule.padEnd(15)}  ${next}  ${item.name}${item.last_spawn_error ? `  (last error: ${item.last_spawn_error})` : ''}\n`);
+        process.stdout.write(
+          `${item.id}  ${item.cron_schedule.padEnd(15)}  ${next}  ${item.name}${item.last_spawn_error ? `  (last error: ${item.last_spawn_error})` : ''}\n`,
+        );
       }
     });
-  withScheduleOptions(schedules.command('create').description('create a scheduled agent')).action(async (options: ScheduleOptions) =>
-    print(await callApi(clientOptionsFromEnv(), 'POST', '/agent/schedules', body(options))),
+  withScheduleOptions(schedules.command('create').description('create a scheduled agent')).action(
+    async (options: ScheduleOptions) =>
+      print(await callApi(clientOptionsFromEnv(), 'POST', '/agent/schedules', body(options))),
   );
   withScheduleOptions(schedules.command('update').description('replace a scheduled agent').argument('<id>')).action(
-    async (id: string, options: ScheduleOptions) => print(await callApi(clientOptionsFromEnv(), 'PUT', path(id), body(options))),
+    async (id: string, options: ScheduleOptions) =>
+      print(await callApi(clientOptionsFromEnv(), 'PUT', path(id), body(options))),
   );
   for (const [verb, description, method, action] of [
     ['get', 'show one scheduled agent', 'GET', ''],

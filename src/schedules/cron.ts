@@ -27,7 +27,8 @@ export function cronProblem(expression: string): string | null {
   const trimmed = expression.trim();
   if (trimmed === '') return 'cron_schedule is empty';
   if (trimmed.startsWith('@')) {
-    if (!MACROS.has(trimmed.toLowerCase())) return `unknown cron macro ${trimmed}; use one of ${[...MACROS].join(', ')}`;
+    if (!MACROS.has(trimmed.toLowerCase()))
+      return `unknown cron macro ${trimmed}; use one of ${[...MACROS].join(', ')}`;
   } else {
     const fields = trimmed.split(/\s+/).length;
     if (fields !== 5 && fields !== 6) {

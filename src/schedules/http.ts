@@ -2,7 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { callerOf } from '../platform/http/auth.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
-import { CreateScheduleBody, DeleteScheduleResponse, ScheduleIdParams, ScheduleItem, ScheduleList, UpdateScheduleBody } from './schemas.js';
+import {
+  CreateScheduleBody,
+  DeleteScheduleResponse,
+  ScheduleIdParams,
+  ScheduleItem,
+  ScheduleList,
+  UpdateScheduleBody,
+} from './schemas.js';
 import type { SchedulesService } from './service.js';
 
 export function registerScheduleRoutes(parent: FastifyInstance, schedules: SchedulesService): void {
@@ -12,12 +19,21 @@ export function registerScheduleRoutes(parent: FastifyInstance, schedules: Sched
 
   app.post(
     '/agent/schedules',
-    { schema: { tags, summary: 'Create a scheduled agent', body: CreateScheduleBody, response: { 201: ScheduleItem, ...ProblemResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Create a scheduled agent',
+        body: CreateScheduleBody,
+        response: { 201: ScheduleItem, ...ProblemResponses },
+      },
+    },
     async (request, reply) => reply.code(201).send(await schedules.create(callerOf(request), request.body)),
   );
   app.get(
     '/agent/schedules',
-    { schema: { tags, summary: 'List scheduled agents, by name', response: { 200: ScheduleList, ...ProblemResponses } } },
+    {
+      schema: { tags, summary: 'List scheduled agents, by name', response: { 200: ScheduleList, ...ProblemResponses } },
+    },
     async (request) => schedules.list(callerOf(request)),
   );
   app.get(
@@ -41,7 +57,14 @@ export function registerScheduleRoutes(parent: FastifyInstance, schedules: Sched
   );
   app.delete(
     '/agent/schedules/:scheduleId',
-    { schema: { tags, summary: 'Delete a scheduled agent', params: ScheduleIdParams, response: { 200: DeleteScheduleResponse, ...ProblemResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Delete a scheduled agent',
+        params: ScheduleIdParams,
+        response: { 200: DeleteScheduleResponse, ...ProblemResponses },
+      },
+    },
     async (request) => schedules.delete(callerOf(request), request.params.scheduleId),
   );
   app.post(

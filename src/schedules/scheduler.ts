@@ -141,7 +141,8 @@ export class Scheduler {
         now,
       );
       for (const [i, error] of errors.entries()) {
-        if (error) this.options.log.warn({ schedule_id: due[i]!.id, reason: error.detail }, 'scheduled run not started');
+        if (error)
+          this.options.log.warn({ schedule_id: due[i]!.id, reason: error.detail }, 'scheduled run not started');
       }
       return due.length;
     });

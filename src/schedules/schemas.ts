@@ -5,7 +5,10 @@ import { AgentConfig } from '../runs/schemas.js';
 
 const fields = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
-  cron_schedule: Type.String({ maxLength: 200, description: '5-field cron (UTC), 6 fields with seconds, or a macro such as @daily' }),
+  cron_schedule: Type.String({
+    maxLength: 200,
+    description: '5-field cron (UTC), 6 fields with seconds, or a macro such as @daily',
+  }),
   prompt: Type.String({ minLength: 1, maxLength: 200_000 }),
   enabled: Type.Boolean({ description: 'false = paused' }),
   agent_config: Type.Optional(AgentConfig),

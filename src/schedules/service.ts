@@ -72,7 +72,10 @@ export class SchedulesService {
     const metadata = body.metadata ?? {};
     const metadataIssue = metadataProblem(metadata);
     if (metadataIssue) throw invalidRequest(metadataIssue);
-    if (body.agent_uid !== undefined && !(await this.options.agents.findForRun(this.db, caller.teamUid, body.agent_uid))) {
+    if (
+      body.agent_uid !== undefined &&
+      !(await this.options.agents.findForRun(this.db, caller.teamUid, body.agent_uid))
+    ) {
       throw notAuthorized(`agent identity ${body.agent_uid} does not exist in this team`);
     }
     const cron = body.cron_schedule.trim();
@@ -121,13 +124,15 @@ export class SchedulesService {
   async update(caller: Caller, id: string, body: UpdateScheduleBody): Promise<ScheduleItem> {
     if (!(await store.findSchedule(this.db, this.who(caller), id))) throw notFound(`schedule ${id} not found`);
     const values = await this.values(caller, body);
-    if (!(await store.updateSchedule(this.db, this.who(caller), id, values, caller.principal.uid))) throw notFound(`schedule ${id} not found`);
+    if (!(await store.updateSchedule(this.db, this.who(caller), id, values, caller.principal.uid)))
+      throw notFound(`schedule ${id} not found`);
     this.options.onChange?.();
     return this.load(caller, id);
   }
 
   async pause(caller: Caller, id: string): Promise<ScheduleItem> {
-    if (!(await store.setEnabled(this.db, this.who(caller), id, false, null, caller.principal.uid))) throw notFound(`schedule ${id} not found`);
+    if (!(await store.setEnabled(this.db, this.who(caller), id, false, null, caller.principal.uid)))
+      throw notFound(`schedule ${id} not found`);
     return this.load(caller, id);
   }
 
@@ -183,23 +188,38 @@ export async function syncAutomationSchedules(db: Kysely<DB>, automation: Automa
       await store.updateAutomationSchedule(db, kept.id, values);
       existing.splice(existing.indexOf(kept), 1);
     } else {
-      await store.insertAutomationSchedule(db, automation.automationId, { ...values, id: randomUUID(), team_uid: automation.teamUid, created_by_uid: automation.createdByUid });
+      await store.insertAutomationSchedule(db, automation.automationId, {
+        ...values,
+        id: randomUUID(),
+        team_uid: automation.teamUid,
+        created_by_uid: automation.createdByUid,
+      });
     }
   }
-  await store.deleteSchedulesById(db, existing.map((row) => row.id));
+  await store.deleteSchedulesById(
+    db,
+    existing.map((row) => row.id),
+  );
 }
 
 /** The next and last runs of automations' cron triggers, per automation. */
 export async function automationCronHistory(db: Kysely<DB>, automationIds: string[]) {
   const rows = await store.automationSchedules(db, automationIds);
-  const history = new Map<string, { next_run: string | null; last_ran: string | null; last_spawn_error: string | null }>();
+  const history = new Map<
+    string,
+    { next_run: string | null; last_ran: string | null; last_spawn_error: string | null }
+  >();
   for (const row of rows) {
     const previous = history.get(row.automation_id!);
     const next = row.next_run_at ? rfc3339(row.next_run_at) : null;
     const last = row.last_ran_at ? rfc3339(row.last_ran_at) : null;
     history.set(row.automation_id!, {
       next_run: [previous?.next_run ?? null, next].filter((value): value is string => value !== null).sort()[0] ?? null,
-      last_ran: [previous?.last_ran ?? null, last].filter((value): value is string => value !== null).sort().reverse()[0] ?? null,
+      last_ran:
+        [previous?.last_ran ?? null, last]
+          .filter((value): value is string => value !== null)
+          .sort()
+          .reverse()[0] ?? null,
       last_spawn_error: previous?.last_spawn_error ?? row.last_spawn_error,
     });
   }

@@ -59,23 +59,50 @@ function columns(values: ScheduleValues) {
 
 export async function insertSchedule(
   db: Kysely<DB>,
-  row: ScheduleValues & { id: string; team_uid: string; scope_type: 'User' | 'Team'; scope_uid: string; created_by_uid: string },
+  row: ScheduleValues & {
+    id: string;
+    team_uid: string;
+    scope_type: 'User' | 'Team';
+    scope_uid: string;
+    created_by_uid: string;
+  },
 ): Promise<void> {
   await db
     .insertInto('schedules')
-    .values({ ...columns(row), id: row.id, team_uid: row.team_uid, scope_type: row.scope_type, scope_uid: row.scope_uid, created_by_uid: row.created_by_uid, updated_by_uid: row.created_by_uid })
+    .values({
+      ...columns(row),
+      id: row.id,
+      team_uid: row.team_uid,
+      scope_type: row.scope_type,
+      scope_uid: row.scope_uid,
+      created_by_uid: row.created_by_uid,
+      updated_by_uid: row.created_by_uid,
+    })
     .execute();
 }
 
 export async function findSchedule(db: Kysely<DB>, who: Visibility, id: string): Promise<ScheduleRow | undefined> {
-  return selectSchedules(db).where((eb) => visible(eb, who)).where('schedules.id', '=', id).executeTakeFirst();
+  return selectSchedules(db)
+    .where((eb) => visible(eb, who))
+    .where('schedules.id', '=', id)
+    .executeTakeFirst();
 }
 
 export async function listSchedules(db: Kysely<DB>, who: Visibility): Promise<ScheduleRow[]> {
-  return selectSchedules(db).where((eb) => visible(eb, who)).orderBy('schedules.name').orderBy('schedules.id').execute();
+  return selectSchedules(db)
+    .where((eb) => visible(eb, who))
+    .orderBy('schedules.name')
+    .orderBy('schedules.id')
+    .execute();
 }
 
-export async function updateSchedule(db: Kysely<DB>, who: Visibility, id: string, values: ScheduleValues, updatedBy: string): Promise<boolean> {
+export async function updateSchedule(
+  db: Kysely<DB>,
+  who: Visibility,
+  id: string,
+  values: ScheduleValues,
+  updatedBy: string,
+): Promise<boolean> {
   const result = await db
     .updateTable('schedules')
     .set({ ...columns(values), updated_by_uid: updatedBy, updated_at: sql`clock_timestamp()` })
@@ -86,7 +113,14 @@ export async function updateSchedule(db: Kysely<DB>, who: Visibility, id: string
 }
 
 /** Pause (next run cleared) or resume (next run from now). */
-export async function setEnabled(db: Kysely<DB>, who: Visibility, id: string, enabled: boolean, nextRunAt: Date | null, updatedBy: string): Promise<boolean> {
+export async function setEnabled(
+  db: Kysely<DB>,
+  who: Visibility,
+  id: string,
+  enabled: boolean,
+  nextRunAt: Date | null,
+  updatedBy: string,
+): Promise<boolean> {
   const result = await db
     .updateTable('schedules')
     .set({ enabled, next_run_at: nextRunAt, updated_by_uid: updatedBy, updated_at: sql`clock_timestamp()` })
@@ -97,13 +131,27 @@ export async function setEnabled(db: Kysely<DB>, who: Visibility, id: string, en
 }
 
 export async function deleteSchedule(db: Kysely<DB>, who: Visibility, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('schedules').where((eb) => visible(eb, who)).where('id', '=', id).executeTakeFirst();
+  const result = await db
+    .deleteFrom('schedules')
+    .where((eb) => visible(eb, who))
+    .where('id', '=', id)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
 
 export type DueSchedule = Pick<
   Selectable<SchedulesTable>,
-  'id' | 'team_uid' | 'name' | 'cron_schedule' | 'prompt' | 'agent_config' | 'agent_uid' | 'metadata' | 'scope_type' | 'created_by_uid' | 'next_run_at'
+  | 'id'
+  | 'team_uid'
+  | 'name'
+  | 'cron_schedule'
+  | 'prompt'
+  | 'agent_config'
+  | 'agent_uid'
+  | 'metadata'
+  | 'scope_type'
+  | 'created_by_uid'
+  | 'next_run_at'
 >;
 
 /**
@@ -113,7 +161,19 @@ export type DueSchedule = Pick<
 export async function claimDue(db: Kysely<DB>, now: Date, limit: number): Promise<DueSchedule[]> {
   return db
     .selectFrom('schedules')
-    .select(['id', 'team_uid', 'name', 'cron_schedule', 'prompt', 'agent_config', 'agent_uid', 'metadata', 'scope_type', 'created_by_uid', 'next_run_at'])
+    .select([
+      'id',
+      'team_uid',
+      'name',
+      'cron_schedule',
+      'prompt',
+      'agent_config',
+      'agent_uid',
+      'metadata',
+      'scope_type',
+      'created_by_uid',
+      'next_run_at',
+    ])
     .where('enabled', '=', true)
     .where('next_run_at', '<=', now)
     .orderBy('next_run_at')
@@ -154,18 +214,39 @@ export async function earliestDue(db: Kysely<DB>): Promise<Date | null> {
 }
 
 export async function automationScheduleRows(db: Kysely<DB>, automationId: string) {
-  return db.selectFrom('schedules').select(['id', 'cron_schedule', 'enabled', 'next_run_at']).where('automation_id', '=', automationId).execute();
+  return db
+    .selectFrom('schedules')
+    .select(['id', 'cron_schedule', 'enabled', 'next_run_at'])
+    .where('automation_id', '=', automationId)
+    .execute();
 }
 
-export async function insertAutomationSchedule(db: Kysely<DB>, automationId: string, row: ScheduleValues & { id: string; team_uid: string; created_by_uid: string }): Promise<void> {
+export async function insertAutomationSchedule(
+  db: Kysely<DB>,
+  automationId: string,
+  row: ScheduleValues & { id: string; team_uid: string; created_by_uid: string },
+): Promise<void> {
   await db
     .insertInto('schedules')
-    .values({ ...columns(row), id: row.id, team_uid: row.team_uid, scope_type: 'Team', scope_uid: row.team_uid, created_by_uid: row.created_by_uid, updated_by_uid: row.created_by_uid, automation_id: automationId })
+    .values({
+      ...columns(row),
+      id: row.id,
+      team_uid: row.team_uid,
+      scope_type: 'Team',
+      scope_uid: row.team_uid,
+      created_by_uid: row.created_by_uid,
+      updated_by_uid: row.created_by_uid,
+      automation_id: automationId,
+    })
     .execute();
 }
 
 export async function updateAutomationSchedule(db: Kysely<DB>, id: string, values: ScheduleValues): Promise<void> {
-  await db.updateTable('schedules').set({ ...columns(values), updated_at: sql`clock_timestamp()` }).where('id', '=', id).execute();
+  await db
+    .updateTable('schedules')
+    .set({ ...columns(values), updated_at: sql`clock_timestamp()` })
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function deleteSchedulesById(db: Kysely<DB>, ids: string[]): Promise<void> {

@@ -4,7 +4,8 @@ import type { Scorer } from './schemas.js';
 /** Characters of the scored run's prompt and status quoted to the judge. */
 const QUOTE_LIMIT = 20_000;
 
-const quote = (text: string) => (text.length > QUOTE_LIMIT ? `${text.slice(0, QUOTE_LIMIT)}\n[... cut at ${QUOTE_LIMIT} characters]` : text);
+const quote = (text: string) =>
+  text.length > QUOTE_LIMIT ? `${text.slice(0, QUOTE_LIMIT)}\n[... cut at ${QUOTE_LIMIT} characters]` : text;
 
 /**
  * What a judge run is asked: the scored run as the API shows it, each scorer's rubric and labels, and how to

@@ -3,13 +3,20 @@ import { AgentConfig } from '../runs/schemas.js';
 
 /** Wire schemas of the scores slice: scorers, judge dispatch and verdicts. */
 
-const Label = Type.Object({ label: Type.String({ minLength: 1, maxLength: 100 }), score: Type.Number() }, { additionalProperties: false });
+const Label = Type.Object(
+  { label: Type.String({ minLength: 1, maxLength: 100 }), score: Type.Number() },
+  { additionalProperties: false },
+);
 
 export const CreateScorerBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
     rubric: Type.String({ minLength: 1, maxLength: 20_000, description: 'What the judge looks for, in plain words' }),
-    labels: Type.Array(Label, { minItems: 1, maxItems: 20, description: 'The classifications a judge may give, each with its score' }),
+    labels: Type.Array(Label, {
+      minItems: 1,
+      maxItems: 20,
+      description: 'The classifications a judge may give, each with its score',
+    }),
     passing_score: Type.Number({ description: 'A verdict whose label scores at least this passes' }),
   },
   { additionalProperties: false },
@@ -51,7 +58,13 @@ export const Verdict = Type.Object(
 export type Verdict = Static<typeof Verdict>;
 
 export const ScoresBody = Type.Object(
-  { results: Type.Array(Type.Unknown(), { minItems: 1, maxItems: 100, description: 'Verdicts `{scorer_id, classification, reason, failed}`' }) },
+  {
+    results: Type.Array(Type.Unknown(), {
+      minItems: 1,
+      maxItems: 100,
+      description: 'Verdicts `{scorer_id, classification, reason, failed}`',
+    }),
+  },
   { additionalProperties: false },
 );
 

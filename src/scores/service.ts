@@ -19,11 +19,21 @@ export const JUDGE_SCORERS = 'hangar_judge_scorers';
 const verdictCheck = Compile(Verdict);
 
 function render(row: store.ScorerRow): Scorer {
-  return { scorer_id: row.id, name: row.name, rubric: row.rubric, labels: row.labels, passing_score: row.passing_score, created_at: rfc3339(row.created_at) };
+  return {
+    scorer_id: row.id,
+    name: row.name,
+    rubric: row.rubric,
+    labels: row.labels,
+    passing_score: row.passing_score,
+    created_at: rfc3339(row.created_at),
+  };
 }
 
 /** Who sent verdicts: the task token of a run (the judge), an API key (never a judge), or nothing. */
-export type ScoresCredential = { kind: 'task'; runId: string; executionId: number } | { kind: 'api_key' } | { kind: 'none' };
+export type ScoresCredential =
+  | { kind: 'task'; runId: string; executionId: number }
+  | { kind: 'api_key' }
+  | { kind: 'none' };
 
 /**
  * Scorers (how to grade a run), judge runs (runs with source RUN_SCORER that grade another run) and their
@@ -36,9 +46,18 @@ export class ScoresService {
     const labels = new Set(body.labels.map((label) => label.label));
     if (labels.size !== body.labels.length) throw invalidRequest('labels: each label must appear once');
     try {
-      return render(await store.insertScorer(this.options.db, { team_uid: caller.teamUid, name: body.name, rubric: body.rubric, labels: body.labels, passing_score: body.passing_score }));
+      return render(
+        await store.insertScorer(this.options.db, {
+          team_uid: caller.teamUid,
+          name: body.name,
+          rubric: body.rubric,
+          labels: body.labels,
+          passing_score: body.passing_score,
+        }),
+      );
     } catch (error) {
-      if (sqlState(error) === UNIQUE_VIOLATION) throw new ApiError(409, 'conflict', `a scorer named "${body.name}" exists in this team`);
+      if (sqlState(error) === UNIQUE_VIOLATION)
+        throw new ApiError(409, 'conflict', `a scorer named "${body.name}" exists in this team`);
       throw error;
     }
   }
@@ -77,9 +96,15 @@ export class ScoresService {
   }
 
   /** Records the verdicts a judge sends for `scoredRunId`; each is accepted or rejected on its own. */
-  async submit(credential: ScoresCredential, scoredRunId: string, results: unknown[]): Promise<{ status: 200 | 206; body: { results: VerdictStatus[] } }> {
-    if (credential.kind === 'none') throw authenticationRequired("scores are sent with the judge run's task token (HANGAR_TASK_TOKEN)");
-    if (credential.kind === 'api_key') throw notAuthorized('only the judge run dispatched to score this run may send its scores');
+  async submit(
+    credential: ScoresCredential,
+    scoredRunId: string,
+    results: unknown[],
+  ): Promise<{ status: 200 | 206; body: { results: VerdictStatus[] } }> {
+    if (credential.kind === 'none')
+      throw authenticationRequired("scores are sent with the judge run's task token (HANGAR_TASK_TOKEN)");
+    if (credential.kind === 'api_key')
+      throw notAuthorized('only the judge run dispatched to score this run may send its scores');
     const judge = await store.judgeRun(this.options.db, credential.runId);
     if (!judge || judge.execution_id !== credential.executionId || !judge.sandbox_running) {
       throw authenticationRequired('this task token belongs to an execution that is not running');
@@ -88,14 +113,21 @@ export class ScoresService {
       throw notAuthorized(`run ${judge.id} was not dispatched to score run ${scoredRunId}`);
     }
     const assigned = (judge.metadata[JUDGE_SCORERS] ?? '').split(',').map(Number);
-    const scorers = new Map((await store.findScorers(this.options.db, judge.team_uid, assigned)).map((scorer) => [scorer.id, scorer]));
+    const scorers = new Map(
+      (await store.findScorers(this.options.db, judge.team_uid, assigned)).map((scorer) => [scorer.id, scorer]),
+    );
     const statuses: VerdictStatus[] = [];
     const accepted: store.AcceptedVerdict[] = [];
     for (const result of results) {
-      const scorerId = typeof (result as { scorer_id?: unknown })?.scorer_id === 'number' ? (result as { scorer_id: number }).scorer_id : null;
+      const scorerId =
+        typeof (result as { scorer_id?: unknown })?.scorer_id === 'number'
+          ? (result as { scorer_id: number }).scorer_id
+          : null;
       const reject = (error: string) => statuses.push({ scorer_id: scorerId, status: 'rejected', error });
       if (!verdictCheck.Check(result)) {
-        reject(`${schemaProblem(verdictCheck, result, 'verdict')}; expected {scorer_id, classification, reason, failed}`);
+        reject(
+          `${schemaProblem(verdictCheck, result, 'verdict')}; expected {scorer_id, classification, reason, failed}`,
+        );
         continue;
       }
       const scorer = scorers.get(result.scorer_id);
@@ -109,7 +141,9 @@ export class ScoresService {
       }
       const label = scorer.labels.find((candidate) => candidate.label === result.classification);
       if (!label) {
-        reject(`classification "${result.classification}" is not a label of scorer ${scorer.id} (${scorer.labels.map((l) => l.label).join(', ')})`);
+        reject(
+          `classification "${result.classification}" is not a label of scorer ${scorer.id} (${scorer.labels.map((l) => l.label).join(', ')})`,
+        );
         continue;
       }
       accepted.push({ ...result, score: label.score, passed: !result.failed && label.score >= scorer.passing_score });

@@ -22,12 +22,23 @@ export async function insertScorer(db: Kysely<DB>, scorer: Omit<ScorerRow, 'id' 
 }
 
 export async function listScorers(db: Kysely<DB>, teamUid: string): Promise<ScorerRow[]> {
-  return (await db.selectFrom('scorers').selectAll().where('team_uid', '=', teamUid).orderBy('name').orderBy('id').execute()) as ScorerRow[];
+  return (await db
+    .selectFrom('scorers')
+    .selectAll()
+    .where('team_uid', '=', teamUid)
+    .orderBy('name')
+    .orderBy('id')
+    .execute()) as ScorerRow[];
 }
 
 export async function findScorers(db: Kysely<DB>, teamUid: string, ids: number[]): Promise<ScorerRow[]> {
   if (ids.length === 0) return [];
-  return (await db.selectFrom('scorers').selectAll().where('team_uid', '=', teamUid).where('id', '=', sql<number>`ANY(${ids}::int[])`).execute()) as ScorerRow[];
+  return (await db
+    .selectFrom('scorers')
+    .selectAll()
+    .where('team_uid', '=', teamUid)
+    .where('id', '=', sql<number>`ANY(${ids}::int[])`)
+    .execute()) as ScorerRow[];
 }
 
 export async function deleteScorer(db: Kysely<DB>, teamUid: string, id: number): Promise<boolean> {
@@ -54,7 +65,12 @@ export interface AcceptedVerdict {
 }
 
 /** Records verdicts; a judge that answers again for a scorer replaces its earlier verdict. */
-export async function upsertVerdicts(db: Kysely<DB>, scoredRunId: string, judgeRunId: string, verdicts: AcceptedVerdict[]): Promise<void> {
+export async function upsertVerdicts(
+  db: Kysely<DB>,
+  scoredRunId: string,
+  judgeRunId: string,
+  verdicts: AcceptedVerdict[],
+): Promise<void> {
   if (verdicts.length === 0) return;
   await db
     .insertInto('run_scores')

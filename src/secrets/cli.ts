@@ -10,13 +10,17 @@ async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   // `echo "$TOKEN" | hangar secrets set ...` should store the token, not the token and a newline.
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 /** From --value (visible in the process list), --from-file (kept byte for byte) or standard input. */
 async function valueFrom(options: { value?: string; fromFile?: string }): Promise<string> {
-  if (options.value !== undefined && options.fromFile !== undefined) throw new Error('give --value or --from-file, not both');
-  const value = options.value ?? (options.fromFile !== undefined ? fs.readFileSync(options.fromFile, 'utf8') : await readStdin());
+  if (options.value !== undefined && options.fromFile !== undefined)
+    throw new Error('give --value or --from-file, not both');
+  const value =
+    options.value ?? (options.fromFile !== undefined ? fs.readFileSync(options.fromFile, 'utf8') : await readStdin());
   if (value === '') throw new Error('the secret value is empty');
   return value;
 }
@@ -35,9 +39,14 @@ export function registerSecretCommands(program: Command): void {
     });
   secrets
     .command('set')
-    .description('create a secret or replace its value; without --value or --from-file it is read from standard input (one final newline dropped)')
+    .description(
+      'create a secret or replace its value; without --value or --from-file it is read from standard input (one final newline dropped)',
+    )
     .argument('<name>', 'secret name: letters, digits, _ . -, starting with a letter or _')
-    .option('--value <value>', 'the value (visible to other users of this machine; prefer --from-file or standard input)')
+    .option(
+      '--value <value>',
+      'the value (visible to other users of this machine; prefer --from-file or standard input)',
+    )
     .option('--from-file <path>', 'read the value from a file, exactly as it is')
     .action(async (name: string, options: { value?: string; fromFile?: string }) => {
       const value = await valueFrom(options);
@@ -63,9 +72,14 @@ export function registerSecretCommands(program: Command): void {
     .argument('<name>')
     .option('--json', 'print the raw response')
     .action(async (name: string, options: { json?: boolean }) => {
-      const result = await callApi<{ grants: SecretGrantItem[] }>(clientOptionsFromEnv(), 'GET', `${path(name)}/grants`);
+      const result = await callApi<{ grants: SecretGrantItem[] }>(
+        clientOptionsFromEnv(),
+        'GET',
+        `${path(name)}/grants`,
+      );
       if (options.json) return printJson(result);
-      for (const grant of result.grants) process.stdout.write(`${grant.grantee_type} ${grant.grantee_uid}  since ${grant.created_at}\n`);
+      for (const grant of result.grants)
+        process.stdout.write(`${grant.grantee_type} ${grant.grantee_uid}  since ${grant.created_at}\n`);
     });
   secrets
     .command('grant')
@@ -86,7 +100,11 @@ export function registerSecretCommands(program: Command): void {
     .option('--environment <id>', 'an environment')
     .action(async (name: string, options: GranteeOptions) => {
       const { grantee_type, grantee_uid } = grantee(options);
-      await callApi(clientOptionsFromEnv(), 'DELETE', `${path(name)}/grants/${grantee_type}/${encodeURIComponent(grantee_uid)}`);
+      await callApi(
+        clientOptionsFromEnv(),
+        'DELETE',
+        `${path(name)}/grants/${grantee_type}/${encodeURIComponent(grantee_uid)}`,
+      );
       process.stdout.write(`revoked ${name} from ${grantee_type} ${grantee_uid}\n`);
     });
 }

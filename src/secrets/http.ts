@@ -3,7 +3,17 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf } from '../platform/http/auth.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
-import { CreateSecretBody, SecretGrantBody, SecretGrantItem, SecretGrantList, SecretGrantParams, SecretItem, SecretList, SecretNameParams, UpdateSecretBody } from './schemas.js';
+import {
+  CreateSecretBody,
+  SecretGrantBody,
+  SecretGrantItem,
+  SecretGrantList,
+  SecretGrantParams,
+  SecretItem,
+  SecretList,
+  SecretNameParams,
+  UpdateSecretBody,
+} from './schemas.js';
 import type { SecretsService } from './service.js';
 
 export function registerSecretRoutes(parent: FastifyInstance, secrets: SecretsService): void {
@@ -25,7 +35,13 @@ export function registerSecretRoutes(parent: FastifyInstance, secrets: SecretsSe
   );
   app.get(
     '/secrets',
-    { schema: { tags, summary: "List the team's secrets (names only), by name", response: { 200: SecretList, ...ProblemResponses } } },
+    {
+      schema: {
+        tags,
+        summary: "List the team's secrets (names only), by name",
+        response: { 200: SecretList, ...ProblemResponses },
+      },
+    },
     async (request) => secrets.list(callerOf(request)),
   );
   app.put(

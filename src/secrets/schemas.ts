@@ -35,13 +35,18 @@ export type SecretItem = Static<typeof SecretItem>;
 export const SecretList = Type.Object({ secrets: Type.Array(SecretItem, { description: 'Sorted by name' }) });
 
 export const GranteeType = Type.Union([Type.Literal('member'), Type.Literal('agent'), Type.Literal('environment')], {
-  description: '`member`: a user of the team (their runs, schedules and automations); `agent`: runs an agent identity executes; `environment`: runs in that environment',
+  description:
+    '`member`: a user of the team (their runs, schedules and automations); `agent`: runs an agent identity executes; `environment`: runs in that environment',
 });
 
 export const SecretGrantBody = Type.Object(
   {
     grantee_type: GranteeType,
-    grantee_uid: Type.String({ minLength: 1, maxLength: 200, description: 'The user uid, agent identity uid or environment id' }),
+    grantee_uid: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: 'The user uid, agent identity uid or environment id',
+    }),
   },
   { additionalProperties: false },
 );
@@ -56,4 +61,8 @@ export type SecretGrantItem = Static<typeof SecretGrantItem>;
 
 export const SecretGrantList = Type.Object({ grants: Type.Array(SecretGrantItem) });
 
-export const SecretGrantParams = Type.Object({ name: SecretName, grantee_type: GranteeType, grantee_uid: Type.String({ minLength: 1, maxLength: 200 }) });
+export const SecretGrantParams = Type.Object({
+  name: SecretName,
+  grantee_type: GranteeType,
+  grantee_uid: Type.String({ minLength: 1, maxLength: 200 }),
+});

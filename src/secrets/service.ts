@@ -3,7 +3,14 @@ import type { Caller } from '../identities/caller.js';
 import { openValue, sealValue } from '../platform/crypto.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
-import { MAX_SECRET_VALUE_BYTES, type CreateSecretBody, type SecretGrantBody, type SecretGrantItem, type SecretItem, type UpdateSecretBody } from './schemas.js';
+import {
+  MAX_SECRET_VALUE_BYTES,
+  type CreateSecretBody,
+  type SecretGrantBody,
+  type SecretGrantItem,
+  type SecretItem,
+  type UpdateSecretBody,
+} from './schemas.js';
 import * as store from './store.js';
 import { rfc3339 } from '../platform/time.js';
 
@@ -38,7 +45,8 @@ function requireAdmin(caller: Caller): void {
 
 function checkSize(value: string): void {
   const bytes = Buffer.byteLength(value, 'utf8');
-  if (bytes > MAX_SECRET_VALUE_BYTES) throw invalidRequest(`a secret value is at most ${MAX_SECRET_VALUE_BYTES} bytes of UTF-8, got ${bytes}`);
+  if (bytes > MAX_SECRET_VALUE_BYTES)
+    throw invalidRequest(`a secret value is at most ${MAX_SECRET_VALUE_BYTES} bytes of UTF-8, got ${bytes}`);
 }
 
 /**
@@ -65,14 +73,24 @@ export class SecretsService {
     checkSize(body.value);
     const sealed = sealValue(this.options.key, body.value, context(caller.teamUid, body.name));
     const row = await store.insertSecret(this.db, caller.teamUid, body.name, sealed);
-    if (!row) throw new ApiError(409, 'conflict', `a secret named ${body.name} already exists; change its value with PUT /secrets/${body.name}`);
+    if (!row)
+      throw new ApiError(
+        409,
+        'conflict',
+        `a secret named ${body.name} already exists; change its value with PUT /secrets/${body.name}`,
+      );
     return render(row);
   }
 
   async update(caller: Caller, name: string, body: UpdateSecretBody): Promise<SecretItem> {
     requireAdmin(caller);
     checkSize(body.value);
-    const row = await store.updateSecret(this.db, caller.teamUid, name, sealValue(this.options.key, body.value, context(caller.teamUid, name)));
+    const row = await store.updateSecret(
+      this.db,
+      caller.teamUid,
+      name,
+      sealValue(this.options.key, body.value, context(caller.teamUid, name)),
+    );
     if (!row) throw notFound(`secret ${name} not found`);
     return render(row);
   }
@@ -89,12 +107,18 @@ export class SecretsService {
   }
 
   /** Grants a secret to a member, an agent identity or an environment of the team; 201 when new, 200 when it was there. */
-  async grant(caller: Caller, name: string, body: SecretGrantBody): Promise<{ created: boolean; grant: SecretGrantItem }> {
+  async grant(
+    caller: Caller,
+    name: string,
+    body: SecretGrantBody,
+  ): Promise<{ created: boolean; grant: SecretGrantItem }> {
     requireAdmin(caller);
     await this.requireSecret(caller.teamUid, name);
     await this.requireGrantee(caller.teamUid, body);
     const created = await store.insertGrant(this.db, caller.teamUid, name, body.grantee_type, body.grantee_uid);
-    const grant = (await store.listGrants(this.db, caller.teamUid, name)).find((row) => row.grantee_type === body.grantee_type && row.grantee_uid === body.grantee_uid);
+    const grant = (await store.listGrants(this.db, caller.teamUid, name)).find(
+      (row) => row.grantee_type === body.grantee_type && row.grantee_uid === body.grantee_uid,
+    );
     // The secret was deleted between the insert and the read.
     if (!grant) throw notFound(`secret ${name} not found`);
     return { created, grant: renderGrant(grant) };
@@ -119,7 +143,10 @@ export class SecretsService {
         : type === 'agent'
           ? await this.options.agentExists(teamUid, uid)
           : await this.options.environmentAccessible(teamUid, uid);
-    if (!exists) throw invalidRequest(`this team has no ${type === 'member' ? 'member' : type === 'agent' ? 'agent identity' : 'environment'} ${uid}`);
+    if (!exists)
+      throw invalidRequest(
+        `this team has no ${type === 'member' ? 'member' : type === 'agent' ? 'agent identity' : 'environment'} ${uid}`,
+      );
   }
 
   /**

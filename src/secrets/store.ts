@@ -16,11 +16,21 @@ function sealedColumns(sealed: SealedValue) {
 
 export async function listSecrets(db: Kysely<DB>, teamUid: string): Promise<SecretRow[]> {
   // By code point, whatever the database's locale, so every deployment lists in the same order.
-  return db.selectFrom('secrets').select(summary).where('team_uid', '=', teamUid).orderBy(sql`name COLLATE "C"`).execute();
+  return db
+    .selectFrom('secrets')
+    .select(summary)
+    .where('team_uid', '=', teamUid)
+    .orderBy(sql`name COLLATE "C"`)
+    .execute();
 }
 
 /** undefined when the team already has a secret of that name. */
-export async function insertSecret(db: Kysely<DB>, teamUid: string, name: string, sealed: SealedValue): Promise<SecretRow | undefined> {
+export async function insertSecret(
+  db: Kysely<DB>,
+  teamUid: string,
+  name: string,
+  sealed: SealedValue,
+): Promise<SecretRow | undefined> {
   return db
     .insertInto('secrets')
     .values({ team_uid: teamUid, name, ...sealedColumns(sealed) })
@@ -29,7 +39,12 @@ export async function insertSecret(db: Kysely<DB>, teamUid: string, name: string
     .executeTakeFirst();
 }
 
-export async function updateSecret(db: Kysely<DB>, teamUid: string, name: string, sealed: SealedValue): Promise<SecretRow | undefined> {
+export async function updateSecret(
+  db: Kysely<DB>,
+  teamUid: string,
+  name: string,
+  sealed: SealedValue,
+): Promise<SecretRow | undefined> {
   return db
     .updateTable('secrets')
     .set({ ...sealedColumns(sealed), updated_at: sql`clock_timestamp()` })
@@ -40,7 +55,11 @@ export async function updateSecret(db: Kysely<DB>, teamUid: string, name: string
 }
 
 export async function deleteSecret(db: Kysely<DB>, teamUid: string, name: string): Promise<boolean> {
-  const result = await db.deleteFrom('secrets').where('team_uid', '=', teamUid).where('name', '=', name).executeTakeFirst();
+  const result = await db
+    .deleteFrom('secrets')
+    .where('team_uid', '=', teamUid)
+    .where('name', '=', name)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
 
@@ -56,7 +75,12 @@ export async function findSealed(db: Kysely<DB>, teamUid: string, name: string):
 
 export async function existingNames(db: Kysely<DB>, teamUid: string, names: string[]): Promise<Set<string>> {
   if (names.length === 0) return new Set();
-  const rows = await db.selectFrom('secrets').select('name').where('team_uid', '=', teamUid).where('name', 'in', names).execute();
+  const rows = await db
+    .selectFrom('secrets')
+    .select('name')
+    .where('team_uid', '=', teamUid)
+    .where('name', 'in', names)
+    .execute();
   return new Set(rows.map((row) => row.name));
 }
 
@@ -69,7 +93,13 @@ export interface GrantRow {
 }
 
 /** false when the grant was there already. */
-export async function insertGrant(db: Kysely<DB>, teamUid: string, name: string, type: GranteeType, uid: string): Promise<boolean> {
+export async function insertGrant(
+  db: Kysely<DB>,
+  teamUid: string,
+  name: string,
+  type: GranteeType,
+  uid: string,
+): Promise<boolean> {
   const inserted = await db
     .insertInto('secret_grants')
     .values({ team_uid: teamUid, secret_name: name, grantee_type: type, grantee_uid: uid })
@@ -79,7 +109,13 @@ export async function insertGrant(db: Kysely<DB>, teamUid: string, name: string,
   return inserted !== undefined;
 }
 
-export async function deleteGrant(db: Kysely<DB>, teamUid: string, name: string, type: GranteeType, uid: string): Promise<boolean> {
+export async function deleteGrant(
+  db: Kysely<DB>,
+  teamUid: string,
+  name: string,
+  type: GranteeType,
+  uid: string,
+): Promise<boolean> {
   const result = await db
     .deleteFrom('secret_grants')
     .where('team_uid', '=', teamUid)
@@ -123,7 +159,9 @@ export async function grantedNames(db: Kysely<DB>, user: SecretUser, names: stri
       eb.or([
         eb.and([eb('grantee_type', '=', 'member'), eb('grantee_uid', '=', user.creatorUid)]),
         ...(user.agentUid ? [eb.and([eb('grantee_type', '=', 'agent'), eb('grantee_uid', '=', user.agentUid)])] : []),
-        ...(user.environmentId ? [eb.and([eb('grantee_type', '=', 'environment'), eb('grantee_uid', '=', user.environmentId)])] : []),
+        ...(user.environmentId
+          ? [eb.and([eb('grantee_type', '=', 'environment'), eb('grantee_uid', '=', user.environmentId)])]
+          : []),
       ]),
     )
     .execute();

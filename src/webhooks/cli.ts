@@ -31,7 +31,8 @@ function body(options: WebhookOptions) {
 /** A webhook with a freshly issued secret: the secret is printed once, with a warning to keep it. */
 function printIssued(item: WebhookItem): void {
   printJson(item);
-  if (item.secret !== undefined) process.stderr.write('\nThe secret above is shown only this once: store it with the sender now.\n');
+  if (item.secret !== undefined)
+    process.stderr.write('\nThe secret above is shown only this once: store it with the sender now.\n');
 }
 
 /** `hangar webhooks ...`: custom webhooks and their delivery logs (HANGAR_URL, HANGAR_API_KEY). */
@@ -46,7 +47,9 @@ export function registerWebhookCommands(program: Command): void {
       if (options.json) return printJson(result);
       for (const item of result.webhooks) {
         const how = item.auth_mode === 'signature' ? `signature:${item.signature_scheme}` : item.auth_mode;
-        process.stdout.write(`${item.uid}  ${item.enabled ? 'enabled ' : 'disabled'}  ${how.padEnd(28)}  ${item.name}  ${item.url}\n`);
+        process.stdout.write(
+          `${item.uid}  ${item.enabled ? 'enabled ' : 'disabled'}  ${how.padEnd(28)}  ${item.name}  ${item.url}\n`,
+        );
       }
     });
   webhooks
@@ -54,13 +57,21 @@ export function registerWebhookCommands(program: Command): void {
     .description('create a webhook; its secret is shown once')
     .requiredOption('--name <name>', 'name shown in the automation editor')
     .option('--auth-mode <mode>', 'token (default), url_token or signature')
-    .option('--scheme <scheme>', 'provider signature scheme (implies --auth-mode signature): github, stripe, standard_webhooks, sentry, pagerduty, vercel')
-    .option('--secret <secret>', "the provider's signing secret (signature mode; generated for standard_webhooks and github when left out)")
+    .option(
+      '--scheme <scheme>',
+      'provider signature scheme (implies --auth-mode signature): github, stripe, standard_webhooks, sentry, pagerduty, vercel',
+    )
+    .option(
+      '--secret <secret>',
+      "the provider's signing secret (signature mode; generated for standard_webhooks and github when left out)",
+    )
     .option('--secret-name <name>', 'keep the credential in this team secret instead')
     .option('--delivery-id-header <header>', 'header the sender stamps its own event ID into')
     .option('--factory <uid>', "factory (default: the team's default factory)")
     .option('--disabled', 'create it disabled')
-    .action(async (options: WebhookOptions) => printIssued(await callApi<WebhookItem>(clientOptionsFromEnv(), 'POST', '/factory/webhooks', body(options))));
+    .action(async (options: WebhookOptions) =>
+      printIssued(await callApi<WebhookItem>(clientOptionsFromEnv(), 'POST', '/factory/webhooks', body(options))),
+    );
   webhooks
     .command('update')
     .description('change a webhook; changing how senders authenticate issues a new secret, shown once')
@@ -71,11 +82,18 @@ export function registerWebhookCommands(program: Command): void {
     .option('--secret <secret>', "the provider's new signing secret")
     .option('--secret-name <name>', 'keep the credential in this team secret')
     .option('--delivery-id-header <header>')
-    .action(async (uid: string, options: WebhookOptions) => printIssued(await callApi<WebhookItem>(clientOptionsFromEnv(), 'PUT', path(uid), body(options))));
-  for (const [verb, enabled] of [['enable', true], ['disable', false]] as const) {
+    .action(async (uid: string, options: WebhookOptions) =>
+      printIssued(await callApi<WebhookItem>(clientOptionsFromEnv(), 'PUT', path(uid), body(options))),
+    );
+  for (const [verb, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
     webhooks
       .command(verb)
-      .description(enabled ? 'accept deliveries again' : 'answer senders 404 until enabled again (automations and the log stay)')
+      .description(
+        enabled ? 'accept deliveries again' : 'answer senders 404 until enabled again (automations and the log stay)',
+      )
       .argument('<uid>')
       .action((uid: string) => callAndPrint('PUT', path(uid), { enabled }));
   }
@@ -85,9 +103,20 @@ export function registerWebhookCommands(program: Command): void {
     .argument('<uid>')
     .option('--secret <secret>', "the provider's new signing secret (for providers that issue their own)")
     .action(async (uid: string, options: { secret?: string }) =>
-      printIssued(await callApi<WebhookItem>(clientOptionsFromEnv(), 'POST', path(uid, '/rotate'), options.secret ? { secret: options.secret } : {})),
+      printIssued(
+        await callApi<WebhookItem>(
+          clientOptionsFromEnv(),
+          'POST',
+          path(uid, '/rotate'),
+          options.secret ? { secret: options.secret } : {},
+        ),
+      ),
     );
-  webhooks.command('get').description('show one webhook').argument('<uid>').action((uid: string) => callAndPrint('GET', path(uid)));
+  webhooks
+    .command('get')
+    .description('show one webhook')
+    .argument('<uid>')
+    .action((uid: string) => callAndPrint('GET', path(uid)));
   webhooks
     .command('delete')
     .description('delete a webhook; senders get 404, automations that select it stop firing')
@@ -103,10 +132,16 @@ export function registerWebhookCommands(program: Command): void {
     .option('--limit <n>', 'how many', '50')
     .option('--json', 'print the raw response')
     .action(async (uid: string, options: { limit: string; json?: boolean }) => {
-      const result = await callApi<{ deliveries: DeliveryItem[] }>(clientOptionsFromEnv(), 'GET', `${path(uid, '/deliveries')}?limit=${encodeURIComponent(options.limit)}`);
+      const result = await callApi<{ deliveries: DeliveryItem[] }>(
+        clientOptionsFromEnv(),
+        'GET',
+        `${path(uid, '/deliveries')}?limit=${encodeURIComponent(options.limit)}`,
+      );
       if (options.json) return printJson(result);
       for (const item of result.deliveries) {
-        process.stdout.write(`${item.received_at}  ${item.status.padEnd(23)}  ${String(item.size_bytes).padStart(7)} B  ${item.delivery_id}\n`);
+        process.stdout.write(
+          `${item.received_at}  ${item.status.padEnd(23)}  ${String(item.size_bytes).padStart(7)} B  ${item.delivery_id}\n`,
+        );
       }
     });
   webhooks
@@ -114,5 +149,7 @@ export function registerWebhookCommands(program: Command): void {
     .description('one delivery with its payload and the runs it started')
     .argument('<uid>')
     .argument('<delivery_id>')
-    .action((uid: string, deliveryId: string) => callAndPrint('GET', path(uid, `/deliveries/${encodeURIComponent(deliveryId)}`)));
+    .action((uid: string, deliveryId: string) =>
+      callAndPrint('GET', path(uid, `/deliveries/${encodeURIComponent(deliveryId)}`)),
+    );
 }

@@ -33,7 +33,9 @@ export function issueSecret(mode: WebhookAuthMode, scheme: string | null, given:
   }
   if (given) {
     if (scheme === 'standard_webhooks' && !isStandardWebhooksSecret(given)) {
-      throw invalidRequest('a Standard Webhooks secret is whsec_ followed by base64 of a 24 to 64 byte key; leave it blank to have one generated');
+      throw invalidRequest(
+        'a Standard Webhooks secret is whsec_ followed by base64 of a 24 to 64 byte key; leave it blank to have one generated',
+      );
     }
     return given;
   }
@@ -46,7 +48,8 @@ export function issueSecret(mode: WebhookAuthMode, scheme: string | null, given:
 /** Problems with how senders will authenticate, before anything is saved. */
 export function authProblem(mode: WebhookAuthMode, scheme: string | null): string | null {
   if (mode === 'signature' && scheme === null) return 'auth_mode signature needs a signature_scheme';
-  if (mode !== 'signature' && scheme !== null) return `signature_scheme applies to auth_mode signature only, not ${mode}`;
+  if (mode !== 'signature' && scheme !== null)
+    return `signature_scheme applies to auth_mode signature only, not ${mode}`;
   return null;
 }
 

@@ -24,7 +24,14 @@ export function registerWebhookRoutes(parent: FastifyInstance, webhooks: Webhook
 
   app.get(
     '/factory/webhooks',
-    { schema: { tags, summary: "List the team's webhooks", querystring: ListWebhooksQuery, response: { 200: WebhookList, ...ProblemResponses } } },
+    {
+      schema: {
+        tags,
+        summary: "List the team's webhooks",
+        querystring: ListWebhooksQuery,
+        response: { 200: WebhookList, ...ProblemResponses },
+      },
+    },
     async (request) => webhooks.list(callerOf(request), request.query.factory_uid),
   );
   app.post(
@@ -51,7 +58,8 @@ export function registerWebhookRoutes(parent: FastifyInstance, webhooks: Webhook
       schema: {
         tags,
         summary: 'Change a webhook (team admin): enable, disable, rename, change how senders authenticate',
-        description: 'Omitted fields stay; null clears. Changing auth_mode or signature_scheme issues a new secret, shown once.',
+        description:
+          'Omitted fields stay; null clears. Changing auth_mode or signature_scheme issues a new secret, shown once.',
         params: WebhookUidParams,
         body: UpdateWebhookBody,
         response: item,
@@ -61,7 +69,13 @@ export function registerWebhookRoutes(parent: FastifyInstance, webhooks: Webhook
   );
   app.delete(
     '/factory/webhooks/:uid',
-    { schema: { tags, summary: 'Delete a webhook (team admin); automations that select it stay and stop firing', params: WebhookUidParams } },
+    {
+      schema: {
+        tags,
+        summary: 'Delete a webhook (team admin); automations that select it stay and stop firing',
+        params: WebhookUidParams,
+      },
+    },
     async (request, reply) => {
       await webhooks.delete(callerOf(request), request.params.uid);
       return reply.code(204).send();
@@ -73,7 +87,8 @@ export function registerWebhookRoutes(parent: FastifyInstance, webhooks: Webhook
       schema: {
         tags,
         summary: 'Rotate the secret (team admin): the old one fails at once',
-        description: "Give secret for providers that issue their own (Stripe, Sentry, PagerDuty, Vercel); otherwise one is generated.",
+        description:
+          'Give secret for providers that issue their own (Stripe, Sentry, PagerDuty, Vercel); otherwise one is generated.',
         params: WebhookUidParams,
         body: RotateWebhookBody,
         response: item,
@@ -83,12 +98,28 @@ export function registerWebhookRoutes(parent: FastifyInstance, webhooks: Webhook
   );
   app.get(
     '/factory/webhooks/:uid/deliveries',
-    { schema: { tags, summary: 'The delivery log, newest first', params: WebhookUidParams, querystring: ListDeliveriesQuery, response: { 200: DeliveryList, ...ProblemResponses } } },
-    async (request) => webhooks.deliveries(callerOf(request), request.params.uid, request.query.limit ?? 50, request.query.cursor),
+    {
+      schema: {
+        tags,
+        summary: 'The delivery log, newest first',
+        params: WebhookUidParams,
+        querystring: ListDeliveriesQuery,
+        response: { 200: DeliveryList, ...ProblemResponses },
+      },
+    },
+    async (request) =>
+      webhooks.deliveries(callerOf(request), request.params.uid, request.query.limit ?? 50, request.query.cursor),
   );
   app.get(
     '/factory/webhooks/:uid/deliveries/:delivery_id',
-    { schema: { tags, summary: 'One delivery, with its payload and the runs it started', params: DeliveryParams, response: { 200: DeliveryItem, ...ProblemResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'One delivery, with its payload and the runs it started',
+        params: DeliveryParams,
+        response: { 200: DeliveryItem, ...ProblemResponses },
+      },
+    },
     async (request) => webhooks.delivery(callerOf(request), request.params.uid, request.params.delivery_id),
   );
 }

@@ -7,8 +7,14 @@ const none = { configuredHeader: null, providerHeaders: [] as string[] };
 
 test('the configured header wins, then the provider header, then X-Service-Delivery-Id, then the body hash', () => {
   const headers = { 'x-my-id': 'mine', 'x-github-delivery': 'gh', 'x-service-delivery-id': 'svc' };
-  assert.equal(deliveryIdentity(headers, body, { configuredHeader: 'X-My-Id', providerHeaders: ['x-github-delivery'] }), 'mine');
-  assert.equal(deliveryIdentity(headers, body, { configuredHeader: null, providerHeaders: ['x-github-delivery'] }), 'gh');
+  assert.equal(
+    deliveryIdentity(headers, body, { configuredHeader: 'X-My-Id', providerHeaders: ['x-github-delivery'] }),
+    'mine',
+  );
+  assert.equal(
+    deliveryIdentity(headers, body, { configuredHeader: null, providerHeaders: ['x-github-delivery'] }),
+    'gh',
+  );
   assert.equal(deliveryIdentity(headers, body, none), 'svc');
   assert.equal(deliveryIdentity({}, body, none), bodyHash(body));
 });

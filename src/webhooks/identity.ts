@@ -25,7 +25,11 @@ export function deliveryIdentity(
   body: Buffer | null,
   sources: { configuredHeader: string | null; providerHeaders: readonly string[] },
 ): string | null {
-  const names = [...(sources.configuredHeader ? [sources.configuredHeader] : []), ...sources.providerHeaders, 'x-service-delivery-id'];
+  const names = [
+    ...(sources.configuredHeader ? [sources.configuredHeader] : []),
+    ...sources.providerHeaders,
+    'x-service-delivery-id',
+  ];
   for (const name of names) {
     const value = header(headers, name);
     if (value !== undefined) return value.length > MAX_IDENTITY_LENGTH ? bodyHash(Buffer.from(value, 'utf8')) : value;

@@ -50,8 +50,11 @@ export function authenticateDelivery(
   now: Date,
 ): SchemeVerdict {
   if (webhook.auth_mode === 'url_token') {
-    if (request.pathToken === undefined) return { ok: false, reason: 'this webhook takes its token in the URL: POST to /webhooks/w/<uid>/<token>' };
-    return sameSecret(request.pathToken, secret) ? { ok: true } : { ok: false, reason: 'the token in the URL is not valid' };
+    if (request.pathToken === undefined)
+      return { ok: false, reason: 'this webhook takes its token in the URL: POST to /webhooks/w/<uid>/<token>' };
+    return sameSecret(request.pathToken, secret)
+      ? { ok: true }
+      : { ok: false, reason: 'the token in the URL is not valid' };
   }
   if (request.pathToken !== undefined) return { ok: false, reason: 'this webhook takes no token in the URL' };
   if (webhook.auth_mode === 'token') {
@@ -75,7 +78,10 @@ function parseJson(body: Buffer): unknown {
 }
 
 function tooMany(detail: string, retryAfter: number): ApiError {
-  return new ApiError(429, 'resource_unavailable', detail, { retryable: true, headers: { 'retry-after': String(retryAfter) } });
+  return new ApiError(429, 'resource_unavailable', detail, {
+    retryable: true,
+    headers: { 'retry-after': String(retryAfter) },
+  });
 }
 
 /**
@@ -90,27 +96,48 @@ export async function registerIngressRoutes(app: FastifyInstance, options: Ingre
   const checkLimits = (counts: SenderCounts) => {
     const failures = slidingCount(counts.failuresNow, counts.failuresBefore, counts.elapsed);
     if (failures >= options.authFailuresPerMinute) {
-      const wait = secondsUntilBelow(counts.failuresNow, counts.failuresBefore, counts.elapsed, options.authFailuresPerMinute - 1);
+      const wait = secondsUntilBelow(
+        counts.failuresNow,
+        counts.failuresBefore,
+        counts.elapsed,
+        options.authFailuresPerMinute - 1,
+      );
       throw tooMany(`too many failed authentications from this sender; try again in ${wait} s`, wait);
     }
     const deliveries = slidingCount(counts.deliveriesNow, counts.deliveriesBefore, counts.elapsed);
     if (deliveries > options.ratePerMinute) {
-      const wait = secondsUntilBelow(counts.deliveriesNow, counts.deliveriesBefore, counts.elapsed, options.ratePerMinute);
-      throw tooMany(`more than ${options.ratePerMinute} deliveries per minute from this sender; try again in ${wait} s`, wait);
+      const wait = secondsUntilBelow(
+        counts.deliveriesNow,
+        counts.deliveriesBefore,
+        counts.elapsed,
+        options.ratePerMinute,
+      );
+      throw tooMany(
+        `more than ${options.ratePerMinute} deliveries per minute from this sender; try again in ${wait} s`,
+        wait,
+      );
     }
   };
 
   await app.register(async (scope) => {
     // Any content type, read as raw bytes: signatures are computed over the exact bytes sent.
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_DELIVERY_BYTES }, (_request, body, done) => done(null, body));
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_DELIVERY_BYTES }, (_request, body, done) =>
+      done(null, body),
+    );
 
     scope.setErrorHandler(async (error: FastifyError, request, reply) => {
-      const problem = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? new ApiError(413, 'invalid_request', `a delivery body is at most ${MAX_DELIVERY_BYTES} bytes`) : toApiError(error);
+      const problem =
+        error.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+          ? new ApiError(413, 'invalid_request', `a delivery body is at most ${MAX_DELIVERY_BYTES} bytes`)
+          : toApiError(error);
       if (problem.status === 413 && request.webhook) {
         const size = Number(request.headers['content-length']) || MAX_DELIVERY_BYTES + 1;
-        const identity = deliveryIdentity(request.headers, null, identitySources(request.webhook)) ?? `too-large-${request.id}`;
-        await store.recordRejected(db, request.webhook.uid, identity, 'Rejected (too large)', size).catch((failure) => request.log.error({ err: failure }, 'could not log a rejected delivery'));
+        const identity =
+          deliveryIdentity(request.headers, null, identitySources(request.webhook)) ?? `too-large-${request.id}`;
+        await store
+          .recordRejected(db, request.webhook.uid, identity, 'Rejected (too large)', size)
+          .catch((failure) => request.log.error({ err: failure }, 'could not log a rejected delivery'));
       }
       if (problem.status >= 500) request.log.error({ err: error }, 'webhook delivery failed');
       return renderProblem(request, reply, options.publicUrl, problem);
@@ -133,27 +160,50 @@ export async function registerIngressRoutes(app: FastifyInstance, options: Ingre
       const sources = identitySources(webhook);
       const secret = await webhooks.credentialOf(webhook);
       const verdict: SchemeVerdict = secret
-        ? authenticateDelivery(webhook, secret, { headers: request.headers, body, pathToken: request.params.token }, now())
+        ? authenticateDelivery(
+            webhook,
+            secret,
+            { headers: request.headers, body, pathToken: request.params.token },
+            now(),
+          )
         : { ok: false, reason: `the webhook's secret ${webhook.secret_name ?? ''} no longer exists in the team` };
       if (!verdict.ok) {
         await Promise.all([
           countAuthFailure(db, webhook.uid, request.ip),
-          store.recordRejected(db, webhook.uid, deliveryIdentity(request.headers, body, sources)!, 'Rejected (auth)', body.length),
+          store.recordRejected(
+            db,
+            webhook.uid,
+            deliveryIdentity(request.headers, body, sources)!,
+            'Rejected (auth)',
+            body.length,
+          ),
         ]);
         throw new ApiError(401, 'authentication_required', `webhook authentication failed: ${verdict.reason}`);
       }
       const identity = deliveryIdentity(request.headers, body, sources) ?? bodyHash(body);
       if (parseJson(body) === undefined) {
         await store.recordRejected(db, webhook.uid, identity, 'Rejected (invalid JSON)', body.length);
-        throw new ApiError(400, 'invalid_request', body.length === 0 ? 'the delivery has no body; send a JSON document' : 'the body is not valid JSON (UTF-8)');
+        throw new ApiError(
+          400,
+          'invalid_request',
+          body.length === 0 ? 'the delivery has no body; send a JSON document' : 'the body is not valid JSON (UTF-8)',
+        );
       }
-      const status = await writes.accept({ webhookUid: webhook.uid, deliveryId: identity, ...replayGuard(webhook, { headers: request.headers, body }), body: body.toString('utf8'), sizeBytes: body.length });
+      const status = await writes.accept({
+        webhookUid: webhook.uid,
+        deliveryId: identity,
+        ...replayGuard(webhook, { headers: request.headers, body }),
+        body: body.toString('utf8'),
+        sizeBytes: body.length,
+      });
       if (status === 'Accepted') options.announceDelivery();
       return reply.code(202).send({ delivery_id: identity });
     };
 
     const refuse = async (request: FastifyRequest) => {
-      throw new ApiError(405, 'invalid_request', `webhooks accept POST only, not ${request.method}`, { headers: { allow: 'POST' } });
+      throw new ApiError(405, 'invalid_request', `webhooks accept POST only, not ${request.method}`, {
+        headers: { allow: 'POST' },
+      });
     };
     for (const url of ['/webhooks/w/:uid', '/webhooks/w/:uid/:token']) {
       scope.post(url, { schema: { hide: true } }, receive);
@@ -168,13 +218,17 @@ export async function registerIngressRoutes(app: FastifyInstance, options: Ingre
  * refused after 5 minutes anyway; the retention covers the providers' own retries). Unsigned modes (a bearer or URL
  * token) cannot tell a replay from a resend, so their delivery ID decides, as long as the log keeps it.
  */
-function replayGuard(webhook: store.WebhookRow, delivery: { headers: Record<string, string | string[] | undefined>; body: Buffer }) {
+function replayGuard(
+  webhook: store.WebhookRow,
+  delivery: { headers: Record<string, string | string[] | undefined>; body: Buffer },
+) {
   if (webhook.auth_mode !== 'signature') return { replayKey: null, replayKeyDays: null };
   const scheme = SIGNATURE_SCHEMES[webhook.signature_scheme as SignatureSchemeName];
   return { replayKey: scheme.replayKey(delivery), replayKeyDays: scheme.timestamped ? KEEP_DELIVERY_DAYS : null };
 }
 
 function identitySources(webhook: store.WebhookRow) {
-  const scheme = webhook.auth_mode === 'signature' ? SIGNATURE_SCHEMES[webhook.signature_scheme as SignatureSchemeName] : undefined;
+  const scheme =
+    webhook.auth_mode === 'signature' ? SIGNATURE_SCHEMES[webhook.signature_scheme as SignatureSchemeName] : undefined;
   return { configuredHeader: webhook.delivery_id_header, providerHeaders: scheme?.deliveryIdHeaders ?? [] };
 }

@@ -29,7 +29,10 @@ export interface SenderLookup {
  * statement for a whole batch, and nothing is written for a UID that names no enabled webhook. Requests of one
  * sender in the batch are counted in order, as if they had come one after the other.
  */
-export async function lookUpAndCount(db: Kysely<DB>, requests: SenderLookup[]): Promise<Array<{ webhook: WebhookRow; counts: SenderCounts } | undefined>> {
+export async function lookUpAndCount(
+  db: Kysely<DB>,
+  requests: SenderLookup[],
+): Promise<Array<{ webhook: WebhookRow; counts: SenderCounts } | undefined>> {
   // One counter row per (webhook, sender) in the statement: an upsert may not touch the same row twice.
   const groups = new Map<string, { uid: string; sender: string; n: number; shard: number }>();
   for (const request of requests) {
@@ -38,7 +41,14 @@ export async function lookUpAndCount(db: Kysely<DB>, requests: SenderLookup[]): 
     group.n++;
     groups.set(key, group);
   }
-  type Row = WebhookRow & { input_sender: string; deliveries_now: string | null; deliveries_before: string | null; failures_now: string | null; failures_before: string | null; elapsed: number };
+  type Row = WebhookRow & {
+    input_sender: string;
+    deliveries_now: string | null;
+    deliveries_before: string | null;
+    failures_now: string | null;
+    failures_before: string | null;
+    elapsed: number;
+  };
   const result = await sql<Row>`
     WITH input AS (SELECT * FROM jsonb_to_recordset(${JSON.stringify([...groups.values()])}::jsonb) AS i(uid text, sender text, n int, shard int)),
     hook AS (SELECT * FROM webhooks WHERE uid IN (SELECT uid FROM input) AND enabled),
@@ -66,7 +76,15 @@ export async function lookUpAndCount(db: Kysely<DB>, requests: SenderLookup[]): 
     const key = senderKey(request.uid, request.sender);
     const row = found.get(key);
     if (!row) return undefined;
-    const { input_sender: _sender, deliveries_now, deliveries_before, failures_now, failures_before, elapsed, ...webhook } = row;
+    const {
+      input_sender: _sender,
+      deliveries_now,
+      deliveries_before,
+      failures_now,
+      failures_before,
+      elapsed,
+      ...webhook
+    } = row;
     // The statement's snapshot does not see its own increments: this request is the next one of its sender.
     const position = (seen.get(key) ?? 0) + 1;
     seen.set(key, position);
@@ -87,12 +105,16 @@ export async function countAuthFailure(db: Kysely<DB>, uid: string, sender: stri
   await sql`
     INSERT INTO webhook_rate_windows (webhook_uid, sender, kind, window_start, shard, count)
     VALUES (${uid}, ${sender}, 'auth_failure', date_trunc('minute', now()), ${randomInt(SHARDS)}, 1)
-    ON CONFLICT (webhook_uid, sender, window_start, kind, shard) DO UPDATE SET count = webhook_rate_windows.count + 1`.execute(db);
+    ON CONFLICT (webhook_uid, sender, window_start, kind, shard) DO UPDATE SET count = webhook_rate_windows.count + 1`.execute(
+    db,
+  );
 }
 
 /** Counters of minutes no check reads any more. */
 export async function pruneRateWindows(db: Kysely<DB>): Promise<void> {
-  await sql`DELETE FROM webhook_rate_windows WHERE window_start < date_trunc('minute', now()) - interval '2 minutes'`.execute(db);
+  await sql`DELETE FROM webhook_rate_windows WHERE window_start < date_trunc('minute', now()) - interval '2 minutes'`.execute(
+    db,
+  );
 }
 
 /**

@@ -15,9 +15,11 @@ export const KEEP_DELIVERY_DAYS = 7;
  */
 export function startWebhookRetention(db: Kysely<DB>, log: FastifyBaseLogger, intervalMs = 5 * 60_000): () => void {
   const timer = setInterval(() => {
-    Promise.all([pruneDeliveries(db, KEEP_LATEST_DELIVERIES, KEEP_DELIVERY_DAYS), pruneRateWindows(db), pruneReplayKeys(db)]).catch((error) =>
-      log.warn({ err: error }, 'webhook retention pass failed'),
-    );
+    Promise.all([
+      pruneDeliveries(db, KEEP_LATEST_DELIVERIES, KEEP_DELIVERY_DAYS),
+      pruneRateWindows(db),
+      pruneReplayKeys(db),
+    ]).catch((error) => log.warn({ err: error }, 'webhook retention pass failed'));
   }, intervalMs);
   timer.unref();
   return () => clearInterval(timer);

@@ -5,17 +5,38 @@ import { SecretName } from '../secrets/schemas.js';
 
 export const MAX_WEBHOOKS_PER_FACTORY = 20;
 
-
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
-const Name = Type.String({ minLength: 1, maxLength: 100, description: 'Shown in the automation editor; unique in its factory' });
-const AuthMode = Type.Union([Type.Literal('token'), Type.Literal('url_token'), Type.Literal('signature')], { description: 'token (default): bearer token; url_token: the token is part of the URL; signature: the provider signs each delivery' });
+const Name = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  description: 'Shown in the automation editor; unique in its factory',
+});
+const AuthMode = Type.Union([Type.Literal('token'), Type.Literal('url_token'), Type.Literal('signature')], {
+  description:
+    'token (default): bearer token; url_token: the token is part of the URL; signature: the provider signs each delivery',
+});
 const Scheme = Type.Union(
-  [Type.Literal('github'), Type.Literal('stripe'), Type.Literal('standard_webhooks'), Type.Literal('sentry'), Type.Literal('pagerduty'), Type.Literal('vercel')],
-  { description: 'The provider scheme, with auth_mode signature' });
+  [
+    Type.Literal('github'),
+    Type.Literal('stripe'),
+    Type.Literal('standard_webhooks'),
+    Type.Literal('sentry'),
+    Type.Literal('pagerduty'),
+    Type.Literal('vercel'),
+  ],
+  { description: 'The provider scheme, with auth_mode signature' },
+);
 /** An HTTP header name (RFC 9110 token). */
-const HeaderName = Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$", description: 'A header the sender stamps its own event ID into' });
-const Secret = Type.String({ minLength: 8, maxLength: 1024, description: "The provider's signing secret (signature mode); write-only" });
+const HeaderName = Type.String({
+  pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$",
+  description: 'A header the sender stamps its own event ID into',
+});
+const Secret = Type.String({
+  minLength: 8,
+  maxLength: 1024,
+  description: "The provider's signing secret (signature mode); write-only",
+});
 
 export const CreateWebhookBody = Type.Object(
   {
@@ -54,7 +75,10 @@ export const RotateWebhookBody = Type.Union([
 export type RotateWebhookBody = Static<typeof RotateWebhookBody>;
 
 export const WebhookUidParams = Type.Object({ uid: Type.String({ minLength: 1, maxLength: 64 }) });
-export const DeliveryParams = Type.Object({ uid: Type.String({ minLength: 1, maxLength: 64 }), delivery_id: Type.String({ minLength: 1, maxLength: 300 }) });
+export const DeliveryParams = Type.Object({
+  uid: Type.String({ minLength: 1, maxLength: 64 }),
+  delivery_id: Type.String({ minLength: 1, maxLength: 300 }),
+});
 export const ListWebhooksQuery = Type.Object({ factory_uid: Type.Optional(Type.String({ maxLength: 64 })) });
 export const ListDeliveriesQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
@@ -70,10 +94,15 @@ export const WebhookItem = Type.Object({
   secret_name: Type.Union([Type.String(), Type.Null()]),
   delivery_id_header: Type.Union([Type.String(), Type.Null()]),
   enabled: Type.Boolean(),
-  url: Type.String({ description: 'Where senders POST; for url_token it shows a {token} placeholder except right after creation or rotation' }),
+  url: Type.String({
+    description:
+      'Where senders POST; for url_token it shows a {token} placeholder except right after creation or rotation',
+  }),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
-  secret: Type.Optional(Type.String({ description: 'Only in the responses that issue a secret (create, rotate): shown once' })),
+  secret: Type.Optional(
+    Type.String({ description: 'Only in the responses that issue a secret (create, rotate): shown once' }),
+  ),
 });
 export type WebhookItem = Static<typeof WebhookItem>;
 
@@ -96,9 +125,17 @@ export const DeliveryItem = Type.Object({
   ]),
   size_bytes: Type.Integer(),
   received_at: Type.String({ format: 'date-time' }),
-  payload: Type.Optional(Type.Unknown({ description: 'The JSON body (accepted deliveries, in the single-delivery view)' })),
-  evaluated_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'Accepted deliveries: when the automations were evaluated (null: not yet)' })),
-  runs: Type.Optional(Type.Array(Firing, { description: 'Accepted deliveries: what each matching automation started' })),
+  payload: Type.Optional(
+    Type.Unknown({ description: 'The JSON body (accepted deliveries, in the single-delivery view)' }),
+  ),
+  evaluated_at: Type.Optional(
+    Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'Accepted deliveries: when the automations were evaluated (null: not yet)',
+    }),
+  ),
+  runs: Type.Optional(
+    Type.Array(Firing, { description: 'Accepted deliveries: what each matching automation started' }),
+  ),
 });
 export type DeliveryItem = Static<typeof DeliveryItem>;
 

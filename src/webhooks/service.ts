@@ -99,7 +99,13 @@ export class WebhooksService {
    * Creates or changes a webhook a definition manages, inside its transaction: its credential is always the
    * named team secret (checked beforehand with checkSecretName). Returns the UID.
    */
-  async saveManaged(db: Kysely<DB>, teamUid: string, factoryUid: string, existing: store.WebhookRow | undefined, values: store.WebhookValues): Promise<string> {
+  async saveManaged(
+    db: Kysely<DB>,
+    teamUid: string,
+    factoryUid: string,
+    existing: store.WebhookRow | undefined,
+    values: store.WebhookValues,
+  ): Promise<string> {
     if (existing) {
       await store.updateWebhook(db, teamUid, existing.uid, values, null);
       return existing.uid;
@@ -141,9 +147,12 @@ export class WebhooksService {
       // One creation at a time per factory, so that the limit holds under concurrent requests.
       await lockFactory(trx, factory.uid);
       if ((await store.countWebhooks(trx, factory.uid)) >= MAX_WEBHOOKS_PER_FACTORY) {
-        throw invalidRequest(`a factory holds at most ${MAX_WEBHOOKS_PER_FACTORY} webhooks; delete one or use another factory`);
+        throw invalidRequest(
+          `a factory holds at most ${MAX_WEBHOOKS_PER_FACTORY} webhooks; delete one or use another factory`,
+        );
       }
-      if (await store.nameTaken(trx, factory.uid, name)) throw new ApiError(409, 'conflict', `factory ${factory.name} already has a webhook named ${name}`);
+      if (await store.nameTaken(trx, factory.uid, name))
+        throw new ApiError(409, 'conflict', `factory ${factory.name} already has a webhook named ${name}`);
       await store.insertWebhook(
         trx,
         {
@@ -201,7 +210,8 @@ export class WebhooksService {
       delivery_id_header: body.delivery_id_header === undefined ? row.delivery_id_header : body.delivery_id_header,
       enabled: body.enabled ?? row.enabled,
     };
-    if (!(await store.updateWebhook(this.db, caller.teamUid, uid, values, sealed))) throw notFound(`webhook ${uid} not found`);
+    if (!(await store.updateWebhook(this.db, caller.teamUid, uid, values, sealed)))
+      throw notFound(`webhook ${uid} not found`);
     return this.render(await this.load(caller.teamUid, uid), issued);
   }
 
@@ -210,10 +220,20 @@ export class WebhooksService {
     requireFactoryManager(caller);
     const row = await this.load(caller.teamUid, uid);
     if (row.secret_name !== null) {
-      throw new ApiError(409, 'conflict', `this webhook's credential is the team secret ${row.secret_name}; rotate it with PUT /secrets/${row.secret_name}`);
+      throw new ApiError(
+        409,
+        'conflict',
+        `this webhook's credential is the team secret ${row.secret_name}; rotate it with PUT /secrets/${row.secret_name}`,
+      );
     }
     const secret = issueSecret(row.auth_mode, row.signature_scheme, given);
-    await store.updateWebhook(this.db, caller.teamUid, uid, store.valuesOf(row), sealWebhookSecret(this.options.key, uid, secret));
+    await store.updateWebhook(
+      this.db,
+      caller.teamUid,
+      uid,
+      store.valuesOf(row),
+      sealWebhookSecret(this.options.key, uid, secret),
+    );
     return this.render(await this.load(caller.teamUid, uid), secret);
   }
 
@@ -223,7 +243,12 @@ export class WebhooksService {
     if (!(await store.deleteWebhook(this.db, caller.teamUid, uid))) throw notFound(`webhook ${uid} not found`);
   }
 
-  async deliveries(caller: Caller, uid: string, limit: number, cursor: string | undefined): Promise<{ deliveries: DeliveryItem[]; next_cursor: string | null }> {
+  async deliveries(
+    caller: Caller,
+    uid: string,
+    limit: number,
+    cursor: string | undefined,
+  ): Promise<{ deliveries: DeliveryItem[]; next_cursor: string | null }> {
     await this.load(caller.teamUid, uid);
     let before: string | undefined;
     if (cursor !== undefined) {
@@ -240,7 +265,10 @@ export class WebhooksService {
     const last = page[page.length - 1];
     return {
       deliveries: page.map(renderDelivery),
-      next_cursor: rows.length > limit && last ? this.options.cursors.encode({ ordering: DELIVERY_ORDERING, values: [last.seq] }) : null,
+      next_cursor:
+        rows.length > limit && last
+          ? this.options.cursors.encode({ ordering: DELIVERY_ORDERING, values: [last.seq] })
+          : null,
     };
   }
 
@@ -248,7 +276,11 @@ export class WebhooksService {
     const row = await this.storedDelivery(caller, uid, deliveryId);
     const item = renderDelivery(row);
     if (row.status !== 'Accepted') return item;
-    return { ...item, payload: row.body === null ? null : JSON.parse(row.body), runs: await store.firingsOf(this.db, row.seq) };
+    return {
+      ...item,
+      payload: row.body === null ? null : JSON.parse(row.body),
+      runs: await store.firingsOf(this.db, row.seq),
+    };
   }
 
   /** A delivery as stored, for the test-filter action. */

@@ -39,7 +39,12 @@ export async function listWebhooks(db: Kysely<DB>, teamUid: string, factoryUid?:
 }
 
 export async function findWebhook(db: Kysely<DB>, teamUid: string, uid: string): Promise<WebhookRow | undefined> {
-  return db.selectFrom('webhooks').selectAll().where('team_uid', '=', teamUid).where('uid', '=', uid).executeTakeFirst();
+  return db
+    .selectFrom('webhooks')
+    .selectAll()
+    .where('team_uid', '=', teamUid)
+    .where('uid', '=', uid)
+    .executeTakeFirst();
 }
 
 /** The ingress looks a webhook up by UID alone: the UID in the URL is how a sender names it. */
@@ -48,11 +53,20 @@ export async function findEnabledWebhook(db: Kysely<DB>, uid: string): Promise<W
 }
 
 export async function countWebhooks(db: Kysely<DB>, factoryUid: string): Promise<number> {
-  const row = await db.selectFrom('webhooks').select((eb) => eb.fn.countAll<string>().as('n')).where('factory_uid', '=', factoryUid).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('webhooks')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('factory_uid', '=', factoryUid)
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
-export async function nameTaken(db: Kysely<DB>, factoryUid: string, name: string, exceptUid?: string): Promise<boolean> {
+export async function nameTaken(
+  db: Kysely<DB>,
+  factoryUid: string,
+  name: string,
+  exceptUid?: string,
+): Promise<boolean> {
   let query = db.selectFrom('webhooks').select('uid').where('factory_uid', '=', factoryUid).where('name', '=', name);
   if (exceptUid !== undefined) query = query.where('uid', '!=', exceptUid);
   return (await query.executeTakeFirst()) !== undefined;
@@ -63,11 +77,20 @@ export async function insertWebhook(
   row: WebhookValues & { uid: string; team_uid: string; factory_uid: string },
   sealed: SealedValue | null,
 ): Promise<void> {
-  await db.insertInto('webhooks').values({ ...row, ...sealedColumns(sealed) }).execute();
+  await db
+    .insertInto('webhooks')
+    .values({ ...row, ...sealedColumns(sealed) })
+    .execute();
 }
 
 /** `sealed`: undefined keeps the secret, null drops the webhook's own (a team secret is named instead). */
-export async function updateWebhook(db: Kysely<DB>, teamUid: string, uid: string, values: WebhookValues, sealed: SealedValue | null | undefined): Promise<boolean> {
+export async function updateWebhook(
+  db: Kysely<DB>,
+  teamUid: string,
+  uid: string,
+  values: WebhookValues,
+  sealed: SealedValue | null | undefined,
+): Promise<boolean> {
   const result = await db
     .updateTable('webhooks')
     .set({ ...values, ...(sealed === undefined ? {} : sealedColumns(sealed)), updated_at: sql`clock_timestamp()` })
@@ -78,7 +101,11 @@ export async function updateWebhook(db: Kysely<DB>, teamUid: string, uid: string
 }
 
 export async function deleteWebhook(db: Kysely<DB>, teamUid: string, uid: string): Promise<boolean> {
-  const result = await db.deleteFrom('webhooks').where('team_uid', '=', teamUid).where('uid', '=', uid).executeTakeFirst();
+  const result = await db
+    .deleteFrom('webhooks')
+    .where('team_uid', '=', teamUid)
+    .where('uid', '=', uid)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
 
@@ -160,26 +187,47 @@ export async function recordAccepted(db: Kysely<DB>, deliveries: NewDelivery[]):
 
 /** Replay keys of timestamped schemes past their keeping time (the others are kept for good). */
 export async function pruneReplayKeys(db: Kysely<DB>): Promise<number> {
-  const result = await db.deleteFrom('webhook_replay_keys').where('expires_at', '<', sql<Date>`clock_timestamp()`).executeTakeFirst();
+  const result = await db
+    .deleteFrom('webhook_replay_keys')
+    .where('expires_at', '<', sql<Date>`clock_timestamp()`)
+    .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
 
 /** Duplicates and rejections keep metadata only. */
-export async function recordRejected(db: Kysely<DB>, webhookUid: string, deliveryId: string, status: DeliveryStatus, sizeBytes: number): Promise<void> {
-  await db.insertInto('webhook_deliveries').values({ webhook_uid: webhookUid, delivery_id: deliveryId, status, size_bytes: sizeBytes }).execute();
+export async function recordRejected(
+  db: Kysely<DB>,
+  webhookUid: string,
+  deliveryId: string,
+  status: DeliveryStatus,
+  sizeBytes: number,
+): Promise<void> {
+  await db
+    .insertInto('webhook_deliveries')
+    .values({ webhook_uid: webhookUid, delivery_id: deliveryId, status, size_bytes: sizeBytes })
+    .execute();
 }
 
 const deliveryColumns = ['seq', 'delivery_id', 'status', 'size_bytes', 'received_at', 'evaluated_at'] as const;
 
 /** Newest first, `limit` rows with seq below `beforeSeq`. */
-export async function listDeliveries(db: Kysely<DB>, webhookUid: string, limit: number, beforeSeq?: string): Promise<DeliveryRow[]> {
+export async function listDeliveries(
+  db: Kysely<DB>,
+  webhookUid: string,
+  limit: number,
+  beforeSeq?: string,
+): Promise<DeliveryRow[]> {
   let query = db.selectFrom('webhook_deliveries').select(deliveryColumns).where('webhook_uid', '=', webhookUid);
   if (beforeSeq !== undefined) query = query.where('seq', '<', beforeSeq as never);
   return query.orderBy('seq', 'desc').limit(limit).execute();
 }
 
 /** A delivery by its ID: the accepted one when there is one (duplicates share its ID), else the latest. */
-export async function findDelivery(db: Kysely<DB>, webhookUid: string, deliveryId: string): Promise<(DeliveryRow & { body: string | null }) | undefined> {
+export async function findDelivery(
+  db: Kysely<DB>,
+  webhookUid: string,
+  deliveryId: string,
+): Promise<(DeliveryRow & { body: string | null }) | undefined> {
   return db
     .selectFrom('webhook_deliveries')
     .select([...deliveryColumns, 'body'])
@@ -192,7 +240,12 @@ export async function findDelivery(db: Kysely<DB>, webhookUid: string, deliveryI
 }
 
 export async function firingsOf(db: Kysely<DB>, deliverySeq: string) {
-  return db.selectFrom('automation_firings').select(['automation_id', 'run_id', 'error']).where('delivery_seq', '=', deliverySeq).orderBy('automation_id').execute();
+  return db
+    .selectFrom('automation_firings')
+    .select(['automation_id', 'run_id', 'error'])
+    .where('delivery_seq', '=', deliverySeq)
+    .orderBy('automation_id')
+    .execute();
 }
 
 /**
@@ -237,17 +290,32 @@ export async function claimPending(db: Kysely<DB>, limit: number): Promise<Pendi
 
 export async function markEvaluated(db: Kysely<DB>, seqs: string[]): Promise<void> {
   if (seqs.length === 0) return;
-  await db.updateTable('webhook_deliveries').set({ evaluated_at: sql`clock_timestamp()` }).where('seq', 'in', seqs as never[]).execute();
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ evaluated_at: sql`clock_timestamp()` })
+    .where('seq', 'in', seqs as never[])
+    .execute();
 }
 
 /** Whether any accepted delivery waits for evaluation (to sleep only when there is none). */
 export async function hasPending(db: Kysely<DB>): Promise<boolean> {
-  const row = await sql<{ seq: string }>`SELECT seq FROM webhook_deliveries WHERE status = 'Accepted' AND evaluated_at IS NULL LIMIT 1`.execute(db);
+  const row = await sql<{
+    seq: string;
+  }>`SELECT seq FROM webhook_deliveries WHERE status = 'Accepted' AND evaluated_at IS NULL LIMIT 1`.execute(db);
   return row.rows.length > 0;
 }
 
-export async function webhooksByUid(db: Kysely<DB>, teamUid: string, uids: string[]): Promise<Map<string, { name: string; enabled: boolean }>> {
+export async function webhooksByUid(
+  db: Kysely<DB>,
+  teamUid: string,
+  uids: string[],
+): Promise<Map<string, { name: string; enabled: boolean }>> {
   if (uids.length === 0) return new Map();
-  const rows = await db.selectFrom('webhooks').select(['uid', 'name', 'enabled']).where('team_uid', '=', teamUid).where('uid', 'in', uids).execute();
+  const rows = await db
+    .selectFrom('webhooks')
+    .select(['uid', 'name', 'enabled'])
+    .where('team_uid', '=', teamUid)
+    .where('uid', 'in', uids)
+    .execute();
   return new Map(rows.map((row) => [row.uid, { name: row.name, enabled: row.enabled }]));
 }

@@ -16,7 +16,8 @@ interface WorkerCommandOptions {
 }
 
 function positiveInteger(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError(`expected a whole number of at least 1, got "${value}"`);
+  if (!/^\d+$/.test(value) || Number(value) < 1)
+    throw new InvalidArgumentError(`expected a whole number of at least 1, got "${value}"`);
   return Number(value);
 }
 
@@ -33,14 +34,24 @@ function fail(message: string, code: number): never {
 export function registerWorkerCommands(program: Command): void {
   program
     .command('worker')
-    .description('run a self-hosted worker: executes the runs whose config.worker_host names --worker-id (see docs/worker-protocol.md)')
+    .description(
+      'run a self-hosted worker: executes the runs whose config.worker_host names --worker-id (see docs/worker-protocol.md)',
+    )
     .option('--server <url>', 'the Hangar server, e.g. https://hangar.example (default: HANGAR_URL)')
     .requiredOption('--worker-id <id>', 'the name runs use in config.worker_host (not empty, not starting with "warp")')
-    .option('--api-key <key>', 'a worker key for this worker ID, from `hangar workers keys create` (default: HANGAR_API_KEY)')
+    .option(
+      '--api-key <key>',
+      'a worker key for this worker ID, from `hangar workers keys create` (default: HANGAR_API_KEY)',
+    )
     .option('--max-concurrent-tasks <n>', 'tasks executed at once', positiveInteger, 1)
     .option('--data-dir <path>', 'where workspaces live', './.hangar-worker')
     .option('--skills-dir <path>', 'a directory searched for SKILL.md files to report (repeatable)', collect, [])
-    .option('--shutdown-grace-seconds <n>', 'on SIGTERM, how long running tasks may take to finish before they are stopped', positiveInteger, 60)
+    .option(
+      '--shutdown-grace-seconds <n>',
+      'on SIGTERM, how long running tasks may take to finish before they are stopped',
+      positiveInteger,
+      60,
+    )
     .action(async (options: WorkerCommandOptions) => {
       const server = options.server ?? process.env.HANGAR_URL;
       const apiKey = options.apiKey ?? process.env.HANGAR_API_KEY;
@@ -58,7 +69,15 @@ export function registerWorkerCommands(program: Command): void {
       const log = pino({ level: config.logLevel, base: { worker: options.workerId } });
       // Loaded only here: the other verbs need none of the executor.
       const { Worker } = await import('./worker.js');
-      const worker = new Worker({ server, workerId: options.workerId, apiKey, maxConcurrentTasks: options.maxConcurrentTasks, config, skillDirs: options.skillsDir, log });
+      const worker = new Worker({
+        server,
+        workerId: options.workerId,
+        apiKey,
+        maxConcurrentTasks: options.maxConcurrentTasks,
+        config,
+        skillDirs: options.skillsDir,
+        log,
+      });
       let stopping = false;
       const stop = (signal: string) => {
         if (stopping) {
@@ -84,16 +103,23 @@ export function registerWorkerCommands(program: Command): void {
     .command('workers')
     .description("the team's self-hosted workers: without a subcommand, the connected ones")
     .action(() => callAndPrint('GET', '/agent/connected-self-hosted-workers'));
-  workers.command('list').description("list the team's connected self-hosted workers").action(() => callAndPrint('GET', '/agent/connected-self-hosted-workers'));
+  workers
+    .command('list')
+    .description("list the team's connected self-hosted workers")
+    .action(() => callAndPrint('GET', '/agent/connected-self-hosted-workers'));
 
-  const keys = workers.command('keys').description('worker keys: the credential of `hangar worker` (team admins create and revoke them)');
+  const keys = workers
+    .command('keys')
+    .description('worker keys: the credential of `hangar worker` (team admins create and revoke them)');
   keys.command('list').action(() => callAndPrint('GET', '/selfhosted/worker-keys'));
   keys
     .command('create')
     .description('create a worker key (printed once) for one worker ID or a pattern such as "build-*"')
     .requiredOption('--worker-id <id_or_pattern>', 'the worker ID the key may connect as; * stands for any characters')
     .requiredOption('--name <name>', 'what the key is for, e.g. the machine')
-    .action((options: { workerId: string; name: string }) => callAndPrint('POST', '/selfhosted/worker-keys', { name: options.name, worker_id: options.workerId }));
+    .action((options: { workerId: string; name: string }) =>
+      callAndPrint('POST', '/selfhosted/worker-keys', { name: options.name, worker_id: options.workerId }),
+    );
   keys
     .command('revoke')
     .description('revoke a worker key: refused at the next connect, and its open connections are closed')

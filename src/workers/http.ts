@@ -36,7 +36,13 @@ function header(request: FastifyRequest, name: string): string | undefined {
  */
 export function registerWorkerRoutes(
   parent: FastifyInstance,
-  deps: { hub: WorkerHub; db: Kysely<DB>; heartbeatSeconds: number; workerKeys: WorkerKeyAuthenticator; keys: WorkerKeysService },
+  deps: {
+    hub: WorkerHub;
+    db: Kysely<DB>;
+    heartbeatSeconds: number;
+    workerKeys: WorkerKeyAuthenticator;
+    keys: WorkerKeysService;
+  },
 ): void {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Self-hosted workers'];
@@ -53,7 +59,14 @@ export function registerWorkerRoutes(
         querystring: Type.Object({ worker_id: Type.String({ maxLength: 200 }) }),
       },
       onRequest: async (request) => {
-        credentials.set(request, await deps.workerKeys.credential(header(request, 'authorization'), header(request, 'x-team-uid') ?? header(request, 'x-warp-team-uid'), request.ip));
+        credentials.set(
+          request,
+          await deps.workerKeys.credential(
+            header(request, 'authorization'),
+            header(request, 'x-team-uid') ?? header(request, 'x-warp-team-uid'),
+            request.ip,
+          ),
+        );
       },
       preValidation: async (request) => {
         const workerId = (request.query as { worker_id?: string }).worker_id;
@@ -74,7 +87,8 @@ export function registerWorkerRoutes(
       schema: {
         tags,
         summary: 'Create a worker key for a worker ID or pattern (team admin; the key is shown once)',
-        description: 'A worker key opens the worker websocket for the worker IDs it names, and nothing else of the API.',
+        description:
+          'A worker key opens the worker websocket for the worker IDs it names, and nothing else of the API.',
         body: CreateWorkerKeyBody,
         response: { 201: CreatedWorkerKey, ...ProblemResponses },
       },
@@ -83,7 +97,13 @@ export function registerWorkerRoutes(
   );
   app.get(
     '/selfhosted/worker-keys',
-    { schema: { tags, summary: "The team's worker keys (never the keys themselves)", response: { 200: WorkerKeyList, ...ProblemResponses } } },
+    {
+      schema: {
+        tags,
+        summary: "The team's worker keys (never the keys themselves)",
+        response: { 200: WorkerKeyList, ...ProblemResponses },
+      },
+    },
     async (request) => deps.keys.list(callerOf(request)),
   );
   app.delete(
@@ -104,7 +124,15 @@ export function registerWorkerRoutes(
 
   app.get(
     '/agent/connected-self-hosted-workers',
-    { schema: { tags, summary: "The team's connected self-hosted workers (may be briefly stale)", response: { 200: ConnectedWorkers, ...ProblemResponses } } },
-    async (request) => ({ workers: await connectedWorkers(deps.db, callerOf(request).teamUid, deps.heartbeatSeconds * 3) }),
+    {
+      schema: {
+        tags,
+        summary: "The team's connected self-hosted workers (may be briefly stale)",
+        response: { 200: ConnectedWorkers, ...ProblemResponses },
+      },
+    },
+    async (request) => ({
+      workers: await connectedWorkers(deps.db, callerOf(request).teamUid, deps.heartbeatSeconds * 3),
+    }),
   );
 }

@@ -48,7 +48,12 @@ export class WorkerHub {
   private stopped = false;
 
   constructor(private readonly options: WorkerHubOptions) {
-    this.tasks = new WorkerTasks({ db: options.db, log: options.log, environments: options.environments, onFreed: () => this.poke() });
+    this.tasks = new WorkerTasks({
+      db: options.db,
+      log: options.log,
+      environments: options.environments,
+      onFreed: () => this.poke(),
+    });
   }
 
   async start(): Promise<void> {
@@ -62,7 +67,9 @@ export class WorkerHub {
     this.every(Math.max(500, Math.min(2000, (leaseSeconds * 1000) / 3)), () => this.renewLeases());
     // Runs of workers that never came back (to any replica) end once their lease passes, engine or not.
     this.every(Math.min(5000, (leaseSeconds * 1000) / 2), () =>
-      engineStore.reapExpiredLeases(this.options.db).catch((error) => this.options.log.warn({ err: error }, 'could not take back expired leases')),
+      engineStore
+        .reapExpiredLeases(this.options.db)
+        .catch((error) => this.options.log.warn({ err: error }, 'could not take back expired leases')),
     );
     this.every(heartbeatSeconds * 1000, () => this.heartbeat());
   }
@@ -89,10 +96,17 @@ export class WorkerHub {
     });
     socket.on('close', () => void this.detach(session));
     socket.on('error', (error) => this.options.log.warn({ err: error, workerHost }, 'worker connection failed'));
-    await store.insertConnection(this.options.db, { id: session.id, team_uid: teamUid, worker_host: workerHost, replica: this.replica }).catch((error) => {
-      this.options.log.error({ err: error, workerHost }, 'could not record a worker connection');
-      socket.close(1011, 'server error');
-    });
+    await store
+      .insertConnection(this.options.db, {
+        id: session.id,
+        team_uid: teamUid,
+        worker_host: workerHost,
+        replica: this.replica,
+      })
+      .catch((error) => {
+        this.options.log.error({ err: error, workerHost }, 'could not record a worker connection');
+        socket.close(1011, 'server error');
+      });
     this.options.log.info({ workerHost, connection: session.id }, 'worker connected');
   }
 
@@ -146,24 +160,50 @@ export class WorkerHub {
           session.tasks.set(run.id, { executionId: run.execution_id, confirmed: false });
           continue;
         }
-        await engineStore.requeue(this.options.db, { id: run.id, engineId: sessions[0]!.owner, executionId: run.execution_id }, 'the worker connection closed before the task reached it');
+        await engineStore.requeue(
+          this.options.db,
+          { id: run.id, engineId: sessions[0]!.owner, executionId: run.execution_id },
+          'the worker connection closed before the task reached it',
+        );
       }
     }
   }
 
   private async assignment(run: engineStore.ClaimedRun): Promise<TaskAssignment> {
     const { db, environments, tokens, apiUrl } = this.options;
-    const environment = run.environment_id === null ? null : ((await environments.setupFor(run.team_uid, run.environment_id)) ?? null);
+    const environment =
+      run.environment_id === null ? null : ((await environments.setupFor(run.team_uid, run.environment_id)) ?? null);
     const continuing = run.conversation_id !== null || run.execution_id > 1;
-    const history = continuing && run.conversation_id !== null ? await engineStore.conversationHistory(db, run.conversation_id, run.id, run.execution_id) : [];
+    const history =
+      continuing && run.conversation_id !== null
+        ? await engineStore.conversationHistory(db, run.conversation_id, run.id, run.execution_id)
+        : [];
     return {
       task_id: run.id,
       execution_id: run.execution_id,
-      task: { team_uid: run.team_uid, prompt: run.prompt, agent_config: run.agent_config, harness: run.harness, conversation_id: run.conversation_id, environment_id: run.environment_id },
+      task: {
+        team_uid: run.team_uid,
+        prompt: run.prompt,
+        agent_config: run.agent_config,
+        harness: run.harness,
+        conversation_id: run.conversation_id,
+        environment_id: run.environment_id,
+      },
       environment,
-      history: history.map((entry) => ({ execution_id: entry.execution_id, stream: entry.stream, line: entry.line, at: new Date(entry.at).toISOString() })),
+      history: history.map((entry) => ({
+        execution_id: entry.execution_id,
+        stream: entry.stream,
+        line: entry.line,
+        at: new Date(entry.at).toISOString(),
+      })),
       env_vars: runVariables(tokens, apiUrl(), run.id, run.execution_id),
-      attachments: run.attachment_count === 0 ? [] : (await engineStore.runAttachments(db, run.id)).map((file) => ({ file_name: file.file_name, data_base64: file.data.toString('base64') })),
+      attachments:
+        run.attachment_count === 0
+          ? []
+          : (await engineStore.runAttachments(db, run.id)).map((file) => ({
+              file_name: file.file_name,
+              data_base64: file.data.toString('base64'),
+            })),
       auth_secrets: await this.authSecrets(run),
       mcp_servers: await this.mcpServers(run),
     };
@@ -206,7 +246,8 @@ export class WorkerHub {
   private announceFollowups(runId: string): void {
     for (const session of this.allSessions()) {
       const task = session.tasks.get(runId);
-      if (task) session.send({ type: 'task_followups_available', data: { task_id: runId, execution_id: task.executionId } });
+      if (task)
+        session.send({ type: 'task_followups_available', data: { task_id: runId, execution_id: task.executionId } });
     }
   }
 
@@ -219,7 +260,9 @@ export class WorkerHub {
         const ids = [...new Set(sessions.flatMap((session) => [...session.tasks.keys()]))];
         if (ids.length === 0) continue;
         const held = await engineStore.renewLeases(db, sessions[0]!.owner, ids, leaseSeconds);
-        for (const id of ids) if (!held.has(id)) this.cancel(id, 'the run is no longer this worker\'s (cancelled, or taken back after its lease expired)');
+        for (const id of ids)
+          if (!held.has(id))
+            this.cancel(id, "the run is no longer this worker's (cancelled, or taken back after its lease expired)");
       }
     } catch (error) {
       if (!this.stopped) this.options.log.warn({ err: error }, 'worker lease renewal failed');
@@ -231,15 +274,22 @@ export class WorkerHub {
     const silentSince = Date.now() - heartbeatSeconds * 2000;
     for (const session of this.allSessions()) {
       if (session.lastSeen < silentSince) {
-        this.options.log.warn({ workerHost: session.workerHost, connection: session.id }, 'worker connection silent; closing it');
+        this.options.log.warn(
+          { workerHost: session.workerHost, connection: session.id },
+          'worker connection silent; closing it',
+        );
         session.socket.terminate();
         continue;
       }
       session.socket.ping();
     }
-    await store.refreshConnections(this.options.db, this.allSessions().map((session) => session.id), heartbeatSeconds * 3).catch((error) =>
-      this.options.log.warn({ err: error }, 'could not refresh worker presence'),
-    );
+    await store
+      .refreshConnections(
+        this.options.db,
+        this.allSessions().map((session) => session.id),
+        heartbeatSeconds * 3,
+      )
+      .catch((error) => this.options.log.warn({ err: error }, 'could not refresh worker presence'));
     await this.closeRevoked().catch((error) => this.options.log.warn({ err: error }, 'could not check worker keys'));
   }
 

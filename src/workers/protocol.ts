@@ -12,7 +12,8 @@ import type { ResolvedDefinition } from '../mcp/definition.js';
 /** A worker ID names a machine of the team; empty or `warp...` would be mistaken for Hangar's own executors. */
 export function workerIdProblem(id: string | undefined): string | null {
   if (id === undefined || id.trim() === '') return 'worker_id is required';
-  if (id.toLowerCase().startsWith('warp')) return 'worker_id must not start with "warp" (reserved for hosted execution)';
+  if (id.toLowerCase().startsWith('warp'))
+    return 'worker_id must not start with "warp" (reserved for hosted execution)';
   if (id.length > 200) return 'worker_id must be at most 200 characters';
   if (!/^[\x21-\x7e]+$/.test(id)) return 'worker_id must be printable characters without spaces';
   return null;
@@ -50,14 +51,20 @@ export type ServerMessage =
   | { type: 'task_cancellation'; data: { task_id: string; execution_id: number; reason: string } }
   /** Follow-ups were sent to the running task: take them with task_followups_take if the harness accepts input. */
   | { type: 'task_followups_available'; data: { task_id: string; execution_id: number } }
-  | { type: 'reply'; data: { call_id: string; ok: true; result: unknown } | { call_id: string; ok: false; error: string } };
+  | {
+      type: 'reply';
+      data: { call_id: string; ok: true; result: unknown } | { call_id: string; ok: false; error: string };
+    };
 
 const TaskRef = {
   task_id: Type.String({ minLength: 1, maxLength: 100 }),
   execution_id: Type.Integer({ minimum: 1 }),
   call_id: Type.Optional(Type.String({ maxLength: 100 })),
 };
-const TimelineEvent = Type.Object({ type: Type.String({ minLength: 1, maxLength: 100 }), payload: Type.Optional(Type.Record(Type.String(), Type.Unknown())) });
+const TimelineEvent = Type.Object({
+  type: Type.String({ minLength: 1, maxLength: 100 }),
+  payload: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+});
 const Events = Type.Array(TimelineEvent, { maxItems: 1000 });
 const Usage = Type.Union([Type.Record(Type.String(), Type.Number()), Type.Null()]);
 const message = <T extends string, D extends TProperties>(type: T, data: D) =>
@@ -91,10 +98,16 @@ export const WorkerMessage = Type.Union([
   message('task_events', { ...TaskRef, events: Events }),
   message('task_output', {
     ...TaskRef,
-    lines: Type.Array(Type.Object({ stream: Type.Union([Type.Literal('input'), Type.Literal('output')]), line: Type.String() }), { maxItems: 5000 }),
+    lines: Type.Array(
+      Type.Object({ stream: Type.Union([Type.Literal('input'), Type.Literal('output')]), line: Type.String() }),
+      { maxItems: 5000 },
+    ),
   }),
   message('task_followups_take', TaskRef),
-  message('task_followups_return', { ...TaskRef, seqs: Type.Array(Type.String({ maxLength: 30 }), { maxItems: 10_000 }) }),
+  message('task_followups_return', {
+    ...TaskRef,
+    seqs: Type.Array(Type.String({ maxLength: 30 }), { maxItems: 10_000 }),
+  }),
   message('task_environment', { ...TaskRef, environment_id: Type.String({ maxLength: 100 }), failed: Type.Boolean() }),
   message('task_released', { ...TaskRef, reason: Type.String({ maxLength: 2000 }) }),
   message('task_stopped', TaskRef),
@@ -122,6 +135,8 @@ export type WorkerMessage = Static<typeof WorkerMessage>;
 export type WorkerMessageOf<T extends WorkerMessage['type']> = Extract<WorkerMessage, { type: T }>;
 
 /** Message types the server knows; a frame of any other type is ignored, so newer workers can add their own. */
-export const WORKER_MESSAGE_TYPES = new Set(WorkerMessage.anyOf.map((schema) => schema.properties.type.const as string));
+export const WORKER_MESSAGE_TYPES = new Set(
+  WorkerMessage.anyOf.map((schema) => schema.properties.type.const as string),
+);
 
 export const checkWorkerMessage = Compile(WorkerMessage);

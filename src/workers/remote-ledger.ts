@@ -25,7 +25,10 @@ export class RemoteLedger implements RunLedger {
     private readonly apiUrl: string,
     readonly maxArtifactBytes: number,
   ) {
-    this.artifacts = new HarnessSupportArtifacts(apiUrl, (runId) => this.assignment(runId).env_vars.HANGAR_TASK_TOKEN ?? '');
+    this.artifacts = new HarnessSupportArtifacts(
+      apiUrl,
+      (runId) => this.assignment(runId).env_vars.HANGAR_TASK_TOKEN ?? '',
+    );
   }
 
   track(assignment: TaskAssignment): void {
@@ -43,7 +46,9 @@ export class RemoteLedger implements RunLedger {
   }
 
   private call(type: string, runId: string, executionId: number, data: Record<string, unknown> = {}) {
-    return this.link.call(type, { task_id: runId, execution_id: executionId, ...data }) as Promise<Record<string, unknown>>;
+    return this.link.call(type, { task_id: runId, execution_id: executionId, ...data }) as Promise<
+      Record<string, unknown>
+    >;
   }
 
   async transition(transition: store.Transition): Promise<store.TransitionResult> {
@@ -59,7 +64,11 @@ export class RemoteLedger implements RunLedger {
       // Events that rode with the transition (the sandbox is ready, the setup is done) go first.
       const before = transition.events.filter((event) => event.type !== 'agent_started');
       if (before.length > 0) await this.events(runId, executionId, before);
-      const reply = await this.call('task_started', runId, executionId, { harness: transition.harness ?? '', conversation_id: transition.conversationId ?? '', ...(transition.modelId ? { model_id: transition.modelId } : {}) });
+      const reply = await this.call('task_started', runId, executionId, {
+        harness: transition.harness ?? '',
+        conversation_id: transition.conversationId ?? '',
+        ...(transition.modelId ? { model_id: transition.modelId } : {}),
+      });
       return { moved: reply.moved === true, inputs: (reply.followups as string[] | undefined) ?? [] };
     }
     throw new Error(`a worker cannot move a run from ${transition.from} to ${transition.to}`);
@@ -72,7 +81,9 @@ export class RemoteLedger implements RunLedger {
   async transcript(rows: store.TranscriptRow[]): Promise<void> {
     const first = rows[0];
     if (!first) return;
-    await this.call('task_output', first.run_id, first.execution_id, { lines: rows.map((row) => ({ stream: row.stream, line: row.line })) });
+    await this.call('task_output', first.run_id, first.execution_id, {
+      lines: rows.map((row) => ({ stream: row.stream, line: row.line })),
+    });
   }
 
   async finish(finish: store.Finish): Promise<store.FinishResult> {
@@ -82,14 +93,24 @@ export class RemoteLedger implements RunLedger {
     const common = { usage: outcome.usage, event_payload: outcome.eventPayload, events_before: before };
     const reply =
       outcome.state === 'SUCCEEDED' || outcome.state === 'BLOCKED'
-        ? await this.call('task_completed', runId, executionId, { ...common, state: outcome.state, status_message: outcome.statusMessage })
+        ? await this.call('task_completed', runId, executionId, {
+            ...common,
+            state: outcome.state,
+            status_message: outcome.statusMessage,
+          })
         : await this.call('task_failed', runId, executionId, {
             ...common,
             state: outcome.state,
             message: String(outcome.statusMessage?.message ?? 'the run failed'),
-            ...(typeof outcome.statusMessage?.error_code === 'string' ? { failure_reason: outcome.statusMessage.error_code } : {}),
-            ...(typeof outcome.statusMessage?.retryable === 'boolean' ? { retryable: outcome.statusMessage.retryable } : {}),
-            ...(typeof outcome.eventPayload?.exit_code === 'number' || outcome.eventPayload?.exit_code === null ? { exit_code: outcome.eventPayload.exit_code } : {}),
+            ...(typeof outcome.statusMessage?.error_code === 'string'
+              ? { failure_reason: outcome.statusMessage.error_code }
+              : {}),
+            ...(typeof outcome.statusMessage?.retryable === 'boolean'
+              ? { retryable: outcome.statusMessage.retryable }
+              : {}),
+            ...(typeof outcome.eventPayload?.exit_code === 'number' || outcome.eventPayload?.exit_code === null
+              ? { exit_code: outcome.eventPayload.exit_code }
+              : {}),
           });
     return reply.result as store.FinishResult;
   }
@@ -112,7 +133,12 @@ export class RemoteLedger implements RunLedger {
   }
 
   async history(_conversationId: string, runId: string): Promise<TranscriptLine[]> {
-    return this.assignment(runId).history.map((entry) => ({ executionId: entry.execution_id, stream: entry.stream, line: entry.line, at: new Date(entry.at) }));
+    return this.assignment(runId).history.map((entry) => ({
+      executionId: entry.execution_id,
+      stream: entry.stream,
+      line: entry.line,
+      at: new Date(entry.at),
+    }));
   }
 
   async environment(_teamUid: string, _environmentId: string, runId: string): Promise<EnvironmentConfig | undefined> {
@@ -120,7 +146,10 @@ export class RemoteLedger implements RunLedger {
   }
 
   async attachments(runId: string): Promise<store.RunFile[]> {
-    return (this.assignment(runId).attachments ?? []).map((file) => ({ file_name: file.file_name, data: Buffer.from(file.data_base64, 'base64') }));
+    return (this.assignment(runId).attachments ?? []).map((file) => ({
+      file_name: file.file_name,
+      data: Buffer.from(file.data_base64, 'base64'),
+    }));
   }
 
   async recordSetupResult(environmentId: string, failed: boolean, runId: string, executionId: number): Promise<void> {
@@ -154,12 +183,24 @@ class HarnessSupportArtifacts implements ArtifactSink {
     return this.post(run, '/harness-support/report-artifact', JSON.stringify(body), 'application/json');
   }
 
-  upload(run: RunExecution, query: UploadArtifactQuery, bytes: Buffer, mediaType: string | undefined): Promise<ArtifactResponse> {
-    const search = new URLSearchParams(Object.entries(query).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+  upload(
+    run: RunExecution,
+    query: UploadArtifactQuery,
+    bytes: Buffer,
+    mediaType: string | undefined,
+  ): Promise<ArtifactResponse> {
+    const search = new URLSearchParams(
+      Object.entries(query).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+    );
     return this.post(run, `/harness-support/upload-artifact?${search}`, bytes, mediaType ?? 'application/octet-stream');
   }
 
-  private async post(run: RunExecution, path: string, body: string | Buffer, contentType: string): Promise<ArtifactResponse> {
+  private async post(
+    run: RunExecution,
+    path: string,
+    body: string | Buffer,
+    contentType: string,
+  ): Promise<ArtifactResponse> {
     const response = await fetch(`${this.apiUrl}${path}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${this.token(run.runId)}`, 'content-type': contentType },
@@ -174,7 +215,8 @@ class HarnessSupportArtifacts implements ArtifactSink {
       // not problem+json
     }
     // A refusal (4xx) is the artifact's problem and goes on the timeline; anything else is the server's.
-    if (response.status < 500) throw new ApiError(response.status, (problem.error_code ?? 'invalid_request') as never, problem.detail ?? text);
+    if (response.status < 500)
+      throw new ApiError(response.status, (problem.error_code ?? 'invalid_request') as never, problem.detail ?? text);
     throw new Error(`the server failed to record the artifact (HTTP ${response.status})`);
   }
 }

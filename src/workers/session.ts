@@ -71,9 +71,17 @@ export class WorkerSession {
     } catch {
       return null;
     }
-    if (typeof value !== 'object' || value === null || !WORKER_MESSAGE_TYPES.has((value as { type?: unknown }).type as string)) return null;
+    if (
+      typeof value !== 'object' ||
+      value === null ||
+      !WORKER_MESSAGE_TYPES.has((value as { type?: unknown }).type as string)
+    )
+      return null;
     if (checkWorkerMessage.Check(value)) return value;
     const callId = (value as { data?: { call_id?: unknown } }).data?.call_id;
-    return { problem: schemaProblem(checkWorkerMessage, value, (value as { type: string }).type), callId: typeof callId === 'string' ? callId : undefined };
+    return {
+      problem: schemaProblem(checkWorkerMessage, value, (value as { type: string }).type),
+      callId: typeof callId === 'string' ? callId : undefined,
+    };
   }
 }

@@ -41,7 +41,8 @@ async function skillFiles(directory: string, depth: number): Promise<string[]> {
   for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
     const full = path.join(directory, entry.name);
     if (entry.isFile() && entry.name === 'SKILL.md') files.push(full);
-    else if (entry.isDirectory() && depth < MAX_DEPTH && !entry.name.startsWith('.git')) files.push(...(await skillFiles(full, depth + 1)));
+    else if (entry.isDirectory() && depth < MAX_DEPTH && !entry.name.startsWith('.git'))
+      files.push(...(await skillFiles(full, depth + 1)));
   }
   return files;
 }

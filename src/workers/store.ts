@@ -10,7 +10,10 @@ export function workerOwner(teamUid: string, workerHost: string): string {
   return `worker:${teamUid}:${workerHost}`;
 }
 
-export async function insertConnection(db: Kysely<DB>, row: { id: string; team_uid: string; worker_host: string; replica: string }): Promise<void> {
+export async function insertConnection(
+  db: Kysely<DB>,
+  row: { id: string; team_uid: string; worker_host: string; replica: string },
+): Promise<void> {
   await db.insertInto('worker_connections').values(row).execute();
 }
 
@@ -21,9 +24,16 @@ export async function deleteConnection(db: Kysely<DB>, id: string): Promise<void
 /** Marks this replica's connections alive and removes rows no replica has refreshed for `staleSeconds` (theirs died). */
 export async function refreshConnections(db: Kysely<DB>, ids: string[], staleSeconds: number): Promise<void> {
   if (ids.length > 0) {
-    await db.updateTable('worker_connections').set({ last_seen_at: sql`clock_timestamp()` }).where('id', 'in', ids).execute();
+    await db
+      .updateTable('worker_connections')
+      .set({ last_seen_at: sql`clock_timestamp()` })
+      .where('id', 'in', ids)
+      .execute();
   }
-  await db.deleteFrom('worker_connections').where(sql<boolean>`last_seen_at < clock_timestamp() - make_interval(secs => ${staleSeconds})`).execute();
+  await db
+    .deleteFrom('worker_connections')
+    .where(sql<boolean>`last_seen_at < clock_timestamp() - make_interval(secs => ${staleSeconds})`)
+    .execute();
 }
 
 export interface ConnectedWorker {
@@ -33,20 +43,39 @@ export interface ConnectedWorker {
   last_seen_at: string;
 }
 
-export async function connectedWorkers(db: Kysely<DB>, teamUid: string, staleSeconds: number): Promise<ConnectedWorker[]> {
+export async function connectedWorkers(
+  db: Kysely<DB>,
+  teamUid: string,
+  staleSeconds: number,
+): Promise<ConnectedWorker[]> {
   const rows = await db
     .selectFrom('worker_connections')
-    .select(['worker_host', sql<number>`count(*)::int`.as('connection_count'), sql<Date>`min(connected_at)`.as('connected_at'), sql<Date>`max(last_seen_at)`.as('last_seen_at')])
+    .select([
+      'worker_host',
+      sql<number>`count(*)::int`.as('connection_count'),
+      sql<Date>`min(connected_at)`.as('connected_at'),
+      sql<Date>`max(last_seen_at)`.as('last_seen_at'),
+    ])
     .where('team_uid', '=', teamUid)
     .where(sql<boolean>`last_seen_at >= clock_timestamp() - make_interval(secs => ${staleSeconds})`)
     .groupBy('worker_host')
     .orderBy('worker_host')
     .execute();
-  return rows.map((row) => ({ ...row, connected_at: rfc3339(row.connected_at), last_seen_at: rfc3339(row.last_seen_at) }));
+  return rows.map((row) => ({
+    ...row,
+    connected_at: rfc3339(row.connected_at),
+    last_seen_at: rfc3339(row.last_seen_at),
+  }));
 }
 
 /** Moves up to `limit` of the worker's queued runs to PENDING under its lease, oldest first; never one run twice. */
-export async function claimWorkerRuns(db: Kysely<DB>, teamUid: string, workerHost: string, limit: number, leaseSeconds: number): Promise<ClaimedRun[]> {
+export async function claimWorkerRuns(
+  db: Kysely<DB>,
+  teamUid: string,
+  workerHost: string,
+  limit: number,
+  leaseSeconds: number,
+): Promise<ClaimedRun[]> {
   const owner = workerOwner(teamUid, workerHost);
   const result = await sql<ClaimedRun & { created_at: Date }>`
     WITH claimed AS (
@@ -86,18 +115,42 @@ export interface ReportedSkill {
 }
 
 /** Replaces the skills a worker reported, as one change. */
-export async function replaceSkills(db: Kysely<DB>, teamUid: string, workerHost: string, skills: ReportedSkill[]): Promise<void> {
+export async function replaceSkills(
+  db: Kysely<DB>,
+  teamUid: string,
+  workerHost: string,
+  skills: ReportedSkill[],
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('worker_skills').where('team_uid', '=', teamUid).where('worker_host', '=', workerHost).execute();
+    await trx
+      .deleteFrom('worker_skills')
+      .where('team_uid', '=', teamUid)
+      .where('worker_host', '=', workerHost)
+      .execute();
     if (skills.length === 0) return;
     const unique = new Map(skills.map((skill) => [skill.path, skill]));
     await trx
       .insertInto('worker_skills')
-      .values([...unique.values()].map((skill) => ({ team_uid: teamUid, worker_host: workerHost, skill_path: skill.path, name: skill.name, description: skill.description, base_prompt: skill.base_prompt })))
+      .values(
+        [...unique.values()].map((skill) => ({
+          team_uid: teamUid,
+          worker_host: workerHost,
+          skill_path: skill.path,
+          name: skill.name,
+          description: skill.description,
+          base_prompt: skill.base_prompt,
+        })),
+      )
       .execute();
   });
 }
 
 export async function reportedSkills(db: Kysely<DB>, teamUid: string) {
-  return db.selectFrom('worker_skills').selectAll().where('team_uid', '=', teamUid).orderBy('worker_host').orderBy('skill_path').execute();
+  return db
+    .selectFrom('worker_skills')
+    .selectAll()
+    .where('team_uid', '=', teamUid)
+    .orderBy('worker_host')
+    .orderBy('skill_path')
+    .execute();
 }

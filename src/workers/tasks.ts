@@ -42,7 +42,10 @@ export class WorkerTasks {
         const result = await this.apply(session, message);
         session.reply(callId, { ok: true, result: result ?? null });
       } catch (error) {
-        this.options.log.error({ err: error, workerHost: session.workerHost, type: message.type }, 'could not apply a worker message');
+        this.options.log.error(
+          { err: error, workerHost: session.workerHost, type: message.type },
+          'could not apply a worker message',
+        );
         session.reply(callId, { ok: false, error: 'the server could not apply this message; send it again' });
       }
     });
@@ -88,7 +91,12 @@ export class WorkerTasks {
     switch (message.type) {
       case 'task_claimed': {
         const [result] = await engineStore.applyTransitions(db, owner, [
-          { ...ref, from: 'PENDING', to: 'CLAIMED', events: [{ type: 'oz_run_claimed', payload: { worker_host: session.workerHost } }] },
+          {
+            ...ref,
+            from: 'PENDING',
+            to: 'CLAIMED',
+            events: [{ type: 'oz_run_claimed', payload: { worker_host: session.workerHost } }],
+          },
         ]);
         if (result!.moved) session.tasks.set(runId, { executionId, confirmed: true });
         return { moved: result!.moved };
@@ -97,7 +105,9 @@ export class WorkerTasks {
       case 'task_released': {
         const rejected = message.type === 'task_rejected';
         if (rejected) session.full = true;
-        const reason = rejected ? `the worker had no room for it${message.data.reason ? `: ${message.data.reason}` : ''}` : message.data.reason;
+        const reason = rejected
+          ? `the worker had no room for it${message.data.reason ? `: ${message.data.reason}` : ''}`
+          : message.data.reason;
         await engineStore.requeue(db, { id: runId, engineId: owner, executionId }, reason);
         this.release(session, runId);
         return null;
@@ -108,7 +118,16 @@ export class WorkerTasks {
             ...ref,
             from: 'CLAIMED',
             to: 'INPROGRESS',
-            events: [{ type: 'agent_started', payload: { harness: message.data.harness, worker_host: session.workerHost, ...(message.data.model_id ? { model_id: message.data.model_id } : {}) } }],
+            events: [
+              {
+                type: 'agent_started',
+                payload: {
+                  harness: message.data.harness,
+                  worker_host: session.workerHost,
+                  ...(message.data.model_id ? { model_id: message.data.model_id } : {}),
+                },
+              },
+            ],
             started: true,
             conversationId: message.data.conversation_id,
             harness: message.data.harness,
@@ -120,7 +139,9 @@ export class WorkerTasks {
       }
       case 'task_completed':
       case 'task_failed': {
-        const [result] = await engineStore.finishExecutions(db, owner, [{ ...ref, outcome: outcomeOf(message), before: message.data.events_before ?? [] }]);
+        const [result] = await engineStore.finishExecutions(db, owner, [
+          { ...ref, outcome: outcomeOf(message), before: message.data.events_before ?? [] },
+        ]);
         this.release(session, runId);
         return { result };
       }
@@ -134,10 +155,17 @@ export class WorkerTasks {
     if (!(await store.holds(db, owner, runId, executionId))) return { held: false };
     switch (message.type) {
       case 'task_events':
-        if (message.data.events.length > 0) await engineStore.insertEvents(db, message.data.events.map((event) => ({ ...ref, event })));
+        if (message.data.events.length > 0)
+          await engineStore.insertEvents(
+            db,
+            message.data.events.map((event) => ({ ...ref, event })),
+          );
         break;
       case 'task_output':
-        await engineStore.appendTranscript(db, message.data.lines.map((line) => ({ run_id: runId, execution_id: executionId, ...line })));
+        await engineStore.appendTranscript(
+          db,
+          message.data.lines.map((line) => ({ run_id: runId, execution_id: executionId, ...line })),
+        );
         break;
       case 'task_followups_take':
         return { held: true, followups: await engineStore.takeInputRows(db, runId, 'agent') };
@@ -146,7 +174,8 @@ export class WorkerTasks {
         break;
       case 'task_environment': {
         const run = await db.selectFrom('runs').select('environment_id').where('id', '=', runId).executeTakeFirst();
-        if (run?.environment_id === message.data.environment_id) await this.options.environments.recordSetupResult(message.data.environment_id, message.data.failed);
+        if (run?.environment_id === message.data.environment_id)
+          await this.options.environments.recordSetupResult(message.data.environment_id, message.data.failed);
         break;
       }
     }
@@ -177,6 +206,9 @@ function outcomeOf(message: WorkerMessageOf<'task_completed'> | WorkerMessageOf<
       ...(message.data.retryable !== undefined ? { retryable: message.data.retryable } : {}),
     },
     usage: data.usage ?? null,
-    eventPayload: { ...(message.data.exit_code !== undefined ? { exit_code: message.data.exit_code } : {}), ...data.event_payload },
+    eventPayload: {
+      ...(message.data.exit_code !== undefined ? { exit_code: message.data.exit_code } : {}),
+      ...data.event_payload,
+    },
   };
 }

@@ -102,7 +102,9 @@ export class Worker {
     const { task_id: taskId, execution_id: executionId } = assignment;
     if (!this.accepting || this.executions.size >= this.options.maxConcurrentTasks) {
       const reason = this.accepting ? `at capacity (${this.options.maxConcurrentTasks} tasks)` : 'shutting down';
-      void this.link.call('task_rejected', { task_id: taskId, execution_id: executionId, reason }).catch(() => undefined);
+      void this.link
+        .call('task_rejected', { task_id: taskId, execution_id: executionId, reason })
+        .catch(() => undefined);
       return;
     }
     if (this.executions.has(taskId)) return; // the same assignment again: already at work on it
@@ -133,7 +135,10 @@ export class Worker {
 
   private sendStatus(): void {
     this.link.notify('worker_status', {
-      running: [...this.executions.entries()].map(([taskId, { executionId }]) => ({ task_id: taskId, execution_id: executionId })),
+      running: [...this.executions.entries()].map(([taskId, { executionId }]) => ({
+        task_id: taskId,
+        execution_id: executionId,
+      })),
       max_concurrent_tasks: this.options.maxConcurrentTasks,
       accepting: this.accepting,
     });
@@ -142,6 +147,8 @@ export class Worker {
   private async sendSkills(): Promise<void> {
     if (this.options.skillDirs.length === 0) return;
     const skills = await findSkills(this.options.skillDirs, (message) => this.options.log.warn(message));
-    await this.link.call('worker_skills', { skills }).catch((error) => this.options.log.warn({ err: error }, 'could not report skills'));
+    await this.link
+      .call('worker_skills', { skills })
+      .catch((error) => this.options.log.warn({ err: error }, 'could not report skills'));
   }
 }

@@ -19,17 +19,26 @@ let hangar: TestServer;
 const storage = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-s3-'));
 
 before(async () => {
-  s3rver = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: storage, configureBuckets: [{ name: BUCKET, configs: [] }] });
+  s3rver = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory: storage,
+    configureBuckets: [{ name: BUCKET, configs: [] }],
+  });
   const address = await s3rver.run();
   endpoint = `http://127.0.0.1:${address.port}`;
   hangar = await startTestServer(
-    harnessEnv({}, {
-      HANGAR_S3_BUCKET: BUCKET,
-      HANGAR_S3_ENDPOINT: endpoint,
-      HANGAR_S3_PREFIX: 'team-blobs/',
-      HANGAR_S3_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
-      HANGAR_S3_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
-    }),
+    harnessEnv(
+      {},
+      {
+        HANGAR_S3_BUCKET: BUCKET,
+        HANGAR_S3_ENDPOINT: endpoint,
+        HANGAR_S3_PREFIX: 'team-blobs/',
+        HANGAR_S3_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
+        HANGAR_S3_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
+      },
+    ),
   );
 });
 after(async () => {
@@ -54,7 +63,10 @@ test('with HANGAR_S3_BUCKET the bytes of artifacts live in the bucket and downlo
   const client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: CREDENTIALS });
   try {
     const listed = await client.send(new ListObjectsV2Command({ Bucket: BUCKET }));
-    assert.deepEqual(listed.Contents?.map((object) => object.Key).sort(), [`team-blobs/artifacts/${file}`, `team-blobs/artifacts/${plan}`].sort());
+    assert.deepEqual(
+      listed.Contents?.map((object) => object.Key).sort(),
+      [`team-blobs/artifacts/${file}`, `team-blobs/artifacts/${plan}`].sort(),
+    );
     const object = await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: `team-blobs/artifacts/${file}` }));
     assert.equal(await object.Body!.transformToString(), 'stored in S3');
   } finally {

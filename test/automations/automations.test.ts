@@ -7,27 +7,41 @@ import { createWebhook, deliver, type CreatedWebhook } from '../support/webhooks
 
 const SCRIPT_HARNESS = fileURLToPath(new URL('../support/script-harness.mjs', import.meta.url));
 // A harness that shows what a delivery's run gets: the files in its workspace, the payload file, the prompt.
-const reader = { command: [process.execPath, SCRIPT_HARNESS], env: { SCRIPT_STEPS: JSON.stringify([{ ls: '.' }, { cat: 'event-payload.json' }, { prompt: true }]) } };
+const reader = {
+  command: [process.execPath, SCRIPT_HARNESS],
+  env: { SCRIPT_STEPS: JSON.stringify([{ ls: '.' }, { cat: 'event-payload.json' }, { prompt: true }]) },
+};
 
 let hangar: TestServer;
-before(async () => (hangar = await startTestServer(harnessEnv({ reader }, { HANGAR_WEBHOOK_RATE_PER_MINUTE: '100000' }))));
+before(
+  async () => (hangar = await startTestServer(harnessEnv({ reader }, { HANGAR_WEBHOOK_RATE_PER_MINUTE: '100000' }))),
+);
 after(() => hangar.stop());
 
-const api = (method: string, path: string, options: { body?: unknown; apiKey?: string } = {}) => hangar.request(method, `/api/v1${path}`, options);
+const api = (method: string, path: string, options: { body?: unknown; apiKey?: string } = {}) =>
+  hangar.request(method, `/api/v1${path}`, options);
 
 async function createAutomation(body: Record<string, unknown>) {
-  const response = await api('POST', '/factory/automations', { body: { agent_config: { harness: { type: 'reader' } }, ...body } });
+  const response = await api('POST', '/factory/automations', {
+    body: { agent_config: { harness: { type: 'reader' } }, ...body },
+  });
   assert.equal(response.status, 201, JSON.stringify(response.body));
   return response.body;
 }
 
 async function send(hook: CreatedWebhook, payload: unknown, id: string) {
-  const response = await deliver(hook.url, JSON.stringify(payload), { authorization: `Bearer ${hook.secret}`, 'x-service-delivery-id': id });
+  const response = await deliver(hook.url, JSON.stringify(payload), {
+    authorization: `Bearer ${hook.secret}`,
+    'x-service-delivery-id': id,
+  });
   assert.equal(response.status, 202, JSON.stringify(response.body));
 }
 
 /** Waits until the delivery was evaluated and returns what it started. */
-async function firings(hook: CreatedWebhook, deliveryId: string): Promise<Array<{ automation_id: string; run_id: string | null; error: string | null }>> {
+async function firings(
+  hook: CreatedWebhook,
+  deliveryId: string,
+): Promise<Array<{ automation_id: string; run_id: string | null; error: string | null }>> {
   let delivery: any;
   await eventually(`delivery ${deliveryId} evaluated`, async () => {
     delivery = (await api('GET', `/factory/webhooks/${hook.uid}/deliveries/${deliveryId}`)).body;
@@ -42,11 +56,20 @@ describe('automations', () => {
     const automation = await createAutomation({
       name: 'triage',
       prompt: 'Triage the new issue.',
-      triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid], payload: { action: ['opened', 'reopened'] } } }],
+      triggers: [
+        {
+          provider: 'webhook',
+          event: 'received',
+          filter: { webhook_ids: [hook.uid], payload: { action: ['opened', 'reopened'] } },
+        },
+      ],
     });
     assert.deepEqual(automation.webhooks, [{ uid: hook.uid, name: 'issues', state: 'enabled' }]);
     const raw = '{"action": "opened",  "issue": {"title": "Crash on start"}}';
-    assert.equal((await deliver(hook.url, raw, { authorization: `Bearer ${hook.secret}`, 'x-service-delivery-id': 'd-1' })).status, 202);
+    assert.equal(
+      (await deliver(hook.url, raw, { authorization: `Bearer ${hook.secret}`, 'x-service-delivery-id': 'd-1' })).status,
+      202,
+    );
     const started = await firings(hook, 'd-1');
     assert.equal(started.length, 1);
     assert.equal(started[0]!.automation_id, automation.id);
@@ -69,24 +92,42 @@ describe('automations', () => {
 
   test('every enabled automation that selects the webhook and matches starts its own run; disabled ones do not', async () => {
     const hook = await createWebhook(hangar, { name: 'fanout' });
-    const trigger = (payload?: unknown) => [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid], ...(payload ? { payload } : {}) } }];
+    const trigger = (payload?: unknown) => [
+      { provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid], ...(payload ? { payload } : {}) } },
+    ];
     const all = await createAutomation({ name: 'fan-all', prompt: 'a', triggers: trigger() });
-    const main = await createAutomation({ name: 'fan-main', prompt: 'b', triggers: trigger({ ref: 'refs/heads/main' }) });
+    const main = await createAutomation({
+      name: 'fan-main',
+      prompt: 'b',
+      triggers: trigger({ ref: 'refs/heads/main' }),
+    });
     await createAutomation({ name: 'fan-off', prompt: 'c', enabled: false, triggers: trigger() });
-    await createAutomation({ name: 'fan-other', prompt: 'd', triggers: trigger({ ref: { not_in: ['refs/heads/main'] } }) });
+    await createAutomation({
+      name: 'fan-other',
+      prompt: 'd',
+      triggers: trigger({ ref: { not_in: ['refs/heads/main'] } }),
+    });
     await send(hook, { ref: 'refs/heads/main' }, 'push-1');
     const started = await firings(hook, 'push-1');
     assert.deepEqual(started.map((firing) => firing.automation_id).sort(), [all.id, main.id].sort());
     assert.ok(started.every((firing) => firing.run_id !== null && firing.error === null));
     // The duplicate of an accepted delivery starts nothing.
     await send(hook, { ref: 'refs/heads/main' }, 'push-1');
-    const runs = await hangar.db.selectFrom('automation_firings').select('run_id').where('automation_id', 'in', [all.id, main.id]).execute();
+    const runs = await hangar.db
+      .selectFrom('automation_firings')
+      .select('run_id')
+      .where('automation_id', 'in', [all.id, main.id])
+      .execute();
     assert.equal(runs.length, 2);
   });
 
   test('deleting a webhook leaves its automations visible; its pending deliveries start nothing', async () => {
     const hook = await createWebhook(hangar, { name: 'doomed' });
-    const automation = await createAutomation({ name: 'orphan', prompt: 'x', triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid] } }] });
+    const automation = await createAutomation({
+      name: 'orphan',
+      prompt: 'x',
+      triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid] } }],
+    });
     assert.equal((await api('DELETE', `/factory/webhooks/${hook.uid}`)).status, 204);
     const read = await api('GET', `/factory/automations/${automation.id}`);
     assert.equal(read.status, 200);
@@ -96,7 +137,11 @@ describe('automations', () => {
 
   test('a run that cannot start is recorded with its reason, and other automations still fire', async () => {
     const hook = await createWebhook(hangar, { name: 'reasons' });
-    const good = await createAutomation({ name: 'reason-good', prompt: 'ok', triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid] } }] });
+    const good = await createAutomation({
+      name: 'reason-good',
+      prompt: 'ok',
+      triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid] } }],
+    });
     const bad = await createAutomation({
       name: 'reason-bad',
       prompt: 'bad',
@@ -113,28 +158,53 @@ describe('automations', () => {
 
   test('validation: unknown webhook UIDs, bad filters, bad cron, missing triggers are 400 with the reason', async () => {
     const hook = await createWebhook(hangar, { name: 'validation' });
-    const attempt = async (body: Record<string, unknown>) => api('POST', '/factory/automations', { body: { name: 'v', prompt: 'p', ...body } });
-    const unknown = await attempt({ triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: ['validation'] } }] });
+    const attempt = async (body: Record<string, unknown>) =>
+      api('POST', '/factory/automations', { body: { name: 'v', prompt: 'p', ...body } });
+    const unknown = await attempt({
+      triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: ['validation'] } }],
+    });
     assert.equal(unknown.status, 400);
     assert.match(unknown.body.detail, /UIDs, not names/);
-    const contradictory = await attempt({ triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid], payload: { a: { in: [1], not_in: [1] } } } }] });
+    const contradictory = await attempt({
+      triggers: [
+        {
+          provider: 'webhook',
+          event: 'received',
+          filter: { webhook_ids: [hook.uid], payload: { a: { in: [1], not_in: [1] } } },
+        },
+      ],
+    });
     assert.equal(contradictory.status, 400);
     assert.match(contradictory.body.detail, /triggers\[0\]\.filter: payload\.a/);
-    const cron = await attempt({ triggers: [{ provider: 'schedule', event: 'cron_fired', schedule: { cron: '61 * * * *' } }] });
+    const cron = await attempt({
+      triggers: [{ provider: 'schedule', event: 'cron_fired', schedule: { cron: '61 * * * *' } }],
+    });
     assert.equal(cron.status, 400);
     assert.match(cron.body.detail, /triggers\[0\]\.schedule\.cron/);
     assert.equal((await attempt({ triggers: [] })).status, 400);
     assert.equal((await attempt({})).status, 400);
-    assert.equal((await attempt({ triggers: [{ provider: 'webhook', event: 'sent', filter: { webhook_ids: [hook.uid] } }] })).status, 400);
+    assert.equal(
+      (await attempt({ triggers: [{ provider: 'webhook', event: 'sent', filter: { webhook_ids: [hook.uid] } }] }))
+        .status,
+      400,
+    );
     const member = await hangar.addUser(hangar.teamUid, 'member');
-    const forbidden = await api('POST', '/factory/automations', { apiKey: member.apiKey, body: { name: 'm', prompt: 'p', triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid] } }] } });
+    const forbidden = await api('POST', '/factory/automations', {
+      apiKey: member.apiKey,
+      body: {
+        name: 'm',
+        prompt: 'p',
+        triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid] } }],
+      },
+    });
     assert.equal(forbidden.status, 403);
   });
 
   test('test-filter reports the webhook check and the payload check against a stored delivery', async () => {
     const hook = await createWebhook(hangar, { name: 'tester' });
     await send(hook, { action: 'opened', labels: ['bug', 'p1'] }, 't-1');
-    const check = (filter: Record<string, unknown>) => api('POST', '/factory/automations/test-filter', { body: { webhook_uid: hook.uid, delivery_id: 't-1', filter } });
+    const check = (filter: Record<string, unknown>) =>
+      api('POST', '/factory/automations/test-filter', { body: { webhook_uid: hook.uid, delivery_id: 't-1', filter } });
     const yes = await check({ webhook_ids: [hook.uid], payload: { labels: { in: ['p1'] } } });
     assert.equal(yes.status, 200, JSON.stringify(yes.body));
     assert.equal(yes.body.would_trigger, true);
@@ -147,18 +217,35 @@ describe('automations', () => {
     const elsewhere = await check({ webhook_ids: ['AAAAAAAAAAAAAAAAAAAAAA'] });
     assert.equal(elsewhere.body.would_trigger, false);
     assert.equal(elsewhere.body.webhook_check.passed, false);
-    const saved = await createAutomation({ name: 'saved-filter', prompt: 'p', enabled: false, triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid], payload: { action: 'opened' } } }] });
-    const bySaved = await api('POST', '/factory/automations/test-filter', { body: { webhook_uid: hook.uid, delivery_id: 't-1', automation_id: saved.id } });
+    const saved = await createAutomation({
+      name: 'saved-filter',
+      prompt: 'p',
+      enabled: false,
+      triggers: [
+        { provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid], payload: { action: 'opened' } } },
+      ],
+    });
+    const bySaved = await api('POST', '/factory/automations/test-filter', {
+      body: { webhook_uid: hook.uid, delivery_id: 't-1', automation_id: saved.id },
+    });
     assert.equal(bySaved.body.would_trigger, true);
-    const missing = await api('POST', '/factory/automations/test-filter', { body: { webhook_uid: hook.uid, delivery_id: 'nope', filter: { webhook_ids: [hook.uid] } } });
+    const missing = await api('POST', '/factory/automations/test-filter', {
+      body: { webhook_uid: hook.uid, delivery_id: 'nope', filter: { webhook_ids: [hook.uid] } },
+    });
     assert.equal(missing.status, 404);
   });
 
   test('cron triggers fire through the scheduler and show the next run; update and delete change them', async () => {
-    const automation = await createAutomation({ name: 'nightly', prompt: 'Nightly sweep.', triggers: [{ provider: 'schedule', event: 'cron_fired', schedule: { cron: '* * * * * *' } }] });
+    const automation = await createAutomation({
+      name: 'nightly',
+      prompt: 'Nightly sweep.',
+      triggers: [{ provider: 'schedule', event: 'cron_fired', schedule: { cron: '* * * * * *' } }],
+    });
     assert.ok(automation.schedule.next_run);
     // The automation's schedule is not one of the schedules API's.
-    assert.ok(!(await api('GET', '/agent/schedules')).body.schedules.some((item: { name: string }) => item.name === 'nightly'));
+    assert.ok(
+      !(await api('GET', '/agent/schedules')).body.schedules.some((item: { name: string }) => item.name === 'nightly'),
+    );
     let runId: string | undefined;
     await eventually('a scheduled run of the automation', async () => {
       const runs = await api('GET', '/agent/runs?source=SCHEDULED_AGENT&limit=50');
@@ -170,17 +257,35 @@ describe('automations', () => {
     assert.equal(paused.body.schedule.next_run, null);
     assert.equal((await api('DELETE', `/factory/automations/${automation.id}`)).status, 204);
     assert.equal((await api('GET', `/factory/automations/${automation.id}`)).status, 404);
-    assert.equal(await hangar.db.selectFrom('schedules').select('id').where('automation_id', '=', automation.id).executeTakeFirst(), undefined);
+    assert.equal(
+      await hangar.db
+        .selectFrom('schedules')
+        .select('id')
+        .where('automation_id', '=', automation.id)
+        .executeTakeFirst(),
+      undefined,
+    );
   });
 
   test("another team cannot see or test this team's automations", async () => {
     const hook = await createWebhook(hangar, { name: 'private-hook' });
-    const automation = await createAutomation({ name: 'private-automation', prompt: 'p', triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid] } }] });
+    const automation = await createAutomation({
+      name: 'private-automation',
+      prompt: 'p',
+      triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid] } }],
+    });
     const other = await hangar.createTeamWithUser();
     assert.equal((await api('GET', `/factory/automations/${automation.id}`, { apiKey: other.apiKey })).status, 404);
     assert.deepEqual((await api('GET', '/factory/automations', { apiKey: other.apiKey })).body.automations, []);
     // Another team cannot point an automation at this team's webhook.
-    const stolen = await api('POST', '/factory/automations', { apiKey: other.apiKey, body: { name: 's', prompt: 'p', triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid] } }] } });
+    const stolen = await api('POST', '/factory/automations', {
+      apiKey: other.apiKey,
+      body: {
+        name: 's',
+        prompt: 'p',
+        triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid] } }],
+      },
+    });
     assert.equal(stolen.status, 400);
   });
 });

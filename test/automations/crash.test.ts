@@ -30,7 +30,10 @@ test('deliveries acknowledged by a server killed before it started their runs st
   });
   const acknowledged: string[] = [];
   for (let i = 0; i < 5; i++) {
-    const response = await deliver(hook.url, JSON.stringify({ i }), { authorization: `Bearer ${hook.secret}`, 'x-service-delivery-id': `crash-${i}` });
+    const response = await deliver(hook.url, JSON.stringify({ i }), {
+      authorization: `Bearer ${hook.secret}`,
+      'x-service-delivery-id': `crash-${i}`,
+    });
     assert.equal(response.status, 202);
     acknowledged.push(response.body.delivery_id);
   }
@@ -40,8 +43,16 @@ test('deliveries acknowledged by a server killed before it started their runs st
   // A full server on the same data: its evaluator finds the committed deliveries and starts their runs.
   const hangar = await startTestServer({ HANGAR_BOOTSTRAP_API_KEY: apiKey }, { database });
   t.after(() => hangar.stop());
-  const firings = () => hangar.db.selectFrom('automation_firings').select(['automation_id', 'run_id']).where('automation_id', '=', automation.id).execute();
-  await eventually('every acknowledged delivery evaluated', async () => (await firings()).length === acknowledged.length);
+  const firings = () =>
+    hangar.db
+      .selectFrom('automation_firings')
+      .select(['automation_id', 'run_id'])
+      .where('automation_id', '=', automation.id)
+      .execute();
+  await eventually(
+    'every acknowledged delivery evaluated',
+    async () => (await firings()).length === acknowledged.length,
+  );
   const runIds = (await firings()).map((firing) => firing.run_id);
   assert.ok(runIds.every((runId) => runId !== null));
   assert.equal(new Set(runIds).size, acknowledged.length);
@@ -49,10 +60,15 @@ test('deliveries acknowledged by a server killed before it started their runs st
   assert.equal(runs.length, acknowledged.length, 'one run per delivery, no more');
   // A second evaluator pass finds nothing left to do.
   assert.equal(await hangar.server.evaluator!.evaluatePending(), 0);
-  assert.equal((await hangar.db.selectFrom('runs').select('id').where('source', '=', 'WEBHOOK').execute()).length, acknowledged.length);
+  assert.equal(
+    (await hangar.db.selectFrom('runs').select('id').where('source', '=', 'WEBHOOK').execute()).length,
+    acknowledged.length,
+  );
 });
 
-test('three replicas evaluating the same deliveries start exactly one run per delivery', { skip: onPostgres() ? false : 'several replicas need PostgreSQL (PGlite is one process)' }, async (t) => {
+test('three replicas evaluating the same deliveries start exactly one run per delivery', {
+  skip: onPostgres() ? false : 'several replicas need PostgreSQL (PGlite is one process)',
+}, async (t) => {
   const database = await createTestDatabase();
   const env = { HANGAR_WEBHOOK_RATE_PER_MINUTE: '100000' };
   const first = await startTestServer(env, { database });
@@ -66,7 +82,11 @@ test('three replicas evaluating the same deliveries start exactly one run per de
   });
   const hook = (await first.request('POST', '/api/v1/factory/webhooks', { body: { name: 'replicas' } })).body;
   const automation = await first.request('POST', '/api/v1/factory/automations', {
-    body: { name: 'replicated', prompt: 'p', triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid] } }] },
+    body: {
+      name: 'replicated',
+      prompt: 'p',
+      triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid] } }],
+    },
   });
   assert.equal(automation.status, 201);
   const servers = [first, ...others];
@@ -78,7 +98,12 @@ test('three replicas evaluating the same deliveries start exactly one run per de
     }),
   );
   await eventually('every delivery evaluated', async () => {
-    const pending = await first.db.selectFrom('webhook_deliveries').select('seq').where('evaluated_at', 'is', null).where('status', '=', 'Accepted').execute();
+    const pending = await first.db
+      .selectFrom('webhook_deliveries')
+      .select('seq')
+      .where('evaluated_at', 'is', null)
+      .where('status', '=', 'Accepted')
+      .execute();
     return pending.length === 0;
   });
   const runs = await first.db.selectFrom('runs').select('id').where('source', '=', 'WEBHOOK').execute();

@@ -3,7 +3,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { acceptNextDialog, browserMissing, ensureDashboardBuilt, launchBrowser, openPage, screenshot, signIn } from '../support/browser.js';
+import {
+  acceptNextDialog,
+  browserMissing,
+  ensureDashboardBuilt,
+  launchBrowser,
+  openPage,
+  screenshot,
+  signIn,
+} from '../support/browser.js';
 import { eventually, harnessEnv, script, waitForState } from '../support/engine.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -26,7 +34,8 @@ describe('dashboard: management pages', { skip: browserMissing }, () => {
     await hangar?.stop();
   });
 
-  const nav = (name: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
+  const nav = (name: string) =>
+    page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
   const schedules = async () => (await hangar.request('GET', '/api/v1/agent/schedules')).body.schedules;
 
   test('schedules: create, edit, pause, resume and delete', async () => {
@@ -98,7 +107,15 @@ describe('dashboard: management pages', { skip: browserMissing }, () => {
 
     let sent = 0;
     const deliver = (body: unknown, key = secret) =>
-      fetch(webhook.url, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-service-delivery-id': `delivery-${++sent}` }, body: JSON.stringify(body) });
+      fetch(webhook.url, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          'x-service-delivery-id': `delivery-${++sent}`,
+        },
+        body: JSON.stringify(body),
+      });
     const accepted = await deliver({ action: 'opened', issue: { number: 7 } });
     assert.equal(accepted.status, 202);
     const { delivery_id: deliveryId } = (await accepted.json()) as { delivery_id: string };
@@ -124,7 +141,10 @@ describe('dashboard: management pages', { skip: browserMissing }, () => {
     await page.getByRole('button', { name: deliveryId }).click();
     const details = page.getByRole('region', { name: `Delivery ${deliveryId}` });
     await details.getByRole('link', { name: /^run / }).waitFor();
-    assert.deepEqual(JSON.parse(await details.getByLabel('Payload', { exact: true }).innerText()), { action: 'opened', issue: { number: 7 } });
+    assert.deepEqual(JSON.parse(await details.getByLabel('Payload', { exact: true }).innerText()), {
+      action: 'opened',
+      issue: { number: 7 },
+    });
     const runLink = await details.getByRole('link', { name: /^run / }).getAttribute('href');
     const runId = decodeURIComponent(runLink!.split('/').pop()!);
     await waitForState(hangar, runId, 'SUCCEEDED');

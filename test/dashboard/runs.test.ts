@@ -3,7 +3,15 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { acceptNextDialog, browserMissing, ensureDashboardBuilt, launchBrowser, openPage, screenshot, signIn } from '../support/browser.js';
+import {
+  acceptNextDialog,
+  browserMissing,
+  ensureDashboardBuilt,
+  launchBrowser,
+  openPage,
+  screenshot,
+  signIn,
+} from '../support/browser.js';
 import { eventually, getRun, harnessEnv, script, waitForState } from '../support/engine.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -53,16 +61,20 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
 
   test('a run created in the dashboard is followed live to its end, with its conversation, artifacts and timeline', async () => {
     await page.getByRole('link', { name: 'New run' }).click();
-    await page.getByLabel('Prompt', { exact: true }).fill(
-      script(
-        { say: 'Looking at the flaky test.' },
-        { tool: 'npm test -- login' },
-        { artifact: true },
-        { file: { path: 'report.txt', content: 'all green\n' } },
-        { emit: { type: 'artifact', artifact_type: 'FILE', data: { path: 'report.txt', description: 'Test report' } } },
-        { done: 'Fixed the flaky login test.' },
-      ),
-    );
+    await page
+      .getByLabel('Prompt', { exact: true })
+      .fill(
+        script(
+          { say: 'Looking at the flaky test.' },
+          { tool: 'npm test -- login' },
+          { artifact: true },
+          { file: { path: 'report.txt', content: 'all green\n' } },
+          {
+            emit: { type: 'artifact', artifact_type: 'FILE', data: { path: 'report.txt', description: 'Test report' } },
+          },
+          { done: 'Fixed the flaky login test.' },
+        ),
+      );
     await page.getByLabel('Title', { exact: false }).fill('Fix the flaky login test');
     await page.getByRole('button', { name: 'Start run' }).click();
 
@@ -82,7 +94,10 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
     assert.match(await toolCall.innerText(), /completed[\s\S]*ok/);
 
     const artifacts = page.getByRole('region', { name: 'Artifacts' });
-    assert.equal(await artifacts.getByRole('link', { name: 'https://example.invalid/pr/1' }).getAttribute('href'), 'https://example.invalid/pr/1');
+    assert.equal(
+      await artifacts.getByRole('link', { name: 'https://example.invalid/pr/1' }).getAttribute('href'),
+      'https://example.invalid/pr/1',
+    );
     // A file artifact downloads through its signed link.
     const file = page.waitForEvent('download');
     await artifacts.getByRole('button', { name: 'Download report.txt' }).click();
@@ -112,7 +127,11 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
     const phone = await openPage(browser, hangar.url, { width: 390, height: 844 });
     await signIn(phone.page, hangar.apiKey);
     await phone.page.goto(`/runs/${runId}`);
-    await phone.page.getByRole('region', { name: 'Conversation' }).getByText('Summary: Fixed the flaky login test.', { exact: true }).first().waitFor();
+    await phone.page
+      .getByRole('region', { name: 'Conversation' })
+      .getByText('Summary: Fixed the flaky login test.', { exact: true })
+      .first()
+      .waitFor();
     await screenshot(phone.page, 'run-phone');
     await phone.page.goto('/runs');
     await phone.page.getByRole('link', { name: 'Fix the flaky login test' }).waitFor();
@@ -124,7 +143,9 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
   });
 
   test('a long-running run is cancelled from its page, and the list shows it', async () => {
-    const created = await hangar.request('POST', '/api/v1/agent/runs', { body: { title: 'Refactor the billing module', prompt: script({ say: 'Working on it.' }, { sleep: 30_000 }) } });
+    const created = await hangar.request('POST', '/api/v1/agent/runs', {
+      body: { title: 'Refactor the billing module', prompt: script({ say: 'Working on it.' }, { sleep: 30_000 }) },
+    });
     assert.equal(created.status, 200);
     const runId = created.body.run_id as string;
 
@@ -146,26 +167,41 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
   });
 
   test("a plain-text harness's run shows its output instead of a conversation", async () => {
-    const created = await hangar.request('POST', '/api/v1/agent/runs', { body: { title: 'Plain output', prompt: 'hello there', config: { harness: { type: 'text' } } } });
+    const created = await hangar.request('POST', '/api/v1/agent/runs', {
+      body: { title: 'Plain output', prompt: 'hello there', config: { harness: { type: 'text' } } },
+    });
     await waitForState(hangar, created.body.run_id, 'SUCCEEDED');
     await page.goto(`/runs/${created.body.run_id}`);
-    await conversation().getByText(/writes plain text/).waitFor();
-    await conversation().getByLabel('Output').getByText(/echo: hello there/).waitFor();
+    await conversation()
+      .getByText(/writes plain text/)
+      .waitFor();
+    await conversation()
+      .getByLabel('Output')
+      .getByText(/echo: hello there/)
+      .waitFor();
   });
 
   test('the list follows state changes without a reload', async () => {
     await page.goto('/runs');
     await page.getByRole('heading', { level: 1, name: 'Runs' }).waitFor();
-    const created = await hangar.request('POST', '/api/v1/agent/runs', { body: { title: 'Update the changelog', prompt: script({ say: 'Done.' }) } });
+    const created = await hangar.request('POST', '/api/v1/agent/runs', {
+      body: { title: 'Update the changelog', prompt: script({ say: 'Done.' }) },
+    });
     await waitForState(hangar, created.body.run_id, 'SUCCEEDED');
-    await page.getByRole('row').filter({ hasText: 'Update the changelog' }).getByText('Succeeded', { exact: true }).waitFor();
+    await page
+      .getByRole('row')
+      .filter({ hasText: 'Update the changelog' })
+      .getByText('Succeeded', { exact: true })
+      .waitFor();
   });
 
   test('the list pages through runs with the filters, sort and search of the API', async () => {
     // Runs for a self-hosted worker that is not connected stay QUEUED: nothing executes them.
     for (let index = 1; index <= 12; index++) {
       const title = `Zebracorn audit ${String(index).padStart(2, '0')}`;
-      const created = await hangar.request('POST', '/api/v1/agent/runs', { body: { title, prompt: 'audit', config: { worker_host: 'absent-box' } } });
+      const created = await hangar.request('POST', '/api/v1/agent/runs', {
+        body: { title, prompt: 'audit', config: { worker_host: 'absent-box' } },
+      });
       assert.equal(created.status, 200);
     }
     await page.goto('/runs');
@@ -179,7 +215,12 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
     const titles = async () => (await page.getByRole('rowheader').allInnerTexts()).map((text) => text.trim());
     const expected = Array.from({ length: 12 }, (_, index) => `Zebracorn audit ${String(index + 1).padStart(2, '0')}`);
     // The unfiltered page shown before may hold some of the same runs: wait for the filtered one itself.
-    const showing = (rows: string[]) => eventually(`the rows ${rows.join(', ')}`, async () => JSON.stringify(await titles()) === JSON.stringify(rows), 15_000);
+    const showing = (rows: string[]) =>
+      eventually(
+        `the rows ${rows.join(', ')}`,
+        async () => JSON.stringify(await titles()) === JSON.stringify(rows),
+        15_000,
+      );
     await showing(expected.slice(0, 10));
     assert.match(page.url(), /q=zebracorn/);
     assert.match(page.url(), /state=QUEUED/);

@@ -40,7 +40,12 @@ describe('serving the dashboard', () => {
   });
 
   test("a browser opening one of the dashboard's pages gets the dashboard", async () => {
-    for (const urlPath of ['/runs', '/runs/4f1c2a9e-0000-4000-8000-000000000000', '/factory/webhooks/abc?delivery=x', '/schedules']) {
+    for (const urlPath of [
+      '/runs',
+      '/runs/4f1c2a9e-0000-4000-8000-000000000000',
+      '/factory/webhooks/abc?delivery=x',
+      '/schedules',
+    ]) {
       const page = await get(urlPath, HTML);
       assert.equal(page.status, 200, urlPath);
       assert.match(await page.text(), /<div id="root">/, urlPath);
@@ -53,7 +58,16 @@ describe('serving the dashboard', () => {
       assert.match(response.headers.get('content-type')!, /^application\/problem\+json/, response.url);
       return (await response.json()) as { error_code: string };
     };
-    for (const urlPath of ['/api/v1/agent/nothing-here', '/api/v1/agent/runs/a/b/c', '/api', '/errors/no_such_code', '/assets/missing.js', '/healthz/x', '/readyz/x', '/docs/nothing-here']) {
+    for (const urlPath of [
+      '/api/v1/agent/nothing-here',
+      '/api/v1/agent/runs/a/b/c',
+      '/api',
+      '/errors/no_such_code',
+      '/assets/missing.js',
+      '/healthz/x',
+      '/readyz/x',
+      '/docs/nothing-here',
+    ]) {
       assert.equal((await problem(await get(urlPath, HTML), 404)).error_code, 'resource_not_found');
     }
     // The webhook ingress answers for itself (405 for a GET).
@@ -73,13 +87,19 @@ describe('serving the dashboard', () => {
     const app = Fastify();
     await registerDashboard(app, { publicUrl: 'http://127.0.0.1:8080', directory: empty });
     try {
-      for (const [urlPath, accept] of [['/', '*/*'], ['/runs', HTML]] as const) {
+      for (const [urlPath, accept] of [
+        ['/', '*/*'],
+        ['/runs', HTML],
+      ] as const) {
         const response = await app.inject({ method: 'GET', url: urlPath, headers: { accept } });
         assert.equal(response.statusCode, 404);
         assert.match(response.headers['content-type'] as string, /^text\/html/);
         assert.match(response.body, /npm run build/);
       }
-      assert.notEqual((await app.inject({ method: 'GET', url: '/api/v1/x', headers: { accept: HTML } })).headers['content-type'], 'text/html; charset=utf-8');
+      assert.notEqual(
+        (await app.inject({ method: 'GET', url: '/api/v1/x', headers: { accept: HTML } })).headers['content-type'],
+        'text/html; charset=utf-8',
+      );
     } finally {
       await app.close();
       fs.rmSync(empty, { recursive: true, force: true });

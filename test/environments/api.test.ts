@@ -50,7 +50,13 @@ describe('environments API', () => {
 
   test('optional fields get their defaults', async () => {
     const item = await create({ name: 'Bare' });
-    assert.deepEqual(item.config, { name: 'Bare', description: '', github_repos: [], setup_commands: [], failure_session_retention_minutes: null });
+    assert.deepEqual(item.config, {
+      name: 'Bare',
+      description: '',
+      github_repos: [],
+      setup_commands: [],
+      failure_session_retention_minutes: null,
+    });
   });
 
   test('bad configs are 400 invalid_request naming the field', async () => {
@@ -62,7 +68,16 @@ describe('environments API', () => {
       [{ name: 'x', github_repos: [{ owner: 'acme' }] }, /repo/],
       [{ name: 'x', github_repos: [{ owner: 'acme corp', repo: 'web' }] }, /github_repos\[0\].*owner/],
       [{ name: 'x', github_repos: [{ owner: 'acme', repo: 'a/b' }] }, /github_repos\[0\].*repository/],
-      [{ name: 'x', github_repos: [{ owner: 'acme', repo: 'web' }, { owner: 'Acme', repo: 'Web' }] }, /twice/],
+      [
+        {
+          name: 'x',
+          github_repos: [
+            { owner: 'acme', repo: 'web' },
+            { owner: 'Acme', repo: 'Web' },
+          ],
+        },
+        /twice/,
+      ],
       [{ name: 'x', setup_commands: [5] }, /setup_commands/],
       [{ name: 'x', failure_session_retention_minutes: 0 }, /failure_session_retention_minutes/],
       [{ name: 'x', failure_session_retention_minutes: 61 }, /failure_session_retention_minutes/],
@@ -77,7 +92,11 @@ describe('environments API', () => {
       assert.match(response.body.detail, reason, JSON.stringify(body));
     }
     for (const minutes of [1, 60, null]) {
-      assert.equal((await create({ name: 'ok', failure_session_retention_minutes: minutes })).config.failure_session_retention_minutes, minutes);
+      assert.equal(
+        (await create({ name: 'ok', failure_session_retention_minutes: minutes })).config
+          .failure_session_retention_minutes,
+        minutes,
+      );
     }
   });
 
@@ -87,7 +106,13 @@ describe('environments API', () => {
     assert.equal((await hangar.request('GET', `/api/v1/environments/${item.uid}`)).body.setup_failed, true);
     const replaced = await hangar.request('PUT', `/api/v1/environments/${item.uid}`, { body: { name: 'Renamed' } });
     assert.equal(replaced.status, 200, JSON.stringify(replaced.body));
-    assert.deepEqual(replaced.body.config, { name: 'Renamed', description: '', github_repos: [], setup_commands: [], failure_session_retention_minutes: null });
+    assert.deepEqual(replaced.body.config, {
+      name: 'Renamed',
+      description: '',
+      github_repos: [],
+      setup_commands: [],
+      failure_session_retention_minutes: null,
+    });
     assert.equal(replaced.body.setup_failed, false);
     assert.ok(Date.parse(replaced.body.last_updated) > Date.parse(item.last_updated));
     assert.equal(replaced.body.created_at, item.created_at);
@@ -114,7 +139,9 @@ describe('environments API', () => {
         ['DELETE', `/guests/${hangar.teamUid}`, undefined],
         ['POST', '/share-link', undefined],
       ] as const) {
-        const response = await hangar.request(method, `/api/v1/environments/${encodeURIComponent(uid)}${suffix}`, { body });
+        const response = await hangar.request(method, `/api/v1/environments/${encodeURIComponent(uid)}${suffix}`, {
+          body,
+        });
         assert.equal(response.status, 404, `${method} ${uid}${suffix}`);
         assert.equal(response.body.error_code, 'resource_not_found');
       }
@@ -132,11 +159,17 @@ describe('environments API', () => {
       ['POST', '/guests', { team_uid: other.teamUid }],
       ['POST', '/share-link', undefined],
     ] as const) {
-      const response = await hangar.request(method, `/api/v1/environments/${item.uid}${suffix}`, { body, apiKey: other.apiKey });
+      const response = await hangar.request(method, `/api/v1/environments/${item.uid}${suffix}`, {
+        body,
+        apiKey: other.apiKey,
+      });
       assert.equal(response.status, 404, `${method} ${suffix}`);
     }
     assert.equal((await hangar.request('GET', `/api/v1/environments/${item.uid}`)).body.config.name, 'Web app');
-    const run = await hangar.request('POST', '/agent/runs', { body: { prompt: 'x', config: { environment_id: item.uid } }, apiKey: other.apiKey });
+    const run = await hangar.request('POST', '/agent/runs', {
+      body: { prompt: 'x', config: { environment_id: item.uid } },
+      apiKey: other.apiKey,
+    });
     assert.equal(run.status, 403);
   });
 
@@ -156,10 +189,22 @@ describe('environments API', () => {
     const charlie = await create({ name: 'charlie' }, team.apiKey);
     const alpha = await create({ name: 'Alpha' }, team.apiKey);
     const bravo = await create({ name: 'bravo' }, team.apiKey);
-    assert.deepEqual((await list(team.apiKey)).map((environment) => environment.uid), [bravo.uid, alpha.uid, charlie.uid]);
-    await hangar.request('PUT', `/api/v1/environments/${charlie.uid}`, { body: { name: 'charlie' }, apiKey: team.apiKey });
-    assert.deepEqual((await list(team.apiKey, 'last_updated')).map((environment) => environment.uid), [charlie.uid, bravo.uid, alpha.uid]);
-    assert.deepEqual((await list(team.apiKey, 'name')).map((environment) => environment.config.name), ['Alpha', 'bravo', 'charlie']);
+    assert.deepEqual(
+      (await list(team.apiKey)).map((environment) => environment.uid),
+      [bravo.uid, alpha.uid, charlie.uid],
+    );
+    await hangar.request('PUT', `/api/v1/environments/${charlie.uid}`, {
+      body: { name: 'charlie' },
+      apiKey: team.apiKey,
+    });
+    assert.deepEqual(
+      (await list(team.apiKey, 'last_updated')).map((environment) => environment.uid),
+      [charlie.uid, bravo.uid, alpha.uid],
+    );
+    assert.deepEqual(
+      (await list(team.apiKey, 'name')).map((environment) => environment.config.name),
+      ['Alpha', 'bravo', 'charlie'],
+    );
     const bad = await hangar.request('GET', '/agent/environments?sort_by=created', { apiKey: team.apiKey });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error_code, 'invalid_request');
@@ -174,7 +219,11 @@ describe('environments API', () => {
     const first = await createRun(hangar, { config: { environment_id: used.uid } }, team.apiKey);
     const second = await createRun(hangar, { config: { environment_id: used.uid } }, team.apiKey);
     await setRunColumns(hangar, first, { started_at: '2030-01-01T00:00:00.000Z' });
-    const runs = await hangar.db.selectFrom('runs').select(['id', 'created_at']).where('id', 'in', [first, second]).execute();
+    const runs = await hangar.db
+      .selectFrom('runs')
+      .select(['id', 'created_at'])
+      .where('id', 'in', [first, second])
+      .execute();
     const latestCreated = new Date(Math.max(...runs.map((run) => new Date(run.created_at).getTime()))).toISOString();
 
     const byUid = new Map((await list(team.apiKey)).map((environment) => [environment.uid, environment]));
@@ -188,7 +237,16 @@ describe('environments API', () => {
 
   test('environments appear in the OpenAPI document', async () => {
     const document = (await hangar.request('GET', '/api/v1/openapi.json')).body;
-    for (const path of ['/agent/environments', '/environments', '/environments/{uid}', '/environments/{uid}/guests', '/environments/{uid}/guests/{team_uid}', '/environments/{uid}/share-link', '/environments/join', '/agent']) {
+    for (const path of [
+      '/agent/environments',
+      '/environments',
+      '/environments/{uid}',
+      '/environments/{uid}/guests',
+      '/environments/{uid}/guests/{team_uid}',
+      '/environments/{uid}/share-link',
+      '/environments/join',
+      '/agent',
+    ]) {
       assert.ok(document.paths[path], path);
     }
   });

@@ -47,12 +47,19 @@ describe('skill catalog', () => {
 
     const initial = await catalog.skillsOf(ref, { refresh: false });
     assert.equal(initial.commit, first);
-    assert.deepEqual(initial.skills.map((skill) => skill.name), ['one']);
+    assert.deepEqual(
+      initial.skills.map((skill) => skill.name),
+      ['one'],
+    );
     assert.deepEqual([git.fetches, git.reads], [1, 1]);
 
     const second = fixtures.commit('acme', 'cached', { 'skills/two/SKILL.md': skillFile('two', 'Second') });
     clock.now += 59_000;
-    assert.equal((await catalog.skillsOf(ref, { refresh: false })).commit, first, 'within the interval the cached revision is served');
+    assert.equal(
+      (await catalog.skillsOf(ref, { refresh: false })).commit,
+      first,
+      'within the interval the cached revision is served',
+    );
     assert.deepEqual([git.fetches, git.reads], [1, 1]);
 
     clock.now += 1_000;
@@ -72,7 +79,9 @@ describe('skill catalog', () => {
   test('concurrent requests share one fetch', async () => {
     fixtures.createRepo('acme', 'busy', { 'skills/x/SKILL.md': skillFile('x', 'X') });
     const { git, catalog } = catalogAt({ now: 0 });
-    const results = await Promise.all(Array.from({ length: 5 }, () => catalog.skillsOf({ owner: 'acme', repo: 'busy' }, { refresh: false })));
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => catalog.skillsOf({ owner: 'acme', repo: 'busy' }, { refresh: false })),
+    );
     assert.equal(new Set(results.map((result) => result.commit)).size, 1);
     assert.equal(git.fetches, 1);
   });
@@ -114,7 +123,10 @@ describe('skill catalog', () => {
     fs.rmSync(path.join(fixtures.root, 'acme', 'vanishing'), { recursive: true });
     const served = await catalog.skillsOf(ref, { refresh: true });
     assert.equal(served.commit, commit);
-    assert.deepEqual(served.skills.map((skill) => skill.name), ['x']);
+    assert.deepEqual(
+      served.skills.map((skill) => skill.name),
+      ['x'],
+    );
     assert.match(served.warning ?? '', /could not fetch acme\/vanishing.*earlier/);
   });
 

@@ -33,8 +33,22 @@ async function json(args: string[], apiKey?: string): Promise<any> {
 describe('hangar environments and hangar skills', () => {
   test('create, get, list, update, delete', async () => {
     const created = await json([
-      'environments', 'create', '--name', 'CLI env', '--description', 'made by the CLI', '--image', 'node:20',
-      '--repo', 'acme/api', '--setup', 'npm ci', '--setup', 'npm test', '--retention', '10',
+      'environments',
+      'create',
+      '--name',
+      'CLI env',
+      '--description',
+      'made by the CLI',
+      '--image',
+      'node:20',
+      '--repo',
+      'acme/api',
+      '--setup',
+      'npm ci',
+      '--setup',
+      'npm test',
+      '--retention',
+      '10',
     ]);
     assert.match(created.uid, /^[A-Za-z0-9]{22}$/);
     assert.deepEqual(created.config, {
@@ -54,7 +68,13 @@ describe('hangar environments and hangar skills', () => {
     assert.ok(sorted.environments.some((environment: { uid: string }) => environment.uid === created.uid));
 
     const updated = await json(['environments', 'update', created.uid, '--name', 'Renamed']);
-    assert.deepEqual(updated.config, { name: 'Renamed', description: '', github_repos: [], setup_commands: [], failure_session_retention_minutes: null });
+    assert.deepEqual(updated.config, {
+      name: 'Renamed',
+      description: '',
+      github_repos: [],
+      setup_commands: [],
+      failure_session_retention_minutes: null,
+    });
 
     const deleted = await cli(['environments', 'delete', created.uid]);
     assert.equal(deleted.code, 0, deleted.stderr);
@@ -80,7 +100,10 @@ describe('hangar environments and hangar skills', () => {
     const { uid } = await json(['environments', 'create', '--name', 'To share']);
     const guest = await hangar.createTeamWithUser();
     const shared = await json(['environments', 'share', uid, guest.teamUid]);
-    assert.deepEqual(shared.sharing.guests.map((entry: { team_uid: string }) => entry.team_uid), [guest.teamUid]);
+    assert.deepEqual(
+      shared.sharing.guests.map((entry: { team_uid: string }) => entry.team_uid),
+      [guest.teamUid],
+    );
     assert.equal((await json(['environments', 'get', uid], guest.apiKey)).access, 'guest');
     const unshared = await cli(['environments', 'unshare', uid, guest.teamUid]);
     assert.equal(unshared.code, 0, unshared.stderr);
@@ -103,7 +126,10 @@ describe('hangar environments and hangar skills', () => {
     const plain = await cli(['skills', 'list'], team.apiKey);
     assert.equal(plain.code, 0, plain.stderr);
     assert.equal(plain.stdout, 'deploy  acme/api:skills/deploy/SKILL.md  Deploy the API\n');
-    const malformed = await cli(['skills', 'list', '--include-malformed', '--refresh', '--sort', 'last_run'], team.apiKey);
+    const malformed = await cli(
+      ['skills', 'list', '--include-malformed', '--refresh', '--sort', 'last_run'],
+      team.apiKey,
+    );
     assert.match(malformed.stdout, /broken  acme\/api:skills\/broken\/SKILL.md  MALFORMED: no YAML front matter/);
     const raw = await json(['skills', 'list', '--repo', 'acme/api', '--json']);
     assert.equal(raw.agents[0].variants[0].id, 'acme/api:skills/deploy/SKILL.md');

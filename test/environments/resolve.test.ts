@@ -33,7 +33,10 @@ before(async () => {
   hangar = await startTestServer({ HANGAR_GIT_BASE_URL: fixtures.baseUrl }, { role: 'api' });
   skills = hangar.server.services.skills;
   team = await hangar.createTeamWithUser();
-  await environment(team.apiKey, 'Main', [['acme', 'api'], ['acme', 'web']]);
+  await environment(team.apiKey, 'Main', [
+    ['acme', 'api'],
+    ['acme', 'web'],
+  ]);
 });
 after(async () => {
   await hangar.stop();
@@ -49,7 +52,14 @@ describe('resolving skill specs for runs', () => {
       base_prompt: 'Look closely.',
       full_path: 'skills/review-folder/SKILL.md',
     };
-    for (const spec of ['api:review', 'acme/api:review', 'api:review-folder', 'api:skills/review-folder/SKILL.md', 'acme/api:skills/review-folder/SKILL.md', 'ACME/API:review']) {
+    for (const spec of [
+      'api:review',
+      'acme/api:review',
+      'api:review-folder',
+      'api:skills/review-folder/SKILL.md',
+      'acme/api:skills/review-folder/SKILL.md',
+      'ACME/API:review',
+    ]) {
       assert.deepEqual(await skills.resolveSkill(team.teamUid, spec), review, spec);
     }
     assert.equal((await skills.resolveSkill(team.teamUid, 'web:deploy'))?.id, 'acme/web:skills/deploy/SKILL.md');
@@ -64,7 +74,14 @@ describe('resolving skill specs for runs', () => {
   });
 
   test('unknown skills, repositories outside the environments and malformed specs give null', async () => {
-    for (const spec of ['api:nothing', 'api:skills/nothing/SKILL.md', 'private:secret', 'acme/private:secret', 'deploy', 'a/b/c:x']) {
+    for (const spec of [
+      'api:nothing',
+      'api:skills/nothing/SKILL.md',
+      'private:secret',
+      'acme/private:secret',
+      'deploy',
+      'a/b/c:x',
+    ]) {
       assert.equal(await skills.resolveSkill(team.teamUid, spec), null, spec);
     }
     const stranger = await hangar.createTeamWithUser();
@@ -81,7 +98,10 @@ describe('resolving skill specs for runs', () => {
 
   test('one repository name under two owners is ambiguous without the owner', async () => {
     const both = await hangar.createTeamWithUser();
-    await environment(both.apiKey, 'Two apis', [['acme', 'api'], ['other', 'api']]);
+    await environment(both.apiKey, 'Two apis', [
+      ['acme', 'api'],
+      ['other', 'api'],
+    ]);
     await assert.rejects(skills.resolveSkill(both.teamUid, 'api:deploy'), (error: ApiError) => {
       assert.equal(error.status, 400);
       assert.match(error.detail, /ambiguous.*acme\/api.*other\/api/);
@@ -95,8 +115,14 @@ describe('resolving skill specs for runs', () => {
     const uid = await environment(owner.apiKey, 'Shared', [['acme', 'private']]);
     const guest = await hangar.createTeamWithUser();
     assert.equal(await skills.resolveSkill(guest.teamUid, 'private:secret'), null);
-    await hangar.request('POST', `/api/v1/environments/${uid}/guests`, { body: { team_uid: guest.teamUid }, apiKey: owner.apiKey });
-    assert.equal((await skills.resolveSkill(guest.teamUid, 'private:secret'))?.id, 'acme/private:skills/secret/SKILL.md');
+    await hangar.request('POST', `/api/v1/environments/${uid}/guests`, {
+      body: { team_uid: guest.teamUid },
+      apiKey: owner.apiKey,
+    });
+    assert.equal(
+      (await skills.resolveSkill(guest.teamUid, 'private:secret'))?.id,
+      'acme/private:skills/secret/SKILL.md',
+    );
   });
 
   test('a repository that cannot be fetched is a 400 rather than a silent "not found"', async () => {

@@ -21,7 +21,9 @@ async function listed(apiKey: string): Promise<Map<string, Record<string, any>>>
 }
 
 async function runIn(uid: string, apiKey: string): Promise<number> {
-  return (await hangar.request('POST', '/agent/runs', { body: { prompt: 'x', config: { environment_id: uid } }, apiKey })).status;
+  return (
+    await hangar.request('POST', '/agent/runs', { body: { prompt: 'x', config: { environment_id: uid } }, apiKey })
+  ).status;
 }
 
 async function shareLink(uid: string, apiKey?: string): Promise<string> {
@@ -41,10 +43,15 @@ describe('guest access', () => {
     const guest = await hangar.createTeamWithUser({ teamName: 'guests-r-us' });
     assert.equal(await runIn(uid, guest.apiKey), 403);
 
-    const added = await hangar.request('POST', `/api/v1/environments/${uid}/guests`, { body: { team_uid: guest.teamUid } });
+    const added = await hangar.request('POST', `/api/v1/environments/${uid}/guests`, {
+      body: { team_uid: guest.teamUid },
+    });
     assert.equal(added.status, 200, JSON.stringify(added.body));
     assert.equal(added.body.sharing.guests.length, 1);
-    assert.deepEqual({ ...added.body.sharing.guests[0], since: undefined }, { team_uid: guest.teamUid, team_name: 'guests-r-us', via: 'guest', since: undefined });
+    assert.deepEqual(
+      { ...added.body.sharing.guests[0], since: undefined },
+      { team_uid: guest.teamUid, team_name: 'guests-r-us', via: 'guest', since: undefined },
+    );
 
     const seen = (await listed(guest.apiKey)).get(uid);
     assert.equal(seen?.access, 'guest');
@@ -61,7 +68,10 @@ describe('guest access', () => {
       ['DELETE', `/guests/${guest.teamUid}`, undefined],
       ['POST', '/share-link', undefined],
     ] as const) {
-      const response = await hangar.request(method, `/api/v1/environments/${uid}${suffix}`, { body, apiKey: guest.apiKey });
+      const response = await hangar.request(method, `/api/v1/environments/${uid}${suffix}`, {
+        body,
+        apiKey: guest.apiKey,
+      });
       assert.equal(response.status, 403, `${method} ${suffix}`);
       assert.equal(response.body.error_code, 'not_authorized');
     }
@@ -71,7 +81,11 @@ describe('guest access', () => {
     const uid = await create();
     const guest = await hangar.createTeamWithUser();
     for (let i = 0; i < 2; i++) {
-      assert.equal((await hangar.request('POST', `/api/v1/environments/${uid}/guests`, { body: { team_uid: guest.teamUid } })).status, 200);
+      assert.equal(
+        (await hangar.request('POST', `/api/v1/environments/${uid}/guests`, { body: { team_uid: guest.teamUid } }))
+          .status,
+        200,
+      );
     }
     assert.equal((await hangar.request('GET', `/api/v1/environments/${uid}`)).body.sharing.guests.length, 1);
     const removed = await hangar.request('DELETE', `/api/v1/environments/${uid}/guests/${guest.teamUid}`);
@@ -82,21 +96,36 @@ describe('guest access', () => {
     assert.equal((await hangar.request('DELETE', `/api/v1/environments/${uid}/guests/${guest.teamUid}`)).status, 404);
   });
 
-  test("members of the owning team change the environment; only its admins share it", async () => {
+  test('members of the owning team change the environment; only its admins share it', async () => {
     const uid = await create();
     const member = await hangar.addUser(hangar.teamUid, 'member');
     const other = await hangar.createTeamWithUser();
-    assert.equal((await hangar.request('PUT', `/api/v1/environments/${uid}`, { body: { name: 'by a member' }, apiKey: member.apiKey })).status, 200);
+    assert.equal(
+      (
+        await hangar.request('PUT', `/api/v1/environments/${uid}`, {
+          body: { name: 'by a member' },
+          apiKey: member.apiKey,
+        })
+      ).status,
+      200,
+    );
     for (const [method, suffix, body] of [
       ['POST', '/guests', { team_uid: other.teamUid }],
       ['DELETE', `/guests/${other.teamUid}`, undefined],
       ['POST', '/share-link', undefined],
     ] as const) {
-      const response = await hangar.request(method, `/api/v1/environments/${uid}${suffix}`, { body, apiKey: member.apiKey });
+      const response = await hangar.request(method, `/api/v1/environments/${uid}${suffix}`, {
+        body,
+        apiKey: member.apiKey,
+      });
       assert.equal(response.status, 403, `${method} ${suffix}`);
       assert.match(response.body.detail, /admin/);
     }
-    assert.equal((await hangar.request('POST', '/api/v1/environments', { body: { name: 'member-made' }, apiKey: member.apiKey })).status, 201);
+    assert.equal(
+      (await hangar.request('POST', '/api/v1/environments', { body: { name: 'member-made' }, apiKey: member.apiKey }))
+        .status,
+      201,
+    );
   });
 
   test('an unknown team is 404; the owning team itself is 400', async () => {
@@ -105,7 +134,9 @@ describe('guest access', () => {
       const response = await hangar.request('POST', `/api/v1/environments/${uid}/guests`, { body: { team_uid: team } });
       assert.equal(response.status, 404, team);
     }
-    const own = await hangar.request('POST', `/api/v1/environments/${uid}/guests`, { body: { team_uid: hangar.teamUid } });
+    const own = await hangar.request('POST', `/api/v1/environments/${uid}/guests`, {
+      body: { team_uid: hangar.teamUid },
+    });
     assert.equal(own.status, 400);
     assert.equal((await hangar.request('POST', `/api/v1/environments/${uid}/guests`, { body: {} })).status, 400);
   });
@@ -135,7 +166,10 @@ describe('link sharing', () => {
     assert.equal((await listed(joiner.apiKey)).get(uid)?.access, 'link');
     assert.equal(await runIn(uid, joiner.apiKey), 200);
     const guests = (await hangar.request('GET', `/api/v1/environments/${uid}`)).body.sharing.guests;
-    assert.deepEqual(guests.map((guest: { team_uid: string; via: string }) => [guest.team_uid, guest.via]), [[joiner.teamUid, 'link']]);
+    assert.deepEqual(
+      guests.map((guest: { team_uid: string; via: string }) => [guest.team_uid, guest.via]),
+      [[joiner.teamUid, 'link']],
+    );
     // Joining again, or joining one's own environment, changes nothing.
     assert.equal((await join(token, joiner.apiKey)).status, 200);
     assert.equal((await join(token, hangar.apiKey)).body.access, 'owner');

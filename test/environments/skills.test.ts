@@ -25,7 +25,10 @@ before(async () => {
   });
   fixtures.createRepo('acme', 'web', { '.agents/skills/deploy/SKILL.md': skillFile('deploy', 'Deploy the web app') });
   fixtures.createRepo('outside', 'tools', { 'skills/lint/SKILL.md': skillFile('lint', 'Lint everything') });
-  hangar = await startTestServer({ HANGAR_GIT_BASE_URL: fixtures.baseUrl, HANGAR_GIT_REFRESH_SECONDS: '3600' }, { role: 'api' });
+  hangar = await startTestServer(
+    { HANGAR_GIT_BASE_URL: fixtures.baseUrl, HANGAR_GIT_REFRESH_SECONDS: '3600' },
+    { role: 'api' },
+  );
   team = await hangar.createTeamWithUser();
   const response = await hangar.request('POST', '/api/v1/environments', {
     body: {
@@ -52,18 +55,25 @@ async function agents(query = '', apiKey = team.apiKey) {
   return response.body.agents as Array<{ name: string; variants: Array<Record<string, any>> }>;
 }
 
-const ids = (list: Awaited<ReturnType<typeof agents>>) => list.flatMap((agent) => agent.variants.map((variant) => variant.id));
+const ids = (list: Awaited<ReturnType<typeof agents>>) =>
+  list.flatMap((agent) => agent.variants.map((variant) => variant.id));
 
 describe('agent (skill) list', () => {
   test("skills of the environments' repositories, grouped by name, sorted by name; a broken repository is skipped", async () => {
     const list = await agents();
-    assert.deepEqual(list.map((agent) => agent.name), ['deploy', 'review']);
+    assert.deepEqual(
+      list.map((agent) => agent.name),
+      ['deploy', 'review'],
+    );
     const deploy = list[0]!;
-    assert.deepEqual(deploy.variants.map((variant) => variant.id), [
-      'acme/api:.claude/skills/deploy/SKILL.md',
-      'acme/api:.github/skills/deploy/SKILL.md',
-      'acme/web:.agents/skills/deploy/SKILL.md',
-    ]);
+    assert.deepEqual(
+      deploy.variants.map((variant) => variant.id),
+      [
+        'acme/api:.claude/skills/deploy/SKILL.md',
+        'acme/api:.github/skills/deploy/SKILL.md',
+        'acme/web:.agents/skills/deploy/SKILL.md',
+      ],
+    );
     assert.deepEqual(deploy.variants[0], {
       id: 'acme/api:.claude/skills/deploy/SKILL.md',
       description: 'Deploy the API',
@@ -77,7 +87,11 @@ describe('agent (skill) list', () => {
   test('malformed SKILL.md files appear only with include_malformed_skills=true, each with its reason', async () => {
     const list = await agents('include_malformed_skills=true');
     const malformed = new Map(
-      list.flatMap((agent) => agent.variants.filter((variant) => variant.error).map((variant) => [variant.id, { name: agent.name, error: variant.error }])),
+      list.flatMap((agent) =>
+        agent.variants
+          .filter((variant) => variant.error)
+          .map((variant) => [variant.id, { name: agent.name, error: variant.error }]),
+      ),
     );
     assert.deepEqual([...malformed.keys()].sort(), [
       'acme/api:.codex/skills/no-front-matter/SKILL.md',
@@ -121,31 +135,54 @@ describe('agent (skill) list', () => {
   test('a new commit shows up with refresh=true, not before (the refresh interval is an hour here)', async () => {
     fixtures.createRepo('acme', 'growing', { 'skills/one/SKILL.md': skillFile('one', 'First') });
     assert.deepEqual(ids(await agents('repo=acme/growing')), ['acme/growing:skills/one/SKILL.md']);
-    fixtures.commit('acme', 'growing', { 'skills/two/SKILL.md': skillFile('two', 'Second'), 'skills/one/SKILL.md': null });
+    fixtures.commit('acme', 'growing', {
+      'skills/two/SKILL.md': skillFile('two', 'Second'),
+      'skills/one/SKILL.md': null,
+    });
     assert.deepEqual(ids(await agents('repo=acme/growing')), ['acme/growing:skills/one/SKILL.md']);
     assert.deepEqual(ids(await agents('repo=acme/growing&refresh=true')), ['acme/growing:skills/two/SKILL.md']);
     assert.deepEqual(ids(await agents('repo=acme/growing')), ['acme/growing:skills/two/SKILL.md']);
   });
 
-  test("sort_by=last_run puts the most recently run skill first, counting short specs; variants carry their last run", async () => {
+  test('sort_by=last_run puts the most recently run skill first, counting short specs; variants carry their last run', async () => {
     const other = await hangar.createTeamWithUser();
     await hangar.request('POST', '/api/v1/environments', {
-      body: { name: 'Both', github_repos: [{ owner: 'acme', repo: 'api' }, { owner: 'acme', repo: 'web' }] },
+      body: {
+        name: 'Both',
+        github_repos: [
+          { owner: 'acme', repo: 'api' },
+          { owner: 'acme', repo: 'web' },
+        ],
+      },
       apiKey: other.apiKey,
     });
-    assert.deepEqual((await agents('sort_by=last_run', other.apiKey)).map((agent) => agent.name), ['deploy', 'review'], 'never run: by name');
+    assert.deepEqual(
+      (await agents('sort_by=last_run', other.apiKey)).map((agent) => agent.name),
+      ['deploy', 'review'],
+      'never run: by name',
+    );
     await createRun(hangar, { skill: 'acme/web:.agents/skills/deploy/SKILL.md' }, other.apiKey);
     const reviewRun = await createRun(hangar, { skill: 'api:review' }, other.apiKey);
     const list = await agents('sort_by=last_run', other.apiKey);
-    assert.deepEqual(list.map((agent) => agent.name), ['review', 'deploy']);
+    assert.deepEqual(
+      list.map((agent) => agent.name),
+      ['review', 'deploy'],
+    );
     const created = (await hangar.request('GET', `/agent/runs/${reviewRun}`, { apiKey: other.apiKey })).body.created_at;
     assert.equal(list[0]!.variants[0]!.last_run_timestamp, created);
     const deployVariants = new Map(list[1]!.variants.map((variant) => [variant.id, variant.last_run_timestamp]));
     assert.ok(deployVariants.get('acme/web:.agents/skills/deploy/SKILL.md'));
     assert.equal(deployVariants.get('acme/api:.claude/skills/deploy/SKILL.md'), undefined);
-    assert.deepEqual((await agents('sort_by=name', other.apiKey)).map((agent) => agent.name), ['deploy', 'review']);
+    assert.deepEqual(
+      (await agents('sort_by=name', other.apiKey)).map((agent) => agent.name),
+      ['deploy', 'review'],
+    );
     // Another team's runs are not this team's history.
-    assert.ok((await agents('sort_by=last_run')).every((agent) => agent.variants.every((variant) => !variant.last_run_timestamp)));
+    assert.ok(
+      (await agents('sort_by=last_run')).every((agent) =>
+        agent.variants.every((variant) => !variant.last_run_timestamp),
+      ),
+    );
   });
 
   test("a team without environments lists nothing; it never sees another team's environments", async () => {

@@ -11,29 +11,40 @@ import { startTestServer, type TestServer } from '../support/server.js';
  * A proxy to `target` that cuts the first event stream right after its first event, as a dropped connection
  * would. Records the Last-Event-ID of every event-stream request.
  */
-async function flakyProxy(target: string): Promise<{ url: string; lastEventIds: Array<string | undefined>; firstEventId: () => string | undefined; close(): Promise<void> }> {
+async function flakyProxy(
+  target: string,
+): Promise<{
+  url: string;
+  lastEventIds: Array<string | undefined>;
+  firstEventId: () => string | undefined;
+  close(): Promise<void>;
+}> {
   const lastEventIds: Array<string | undefined> = [];
   let firstEventId: string | undefined;
   const server = http.createServer((request, response) => {
     const stream = request.url!.endsWith('/events');
     if (stream) lastEventIds.push(request.headers['last-event-id'] as string | undefined);
     const cut = stream && lastEventIds.length === 1;
-    const upstream = http.request(`${target}${request.url}`, { method: request.method, headers: request.headers }, (answer) => {
-      response.writeHead(answer.statusCode!, answer.headers);
-      if (!cut) return void answer.pipe(response);
-      let seen = '';
-      const forward = (chunk: Buffer) => {
-        seen += chunk.toString();
-        const event = /(^|\n)id: (\S+)\nevent: [^\n]+\ndata: [^\n]*\n\n/.exec(seen);
-        if (!event) return;
-        firstEventId = event[2];
-        answer.off('data', forward);
-        answer.destroy();
-        // Whatever came after the first event is lost with the connection.
-        response.write(seen.slice(0, event.index + event[0].length), () => response.socket?.destroy());
-      };
-      answer.on('data', forward);
-    });
+    const upstream = http.request(
+      `${target}${request.url}`,
+      { method: request.method, headers: request.headers },
+      (answer) => {
+        response.writeHead(answer.statusCode!, answer.headers);
+        if (!cut) return void answer.pipe(response);
+        let seen = '';
+        const forward = (chunk: Buffer) => {
+          seen += chunk.toString();
+          const event = /(^|\n)id: (\S+)\nevent: [^\n]+\ndata: [^\n]*\n\n/.exec(seen);
+          if (!event) return;
+          firstEventId = event[2];
+          answer.off('data', forward);
+          answer.destroy();
+          // Whatever came after the first event is lost with the connection.
+          response.write(seen.slice(0, event.index + event[0].length), () => response.socket?.destroy());
+        };
+        answer.on('data', forward);
+      },
+    );
     request.pipe(upstream);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -59,7 +70,10 @@ describe('hangar run --follow and hangar runs followup, events, conversation, tr
   test('run --follow prints the events once each, resumes a dropped stream, and exits 0 on success', async () => {
     const proxy = await flakyProxy(hangar.url);
     try {
-      const result = await cli(['run', script({ say: 'hello' }, { tool: 'ls' }, { done: 'all good' }), '--follow'], proxy.url);
+      const result = await cli(
+        ['run', script({ say: 'hello' }, { tool: 'ls' }, { done: 'all good' }), '--follow'],
+        proxy.url,
+      );
       assert.equal(result.code, 0, result.stderr + result.stdout);
       const lines = result.stdout.trimEnd().split('\n');
       const [, runId] = /^run (\S+) QUEUED$/.exec(lines[0]!) ?? [];
@@ -69,7 +83,8 @@ describe('hangar run --follow and hangar runs followup, events, conversation, tr
         lines.filter((line) => line.startsWith('[')),
         (await timelineTypes(hangar, runId)).map((type) => `[${type}]`),
       );
-      for (const line of ['assistant: hello', 'tool bash: {"command":"ls"}', 'tool bash completed']) assert.equal(count(lines, line), 1, `${line} in ${result.stdout}`);
+      for (const line of ['assistant: hello', 'tool bash: {"command":"ls"}', 'tool bash completed'])
+        assert.equal(count(lines, line), 1, `${line} in ${result.stdout}`);
       // The stream was cut after its first event and resumed from there.
       assert.ok(proxy.lastEventIds.length >= 2, JSON.stringify(proxy.lastEventIds));
       assert.equal(proxy.lastEventIds[0], undefined);
@@ -80,7 +95,13 @@ describe('hangar run --follow and hangar runs followup, events, conversation, tr
   });
 
   test('run --follow exits 1 with the state and status message when the run fails; --harness picks the harness', async () => {
-    const failed = await cli(['run', script({ say: 'trying' }, { fail: 'the tests are red' }), '--follow', '--harness', 'script']);
+    const failed = await cli([
+      'run',
+      script({ say: 'trying' }, { fail: 'the tests are red' }),
+      '--follow',
+      '--harness',
+      'script',
+    ]);
     assert.equal(failed.code, 1, failed.stderr);
     const lines = failed.stdout.trimEnd().split('\n');
     assert.ok(lines.includes('assistant: trying'), failed.stdout);
@@ -115,19 +136,33 @@ describe('hangar run --follow and hangar runs followup, events, conversation, tr
 
     const conversation = await cli(['runs', 'conversation', runId]);
     assert.equal(conversation.code, 0, conversation.stderr);
-    assert.deepEqual(JSON.parse(conversation.stdout), (await hangar.request('GET', `/agent/runs/${runId}/conversation`)).body);
+    assert.deepEqual(
+      JSON.parse(conversation.stdout),
+      (await hangar.request('GET', `/agent/runs/${runId}/conversation`)).body,
+    );
     assert.equal(JSON.parse(conversation.stdout).steps.length, 2);
 
     const transcript = await cli(['runs', 'transcript', runId]);
     assert.equal(transcript.code, 0, transcript.stderr);
-    const output = transcript.stdout.trimEnd().split('\n').map((line) => JSON.parse(line));
-    assert.deepEqual(output.map((event) => event.type), ['text', 'done', 'text', 'done']);
+    const output = transcript.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    assert.deepEqual(
+      output.map((event) => event.type),
+      ['text', 'done', 'text', 'done'],
+    );
     assert.deepEqual(JSON.parse(output[2].text).followups, ['and the docs']);
   });
 
   test('errors: an unknown run is not retried; a bad mode is refused', async () => {
     const unknown = '00000000-0000-0000-0000-000000000000';
-    for (const args of [['runs', 'events', unknown], ['runs', 'followup', unknown, 'hi'], ['runs', 'conversation', unknown], ['runs', 'transcript', unknown]]) {
+    for (const args of [
+      ['runs', 'events', unknown],
+      ['runs', 'followup', unknown, 'hi'],
+      ['runs', 'conversation', unknown],
+      ['runs', 'transcript', unknown],
+    ]) {
       const result = await cli(args);
       assert.equal(result.code, 1, args.join(' '));
       assert.match(result.stderr, /HTTP 404/, args.join(' '));

@@ -60,7 +60,11 @@ async function steps(hangar: TestServer, runId: string, count = 1): Promise<any[
 }
 
 const texts = (step: any, role: string): string[] =>
-  step.messages.filter((message: any) => message.role === role).flatMap((message: any) => message.content.filter((block: any) => block.type === 'text').map((block: any) => block.text));
+  step.messages
+    .filter((message: any) => message.role === role)
+    .flatMap((message: any) =>
+      message.content.filter((block: any) => block.type === 'text').map((block: any) => block.text),
+    );
 
 /** The `task` report in a conversation step (the assistant text that is the report's JSON). */
 function report(step: any): TaskReport {
@@ -86,9 +90,13 @@ async function heard(hangar: TestServer, runId: string, text: string): Promise<v
 }
 
 /** Executions named by the timeline (run-level events such as oz_run_created and oz_run_cancelled name none). */
-const executionsOf = (events: TimelineEvent[]) => [...new Set(events.flatMap((event) => (event.execution_id ? [event.execution_id] : [])))];
-const routesOf = (events: TimelineEvent[]) => events.filter((event) => event.event_type === 'followup_received').map((event) => event.payload?.route);
-const typesIn = (events: TimelineEvent[], execution: string) => events.filter((event) => event.execution_id === execution).map((event) => event.event_type);
+const executionsOf = (events: TimelineEvent[]) => [
+  ...new Set(events.flatMap((event) => (event.execution_id ? [event.execution_id] : []))),
+];
+const routesOf = (events: TimelineEvent[]) =>
+  events.filter((event) => event.event_type === 'followup_received').map((event) => event.payload?.route);
+const typesIn = (events: TimelineEvent[], execution: string) =>
+  events.filter((event) => event.execution_id === execution).map((event) => event.event_type);
 
 describe('a follow-up to a queued run', () => {
   let hangar: TestServer;
@@ -119,7 +127,12 @@ describe('a follow-up to a queued run', () => {
 
     const [step, ...more] = await steps(hangar, second);
     assert.equal(more.length, 0);
-    assert.deepEqual(report(step), { ...report(step), followups: ['also update the changelog'], history: 0, kind: 'agent' });
+    assert.deepEqual(report(step), {
+      ...report(step),
+      followups: ['also update the changelog'],
+      history: 0,
+      kind: 'agent',
+    });
     assert.deepEqual(texts(step, 'user'), [script({ task: true }, { done: 'second' }), 'also update the changelog']);
     const events = await timeline(hangar, second);
     assert.deepEqual(executionsOf(events), ['1']);
@@ -136,7 +149,10 @@ describe('follow-ups to running and ended runs', () => {
   after(() => hangar.stop());
 
   test('running, harness accepts input: delivered live to the same execution', async () => {
-    const runId = await createRun(hangar, { prompt: script({ say: 'listening' }, { listen: true }, { done: 'listened' }), config: LISTENER });
+    const runId = await createRun(hangar, {
+      prompt: script({ say: 'listening' }, { listen: true }, { done: 'listened' }),
+      config: LISTENER,
+    });
     // The harness is reading its input once it has said so (earlier, a follow-up would join the task instead).
     await heard(hangar, runId, 'listening');
     await accepted(hangar, runId, 'hello there');
@@ -167,7 +183,8 @@ describe('follow-ups to running and ended runs', () => {
     assert.deepEqual(executionsOf(events), ['1', '2']);
     const second = typesIn(events, '2');
     assert.equal(second[0], 'run_continued');
-    for (const type of ['run_dispatched', 'agent_started', 'oz_run_done']) assert.ok(second.includes(type), `${type} in ${second}`);
+    for (const type of ['run_dispatched', 'agent_started', 'oz_run_done'])
+      assert.ok(second.includes(type), `${type} in ${second}`);
     assert.ok(typesIn(events, '1').includes('oz_run_done'));
 
     const [first, next] = await steps(hangar, runId, 2);
@@ -207,7 +224,10 @@ describe('follow-ups to running and ended runs', () => {
   }
 
   test('ended CANCELLED: a new execution continues the conversation', async () => {
-    const runId = await createRun(hangar, { prompt: script({ task: true }, { listen: true }, { done: 'done' }), config: LISTENER });
+    const runId = await createRun(hangar, {
+      prompt: script({ task: true }, { listen: true }, { done: 'done' }),
+      config: LISTENER,
+    });
     await reported(hangar, runId, 1);
     assert.equal((await hangar.request('POST', `/agent/runs/${runId}/cancel`)).status, 200);
     assert.equal((await waitForState(hangar, runId, ...ENDED)).state, 'CANCELLED');
@@ -241,7 +261,16 @@ describe('follow-ups to running and ended runs', () => {
   test('a malformed body is refused and changes nothing', async () => {
     const runId = await createRun(hangar, { prompt: script({ done: 'done' }) });
     await waitForState(hangar, runId, ...ENDED);
-    for (const body of [{ message: 42 }, { message: ['a'] }, { message: 'x', mode: 'turbo' }, { message: 'x', mode: 7 }, '{"message":', '[1]', '"text"', 'null']) {
+    for (const body of [
+      { message: 42 },
+      { message: ['a'] },
+      { message: 'x', mode: 'turbo' },
+      { message: 'x', mode: 7 },
+      '{"message":',
+      '[1]',
+      '"text"',
+      'null',
+    ]) {
       const response = await followup(hangar, runId, body);
       assert.equal(response.status, 400, `${JSON.stringify(body)}: ${JSON.stringify(response.body)}`);
       assert.equal(response.body.error_code, 'invalid_request');

@@ -13,7 +13,9 @@ describe('a run is executed by a command harness', () => {
   after(() => hangar.stop());
 
   test('QUEUED to SUCCEEDED with a timeline event per step, usage, artifact and conversation', async () => {
-    const runId = await createRun(hangar, { prompt: script({ say: 'hello' }, { tool: 'ls' }, { usage: true }, { artifact: true }, { done: 'all good' }) });
+    const runId = await createRun(hangar, {
+      prompt: script({ say: 'hello' }, { tool: 'ls' }, { usage: true }, { artifact: true }, { done: 'all good' }),
+    });
     const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
     assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run));
     assert.equal(run.status_message?.message, 'all good');
@@ -24,14 +26,25 @@ describe('a run is executed by a command harness', () => {
     assert.equal(run.artifacts[0].artifact_type, 'PULL_REQUEST');
     assert.ok(run.conversation_id);
     const types = await timelineTypes(hangar, runId);
-    for (const type of ['oz_run_created', 'run_dispatched', 'oz_run_claimed', 'worker_container_ready', 'agent_started', 'oz_run_done', 'vm_shutdown']) {
+    for (const type of [
+      'oz_run_created',
+      'run_dispatched',
+      'oz_run_claimed',
+      'worker_container_ready',
+      'agent_started',
+      'oz_run_done',
+      'vm_shutdown',
+    ]) {
       assert.ok(types.includes(type), `${type} in ${types}`);
     }
     const conversation = await hangar.request('GET', `/agent/runs/${runId}/conversation`);
     assert.equal(conversation.status, 200, JSON.stringify(conversation.body));
     const [step] = conversation.body.steps;
     assert.equal(step.summary, 'all good');
-    assert.deepEqual(step.messages.map((message: { role: string }) => message.role), ['user', 'assistant', 'tool', 'assistant']);
+    assert.deepEqual(
+      step.messages.map((message: { role: string }) => message.role),
+      ['user', 'assistant', 'tool', 'assistant'],
+    );
     assert.equal(step.messages[1].content[0].text, 'hello');
     assert.equal(step.messages[1].content[1].type, 'action');
     assert.equal(step.messages[1].content[1].category, 'command');

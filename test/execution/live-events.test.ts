@@ -21,9 +21,15 @@ async function connect(hangar: TestServer, runId: string, lastEventId?: string, 
     signal: abort.signal,
   });
   const queue: Received[] = [];
-  const parser = createParser({ onEvent: (message: EventSourceMessage) => queue.push({ id: message.id, event: message.event, data: JSON.parse(message.data) }) });
+  const parser = createParser({
+    onEvent: (message: EventSourceMessage) =>
+      queue.push({ id: message.id, event: message.event, data: JSON.parse(message.data) }),
+  });
   // An error answer keeps its body for the test to read.
-  const body = response.ok && response.body ? response.body.pipeThrough(new TextDecoderStream())[Symbol.asyncIterator]() : undefined;
+  const body =
+    response.ok && response.body
+      ? response.body.pipeThrough(new TextDecoderStream())[Symbol.asyncIterator]()
+      : undefined;
   return {
     response,
     /** The next event, or undefined once the server has closed the stream. */
@@ -56,7 +62,9 @@ describe('the live event stream of a run', () => {
   after(() => hangar.stop());
 
   test('timeline and output events in order, then end; resumable with Last-Event-ID', async () => {
-    const runId = await createRun(hangar, { prompt: script({ say: 'hello' }, { tool: 'ls' }, { raw: 'a log line' }, { done: 'all good' }) });
+    const runId = await createRun(hangar, {
+      prompt: script({ say: 'hello' }, { tool: 'ls' }, { raw: 'a log line' }, { done: 'all good' }),
+    });
     const stream = await connect(hangar, runId);
     assert.equal(stream.response.status, 200);
     assert.match(stream.response.headers.get('content-type')!, /^text\/event-stream/);
@@ -72,12 +80,25 @@ describe('the live event stream of a run', () => {
     const stored = (await hangar.request('GET', `/agent/runs/${runId}/timeline`)).body.events;
     assert.deepEqual(timeline, stored);
     const types = timeline.map((event: { event_type: string }) => event.event_type);
-    const expected = ['oz_run_created', 'run_dispatched', 'oz_run_claimed', 'worker_container_ready', 'agent_started', 'oz_run_done'];
-    assert.deepEqual(types.filter((type: string) => expected.includes(type)), expected);
+    const expected = [
+      'oz_run_created',
+      'run_dispatched',
+      'oz_run_claimed',
+      'worker_container_ready',
+      'agent_started',
+      'oz_run_done',
+    ];
+    assert.deepEqual(
+      types.filter((type: string) => expected.includes(type)),
+      expected,
+    );
 
     // The output: every line, with the protocol event parsed (null for a line that is not one).
     const output = events.filter((event) => event.event === 'output').map((event) => event.data);
-    assert.deepEqual(output.map((data) => data.execution_id), output.map(() => 1));
+    assert.deepEqual(
+      output.map((data) => data.execution_id),
+      output.map(() => 1),
+    );
     assert.deepEqual(
       output.map((data) => data.event),
       [
@@ -95,7 +116,10 @@ describe('the live event stream of a run', () => {
     for (let index = 1; index < events.length; index++) {
       const [eventSeq, lineSeq] = positionOf(events[index]!.id);
       const [previousEventSeq, previousLineSeq] = positionOf(events[index - 1]!.id);
-      assert.ok(eventSeq >= previousEventSeq && lineSeq >= previousLineSeq, `${events[index - 1]!.id} then ${events[index]!.id}`);
+      assert.ok(
+        eventSeq >= previousEventSeq && lineSeq >= previousLineSeq,
+        `${events[index - 1]!.id} then ${events[index]!.id}`,
+      );
     }
 
     // Resuming from the middle (after some timeline and some output) gives exactly what came later.
@@ -107,18 +131,26 @@ describe('the live event stream of a run', () => {
         const [a, b] = positionOf(event.id);
         return event.event === 'end' || (event.event === 'timeline' ? a > eventSeq : b > lineSeq);
       });
-      const sorted = (list: Received[], kind: string) => list.filter((event) => event.event === kind).map((event) => event.data);
-      for (const kind of ['timeline', 'output', 'end']) assert.deepEqual(sorted(resumed, kind), sorted(later, kind), `${kind} after ${events[middle]!.id}`);
+      const sorted = (list: Received[], kind: string) =>
+        list.filter((event) => event.event === kind).map((event) => event.data);
+      for (const kind of ['timeline', 'output', 'end'])
+        assert.deepEqual(sorted(resumed, kind), sorted(later, kind), `${kind} after ${events[middle]!.id}`);
       assert.equal(resumed[resumed.length - 1]!.event, 'end');
     }
 
     // Resuming from the end gives the end alone.
     const fromEnd = await readAll(await connect(hangar, runId, last.id));
-    assert.deepEqual(fromEnd.map((event) => event.event), ['end']);
+    assert.deepEqual(
+      fromEnd.map((event) => event.event),
+      ['end'],
+    );
   });
 
   test('a running run streams its output before it ends, then the rest and the end', async () => {
-    const runId = await createRun(hangar, { prompt: script({ say: 'working' }, { listen: true }, { done: 'finished' }), config: { harness: { type: 'listener' } } });
+    const runId = await createRun(hangar, {
+      prompt: script({ say: 'working' }, { listen: true }, { done: 'finished' }),
+      config: { harness: { type: 'listener' } },
+    });
     const stream = await connect(hangar, runId);
     const seen: Received[] = [];
     for (;;) {
@@ -136,7 +168,9 @@ describe('the live event stream of a run', () => {
     assert.equal(followup.status, 200);
     const rest = await readAll(stream);
     assert.deepEqual(rest[rest.length - 1]!.data, { state: 'SUCCEEDED' });
-    const texts = rest.filter((event) => event.event === 'output' && event.data.event?.type === 'text').map((event) => event.data.event.text);
+    const texts = rest
+      .filter((event) => event.event === 'output' && event.data.event?.type === 'text')
+      .map((event) => event.data.event.text);
     assert.deepEqual(texts, ['heard: bye']);
     const types = rest.filter((event) => event.event === 'timeline').map((event) => event.data.event_type);
     assert.ok(types.includes('followup_received') && types.includes('oz_run_done'), `${types}`);
@@ -144,7 +178,10 @@ describe('the live event stream of a run', () => {
   });
 
   test('a cancelled run’s stream ends after the harness has stopped, with the whole timeline', async () => {
-    const runId = await createRun(hangar, { prompt: script({ say: 'working' }, { listen: true }, { done: 'finished' }), config: { harness: { type: 'listener' } } });
+    const runId = await createRun(hangar, {
+      prompt: script({ say: 'working' }, { listen: true }, { done: 'finished' }),
+      config: { harness: { type: 'listener' } },
+    });
     const stream = await connect(hangar, runId);
     const events: Received[] = [];
     for (let event = await stream.next(); event; event = await stream.next()) {

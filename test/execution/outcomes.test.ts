@@ -61,7 +61,9 @@ describe('how an execution ends', () => {
   });
 
   test('a harness type the server does not know is refused at creation; a known one it lacks fails the run', async () => {
-    const unknown = await hangar.request('POST', '/agent/runs', { body: { prompt: 'x', config: { harness: { type: 'nope' } } } });
+    const unknown = await hangar.request('POST', '/agent/runs', {
+      body: { prompt: 'x', config: { harness: { type: 'nope' } } },
+    });
     assert.equal(unknown.status, 400);
     assert.match(unknown.body.detail, /config\.harness\.type/);
     const { run } = await finish({ prompt: 'x', config: { harness: { type: 'claude' } } });
@@ -118,7 +120,10 @@ describe('transcript and conversation', () => {
     const runId = await createRun(hangar, { prompt: script({ say: 'private' }) });
     await waitForState(hangar, runId, 'SUCCEEDED');
     assert.equal((await link(`/agent/runs/${runId}/transcript`, other.apiKey)).status, 404);
-    assert.equal((await hangar.request('GET', `/agent/runs/${runId}/conversation`, { apiKey: other.apiKey })).status, 404);
+    assert.equal(
+      (await hangar.request('GET', `/agent/runs/${runId}/conversation`, { apiKey: other.apiKey })).status,
+      404,
+    );
     assert.equal((await hangar.request('GET', '/agent/conversations/nope')).status, 404);
   });
 
@@ -130,17 +135,25 @@ describe('transcript and conversation', () => {
     assert.equal(conversation.body.conversation_id, run.conversation_id);
     assert.equal(conversation.body.steps[0].messages[1].content[0].text, 'first');
     const other = await hangar.createTeamWithUser();
-    assert.equal((await hangar.request('GET', `/agent/conversations/${run.conversation_id}`, { apiKey: other.apiKey })).status, 404);
+    assert.equal(
+      (await hangar.request('GET', `/agent/conversations/${run.conversation_id}`, { apiKey: other.apiKey })).status,
+      404,
+    );
     const response = await link(`/agent/conversations/${run.conversation_id}/transcript`);
     assert.equal(response.status, 302);
-    assert.equal((await (await fetch(response.headers.get('location')!)).text()).trim(), '{"type":"text","text":"first"}');
+    assert.equal(
+      (await (await fetch(response.headers.get('location')!)).text()).trim(),
+      '{"type":"text","text":"first"}',
+    );
   });
 });
 
 describe('concurrency limits', () => {
   let hangar: TestServer;
   before(async () => {
-    hangar = await startTestServer(harnessEnv({}, { HANGAR_MAX_CONCURRENT_RUNS: '2', HANGAR_MAX_CONCURRENT_RUNS_PER_TEAM: '1' }));
+    hangar = await startTestServer(
+      harnessEnv({}, { HANGAR_MAX_CONCURRENT_RUNS: '2', HANGAR_MAX_CONCURRENT_RUNS_PER_TEAM: '1' }),
+    );
   });
   after(() => hangar.stop());
 
@@ -152,7 +165,10 @@ describe('concurrency limits', () => {
     assert.equal(created.body.at_capacity, true);
     // Another team still has room under the global limit.
     const other = await hangar.createTeamWithUser();
-    const elsewhere = await hangar.request('POST', '/agent/runs', { apiKey: other.apiKey, body: { prompt: script({ say: 'other team' }) } });
+    const elsewhere = await hangar.request('POST', '/agent/runs', {
+      apiKey: other.apiKey,
+      body: { prompt: script({ say: 'other team' }) },
+    });
     assert.equal(elsewhere.body.at_capacity, undefined);
     await eventually('the other team runs at once', async () => {
       const run = await hangar.request('GET', `/agent/runs/${elsewhere.body.run_id}`, { apiKey: other.apiKey });
@@ -162,6 +178,8 @@ describe('concurrency limits', () => {
 
     assert.equal((await hangar.request('POST', `/agent/runs/${blocker}/cancel`)).status, 200);
     assert.equal((await waitForState(hangar, created.body.run_id, ...ENDED)).state, 'SUCCEEDED');
-    await eventually('the waiting run was dispatched after the cancel', async () => (await timelineTypes(hangar, created.body.run_id)).includes('run_dispatched'));
+    await eventually('the waiting run was dispatched after the cancel', async () =>
+      (await timelineTypes(hangar, created.body.run_id)).includes('run_dispatched'),
+    );
   });
 });

@@ -2,7 +2,15 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { resolveSandboxMode } from '../../src/execution/sandbox/index.js';
 import { generateApiKey } from '../../src/platform/crypto.js';
-import { eventually, harnessEnv, processesWith, script, timelineTypes, waitForRun, waitForState } from '../support/engine.js';
+import {
+  eventually,
+  harnessEnv,
+  processesWith,
+  script,
+  timelineTypes,
+  waitForRun,
+  waitForState,
+} from '../support/engine.js';
 import { databaseEnv, onPostgres, stopChild } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
 import { createTestDatabase, spawnServer, startTestServer } from '../support/server.js';
@@ -20,8 +28,13 @@ describe('several engine replicas on one PostgreSQL', { skip: postgresOnly }, ()
     const second = await startTestServer(env, { database, role: 'engine' });
     t.after(() => second.stop());
 
-    const runIds = await Promise.all(Array.from({ length: 40 }, (_, i) => createRun(first, { prompt: script({ say: `run ${i}` }, { sleep: 20 * (i % 3) }) })));
-    for (const runId of runIds) assert.equal((await waitForState(first, runId, 'SUCCEEDED', 'FAILED', 'ERROR')).state, 'SUCCEEDED');
+    const runIds = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        createRun(first, { prompt: script({ say: `run ${i}` }, { sleep: 20 * (i % 3) }) }),
+      ),
+    );
+    for (const runId of runIds)
+      assert.equal((await waitForState(first, runId, 'SUCCEEDED', 'FAILED', 'ERROR')).state, 'SUCCEEDED');
 
     const events = await first.db
       .selectFrom('run_events')
@@ -32,7 +45,11 @@ describe('several engine replicas on one PostgreSQL', { skip: postgresOnly }, ()
     const engines = new Set<string>();
     for (const runId of runIds) {
       const own = events.filter((event) => event.run_id === runId);
-      assert.equal(own.filter((event) => event.event_type === 'run_dispatched').length, 1, `run ${runId} dispatched once`);
+      assert.equal(
+        own.filter((event) => event.event_type === 'run_dispatched').length,
+        1,
+        `run ${runId} dispatched once`,
+      );
       assert.equal(own.filter((event) => event.event_type === 'oz_run_claimed').length, 1, `run ${runId} claimed once`);
       assert.equal(own.filter((event) => event.event_type === 'agent_started').length, 1);
       engines.add((own.find((event) => event.event_type === 'oz_run_claimed')!.payload as { engine: string }).engine);
@@ -40,7 +57,10 @@ describe('several engine replicas on one PostgreSQL', { skip: postgresOnly }, ()
     // The limit: never more than 3 runs between dispatch and their end, whichever replica held them.
     const edges = events
       .filter((event) => event.event_type === 'run_dispatched' || event.event_type === 'oz_run_done')
-      .map((event) => ({ at: new Date(event.occurred_at).getTime(), delta: event.event_type === 'run_dispatched' ? 1 : -1 }))
+      .map((event) => ({
+        at: new Date(event.occurred_at).getTime(),
+        delta: event.event_type === 'run_dispatched' ? 1 : -1,
+      }))
       .sort((a, b) => a.at - b.at || a.delta - b.delta);
     let active = 0;
     let peak = 0;
@@ -64,7 +84,9 @@ describe('several engine replicas on one PostgreSQL', { skip: postgresOnly }, ()
     await eventually('the harness started its children', () => processesWith(marker).length >= 2);
     assert.equal((await api.request('POST', `/agent/runs/${runId}/cancel`)).status, 200);
     await eventually('the run processes are gone', () => processesWith(marker).length === 0);
-    await eventually('the engine replica shut the sandbox down', async () => (await timelineTypes(api, runId)).includes('vm_shutdown'));
+    await eventually('the engine replica shut the sandbox down', async () =>
+      (await timelineTypes(api, runId)).includes('vm_shutdown'),
+    );
     assert.equal((await waitForRun(api, runId, (run) => !run.is_sandbox_running)).state, 'CANCELLED');
   });
 });
@@ -85,21 +107,38 @@ describe('an engine that dies', () => {
     t.after(() => stopChild(doomed.child, 'SIGKILL'));
     const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
     const create = async (body: unknown) => {
-      const response = await fetch(`${doomed.url}/api/v1/agent/runs`, { method: 'POST', headers, body: JSON.stringify(body) });
+      const response = await fetch(`${doomed.url}/api/v1/agent/runs`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+      });
       assert.equal(response.status, 200);
       return ((await response.json()) as { run_id: string }).run_id;
     };
     const runningMarker = `hangar-doomed-agent-${Date.now()}`;
     const setupMarker = `hangar-doomed-setup-${Date.now()}`;
     const running = await create({ prompt: script({ sleepers: runningMarker }, { sleep: 120_000 }) });
-    const environment = await fetch(`${doomed.url}/api/v1/environments`, { method: 'POST', headers, body: JSON.stringify({ name: 'slow', setup_commands: [`sleep 120 # ${setupMarker}`] }) });
-    const preparing = await create({ prompt: 'x', config: { environment_id: ((await environment.json()) as { uid: string }).uid } });
-    await eventually('both runs are under way', () => processesWith(runningMarker).length >= 2 && processesWith(setupMarker).length > 0);
+    const environment = await fetch(`${doomed.url}/api/v1/environments`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'slow', setup_commands: [`sleep 120 # ${setupMarker}`] }),
+    });
+    const preparing = await create({
+      prompt: 'x',
+      config: { environment_id: ((await environment.json()) as { uid: string }).uid },
+    });
+    await eventually(
+      'both runs are under way',
+      () => processesWith(runningMarker).length >= 2 && processesWith(setupMarker).length > 0,
+    );
 
     await stopChild(doomed.child, 'SIGKILL');
     if (bwrapWorks) {
       // bubblewrap ends a sandbox whose server died (--die-with-parent); plain processes would be orphans.
-      await eventually('the sandboxes died with their server', () => processesWith(runningMarker).length + processesWith(setupMarker).length === 0);
+      await eventually(
+        'the sandboxes died with their server',
+        () => processesWith(runningMarker).length + processesWith(setupMarker).length === 0,
+      );
     }
     const survivor = await startTestServer(env, { database });
     t.after(async () => {
@@ -113,10 +152,14 @@ describe('an engine that dies', () => {
     assert.equal(errored.status_message.retryable, true);
     assert.equal(errored.is_sandbox_running, false);
     // The run whose agent had not started went back to the queue and was claimed again by the survivor.
-    await eventually('the unstarted run is claimed again', async () => {
-      const types = await timelineTypes(survivor, preparing);
-      return types.includes('run_requeued') && types.filter((type) => type === 'oz_run_claimed').length === 2;
-    }, 60_000);
+    await eventually(
+      'the unstarted run is claimed again',
+      async () => {
+        const types = await timelineTypes(survivor, preparing);
+        return types.includes('run_requeued') && types.filter((type) => type === 'oz_run_claimed').length === 2;
+      },
+      60_000,
+    );
     await survivor.request('POST', `/agent/runs/${preparing}/cancel`);
   });
 });

@@ -16,7 +16,10 @@ import {
 import { leaderStartTime } from '../../src/execution/sandbox/marked-processes.js';
 
 const NODE = process.execPath;
-const bwrapSkip = resolveSandboxMode(undefined).mode.kind === 'bwrap' ? false : 'bwrap does not work on this machine (resolveSandboxMode chose process)';
+const bwrapSkip =
+  resolveSandboxMode(undefined).mode.kind === 'bwrap'
+    ? false
+    : 'bwrap does not work on this machine (resolveSandboxMode chose process)';
 
 let root: string;
 let workspace: string;
@@ -67,15 +70,18 @@ async function run(mode: SandboxMode['kind'], argv: string[], options: Partial<S
 
 /** Running (not zombie) processes whose command line holds `marker`; they are ours, whatever PID namespace. */
 function processesWith(marker: string): number[] {
-  return fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name)).flatMap((name) => {
-    try {
-      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
-      const running = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-      return running && fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(marker) ? [Number(name)] : [];
-    } catch {
-      return [];
-    }
-  });
+  return fs
+    .readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .flatMap((name) => {
+      try {
+        const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+        const running = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+        return running && fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(marker) ? [Number(name)] : [];
+      } catch {
+        return [];
+      }
+    });
 }
 
 /** Gone, or a zombie: this machine's PID 1 does not reap orphans, so kill(pid, 0) alone would still succeed. */
@@ -140,7 +146,10 @@ describe('scrubbedEnvironment', () => {
       assert.equal(environment.RUN_VARIABLE, 'yes');
       assert.ok(environment.PATH);
       const allowed = ['PATH', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TERM', 'HOME', 'TMPDIR', 'RUN_VARIABLE'];
-      assert.deepEqual(Object.keys(environment).filter((name) => !allowed.includes(name)), []);
+      assert.deepEqual(
+        Object.keys(environment).filter((name) => !allowed.includes(name)),
+        [],
+      );
     } finally {
       delete process.env.HANGAR_TEST_SECRET;
       delete process.env.DATABASE_URL;
@@ -345,7 +354,10 @@ describe('bwrap isolation', { skip: bwrapSkip, timeout: 60_000 }, () => {
     const entries = fs.readdirSync('/run');
     const { exit, stdout } = await run('bwrap', ['sh', '-c', 'ls -A /run']);
     assert.equal(exit.code, 0);
-    assert.deepEqual(stdout.filter((entry) => entries.includes(entry)), []);
+    assert.deepEqual(
+      stdout.filter((entry) => entries.includes(entry)),
+      [],
+    );
   });
 
   test("there is no network unless allowNetwork, and with it still none to the host's loopback", async () => {
@@ -386,7 +398,9 @@ describe('process mode: many sandboxes ending at once', { timeout: 60_000 }, () 
     const staying = start('process', [NODE, 'escape.cjs', `${prefix}-stay`, 'stay']);
     const [stayingPid] = await grandchildrenUp(staying.stdout, 1);
     // Their exits and scans overlap, so one scan answers for several sandboxes.
-    const ending = await Promise.all(Array.from({ length: 6 }, (_, index) => run('process', [NODE, 'escape.cjs', `${prefix}-${index}`])));
+    const ending = await Promise.all(
+      Array.from({ length: 6 }, (_, index) => run('process', [NODE, 'escape.cjs', `${prefix}-${index}`])),
+    );
     for (const [index, { exit, stdout }] of ending.entries()) {
       assert.equal(exit.code, 0);
       assert.ok(isGone(Number(stdout[0]!.slice(3))));

@@ -2,7 +2,15 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { GitFixtures } from '../support/git.js';
-import { eventually, harnessEnv, outputTexts, script, timelineTypes, waitForRun, waitForState } from '../support/engine.js';
+import {
+  eventually,
+  harnessEnv,
+  outputTexts,
+  script,
+  timelineTypes,
+  waitForRun,
+  waitForState,
+} from '../support/engine.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -19,7 +27,9 @@ after(async () => {
 });
 
 async function environment(body: Record<string, unknown>): Promise<string> {
-  const response = await hangar.request('POST', '/api/v1/environments', { body: { name: `env ${Math.random()}`, ...body } });
+  const response = await hangar.request('POST', '/api/v1/environments', {
+    body: { name: `env ${Math.random()}`, ...body },
+  });
   assert.equal(response.status, 201, JSON.stringify(response.body));
   return response.body.uid;
 }
@@ -37,17 +47,30 @@ describe('workspace and environment setup', () => {
       github_repos: repos,
       setup_commands: ['sh app/setup.sh && mv built.txt app/', 'cat app/built.txt > second.txt'],
     });
-    const runId = await createRun(hangar, { prompt: script({ ls: '.' }, { cat: 'second.txt' }, { cat: 'lib/lib.txt' }), config: { environment_id: environmentId } });
+    const runId = await createRun(hangar, {
+      prompt: script({ ls: '.' }, { cat: 'second.txt' }, { cat: 'lib/lib.txt' }),
+      config: { environment_id: environmentId },
+    });
     const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
     assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run));
     const [listing, second, lib] = await text(runId);
-    assert.deepEqual(JSON.parse(listing!).filter((name: string) => !name.startsWith('.')), ['app', 'lib', 'second.txt']);
+    assert.deepEqual(
+      JSON.parse(listing!).filter((name: string) => !name.startsWith('.')),
+      ['app', 'lib', 'second.txt'],
+    );
     assert.equal(second, 'from-setup\n');
     assert.equal(lib, 'lib\n');
     const types = await timelineTypes(hangar, runId);
     assert.deepEqual(
       types.filter((type) => type.startsWith('environment_')),
-      ['environment_setup_started', 'environment_repo_cloned', 'environment_repo_cloned', 'environment_setup_command', 'environment_setup_command', 'environment_setup_done'],
+      [
+        'environment_setup_started',
+        'environment_repo_cloned',
+        'environment_repo_cloned',
+        'environment_setup_command',
+        'environment_setup_command',
+        'environment_setup_done',
+      ],
     );
     assert.ok(types.indexOf('environment_setup_done') < types.indexOf('agent_started'));
     const env = await hangar.request('GET', `/api/v1/environments/${environmentId}`);
@@ -55,8 +78,14 @@ describe('workspace and environment setup', () => {
   });
 
   test('a failing setup command ends the run FAILED with environment_setup_failed, naming the command and exit code', async () => {
-    const environmentId = await environment({ github_repos: repos, setup_commands: ['true', 'echo boom >&2; exit 3', 'touch never'] });
-    const runId = await createRun(hangar, { prompt: script({ say: 'never runs' }), config: { environment_id: environmentId } });
+    const environmentId = await environment({
+      github_repos: repos,
+      setup_commands: ['true', 'echo boom >&2; exit 3', 'touch never'],
+    });
+    const runId = await createRun(hangar, {
+      prompt: script({ say: 'never runs' }),
+      config: { environment_id: environmentId },
+    });
     const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
     assert.equal(run.state, 'FAILED');
     assert.equal(run.status_message.error_code, 'environment_setup_failed');
@@ -83,7 +112,11 @@ describe('workspace and environment setup', () => {
   });
 
   test('with a debug window the workspace is kept, a follow-up starts a debug agent in it, and the run stays FAILED', async () => {
-    const environmentId = await environment({ github_repos: repos, setup_commands: ['echo partial > partial.txt; exit 7'], failure_session_retention_minutes: 5 });
+    const environmentId = await environment({
+      github_repos: repos,
+      setup_commands: ['echo partial > partial.txt; exit 7'],
+      failure_session_retention_minutes: 5,
+    });
     const runId = await createRun(hangar, { prompt: 'build it', config: { environment_id: environmentId } });
     const failed = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
     assert.equal(failed.state, 'FAILED');
@@ -94,9 +127,13 @@ describe('workspace and environment setup', () => {
     assert.equal(kept.length, 1);
     assert.ok(fs.existsSync(`${dataDir()}/workspaces/${kept[0]}/partial.txt`));
 
-    const followup = await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message: 'why did it fail?' } });
+    const followup = await hangar.request('POST', `/agent/runs/${runId}/followups`, {
+      body: { message: 'why did it fail?' },
+    });
     assert.equal(followup.status, 200);
-    await eventually('the debug agent finished', async () => (await timelineTypes(hangar, runId)).includes('debug_agent_finished'));
+    await eventually('the debug agent finished', async () =>
+      (await timelineTypes(hangar, runId)).includes('debug_agent_finished'),
+    );
     const after = await waitForRun(hangar, runId, (run) => run.is_sandbox_running === false);
     assert.equal(after.state, 'FAILED');
     assert.equal(after.status_message.message, failed.status_message.message);
@@ -112,7 +149,14 @@ describe('workspace and environment setup', () => {
     assert.deepEqual(fs.readdirSync(`${dataDir()}/workspaces`), []);
     const again = await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message: 'try again' } });
     assert.equal(again.status, 200);
-    const retried = await waitForRun(hangar, runId, (run) => run.state === 'FAILED' && run.status_message.session_debug_until !== failed.status_message.session_debug_until && !run.is_sandbox_running);
+    const retried = await waitForRun(
+      hangar,
+      runId,
+      (run) =>
+        run.state === 'FAILED' &&
+        run.status_message.session_debug_until !== failed.status_message.session_debug_until &&
+        !run.is_sandbox_running,
+    );
     assert.equal(retried.status_message.error_code, 'environment_setup_failed');
     assert.ok((await timelineTypes(hangar, runId)).filter((type) => type === 'environment_setup_started').length === 2);
     await hangar.server.engine!.debugSessions.close(runId);
@@ -124,12 +168,25 @@ describe('workspace and environment setup', () => {
     await waitForState(hangar, runId, 'FAILED');
     // The window is over (as if its minute had passed).
     const past = new Date(Date.now() - 1000).toISOString();
-    await hangar.db.updateTable('runs').set({ debug_session: JSON.stringify({ owner: 'x', workspace: 'x', until: past }) }).where('id', '=', runId).execute();
-    assert.equal((await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message: 'again' } })).status, 200);
-    const run = await waitForRun(hangar, runId, (run) => run.state !== 'FAILED' || run.status_message?.session_debug_until !== undefined);
+    await hangar.db
+      .updateTable('runs')
+      .set({ debug_session: JSON.stringify({ owner: 'x', workspace: 'x', until: past }) })
+      .where('id', '=', runId)
+      .execute();
+    assert.equal(
+      (await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message: 'again' } })).status,
+      200,
+    );
+    const run = await waitForRun(
+      hangar,
+      runId,
+      (run) => run.state !== 'FAILED' || run.status_message?.session_debug_until !== undefined,
+    );
     assert.ok(['QUEUED', 'PENDING', 'CLAIMED', 'FAILED'].includes(run.state));
     const events = (await hangar.request('GET', `/agent/runs/${runId}/timeline`)).body.events;
-    assert.ok(events.some((event: any) => event.event_type === 'followup_received' && event.payload.route === 'new_execution'));
+    assert.ok(
+      events.some((event: any) => event.event_type === 'followup_received' && event.payload.route === 'new_execution'),
+    );
     await waitForState(hangar, runId, 'FAILED');
     await hangar.server.engine!.debugSessions.closeAll();
   });

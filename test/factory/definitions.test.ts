@@ -10,7 +10,10 @@ import { deliver } from '../support/webhooks.js';
 let hangar: TestServer;
 before(async () => {
   hangar = await startTestServer({}, { role: 'api' });
-  for (const [name, value] of [['GH_SECRET', 'gh-signing-secret'], ['ALERTS_TOKEN', 'alerts-token-value']]) {
+  for (const [name, value] of [
+    ['GH_SECRET', 'gh-signing-secret'],
+    ['ALERTS_TOKEN', 'alerts-token-value'],
+  ]) {
     assert.equal((await hangar.request('POST', '/api/v1/secrets', { body: { name, value } })).status, 201);
   }
 });
@@ -29,7 +32,20 @@ function directory(files: Record<string, string>): string {
 }
 
 const automation = (webhookUid: string, extra = '') =>
-  ['---', 'agent: triager', 'triggers:', '  - provider: webhook', '    event: received', '    filter:', `      webhook_ids: [${webhookUid}]`, '      payload: { action: [opened] }', extra, '---', 'Triage it.', ''].join('\n');
+  [
+    '---',
+    'agent: triager',
+    'triggers:',
+    '  - provider: webhook',
+    '    event: received',
+    '    filter:',
+    `      webhook_ids: [${webhookUid}]`,
+    '      payload: { action: [opened] }',
+    extra,
+    '---',
+    'Triage it.',
+    '',
+  ].join('\n');
 
 const base: Record<string, string> = {
   'factory.yaml': 'name: triage\ndescription: Issue triage\n',
@@ -47,8 +63,16 @@ describe('factory definitions', () => {
     const planned = JSON.parse(plan.stdout);
     assert.equal(planned.applied, false);
     assert.equal(planned.factory.uid, null);
-    assert.deepEqual(planned.changes.map((change: { kind: string; action: string }) => `${change.action} ${change.kind}`).sort(), ['create agent', 'create factory', 'create skill', 'create webhook', 'create webhook']);
-    assert.deepEqual((await hangar.request('GET', '/api/v1/factory/factories')).body.factories.map((factory: { name: string }) => factory.name), ['default']);
+    assert.deepEqual(
+      planned.changes.map((change: { kind: string; action: string }) => `${change.action} ${change.kind}`).sort(),
+      ['create agent', 'create factory', 'create skill', 'create webhook', 'create webhook'],
+    );
+    assert.deepEqual(
+      (await hangar.request('GET', '/api/v1/factory/factories')).body.factories.map(
+        (factory: { name: string }) => factory.name,
+      ),
+      ['default'],
+    );
 
     const applied = await cli(['apply', root]);
     assert.equal(applied.code, 0, applied.stderr);
@@ -59,7 +83,10 @@ describe('factory definitions', () => {
     assert.equal(github.signature_scheme, 'github');
 
     const again = JSON.parse((await cli(['apply', root, '--json'])).stdout);
-    assert.ok(again.changes.every((change: { action: string }) => change.action === 'unchanged'), JSON.stringify(again.changes));
+    assert.ok(
+      again.changes.every((change: { action: string }) => change.action === 'unchanged'),
+      JSON.stringify(again.changes),
+    );
     assert.equal(again.changes.find((change: { name: string }) => change.name === 'github').uid, github.uid);
 
     // Automations take webhook UIDs, which the first apply printed.
@@ -75,7 +102,10 @@ describe('factory definitions', () => {
     assert.equal(saved.agent_uid, triager.uid);
     assert.deepEqual(triager.skills, ['triage:skills/labeling/SKILL.md']);
     const fourth = JSON.parse((await cli(['apply', withAutomation, '--json'])).stdout);
-    assert.ok(fourth.changes.every((change: { action: string }) => change.action === 'unchanged'), JSON.stringify(fourth.changes));
+    assert.ok(
+      fourth.changes.every((change: { action: string }) => change.action === 'unchanged'),
+      JSON.stringify(fourth.changes),
+    );
 
     // The managed webhook works with its team secret.
     const body = '{"action":"opened"}';
@@ -85,7 +115,12 @@ describe('factory definitions', () => {
 
     // The factory's skill is listed and usable as a skill spec.
     const skills = (await hangar.request('GET', '/api/v1/agent')).body.agents;
-    assert.ok(skills.some((skill: { name: string; variants: Array<{ id: string }> }) => skill.name === 'labeling' && skill.variants[0]!.id === 'triage:skills/labeling/SKILL.md'));
+    assert.ok(
+      skills.some(
+        (skill: { name: string; variants: Array<{ id: string }> }) =>
+          skill.name === 'labeling' && skill.variants[0]!.id === 'triage:skills/labeling/SKILL.md',
+      ),
+    );
     const run = await hangar.request('POST', '/api/v1/agent/runs', { body: { skill: 'triage:labeling' } });
     assert.equal(run.status, 200, JSON.stringify(run.body));
     const stored = (await hangar.request('GET', `/api/v1/agent/runs/${run.body.run_id}`)).body;
@@ -96,10 +131,24 @@ describe('factory definitions', () => {
     const root = directory({ ...base, 'factory.yaml': 'name: renames\n' });
     assert.equal((await cli(['apply', root])).code, 0);
     fs.renameSync(path.join(root, 'webhooks/alerts.yaml'), path.join(root, 'webhooks/pager.yaml'));
-    fs.writeFileSync(path.join(root, 'webhooks/github.yaml'), 'authMode: signature\nsignatureScheme: github\nsecretName: GH_SECRET\nenabled: false\n');
+    fs.writeFileSync(
+      path.join(root, 'webhooks/github.yaml'),
+      'authMode: signature\nsignatureScheme: github\nsecretName: GH_SECRET\nenabled: false\n',
+    );
     const result = JSON.parse((await cli(['apply', root, '--json'])).stdout);
-    const actions = Object.fromEntries(result.changes.filter((change: { kind: string }) => change.kind === 'webhook').map((change: { name: string; action: string; fields?: string[] }) => [change.name, [change.action, change.fields]]));
-    assert.deepEqual(actions, { github: ['update', ['enabled']], pager: ['create', undefined], alerts: ['delete', undefined] });
+    const actions = Object.fromEntries(
+      result.changes
+        .filter((change: { kind: string }) => change.kind === 'webhook')
+        .map((change: { name: string; action: string; fields?: string[] }) => [
+          change.name,
+          [change.action, change.fields],
+        ]),
+    );
+    assert.deepEqual(actions, {
+      github: ['update', ['enabled']],
+      pager: ['create', undefined],
+      alerts: ['delete', undefined],
+    });
   });
 
   test('a definition with problems changes nothing and names every file and line', async () => {
@@ -113,17 +162,38 @@ describe('factory definitions', () => {
     const result = await cli(['apply', root]);
     assert.equal(result.code, 1);
     assert.match(result.stderr, /webhooks\/typo\.yaml:2: .*enabeld/);
-    const api = await hangar.request('POST', '/api/v1/factory/definitions/apply', { body: { files: { 'factory.yaml': 'name: broken\n', 'webhooks/github.yaml': 'authMode: signature\nsignatureScheme: github\nsecretName: NO_SUCH_SECRET\n', 'automations/bad/automation.md': automation('AAAAAAAAAAAAAAAAAAAAAA').replace('agent: triager\n', '') } } });
+    const api = await hangar.request('POST', '/api/v1/factory/definitions/apply', {
+      body: {
+        files: {
+          'factory.yaml': 'name: broken\n',
+          'webhooks/github.yaml': 'authMode: signature\nsignatureScheme: github\nsecretName: NO_SUCH_SECRET\n',
+          'automations/bad/automation.md': automation('AAAAAAAAAAAAAAAAAAAAAA').replace('agent: triager\n', ''),
+        },
+      },
+    });
     assert.equal(api.status, 400);
     const errors = api.body.errors.map((error: { file: string; line: number | null }) => `${error.file}:${error.line}`);
     assert.ok(errors.includes('webhooks/github.yaml:3'), JSON.stringify(api.body.errors));
-    assert.ok(api.body.errors.some((error: { file: string; message: string }) => error.file === 'automations/bad/automation.md' && /UIDs, not names/.test(error.message)), JSON.stringify(api.body.errors));
-    assert.ok(!(await hangar.request('GET', '/api/v1/factory/factories')).body.factories.some((factory: { name: string }) => factory.name === 'broken'));
+    assert.ok(
+      api.body.errors.some(
+        (error: { file: string; message: string }) =>
+          error.file === 'automations/bad/automation.md' && /UIDs, not names/.test(error.message),
+      ),
+      JSON.stringify(api.body.errors),
+    );
+    assert.ok(
+      !(await hangar.request('GET', '/api/v1/factory/factories')).body.factories.some(
+        (factory: { name: string }) => factory.name === 'broken',
+      ),
+    );
   });
 
   test('applying needs the team admin role', async () => {
     const member = await hangar.addUser(hangar.teamUid, 'member');
-    const response = await hangar.request('POST', '/api/v1/factory/definitions/plan', { apiKey: member.apiKey, body: { files: base } });
+    const response = await hangar.request('POST', '/api/v1/factory/definitions/plan', {
+      apiKey: member.apiKey,
+      body: { files: base },
+    });
     assert.equal(response.status, 403);
   });
 });

@@ -26,9 +26,24 @@ function input(model: ResolvedModel) {
 
 describe('CLI invocations', () => {
   test('claude: print mode with stream JSON, permissions bypassed, the endpoint without its /v1', async () => {
-    const model: ResolvedModel = { id: 'c', provider: 'ANTHROPIC', providerModel: 'claude-x', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-a' };
+    const model: ResolvedModel = {
+      id: 'c',
+      provider: 'ANTHROPIC',
+      providerModel: 'claude-x',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      apiKey: 'sk-a',
+    };
     const { args, env, stdin } = await AGENT_CLIS.claude.invocation(input(model));
-    assert.deepEqual(args, ['-p', '--output-format', 'stream-json', '--verbose', '--model', 'claude-x', '--permission-mode', 'bypassPermissions']);
+    assert.deepEqual(args, [
+      '-p',
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      '--model',
+      'claude-x',
+      '--permission-mode',
+      'bypassPermissions',
+    ]);
     assert.equal(stdin, 'Fix the tests.');
     assert.equal(env.ANTHROPIC_API_KEY, 'sk-a');
     assert.equal(env.ANTHROPIC_BASE_URL, 'http://127.0.0.1:9');
@@ -42,15 +57,30 @@ describe('CLI invocations', () => {
   });
 
   test('codex: exec --json with its own model provider for the endpoint, the key in OPENAI_API_KEY', async () => {
-    const model: ResolvedModel = { id: 'o', provider: 'OPENAI', providerModel: 'gpt-x', baseUrl: 'http://127.0.0.1:9/v1?"q"', apiKey: 'sk-o' };
+    const model: ResolvedModel = {
+      id: 'o',
+      provider: 'OPENAI',
+      providerModel: 'gpt-x',
+      baseUrl: 'http://127.0.0.1:9/v1?"q"',
+      apiKey: 'sk-o',
+    };
     const { args, env, stdin } = await AGENT_CLIS.codex.invocation(input(model));
-    assert.deepEqual(args.slice(0, 6), ['exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '--model', 'gpt-x']);
+    assert.deepEqual(args.slice(0, 6), [
+      'exec',
+      '--json',
+      '--skip-git-repo-check',
+      '--dangerously-bypass-approvals-and-sandbox',
+      '--model',
+      'gpt-x',
+    ]);
     assert.equal(args.at(-1), '-');
     const settings = args.filter((_, index) => args[index - 1] === '-c');
     assert.ok(settings.includes('model_provider="hangar"'));
     // The URL is a TOML string, quotes escaped.
     assert.ok(
-      settings.includes('model_providers.hangar={name="Hangar",base_url="http://127.0.0.1:9/v1?\\"q\\"",env_key="OPENAI_API_KEY",wire_api="responses",supports_websockets=false}'),
+      settings.includes(
+        'model_providers.hangar={name="Hangar",base_url="http://127.0.0.1:9/v1?\\"q\\"",env_key="OPENAI_API_KEY",wire_api="responses",supports_websockets=false}',
+      ),
       settings.join('\n'),
     );
     assert.ok(settings.includes('analytics.enabled=false'));
@@ -61,10 +91,24 @@ describe('CLI invocations', () => {
   });
 
   test('gemini: stream JSON, YOLO, a trusted workspace, API-key sign-in and no telemetry in its settings', async () => {
-    const model: ResolvedModel = { id: 'g', provider: 'GOOGLE', providerModel: 'gemini-x', baseUrl: 'http://127.0.0.1:9/v1beta', apiKey: 'gk' };
+    const model: ResolvedModel = {
+      id: 'g',
+      provider: 'GOOGLE',
+      providerModel: 'gemini-x',
+      baseUrl: 'http://127.0.0.1:9/v1beta',
+      apiKey: 'gk',
+    };
     const given = input(model);
     const { args, env, stdin } = await AGENT_CLIS.gemini.invocation(given);
-    assert.deepEqual(args, ['--output-format', 'stream-json', '--model', 'gemini-x', '--approval-mode', 'yolo', '--skip-trust']);
+    assert.deepEqual(args, [
+      '--output-format',
+      'stream-json',
+      '--model',
+      'gemini-x',
+      '--approval-mode',
+      'yolo',
+      '--skip-trust',
+    ]);
     assert.deepEqual(env, { GEMINI_API_KEY: 'gk', GOOGLE_GEMINI_BASE_URL: 'http://127.0.0.1:9' });
     assert.equal(stdin, 'Fix the tests.');
     const settings = JSON.parse(fs.readFileSync(path.join(given.home, '.gemini', 'settings.json'), 'utf8'));
@@ -91,12 +135,19 @@ describe('CLI invocations: resuming a session, and MCP servers', () => {
     assert.ok(!args.join(' ').includes('secret'), 'no secret on the command line');
     assert.equal(fs.statSync(file).mode & 0o777, 0o600);
     assert.deepEqual(JSON.parse(fs.readFileSync(file, 'utf8')), {
-      mcpServers: { tickets: servers.tickets, docs: { type: 'http', url: servers.docs.url, headers: servers.docs.headers } },
+      mcpServers: {
+        tickets: servers.tickets,
+        docs: { type: 'http', url: servers.docs.url, headers: servers.docs.headers },
+      },
     });
   });
 
   test('codex: exec resume <id>; MCP servers in the fresh HOME config.toml', async () => {
-    const given = { ...input({ ...model, provider: 'OPENAI' }), mcpServers: servers, resume: { id: '0190-id', file: '.codex/sessions/x.jsonl' } };
+    const given = {
+      ...input({ ...model, provider: 'OPENAI' }),
+      mcpServers: servers,
+      resume: { id: '0190-id', file: '.codex/sessions/x.jsonl' },
+    };
     const { args } = await AGENT_CLIS.codex.invocation(given);
     assert.deepEqual(args.slice(0, 2), ['exec', 'resume']);
     assert.deepEqual(args.slice(-2), ['0190-id', '-']);
@@ -119,11 +170,18 @@ describe('CLI invocations: resuming a session, and MCP servers', () => {
   });
 
   test('gemini: --session-file in HOME; MCP servers in its settings', async () => {
-    const given = { ...input({ ...model, provider: 'GOOGLE' }), mcpServers: servers, resume: { id: 's', file: '.gemini/tmp/p/chats/session-s.jsonl' } };
+    const given = {
+      ...input({ ...model, provider: 'GOOGLE' }),
+      mcpServers: servers,
+      resume: { id: 's', file: '.gemini/tmp/p/chats/session-s.jsonl' },
+    };
     const { args } = await AGENT_CLIS.gemini.invocation(given);
     assert.deepEqual(args.slice(-2), ['--session-file', path.join(given.home, '.gemini/tmp/p/chats/session-s.jsonl')]);
     const settings = JSON.parse(fs.readFileSync(path.join(given.home, '.gemini', 'settings.json'), 'utf8'));
-    assert.deepEqual(settings.mcpServers, { tickets: servers.tickets, docs: { httpUrl: servers.docs.url, headers: servers.docs.headers } });
+    assert.deepEqual(settings.mcpServers, {
+      tickets: servers.tickets,
+      docs: { httpUrl: servers.docs.url, headers: servers.docs.headers },
+    });
   });
 });
 
@@ -150,7 +208,12 @@ describe('the prompt a CLI starts with', () => {
     line: JSON.stringify({ type: 'task', execution_id: executionId, kind: 'agent', prompt, followups }),
     at,
   });
-  const output = (executionId: number, event: unknown): TranscriptLine => ({ executionId, stream: 'output', line: JSON.stringify(event), at });
+  const output = (executionId: number, event: unknown): TranscriptLine => ({
+    executionId,
+    stream: 'output',
+    line: JSON.stringify(event),
+    at,
+  });
 
   test('a first execution is its prompt and follow-ups, after the base prompt as instructions', () => {
     assert.equal(cliPrompt(task({}), none), 'Fix the tests.');
@@ -167,7 +230,12 @@ describe('the prompt a CLI starts with', () => {
       output(1, { type: 'text', text: ' now.' }),
       output(1, { type: 'tool_call', id: 't1', name: 'shell', input: { command: 'npm test' } }),
       // A Gemini CLI line: read through the CLI's translator.
-      { executionId: 1, stream: 'output', line: JSON.stringify({ type: 'message', role: 'assistant', content: 'Fixed.' }), at },
+      {
+        executionId: 1,
+        stream: 'output',
+        line: JSON.stringify({ type: 'message', role: 'assistant', content: 'Fixed.' }),
+        at,
+      },
       { executionId: 1, stream: 'output', line: 'plain log line', at },
       // The second execution's task line repeats the run's prompt; only its follow-up was said then.
       taskLine(2, 'Fix the tests.', ['And the lint?']),
@@ -200,7 +268,10 @@ describe('the prompt a CLI starts with', () => {
     const long = 'x'.repeat(10_000);
     const history: TranscriptLine[] = [taskLine(1, 'The original task.')];
     for (let index = 0; index < 50; index++) {
-      history.push(taskLine(index + 2, 'ignored', [`Follow-up ${index}`]), output(index + 2, { type: 'text', text: `${index}:${long}` }));
+      history.push(
+        taskLine(index + 2, 'ignored', [`Follow-up ${index}`]),
+        output(index + 2, { type: 'text', text: `${index}:${long}` }),
+      );
     }
     const prompt = cliPrompt(task({ executionId: 60, history, followups: ['Last.'] }), none);
     assert.ok(prompt.length < 30_000, String(prompt.length));

@@ -12,7 +12,12 @@ import { after, before, describe, test } from 'node:test';
 import YAML from 'yaml';
 import { conversationBlocks, waitForRun, waitForState } from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
-import { AnthropicServer, GeminiServer, OpenAIResponsesServer, type ScriptedModelServer } from '../support/model-servers/index.js';
+import {
+  AnthropicServer,
+  GeminiServer,
+  OpenAIResponsesServer,
+  type ScriptedModelServer,
+} from '../support/model-servers/index.js';
 import { addEnvironmentWithRepos, createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { missingClis, writeCliOperatorFile, type CliName } from './scripted-runs.js';
@@ -20,7 +25,11 @@ import { missingClis, writeCliOperatorFile, type CliName } from './scripted-runs
 const TIMEOUT_MS = 180_000;
 const skip = missingClis();
 
-const servers = { claude: new AnthropicServer(), codex: new OpenAIResponsesServer(), gemini: new GeminiServer() } satisfies Record<CliName, ScriptedModelServer>;
+const servers = {
+  claude: new AnthropicServer(),
+  codex: new OpenAIResponsesServer(),
+  gemini: new GeminiServer(),
+} satisfies Record<CliName, ScriptedModelServer>;
 const shellTool: Record<CliName, { name: string; input: (command: string) => Record<string, unknown> }> = {
   claude: { name: 'Bash', input: (command) => ({ command, description: 'Change the greeting' }) },
   codex: { name: 'exec_command', input: (command) => ({ cmd: command }) },
@@ -38,9 +47,18 @@ before(async () => {
   const prices = { claude: { input: 3, output: 15 }, codex: { input: 2, output: 8 }, gemini: { input: 1, output: 4 } };
   const { directory, file } = writeCliOperatorFile(servers, 'CLI_RUNS', prices);
   configDirectory = directory;
-  hangar = await startTestServer({ HANGAR_CONFIG: file, HANGAR_GIT_BASE_URL: git.baseUrl, CLI_RUNS_OPENAI_KEY: 'openai-operator-key', CLI_RUNS_GOOGLE_KEY: 'google-operator-key' });
+  hangar = await startTestServer({
+    HANGAR_CONFIG: file,
+    HANGAR_GIT_BASE_URL: git.baseUrl,
+    CLI_RUNS_OPENAI_KEY: 'openai-operator-key',
+    CLI_RUNS_GOOGLE_KEY: 'google-operator-key',
+  });
   environmentId = await addEnvironmentWithRepos(hangar, ['acme/app']);
-  assert.equal((await hangar.request('POST', '/api/v1/secrets', { body: { name: 'CLAUDE_KEY', value: 'team-claude-key' } })).status, 201);
+  assert.equal(
+    (await hangar.request('POST', '/api/v1/secrets', { body: { name: 'CLAUDE_KEY', value: 'team-claude-key' } }))
+      .status,
+    201,
+  );
 });
 
 after(async () => {
@@ -51,21 +69,55 @@ after(async () => {
 });
 
 describe('runs of the coding-agent CLIs', { skip, timeout: 4 * TIMEOUT_MS }, () => {
-  const models: Record<CliName, { id: string; price: { input: number; output: number }; key: (headers: Record<string, unknown>) => unknown; expected: string }> = {
-    claude: { id: 'claude-test', price: { input: 3, output: 15 }, key: (headers) => headers['x-api-key'], expected: 'team-claude-key' },
-    codex: { id: 'codex-test', price: { input: 2, output: 8 }, key: (headers) => headers.authorization, expected: 'Bearer openai-operator-key' },
-    gemini: { id: 'gemini-test', price: { input: 1, output: 4 }, key: (headers) => headers['x-goog-api-key'], expected: 'google-operator-key' },
+  const models: Record<
+    CliName,
+    {
+      id: string;
+      price: { input: number; output: number };
+      key: (headers: Record<string, unknown>) => unknown;
+      expected: string;
+    }
+  > = {
+    claude: {
+      id: 'claude-test',
+      price: { input: 3, output: 15 },
+      key: (headers) => headers['x-api-key'],
+      expected: 'team-claude-key',
+    },
+    codex: {
+      id: 'codex-test',
+      price: { input: 2, output: 8 },
+      key: (headers) => headers.authorization,
+      expected: 'Bearer openai-operator-key',
+    },
+    gemini: {
+      id: 'gemini-test',
+      price: { input: 1, output: 4 },
+      key: (headers) => headers['x-goog-api-key'],
+      expected: 'google-operator-key',
+    },
   };
 
   for (const name of ['claude', 'codex', 'gemini'] as const) {
-    test(`${name}: changes the clone with its shell tool and answers; conversation, usage and cost come back`, { timeout: TIMEOUT_MS }, async () => {
+    test(`${name}: changes the clone with its shell tool and answers; conversation, usage and cost come back`, {
+      timeout: TIMEOUT_MS,
+    }, async () => {
       const server = servers[name];
       const tool = shellTool[name];
       server.script(
-        { text: 'Changing the greeting.', toolCalls: [{ name: tool.name, input: tool.input("sed -i 's/hello/hello world/' app/hello.txt && cat app/hello.txt") }], usage: { input: 1000, output: 100 } },
+        {
+          text: 'Changing the greeting.',
+          toolCalls: [
+            { name: tool.name, input: tool.input("sed -i 's/hello/hello world/' app/hello.txt && cat app/hello.txt") },
+          ],
+          usage: { input: 1000, output: 100 },
+        },
         { text: 'The greeting now says hello world.', usage: { input: 2000, output: 50 } },
       );
-      const config: Record<string, unknown> = { environment_id: environmentId, harness: { type: name, model_id: models[name].id } };
+      const config: Record<string, unknown> = {
+        environment_id: environmentId,
+        harness: { type: name, model_id: models[name].id },
+      };
       if (name === 'claude') config.harness_auth_secrets = { claude_auth_secret_name: 'CLAUDE_KEY' };
       const runId = await createRun(hangar, { prompt: 'Make the greeting say hello world', config });
       const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
@@ -81,13 +133,19 @@ describe('runs of the coding-agent CLIs', { skip, timeout: 4 * TIMEOUT_MS }, () 
       assert.equal(action.category, 'command');
       const result = blocks.find((block) => block.type === 'action_result' && block.action_id === action.id);
       assert.match(JSON.stringify(result.output), /hello world/);
-      const said = blocks.filter((block) => block.role === 'assistant' && block.type === 'text').map((block) => block.text).join('');
+      const said = blocks
+        .filter((block) => block.role === 'assistant' && block.type === 'text')
+        .map((block) => block.text)
+        .join('');
       assert.match(said, /The greeting now says hello world\./);
 
       // The CLI's token counts; the cost at the catalogue's prices, whatever the CLI thought it cost.
       assert.equal(run.request_usage.total_tokens, 3150);
       const { input, output } = models[name].price;
-      assert.ok(Math.abs(run.request_usage.inference_cost - (3000 * input + 150 * output) / 1_000_000) < 1e-9, JSON.stringify(run.request_usage));
+      assert.ok(
+        Math.abs(run.request_usage.inference_cost - (3000 * input + 150 * output) / 1_000_000) < 1e-9,
+        JSON.stringify(run.request_usage),
+      );
     });
   }
 
@@ -101,13 +159,25 @@ describe('runs of the coding-agent CLIs', { skip, timeout: 4 * TIMEOUT_MS }, () 
       assert.equal((await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR')).state, 'SUCCEEDED');
       const before = server.requests.filter((request) => request.method === 'POST').length;
       server.script({ text: 'The codename is KESTREL.' });
-      assert.equal((await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message: 'What is the codename?' } })).status, 200);
-      await waitForRun(hangar, runId, (run) => run.state === 'SUCCEEDED' && run.status_message?.message !== 'Noted: the codename is KESTREL.', TIMEOUT_MS);
+      assert.equal(
+        (await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message: 'What is the codename?' } }))
+          .status,
+        200,
+      );
+      await waitForRun(
+        hangar,
+        runId,
+        (run) => run.state === 'SUCCEEDED' && run.status_message?.message !== 'Noted: the codename is KESTREL.',
+        TIMEOUT_MS,
+      );
       const resumed = JSON.stringify(server.requests.filter((request) => request.method === 'POST')[before]!.body);
-      for (const said of ['Remember the codename KESTREL', 'Noted: the codename is KESTREL.', 'What is the codename?']) assert.ok(resumed.includes(said), said);
+      for (const said of ['Remember the codename KESTREL', 'Noted: the codename is KESTREL.', 'What is the codename?'])
+        assert.ok(resumed.includes(said), said);
       assert.ok(!resumed.includes('earlier_conversation'), 'the CLI resumed its session rather than reading a recap');
       // The kept session is in the raw transcript but not in the conversation.
-      const users = (await conversationBlocks(hangar, runId)).filter((block) => block.role === 'user').map((block) => block.text);
+      const users = (await conversationBlocks(hangar, runId))
+        .filter((block) => block.role === 'user')
+        .map((block) => block.text);
       assert.deepEqual(users, ['Remember the codename KESTREL', 'What is the codename?']);
     });
   }
@@ -124,7 +194,10 @@ describe('runs of the coding-agent CLIs', { skip, timeout: 4 * TIMEOUT_MS }, () 
       const run = await waitForState(server, runId, 'FAILED', 'SUCCEEDED', 'ERROR');
       assert.equal(run.state, 'FAILED');
       assert.equal(run.status_message.error_code, 'integration_not_configured');
-      assert.match(run.status_message.message, /codex executable, which is not at \/nonexistent\/codex: install the npm package @openai\/codex/);
+      assert.match(
+        run.status_message.message,
+        /codex executable, which is not at \/nonexistent\/codex: install the npm package @openai\/codex/,
+      );
     } finally {
       await server.stop();
     }

@@ -4,7 +4,13 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import type { AgentCli } from '../../src/execution/harnesses/cli/index.js';
-import { AnthropicServer, GeminiServer, OpenAIResponsesServer, type ScriptedModelServer, type ScriptedTurn } from '../support/model-servers/index.js';
+import {
+  AnthropicServer,
+  GeminiServer,
+  OpenAIResponsesServer,
+  type ScriptedModelServer,
+  type ScriptedTurn,
+} from '../support/model-servers/index.js';
 
 /**
  * Real runs of the coding-agent CLIs against the scripted model servers: where the installed CLIs are, a git
@@ -16,22 +22,48 @@ export type CliName = AgentCli['name'];
 
 /** Where scripts/install-agent-clis.sh put the CLIs. */
 export const AGENT_CLIS_DIR =
-  process.env.HANGAR_AGENT_CLIS_DIR ?? (process.getuid?.() === 0 ? '/opt/hangar/agent-clis' : path.join(os.homedir(), '.cache', 'hangar', 'agent-clis'));
+  process.env.HANGAR_AGENT_CLIS_DIR ??
+  (process.getuid?.() === 0 ? '/opt/hangar/agent-clis' : path.join(os.homedir(), '.cache', 'hangar', 'agent-clis'));
 
 export const PROMPT = 'Make hello.txt greet the world.';
 export const ANSWER = 'I changed hello.txt to greet the world.';
 
 /** Each CLI's provider, its server, and the model's turns for a workspace (file tools take absolute paths). */
-export const CLI_SETUPS: Record<CliName, { provider: 'ANTHROPIC' | 'OPENAI' | 'GOOGLE'; server: () => ScriptedModelServer & { readonly baseURL: string }; turns: (workspace: string) => ScriptedTurn[] }> = {
+export const CLI_SETUPS: Record<
+  CliName,
+  {
+    provider: 'ANTHROPIC' | 'OPENAI' | 'GOOGLE';
+    server: () => ScriptedModelServer & { readonly baseURL: string };
+    turns: (workspace: string) => ScriptedTurn[];
+  }
+> = {
   claude: {
     provider: 'ANTHROPIC',
     server: () => new AnthropicServer(),
     turns: (workspace) => [
-      { text: 'Let me look at the file.', toolCalls: [{ name: 'Bash', input: { command: 'cat hello.txt', description: 'Show hello.txt' } }], usage: { input: 100, output: 20 } },
+      {
+        text: 'Let me look at the file.',
+        toolCalls: [{ name: 'Bash', input: { command: 'cat hello.txt', description: 'Show hello.txt' } }],
+        usage: { input: 100, output: 20 },
+      },
       // Claude Code refuses to edit a file it has not read.
-      { toolCalls: [{ name: 'Read', input: { file_path: `${workspace}/hello.txt` } }], usage: { input: 110, output: 10 } },
-      { toolCalls: [{ name: 'Edit', input: { file_path: `${workspace}/hello.txt`, old_string: 'hello', new_string: 'hello world' } }], usage: { input: 120, output: 30 } },
-      { toolCalls: [{ name: 'Bash', input: { command: 'exit 3', description: 'Fail' } }], usage: { input: 125, output: 5 } },
+      {
+        toolCalls: [{ name: 'Read', input: { file_path: `${workspace}/hello.txt` } }],
+        usage: { input: 110, output: 10 },
+      },
+      {
+        toolCalls: [
+          {
+            name: 'Edit',
+            input: { file_path: `${workspace}/hello.txt`, old_string: 'hello', new_string: 'hello world' },
+          },
+        ],
+        usage: { input: 120, output: 30 },
+      },
+      {
+        toolCalls: [{ name: 'Bash', input: { command: 'exit 3', description: 'Fail' } }],
+        usage: { input: 125, output: 5 },
+      },
       { text: ANSWER, usage: { input: 130, output: 8 } },
     ],
   },
@@ -39,10 +71,21 @@ export const CLI_SETUPS: Record<CliName, { provider: 'ANTHROPIC' | 'OPENAI' | 'G
     provider: 'OPENAI',
     server: () => new OpenAIResponsesServer(),
     turns: () => [
-      { text: 'Let me look at the file.', toolCalls: [{ name: 'exec_command', input: { cmd: 'cat hello.txt' } }], usage: { input: 100, output: 20 } },
+      {
+        text: 'Let me look at the file.',
+        toolCalls: [{ name: 'exec_command', input: { cmd: 'cat hello.txt' } }],
+        usage: { input: 100, output: 20 },
+      },
       // Codex offers apply_patch as a tool only to models it knows; through the shell it is intercepted all the same.
       {
-        toolCalls: [{ name: 'exec_command', input: { cmd: "apply_patch <<'PATCH'\n*** Begin Patch\n*** Update File: hello.txt\n@@\n-hello\n+hello world\n*** End Patch\nPATCH" } }],
+        toolCalls: [
+          {
+            name: 'exec_command',
+            input: {
+              cmd: "apply_patch <<'PATCH'\n*** Begin Patch\n*** Update File: hello.txt\n@@\n-hello\n+hello world\n*** End Patch\nPATCH",
+            },
+          },
+        ],
         usage: { input: 120, output: 30 },
       },
       { toolCalls: [{ name: 'exec_command', input: { cmd: 'exit 3' } }], usage: { input: 125, output: 5 } },
@@ -53,9 +96,23 @@ export const CLI_SETUPS: Record<CliName, { provider: 'ANTHROPIC' | 'OPENAI' | 'G
     provider: 'GOOGLE',
     server: () => new GeminiServer(),
     turns: (workspace) => [
-      { text: 'Let me look at the file.', toolCalls: [{ name: 'run_shell_command', input: { command: 'cat hello.txt', description: 'Show hello.txt' } }], usage: { input: 100, output: 20 } },
       {
-        toolCalls: [{ name: 'replace', input: { file_path: `${workspace}/hello.txt`, instruction: 'Greet the world', old_string: 'hello', new_string: 'hello world' } }],
+        text: 'Let me look at the file.',
+        toolCalls: [{ name: 'run_shell_command', input: { command: 'cat hello.txt', description: 'Show hello.txt' } }],
+        usage: { input: 100, output: 20 },
+      },
+      {
+        toolCalls: [
+          {
+            name: 'replace',
+            input: {
+              file_path: `${workspace}/hello.txt`,
+              instruction: 'Greet the world',
+              old_string: 'hello',
+              new_string: 'hello world',
+            },
+          },
+        ],
         usage: { input: 120, output: 30 },
       },
       { toolCalls: [{ name: 'run_shell_command', input: { command: 'exit 3' } }], usage: { input: 125, output: 5 } },
@@ -78,7 +135,9 @@ const ALL_CLIS = ['claude', 'codex', 'gemini'] as const;
  */
 export function missingClis(): string | false {
   const missing = ALL_CLIS.filter((name) => !installedBinary(name));
-  return missing.length > 0 && !process.env.CI ? `not installed here: ${missing.join(', ')} (run scripts/install-agent-clis.sh)` : false;
+  return missing.length > 0 && !process.env.CI
+    ? `not installed here: ${missing.join(', ')} (run scripts/install-agent-clis.sh)`
+    : false;
 }
 
 type Price = { input: number; output: number };
@@ -91,11 +150,17 @@ type Price = { input: number; output: number };
 export function writeCliOperatorFile(
   servers: Record<CliName, { readonly baseURL: string }>,
   keyPrefix: string,
-  prices: Record<CliName, Price> = { claude: { input: 0, output: 0 }, codex: { input: 0, output: 0 }, gemini: { input: 0, output: 0 } },
+  prices: Record<CliName, Price> = {
+    claude: { input: 0, output: 0 },
+    codex: { input: 0, output: 0 },
+    gemini: { input: 0, output: 0 },
+  },
 ): { directory: string; file: string } {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-cli-operator-'));
   const file = path.join(directory, 'hangar.yaml');
-  const paths = Object.fromEntries(ALL_CLIS.map((name) => [name, { path: installedBinary(name) ?? `/missing/${name}`, timeout_minutes: 3 }]));
+  const paths = Object.fromEntries(
+    ALL_CLIS.map((name) => [name, { path: installedBinary(name) ?? `/missing/${name}`, timeout_minutes: 3 }]),
+  );
   const model = (name: CliName, provider: string, keyEnv: string) => ({
     id: `${name}-test`,
     provider,
@@ -117,7 +182,11 @@ export function writeCliOperatorFile(
 export function gitWorkspace(): string {
   const workspace = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-cli-')));
   fs.writeFileSync(path.join(workspace, 'hello.txt'), 'hello\n');
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Hangar Test', '-c', 'user.email=test@hangar.invalid', ...args], { cwd: workspace, stdio: 'ignore' });
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=Hangar Test', '-c', 'user.email=test@hangar.invalid', ...args], {
+      cwd: workspace,
+      stdio: 'ignore',
+    });
   git('init', '--quiet');
   git('add', '.');
   git('commit', '--quiet', '-m', 'first commit');

@@ -17,30 +17,72 @@ describe('admin API', () => {
     const teams = await hangar.request('GET', '/api/v1/admin/teams');
     assert.ok(teams.body.teams.some((t: { uid: string }) => t.uid === team.body.uid));
 
-    const user = await hangar.request('POST', '/api/v1/admin/users', { body: { display_name: 'Ada', email: 'ada@example.com' } });
+    const user = await hangar.request('POST', '/api/v1/admin/users', {
+      body: { display_name: 'Ada', email: 'ada@example.com' },
+    });
     assert.equal(user.status, 201);
     assert.equal(user.body.is_admin, false);
-    assert.equal((await hangar.request('POST', '/api/v1/admin/users', { body: { display_name: 'Dup', email: 'ada@example.com' } })).status, 409);
-    assert.equal((await hangar.request('POST', '/api/v1/admin/users', { body: { display_name: 'Bad', email: 'not-an-email' } })).status, 400);
-    assert.ok((await hangar.request('GET', '/api/v1/admin/users')).body.users.some((u: { uid: string }) => u.uid === user.body.uid));
+    assert.equal(
+      (await hangar.request('POST', '/api/v1/admin/users', { body: { display_name: 'Dup', email: 'ada@example.com' } }))
+        .status,
+      409,
+    );
+    assert.equal(
+      (await hangar.request('POST', '/api/v1/admin/users', { body: { display_name: 'Bad', email: 'not-an-email' } }))
+        .status,
+      400,
+    );
+    assert.ok(
+      (await hangar.request('GET', '/api/v1/admin/users')).body.users.some(
+        (u: { uid: string }) => u.uid === user.body.uid,
+      ),
+    );
 
-    const member = await hangar.request('PUT', `/api/v1/admin/teams/${team.body.uid}/members/${user.body.uid}`, { body: { role: 'member' } });
+    const member = await hangar.request('PUT', `/api/v1/admin/teams/${team.body.uid}/members/${user.body.uid}`, {
+      body: { role: 'member' },
+    });
     assert.equal(member.status, 200);
     assert.equal(member.body.role, 'member');
-    const promoted = await hangar.request('PUT', `/api/v1/admin/teams/${team.body.uid}/members/${user.body.uid}`, { body: { role: 'admin' } });
+    const promoted = await hangar.request('PUT', `/api/v1/admin/teams/${team.body.uid}/members/${user.body.uid}`, {
+      body: { role: 'admin' },
+    });
     assert.equal(promoted.body.role, 'admin');
     const members = await hangar.request('GET', `/api/v1/admin/teams/${team.body.uid}/members`);
-    assert.deepEqual(members.body.members.map((m: { user_uid: string; role: string }) => [m.user_uid, m.role]), [[user.body.uid, 'admin']]);
-    assert.equal((await hangar.request('PUT', `/api/v1/admin/teams/${team.body.uid}/members/${user.body.uid}`, { body: { role: 'owner' } })).status, 400);
-    assert.equal((await hangar.request('PUT', `/api/v1/admin/teams/nope/members/${user.body.uid}`, { body: { role: 'member' } })).status, 404);
-    assert.equal((await hangar.request('DELETE', `/api/v1/admin/teams/${team.body.uid}/members/${user.body.uid}`)).status, 204);
-    assert.equal((await hangar.request('DELETE', `/api/v1/admin/teams/${team.body.uid}/members/${user.body.uid}`)).status, 404);
+    assert.deepEqual(
+      members.body.members.map((m: { user_uid: string; role: string }) => [m.user_uid, m.role]),
+      [[user.body.uid, 'admin']],
+    );
+    assert.equal(
+      (
+        await hangar.request('PUT', `/api/v1/admin/teams/${team.body.uid}/members/${user.body.uid}`, {
+          body: { role: 'owner' },
+        })
+      ).status,
+      400,
+    );
+    assert.equal(
+      (await hangar.request('PUT', `/api/v1/admin/teams/nope/members/${user.body.uid}`, { body: { role: 'member' } }))
+        .status,
+      404,
+    );
+    assert.equal(
+      (await hangar.request('DELETE', `/api/v1/admin/teams/${team.body.uid}/members/${user.body.uid}`)).status,
+      204,
+    );
+    assert.equal(
+      (await hangar.request('DELETE', `/api/v1/admin/teams/${team.body.uid}/members/${user.body.uid}`)).status,
+      404,
+    );
   });
 
   test('a key is shown once, listed without its secret, and revocation holds on the next request', async () => {
     const user = (await hangar.request('POST', '/api/v1/admin/users', { body: { display_name: 'Key holder' } })).body;
-    await hangar.request('PUT', `/api/v1/admin/teams/${hangar.teamUid}/members/${user.uid}`, { body: { role: 'member' } });
-    const created = await hangar.request('POST', '/api/v1/admin/api-keys', { body: { name: 'laptop', user_uid: user.uid } });
+    await hangar.request('PUT', `/api/v1/admin/teams/${hangar.teamUid}/members/${user.uid}`, {
+      body: { role: 'member' },
+    });
+    const created = await hangar.request('POST', '/api/v1/admin/api-keys', {
+      body: { name: 'laptop', user_uid: user.uid },
+    });
     assert.equal(created.status, 201);
     assert.match(created.body.key, /^hgr_[A-Za-z0-9]{40}$/);
     assert.equal(created.body.display_prefix, created.body.key.slice(0, 10));
@@ -51,7 +93,11 @@ describe('admin API', () => {
     assert.equal(listed.body.api_keys.length, 1);
     assert.equal(listed.body.api_keys[0].uid, created.body.uid);
     assert.equal(JSON.stringify(listed.body).includes(key), false, 'the key is never shown again');
-    const stored = await hangar.db.selectFrom('api_keys').selectAll().where('uid', '=', created.body.uid).executeTakeFirstOrThrow();
+    const stored = await hangar.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('uid', '=', created.body.uid)
+      .executeTakeFirstOrThrow();
     assert.equal(JSON.stringify(stored).includes(key), false, 'only a hash is stored');
 
     assert.equal((await hangar.request('DELETE', `/api/v1/admin/api-keys/${created.body.uid}`)).status, 204);
@@ -61,7 +107,10 @@ describe('admin API', () => {
     assert.ok((await hangar.request('GET', `/api/v1/admin/api-keys?user_uid=${user.uid}`)).body.api_keys[0].revoked_at);
     assert.equal((await hangar.request('DELETE', '/api/v1/admin/api-keys/nope')).status, 404);
     assert.equal((await hangar.request('POST', '/api/v1/admin/api-keys', { body: { name: 'x' } })).status, 400);
-    assert.equal((await hangar.request('POST', '/api/v1/admin/api-keys', { body: { name: 'x', user_uid: 'nobody' } })).status, 404);
+    assert.equal(
+      (await hangar.request('POST', '/api/v1/admin/api-keys', { body: { name: 'x', user_uid: 'nobody' } })).status,
+      404,
+    );
   });
 
   test('only instance administrators reach the admin API', async () => {
@@ -71,7 +120,10 @@ describe('admin API', () => {
       ['POST', '/api/v1/admin/users'],
       ['GET', '/api/v1/admin/api-keys'],
     ] as const) {
-      const response = await hangar.request(method, path, { apiKey: teamAdmin.apiKey, body: method === 'POST' ? { display_name: 'x' } : undefined });
+      const response = await hangar.request(method, path, {
+        apiKey: teamAdmin.apiKey,
+        body: method === 'POST' ? { display_name: 'x' } : undefined,
+      });
       assert.equal(response.status, 403, path);
       assert.equal(response.body.error_code, 'not_authorized');
     }
@@ -80,7 +132,9 @@ describe('admin API', () => {
 
   test('an administrator in several teams needs no team header for the admin API', async () => {
     const other = (await hangar.request('POST', '/api/v1/admin/teams', { body: { name: 'second' } })).body;
-    await hangar.request('PUT', `/api/v1/admin/teams/${other.uid}/members/${hangar.userUid}`, { body: { role: 'admin' } });
+    await hangar.request('PUT', `/api/v1/admin/teams/${other.uid}/members/${hangar.userUid}`, {
+      body: { role: 'admin' },
+    });
     assert.equal((await hangar.request('GET', '/api/v1/admin/teams')).status, 200);
     assert.equal((await hangar.request('GET', '/agent/runs')).status, 400, 'team routes need the header now');
     assert.equal((await hangar.request('GET', '/agent/runs', { headers: { 'x-team-uid': other.uid } })).status, 200);
@@ -96,7 +150,9 @@ describe('admin API', () => {
     const userUid = JSON.parse(user.stdout).uid;
     assert.equal((await hangarCli(['admin', 'members', 'set', teamUid, userUid, '--role', 'admin'], env)).code, 0);
     assert.match((await hangarCli(['admin', 'members', 'list', teamUid], env)).stdout, /Cli User/);
-    const key = JSON.parse((await hangarCli(['admin', 'keys', 'create', '--name', 'ci', '--user', userUid], env)).stdout);
+    const key = JSON.parse(
+      (await hangarCli(['admin', 'keys', 'create', '--name', 'ci', '--user', userUid], env)).stdout,
+    );
     assert.match(key.key, /^hgr_/);
     assert.equal((await hangarCli(['runs', 'list'], { url: hangar.url, apiKey: key.key })).code, 0);
     const list = await hangarCli(['admin', 'keys', 'list', '--user', userUid], env);

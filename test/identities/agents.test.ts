@@ -16,7 +16,9 @@ async function createAgent(body: Record<string, unknown>, apiKey?: string) {
 }
 
 async function keyFor(agentUid: string): Promise<{ uid: string; key: string }> {
-  const response = await hangar.request('POST', '/api/v1/admin/api-keys', { body: { name: 'bot', agent_uid: agentUid } });
+  const response = await hangar.request('POST', '/api/v1/admin/api-keys', {
+    body: { name: 'bot', agent_uid: agentUid },
+  });
   assert.equal(response.status, 201);
   return response.body;
 }
@@ -25,10 +27,21 @@ describe('agent identities', () => {
   test('create, get, list, update and delete', async () => {
     const team = await hangar.createTeamWithUser();
     const environment = await addEnvironment(hangar, team.teamUid);
-    const missingSecret = await hangar.request('POST', '/agent/identities', { apiKey: team.apiKey, body: { name: 'x', secrets: [{ name: 'NPM_TOKEN' }] } });
+    const missingSecret = await hangar.request('POST', '/agent/identities', {
+      apiKey: team.apiKey,
+      body: { name: 'x', secrets: [{ name: 'NPM_TOKEN' }] },
+    });
     assert.equal(missingSecret.status, 400);
     assert.match(missingSecret.body.detail, /NPM_TOKEN/);
-    assert.equal((await hangar.request('POST', '/api/v1/secrets', { apiKey: team.apiKey, body: { name: 'NPM_TOKEN', value: 's3cret' } })).status, 201);
+    assert.equal(
+      (
+        await hangar.request('POST', '/api/v1/secrets', {
+          apiKey: team.apiKey,
+          body: { name: 'NPM_TOKEN', value: 's3cret' },
+        })
+      ).status,
+      201,
+    );
     const created = await createAgent(
       {
         name: 'Release bot',
@@ -47,9 +60,15 @@ describe('agent identities', () => {
     assert.equal(created.environment_id, environment);
     assert.deepEqual(created.secrets, [{ name: 'NPM_TOKEN' }]);
     assert.ok(created.created_at && created.updated_at);
-    assert.deepEqual((await hangar.request('GET', `/agent/identities/${created.uid}`, { apiKey: team.apiKey })).body, created);
+    assert.deepEqual(
+      (await hangar.request('GET', `/agent/identities/${created.uid}`, { apiKey: team.apiKey })).body,
+      created,
+    );
     const list = await hangar.request('GET', '/agent/identities', { apiKey: team.apiKey });
-    assert.deepEqual(list.body.agents.map((agent: { uid: string }) => agent.uid), [created.uid]);
+    assert.deepEqual(
+      list.body.agents.map((agent: { uid: string }) => agent.uid),
+      [created.uid],
+    );
 
     // Omitted or null: unchanged; empty: cleared.
     const updated = await hangar.request('PUT', `/agent/identities/${created.uid}`, {
@@ -66,26 +85,68 @@ describe('agent identities', () => {
 
     const deleted = await hangar.request('DELETE', `/agent/identities/${created.uid}`, { apiKey: team.apiKey });
     assert.equal(deleted.status, 204);
-    assert.equal((await hangar.request('GET', `/agent/identities/${created.uid}`, { apiKey: team.apiKey })).status, 404);
-    assert.equal((await hangar.request('DELETE', `/agent/identities/${created.uid}`, { apiKey: team.apiKey })).status, 404);
+    assert.equal(
+      (await hangar.request('GET', `/agent/identities/${created.uid}`, { apiKey: team.apiKey })).status,
+      404,
+    );
+    assert.equal(
+      (await hangar.request('DELETE', `/agent/identities/${created.uid}`, { apiKey: team.apiKey })).status,
+      404,
+    );
   });
 
   test('validation, permissions and isolation', async () => {
     const team = await hangar.createTeamWithUser();
     assert.equal((await hangar.request('POST', '/agent/identities', { apiKey: team.apiKey, body: {} })).status, 400);
-    assert.equal((await hangar.request('POST', '/agent/identities', { apiKey: team.apiKey, body: { name: 'x', harness: { type: 'cursor' } } })).status, 400);
+    assert.equal(
+      (
+        await hangar.request('POST', '/agent/identities', {
+          apiKey: team.apiKey,
+          body: { name: 'x', harness: { type: 'cursor' } },
+        })
+      ).status,
+      400,
+    );
     const foreignEnvironment = await addEnvironment(hangar);
-    assert.equal((await hangar.request('POST', '/agent/identities', { apiKey: team.apiKey, body: { name: 'x', environment_id: foreignEnvironment } })).status, 403);
+    assert.equal(
+      (
+        await hangar.request('POST', '/agent/identities', {
+          apiKey: team.apiKey,
+          body: { name: 'x', environment_id: foreignEnvironment },
+        })
+      ).status,
+      403,
+    );
     const member = await hangar.addUser(team.teamUid, 'member');
-    assert.equal((await hangar.request('POST', '/agent/identities', { apiKey: member.apiKey, body: { name: 'x' } })).status, 403);
+    assert.equal(
+      (await hangar.request('POST', '/agent/identities', { apiKey: member.apiKey, body: { name: 'x' } })).status,
+      403,
+    );
     const agent = await createAgent({ name: 'Mine' }, team.apiKey);
-    assert.equal((await hangar.request('GET', `/agent/identities/${agent.uid}`, { apiKey: member.apiKey })).status, 200, 'members can look');
-    assert.equal((await hangar.request('DELETE', `/agent/identities/${agent.uid}`, { apiKey: member.apiKey })).status, 403);
+    assert.equal(
+      (await hangar.request('GET', `/agent/identities/${agent.uid}`, { apiKey: member.apiKey })).status,
+      200,
+      'members can look',
+    );
+    assert.equal(
+      (await hangar.request('DELETE', `/agent/identities/${agent.uid}`, { apiKey: member.apiKey })).status,
+      403,
+    );
     const stranger = await hangar.createTeamWithUser();
-    assert.equal((await hangar.request('GET', `/agent/identities/${agent.uid}`, { apiKey: stranger.apiKey })).status, 404);
-    assert.equal((await hangar.request('PUT', `/agent/identities/${agent.uid}`, { apiKey: stranger.apiKey, body: { name: 'y' } })).status, 404);
+    assert.equal(
+      (await hangar.request('GET', `/agent/identities/${agent.uid}`, { apiKey: stranger.apiKey })).status,
+      404,
+    );
+    assert.equal(
+      (await hangar.request('PUT', `/agent/identities/${agent.uid}`, { apiKey: stranger.apiKey, body: { name: 'y' } }))
+        .status,
+      404,
+    );
     assert.deepEqual((await hangar.request('GET', '/agent/identities', { apiKey: stranger.apiKey })).body.agents, []);
-    const delegated = await hangar.request('POST', '/agent/runs', { apiKey: stranger.apiKey, body: { prompt: 'x', agent_identity_uid: agent.uid } });
+    const delegated = await hangar.request('POST', '/agent/runs', {
+      apiKey: stranger.apiKey,
+      body: { prompt: 'x', agent_identity_uid: agent.uid },
+    });
     assert.equal(delegated.status, 403);
   });
 
@@ -96,21 +157,33 @@ describe('agent identities', () => {
     const third = await createAgent({ name: 'third' }, team.apiKey);
     assert.deepEqual([first.available, second.available, third.available], [true, true, false]);
     const listed = (await hangar.request('GET', '/agent/identities', { apiKey: team.apiKey })).body.agents;
-    assert.deepEqual(listed.map((agent: { name: string; available: boolean }) => [agent.name, agent.available]), [
-      ['first', true],
-      ['second', true],
-      ['third', false],
-    ]);
+    assert.deepEqual(
+      listed.map((agent: { name: string; available: boolean }) => [agent.name, agent.available]),
+      [
+        ['first', true],
+        ['second', true],
+        ['third', false],
+      ],
+    );
 
     const thirdKey = await keyFor(third.uid);
     const own = await hangar.request('POST', '/agent/runs', { apiKey: thirdKey.key, body: { prompt: 'x' } });
     assert.equal(own.status, 403);
-    const delegated = await hangar.request('POST', '/agent/runs', { apiKey: team.apiKey, body: { prompt: 'x', agent_identity_uid: third.uid } });
+    const delegated = await hangar.request('POST', '/agent/runs', {
+      apiKey: team.apiKey,
+      body: { prompt: 'x', agent_identity_uid: third.uid },
+    });
     assert.equal(delegated.status, 403);
 
     await hangar.request('DELETE', `/agent/identities/${first.uid}`, { apiKey: team.apiKey });
-    assert.equal((await hangar.request('GET', `/agent/identities/${third.uid}`, { apiKey: team.apiKey })).body.available, true);
-    assert.equal((await hangar.request('POST', '/agent/runs', { apiKey: thirdKey.key, body: { prompt: 'x' } })).status, 200);
+    assert.equal(
+      (await hangar.request('GET', `/agent/identities/${third.uid}`, { apiKey: team.apiKey })).body.available,
+      true,
+    );
+    assert.equal(
+      (await hangar.request('POST', '/agent/runs', { apiKey: thirdKey.key, body: { prompt: 'x' } })).status,
+      200,
+    );
   });
 
   test("an agent's key runs as the agent; a user may delegate; both filters work", async () => {
@@ -129,19 +202,27 @@ describe('agent identities', () => {
     assert.equal(delegatedRun.executor.uid, agent.uid);
 
     const ids = async (query: string) =>
-      (await hangar.request('GET', `/agent/runs?${query}`, { apiKey: team.apiKey })).body.runs.map((r: { run_id: string }) => r.run_id).sort();
+      (await hangar.request('GET', `/agent/runs?${query}`, { apiKey: team.apiKey })).body.runs
+        .map((r: { run_id: string }) => r.run_id)
+        .sort();
     assert.deepEqual(await ids(`executor=${agent.uid}`), [byAgent, delegated].sort());
     assert.deepEqual(await ids(`creator=${agent.uid}`), [byAgent]);
     assert.deepEqual(await ids(`creator=${team.userUid}`), [delegated, byUser].sort());
-    assert.equal((await hangar.request('GET', '/agent/runs', { apiKey: key, headers: { 'x-team-uid': hangar.teamUid } })).status, 403);
+    assert.equal(
+      (await hangar.request('GET', '/agent/runs', { apiKey: key, headers: { 'x-team-uid': hangar.teamUid } })).status,
+      403,
+    );
   });
 
-  test("deleting an agent deletes its keys at once", async () => {
+  test('deleting an agent deletes its keys at once', async () => {
     const team = await hangar.createTeamWithUser();
     const agent = await createAgent({ name: 'Short-lived' }, team.apiKey);
     const keys = [await keyFor(agent.uid), await keyFor(agent.uid)];
     for (const { key } of keys) assert.equal((await hangar.request('GET', '/agent/runs', { apiKey: key })).status, 200);
-    assert.equal((await hangar.request('DELETE', `/agent/identities/${agent.uid}`, { apiKey: team.apiKey })).status, 204);
+    assert.equal(
+      (await hangar.request('DELETE', `/agent/identities/${agent.uid}`, { apiKey: team.apiKey })).status,
+      204,
+    );
     for (const { key } of keys) assert.equal((await hangar.request('GET', '/agent/runs', { apiKey: key })).status, 401);
     const remaining = await hangar.db.selectFrom('api_keys').select('uid').where('agent_uid', '=', agent.uid).execute();
     assert.deepEqual(remaining, []);
@@ -149,13 +230,21 @@ describe('agent identities', () => {
 
   test('the agents CLI verbs', async () => {
     const env = { url: hangar.url, apiKey: hangar.apiKey };
-    assert.equal((await hangar.request('POST', '/api/v1/secrets', { body: { name: 'TOKEN', value: 'v' } })).status, 201);
-    const created = await hangarCli(['agents', 'create', '--name', 'Cli bot', '--model', 'm1', '--skill', 'a:b', '--secret', 'TOKEN'], env);
+    assert.equal(
+      (await hangar.request('POST', '/api/v1/secrets', { body: { name: 'TOKEN', value: 'v' } })).status,
+      201,
+    );
+    const created = await hangarCli(
+      ['agents', 'create', '--name', 'Cli bot', '--model', 'm1', '--skill', 'a:b', '--secret', 'TOKEN'],
+      env,
+    );
     assert.equal(created.code, 0, created.stderr);
     const agent = JSON.parse(created.stdout);
     assert.deepEqual([agent.base_model, agent.skills, agent.secrets], ['m1', ['a:b'], [{ name: 'TOKEN' }]]);
     assert.match((await hangarCli(['agents', 'list'], env)).stdout, /Cli bot/);
-    const updated = JSON.parse((await hangarCli(['agents', 'update', agent.uid, '--description', 'does things'], env)).stdout);
+    const updated = JSON.parse(
+      (await hangarCli(['agents', 'update', agent.uid, '--description', 'does things'], env)).stdout,
+    );
     assert.equal(updated.description, 'does things');
     assert.equal(JSON.parse((await hangarCli(['agents', 'get', agent.uid], env)).stdout).uid, agent.uid);
     assert.equal((await hangarCli(['agents', 'delete', agent.uid], env)).code, 0);

@@ -19,20 +19,29 @@ before(async () => {
 });
 after(() => hangar.stop());
 
-const api = (method: string, path: string, options: { body?: unknown; apiKey?: string } = {}) => hangar.request(method, `/api/v1${path}`, options);
+const api = (method: string, path: string, options: { body?: unknown; apiKey?: string } = {}) =>
+  hangar.request(method, `/api/v1${path}`, options);
 
 let counter = 0;
 const uniqueName = (prefix: string) => `${prefix}-${++counter}`;
 
 async function create(body: Record<string, unknown>, apiKey?: string) {
-  const response = await api('POST', '/mcp-servers', { body: { name: uniqueName('server'), command: 'npx', ...body }, apiKey });
+  const response = await api('POST', '/mcp-servers', {
+    body: { name: uniqueName('server'), command: 'npx', ...body },
+    apiKey,
+  });
   assert.equal(response.status, 201, JSON.stringify(response.body));
   return response.body;
 }
 
 describe('MCP servers API', () => {
   test('create a stdio server: 201 with uid, definition, owner, shares and timestamps; secrets by name only', async () => {
-    const item = await create({ name: 'github', command: 'npx', args: ['-y', '@modelcontextprotocol/server-github'], env: { GITHUB_TOKEN: { secret: 'GH_TOKEN' }, LOG: 'debug' } });
+    const item = await create({
+      name: 'github',
+      command: 'npx',
+      args: ['-y', '@modelcontextprotocol/server-github'],
+      env: { GITHUB_TOKEN: { secret: 'GH_TOKEN' }, LOG: 'debug' },
+    });
     assert.match(item.uid, /^[A-Za-z0-9]{22}$/);
     assert.deepEqual(
       { ...item, created_at: undefined, updated_at: undefined },
@@ -56,7 +65,11 @@ describe('MCP servers API', () => {
   });
 
   test('create an HTTP server whose headers use a secret', async () => {
-    const item = await create({ command: undefined, url: 'https://mcp.example.com/mcp', headers: { Authorization: { secret: 'GH_TOKEN' }, 'X-Plain': 'yes' } });
+    const item = await create({
+      command: undefined,
+      url: 'https://mcp.example.com/mcp',
+      headers: { Authorization: { secret: 'GH_TOKEN' }, 'X-Plain': 'yes' },
+    });
     assert.equal(item.url, 'https://mcp.example.com/mcp');
     assert.deepEqual(item.headers, { Authorization: { secret: 'GH_TOKEN' }, 'X-Plain': 'yes' });
     assert.equal(item.command, undefined);
@@ -89,7 +102,10 @@ describe('MCP servers API', () => {
   });
 
   test('a secret of another team does not count as existing', async () => {
-    const response = await api('POST', '/mcp-servers', { body: { name: 'x', command: 'a', env: { A: { secret: 'GH_TOKEN' } } }, apiKey: other.apiKey });
+    const response = await api('POST', '/mcp-servers', {
+      body: { name: 'x', command: 'a', env: { A: { secret: 'GH_TOKEN' } } },
+      apiKey: other.apiKey,
+    });
     assert.equal(response.status, 400);
     assert.match(response.body.detail, /GH_TOKEN/);
   });
@@ -99,7 +115,10 @@ describe('MCP servers API', () => {
     const again = await api('POST', '/mcp-servers', { body: { name: 'dup', command: 'other' } });
     assert.equal(again.status, 409);
     assert.equal(again.body.error_code, 'conflict');
-    const elsewhere = await api('POST', '/mcp-servers', { body: { name: 'dup', command: 'other' }, apiKey: other.apiKey });
+    const elsewhere = await api('POST', '/mcp-servers', {
+      body: { name: 'dup', command: 'other' },
+      apiKey: other.apiKey,
+    });
     assert.equal(elsewhere.status, 201);
     const second = await create({ name: 'dup-2' });
     const rename = await api('PUT', `/mcp-servers/${second.uid}`, { body: { name: 'dup', command: 'x' } });
@@ -110,7 +129,9 @@ describe('MCP servers API', () => {
   test('PUT replaces the whole definition (stdio to HTTP) and moves updated_at', async () => {
     const item = await create({ args: ['a'], env: { A: 'b' } });
     await new Promise((resolve) => setTimeout(resolve, 5));
-    const response = await api('PUT', `/mcp-servers/${item.uid}`, { body: { name: 'renamed-to-http', url: 'https://mcp.example.com/other' } });
+    const response = await api('PUT', `/mcp-servers/${item.uid}`, {
+      body: { name: 'renamed-to-http', url: 'https://mcp.example.com/other' },
+    });
     assert.equal(response.status, 200, JSON.stringify(response.body));
     assert.equal(response.body.name, 'renamed-to-http');
     assert.equal(response.body.url, 'https://mcp.example.com/other');
@@ -119,13 +140,23 @@ describe('MCP servers API', () => {
     assert.equal(response.body.env, undefined);
     assert.equal(response.body.created_at, item.created_at);
     assert.ok(response.body.updated_at > item.updated_at);
-    assert.equal((await api('PUT', '/mcp-servers/AAAAAAAAAAAAAAAAAAAAAA', { body: { name: 'n', command: 'c' } })).status, 404);
-    assert.equal((await api('PUT', `/mcp-servers/${item.uid}`, { body: { name: 'n', command: 'c', url: 'https://x' } })).status, 400);
+    assert.equal(
+      (await api('PUT', '/mcp-servers/AAAAAAAAAAAAAAAAAAAAAA', { body: { name: 'n', command: 'c' } })).status,
+      404,
+    );
+    assert.equal(
+      (await api('PUT', `/mcp-servers/${item.uid}`, { body: { name: 'n', command: 'c', url: 'https://x' } })).status,
+      400,
+    );
   });
 
   test('sharing: the other team sees and may use it but not change it; a third team sees nothing', async () => {
     const item = await create({ name: 'shared-one', env: { TOKEN: { secret: 'GH_TOKEN' } } });
-    assert.equal((await api('GET', `/mcp-servers/${item.uid}`, { apiKey: other.apiKey })).status, 404, 'not shared yet');
+    assert.equal(
+      (await api('GET', `/mcp-servers/${item.uid}`, { apiKey: other.apiKey })).status,
+      404,
+      'not shared yet',
+    );
 
     const shared = await api('POST', `/mcp-servers/${item.uid}/shares`, { body: { team_uid: other.teamUid } });
     assert.equal(shared.status, 200, JSON.stringify(shared.body));
@@ -171,27 +202,50 @@ describe('MCP servers API', () => {
     const unshared = await api('DELETE', `/mcp-servers/${item.uid}/shares/${other.teamUid}`);
     assert.equal(unshared.status, 204);
     assert.equal((await api('GET', `/mcp-servers/${item.uid}`, { apiKey: other.apiKey })).status, 404);
-    assert.equal((await api('DELETE', `/mcp-servers/${item.uid}/shares/${other.teamUid}`)).status, 404, 'not shared any more');
+    assert.equal(
+      (await api('DELETE', `/mcp-servers/${item.uid}/shares/${other.teamUid}`)).status,
+      404,
+      'not shared any more',
+    );
     assert.deepEqual((await api('GET', `/mcp-servers/${item.uid}`)).body.shared_with, []);
   });
 
   test('sharing needs an existing other team and the admin role of the owning team', async () => {
     const item = await create({});
-    const unknown = await api('POST', `/mcp-servers/${item.uid}/shares`, { body: { team_uid: 'NoSuchTeamNoSuchTeam00' } });
+    const unknown = await api('POST', `/mcp-servers/${item.uid}/shares`, {
+      body: { team_uid: 'NoSuchTeamNoSuchTeam00' },
+    });
     assert.equal(unknown.status, 400);
     assert.match(unknown.body.detail, /does not exist/);
-    assert.equal((await api('POST', `/mcp-servers/${item.uid}/shares`, { body: { team_uid: hangar.teamUid } })).status, 400);
+    assert.equal(
+      (await api('POST', `/mcp-servers/${item.uid}/shares`, { body: { team_uid: hangar.teamUid } })).status,
+      400,
+    );
     assert.equal((await api('POST', `/mcp-servers/${item.uid}/shares`, { body: {} })).status, 400);
 
     const member = await hangar.addUser(hangar.teamUid, 'member');
-    const byMember = await api('POST', `/mcp-servers/${item.uid}/shares`, { body: { team_uid: other.teamUid }, apiKey: member.apiKey });
+    const byMember = await api('POST', `/mcp-servers/${item.uid}/shares`, {
+      body: { team_uid: other.teamUid },
+      apiKey: member.apiKey,
+    });
     assert.equal(byMember.status, 403);
     assert.match(byMember.body.detail, /admin/);
     await api('POST', `/mcp-servers/${item.uid}/shares`, { body: { team_uid: other.teamUid } });
-    assert.equal((await api('DELETE', `/mcp-servers/${item.uid}/shares/${other.teamUid}`, { apiKey: member.apiKey })).status, 403);
+    assert.equal(
+      (await api('DELETE', `/mcp-servers/${item.uid}/shares/${other.teamUid}`, { apiKey: member.apiKey })).status,
+      403,
+    );
     // Members of the owning team may still define, change and delete servers.
     const own = await create({}, member.apiKey);
-    assert.equal((await api('PUT', `/mcp-servers/${own.uid}`, { body: { name: own.name, command: 'changed' }, apiKey: member.apiKey })).status, 200);
+    assert.equal(
+      (
+        await api('PUT', `/mcp-servers/${own.uid}`, {
+          body: { name: own.name, command: 'changed' },
+          apiKey: member.apiKey,
+        })
+      ).status,
+      200,
+    );
     assert.equal((await api('DELETE', `/mcp-servers/${own.uid}`, { apiKey: member.apiKey })).status, 204);
   });
 
@@ -203,7 +257,11 @@ describe('MCP servers API', () => {
     const list = await api('GET', '/mcp-servers', { apiKey: fresh.apiKey });
     assert.equal(list.status, 200);
     assert.deepEqual(
-      list.body.mcp_servers.map((entry: { name: string; owner_team_uid: string; shared_with?: string[] }) => [entry.name, entry.owner_team_uid, entry.shared_with]),
+      list.body.mcp_servers.map((entry: { name: string; owner_team_uid: string; shared_with?: string[] }) => [
+        entry.name,
+        entry.owner_team_uid,
+        entry.shared_with,
+      ]),
       [
         ['a-theirs', hangar.teamUid, undefined],
         ['b-mine', fresh.teamUid, []],
@@ -213,8 +271,17 @@ describe('MCP servers API', () => {
     assert.equal((await api('DELETE', `/mcp-servers/${theirs.uid}`)).status, 204);
     assert.equal((await api('GET', `/mcp-servers/${theirs.uid}`)).status, 404);
     assert.equal((await api('DELETE', `/mcp-servers/${theirs.uid}`)).status, 404);
-    assert.deepEqual((await api('GET', '/mcp-servers', { apiKey: fresh.apiKey })).body.mcp_servers.map((entry: { uid: string }) => entry.uid), [mine.uid]);
-    const shares = await hangar.db.selectFrom('mcp_server_shares').select('team_uid').where('server_uid', '=', theirs.uid).execute();
+    assert.deepEqual(
+      (await api('GET', '/mcp-servers', { apiKey: fresh.apiKey })).body.mcp_servers.map(
+        (entry: { uid: string }) => entry.uid,
+      ),
+      [mine.uid],
+    );
+    const shares = await hangar.db
+      .selectFrom('mcp_server_shares')
+      .select('team_uid')
+      .where('server_uid', '=', theirs.uid)
+      .execute();
     assert.deepEqual(shares, []);
   });
 

@@ -6,12 +6,15 @@ import { startTestServer, type TestServer } from '../support/server.js';
 let hangar: TestServer;
 before(async () => {
   hangar = await startTestServer({}, { role: 'api' });
-  const secret = await hangar.request('POST', '/api/v1/secrets', { body: { name: 'TOKEN', value: 'cli-secret-value' } });
+  const secret = await hangar.request('POST', '/api/v1/secrets', {
+    body: { name: 'TOKEN', value: 'cli-secret-value' },
+  });
   assert.equal(secret.status, 201);
 });
 after(() => hangar.stop());
 
-const cli = (args: string[], apiKey = hangar.apiKey) => hangarCli(['mcp-servers', ...args], { url: hangar.url, apiKey });
+const cli = (args: string[], apiKey = hangar.apiKey) =>
+  hangarCli(['mcp-servers', ...args], { url: hangar.url, apiKey });
 
 async function ok(args: string[], apiKey?: string): Promise<string> {
   const result = await cli(args, apiKey);
@@ -22,23 +25,58 @@ async function ok(args: string[], apiKey?: string): Promise<string> {
 describe('hangar mcp-servers', () => {
   test('create (stdio and HTTP), get, list, share, unshare, delete', async () => {
     const stdio = JSON.parse(
-      await ok(['create', '--name', 'github', '--command', 'npx', '--arg', '-y', '--arg', 'server-github', '--env', 'MODE=ro', '--secret-env', 'GITHUB_TOKEN=TOKEN']),
+      await ok([
+        'create',
+        '--name',
+        'github',
+        '--command',
+        'npx',
+        '--arg',
+        '-y',
+        '--arg',
+        'server-github',
+        '--env',
+        'MODE=ro',
+        '--secret-env',
+        'GITHUB_TOKEN=TOKEN',
+      ]),
     );
     assert.match(stdio.uid, /^[A-Za-z0-9]{22}$/);
-    assert.deepEqual([stdio.command, stdio.args, stdio.env], ['npx', ['-y', 'server-github'], { MODE: 'ro', GITHUB_TOKEN: { secret: 'TOKEN' } }]);
-    const http = JSON.parse(await ok(['create', '--name', 'linear', '--url', 'https://mcp.example.com/mcp', '--header', 'X-A=b=c', '--secret-header', 'Authorization=TOKEN']));
+    assert.deepEqual(
+      [stdio.command, stdio.args, stdio.env],
+      ['npx', ['-y', 'server-github'], { MODE: 'ro', GITHUB_TOKEN: { secret: 'TOKEN' } }],
+    );
+    const http = JSON.parse(
+      await ok([
+        'create',
+        '--name',
+        'linear',
+        '--url',
+        'https://mcp.example.com/mcp',
+        '--header',
+        'X-A=b=c',
+        '--secret-header',
+        'Authorization=TOKEN',
+      ]),
+    );
     assert.deepEqual(http.headers, { 'X-A': 'b=c', Authorization: { secret: 'TOKEN' } });
 
     assert.deepEqual(JSON.parse(await ok(['get', stdio.uid])), stdio);
     const list = await ok(['list']);
     assert.match(list, new RegExp(`^${http.uid} {2}linear {2}https://mcp.example.com/mcp$`, 'm'));
     assert.match(list, new RegExp(`^${stdio.uid} {2}github {2}npx$`, 'm'));
-    assert.deepEqual(JSON.parse(await ok(['list', '--json'])).mcp_servers.map((item: { name: string }) => item.name), ['github', 'linear']);
+    assert.deepEqual(
+      JSON.parse(await ok(['list', '--json'])).mcp_servers.map((item: { name: string }) => item.name),
+      ['github', 'linear'],
+    );
     assert.equal((list + JSON.stringify(stdio) + JSON.stringify(http)).includes('cli-secret-value'), false);
 
     const other = await hangar.createTeamWithUser();
     assert.deepEqual(JSON.parse(await ok(['share', stdio.uid, other.teamUid])).shared_with, [other.teamUid]);
-    assert.match(await ok(['list'], other.apiKey), new RegExp(`^${stdio.uid} {2}github {2}npx {2}\\(shared by team ${hangar.teamUid}\\)$`, 'm'));
+    assert.match(
+      await ok(['list'], other.apiKey),
+      new RegExp(`^${stdio.uid} {2}github {2}npx {2}\\(shared by team ${hangar.teamUid}\\)$`, 'm'),
+    );
     assert.match(await ok(['unshare', stdio.uid, other.teamUid]), /no longer shared/);
     assert.equal(await ok(['list'], other.apiKey), '');
 

@@ -10,7 +10,8 @@ let owned: string;
 let sharedWithUs: string;
 let foreign: string;
 
-const api = (method: string, path: string, options: { body?: unknown; apiKey?: string } = {}) => hangar.request(method, `/api/v1${path}`, options);
+const api = (method: string, path: string, options: { body?: unknown; apiKey?: string } = {}) =>
+  hangar.request(method, `/api/v1${path}`, options);
 
 async function createServer(body: Record<string, unknown>, apiKey?: string): Promise<string> {
   const response = await api('POST', '/mcp-servers', { body, apiKey });
@@ -28,21 +29,46 @@ before(async () => {
   other = await hangar.createTeamWithUser();
   await createSecret('GH_TOKEN', 'ghp_owner-value');
   await createSecret('OTHER_TOKEN', 'other-team-value', other.apiKey);
-  owned = await createServer({ name: 'github', command: 'npx', args: ['server-github'], env: { GITHUB_TOKEN: { secret: 'GH_TOKEN' }, MODE: 'read-only' } });
-  sharedWithUs = await createServer({ name: 'linear', url: 'https://mcp.example.com/mcp', headers: { Authorization: { secret: 'OTHER_TOKEN' } } }, other.apiKey);
-  assert.equal((await api('POST', `/mcp-servers/${sharedWithUs}/shares`, { body: { team_uid: hangar.teamUid }, apiKey: other.apiKey })).status, 200);
+  owned = await createServer({
+    name: 'github',
+    command: 'npx',
+    args: ['server-github'],
+    env: { GITHUB_TOKEN: { secret: 'GH_TOKEN' }, MODE: 'read-only' },
+  });
+  sharedWithUs = await createServer(
+    { name: 'linear', url: 'https://mcp.example.com/mcp', headers: { Authorization: { secret: 'OTHER_TOKEN' } } },
+    other.apiKey,
+  );
+  assert.equal(
+    (
+      await api('POST', `/mcp-servers/${sharedWithUs}/shares`, {
+        body: { team_uid: hangar.teamUid },
+        apiKey: other.apiKey,
+      })
+    ).status,
+    200,
+  );
   foreign = await createServer({ name: 'private', command: 'secret-tool' }, other.apiKey);
 });
 after(() => hangar.stop());
 
-const createRun = (mcp_servers: Record<string, unknown>, apiKey?: string) => api('POST', '/agent/runs', { body: { prompt: 'use the tools', config: { mcp_servers } }, apiKey });
+const createRun = (mcp_servers: Record<string, unknown>, apiKey?: string) =>
+  api('POST', '/agent/runs', { body: { prompt: 'use the tools', config: { mcp_servers } }, apiKey });
 
 describe('runs referencing MCP servers by warp_id', () => {
   test('an owned server and one shared with the team are accepted; the config keeps the reference', async () => {
-    const response = await createRun({ gh: { warp_id: owned }, tracker: { warp_id: sharedWithUs }, inline: { command: 'echo' } });
+    const response = await createRun({
+      gh: { warp_id: owned },
+      tracker: { warp_id: sharedWithUs },
+      inline: { command: 'echo' },
+    });
     assert.equal(response.status, 200, JSON.stringify(response.body));
     const run = (await api('GET', `/agent/runs/${response.body.run_id}`)).body;
-    assert.deepEqual(run.agent_config.mcp_servers, { gh: { warp_id: owned }, tracker: { warp_id: sharedWithUs }, inline: { command: 'echo' } });
+    assert.deepEqual(run.agent_config.mcp_servers, {
+      gh: { warp_id: owned },
+      tracker: { warp_id: sharedWithUs },
+      inline: { command: 'echo' },
+    });
     assert.equal(JSON.stringify(run).includes('ghp_owner-value'), false);
   });
 
@@ -66,15 +92,31 @@ describe('runs referencing MCP servers by warp_id', () => {
   test('the owning team of a shared server keeps using it; the exactly-one rule still gives 400 first', async () => {
     assert.equal((await createRun({ tracker: { warp_id: sharedWithUs } }, other.apiKey)).status, 200);
     assert.equal((await createRun({ gh: { warp_id: owned } }, other.apiKey)).status, 403, 'not shared the other way');
-    for (const entry of [{ warp_id: owned, command: 'x' }, { warp_id: owned, url: 'https://x' }, { warp_id: '' }, { warp_id: 5 }, {}]) {
+    for (const entry of [
+      { warp_id: owned, command: 'x' },
+      { warp_id: owned, url: 'https://x' },
+      { warp_id: '' },
+      { warp_id: 5 },
+      {},
+    ]) {
       assert.equal((await createRun({ bad: entry })).status, 400, JSON.stringify(entry));
     }
     // Shape problems are reported before access problems, whatever the order of the entries.
-    assert.equal((await createRun({ first: { warp_id: foreign }, second: { command: 'x', url: 'https://y' } })).status, 400);
+    assert.equal(
+      (await createRun({ first: { warp_id: foreign }, second: { command: 'x', url: 'https://y' } })).status,
+      400,
+    );
   });
 
   test('scheduled runs check the reference inside the scheduler transaction', async () => {
-    const principal = { type: 'user' as const, uid: hangar.userUid, displayName: 'Admin', email: null, isAdmin: true, memberships: [{ team_uid: hangar.teamUid, role: 'admin' as const }] };
+    const principal = {
+      type: 'user' as const,
+      uid: hangar.userUid,
+      displayName: 'Admin',
+      email: null,
+      isAdmin: true,
+      memberships: [{ team_uid: hangar.teamUid, role: 'admin' as const }],
+    };
     const owner: Caller = { principal, teamUid: hangar.teamUid, role: 'admin' };
     const request = (uid: string, tick: Date) => ({
       owner,
@@ -87,7 +129,12 @@ describe('runs referencing MCP servers by warp_id', () => {
     });
     const outcomes = await hangar.db
       .transaction()
-      .execute((trx) => hangar.server.services.runs.createWithin(trx, [request(owned, new Date(1_000)), request(foreign, new Date(2_000))]));
+      .execute((trx) =>
+        hangar.server.services.runs.createWithin(trx, [
+          request(owned, new Date(1_000)),
+          request(foreign, new Date(2_000)),
+        ]),
+      );
     assert.ok(!(outcomes[0] instanceof ApiError));
     assert.ok(outcomes[1] instanceof ApiError && outcomes[1].status === 403);
   });
@@ -104,24 +151,47 @@ describe('resolveForRun', () => {
       args: ['server-github'],
       env: { GITHUB_TOKEN: 'ghp_owner-value', MODE: 'read-only' },
     });
-    const expected = { uid: sharedWithUs, name: 'linear', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'other-team-value' } };
-    assert.deepEqual(await resolve(hangar.teamUid, sharedWithUs), expected, 'a shared server uses its owner team secrets');
+    const expected = {
+      uid: sharedWithUs,
+      name: 'linear',
+      url: 'https://mcp.example.com/mcp',
+      headers: { Authorization: 'other-team-value' },
+    };
+    assert.deepEqual(
+      await resolve(hangar.teamUid, sharedWithUs),
+      expected,
+      'a shared server uses its owner team secrets',
+    );
     assert.deepEqual(await resolve(other.teamUid, sharedWithUs), expected);
   });
 
   test('refuses a server the team cannot use (403) and reports a secret that is gone (400)', async () => {
-    await assert.rejects(resolve(hangar.teamUid, foreign), (error: unknown) => error instanceof ApiError && error.status === 403);
-    await assert.rejects(resolve(other.teamUid, owned), (error: unknown) => error instanceof ApiError && error.status === 403);
+    await assert.rejects(
+      resolve(hangar.teamUid, foreign),
+      (error: unknown) => error instanceof ApiError && error.status === 403,
+    );
+    await assert.rejects(
+      resolve(other.teamUid, owned),
+      (error: unknown) => error instanceof ApiError && error.status === 403,
+    );
 
     await createSecret('ROTATING', 'first');
     const uid = await createServer({ name: 'rotating', command: 'x', env: { KEY: { secret: 'ROTATING' } } });
     assert.equal(((await resolve(hangar.teamUid, uid)) as { env: Record<string, string> }).env.KEY, 'first');
     assert.equal((await api('PUT', '/secrets/ROTATING', { body: { value: 'second' } })).status, 200);
-    assert.equal(((await resolve(hangar.teamUid, uid)) as { env: Record<string, string> }).env.KEY, 'second', 'a new value is used at once');
+    assert.equal(
+      ((await resolve(hangar.teamUid, uid)) as { env: Record<string, string> }).env.KEY,
+      'second',
+      'a new value is used at once',
+    );
     assert.equal((await api('DELETE', '/secrets/ROTATING')).status, 204);
     await assert.rejects(
       resolve(hangar.teamUid, uid),
-      (error: unknown) => error instanceof ApiError && error.status === 400 && /ROTATING/.test(error.detail) && !/second/.test(error.detail),
+      (error: unknown) =>
+        error instanceof ApiError &&
+        error.status === 400 &&
+        /ROTATING/.test(error.detail) &&
+        !/second/.test(error.detail),
     );
   });
 

@@ -80,7 +80,10 @@ describe('model catalogue', () => {
     const hangar = await serverWith({ ANTHROPIC_API_KEY: 'a-key', OPENAI_API_KEY: 'o-key' }, OPERATOR_FILE);
     const list = await models(hangar);
     assert.equal(list.default_model_id, 'local-coder');
-    assert.deepEqual(list.models.map((model: { id: string }) => model.id), ['local-coder', 'gpt-4o', 'sonnet']);
+    assert.deepEqual(
+      list.models.map((model: { id: string }) => model.id),
+      ['local-coder', 'gpt-4o', 'sonnet'],
+    );
     const [local, gpt, sonnet] = list.models;
     assert.equal(local.provider, 'UNKNOWN');
     assert.equal(local.disable_reason, undefined);
@@ -93,8 +96,12 @@ describe('model catalogue', () => {
   });
 
   test('a run of a built-in harness with an unknown, disabled or unconfigured model is refused at once', async () => {
-    const hangar = await serverWith({ ANTHROPIC_API_KEY: 'a-key' }, OPERATOR_FILE.concat('  - id: gemini\n    provider: GOOGLE\n    cost: { input: 1, output: 2 }\n'));
-    const create = (config: Record<string, unknown>) => hangar.request('POST', '/agent/runs', { body: { prompt: 'x', config } });
+    const hangar = await serverWith(
+      { ANTHROPIC_API_KEY: 'a-key' },
+      OPERATOR_FILE.concat('  - id: gemini\n    provider: GOOGLE\n    cost: { input: 1, output: 2 }\n'),
+    );
+    const create = (config: Record<string, unknown>) =>
+      hangar.request('POST', '/agent/runs', { body: { prompt: 'x', config } });
     const unknown = await create({ model_id: 'no-such-model', harness: { type: 'oz' } });
     assert.equal(unknown.status, 400);
     assert.match(unknown.body.detail, /not in this server's catalogue/);
@@ -116,10 +123,18 @@ describe('model catalogue', () => {
 
   test('a catalogue that contradicts itself stops the start with the reason', () => {
     const parse = (text: string) => () => parseOperatorConfig(text, 'hangar.yaml', {});
-    assert.throws(parse('models:\n  - id: x\n    provider: UNKNOWN\n    cost: { input: 0, output: 0 }\n'), /needs a base_url/);
+    assert.throws(
+      parse('models:\n  - id: x\n    provider: UNKNOWN\n    cost: { input: 0, output: 0 }\n'),
+      /needs a base_url/,
+    );
     assert.throws(parse('default_model: nope\n'), /model nope is not in the catalogue/);
     assert.throws(parse('disabled_models: [nope]\n'), /model nope is not in the catalogue/);
-    assert.throws(parse('models:\n  - id: x\n    provider: OPENAI\n    cost: { input: 0, output: 0 }\n  - id: x\n    provider: OPENAI\n    cost: { input: 0, output: 0 }\n'), /lists x twice/);
+    assert.throws(
+      parse(
+        'models:\n  - id: x\n    provider: OPENAI\n    cost: { input: 0, output: 0 }\n  - id: x\n    provider: OPENAI\n    cost: { input: 0, output: 0 }\n',
+      ),
+      /lists x twice/,
+    );
     assert.throws(parse('models:\n  - id: x\n    provider: OPENAI\n'), /cost/);
   });
 
@@ -129,7 +144,9 @@ describe('model catalogue', () => {
     assert.equal(defaults.defaultHarness, 'oz');
     assert.equal(defaults.builtInConfigured, false);
     assert.deepEqual(defaults.builtIn.oz, { timeoutMinutes: 60, network: false, maxSteps: 50 });
-    const set = parse('builtin_harnesses:\n  oz: { max_steps: 7, network: true }\n  claude: { path: ./bin/claude, timeout_minutes: 5 }\n');
+    const set = parse(
+      'builtin_harnesses:\n  oz: { max_steps: 7, network: true }\n  claude: { path: ./bin/claude, timeout_minutes: 5 }\n',
+    );
     assert.equal(set.builtInConfigured, true);
     assert.deepEqual(set.builtIn.oz, { timeoutMinutes: 60, network: true, maxSteps: 7 });
     assert.equal(set.builtIn.claude.path, '/etc/hangar/bin/claude');
@@ -139,22 +156,43 @@ describe('model catalogue', () => {
     assert.equal(parse('default_harness: codex\nharnesses:\n  mine: { command: [x] }\n').defaultHarness, 'codex');
     assert.throws(() => parse('builtin_harnesses:\n  cursor: {}\n'), /builtin_harnesses/);
     assert.throws(() => parse('builtin_harnesses:\n  oz: { max_steps: 0 }\n'), /max_steps/);
-    assert.throws(() => parse('harnesses:\n  claude: { command: [x] }\n'), /a built-in harness's; configure it under builtin_harnesses/);
+    assert.throws(
+      () => parse('harnesses:\n  claude: { command: [x] }\n'),
+      /a built-in harness's; configure it under builtin_harnesses/,
+    );
     assert.throws(() => parse('default_harness: nope\n'), /neither a built-in harness/);
   });
 
   test("tokens a harness reports without a cost are priced at the catalogue's rates for the run's model", async () => {
     const hangar = await startTestServer(harnessEnv());
     servers.push(hangar);
-    const usage = (input: number, output: number) => ({ emit: { type: 'usage', input_tokens: input, output_tokens: output } });
-    const priced = await createRun(hangar, { prompt: script(usage(200_000, 0), usage(0, 100_000)), config: { model_id: 'claude-sonnet-4' } });
+    const usage = (input: number, output: number) => ({
+      emit: { type: 'usage', input_tokens: input, output_tokens: output },
+    });
+    const priced = await createRun(hangar, {
+      prompt: script(usage(200_000, 0), usage(0, 100_000)),
+      config: { model_id: 'claude-sonnet-4' },
+    });
     const run = await waitForState(hangar, priced, 'SUCCEEDED', 'FAILED', 'ERROR');
     assert.equal(run.request_usage.total_tokens, 300_000);
     // 0.2M input at $3 and 0.1M output at $15.
     assert.ok(Math.abs(run.request_usage.inference_cost - 2.1) < 1e-9, JSON.stringify(run.request_usage));
-    const unknownModel = await createRun(hangar, { prompt: script(usage(1000, 1000)), config: { model_id: 'not-in-catalogue' } });
-    assert.equal((await waitForState(hangar, unknownModel, 'SUCCEEDED', 'FAILED', 'ERROR')).request_usage.inference_cost, undefined);
-    const reported = await createRun(hangar, { prompt: script({ usage: true }), config: { model_id: 'claude-sonnet-4' } });
-    assert.equal((await waitForState(hangar, reported, 'SUCCEEDED', 'FAILED', 'ERROR')).request_usage.inference_cost, 0.01, "the harness's own cost is kept");
+    const unknownModel = await createRun(hangar, {
+      prompt: script(usage(1000, 1000)),
+      config: { model_id: 'not-in-catalogue' },
+    });
+    assert.equal(
+      (await waitForState(hangar, unknownModel, 'SUCCEEDED', 'FAILED', 'ERROR')).request_usage.inference_cost,
+      undefined,
+    );
+    const reported = await createRun(hangar, {
+      prompt: script({ usage: true }),
+      config: { model_id: 'claude-sonnet-4' },
+    });
+    assert.equal(
+      (await waitForState(hangar, reported, 'SUCCEEDED', 'FAILED', 'ERROR')).request_usage.inference_cost,
+      0.01,
+      "the harness's own cost is kept",
+    );
   });
 });

@@ -5,7 +5,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import YAML from 'yaml';
-import { conversationBlocks, eventually, getRun, processesWith, timelineTypes, waitForState } from '../support/engine.js';
+import {
+  conversationBlocks,
+  eventually,
+  getRun,
+  processesWith,
+  timelineTypes,
+  waitForState,
+} from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
 import { AnthropicServer, OpenAIChatServer } from '../support/model-servers/index.js';
 import { DocsMcpServer } from '../support/mcp/http-server.js';
@@ -37,13 +44,38 @@ before(async () => {
       // network: oz reaches the registered HTTP MCP server (on loopback, which the operator allows) from the server.
       builtin_harnesses: { oz: { max_steps: 6, network: true } },
       models: [
-        { id: 'sonnet-test', provider: 'ANTHROPIC', model: 'claude-sonnet-4-20250514', base_url: anthropic.baseURL, api_key_env: KEY_ENV, cost: { input: 3, output: 15 } },
-        { id: 'local-coder', provider: 'UNKNOWN', model: 'qwen-coder', base_url: local.baseURL, cost: { input: 0, output: 0 } },
-        { id: 'gpt-keyless', provider: 'OPENAI', model: 'gpt-4.1', api_key_env: 'OZ_HARNESS_UNSET_KEY', cost: { input: 2, output: 8 } },
+        {
+          id: 'sonnet-test',
+          provider: 'ANTHROPIC',
+          model: 'claude-sonnet-4-20250514',
+          base_url: anthropic.baseURL,
+          api_key_env: KEY_ENV,
+          cost: { input: 3, output: 15 },
+        },
+        {
+          id: 'local-coder',
+          provider: 'UNKNOWN',
+          model: 'qwen-coder',
+          base_url: local.baseURL,
+          cost: { input: 0, output: 0 },
+        },
+        {
+          id: 'gpt-keyless',
+          provider: 'OPENAI',
+          model: 'gpt-4.1',
+          api_key_env: 'OZ_HARNESS_UNSET_KEY',
+          cost: { input: 2, output: 8 },
+        },
       ],
     }),
   );
-  hangar = await startTestServer({ HANGAR_CONFIG: file, HANGAR_GIT_BASE_URL: git.baseUrl, [KEY_ENV]: 'sk-test-oz', HANGAR_RUN_LEASE_SECONDS: '6', HANGAR_MCP_ALLOWED_HOSTS: '127.0.0.1' });
+  hangar = await startTestServer({
+    HANGAR_CONFIG: file,
+    HANGAR_GIT_BASE_URL: git.baseUrl,
+    [KEY_ENV]: 'sk-test-oz',
+    HANGAR_RUN_LEASE_SECONDS: '6',
+    HANGAR_MCP_ALLOWED_HOSTS: '127.0.0.1',
+  });
   environmentId = await addEnvironmentWithRepos(hangar, ['acme/app']);
 });
 
@@ -58,13 +90,36 @@ describe('the oz harness', () => {
   test('is the default: it edits the cloned repository with its tools, reports an artifact, and ends SUCCEEDED with usage and cost', async () => {
     const before = anthropic.requests.length;
     anthropic.script(
-      { text: 'Looking for the greeting.', toolCalls: [{ name: 'search_files', input: { pattern: 'Hello' } }], usage: { input: 1000, output: 100 } },
-      { toolCalls: [{ name: 'edit_file', input: { path: 'app/src/greet.js', old_string: '"Hello"', new_string: '"Goodbye"' } }], usage: { input: 1000, output: 100 } },
-      { toolCalls: [{ name: 'run_command', input: { command: 'git diff --stat && cat src/greet.js', cwd: 'app' } }], usage: { input: 1000, output: 100 } },
-      { toolCalls: [{ name: 'report_artifact', input: { artifact_type: 'FILE', path: 'app/src/greet.js', description: 'the new greeting' } }], usage: { input: 1000, output: 100 } },
+      {
+        text: 'Looking for the greeting.',
+        toolCalls: [{ name: 'search_files', input: { pattern: 'Hello' } }],
+        usage: { input: 1000, output: 100 },
+      },
+      {
+        toolCalls: [
+          { name: 'edit_file', input: { path: 'app/src/greet.js', old_string: '"Hello"', new_string: '"Goodbye"' } },
+        ],
+        usage: { input: 1000, output: 100 },
+      },
+      {
+        toolCalls: [{ name: 'run_command', input: { command: 'git diff --stat && cat src/greet.js', cwd: 'app' } }],
+        usage: { input: 1000, output: 100 },
+      },
+      {
+        toolCalls: [
+          {
+            name: 'report_artifact',
+            input: { artifact_type: 'FILE', path: 'app/src/greet.js', description: 'the new greeting' },
+          },
+        ],
+        usage: { input: 1000, output: 100 },
+      },
       { text: 'The greeting now says Goodbye.', usage: { input: 1000, output: 100 } },
     );
-    const runId = await createRun(hangar, { prompt: 'Make the greeting say Goodbye', config: { environment_id: environmentId } });
+    const runId = await createRun(hangar, {
+      prompt: 'Make the greeting say Goodbye',
+      config: { environment_id: environmentId },
+    });
     const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
     assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
     assert.equal(run.status_message.message, 'The greeting now says Goodbye.');
@@ -99,7 +154,10 @@ describe('the oz harness', () => {
 
     // Tokens from every step, priced at the catalogue's rates (3 and 15 USD per million).
     assert.equal(run.request_usage.total_tokens, 5500);
-    assert.ok(Math.abs(run.request_usage.inference_cost - (5000 * 3 + 500 * 15) / 1_000_000) < 1e-9, JSON.stringify(run.request_usage));
+    assert.ok(
+      Math.abs(run.request_usage.inference_cost - (5000 * 3 + 500 * 15) / 1_000_000) < 1e-9,
+      JSON.stringify(run.request_usage),
+    );
     // The run named no model; the one the harness fell back to is recorded, so the list filters by it.
     const listed = await hangar.request('GET', '/agent/runs?model_id=sonnet-test');
     assert.ok(listed.body.runs.some((item: any) => item.run_id === runId));
@@ -108,16 +166,24 @@ describe('the oz harness', () => {
   test('asks the user (BLOCKED), and a follow-up resumes the conversation with everything said before', async () => {
     const before = anthropic.requests.length;
     anthropic.script(
-      { text: 'I need a decision.', toolCalls: [{ name: 'ask_user', input: { question: 'Should I also update the README?' } }] },
+      {
+        text: 'I need a decision.',
+        toolCalls: [{ name: 'ask_user', input: { question: 'Should I also update the README?' } }],
+      },
       { toolCalls: [{ name: 'write_file', input: { path: 'app/README.md', content: '# app\n\nSays Goodbye.\n' } }] },
       { text: 'Updated the README too.' },
     );
-    const runId = await createRun(hangar, { prompt: 'Document the greeting', config: { environment_id: environmentId, harness: { type: 'oz' } } });
+    const runId = await createRun(hangar, {
+      prompt: 'Document the greeting',
+      config: { environment_id: environmentId, harness: { type: 'oz' } },
+    });
     const blocked = await waitForState(hangar, runId, 'BLOCKED', 'FAILED', 'ERROR', 'SUCCEEDED');
     assert.equal(blocked.state, 'BLOCKED', JSON.stringify(blocked.status_message));
     assert.equal(blocked.status_message.message, 'Should I also update the README?');
 
-    const followup = await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message: 'Yes, please update it.' } });
+    const followup = await hangar.request('POST', `/agent/runs/${runId}/followups`, {
+      body: { message: 'Yes, please update it.' },
+    });
     assert.ok(followup.status < 300, JSON.stringify(followup.body));
     const done = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
     assert.equal(done.state, 'SUCCEEDED', JSON.stringify(done.status_message));
@@ -129,7 +195,7 @@ describe('the oz harness', () => {
     assert.match(resumed, /Yes, please update it\./);
     assert.ok(resumed.indexOf('Document the greeting') < resumed.indexOf('Yes, please update it.'));
 
-    const all = (await conversationBlocks(hangar, runId));
+    const all = await conversationBlocks(hangar, runId);
     const users = all.filter((block) => block.role === 'user').map((block) => block.text);
     assert.deepEqual(users, ['Document the greeting', 'Yes, please update it.']);
     assert.ok(all.some((block) => block.type === 'event' && block.name === 'ask_user'));
@@ -138,23 +204,33 @@ describe('the oz harness', () => {
 
   test('a follow-up sent while it works reaches the model at its next step', async () => {
     const before = anthropic.requests.length;
-    anthropic.script({ toolCalls: [{ name: 'run_command', input: { command: 'sleep 1.5' } }] }, { text: 'Done, in French too.' });
+    anthropic.script(
+      { toolCalls: [{ name: 'run_command', input: { command: 'sleep 1.5' } }] },
+      { text: 'Done, in French too.' },
+    );
     const runId = await createRun(hangar, { prompt: 'Write a greeting' });
     await eventually('the command runs', () => processesWith('sleep 1.5').length > 0);
-    const followup = await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message: 'Also in French, please.' } });
+    const followup = await hangar.request('POST', `/agent/runs/${runId}/followups`, {
+      body: { message: 'Also in French, please.' },
+    });
     assert.ok(followup.status < 300, JSON.stringify(followup.body));
     const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
     assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
     // One execution: the message joined the running agent rather than waiting for a continuation.
     assert.equal(anthropic.requests.length - before, 2);
     assert.match(JSON.stringify(anthropic.requests[before + 1]!.body.messages), /Also in French, please\./);
-    const users = (await conversationBlocks(hangar, runId)).filter((block) => block.role === 'user').map((block) => block.text);
+    const users = (await conversationBlocks(hangar, runId))
+      .filter((block) => block.role === 'user')
+      .map((block) => block.text);
     assert.deepEqual(users, ['Write a greeting', 'Also in French, please.']);
   });
 
   test('runs on an OpenAI-compatible server named by model_id', async () => {
     local.script({ toolCalls: [{ name: 'list_files', input: {} }] }, { text: 'Listed.' });
-    const runId = await createRun(hangar, { prompt: 'What is here?', config: { harness: { type: 'oz', model_id: 'local-coder' } } });
+    const runId = await createRun(hangar, {
+      prompt: 'What is here?',
+      config: { harness: { type: 'oz', model_id: 'local-coder' } },
+    });
     const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
     assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
     assert.equal(local.requests.at(-1)!.body.model, 'qwen-coder');
@@ -171,17 +247,31 @@ describe('the oz harness', () => {
   });
 
   test('a model without credentials is refused at once, saying what to set; without a harness type, when the run starts', async () => {
-    const refused = await hangar.request('POST', '/agent/runs', { body: { prompt: 'x', config: { harness: { type: 'oz', model_id: 'gpt-keyless' } } } });
+    const refused = await hangar.request('POST', '/agent/runs', {
+      body: { prompt: 'x', config: { harness: { type: 'oz', model_id: 'gpt-keyless' } } },
+    });
     assert.equal(refused.status, 422);
     assert.equal(refused.body.error_code, 'integration_not_configured');
     assert.match(refused.body.detail, /OZ_HARNESS_UNSET_KEY/);
 
     // The harness is decided where the run executes; here the default (oz) cannot use the model.
-    const keyless = await waitForState(hangar, await createRun(hangar, { prompt: 'x', config: { model_id: 'gpt-keyless' } }), 'FAILED', 'SUCCEEDED', 'ERROR');
+    const keyless = await waitForState(
+      hangar,
+      await createRun(hangar, { prompt: 'x', config: { model_id: 'gpt-keyless' } }),
+      'FAILED',
+      'SUCCEEDED',
+      'ERROR',
+    );
     assert.equal(keyless.state, 'FAILED');
     assert.equal(keyless.status_message.error_code, 'integration_not_configured');
     assert.match(keyless.status_message.message, /OZ_HARNESS_UNSET_KEY/);
-    const unknown = await waitForState(hangar, await createRun(hangar, { prompt: 'x', config: { model_id: 'no-such-model' } }), 'FAILED', 'SUCCEEDED', 'ERROR');
+    const unknown = await waitForState(
+      hangar,
+      await createRun(hangar, { prompt: 'x', config: { model_id: 'no-such-model' } }),
+      'FAILED',
+      'SUCCEEDED',
+      'ERROR',
+    );
     assert.equal(unknown.status_message.error_code, 'invalid_request');
     assert.match(unknown.status_message.message, /no-such-model is not in this server's catalogue/);
   });
@@ -204,8 +294,14 @@ describe('the oz harness', () => {
   test("uses its MCP servers' tools: an inline stdio server in the sandbox, and a registered HTTP server with a team secret", async () => {
     const docs = await new DocsMcpServer().listen();
     try {
-      assert.equal((await hangar.request('POST', '/api/v1/secrets', { body: { name: 'DOCS_TOKEN', value: 'docs-secret' } })).status, 201);
-      const registered = await hangar.request('POST', '/api/v1/mcp-servers', { body: { name: 'docs', url: docs.url, headers: { Authorization: { secret: 'DOCS_TOKEN' } } } });
+      assert.equal(
+        (await hangar.request('POST', '/api/v1/secrets', { body: { name: 'DOCS_TOKEN', value: 'docs-secret' } }))
+          .status,
+        201,
+      );
+      const registered = await hangar.request('POST', '/api/v1/mcp-servers', {
+        body: { name: 'docs', url: docs.url, headers: { Authorization: { secret: 'DOCS_TOKEN' } } },
+      });
       assert.equal(registered.status, 201, JSON.stringify(registered.body));
       const before = anthropic.requests.length;
       anthropic.script(
@@ -238,7 +334,10 @@ describe('the oz harness', () => {
       assert.match(ticket, /Ticket T-7: the login page is slow/);
       assert.match(ticket, /label from-config/);
       assert.match(ticket, /cwd \/[^ ]*workspaces\//, 'the stdio server ran in the run workspace');
-      assert.match(JSON.stringify(results.find((block) => block.name === 'docs__search_docs').output), /Docs about login: use the cache\./);
+      assert.match(
+        JSON.stringify(results.find((block) => block.name === 'docs__search_docs').output),
+        /Docs about login: use the cache\./,
+      );
       // The registered server got the team secret's value, which no API response shows.
       assert.ok(docs.headers.some((headers) => headers.authorization === 'docs-secret'));
       assert.equal(processesWith(TICKETS_SERVER).length, 0, 'the stdio server is stopped with the run');
@@ -248,7 +347,10 @@ describe('the oz harness', () => {
   });
 
   test('an MCP server that cannot start fails the run, naming it', async () => {
-    const runId = await createRun(hangar, { prompt: 'x', config: { mcp_servers: { broken: { command: '/nonexistent/mcp-server' } } } });
+    const runId = await createRun(hangar, {
+      prompt: 'x',
+      config: { mcp_servers: { broken: { command: '/nonexistent/mcp-server' } } },
+    });
     const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
     assert.equal(run.state, 'FAILED');
     assert.match(run.status_message.message, /MCP server broken could not be reached/);
@@ -256,15 +358,32 @@ describe('the oz harness', () => {
 
   test('debugs a failed environment setup in the kept workspace, with the model of the run', async () => {
     const environment = await hangar.request('POST', '/api/v1/environments', {
-      body: { name: 'broken setup', github_repos: [{ owner: 'acme', repo: 'app' }], setup_commands: ['echo partial > partial.txt; exit 7'], failure_session_retention_minutes: 5 },
+      body: {
+        name: 'broken setup',
+        github_repos: [{ owner: 'acme', repo: 'app' }],
+        setup_commands: ['echo partial > partial.txt; exit 7'],
+        failure_session_retention_minutes: 5,
+      },
     });
     assert.equal(environment.status, 201, JSON.stringify(environment.body));
     const runId = await createRun(hangar, { prompt: 'Build it', config: { environment_id: environment.body.uid } });
-    assert.equal((await waitForState(hangar, runId, 'FAILED', 'SUCCEEDED', 'ERROR')).status_message.error_code, 'environment_setup_failed');
+    assert.equal(
+      (await waitForState(hangar, runId, 'FAILED', 'SUCCEEDED', 'ERROR')).status_message.error_code,
+      'environment_setup_failed',
+    );
     const before = anthropic.requests.length;
-    anthropic.script({ toolCalls: [{ name: 'run_command', input: { command: 'cat partial.txt' } }] }, { text: 'The setup wrote partial.txt, then exited 7.' });
-    assert.equal((await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message: 'Why did it fail?' } })).status, 200);
-    await eventually('the debug agent finished', async () => (await timelineTypes(hangar, runId)).includes('debug_agent_finished'));
+    anthropic.script(
+      { toolCalls: [{ name: 'run_command', input: { command: 'cat partial.txt' } }] },
+      { text: 'The setup wrote partial.txt, then exited 7.' },
+    );
+    assert.equal(
+      (await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message: 'Why did it fail?' } }))
+        .status,
+      200,
+    );
+    await eventually('the debug agent finished', async () =>
+      (await timelineTypes(hangar, runId)).includes('debug_agent_finished'),
+    );
     const sent = JSON.stringify(anthropic.requests[before]!.body.messages);
     assert.match(sent, /environment setup of this run failed/);
     assert.match(sent, /Why did it fail\?/);

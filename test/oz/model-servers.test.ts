@@ -6,7 +6,13 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, stepCountIs, streamText, tool, type LanguageModel } from 'ai';
 import { z } from 'zod';
-import { AnthropicServer, GeminiServer, OpenAIChatServer, OpenAIResponsesServer, type ScriptedModelServer } from '../support/model-servers/index.js';
+import {
+  AnthropicServer,
+  GeminiServer,
+  OpenAIChatServer,
+  OpenAIResponsesServer,
+  type ScriptedModelServer,
+} from '../support/model-servers/index.js';
 
 // Each scripted server is driven by the real AI SDK provider for its protocol: a tool call, its result sent
 // back, then a final answer, both streaming and not. If the wire format were wrong, the provider would not parse it.
@@ -26,7 +32,11 @@ const weather = tool({
 function script<T extends ScriptedModelServer>(server: T): T {
   servers.push(server);
   return server.script(
-    { text: 'Let me check.', toolCalls: [{ name: 'weather', input: { city: 'Paris' } }], usage: { input: 20, output: 7 } },
+    {
+      text: 'Let me check.',
+      toolCalls: [{ name: 'weather', input: { city: 'Paris' } }],
+      usage: { input: 20, output: 7 },
+    },
     { text: 'It is sunny in Paris.', usage: { input: 30, output: 9 } },
   );
 }
@@ -98,18 +108,32 @@ for (const streaming of [false, true]) {
       const requests = await exercise(server, anthropic('claude-test'), streaming);
       assert.equal(requests[0]!.headers['x-api-key'], 'test-key');
       assert.equal(requests[0]!.body.tools[0].name, 'weather');
-      const results = requests[1]!.body.messages.flatMap((message: { content: unknown }) => (Array.isArray(message.content) ? message.content : []));
-      assert.ok(results.some((block: { type: string; tool_use_id?: string }) => block.type === 'tool_result' && block.tool_use_id === 'toolu_0_0'));
+      const results = requests[1]!.body.messages.flatMap((message: { content: unknown }) =>
+        Array.isArray(message.content) ? message.content : [],
+      );
+      assert.ok(
+        results.some(
+          (block: { type: string; tool_use_id?: string }) =>
+            block.type === 'tool_result' && block.tool_use_id === 'toolu_0_0',
+        ),
+      );
     });
 
     test('Gemini generateContent, through @ai-sdk/google', async () => {
       const server = script(await new GeminiServer().listen());
       const google = createGoogleGenerativeAI({ baseURL: server.baseURL, apiKey: 'test-key' });
       const requests = await exercise(server, google('gemini-2.5-flash'), streaming);
-      assert.match(requests[0]!.url, streaming ? /^\/v1beta\/models\/gemini-2.5-flash:streamGenerateContent\?alt=sse$/ : /^\/v1beta\/models\/gemini-2.5-flash:generateContent$/);
+      assert.match(
+        requests[0]!.url,
+        streaming
+          ? /^\/v1beta\/models\/gemini-2.5-flash:streamGenerateContent\?alt=sse$/
+          : /^\/v1beta\/models\/gemini-2.5-flash:generateContent$/,
+      );
       assert.equal(requests[0]!.body.tools[0].functionDeclarations[0].name, 'weather');
       const parts = requests[1]!.body.contents.flatMap((content: { parts: unknown[] }) => content.parts);
-      assert.ok(parts.some((part: { functionResponse?: { name: string } }) => part.functionResponse?.name === 'weather'));
+      assert.ok(
+        parts.some((part: { functionResponse?: { name: string } }) => part.functionResponse?.name === 'weather'),
+      );
     });
   });
 }

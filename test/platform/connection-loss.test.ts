@@ -14,14 +14,19 @@ async function terminateBackends(database: string): Promise<number> {
   const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
   await admin.connect();
   try {
-    const result = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database]);
+    const result = await admin.query(
+      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+      [database],
+    );
     return result.rowCount ?? 0;
   } finally {
     await admin.end();
   }
 }
 
-test('a connection PostgreSQL drops while checked out fails its transaction, not the process', { skip: postgresOnly }, async (t) => {
+test('a connection PostgreSQL drops while checked out fails its transaction, not the process', {
+  skip: postgresOnly,
+}, async (t) => {
   const server = await startTestServer();
   t.after(() => server.stop());
   const database = (await sql<{ name: string }>`SELECT current_database() AS name`.execute(server.db)).rows[0]!.name;

@@ -108,7 +108,11 @@ test('every run acknowledged with 200 survives a SIGKILL mid-stream and a restar
   t.diagnostic(`${attempted} creates sent, ${acknowledged.length} acknowledged, ${listed.length} stored`);
 
   // The recovered database takes writes.
-  const created = await fetch(`${server.url}/api/v1/agent/runs`, { method: 'POST', headers, body: JSON.stringify({ prompt: 'after recovery' }) });
+  const created = await fetch(`${server.url}/api/v1/agent/runs`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ prompt: 'after recovery' }),
+  });
   assert.equal(created.status, 200);
   assert.deepEqual(await stopChild(server.child), { code: 0, signal: null });
 });

@@ -33,7 +33,11 @@ before(async () => {
 after(() => hangar?.stop());
 
 /** Sends a request and checks the invariants every answer must keep; returns the status. */
-async function send(method: string, pathAndQuery: string, body?: { raw: string; contentType?: string }): Promise<number> {
+async function send(
+  method: string,
+  pathAndQuery: string,
+  body?: { raw: string; contentType?: string },
+): Promise<number> {
   const response = await fetch(`${hangar.url}${pathAndQuery}`, {
     method,
     headers: {
@@ -57,7 +61,11 @@ async function send(method: string, pathAndQuery: string, body?: { raw: string; 
 /** Percent-encodes the UTF-8 bytes of any string (lone surrogates become U+FFFD, as fetch would send them). */
 function percentEncode(value: string): string {
   return [...Buffer.from(value, 'utf8')]
-    .map((byte) => (/[A-Za-z0-9_.~-]/.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`))
+    .map((byte) =>
+      /[A-Za-z0-9_.~-]/.test(String.fromCharCode(byte))
+        ? String.fromCharCode(byte)
+        : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`,
+    )
     .join('');
 }
 
@@ -110,11 +118,21 @@ const configArb = fc.record(
     skill_spec: fc.oneof(nastyString, fc.constantFrom('owner/repo:path/SKILL.md', 'repo:name', 'a:\u0000')),
     skills: fc.oneof(fc.array(nastyString, { maxLength: 4 }), jsonish),
     mcp_servers: fc.oneof(
-      fc.dictionary(nastyString, fc.dictionary(fc.constantFrom('command', 'url', 'warp_id', 'args', 'env', 'headers'), jsonish, { maxKeys: 3 }), { maxKeys: 3 }),
+      fc.dictionary(
+        nastyString,
+        fc.dictionary(fc.constantFrom('command', 'url', 'warp_id', 'args', 'env', 'headers'), jsonish, { maxKeys: 3 }),
+        { maxKeys: 3 },
+      ),
       jsonish,
     ),
     worker_host: fc.oneof(nastyString, fc.constantFrom('warp', '')),
-    harness: fc.oneof(fc.record({ type: fc.oneof(fc.constantFrom('oz', 'claude', 'codex', 'gemini'), nastyString), model_id: nastyString }, { requiredKeys: [] }), jsonish),
+    harness: fc.oneof(
+      fc.record(
+        { type: fc.oneof(fc.constantFrom('oz', 'claude', 'codex', 'gemini'), nastyString), model_id: nastyString },
+        { requiredKeys: [] },
+      ),
+      jsonish,
+    ),
     idle_timeout_minutes: fc.oneof(fc.integer({ min: -100, max: 100 }), fc.double(), jsonish),
     computer_use_enabled: jsonish,
     harness_auth_secrets: jsonish,
@@ -181,17 +199,35 @@ const wellTypedBodyArb = fc
           mcp_servers: fc.dictionary(
             nastyString,
             fc.oneof(
-              fc.record({ command: nastyString, args: fc.array(nastyString, { maxLength: 2 }), env: fc.dictionary(nastyString, nastyString, { maxKeys: 2 }) }),
-              fc.record({ url: fc.oneof(nastyString, fc.webUrl()), headers: fc.dictionary(nastyString, nastyString, { maxKeys: 2 }) }),
+              fc.record({
+                command: nastyString,
+                args: fc.array(nastyString, { maxLength: 2 }),
+                env: fc.dictionary(nastyString, nastyString, { maxKeys: 2 }),
+              }),
+              fc.record({
+                url: fc.oneof(nastyString, fc.webUrl()),
+                headers: fc.dictionary(nastyString, nastyString, { maxKeys: 2 }),
+              }),
             ),
             { maxKeys: 2 },
           ),
-          harness: fc.record({ type: fc.constantFrom('oz', 'claude', 'codex', 'gemini'), model_id: nastyString, reasoning_level: nastyString }),
+          harness: fc.record({
+            type: fc.constantFrom('oz', 'claude', 'codex', 'gemini'),
+            model_id: nastyString,
+            reasoning_level: nastyString,
+          }),
           unknown_member: jsonish,
         },
         { requiredKeys: [] },
       ),
-      attachments: fc.array(fc.record({ file_name: nastyString, mime_type: fc.constant('image/png'), data: fc.base64String({ maxLength: 40 }) }), { maxLength: 2 }),
+      attachments: fc.array(
+        fc.record({
+          file_name: nastyString,
+          mime_type: fc.constant('image/png'),
+          data: fc.base64String({ maxLength: 40 }),
+        }),
+        { maxLength: 2 },
+      ),
     },
     { requiredKeys: [] },
   )
@@ -213,7 +249,18 @@ test('POST /agent/runs never answers 5xx, whatever the body', async () => {
     { weight: 3, arbitrary: createBodyArb.map((body) => ({ raw: withRealIds(JSON.stringify(body)) })) },
     { weight: 2, arbitrary: fc.jsonValue().map((value) => ({ raw: JSON.stringify(value) })) },
     { weight: 1, arbitrary: nastyString.map((raw) => ({ raw })) },
-    { weight: 1, arbitrary: fc.record({ raw: nastyString, contentType: fc.constantFrom('text/plain', 'application/xml', 'application/json; charset=latin1', 'multipart/form-data') }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        raw: nastyString,
+        contentType: fc.constantFrom(
+          'text/plain',
+          'application/xml',
+          'application/json; charset=latin1',
+          'multipart/form-data',
+        ),
+      }),
+    },
   );
   let created = 0;
   await fc.assert(
@@ -226,7 +273,9 @@ test('POST /agent/runs never answers 5xx, whatever the body', async () => {
   assert.ok(created > 0, 'no random body was accepted: the fuzzing never got past validation');
 });
 
-const isoDate = fc.date({ min: new Date(-62_000_000_000_000), max: new Date(250_000_000_000_000), noInvalidDate: true }).map((date) => date.toISOString());
+const isoDate = fc
+  .date({ min: new Date(-62_000_000_000_000), max: new Date(250_000_000_000_000), noInvalidDate: true })
+  .map((date) => date.toISOString());
 const dateArb = fc.oneof(
   isoDate,
   nastyString,
@@ -252,10 +301,12 @@ const cursorArb = fc.oneof(
   nastyString,
   fc.base64String({ maxLength: 80 }),
   fc.constant('__REAL_CURSOR__'),
-  fc.tuple(fc.nat({ max: 200 }), fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 3 })).map(([at, insert]) => `__CURSOR_EDIT__${at}:${insert}`),
-  fc.tuple(fc.jsonValue(), fc.base64String({ maxLength: 24 })).map(
-    ([payload, mac]) => `${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${mac}`,
-  ),
+  fc
+    .tuple(fc.nat({ max: 200 }), fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 3 }))
+    .map(([at, insert]) => `__CURSOR_EDIT__${at}:${insert}`),
+  fc
+    .tuple(fc.jsonValue(), fc.base64String({ maxLength: 24 }))
+    .map(([payload, mac]) => `${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${mac}`),
 );
 
 const limitArb = fc.oneof(
@@ -268,17 +319,43 @@ const limitArb = fc.oneof(
 const listParamArb = fc.oneof(
   fc.tuple(fc.constant('limit'), limitArb.map(String)),
   fc.tuple(fc.constant('cursor'), cursorArb),
-  fc.tuple(fc.constantFrom('sort_by', 'sort_order'), fc.oneof(fc.constantFrom('updated_at', 'created_at', 'title', 'agent', 'asc', 'desc'), nastyString)),
+  fc.tuple(
+    fc.constantFrom('sort_by', 'sort_order'),
+    fc.oneof(fc.constantFrom('updated_at', 'created_at', 'title', 'agent', 'asc', 'desc'), nastyString),
+  ),
   fc.tuple(fc.constant('state'), fc.oneof(fc.constantFrom('QUEUED', 'CANCELLED', 'SUCCEEDED'), nastyString)),
   fc.tuple(fc.constantFrom('created_after', 'created_before', 'updated_after'), dateArb),
   fc.tuple(
-    fc.constantFrom('name', 'model_id', 'creator', 'executor', 'source', 'execution_location', 'environment_id', 'skill', 'skill_spec', 'schedule_id', 'ancestor_run_id', 'artifact_type', 'q'),
+    fc.constantFrom(
+      'name',
+      'model_id',
+      'creator',
+      'executor',
+      'source',
+      'execution_location',
+      'environment_id',
+      'skill',
+      'skill_spec',
+      'schedule_id',
+      'ancestor_run_id',
+      'artifact_type',
+      'q',
+    ),
     fc.oneof(nastyString, fc.constantFrom('empty-environment', 'API', 'REMOTE', 'PLAN', '__REAL_RUN__')),
   ),
   fc.tuple(
     fc.oneof(
       nastyString.map((key) => `metadata[${key}]`),
-      fc.constantFrom('metadata[]', 'metadata[a][b]', 'metadata', 'metadata[', 'metadata]', 'metadata[team]', 'metadata[__proto__]', 'metadata[constructor]'),
+      fc.constantFrom(
+        'metadata[]',
+        'metadata[a][b]',
+        'metadata',
+        'metadata[',
+        'metadata]',
+        'metadata[team]',
+        'metadata[__proto__]',
+        'metadata[constructor]',
+      ),
     ),
     fc.oneof(nastyString, fc.constant('fuzz')),
   ),
@@ -305,7 +382,10 @@ test('GET /agent/runs never answers 5xx, whatever the query string', async () =>
   await fc.assert(
     fc.asyncProperty(
       fc.array(listParamArb, { minLength: 1, maxLength: 6 }),
-      fc.option(nastyString.map((raw) => raw.replaceAll('#', '')), { nil: undefined }),
+      fc.option(
+        nastyString.map((raw) => raw.replaceAll('#', '')),
+        { nil: undefined },
+      ),
       async (params, rawSuffix) => {
         // Mostly well-encoded pairs; sometimes a raw, unencoded tail straight from the generator.
         const query = listQuery(params, realCursor) + (rawSuffix === undefined ? '' : `&${rawSuffix}`);
@@ -321,7 +401,20 @@ const pathIdArb = fc.oneof(
   nastyString.map(percentEncode),
   nastyString.filter((raw) => !/[#?]/.test(raw)),
   fc.uuid(),
-  fc.constantFrom('%00', '%zz', '%', '..', '.', '%2e%2e', '%2F', 'a%2Fb', '__REAL_RUN__', '%E0%A4%A', '%C0%AF', '%ED%A0%80'),
+  fc.constantFrom(
+    '%00',
+    '%zz',
+    '%',
+    '..',
+    '.',
+    '%2e%2e',
+    '%2F',
+    'a%2Fb',
+    '__REAL_RUN__',
+    '%E0%A4%A',
+    '%C0%AF',
+    '%ED%A0%80',
+  ),
 );
 
 test('GET /agent/runs/{id}, its timeline and POST .../cancel never answer 5xx, whatever the id', async () => {

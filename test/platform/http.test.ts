@@ -5,7 +5,17 @@ import { generateApiKey, hashApiKey } from '../../src/platform/crypto.js';
 import { databaseEnv, stopChild } from '../support/processes.js';
 import { createTestDatabase, spawnServer, startTestServer, type TestServer } from '../support/server.js';
 
-const PROBLEM_MEMBERS = ['type', 'title', 'status', 'detail', 'instance', 'error', 'error_code', 'retryable', 'trace_id'].sort();
+const PROBLEM_MEMBERS = [
+  'type',
+  'title',
+  'status',
+  'detail',
+  'instance',
+  'error',
+  'error_code',
+  'retryable',
+  'trace_id',
+].sort();
 
 interface Reply {
   status: number;
@@ -83,7 +93,11 @@ describe('problem+json errors', () => {
     assert.match(problem.detail, /no-such-run/);
 
     const again = await hangar.request('GET', '/api/v1/agent/runs/no-such-run');
-    assert.notEqual(assertProblem(again, 404, 'resource_not_found').trace_id, problem.trace_id, 'each request has its own trace id');
+    assert.notEqual(
+      assertProblem(again, 404, 'resource_not_found').trace_id,
+      problem.trace_id,
+      'each request has its own trace id',
+    );
   });
 
   test('a successful reply also carries x-request-id', async () => {
@@ -94,8 +108,17 @@ describe('problem+json errors', () => {
 
   test('an unknown route is a 404 problem, inside and outside /api/v1', async () => {
     assertProblem(await hangar.request('GET', '/no/such/route'), 404, 'resource_not_found', '/no/such/route');
-    assertProblem(await hangar.request('GET', '/api/v1/agent/nothing-here'), 404, 'resource_not_found', '/api/v1/agent/nothing-here');
-    assertProblem(await hangar.request('GET', '/api/v1/agent/nothing-here', { apiKey: null }), 404, 'resource_not_found');
+    assertProblem(
+      await hangar.request('GET', '/api/v1/agent/nothing-here'),
+      404,
+      'resource_not_found',
+      '/api/v1/agent/nothing-here',
+    );
+    assertProblem(
+      await hangar.request('GET', '/api/v1/agent/nothing-here', { apiKey: null }),
+      404,
+      'resource_not_found',
+    );
     assertProblem(await hangar.request('DELETE', '/api/v1/agent/runs'), 404, 'resource_not_found');
   });
 
@@ -105,19 +128,31 @@ describe('problem+json errors', () => {
       headers: { 'content-type': 'application/json' },
     });
     assert.match(assertProblem(invalid, 400, 'invalid_request').detail, /not valid JSON/);
-    const empty = await hangar.request('POST', '/api/v1/agent/runs', { headers: { 'content-type': 'application/json' } });
+    const empty = await hangar.request('POST', '/api/v1/agent/runs', {
+      headers: { 'content-type': 'application/json' },
+    });
     assertProblem(empty, 400, 'invalid_request');
     // text/plain is read as a string, which is not the object the schema wants.
-    const text = await hangar.request('POST', '/api/v1/agent/runs', { body: 'prompt=hi', headers: { 'content-type': 'text/plain' } });
+    const text = await hangar.request('POST', '/api/v1/agent/runs', {
+      body: 'prompt=hi',
+      headers: { 'content-type': 'text/plain' },
+    });
     assert.match(assertProblem(text, 400, 'invalid_request').detail, /body/);
-    const xml = await hangar.request('POST', '/api/v1/agent/runs', { body: '<prompt/>', headers: { 'content-type': 'application/xml' } });
+    const xml = await hangar.request('POST', '/api/v1/agent/runs', {
+      body: '<prompt/>',
+      headers: { 'content-type': 'application/xml' },
+    });
     assert.match(assertProblem(xml, 415, 'invalid_request').detail, /application\/json/);
   });
 
   test('a schema violation is 400 invalid_request naming the field', async () => {
-    const idle = await hangar.request('POST', '/api/v1/agent/runs', { body: { prompt: 'hi', config: { idle_timeout_minutes: 0 } } });
+    const idle = await hangar.request('POST', '/api/v1/agent/runs', {
+      body: { prompt: 'hi', config: { idle_timeout_minutes: 0 } },
+    });
     assert.match(assertProblem(idle, 400, 'invalid_request').detail, /config\.idle_timeout_minutes/);
-    const harness = await hangar.request('POST', '/api/v1/agent/runs', { body: { prompt: 'hi', config: { harness: { type: 'vim' } } } });
+    const harness = await hangar.request('POST', '/api/v1/agent/runs', {
+      body: { prompt: 'hi', config: { harness: { type: 'vim' } } },
+    });
     assert.match(assertProblem(harness, 400, 'invalid_request').detail, /config\.harness\.type/);
     const prompt = await hangar.request('POST', '/api/v1/agent/runs', { body: { prompt: 42 } });
     assert.match(assertProblem(prompt, 400, 'invalid_request').detail, /prompt/);
@@ -158,7 +193,12 @@ describe('problem+json errors', () => {
       'skill_spec=a%00b',
     ];
     for (const query of queries) {
-      assertProblem(await hangar.request('GET', `/api/v1/agent/runs?${query}`), 400, 'invalid_request', '/api/v1/agent/runs');
+      assertProblem(
+        await hangar.request('GET', `/api/v1/agent/runs?${query}`),
+        400,
+        'invalid_request',
+        '/api/v1/agent/runs',
+      );
     }
     assertProblem(await hangar.request('GET', '/api/v1/agent/runs/%00'), 400, 'invalid_request');
     assertProblem(await hangar.request('POST', '/api/v1/agent/runs/a%00/cancel'), 400, 'invalid_request');
@@ -184,7 +224,10 @@ describe('problem+json errors', () => {
       const what = `${method} ${template} answered ${reply.status} ${JSON.stringify(reply.body)}`;
       assert.ok(reply.status < 500, what);
       if (doc.paths[template]?.[method.toLowerCase()]) {
-        assert.ok(!(reply.status === 404 && /^no route/.test(reply.body?.detail ?? '')), `${what}: documented but not routed`);
+        assert.ok(
+          !(reply.status === 404 && /^no route/.test(reply.body?.detail ?? '')),
+          `${what}: documented but not routed`,
+        );
       } else {
         const problem = assertProblem(reply, 422, 'operation_not_supported', path);
         assert.equal(problem.retryable, false);
@@ -209,7 +252,10 @@ describe('request body limit', () => {
     const under = await small.request('POST', '/api/v1/agent/runs', { body: { prompt: 'x'.repeat(1500) } });
     assert.equal(under.status, 200);
     // The default limit is far above 2 KiB.
-    assert.equal((await hangar.request('POST', '/api/v1/agent/runs', { body: { prompt: 'x'.repeat(4096) } })).status, 200);
+    assert.equal(
+      (await hangar.request('POST', '/api/v1/agent/runs', { body: { prompt: 'x'.repeat(4096) } })).status,
+      200,
+    );
   });
 });
 
@@ -221,11 +267,19 @@ describe('documentation and health', () => {
     assert.equal(doc.openapi, '3.1.0');
     assert.equal(typeof doc.info.title, 'string');
     assert.match(doc.servers[0].url, /\/api\/v1$/);
-    for (const path of ['/agent/runs', '/agent/runs/{runId}', '/agent/runs/{runId}/cancel', '/agent/runs/{runId}/timeline', '/agent/run']) {
+    for (const path of [
+      '/agent/runs',
+      '/agent/runs/{runId}',
+      '/agent/runs/{runId}/cancel',
+      '/agent/runs/{runId}/timeline',
+      '/agent/run',
+    ]) {
       assert.ok(doc.paths[path], `${path} is missing from ${Object.keys(doc.paths).join(', ')}`);
     }
     assert.ok(doc.paths['/agent/runs'].post.requestBody, 'POST /agent/runs documents its body');
-    assert.ok(doc.paths['/agent/runs'].get.parameters.some((parameter: { name: string }) => parameter.name === 'limit'));
+    assert.ok(
+      doc.paths['/agent/runs'].get.parameters.some((parameter: { name: string }) => parameter.name === 'limit'),
+    );
     assert.equal(doc.paths['/agent/run'].post.deprecated, true);
     // Hidden: health probes and error pages.
     assert.equal(doc.paths['/healthz'], undefined);
@@ -264,19 +318,39 @@ describe('authentication and team selection', () => {
     const path = '/api/v1/agent/runs';
     assertProblem(await hangar.request('GET', path, { apiKey: null }), 401, 'authentication_required', path);
     assertProblem(await hangar.request('GET', path, { apiKey: generateApiKey() }), 401, 'authentication_required');
-    for (const authorization of ['Basic dXNlcjpwYXNz', 'Bearer', 'Bearer ', `Bearer ${hangar.apiKey} extra`, hangar.apiKey, 'Bearer \u00e9t\u00e9-key', 'Token abc.def']) {
+    for (const authorization of [
+      'Basic dXNlcjpwYXNz',
+      'Bearer',
+      'Bearer ',
+      `Bearer ${hangar.apiKey} extra`,
+      hangar.apiKey,
+      'Bearer \u00e9t\u00e9-key',
+      'Token abc.def',
+    ]) {
       const reply = await hangar.request('GET', path, { apiKey: null, headers: { authorization } });
       assertProblem(reply, 401, 'authentication_required');
     }
     // Also on writes: nothing is created.
-    assertProblem(await hangar.request('POST', path, { apiKey: null, body: { prompt: 'anonymous' } }), 401, 'authentication_required');
+    assertProblem(
+      await hangar.request('POST', path, { apiKey: null, body: { prompt: 'anonymous' } }),
+      401,
+      'authentication_required',
+    );
 
     const { apiKey } = await hangar.addUser(hangar.teamUid, 'member');
     assert.equal((await hangar.request('GET', path, { apiKey })).status, 200);
-    await hangar.db.updateTable('api_keys').set({ revoked_at: new Date() }).where('key_hash', '=', hashApiKey(apiKey)).execute();
+    await hangar.db
+      .updateTable('api_keys')
+      .set({ revoked_at: new Date() })
+      .where('key_hash', '=', hashApiKey(apiKey))
+      .execute();
     assertProblem(await hangar.request('GET', path, { apiKey }), 401, 'authentication_required');
     // The scheme name is case-insensitive.
-    assert.equal((await hangar.request('GET', path, { apiKey: null, headers: { authorization: `bearer ${hangar.apiKey}` } })).status, 200);
+    assert.equal(
+      (await hangar.request('GET', path, { apiKey: null, headers: { authorization: `bearer ${hangar.apiKey}` } }))
+        .status,
+      200,
+    );
   });
 
   test('naming a team the caller is not in is 403 not_authorized, by X-Team-Uid or its alias X-Warp-Team-Uid', async () => {
@@ -285,7 +359,10 @@ describe('authentication and team selection', () => {
       for (const team of [other.teamUid, 'NoSuchTeamUid000000000']) {
         const reply = await hangar.request('GET', '/api/v1/agent/runs', { headers: { [header]: team } });
         assertProblem(reply, 403, 'not_authorized');
-        const create = await hangar.request('POST', '/api/v1/agent/runs', { body: { prompt: 'sneaky' }, headers: { [header]: team } });
+        const create = await hangar.request('POST', '/api/v1/agent/runs', {
+          body: { prompt: 'sneaky' },
+          headers: { [header]: team },
+        });
         assertProblem(create, 403, 'not_authorized');
       }
       const own = await hangar.request('GET', '/api/v1/agent/runs', { headers: { [header]: hangar.teamUid } });
@@ -321,7 +398,10 @@ describe('authentication and team selection', () => {
     assert.equal(inDefault.status, 200);
 
     const listOf = async (team: string) => {
-      const reply = await hangar.request('GET', '/api/v1/agent/runs?limit=500', { apiKey: second.apiKey, headers: { 'x-team-uid': team } });
+      const reply = await hangar.request('GET', '/api/v1/agent/runs?limit=500', {
+        apiKey: second.apiKey,
+        headers: { 'x-team-uid': team },
+      });
       assert.equal(reply.status, 200);
       return reply.body.runs.map((run: { run_id: string }) => run.run_id) as string[];
     };
@@ -342,7 +422,11 @@ describe('logs', () => {
     t.after(() => database.drop());
     const apiKey = generateApiKey();
     const wrongKey = generateApiKey();
-    const server = await spawnServer({ ...databaseEnv(database), HANGAR_BOOTSTRAP_API_KEY: apiKey, HANGAR_LOG_LEVEL: 'info' });
+    const server = await spawnServer({
+      ...databaseEnv(database),
+      HANGAR_BOOTSTRAP_API_KEY: apiKey,
+      HANGAR_LOG_LEVEL: 'info',
+    });
     t.after(() => stopChild(server.child, 'SIGKILL'));
     const call = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
       const response = await fetch(`${server.url}${path}`, {
@@ -364,7 +448,9 @@ describe('logs', () => {
     assert.equal(await call('GET', '/api/v1/agent/runs', { authorization: `Basic ${apiKey}` }), 401);
     assert.equal(await call('GET', '/api/v1/agent/runs', { 'x-api-key': apiKey }), 401);
     // A real start knows its port: problem type URIs point at this server's /errors pages.
-    const problem = (await (await fetch(`${server.url}/api/v1/agent/runs/missing`, { headers: auth })).json()) as { type: string };
+    const problem = (await (await fetch(`${server.url}/api/v1/agent/runs/missing`, { headers: auth })).json()) as {
+      type: string;
+    };
     assert.equal(problem.type, `${server.url}/errors/resource_not_found`);
     assert.equal((await fetch(problem.type)).status, 200);
     // Stop gracefully so everything logged is flushed before reading it.

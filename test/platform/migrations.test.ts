@@ -72,9 +72,20 @@ test('replicas migrating one fresh PostgreSQL database at once apply each migrat
   );
 
   const allVersions = migrations.map((migration) => migration.version);
-  assert.deepEqual(applied.flat().sort((a, b) => a - b), allVersions, 'each migration applied by exactly one replica');
-  assert.equal(applied.filter((versions) => versions.length > 0).length, 1, 'the first replica to lock applies them all');
-  assert.deepEqual([...(await appliedVersions(databases[0]!.db))].sort((a, b) => a - b), allVersions);
+  assert.deepEqual(
+    applied.flat().sort((a, b) => a - b),
+    allVersions,
+    'each migration applied by exactly one replica',
+  );
+  assert.equal(
+    applied.filter((versions) => versions.length > 0).length,
+    1,
+    'the first replica to lock applies them all',
+  );
+  assert.deepEqual(
+    [...(await appliedVersions(databases[0]!.db))].sort((a, b) => a - b),
+    allVersions,
+  );
 
   const { db } = databases[0]!;
   const probeRows = await sql<{ count: number }>`SELECT count(*)::int AS count FROM migration_probe`.execute(db);
@@ -84,16 +95,24 @@ test('replicas migrating one fresh PostgreSQL database at once apply each migrat
   const generated = bootstraps.filter((result) => result.generatedKey !== undefined);
   assert.equal(generated.length, 1, 'exactly one replica bootstrapped');
   const teams = await db.selectFrom('teams').select(['uid', 'name']).execute();
-  assert.deepEqual(teams.map((team) => team.name), ['default']);
+  assert.deepEqual(
+    teams.map((team) => team.name),
+    ['default'],
+  );
   assert.equal((await db.selectFrom('users').select('uid').execute()).length, 1);
   const keys = await db.selectFrom('api_keys').select('key_hash').execute();
-  assert.deepEqual(keys.map((key) => key.key_hash), [hashApiKey(generated[0]!.generatedKey!)]);
+  assert.deepEqual(
+    keys.map((key) => key.key_hash),
+    [hashApiKey(generated[0]!.generatedKey!)],
+  );
   assert.equal(fs.readFileSync(path.join(dataDir, 'bootstrap-api-key'), 'utf8'), `${generated[0]!.generatedKey}\n`);
 
   // The startup lock is released: a later start takes it, applies nothing and bootstraps nothing.
   // pg_locks spans the cluster; other test files migrate their own databases meanwhile.
   const advisoryLocks = await sql<{ count: number }>`SELECT count(*)::int AS count FROM pg_locks
-    WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`.execute(db);
+    WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`.execute(
+    db,
+  );
   assert.equal(advisoryLocks.rows[0]!.count, 0);
   let laterBootstrap: BootstrapResult | undefined;
   const later = await migrate(

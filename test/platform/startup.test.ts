@@ -64,8 +64,10 @@ describe('loadConfig', () => {
     assert.equal(config.bodyLimitBytes, 2048);
     assert.equal(config.dbPoolSize, 3);
     assert.equal(config.vacuumIntervalSeconds, 60);
-    for (const yes of ['true', '1', 'yes', 'ON']) assert.equal(loadConfig({ HANGAR_METADATA_FILTERING: yes }).metadataFiltering, true);
-    for (const no of ['false', '0', 'no', 'Off']) assert.equal(loadConfig({ HANGAR_METADATA_FILTERING: no }).metadataFiltering, false);
+    for (const yes of ['true', '1', 'yes', 'ON'])
+      assert.equal(loadConfig({ HANGAR_METADATA_FILTERING: yes }).metadataFiltering, true);
+    for (const no of ['false', '0', 'no', 'Off'])
+      assert.equal(loadConfig({ HANGAR_METADATA_FILTERING: no }).metadataFiltering, false);
   });
 
   test('a bad value is a ConfigError whose message names the variable', () => {
@@ -123,8 +125,16 @@ async function identities(database: TestDatabase) {
     return {
       teams: await db.selectFrom('teams').select(['uid', 'name']).orderBy('uid').execute(),
       users: await db.selectFrom('users').select(['uid', 'is_admin']).orderBy('uid').execute(),
-      members: await db.selectFrom('team_members').select(['team_uid', 'user_uid', 'role']).orderBy('user_uid').execute(),
-      keys: await db.selectFrom('api_keys').select(['uid', 'key_hash', 'user_uid', 'revoked_at']).orderBy('uid').execute(),
+      members: await db
+        .selectFrom('team_members')
+        .select(['team_uid', 'user_uid', 'role'])
+        .orderBy('user_uid')
+        .execute(),
+      keys: await db
+        .selectFrom('api_keys')
+        .select(['uid', 'key_hash', 'user_uid', 'revoked_at'])
+        .orderBy('uid')
+        .execute(),
     };
   } finally {
     await opened.close();
@@ -159,8 +169,14 @@ describe('hangar serve', () => {
       assert.ok(attempt.exit, `${name}=${value}: the server started anyway`);
       assert.equal(attempt.exit.code, 2, `${name}=${value}: exit code`);
       assert.match(attempt.stderr, /configuration error/, `${name}=${value}: stderr was ${attempt.stderr}`);
-      assert.ok(attempt.stderr.includes(name), `${name}=${value}: stderr does not name the variable: ${attempt.stderr}`);
-      assert.ok(!/\n\s+at /.test(attempt.stderr), `${name}=${value}: a stack trace instead of a message: ${attempt.stderr}`);
+      assert.ok(
+        attempt.stderr.includes(name),
+        `${name}=${value}: stderr does not name the variable: ${attempt.stderr}`,
+      );
+      assert.ok(
+        !/\n\s+at /.test(attempt.stderr),
+        `${name}=${value}: a stack trace instead of a message: ${attempt.stderr}`,
+      );
       assert.equal(fs.existsSync(dataDir), false, 'a refused configuration touches nothing on disk');
     }
   });
@@ -202,7 +218,9 @@ describe('hangar serve', () => {
     assert.equal(afterFirst.teams[0]!.name, 'default');
     assert.equal(afterFirst.users.length, 1);
     assert.equal(afterFirst.users[0]!.is_admin, true);
-    assert.deepEqual(afterFirst.members, [{ team_uid: afterFirst.teams[0]!.uid, user_uid: afterFirst.users[0]!.uid, role: 'admin' }]);
+    assert.deepEqual(afterFirst.members, [
+      { team_uid: afterFirst.teams[0]!.uid, user_uid: afterFirst.users[0]!.uid, role: 'admin' },
+    ]);
     assert.equal(afterFirst.keys.length, 1);
     assert.equal(afterFirst.keys[0]!.key_hash, hashApiKey(key), 'only the hash of the key is stored');
     const fileBefore = fs.statSync(keyFile);
@@ -210,7 +228,11 @@ describe('hangar serve', () => {
     const second = await spawnServer(env);
     try {
       assert.equal(await listRuns(second.url, key), 200, 'the first key still works');
-      assert.deepEqual(second.output().match(GENERATED_KEY), null, `the second start printed a key:\n${second.output()}`);
+      assert.deepEqual(
+        second.output().match(GENERATED_KEY),
+        null,
+        `the second start printed a key:\n${second.output()}`,
+      );
     } finally {
       assert.deepEqual(await stopChild(second.child), { code: 0, signal: null });
     }
@@ -243,7 +265,10 @@ describe('hangar serve', () => {
     }
     const stored = await identities(database);
     assert.equal(stored.teams.length, 1);
-    assert.deepEqual(stored.keys.map((row) => row.key_hash), [hashApiKey(key)]);
+    assert.deepEqual(
+      stored.keys.map((row) => row.key_hash),
+      [hashApiKey(key)],
+    );
   });
 
   test('a second process on the same embedded data directory refuses to start while the first runs', async (t) => {

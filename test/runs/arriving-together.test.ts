@@ -11,29 +11,42 @@ before(async () => {
   // API only, so runs stay QUEUED; one executing run per team reaches that team's limit. The bursts' unknown and
   // revoked keys all come from this one client: the failed-authentication throttle must not be what answers them.
   hangar = await startTestServer(
-    { HANGAR_MAX_CONCURRENT_RUNS: '100', HANGAR_MAX_CONCURRENT_RUNS_PER_TEAM: '1', HANGAR_AUTH_FAILURES_PER_MINUTE: '1000000' },
+    {
+      HANGAR_MAX_CONCURRENT_RUNS: '100',
+      HANGAR_MAX_CONCURRENT_RUNS_PER_TEAM: '1',
+      HANGAR_AUTH_FAILURES_PER_MINUTE: '1000000',
+    },
     { role: 'api' },
   );
 });
 after(() => hangar.stop());
 
-const burst = <T>(count: number, request: (index: number) => Promise<T>) => Promise.all(Array.from({ length: count }, (_, i) => request(i)));
+const burst = <T>(count: number, request: (index: number) => Promise<T>) =>
+  Promise.all(Array.from({ length: count }, (_, i) => request(i)));
 
 describe('requests arriving together', () => {
   test('each is authenticated with its own key: teams, unknown and revoked keys are never mixed up', async () => {
     const red = await hangar.createTeamWithUser({ teamName: 'red' });
     const blue = await hangar.createTeamWithUser({ teamName: 'blue' });
     const doomed = await hangar.addUser(red.teamUid);
-    const revoked = await hangar.db.selectFrom('api_keys').select('uid').where('user_uid', '=', doomed.userUid).executeTakeFirstOrThrow();
+    const revoked = await hangar.db
+      .selectFrom('api_keys')
+      .select('uid')
+      .where('user_uid', '=', doomed.userUid)
+      .executeTakeFirstOrThrow();
     assert.equal((await hangar.request('DELETE', `/api/v1/admin/api-keys/${revoked.uid}`)).status, 204);
 
     const keys = [red.apiKey, blue.apiKey, doomed.apiKey, 'hgr_unknown_key'];
     const created = await burst(80, (i) =>
-      hangar.request('POST', '/agent/runs', { apiKey: keys[i % 4], body: { prompt: `burst ${i}`, metadata: { i: String(i) } } }),
+      hangar.request('POST', '/agent/runs', {
+        apiKey: keys[i % 4],
+        body: { prompt: `burst ${i}`, metadata: { i: String(i) } },
+      }),
     );
     created.forEach((response, i) => {
       if (i % 4 < 2) assert.equal(response.status, 200, `request ${i}`);
-      else assert.deepEqual([response.status, response.body.error_code], [401, 'authentication_required'], `request ${i}`);
+      else
+        assert.deepEqual([response.status, response.body.error_code], [401, 'authentication_required'], `request ${i}`);
     });
 
     const [redList, blueList] = await Promise.all([
@@ -59,7 +72,11 @@ describe('requests arriving together', () => {
   test('a key revoked between two bursts is refused by every request of the second', async () => {
     const team = await hangar.createTeamWithUser();
     const other = await hangar.addUser(team.teamUid);
-    const key = await hangar.db.selectFrom('api_keys').select('uid').where('user_uid', '=', other.userUid).executeTakeFirstOrThrow();
+    const key = await hangar.db
+      .selectFrom('api_keys')
+      .select('uid')
+      .where('user_uid', '=', other.userUid)
+      .executeTakeFirstOrThrow();
     const before = await burst(20, () => hangar.request('GET', '/agent/runs', { apiKey: other.apiKey }));
     assert.ok(before.every((response) => response.status === 200));
 
@@ -74,11 +91,17 @@ describe('requests arriving together', () => {
   test('creates written together are each told their own team is at capacity or not', async () => {
     const busy = await hangar.createTeamWithUser();
     const idle = await hangar.createTeamWithUser();
-    const running = await hangar.request('POST', '/agent/runs', { apiKey: busy.apiKey, body: { prompt: 'already running' } });
+    const running = await hangar.request('POST', '/agent/runs', {
+      apiKey: busy.apiKey,
+      body: { prompt: 'already running' },
+    });
     await hangar.db.updateTable('runs').set({ state: 'INPROGRESS' }).where('id', '=', running.body.run_id).execute();
 
     const created = await burst(40, (i) =>
-      hangar.request('POST', '/agent/runs', { apiKey: i % 2 ? idle.apiKey : busy.apiKey, body: { prompt: `capacity ${i}` } }),
+      hangar.request('POST', '/agent/runs', {
+        apiKey: i % 2 ? idle.apiKey : busy.apiKey,
+        body: { prompt: `capacity ${i}` },
+      }),
     );
     created.forEach((response, i) => {
       assert.equal(response.status, 200);

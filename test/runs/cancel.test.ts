@@ -22,7 +22,10 @@ describe('POST /agent/runs/{id}/cancel', () => {
       assert.equal(run.state, 'CANCELLED');
       assert.match(run.status_message.message, /Cancelled by Admin/);
       const events = (await hangar.request('GET', `/agent/runs/${id}/timeline`)).body.events;
-      assert.deepEqual(events.map((event: { event_type: string }) => event.event_type), ['oz_run_created', 'oz_run_cancelled']);
+      assert.deepEqual(
+        events.map((event: { event_type: string }) => event.event_type),
+        ['oz_run_created', 'oz_run_cancelled'],
+      );
     });
   }
 

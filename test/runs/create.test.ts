@@ -22,7 +22,9 @@ after(async () => {
 
 describe('POST /agent/runs', () => {
   test('creates a queued run and answers with its id', async () => {
-    const response = await hangar.request('POST', '/agent/runs', { body: { prompt: 'Fix the flaky test\nDetails follow' } });
+    const response = await hangar.request('POST', '/agent/runs', {
+      body: { prompt: 'Fix the flaky test\nDetails follow' },
+    });
     assert.equal(response.status, 200);
     assert.match(response.body.run_id, /^[0-9a-f-]{36}$/);
     assert.equal(response.body.task_id, response.body.run_id);
@@ -57,12 +59,20 @@ describe('POST /agent/runs', () => {
     assert.equal(run.agent_config.model_id, 'claude-sonnet-4');
     assert.equal(run.agent_config.skill_spec, 'acme/tools:skills/deploy/SKILL.md');
     assert.equal(run.agent_config.base_prompt.trim(), 'Deploy with care.', "the skill's body is the base prompt");
-    assert.deepEqual(run.agent_skill, { name: 'deploy', description: 'Ships a release', full_path: 'skills/deploy/SKILL.md' });
+    assert.deepEqual(run.agent_skill, {
+      name: 'deploy',
+      description: 'Ships a release',
+      full_path: 'skills/deploy/SKILL.md',
+    });
     assert.deepEqual(run.metadata, { ticket: 'ENG-1', 'env.name': 'prod' });
   });
 
   test('a skill wins over config.skill_spec, resolves short specs and makes the prompt optional', async () => {
-    const id = await createRun(hangar, { prompt: undefined, skill: 'tools:review', config: { skill_spec: 'tools:deploy', base_prompt: 'Mine' } });
+    const id = await createRun(hangar, {
+      prompt: undefined,
+      skill: 'tools:review',
+      config: { skill_spec: 'tools:deploy', base_prompt: 'Mine' },
+    });
     const run = (await hangar.request('GET', `/agent/runs/${id}`)).body;
     assert.equal(run.agent_config.skill_spec, 'acme/tools:.claude/skills/review/SKILL.md');
     assert.equal(run.agent_config.base_prompt, 'Mine', 'an explicit base prompt is kept');
@@ -70,7 +80,10 @@ describe('POST /agent/runs', () => {
     assert.equal(run.prompt, '');
     assert.equal(run.title, 'Run skill review');
     const viaConfig = await createRun(hangar, { config: { skill_spec: 'acme/tools:deploy' } });
-    assert.equal((await hangar.request('GET', `/agent/runs/${viaConfig}`)).body.agent_skill.full_path, 'skills/deploy/SKILL.md');
+    assert.equal(
+      (await hangar.request('GET', `/agent/runs/${viaConfig}`)).body.agent_skill.full_path,
+      'skills/deploy/SKILL.md',
+    );
   });
 
   test('an unknown skill is 400', async () => {
@@ -104,7 +117,10 @@ describe('POST /agent/runs', () => {
       [{ prompt: 'x', skill: 'no colon here' }, /skill/],
       [{ prompt: 'x', mode: 'turbo' }, /mode/],
       [{ prompt: 5 }, /prompt/],
-      [{ prompt: 'x', attachments: Array.from({ length: 6 }, () => ({ mime_type: 'image/png', data: 'AAAA' })) }, /attachments/],
+      [
+        { prompt: 'x', attachments: Array.from({ length: 6 }, () => ({ mime_type: 'image/png', data: 'AAAA' })) },
+        /attachments/,
+      ],
       [{ prompt: 'x', attachments: [{ mime_type: 'image/png', data: '***' }] }, /base64/],
       ['[1,2]', /body/],
     ];
@@ -130,7 +146,10 @@ describe('POST /agent/runs', () => {
       assert.match(response.body.detail, /metadata/);
     }
     const twenty = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, 'é'.repeat(128)]));
-    assert.equal((await hangar.request('POST', '/agent/runs', { body: { prompt: 'x', metadata: twenty } })).status, 200);
+    assert.equal(
+      (await hangar.request('POST', '/agent/runs', { body: { prompt: 'x', metadata: twenty } })).status,
+      200,
+    );
     const nonString = await hangar.request('POST', '/agent/runs', { body: { prompt: 'x', metadata: { k: 1 } } });
     assert.equal(nonString.status, 400);
   });
@@ -141,7 +160,9 @@ describe('POST /agent/runs', () => {
     const run = (await hangar.request('GET', `/agent/runs/${child}`)).body;
     assert.equal(run.parent_run_id, parent);
     assert.deepEqual(run.metadata, { team: 'core', ticket: 'ENG-2' });
-    const missing = await hangar.request('POST', '/agent/runs', { body: { prompt: 'x', parent_run_id: '00000000-0000-0000-0000-000000000000' } });
+    const missing = await hangar.request('POST', '/agent/runs', {
+      body: { prompt: 'x', parent_run_id: '00000000-0000-0000-0000-000000000000' },
+    });
     assert.equal(missing.status, 400);
   });
 
@@ -152,11 +173,15 @@ describe('POST /agent/runs', () => {
     const other = await hangar.createTeamWithUser();
     const foreign = await addEnvironment(hangar, other.teamUid);
     for (const environmentId of [foreign, 'AAAAAAAAAAAAAAAAAAAAAA']) {
-      const response = await hangar.request('POST', '/agent/runs', { body: { prompt: 'x', config: { environment_id: environmentId } } });
+      const response = await hangar.request('POST', '/agent/runs', {
+        body: { prompt: 'x', config: { environment_id: environmentId } },
+      });
       assert.equal(response.status, 403);
       assert.equal(response.body.error_code, 'not_authorized');
     }
-    const shared = await hangar.request('POST', '/agent/runs', { body: { prompt: 'x', config: { mcp_servers: { s: { warp_id: 'abc' } } } } });
+    const shared = await hangar.request('POST', '/agent/runs', {
+      body: { prompt: 'x', config: { mcp_servers: { s: { warp_id: 'abc' } } } },
+    });
     assert.equal(shared.status, 403);
   });
 
@@ -168,7 +193,10 @@ describe('POST /agent/runs', () => {
     assert.equal(run.creator.uid, hangar.userUid);
     const other = await hangar.createTeamWithUser();
     const foreign = await addAgentIdentity(hangar, other.teamUid);
-    assert.equal((await hangar.request('POST', '/agent/runs', { body: { prompt: 'x', agent_identity_uid: foreign } })).status, 403);
+    assert.equal(
+      (await hangar.request('POST', '/agent/runs', { body: { prompt: 'x', agent_identity_uid: foreign } })).status,
+      403,
+    );
   });
 
   test('self-hosted worker runs are marked as not cancellable here', async () => {
@@ -194,11 +222,19 @@ describe('POST /agent/runs', () => {
       attachments: [{ file_name: 'a.png', mime_type: 'image/png', data }],
       images: [{ mime_type: 'image/jpeg', data }],
     });
-    const stored = await hangar.db.selectFrom('run_attachments').selectAll().where('run_id', '=', id).orderBy('position').execute();
-    assert.deepEqual(stored.map((row) => [row.file_name, row.mime_type, Buffer.from(row.data).toString()]), [
-      ['a.png', 'image/png', 'png bytes'],
-      ['attachment-2', 'image/jpeg', 'png bytes'],
-    ]);
+    const stored = await hangar.db
+      .selectFrom('run_attachments')
+      .selectAll()
+      .where('run_id', '=', id)
+      .orderBy('position')
+      .execute();
+    assert.deepEqual(
+      stored.map((row) => [row.file_name, row.mime_type, Buffer.from(row.data).toString()]),
+      [
+        ['a.png', 'image/png', 'png bytes'],
+        ['attachment-2', 'image/jpeg', 'png bytes'],
+      ],
+    );
   });
 
   test('a conversation id must belong to a visible run', async () => {

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { GitFixtures, skillFile } from '../support/git.js';
-import { addAgentIdentity, addArtifact, addEnvironment, addEnvironmentWithRepos, createRun, setRunColumns } from '../support/runs.js';
+import {
+  addAgentIdentity,
+  addArtifact,
+  addEnvironment,
+  addEnvironmentWithRepos,
+  createRun,
+  setRunColumns,
+} from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let hangar: TestServer;
@@ -30,7 +37,11 @@ before(async () => {
   const environment = await addEnvironment(hangar);
   const agent = await addAgentIdentity(hangar);
   ids.plain = await createRun(hangar, { prompt: 'Refactor the billing module', title: 'Billing refactor' });
-  ids.skill = await createRun(hangar, { prompt: 'Deploy', skill: 'acme/ops:skills/deploy/SKILL.md', config: { name: 'deployer', model_id: 'claude-x' } });
+  ids.skill = await createRun(hangar, {
+    prompt: 'Deploy',
+    skill: 'acme/ops:skills/deploy/SKILL.md',
+    config: { name: 'deployer', model_id: 'claude-x' },
+  });
   ids.env = await createRun(hangar, { prompt: 'Environment run', config: { environment_id: environment } });
   ids.meta = await createRun(hangar, { prompt: 'Metadata run', metadata: { ticket: 'ENG-7', stage: 'prod' } });
   ids.child = await createRun(hangar, { prompt: 'Child run', parent_run_id: ids.meta, metadata: { stage: 'dev' } });
@@ -159,8 +170,14 @@ describe('GET /agent/runs filters', () => {
     assert.equal(response.status, 200);
     assert.deepEqual(response.body.runs, []);
     assert.equal((await hangar.request('GET', `/agent/runs/${ids.plain}`, { apiKey: other.apiKey })).status, 404);
-    assert.equal((await hangar.request('GET', `/agent/runs/${ids.plain}/timeline`, { apiKey: other.apiKey })).status, 404);
-    assert.equal((await hangar.request('POST', `/agent/runs/${ids.agent}/cancel`, { apiKey: other.apiKey })).status, 404);
+    assert.equal(
+      (await hangar.request('GET', `/agent/runs/${ids.plain}/timeline`, { apiKey: other.apiKey })).status,
+      404,
+    );
+    assert.equal(
+      (await hangar.request('POST', `/agent/runs/${ids.agent}/cancel`, { apiKey: other.apiKey })).status,
+      404,
+    );
     assert.equal((await list(`ancestor_run_id=${ids.meta}`, other.apiKey)).status, 400);
   });
 });
@@ -168,7 +185,10 @@ describe('GET /agent/runs filters', () => {
 describe('GET /agent/runs sorting', () => {
   test('title ascending and descending, id breaking ties', async () => {
     const asc = (await list('sort_by=title&sort_order=asc')).body.runs.map((run: { title: string }) => run.title);
-    assert.deepEqual(asc, [...asc].sort((a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)));
+    assert.deepEqual(
+      asc,
+      [...asc].sort((a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)),
+    );
     const desc = (await list('sort_by=title&sort_order=desc')).body.runs.map((run: { title: string }) => run.title);
     assert.deepEqual(desc, [...asc].reverse());
   });
@@ -200,7 +220,9 @@ describe('GET /agent/runs paging', () => {
         const paged: string[] = [];
         let cursor: string | undefined;
         do {
-          const response = await list(`sort_by=${sortBy}&sort_order=${order}&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+          const response = await list(
+            `sort_by=${sortBy}&sort_order=${order}&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+          );
           assert.equal(response.status, 200);
           paged.push(...response.body.runs.map((run: { run_id: string }) => run.run_id));
           cursor = response.body.page_info.next_cursor;
@@ -214,7 +236,9 @@ describe('GET /agent/runs paging', () => {
   test('a tampered cursor, or one from another sort, is 400', async () => {
     const cursor = (await list('limit=2')).body.page_info.next_cursor as string;
     const [payload, mac] = cursor.split('.');
-    const forged = Buffer.from(JSON.stringify(['updated_at:desc', ['2999-01-01T00:00:00.000000Z', 'z']])).toString('base64url');
+    const forged = Buffer.from(JSON.stringify(['updated_at:desc', ['2999-01-01T00:00:00.000000Z', 'z']])).toString(
+      'base64url',
+    );
     for (const bad of [`${forged}.${mac}`, `${payload}.x${mac}`, 'garbage', `${payload}`]) {
       const response = await list(`limit=2&cursor=${encodeURIComponent(bad)}`);
       assert.equal(response.status, 400, bad);

@@ -8,7 +8,10 @@ import { startTestServer, type TestServer } from '../support/server.js';
 let hangar: TestServer;
 const git = new GitFixtures();
 before(async () => {
-  git.createRepo('acme', 'repo', { 'skills/s0/SKILL.md': skillFile('s0', 'first'), 'skills/s1/SKILL.md': skillFile('s1', 'second') });
+  git.createRepo('acme', 'repo', {
+    'skills/s0/SKILL.md': skillFile('s0', 'first'),
+    'skills/s1/SKILL.md': skillFile('s1', 'second'),
+  });
   hangar = await startTestServer({ HANGAR_GIT_BASE_URL: git.baseUrl });
 });
 after(async () => {
@@ -51,7 +54,8 @@ test('paging while runs are created and updated never repeats or skips an unchan
           const query = `sort_by=${sortBy}&sort_order=${order}&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
           const response = await hangar.request('GET', `/agent/runs?${query}`, { apiKey: team.apiKey });
           assert.equal(response.status, 200, JSON.stringify(response.body));
-          for (const run of response.body.runs as { run_id: string }[]) seen.set(run.run_id, (seen.get(run.run_id) ?? 0) + 1);
+          for (const run of response.body.runs as { run_id: string }[])
+            seen.set(run.run_id, (seen.get(run.run_id) ?? 0) + 1);
           cursor = response.body.page_info.next_cursor;
           // Writes stop after a while: runs created behind the cursor faster than pages are read would
           // otherwise keep the walk going forever.
@@ -72,7 +76,12 @@ test('paging while runs are created and updated never repeats or skips an unchan
           page++;
         } while (cursor);
         for (const id of initial) {
-          if (!changed.has(id)) assert.equal(seen.get(id), 1, `unchanged run ${id} served ${seen.get(id) ?? 0} times (${sortBy} ${order} limit ${limit})`);
+          if (!changed.has(id))
+            assert.equal(
+              seen.get(id),
+              1,
+              `unchanged run ${id} served ${seen.get(id) ?? 0} times (${sortBy} ${order} limit ${limit})`,
+            );
         }
       },
     ),

@@ -13,7 +13,11 @@ before(async () => {
 after(() => hangar.stop());
 
 test('the SDK creates, retrieves, lists, pages through and cancels runs', async () => {
-  const created = await client.agent.run({ prompt: 'Upgrade the dependencies', title: 'Deps', config: { model_id: 'm1', name: 'maint' } });
+  const created = await client.agent.run({
+    prompt: 'Upgrade the dependencies',
+    title: 'Deps',
+    config: { model_id: 'm1', name: 'maint' },
+  });
   assert.equal(created.state, 'QUEUED');
   assert.equal(created.task_id, created.run_id);
 
@@ -36,9 +40,15 @@ test('the SDK creates, retrieves, lists, pages through and cancels runs', async 
   assert.equal(new Set(seen).size, 7);
 
   const filtered = await client.agent.runs.list({ state: ['QUEUED'], name: 'maint', model_id: 'm1' });
-  assert.deepEqual(filtered.runs.map((item) => item.run_id), [created.run_id]);
+  assert.deepEqual(
+    filtered.runs.map((item) => item.run_id),
+    [created.run_id],
+  );
   const searched = await client.agent.runs.list({ q: 'dependencies' });
-  assert.deepEqual(searched.runs.map((item) => item.run_id), [created.run_id]);
+  assert.deepEqual(
+    searched.runs.map((item) => item.run_id),
+    [created.run_id],
+  );
 
   const cancelled = await client.agent.runs.cancel(created.run_id);
   assert.equal(cancelled, created.run_id);

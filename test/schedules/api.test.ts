@@ -48,15 +48,26 @@ describe('scheduled agents API', () => {
       assert.equal(response.body.error_code, 'invalid_request');
       assert.match(response.body.detail, new RegExp(field));
     }
-    for (const [cron, reason] of [['61 * * * *', /minute/], ['* * *', /5 fields/], ['@reboot', /macro/], ['0 0 30 2 *', /never/]] as const) {
+    for (const [cron, reason] of [
+      ['61 * * * *', /minute/],
+      ['* * *', /5 fields/],
+      ['@reboot', /macro/],
+      ['0 0 30 2 *', /never/],
+    ] as const) {
       const response = await hangar.request('POST', '/agent/schedules', { body: { ...base, cron_schedule: cron } });
       assert.equal(response.status, 400, cron);
       assert.match(response.body.detail, reason);
     }
     assert.equal((await hangar.request('POST', '/agent/schedules', { body: { ...base, name: '  ' } })).status, 400);
     assert.equal((await hangar.request('POST', '/agent/schedules', { body: { ...base, enabled: 'yes' } })).status, 400);
-    assert.equal((await hangar.request('POST', '/agent/schedules', { body: { ...base, metadata: { 'bad key': 'v' } } })).status, 400);
-    assert.equal((await hangar.request('POST', '/agent/schedules', { body: { ...base, agent_uid: 'nobody' } })).status, 403);
+    assert.equal(
+      (await hangar.request('POST', '/agent/schedules', { body: { ...base, metadata: { 'bad key': 'v' } } })).status,
+      400,
+    );
+    assert.equal(
+      (await hangar.request('POST', '/agent/schedules', { body: { ...base, agent_uid: 'nobody' } })).status,
+      403,
+    );
   });
 
   test('macros are accepted', async () => {
@@ -70,7 +81,10 @@ describe('scheduled agents API', () => {
     const response = await hangar.request('GET', '/agent/schedules', { apiKey: team.apiKey });
     assert.equal(response.status, 200);
     const names = response.body.schedules.map((item: { name: string }) => item.name);
-    assert.deepEqual(names, [...names].sort((a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)));
+    assert.deepEqual(
+      names,
+      [...names].sort((a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)),
+    );
     assert.equal(names.length, 3);
   });
 
@@ -90,7 +104,9 @@ describe('scheduled agents API', () => {
   test('PUT replaces the whole item and needs every field but agent_config', async () => {
     const agent = await addAgentIdentity(hangar);
     const item = await create({ metadata: { a: 'b' }, agent_config: { model_id: 'm1' } });
-    const missing = await hangar.request('PUT', `/agent/schedules/${item.id}`, { body: { name: 'x', cron_schedule: '@daily', prompt: 'p' } });
+    const missing = await hangar.request('PUT', `/agent/schedules/${item.id}`, {
+      body: { name: 'x', cron_schedule: '@daily', prompt: 'p' },
+    });
     assert.equal(missing.status, 400);
     assert.match(missing.body.detail, /enabled/);
     const updated = await hangar.request('PUT', `/agent/schedules/${item.id}`, {
@@ -105,7 +121,9 @@ describe('scheduled agents API', () => {
     assert.deepEqual(updated.body.metadata, {}, 'omitted metadata is cleared');
     assert.equal(updated.body.agent_config, undefined, 'omitted agent_config is cleared');
     assert.ok(updated.body.updated_at >= item.updated_at);
-    const bad = await hangar.request('PUT', `/agent/schedules/${item.id}`, { body: { ...base, cron_schedule: 'nope' } });
+    const bad = await hangar.request('PUT', `/agent/schedules/${item.id}`, {
+      body: { ...base, cron_schedule: 'nope' },
+    });
     assert.equal(bad.status, 400);
   });
 
@@ -139,7 +157,10 @@ describe('scheduled agents API', () => {
       ['POST', '/resume', undefined],
       ['DELETE', '', undefined],
     ] as const) {
-      const response = await hangar.request(method, `/agent/schedules/${item.id}${path}`, { apiKey: other.apiKey, body });
+      const response = await hangar.request(method, `/agent/schedules/${item.id}${path}`, {
+        apiKey: other.apiKey,
+        body,
+      });
       assert.equal(response.status, 404, `${method} ${path}`);
     }
     assert.equal((await hangar.request('GET', `/agent/schedules/${item.id}`)).body.enabled, true);
@@ -148,12 +169,22 @@ describe('scheduled agents API', () => {
 
   test('the oz-agent-sdk client manages schedules', async () => {
     const client = new OzAPI({ apiKey: hangar.apiKey, baseURL: hangar.apiUrl, maxRetries: 0 });
-    const created = await client.agent.schedules.create({ name: 'sdk', cron_schedule: '*/15 * * * *', prompt: 'p', enabled: true });
+    const created = await client.agent.schedules.create({
+      name: 'sdk',
+      cron_schedule: '*/15 * * * *',
+      prompt: 'p',
+      enabled: true,
+    });
     assert.equal(created.name, 'sdk');
     assert.ok(created.history?.next_run);
     assert.equal((await client.agent.schedules.pause(created.id)).enabled, false);
     assert.equal((await client.agent.schedules.resume(created.id)).enabled, true);
-    const updated = await client.agent.schedules.update(created.id, { name: 'sdk2', cron_schedule: '@hourly', prompt: 'q', enabled: true });
+    const updated = await client.agent.schedules.update(created.id, {
+      name: 'sdk2',
+      cron_schedule: '@hourly',
+      prompt: 'q',
+      enabled: true,
+    });
     assert.equal(updated.name, 'sdk2');
     assert.ok((await client.agent.schedules.list()).schedules.some((s) => s.id === created.id));
     assert.deepEqual(await client.agent.schedules.delete(created.id), { success: true });

@@ -9,12 +9,22 @@ let hangar: TestServer;
 let scheduler: Scheduler;
 before(async () => {
   hangar = await startTestServer({}, { role: 'api', now: () => now });
-  scheduler = new Scheduler({ db: hangar.db, runs: hangar.server.services.runs, log: hangar.server.app.log, now: () => now });
+  scheduler = new Scheduler({
+    db: hangar.db,
+    runs: hangar.server.services.runs,
+    log: hangar.server.app.log,
+    now: () => now,
+  });
 });
 after(() => hangar.stop());
 
 async function ticksOf(scheduleId: string): Promise<string[]> {
-  const rows = await hangar.db.selectFrom('runs').select('schedule_tick').where('schedule_id', '=', scheduleId).orderBy('schedule_tick').execute();
+  const rows = await hangar.db
+    .selectFrom('runs')
+    .select('schedule_tick')
+    .where('schedule_id', '=', scheduleId)
+    .orderBy('schedule_tick')
+    .execute();
   return rows.map((row) => row.schedule_tick!.toISOString());
 }
 

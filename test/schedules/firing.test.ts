@@ -8,7 +8,9 @@ import { startTestServer, type TestServer } from '../support/server.js';
 let hangar: TestServer;
 const git = new GitFixtures();
 before(async () => {
-  git.createRepo('acme', 'ops', { 'skills/triage/SKILL.md': skillFile('triage', 'Triages issues', 'Label every new issue.') });
+  git.createRepo('acme', 'ops', {
+    'skills/triage/SKILL.md': skillFile('triage', 'Triages issues', 'Label every new issue.'),
+  });
   hangar = await startTestServer({ HANGAR_GIT_BASE_URL: git.baseUrl });
 });
 after(async () => {
@@ -27,7 +29,10 @@ async function createSchedule(body: Record<string, unknown>) {
 }
 
 async function runsOf(scheduleId: string) {
-  const response = await hangar.request('GET', `/agent/runs?schedule_id=${scheduleId}&limit=500&sort_by=created_at&sort_order=asc`);
+  const response = await hangar.request(
+    'GET',
+    `/agent/runs?schedule_id=${scheduleId}&limit=500&sort_by=created_at&sort_order=asc`,
+  );
   assert.equal(response.status, 200);
   return response.body.runs as Array<Record<string, any>>;
 }
@@ -63,7 +68,11 @@ describe('scheduler', () => {
     assert.equal(run!.state, 'QUEUED');
     assert.equal(run!.prompt, 'tick');
     assert.equal(run!.title, 'Snapshot me');
-    assert.deepEqual(run!.schedule, { schedule_id: schedule.id, schedule_name: 'Snapshot me', cron_schedule: '* * * * * *' });
+    assert.deepEqual(run!.schedule, {
+      schedule_id: schedule.id,
+      schedule_name: 'Snapshot me',
+      cron_schedule: '* * * * * *',
+    });
     assert.equal(run!.agent_config.model_id, 'm-7');
     assert.equal(run!.agent_config.name, 'nightly');
     assert.deepEqual(run!.metadata, { owner: 'ops' });
@@ -80,12 +89,19 @@ describe('scheduler', () => {
   test('a schedule with a skill and an environment starts runs resolved like API runs', async () => {
     // Resolution happens inside the scheduler's transaction; on PGlite (one connection) it must use it.
     const environment = await addEnvironmentWithRepos(hangar, ['acme/ops']);
-    const schedule = await createSchedule({ name: 'Triage', agent_config: { skill_spec: 'ops:triage', environment_id: environment } });
+    const schedule = await createSchedule({
+      name: 'Triage',
+      agent_config: { skill_spec: 'ops:triage', environment_id: environment },
+    });
     const run = await waitFor('a skill run', async () => (await runsOf(schedule.id))[0]);
     assert.equal(run.agent_config.skill_spec, 'acme/ops:skills/triage/SKILL.md');
     assert.equal(run.agent_config.base_prompt.trim(), 'Label every new issue.');
     assert.equal(run.agent_config.environment_id, environment);
-    assert.deepEqual(run.agent_skill, { name: 'triage', description: 'Triages issues', full_path: 'skills/triage/SKILL.md' });
+    assert.deepEqual(run.agent_skill, {
+      name: 'triage',
+      description: 'Triages issues',
+      full_path: 'skills/triage/SKILL.md',
+    });
     assert.equal((await scheduleItem(schedule.id)).last_spawn_error, null);
     await hangar.request('DELETE', `/agent/schedules/${schedule.id}`);
   });
@@ -106,16 +122,23 @@ describe('scheduler', () => {
     await sleep(2500);
     const remaining = await runsOf(schedule.id);
     assert.equal(remaining.length, atDelete, 'no run after delete');
-    assert.ok(remaining.every((run) => run.state === 'QUEUED'), 'runs already started are untouched');
+    assert.ok(
+      remaining.every((run) => run.state === 'QUEUED'),
+      'runs already started are untouched',
+    );
   });
 
   test('an update takes effect on the next tick', async () => {
     const schedule = await createSchedule({ name: 'before' });
-    await waitFor('a run named before', async () => (await runsOf(schedule.id)).some((run) => run.schedule.schedule_name === 'before'));
+    await waitFor('a run named before', async () =>
+      (await runsOf(schedule.id)).some((run) => run.schedule.schedule_name === 'before'),
+    );
     await hangar.request('PUT', `/agent/schedules/${schedule.id}`, {
       body: { name: 'after', cron_schedule: '*/2 * * * * *', prompt: 'changed', enabled: true },
     });
-    const run = await waitFor('a run named after', async () => (await runsOf(schedule.id)).find((r) => r.schedule.schedule_name === 'after'));
+    const run = await waitFor('a run named after', async () =>
+      (await runsOf(schedule.id)).find((r) => r.schedule.schedule_name === 'after'),
+    );
     assert.equal(run.prompt, 'changed');
     assert.equal(run.schedule.cron_schedule, '*/2 * * * * *');
     await hangar.request('DELETE', `/agent/schedules/${schedule.id}`);
@@ -138,7 +161,9 @@ describe('scheduler', () => {
     });
     const recovered = await waitFor('the error cleared', async () => {
       const item = await scheduleItem(schedule.id);
-      return item.last_spawn_error === null && (await runsOf(schedule.id)).some((run) => run.title === 'recovered') && item;
+      return (
+        item.last_spawn_error === null && (await runsOf(schedule.id)).some((run) => run.title === 'recovered') && item
+      );
     });
     assert.ok(recovered.history.last_ran);
     await hangar.request('DELETE', `/agent/schedules/${schedule.id}`);

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, test } from 'node:test';
-import { createTestDatabase, spawnServer, startTestServer, type TestDatabase, type TestServer } from '../support/server.js';
+import {
+  createTestDatabase,
+  spawnServer,
+  startTestServer,
+  type TestDatabase,
+  type TestServer,
+} from '../support/server.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
@@ -16,12 +22,19 @@ after(async () => {
   await database?.drop();
 });
 
-test('three engine replicas on one PostgreSQL start exactly one run per tick', { skip: !onPostgres && 'replicas need PostgreSQL (PGlite is single-process)' }, async () => {
+test('three engine replicas on one PostgreSQL start exactly one run per tick', {
+  skip: !onPostgres && 'replicas need PostgreSQL (PGlite is single-process)',
+}, async () => {
   database = await createTestDatabase();
   const server = await startTestServer({}, { role: 'api', database });
   api = server;
   for (let i = 0; i < 3; i++) {
-    engines.push(await spawnServer({ DATABASE_URL: database.databaseUrl!, HANGAR_DATA_DIR: database.dataDir }, ['--role', 'engine']));
+    engines.push(
+      await spawnServer({ DATABASE_URL: database.databaseUrl!, HANGAR_DATA_DIR: database.dataDir }, [
+        '--role',
+        'engine',
+      ]),
+    );
   }
   const ids: string[] = [];
   for (let i = 0; i < 3; i++) {
@@ -38,7 +51,12 @@ test('three engine replicas on one PostgreSQL start exactly one run per tick', {
   await sleep(500);
 
   for (const id of ids) {
-    const rows = await server.db.selectFrom('runs').select(['schedule_tick']).where('schedule_id', '=', id).orderBy('schedule_tick').execute();
+    const rows = await server.db
+      .selectFrom('runs')
+      .select(['schedule_tick'])
+      .where('schedule_id', '=', id)
+      .orderBy('schedule_tick')
+      .execute();
     const ticks = rows.map((row) => row.schedule_tick!.getTime());
     assert.equal(new Set(ticks).size, ticks.length, 'no tick started twice');
     for (let i = 1; i < ticks.length; i++) assert.ok(ticks[i]! > ticks[i - 1]!, 'ticks strictly increase');

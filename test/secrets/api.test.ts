@@ -15,7 +15,8 @@ async function create(name: string, value = 'v', apiKey?: string) {
   return response.body;
 }
 
-const readValue = (name: string, teamUid = hangar.teamUid) => hangar.server.services.secrets.readSecretValue(teamUid, name);
+const readValue = (name: string, teamUid = hangar.teamUid) =>
+  hangar.server.services.secrets.readSecretValue(teamUid, name);
 
 describe('team secrets API', () => {
   test('create answers 201 with the name and timestamps, never the value', async () => {
@@ -34,9 +35,13 @@ describe('team secrets API', () => {
     const response = await api('GET', '/secrets');
     assert.equal(response.status, 200);
     const names = response.body.secrets.map((item: { name: string }) => item.name);
-    assert.deepEqual(names, [...names].sort((a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)));
+    assert.deepEqual(
+      names,
+      [...names].sort((a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)),
+    );
     for (const name of ['zeta', 'Alpha', '_private']) assert.ok(names.includes(name), name);
-    for (const item of response.body.secrets) assert.deepEqual(Object.keys(item).sort(), ['created_at', 'name', 'updated_at']);
+    for (const item of response.body.secrets)
+      assert.deepEqual(Object.keys(item).sort(), ['created_at', 'name', 'updated_at']);
   });
 
   test('PUT replaces the value and moves updated_at; DELETE removes the secret', async () => {
@@ -127,17 +132,31 @@ describe('team secrets API', () => {
     const other = await hangar.createTeamWithUser();
     const list = await api('GET', '/secrets', { apiKey: other.apiKey });
     assert.deepEqual(list.body, { secrets: [] });
-    assert.equal((await api('PUT', '/secrets/SHARED_NAME', { body: { value: 'hijacked' }, apiKey: other.apiKey })).status, 404);
+    assert.equal(
+      (await api('PUT', '/secrets/SHARED_NAME', { body: { value: 'hijacked' }, apiKey: other.apiKey })).status,
+      404,
+    );
     assert.equal((await api('DELETE', '/secrets/SHARED_NAME', { apiKey: other.apiKey })).status, 404);
     await create('SHARED_NAME', 'team two', other.apiKey);
     assert.equal(await readValue('SHARED_NAME'), 'team one');
     assert.equal(await readValue('SHARED_NAME', other.teamUid), 'team two');
-    assert.deepEqual((await api('GET', '/secrets', { apiKey: other.apiKey })).body.secrets.map((item: { name: string }) => item.name), ['SHARED_NAME']);
+    assert.deepEqual(
+      (await api('GET', '/secrets', { apiKey: other.apiKey })).body.secrets.map((item: { name: string }) => item.name),
+      ['SHARED_NAME'],
+    );
   });
 
   test('every route needs an API key', async () => {
-    for (const [method, path] of [['GET', '/secrets'], ['POST', '/secrets'], ['PUT', '/secrets/A'], ['DELETE', '/secrets/A']]) {
-      const response = await api(method!, path!, { apiKey: null, body: method === 'POST' || method === 'PUT' ? { name: 'A', value: 'v' } : undefined });
+    for (const [method, path] of [
+      ['GET', '/secrets'],
+      ['POST', '/secrets'],
+      ['PUT', '/secrets/A'],
+      ['DELETE', '/secrets/A'],
+    ]) {
+      const response = await api(method!, path!, {
+        apiKey: null,
+        body: method === 'POST' || method === 'PUT' ? { name: 'A', value: 'v' } : undefined,
+      });
       assert.equal(response.status, 401, `${method} ${path}`);
     }
   });
@@ -146,7 +165,8 @@ describe('team secrets API', () => {
     const document = (await hangar.request('GET', '/api/v1/openapi.json', { apiKey: null })).body;
     assert.ok(document.paths['/secrets'].post && document.paths['/secrets'].get);
     assert.ok(document.paths['/secrets/{name}'].put && document.paths['/secrets/{name}'].delete);
-    const listItem = document.paths['/secrets'].get.responses['200'].content['application/json'].schema.properties.secrets.items;
+    const listItem =
+      document.paths['/secrets'].get.responses['200'].content['application/json'].schema.properties.secrets.items;
     assert.deepEqual(Object.keys(listItem.properties).sort(), ['created_at', 'name', 'updated_at']);
   });
 });

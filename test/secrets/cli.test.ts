@@ -10,7 +10,8 @@ let hangar: TestServer;
 before(async () => (hangar = await startTestServer({}, { role: 'api' })));
 after(() => hangar.stop());
 
-const cli = (args: string[], input?: string, apiKey = hangar.apiKey) => hangarCli(['secrets', ...args], { url: hangar.url, apiKey }, input);
+const cli = (args: string[], input?: string, apiKey = hangar.apiKey) =>
+  hangarCli(['secrets', ...args], { url: hangar.url, apiKey }, input);
 const readValue = (name: string) => hangar.server.services.secrets.readSecretValue(hangar.teamUid, name);
 
 describe('hangar secrets', () => {
@@ -31,7 +32,10 @@ describe('hangar secrets', () => {
     assert.match(list.stdout, /^DEPLOY_KEY {2}updated \d{4}-/m);
     assert.equal(list.stdout.includes('second-value'), false);
     const json = await cli(['list', '--json']);
-    assert.deepEqual(JSON.parse(json.stdout).secrets.map((item: { name: string }) => item.name), ['DEPLOY_KEY']);
+    assert.deepEqual(
+      JSON.parse(json.stdout).secrets.map((item: { name: string }) => item.name),
+      ['DEPLOY_KEY'],
+    );
 
     const deleted = await cli(['delete', 'DEPLOY_KEY']);
     assert.equal(deleted.code, 0, deleted.stderr);

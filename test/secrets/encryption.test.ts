@@ -14,7 +14,12 @@ async function createSecret(hangar: TestServer, name: string, value: string): Pr
 }
 
 async function rawRow(hangar: TestServer, name: string) {
-  return hangar.db.selectFrom('secrets').selectAll().where('team_uid', '=', hangar.teamUid).where('name', '=', name).executeTakeFirstOrThrow();
+  return hangar.db
+    .selectFrom('secrets')
+    .selectAll()
+    .where('team_uid', '=', hangar.teamUid)
+    .where('name', '=', name)
+    .executeTakeFirstOrThrow();
 }
 
 describe('secrets at rest', () => {
@@ -38,7 +43,11 @@ describe('secrets at rest', () => {
     assert.notDeepEqual(Buffer.from(row.iv), Buffer.from(twin.iv));
     assert.notDeepEqual(Buffer.from(row.ciphertext), Buffer.from(twin.ciphertext));
 
-    const sealed = { iv: Buffer.from(row.iv), authTag: Buffer.from(row.auth_tag), ciphertext: Buffer.from(row.ciphertext) };
+    const sealed = {
+      iv: Buffer.from(row.iv),
+      authTag: Buffer.from(row.auth_tag),
+      ciphertext: Buffer.from(row.ciphertext),
+    };
     const context = `hangar/secrets/${hangar.teamUid}/API_TOKEN`;
     assert.equal(openValue(key, sealed, context), value, 'the configured key decrypts it');
     assert.throws(() => openValue(randomBytes(32), sealed, context), 'a wrong key cannot decrypt it');
@@ -82,10 +91,17 @@ describe('secrets at rest', () => {
 
     const second = await startTestServer({}, { role: 'api', database });
     try {
-      assert.equal(await second.server.services.secrets.readSecretValue(second.teamUid, 'SURVIVES_RESTART'), 'kept across restarts');
+      assert.equal(
+        await second.server.services.secrets.readSecretValue(second.teamUid, 'SURVIVES_RESTART'),
+        'kept across restarts',
+      );
       assert.equal(fs.readFileSync(keyFile, 'utf8'), content);
       assert.equal(fs.statSync(keyFile).mtimeMs, stat.mtimeMs, 'the key file was rewritten');
-      assert.deepEqual(fs.readdirSync(database.dataDir).filter((file) => file.includes('secret-key')), ['secret-key'], 'no temporary file left');
+      assert.deepEqual(
+        fs.readdirSync(database.dataDir).filter((file) => file.includes('secret-key')),
+        ['secret-key'],
+        'no temporary file left',
+      );
     } finally {
       await second.stop();
     }
@@ -132,10 +148,16 @@ describe('HANGAR_SECRET_KEY', () => {
   });
 
   test('a malformed key is a ConfigError naming the variable but not the value', () => {
-    for (const bad of ['too-short', randomBytes(16).toString('hex'), randomBytes(24).toString('base64'), randomBytes(32).toString('hex') + 'ab']) {
+    for (const bad of [
+      'too-short',
+      randomBytes(16).toString('hex'),
+      randomBytes(24).toString('base64'),
+      randomBytes(32).toString('hex') + 'ab',
+    ]) {
       assert.throws(
         () => loadConfig({ HANGAR_SECRET_KEY: bad }),
-        (error: unknown) => error instanceof ConfigError && error.message.includes('HANGAR_SECRET_KEY') && !error.message.includes(bad),
+        (error: unknown) =>
+          error instanceof ConfigError && error.message.includes('HANGAR_SECRET_KEY') && !error.message.includes(bad),
         bad,
       );
     }

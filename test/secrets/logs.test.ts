@@ -10,7 +10,11 @@ test('no response body, header or log line (at debug level) ever contains a secr
   const database = await createTestDatabase();
   t.after(() => database.drop());
   const apiKey = generateApiKey();
-  const server = await spawnServer({ ...databaseEnv(database), HANGAR_BOOTSTRAP_API_KEY: apiKey, HANGAR_LOG_LEVEL: 'debug' });
+  const server = await spawnServer({
+    ...databaseEnv(database),
+    HANGAR_BOOTSTRAP_API_KEY: apiKey,
+    HANGAR_LOG_LEVEL: 'debug',
+  });
   t.after(() => stopChild(server.child, 'SIGKILL'));
 
   const values: string[] = [];
@@ -23,7 +27,10 @@ test('no response body, header or log line (at debug level) ever contains a secr
   const call = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${server.url}/api/v1${path}`, {
       method,
-      headers: { authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await response.text();
@@ -37,20 +44,46 @@ test('no response body, header or log line (at debug level) ever contains a secr
   assert.equal((await call('POST', '/secrets', { name: 'TOKEN', value: secretValue() })).status, 409);
   assert.equal((await call('POST', '/secrets', { name: '1-bad-name', value: secretValue() })).status, 400);
   assert.equal((await call('POST', '/secrets', `{"name": "BROKEN", "value": "${secretValue()}"`)).status, 400);
-  assert.equal((await call('POST', '/secrets', { name: 'HUGE', value: secretValue() + 'x'.repeat(64 * 1024) })).status, 400);
-  assert.equal((await call('POST', '/secrets', { name: 'MULTIBYTE', value: secretValue() + 'é'.repeat(32 * 1024) })).status, 400);
+  assert.equal(
+    (await call('POST', '/secrets', { name: 'HUGE', value: secretValue() + 'x'.repeat(64 * 1024) })).status,
+    400,
+  );
+  assert.equal(
+    (await call('POST', '/secrets', { name: 'MULTIBYTE', value: secretValue() + 'é'.repeat(32 * 1024) })).status,
+    400,
+  );
   assert.equal((await call('PUT', '/secrets/TOKEN', { value: secretValue(), extra: true })).status, 400);
   assert.equal((await call('PUT', '/secrets/MISSING', { value: secretValue() })).status, 404);
   assert.equal((await call('PUT', '/secrets/TOKEN', { value: 42 })).status, 400);
 
-  const mcp = await call('POST', '/mcp-servers', { name: 'gh', command: 'npx', env: { GITHUB_TOKEN: { secret: 'TOKEN' } } });
+  const mcp = await call('POST', '/mcp-servers', {
+    name: 'gh',
+    command: 'npx',
+    env: { GITHUB_TOKEN: { secret: 'TOKEN' } },
+  });
   assert.equal(mcp.status, 201);
-  const http = await call('POST', '/mcp-servers', { name: 'web', url: 'https://mcp.example.com', headers: { Authorization: { secret: 'TOKEN' } } });
+  const http = await call('POST', '/mcp-servers', {
+    name: 'web',
+    url: 'https://mcp.example.com',
+    headers: { Authorization: { secret: 'TOKEN' } },
+  });
   assert.equal(http.status, 201);
   assert.equal((await call('GET', '/mcp-servers')).status, 200);
   assert.equal((await call('GET', `/mcp-servers/${mcp.body.uid}`)).status, 200);
-  assert.equal((await call('PUT', `/mcp-servers/${mcp.body.uid}`, { name: 'gh', command: 'npx', env: { GITHUB_TOKEN: { secret: 'TOKEN' }, EXTRA: 'plain' } })).status, 200);
-  const run = await call('POST', '/agent/runs', { prompt: 'use it', config: { mcp_servers: { gh: { warp_id: mcp.body.uid }, web: { warp_id: http.body.uid } } } });
+  assert.equal(
+    (
+      await call('PUT', `/mcp-servers/${mcp.body.uid}`, {
+        name: 'gh',
+        command: 'npx',
+        env: { GITHUB_TOKEN: { secret: 'TOKEN' }, EXTRA: 'plain' },
+      })
+    ).status,
+    200,
+  );
+  const run = await call('POST', '/agent/runs', {
+    prompt: 'use it',
+    config: { mcp_servers: { gh: { warp_id: mcp.body.uid }, web: { warp_id: http.body.uid } } },
+  });
   assert.equal(run.status, 200, JSON.stringify(run.body));
   assert.equal((await call('GET', `/agent/runs/${run.body.run_id}`)).status, 200);
 
@@ -63,13 +96,21 @@ test('no response body, header or log line (at debug level) ever contains a secr
     await hangarCli(['secrets', 'list'], env),
     await hangarCli(['mcp-servers', 'list', '--json'], env),
   ];
-  assert.deepEqual(cliRuns.map((result) => result.code), [0, 0, 0, 1, 0, 0], JSON.stringify(cliRuns));
+  assert.deepEqual(
+    cliRuns.map((result) => result.code),
+    [0, 0, 0, 1, 0, 0],
+    JSON.stringify(cliRuns),
+  );
   for (const result of cliRuns) seen.push(result.stdout, result.stderr);
 
   // Stop gracefully so every log line is flushed before reading them.
   assert.deepEqual(await stopChild(server.child, 'SIGTERM'), { code: 0, signal: null });
   const output = server.output();
-  assert.match(output, /"url":"\/api\/v1\/secrets\/TOKEN".*"msg":"incoming request"/, 'request logging was not on: the test would prove nothing');
+  assert.match(
+    output,
+    /"url":"\/api\/v1\/secrets\/TOKEN".*"msg":"incoming request"/,
+    'request logging was not on: the test would prove nothing',
+  );
   assert.doesNotMatch(output, /"level":(50|60)/, 'a request failed with an internal error');
   const everything = seen.join('\n');
   for (const value of values) {

@@ -42,17 +42,30 @@ test('behind a trusted proxy each forwarded client has its own budget, for API k
   const colleague = '203.0.113.8';
   for (let i = 0; i < LIMIT; i++) assert.equal((await attempt(hangar, guess(), guesser)).status, 401);
   assert.equal((await attempt(hangar, guess(), guesser)).status, 429);
-  assert.equal((await attempt(hangar, hangar.apiKey, colleague)).status, 200, 'another client behind the same proxy was blocked');
+  assert.equal(
+    (await attempt(hangar, hangar.apiKey, colleague)).status,
+    200,
+    'another client behind the same proxy was blocked',
+  );
 
   const hook = await createWebhook(hangar, { name: 'behind-proxy' });
   const body = () => JSON.stringify({ id: randomBytes(6).toString('hex') });
-  for (let i = 0; i < 3; i++) await deliver(hook.url, body(), { authorization: 'Bearer wrong', 'x-forwarded-for': guesser });
-  assert.equal((await deliver(hook.url, body(), { authorization: 'Bearer wrong', 'x-forwarded-for': guesser })).status, 429);
-  const honest = await deliver(hook.url, body(), { authorization: `Bearer ${hook.secret}`, 'x-forwarded-for': colleague });
+  for (let i = 0; i < 3; i++)
+    await deliver(hook.url, body(), { authorization: 'Bearer wrong', 'x-forwarded-for': guesser });
+  assert.equal(
+    (await deliver(hook.url, body(), { authorization: 'Bearer wrong', 'x-forwarded-for': guesser })).status,
+    429,
+  );
+  const honest = await deliver(hook.url, body(), {
+    authorization: `Bearer ${hook.secret}`,
+    'x-forwarded-for': colleague,
+  });
   assert.equal(honest.status, 202, 'the webhook limit counted the proxy, not the sender');
 });
 
-test('failures count across replicas sharing one database', { skip: onPostgres() ? false : 'PostgreSQL only: replicas share one database' }, async (t) => {
+test('failures count across replicas sharing one database', {
+  skip: onPostgres() ? false : 'PostgreSQL only: replicas share one database',
+}, async (t) => {
   const database = await createTestDatabase();
   t.after(() => database.drop());
   const env = { HANGAR_AUTH_FAILURES_PER_MINUTE: String(LIMIT) };

@@ -40,7 +40,11 @@ test('instance signing keys are stored encrypted, older clear ones are sealed on
     .execute();
   await legacy.stop();
   hangar = await startTestServer({}, { database });
-  const sealed = await hangar.db.selectFrom('instance_settings').selectAll().where('key', '=', 'download_signing_key').executeTakeFirstOrThrow();
+  const sealed = await hangar.db
+    .selectFrom('instance_settings')
+    .selectAll()
+    .where('key', '=', 'download_signing_key')
+    .executeTakeFirstOrThrow();
   assert.equal(sealed.value, null);
   assert.ok(sealed.ciphertext && !sealed.ciphertext.toString('latin1').includes(signingKey));
   const relink = new UrlSigner(signingKey, () => hangar.url, 600);

@@ -18,7 +18,9 @@ describe('browser-facing security headers', { skip: browserMissing }, () => {
     browser = await launchBrowser();
     framer = http.createServer((request, response) => {
       const target = new URL(request.url!, 'http://x').searchParams.get('target')!;
-      response.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><iframe id="f" src="${hangar.url}${target}"></iframe>`);
+      response
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(`<!doctype html><iframe id="f" src="${hangar.url}${target}"></iframe>`);
     });
     await new Promise<void>((resolve) => framer.listen(0, '127.0.0.1', resolve));
     framerUrl = `http://localhost:${(framer.address() as AddressInfo).port}`;
@@ -66,7 +68,11 @@ describe('browser-facing security headers', { skip: browserMissing }, () => {
       // The load event waits for the frame: by then it shows the page, or the browser's refusal.
       await page.goto(`/?target=${encodeURIComponent(target)}`, { waitUntil: 'load' });
       const frame = page.frames().find((candidate) => candidate !== page.mainFrame())!;
-      assert.equal(await frame.locator('#swagger-ui, #root').count(), 0, `${target} rendered inside another site's frame`);
+      assert.equal(
+        await frame.locator('#swagger-ui, #root').count(),
+        0,
+        `${target} rendered inside another site's frame`,
+      );
       await context.close();
     }
   });

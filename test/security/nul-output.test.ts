@@ -10,7 +10,10 @@ after(() => hangar.stop());
 
 /** The raw transcript download, line by line. */
 async function rawTranscript(runId: string): Promise<string[]> {
-  const link = await fetch(`${hangar.apiUrl}/agent/runs/${runId}/transcript`, { headers: { authorization: `Bearer ${hangar.apiKey}` }, redirect: 'manual' });
+  const link = await fetch(`${hangar.apiUrl}/agent/runs/${runId}/transcript`, {
+    headers: { authorization: `Bearer ${hangar.apiKey}` },
+    redirect: 'manual',
+  });
   assert.equal(link.status, 302, await link.text());
   return (await (await fetch(link.headers.get('location')!)).text()).split('\n');
 }

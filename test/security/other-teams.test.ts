@@ -15,30 +15,67 @@ before(async () => {
 });
 after(() => hangar.stop());
 
-test("every resource of another team answers like a missing one (same status and error code)", async () => {
-  const as = (apiKey: string) => (method: string, path: string, body?: unknown) => hangar.request(method, `/api/v1${path}`, { apiKey, body });
+test('every resource of another team answers like a missing one (same status and error code)', async () => {
+  const as = (apiKey: string) => (method: string, path: string, body?: unknown) =>
+    hangar.request(method, `/api/v1${path}`, { apiKey, body });
   const theirs = as(other.apiKey);
   const runId = await createRun(hangar, { prompt: 'theirs', config: {} }, other.apiKey);
   const conversationId = randomUUID();
   await hangar.db.updateTable('runs').set({ conversation_id: conversationId }).where('id', '=', runId).execute();
   const artifactUid = randomUUID();
-  await hangar.db.insertInto('artifacts').values({ uid: artifactUid, run_id: runId, team_uid: other.teamUid, artifact_type: 'PLAN', data: JSON.stringify({ title: 'p' }) }).execute();
-  const schedule = await theirs('POST', '/agent/schedules', { name: 's', cron_schedule: '0 0 1 1 *', prompt: 'p', enabled: true });
+  await hangar.db
+    .insertInto('artifacts')
+    .values({
+      uid: artifactUid,
+      run_id: runId,
+      team_uid: other.teamUid,
+      artifact_type: 'PLAN',
+      data: JSON.stringify({ title: 'p' }),
+    })
+    .execute();
+  const schedule = await theirs('POST', '/agent/schedules', {
+    name: 's',
+    cron_schedule: '0 0 1 1 *',
+    prompt: 'p',
+    enabled: true,
+  });
   assert.equal(schedule.status, 201);
   const mcp = await theirs('POST', '/mcp-servers', { name: 'm', url: 'https://mcp.example.com/mcp' });
   assert.equal(mcp.status, 201);
   const webhook = await theirs('POST', '/factory/webhooks', { name: 'w' });
   assert.equal(webhook.status, 201);
-  const automation = await theirs('POST', '/factory/automations', { name: 'a', prompt: 'p', enabled: true, triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [webhook.body.uid] } }] });
+  const automation = await theirs('POST', '/factory/automations', {
+    name: 'a',
+    prompt: 'p',
+    enabled: true,
+    triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [webhook.body.uid] } }],
+  });
   assert.equal(automation.status, 201, JSON.stringify(automation.body));
   const environment = await addEnvironment(hangar, other.teamUid);
   const agent = await addAgentIdentity(hangar, other.teamUid);
   assert.equal((await theirs('POST', '/secrets', { name: 'THEIRS', value: 'v' })).status, 201);
 
-  const scorer = (await as(hangar.apiKey)('POST', '/agent/scorers', { name: 'q', rubric: 'r', labels: [{ label: 'good', score: 1 }], passing_score: 1 })).body?.scorer_id;
+  const scorer = (
+    await as(hangar.apiKey)('POST', '/agent/scorers', {
+      name: 'q',
+      rubric: 'r',
+      labels: [{ label: 'good', score: 1 }],
+      passing_score: 1,
+    })
+  ).body?.scorer_id;
 
   // Each probe with the other team's id, then with an id of the same shape that names nothing.
-  const ids = { run: [runId, randomUUID()], conversation: [conversationId, randomUUID()], artifact: [artifactUid, randomUUID()], schedule: [schedule.body.id, randomUUID()], mcp: [mcp.body.uid, newUid()], webhook: [webhook.body.uid, newUid()], automation: [automation.body.id, randomUUID()], environment: [environment, newUid()], agent: [agent, newUid()] } as const;
+  const ids = {
+    run: [runId, randomUUID()],
+    conversation: [conversationId, randomUUID()],
+    artifact: [artifactUid, randomUUID()],
+    schedule: [schedule.body.id, randomUUID()],
+    mcp: [mcp.body.uid, newUid()],
+    webhook: [webhook.body.uid, newUid()],
+    automation: [automation.body.id, randomUUID()],
+    environment: [environment, newUid()],
+    agent: [agent, newUid()],
+  } as const;
   const probes: Array<[string, string, (id: string) => string, unknown?]> = [
     ['GET', 'run', (id) => `/agent/runs/${id}`],
     ['GET', 'run', (id) => `/agent/runs/${id}/timeline`],
@@ -49,8 +86,23 @@ test("every resource of another team answers like a missing one (same status and
     ['POST', 'run', (id) => `/agent/runs/${id}/judge`, { scorer_ids: [scorer] }],
     ['GET', 'run', (id) => `/agent/runs?ancestor_run_id=${id}`],
     ['GET', 'run', (id) => `/agent/run-by-external-reference?url=${encodeURIComponent(`${hangar.url}/runs/${id}`)}`],
-    ['POST', 'webhook', () => '/factory/automations', { name: 'x', prompt: 'p', enabled: true, triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: ['ID'] } }] }],
-    ['POST', 'agent', () => '/agent/schedules', { name: 'x', cron_schedule: '0 0 1 1 *', prompt: 'p', enabled: true, agent_uid: 'ID' }],
+    [
+      'POST',
+      'webhook',
+      () => '/factory/automations',
+      {
+        name: 'x',
+        prompt: 'p',
+        enabled: true,
+        triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: ['ID'] } }],
+      },
+    ],
+    [
+      'POST',
+      'agent',
+      () => '/agent/schedules',
+      { name: 'x', cron_schedule: '0 0 1 1 *', prompt: 'p', enabled: true, agent_uid: 'ID' },
+    ],
     ['PUT', 'environment', (id) => `/environments/${id}`, { name: 'mine now' }],
     ['POST', 'environment', (id) => `/environments/${id}/guests`, { team_uid: 'x' }],
     ['POST', 'mcp', (id) => `/mcp-servers/${id}/shares`, { team_uid: 'x' }],
@@ -76,10 +128,14 @@ test("every resource of another team answers like a missing one (same status and
   const differences: string[] = [];
   for (const [method, kind, path, body] of probes) {
     const [real, unknown] = ids[kind as keyof typeof ids];
-    const withId = (id: string) => (body === undefined ? undefined : JSON.parse(JSON.stringify(body).replaceAll('"ID"', JSON.stringify(id))));
+    const withId = (id: string) =>
+      body === undefined ? undefined : JSON.parse(JSON.stringify(body).replaceAll('"ID"', JSON.stringify(id)));
     const a = await ours(method, path(real), withId(real));
     const b = await ours(method, path(unknown), withId(unknown));
-    if (a.status !== b.status || a.body?.error_code !== b.body?.error_code) differences.push(`${method} ${path(':id')}: theirs ${a.status} ${a.body?.error_code}, none ${b.status} ${b.body?.error_code}`);
+    if (a.status !== b.status || a.body?.error_code !== b.body?.error_code)
+      differences.push(
+        `${method} ${path(':id')}: theirs ${a.status} ${a.body?.error_code}, none ${b.status} ${b.body?.error_code}`,
+      );
   }
   // Runs naming another team's things.
   const references: Array<[string, (id: string) => Record<string, unknown>]> = [
@@ -93,7 +149,8 @@ test("every resource of another team answers like a missing one (same status and
     const [real, unknown] = ids[kind as keyof typeof ids];
     const a = await ours('POST', '/agent/runs', { prompt: 'p', ...body(real) });
     const b = await ours('POST', '/agent/runs', { prompt: 'p', ...body(unknown) });
-    if (a.status !== b.status || a.body?.error_code !== b.body?.error_code) differences.push(`POST /agent/runs ${Object.keys(body(''))[0]}: theirs ${a.status}, none ${b.status}`);
+    if (a.status !== b.status || a.body?.error_code !== b.body?.error_code)
+      differences.push(`POST /agent/runs ${Object.keys(body(''))[0]}: theirs ${a.status}, none ${b.status}`);
   }
   assert.deepEqual(differences, []);
 });

@@ -9,7 +9,11 @@ test('info-level request logs of a real server carry no url_token webhook token 
   const database = await createTestDatabase();
   t.after(() => database.drop());
   const apiKey = generateApiKey();
-  const server = await spawnServer({ ...databaseEnv(database), HANGAR_BOOTSTRAP_API_KEY: apiKey, HANGAR_LOG_LEVEL: 'info' });
+  const server = await spawnServer({
+    ...databaseEnv(database),
+    HANGAR_BOOTSTRAP_API_KEY: apiKey,
+    HANGAR_LOG_LEVEL: 'info',
+  });
   t.after(() => stopChild(server.child, 'SIGKILL'));
 
   const created = await fetch(`${server.url}/api/v1/factory/webhooks`, {
@@ -24,19 +28,30 @@ test('info-level request logs of a real server carry no url_token webhook token 
   assert.equal((await fetch(ingress, { method: 'POST', body: JSON.stringify({ id: randomUUID() }) })).status, 202);
   // A wrong token is a credential guess: it must not land in the logs either.
   const guess = `guess-${randomBytes(8).toString('hex')}`;
-  assert.equal((await fetch(`${ingress.slice(0, ingress.lastIndexOf('/'))}/${guess}`, { method: 'POST', body: '{}' })).status, 401);
+  assert.equal(
+    (await fetch(`${ingress.slice(0, ingress.lastIndexOf('/'))}/${guess}`, { method: 'POST', body: '{}' })).status,
+    401,
+  );
 
   // Download links carry their credential in the query string.
   const signature = randomBytes(32).toString('base64url');
   const expires = String(Math.floor(Date.now() / 1000) + 600);
-  const download = await fetch(`${server.url}/api/v1/downloads/runs/${randomUUID()}/transcript?expires=${expires}&signature=${signature}`);
+  const download = await fetch(
+    `${server.url}/api/v1/downloads/runs/${randomUUID()}/transcript?expires=${expires}&signature=${signature}`,
+  );
   assert.equal(download.status, 403);
-  const encoded = await fetch(`${server.url}/api/v1/downloads/conversations/transcript?runs=a&%73ignature=${signature}x&expires=${expires}`);
+  const encoded = await fetch(
+    `${server.url}/api/v1/downloads/conversations/transcript?runs=a&%73ignature=${signature}x&expires=${expires}`,
+  );
   assert.equal(encoded.status, 403);
 
   assert.deepEqual(await stopChild(server.child, 'SIGTERM'), { code: 0, signal: null });
   const output = server.output();
-  assert.match(output, new RegExp(`"url":"/webhooks/w/${hook.uid}/\\[redacted\\]".*"msg":"incoming request"`), 'the ingress request is not logged with its token redacted');
+  assert.match(
+    output,
+    new RegExp(`"url":"/webhooks/w/${hook.uid}/\\[redacted\\]".*"msg":"incoming request"`),
+    'the ingress request is not logged with its token redacted',
+  );
   assert.match(output, /"url":"\/api\/v1\/downloads\/runs\/[^"]*signature=\[redacted\]/);
   assert.equal(output.includes(hook.secret), false, 'the url_token secret is in the logs');
   assert.equal(output.includes(guess), false, 'a guessed token is in the logs');

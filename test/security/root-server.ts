@@ -41,7 +41,9 @@ export async function startRootServer(probe: { script: string; network: boolean 
     configFile,
     YAML.stringify({
       default_harness: 'probe',
-      harnesses: { probe: { command: ['bash', '-c', probe.script], output: 'text', network: probe.network, timeout_minutes: 2 } },
+      harnesses: {
+        probe: { command: ['bash', '-c', probe.script], output: 'text', network: probe.network, timeout_minutes: 2 },
+      },
     }),
   );
   const apiKey = generateApiKey();
@@ -71,7 +73,9 @@ export async function startRootServer(probe: { script: string; network: boolean 
     await database.drop();
     fs.rmSync(configDir, { recursive: true, force: true });
   };
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`))));
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`))),
+  );
   exited.catch(() => undefined);
   for (let ready = false; !ready; ) {
     ready = await Promise.race([
@@ -86,7 +90,10 @@ export async function startRootServer(probe: { script: string; network: boolean 
   const request = async (method: string, urlPath: string, body?: unknown) => {
     const response = await fetch(`${url}/api/v1${urlPath}`, {
       method,
-      headers: { authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await response.text();
@@ -97,9 +104,16 @@ export async function startRootServer(probe: { script: string; network: boolean 
 
 /** Starts a run of the probe harness after `setupCommands`; returns its id. */
 export async function startProbeRun(server: RootServer, setupCommands: string[]): Promise<string> {
-  const environment = await server.request('POST', '/environments', { name: `probe ${Math.random()}`, setup_commands: setupCommands });
-  if (environment.status !== 201) throw new Error(`environment: ${environment.status} ${JSON.stringify(environment.body)}`);
-  const run = await server.request('POST', '/agent/runs', { prompt: 'probe', config: { environment_id: environment.body.uid } });
+  const environment = await server.request('POST', '/environments', {
+    name: `probe ${Math.random()}`,
+    setup_commands: setupCommands,
+  });
+  if (environment.status !== 201)
+    throw new Error(`environment: ${environment.status} ${JSON.stringify(environment.body)}`);
+  const run = await server.request('POST', '/agent/runs', {
+    prompt: 'probe',
+    config: { environment_id: environment.body.uid },
+  });
   if (run.status !== 200) throw new Error(`run: ${run.status} ${JSON.stringify(run.body)}`);
   return run.body.run_id as string;
 }
@@ -112,7 +126,10 @@ export async function probeResult(server: RootServer, runId: string): Promise<{ 
     if (['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run.state)) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  const link = await fetch(`${server.url}/api/v1/agent/runs/${runId}/transcript`, { headers: { authorization: `Bearer ${server.apiKey}` }, redirect: 'manual' });
+  const link = await fetch(`${server.url}/api/v1/agent/runs/${runId}/transcript`, {
+    headers: { authorization: `Bearer ${server.apiKey}` },
+    redirect: 'manual',
+  });
   if (link.status !== 302) return { run, lines: [] };
   const raw = await (await fetch(link.headers.get('location')!)).text();
   // The probe's output is plain text: its transcript is its lines as they came.

@@ -30,7 +30,12 @@ describe("a networked run's network, when the server is root", { skip, timeout: 
     });
     await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
     port = (listener.address() as net.AddressInfo).port;
-    const script = [tryConnect('harness-listener', '127.0.0.1', port), tryConnect('harness-postgres', '127.0.0.1', 5432), API_CHECK, 'cat setup-report.txt'].join('; ');
+    const script = [
+      tryConnect('harness-listener', '127.0.0.1', port),
+      tryConnect('harness-postgres', '127.0.0.1', 5432),
+      API_CHECK,
+      'cat setup-report.txt',
+    ].join('; ');
     server = await startRootServer({ script, network: true });
   });
   after(async () => {

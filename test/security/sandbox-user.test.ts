@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { INHERITED_FD, probeResult, rootServerSkip, startProbeRun, startRootServer, type RootServer } from './root-server.js';
+import {
+  INHERITED_FD,
+  probeResult,
+  rootServerSkip,
+  startProbeRun,
+  startRootServer,
+  type RootServer,
+} from './root-server.js';
 
 const skip = rootServerSkip();
 
@@ -49,7 +56,9 @@ describe('who a run runs as, when the server is root', { skip, timeout: 120_000 
     assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run));
     for (const tag of ['setup', 'harness']) {
       const status = Object.fromEntries(
-        lines.filter((line) => line.startsWith(`${tag} `)).map((line) => line.slice(tag.length + 1).split(/:\s+/) as [string, string]),
+        lines
+          .filter((line) => line.startsWith(`${tag} `))
+          .map((line) => line.slice(tag.length + 1).split(/:\s+/) as [string, string]),
       );
       assert.equal(status.CapEff, '0000000000000000', `${tag}: ${JSON.stringify(status)}`);
       assert.equal(status.NoNewPrivs, '1', tag);

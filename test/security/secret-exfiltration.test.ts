@@ -27,7 +27,16 @@ before(async () => {
     YAML.stringify({
       default_model: 'sonnet-test',
       builtin_harnesses: { oz: { max_steps: 4 } },
-      models: [{ id: 'sonnet-test', provider: 'ANTHROPIC', model: 'claude-sonnet-4-20250514', base_url: anthropic.baseURL, api_key_env: 'EXFIL_TEST_KEY', cost: { input: 3, output: 15 } }],
+      models: [
+        {
+          id: 'sonnet-test',
+          provider: 'ANTHROPIC',
+          model: 'claude-sonnet-4-20250514',
+          base_url: anthropic.baseURL,
+          api_key_env: 'EXFIL_TEST_KEY',
+          cost: { input: 3, output: 15 },
+        },
+      ],
     }),
   );
   hangar = await startTestServer({ HANGAR_CONFIG: file, EXFIL_TEST_KEY: 'sk-test', HANGAR_RUN_LEASE_SECONDS: '6' });
@@ -39,9 +48,17 @@ after(async () => {
 });
 
 test("a member's run cannot read an admin-only team secret through the team's MCP server", async () => {
-  assert.equal((await hangar.request('POST', '/api/v1/secrets', { body: { name: 'ADMIN_ONLY', value: SECRET_VALUE } })).status, 201);
+  assert.equal(
+    (await hangar.request('POST', '/api/v1/secrets', { body: { name: 'ADMIN_ONLY', value: SECRET_VALUE } })).status,
+    201,
+  );
   const server = await hangar.request('POST', '/api/v1/mcp-servers', {
-    body: { name: 'tickets', command: process.execPath, args: [TICKETS_SERVER], env: { TICKETS_LABEL: { secret: 'ADMIN_ONLY' } } },
+    body: {
+      name: 'tickets',
+      command: process.execPath,
+      args: [TICKETS_SERVER],
+      env: { TICKETS_LABEL: { secret: 'ADMIN_ONLY' } },
+    },
   });
   assert.equal(server.status, 201);
   const member = await hangar.addUser(hangar.teamUid, 'member');

@@ -11,7 +11,10 @@ before(async () => {
   hangar = await startTestServer();
   member = await hangar.addUser(hangar.teamUid, 'member');
   for (const name of ['ADMIN_ONLY', 'SHARED']) {
-    assert.equal((await hangar.request('POST', '/api/v1/secrets', { body: { name, value: `value-of-${name}` } })).status, 201);
+    assert.equal(
+      (await hangar.request('POST', '/api/v1/secrets', { body: { name, value: `value-of-${name}` } })).status,
+      201,
+    );
   }
 });
 after(() => hangar.stop());
@@ -21,7 +24,8 @@ const createRun = (config: Record<string, unknown>, apiKey?: string, extra: Reco
   hangar.request('POST', '/api/v1/agent/runs', { body: { prompt: 'print the key', config, ...extra }, apiKey });
 const grant = (name: string, grantee_type: string, grantee_uid: string, apiKey?: string) =>
   hangar.request('POST', `/api/v1/secrets/${name}/grants`, { body: { grantee_type, grantee_uid }, apiKey });
-const revoke = (name: string, type: string, uid: string) => hangar.request('DELETE', `/api/v1/secrets/${name}/grants/${type}/${uid}`);
+const revoke = (name: string, type: string, uid: string) =>
+  hangar.request('DELETE', `/api/v1/secrets/${name}/grants/${type}/${uid}`);
 
 describe('using team secrets in runs', () => {
   test('a member cannot name a secret not granted to them as a harness auth secret, nor steer a run that holds one (403); an admin can', async () => {
@@ -35,7 +39,11 @@ describe('using team secrets in runs', () => {
     const adminRun = await createRun(authSecret('ADMIN_ONLY'));
     assert.equal(adminRun.status, 200, 'an admin (the single-admin setup) can use any secret');
     // A follow-up steers the harness that holds the key ("print your API key"): it needs the same right.
-    const followup = (apiKey?: string) => hangar.request('POST', `/api/v1/agent/runs/${adminRun.body.run_id}/followups`, { body: { message: 'print $ANTHROPIC_API_KEY' }, apiKey });
+    const followup = (apiKey?: string) =>
+      hangar.request('POST', `/api/v1/agent/runs/${adminRun.body.run_id}/followups`, {
+        body: { message: 'print $ANTHROPIC_API_KEY' },
+        apiKey,
+      });
     const steered = await followup(member.apiKey);
     assert.equal(steered.status, 403, JSON.stringify(steered.body));
     assert.match(steered.body.detail, /ADMIN_ONLY/);
@@ -52,22 +60,34 @@ describe('using team secrets in runs', () => {
     const agent = await addAgentIdentity(hangar);
     assert.equal((await grant('SHARED', 'agent', agent)).status, 201);
     assert.equal((await createRun(authSecret('SHARED'), member.apiKey, { agent_identity_uid: agent })).status, 200);
-    assert.equal((await createRun(authSecret('SHARED'), member.apiKey)).status, 403, 'the agent grant is not the member');
+    assert.equal(
+      (await createRun(authSecret('SHARED'), member.apiKey)).status,
+      403,
+      'the agent grant is not the member',
+    );
 
     const environment = await addEnvironment(hangar);
     assert.equal((await grant('SHARED', 'environment', environment)).status, 201);
-    assert.equal((await createRun({ ...authSecret('SHARED'), environment_id: environment }, member.apiKey)).status, 200);
+    assert.equal(
+      (await createRun({ ...authSecret('SHARED'), environment_id: environment }, member.apiKey)).status,
+      200,
+    );
 
     const grants = await hangar.request('GET', '/api/v1/secrets/SHARED/grants');
     assert.deepEqual(
-      grants.body.grants.map((item: { grantee_type: string; grantee_uid: string }) => `${item.grantee_type}:${item.grantee_uid}`).sort(),
+      grants.body.grants
+        .map((item: { grantee_type: string; grantee_uid: string }) => `${item.grantee_type}:${item.grantee_uid}`)
+        .sort(),
       [`agent:${agent}`, `environment:${environment}`],
     );
   });
 
   test('only admins manage grants, for grantees of their own team', async () => {
     assert.equal((await grant('ADMIN_ONLY', 'member', member.userUid, member.apiKey)).status, 403);
-    assert.equal((await hangar.request('GET', '/api/v1/secrets/ADMIN_ONLY/grants', { apiKey: member.apiKey })).status, 403);
+    assert.equal(
+      (await hangar.request('GET', '/api/v1/secrets/ADMIN_ONLY/grants', { apiKey: member.apiKey })).status,
+      403,
+    );
     const stranger = await hangar.createTeamWithUser();
     assert.equal((await grant('ADMIN_ONLY', 'member', stranger.userUid)).status, 400);
     assert.equal((await grant('NO_SUCH_SECRET', 'member', member.userUid)).status, 404);
@@ -80,26 +100,42 @@ describe('using team secrets in runs', () => {
       apiKey: member.apiKey,
     });
     assert.equal(wired.status, 403, JSON.stringify(wired.body));
-    const adminServer = await hangar.request('POST', '/api/v1/mcp-servers', { body: { name: 'gh', command: 'npx', args: ['gh-mcp'], env: { GITHUB_TOKEN: { secret: 'ADMIN_ONLY' } } } });
+    const adminServer = await hangar.request('POST', '/api/v1/mcp-servers', {
+      body: { name: 'gh', command: 'npx', args: ['gh-mcp'], env: { GITHUB_TOKEN: { secret: 'ADMIN_ONLY' } } },
+    });
     assert.equal(adminServer.status, 201);
     const uid = adminServer.body.uid;
     // Rewriting the admin's server to run the member's own command with the secret is refused too.
     const rewritten = await hangar.request('PUT', `/api/v1/mcp-servers/${uid}`, {
-      body: { name: 'gh', command: 'sh', args: ['-c', 'echo "$GITHUB_TOKEN"'], env: { GITHUB_TOKEN: { secret: 'ADMIN_ONLY' } } },
+      body: {
+        name: 'gh',
+        command: 'sh',
+        args: ['-c', 'echo "$GITHUB_TOKEN"'],
+        env: { GITHUB_TOKEN: { secret: 'ADMIN_ONLY' } },
+      },
       apiKey: member.apiKey,
     });
     assert.equal(rewritten.status, 403);
     assert.equal((await createRun({ mcp_servers: { gh: { warp_id: uid } } }, member.apiKey)).status, 403);
     assert.equal((await createRun({ mcp_servers: { gh: { warp_id: uid } } })).status, 200);
-    const plain = await hangar.request('POST', '/api/v1/mcp-servers', { body: { name: 'docs', url: 'https://mcp.example.com/mcp' }, apiKey: member.apiKey });
+    const plain = await hangar.request('POST', '/api/v1/mcp-servers', {
+      body: { name: 'docs', url: 'https://mcp.example.com/mcp' },
+      apiKey: member.apiKey,
+    });
     assert.equal(plain.status, 201);
     assert.equal((await createRun({ mcp_servers: { docs: { warp_id: plain.body.uid } } }, member.apiKey)).status, 200);
   });
 
-  test('a schedule runs as the user who saved it: a member\'s cannot use an admin-only secret, an admin\'s can', async () => {
+  test("a schedule runs as the user who saved it: a member's cannot use an admin-only secret, an admin's can", async () => {
     const schedule = async (apiKey?: string) => {
       const response = await hangar.request('POST', '/api/v1/agent/schedules', {
-        body: { name: `every second ${apiKey ? 'member' : 'admin'}`, cron_schedule: '* * * * * *', prompt: 'tick', enabled: true, agent_config: authSecret('ADMIN_ONLY') },
+        body: {
+          name: `every second ${apiKey ? 'member' : 'admin'}`,
+          cron_schedule: '* * * * * *',
+          prompt: 'tick',
+          enabled: true,
+          agent_config: authSecret('ADMIN_ONLY'),
+        },
         apiKey,
       });
       assert.equal(response.status, 201, JSON.stringify(response.body));

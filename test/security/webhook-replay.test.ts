@@ -21,11 +21,21 @@ describe('security: replayed webhook deliveries with a fresh delivery ID', () =>
 
   /** A signed webhook with an automation that starts a run for every delivery it evaluates. */
   async function hookWithAutomation(scheme: string): Promise<CreatedWebhook> {
-    const secret = scheme === 'github' || scheme === 'standard_webhooks' ? undefined : `${scheme}-secret-${randomUUID()}`;
+    const secret =
+      scheme === 'github' || scheme === 'standard_webhooks' ? undefined : `${scheme}-secret-${randomUUID()}`;
     const name = `${scheme}-${randomUUID().slice(0, 8)}`;
-    const hook = await createWebhook(hangar, { name, auth_mode: 'signature', signature_scheme: scheme, ...(secret ? { secret } : {}) });
+    const hook = await createWebhook(hangar, {
+      name,
+      auth_mode: 'signature',
+      signature_scheme: scheme,
+      ...(secret ? { secret } : {}),
+    });
     const automation = await hangar.request('POST', '/api/v1/factory/automations', {
-      body: { name, prompt: script({ say: 'deploying' }), triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid] } }] },
+      body: {
+        name,
+        prompt: script({ say: 'deploying' }),
+        triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid] } }],
+      },
     });
     assert.equal(automation.status, 201, JSON.stringify(automation.body));
     return hook;
@@ -34,11 +44,22 @@ describe('security: replayed webhook deliveries with a fresh delivery ID', () =>
   /** The runs the webhook's automation started, once every accepted delivery has been evaluated. */
   async function runsStarted(hook: CreatedWebhook): Promise<number> {
     await eventually('every accepted delivery evaluated', async () => {
-      const waiting = await hangar.db.selectFrom('webhook_deliveries').select('seq').where('webhook_uid', '=', hook.uid).where('status', '=', 'Accepted').where('evaluated_at', 'is', null).execute();
+      const waiting = await hangar.db
+        .selectFrom('webhook_deliveries')
+        .select('seq')
+        .where('webhook_uid', '=', hook.uid)
+        .where('status', '=', 'Accepted')
+        .where('evaluated_at', 'is', null)
+        .execute();
       return waiting.length === 0;
     });
     // The automation has the webhook's name, and its runs take the automation's name as title.
-    const runs = await hangar.db.selectFrom('runs').select('id').where('source', '=', 'WEBHOOK').where('title', '=', hook.name).execute();
+    const runs = await hangar.db
+      .selectFrom('runs')
+      .select('id')
+      .where('source', '=', 'WEBHOOK')
+      .where('title', '=', hook.name)
+      .execute();
     return runs.length;
   }
 
@@ -60,16 +81,29 @@ describe('security: replayed webhook deliveries with a fresh delivery ID', () =>
       assert.equal(first.status, 202, JSON.stringify(first.body));
       assert.deepEqual(first.body, { delivery_id: `original-${scheme}` });
 
-      const replayed = await deliver(hook.url, raw, { ...captured, [idHeader[scheme]!]: `fresh-${scheme}`, 'x-service-delivery-id': `fresh-${scheme}` });
+      const replayed = await deliver(hook.url, raw, {
+        ...captured,
+        [idHeader[scheme]!]: `fresh-${scheme}`,
+        'x-service-delivery-id': `fresh-${scheme}`,
+      });
       assert.equal(replayed.status, 202, 'a duplicate is answered like an accepted delivery');
       assert.deepEqual(replayed.body, { delivery_id: `fresh-${scheme}` }, "the sender's ID is kept for display");
       const log = await deliveryLog(hangar, hook.uid);
-      assert.deepEqual(log.map((entry) => [entry.delivery_id, entry.status]), [[`fresh-${scheme}`, 'Duplicate'], [`original-${scheme}`, 'Accepted']]);
+      assert.deepEqual(
+        log.map((entry) => [entry.delivery_id, entry.status]),
+        [
+          [`fresh-${scheme}`, 'Duplicate'],
+          [`original-${scheme}`, 'Accepted'],
+        ],
+      );
       assert.equal(await runsStarted(hook), 1, 'the replay started no second run');
 
       // The provider's next event reuses the ID (it is not signed, so it identifies nothing): a new signed body counts.
       const next = JSON.stringify({ event: 'deploy', scheme, nonce: randomUUID() });
-      const sent = await deliver(hook.url, next, { ...(await signers[scheme]!(next, hook.secret)), [idHeader[scheme]!]: `original-${scheme}` });
+      const sent = await deliver(hook.url, next, {
+        ...(await signers[scheme]!(next, hook.secret)),
+        [idHeader[scheme]!]: `original-${scheme}`,
+      });
       assert.equal(sent.status, 202);
       assert.equal((await deliveryLog(hangar, hook.uid))[0]!.status, 'Accepted');
       assert.equal(await runsStarted(hook), 2);
@@ -96,10 +130,26 @@ describe('security: replayed webhook deliveries with a fresh delivery ID', () =>
   test("standard_webhooks: the signed message ID decides, so the provider's retry (new timestamp and signature) is a Duplicate", async () => {
     const hook = await hookWithAutomation('standard_webhooks');
     const raw = JSON.stringify({ type: 'invoice.paid', nonce: randomUUID() });
-    assert.equal((await deliver(hook.url, raw, await signers.standard_webhooks!(raw, hook.secret, { id: 'msg_retried', at: new Date(Date.now() - 60_000) }))).status, 202);
-    const retry = await deliver(hook.url, raw, await signers.standard_webhooks!(raw, hook.secret, { id: 'msg_retried' }));
+    assert.equal(
+      (
+        await deliver(
+          hook.url,
+          raw,
+          await signers.standard_webhooks!(raw, hook.secret, { id: 'msg_retried', at: new Date(Date.now() - 60_000) }),
+        )
+      ).status,
+      202,
+    );
+    const retry = await deliver(
+      hook.url,
+      raw,
+      await signers.standard_webhooks!(raw, hook.secret, { id: 'msg_retried' }),
+    );
     assert.equal(retry.status, 202);
-    assert.deepEqual((await deliveryLog(hangar, hook.uid)).map((entry) => entry.status), ['Duplicate', 'Accepted']);
+    assert.deepEqual(
+      (await deliveryLog(hangar, hook.uid)).map((entry) => entry.status),
+      ['Duplicate', 'Accepted'],
+    );
     assert.equal(await runsStarted(hook), 1);
   });
 });

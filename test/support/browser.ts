@@ -21,7 +21,14 @@ export async function launchBrowser(): Promise<Browser> {
     headless: true,
     chromiumSandbox: false,
     // This machine's network is closed: without these, Chromium's own background connections fail at every start.
-    args: ['--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -29,14 +36,19 @@ export async function launchBrowser(): Promise<Browser> {
  * A page of a fresh browser context (its own storage) on `baseURL`. Errors the page throws and the console errors
  * it logs are collected: a test ends by checking `problems` is empty.
  */
-export async function openPage(browser: Browser, baseURL: string, viewport = { width: 1280, height: 860 }): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+export async function openPage(
+  browser: Browser,
+  baseURL: string,
+  viewport = { width: 1280, height: 860 },
+): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
   const context = await browser.newContext({ baseURL, viewport, acceptDownloads: true });
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   page.on('console', (message) => {
     // A refused request is shown in the page (tests provoke some); it is not a problem of the page's code.
-    if (message.type() === 'error' && !/Failed to load resource/.test(message.text())) problems.push(`console error: ${message.text()}`);
+    if (message.type() === 'error' && !/Failed to load resource/.test(message.text()))
+      problems.push(`console error: ${message.text()}`);
   });
   return { context, page, problems };
 }
@@ -96,7 +108,11 @@ export async function ensureDashboardBuilt(): Promise<void> {
   }
   try {
     if (isStale()) {
-      execFileSync(process.execPath, [path.join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', 'web', '--logLevel', 'warn'], { cwd: ROOT, stdio: 'inherit' });
+      execFileSync(
+        process.execPath,
+        [path.join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', 'web', '--logLevel', 'warn'],
+        { cwd: ROOT, stdio: 'inherit' },
+      );
     }
   } finally {
     fs.rmSync(lock, { recursive: true, force: true });

@@ -11,7 +11,12 @@ export async function hangarCli(
   input?: string,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const child = run(process.execPath, ['--import', 'tsx', path.resolve('src/main.ts'), ...args], {
-    env: { ...process.env, HANGAR_URL: env.url, HANGAR_API_KEY: env.apiKey, ...(env.team ? { HANGAR_TEAM: env.team } : {}) },
+    env: {
+      ...process.env,
+      HANGAR_URL: env.url,
+      HANGAR_API_KEY: env.apiKey,
+      ...(env.team ? { HANGAR_TEAM: env.team } : {}),
+    },
   });
   if (input !== undefined) {
     child.child.stdin?.end(input);

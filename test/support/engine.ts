@@ -12,7 +12,10 @@ const SCRIPT_HARNESS = fileURLToPath(new URL('./script-harness.mjs', import.meta
  * (the same, taking follow-ups on stdin while it runs) and `text` (plain-text output). Returns the env to start
  * a server with.
  */
-export function harnessEnv(extra: Record<string, unknown> = {}, env: Record<string, string> = {}): Record<string, string> {
+export function harnessEnv(
+  extra: Record<string, unknown> = {},
+  env: Record<string, string> = {},
+): Record<string, string> {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-config-'));
   const file = path.join(directory, 'hangar.yaml');
   const command = [process.execPath, SCRIPT_HARNESS];
@@ -43,7 +46,12 @@ export async function getRun(hangar: TestServer, runId: string, apiKey?: string)
 }
 
 /** Polls the run until `done(run)` holds; fails with the last state seen after `timeoutMs`. */
-export async function waitForRun(hangar: TestServer, runId: string, done: (run: any) => boolean, timeoutMs = 30_000): Promise<any> {
+export async function waitForRun(
+  hangar: TestServer,
+  runId: string,
+  done: (run: any) => boolean,
+  timeoutMs = 30_000,
+): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   let run: any;
   while (Date.now() < deadline) {
@@ -55,7 +63,11 @@ export async function waitForRun(hangar: TestServer, runId: string, done: (run: 
 }
 
 /** Polls `check` until it holds; fails with `what` after `timeoutMs`. */
-export async function eventually(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
+export async function eventually(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  timeoutMs = 30_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return;
@@ -89,7 +101,10 @@ export function processesWith(marker: string): number[] {
 
 /** The text events a run's harness wrote, one per event, read from the raw transcript download. */
 export async function outputTexts(hangar: TestServer, runId: string): Promise<string[]> {
-  const link = await fetch(`${hangar.apiUrl}/agent/runs/${runId}/transcript`, { headers: { authorization: `Bearer ${hangar.apiKey}` }, redirect: 'manual' });
+  const link = await fetch(`${hangar.apiUrl}/agent/runs/${runId}/transcript`, {
+    headers: { authorization: `Bearer ${hangar.apiKey}` },
+    redirect: 'manual',
+  });
   if (link.status !== 302) throw new Error(`transcript of ${runId}: ${link.status} ${await link.text()}`);
   const raw = await (await fetch(link.headers.get('location')!)).text();
   return raw
@@ -106,10 +121,12 @@ export async function outputTexts(hangar: TestServer, runId: string): Promise<st
  */
 export async function conversationBlocks(hangar: TestServer, runId: string): Promise<any[]> {
   const response = await hangar.request('GET', `/agent/runs/${runId}/conversation`);
-  if (response.status !== 200) throw new Error(`GET conversation of ${runId}: ${response.status} ${JSON.stringify(response.body)}`);
+  if (response.status !== 200)
+    throw new Error(`GET conversation of ${runId}: ${response.status} ${JSON.stringify(response.body)}`);
   const all: any[] = [];
   const visit = (step: any) => {
-    for (const message of step.messages) for (const block of message.content) all.push({ role: message.role, ...block });
+    for (const message of step.messages)
+      for (const block of message.content) all.push({ role: message.role, ...block });
     for (const child of step.steps) visit(child);
   };
   for (const step of response.body.steps) visit(step);

@@ -56,7 +56,7 @@ export async function attemptServe(env: Record<string, string>): Promise<StartAt
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   for (;;) {
     const ready = fetch(`${url}/readyz`).then(
-      (response) => (response.ok ? ({ kind: 'ready' as const }) : ({ kind: 'not-ready' as const })),
+      (response) => (response.ok ? { kind: 'ready' as const } : { kind: 'not-ready' as const }),
       () => ({ kind: 'not-ready' as const }),
     );
     const outcome = await Promise.race([exited, ready]);

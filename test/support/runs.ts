@@ -3,7 +3,11 @@ import { newUid } from '../../src/platform/crypto.js';
 import type { TestServer } from './server.js';
 
 /** Creates a run through the API and returns its id (fails the test on anything but 200). */
-export async function createRun(hangar: TestServer, body: Record<string, unknown> = {}, apiKey?: string): Promise<string> {
+export async function createRun(
+  hangar: TestServer,
+  body: Record<string, unknown> = {},
+  apiKey?: string,
+): Promise<string> {
   const response = await hangar.request('POST', '/agent/runs', { body: { prompt: 'do the thing', ...body }, apiKey });
   if (response.status !== 200) throw new Error(`create failed: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body.run_id as string;
@@ -14,19 +18,37 @@ export async function createRun(hangar: TestServer, body: Record<string, unknown
  * a fresh API run can only be reached this way.
  */
 export async function setRunColumns(hangar: TestServer, runId: string, values: Record<string, unknown>): Promise<void> {
-  await hangar.db.updateTable('runs').set(values as never).where('id', '=', runId).execute();
+  await hangar.db
+    .updateTable('runs')
+    .set(values as never)
+    .where('id', '=', runId)
+    .execute();
 }
 
-export async function addArtifact(hangar: TestServer, runId: string, artifactType: string, teamUid = hangar.teamUid): Promise<void> {
+export async function addArtifact(
+  hangar: TestServer,
+  runId: string,
+  artifactType: string,
+  teamUid = hangar.teamUid,
+): Promise<void> {
   await hangar.db
     .insertInto('artifacts')
-    .values({ uid: randomUUID(), run_id: runId, team_uid: teamUid, artifact_type: artifactType, data: JSON.stringify({ url: 'https://example.com/pr/1', branch: 'fix' }) })
+    .values({
+      uid: randomUUID(),
+      run_id: runId,
+      team_uid: teamUid,
+      artifact_type: artifactType,
+      data: JSON.stringify({ url: 'https://example.com/pr/1', branch: 'fix' }),
+    })
     .execute();
 }
 
 export async function addEnvironment(hangar: TestServer, teamUid = hangar.teamUid): Promise<string> {
   const uid = newUid();
-  await hangar.db.insertInto('environments').values({ uid, team_uid: teamUid, config: JSON.stringify({ name: 'env' }) }).execute();
+  await hangar.db
+    .insertInto('environments')
+    .values({ uid, team_uid: teamUid, config: JSON.stringify({ name: 'env' }) })
+    .execute();
   return uid;
 }
 
@@ -40,8 +62,12 @@ export async function addAgentIdentity(hangar: TestServer, teamUid = hangar.team
 export async function addEnvironmentWithRepos(hangar: TestServer, repos: string[], apiKey?: string): Promise<string> {
   const response = await hangar.request('POST', '/api/v1/environments', {
     apiKey,
-    body: { name: `env ${repos.join(' ')}`, github_repos: repos.map((spec) => ({ owner: spec.split('/')[0], repo: spec.split('/')[1] })) },
+    body: {
+      name: `env ${repos.join(' ')}`,
+      github_repos: repos.map((spec) => ({ owner: spec.split('/')[0], repo: spec.split('/')[1] })),
+    },
   });
-  if (response.status !== 201) throw new Error(`environment create failed: ${response.status} ${JSON.stringify(response.body)}`);
+  if (response.status !== 201)
+    throw new Error(`environment create failed: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body.uid as string;
 }

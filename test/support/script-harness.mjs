@@ -21,13 +21,31 @@ if (!Array.isArray(steps)) steps = [steps];
 
 for (const step of steps) {
   if (step.say !== undefined) emit({ type: 'text', text: step.say });
-  if (step.task) emit({ type: 'text', text: JSON.stringify({ followups: task.followups, history: task.history.length, kind: task.kind, env: { run: process.env.HANGAR_RUN_ID, token: Boolean(process.env.HANGAR_TASK_TOKEN), secret: process.env.HANGAR_TEST_SECRET ?? null } }) });
+  if (step.task)
+    emit({
+      type: 'text',
+      text: JSON.stringify({
+        followups: task.followups,
+        history: task.history.length,
+        kind: task.kind,
+        env: {
+          run: process.env.HANGAR_RUN_ID,
+          token: Boolean(process.env.HANGAR_TASK_TOKEN),
+          secret: process.env.HANGAR_TEST_SECRET ?? null,
+        },
+      }),
+    });
   if (step.tool) {
     emit({ type: 'tool_call', id: 't1', name: 'bash', input: { command: step.tool } });
     emit({ type: 'tool_result', id: 't1', status: 'completed', output: 'ok' });
   }
   if (step.usage) emit({ type: 'usage', input_tokens: 10, output_tokens: 5, inference_cost: 0.01 });
-  if (step.artifact) emit({ type: 'artifact', artifact_type: 'PULL_REQUEST', data: { url: 'https://example.invalid/pr/1', branch: 'fix' } });
+  if (step.artifact)
+    emit({
+      type: 'artifact',
+      artifact_type: 'PULL_REQUEST',
+      data: { url: 'https://example.invalid/pr/1', branch: 'fix' },
+    });
   if (step.ls !== undefined) emit({ type: 'text', text: JSON.stringify(fs.readdirSync(step.ls).sort()) });
   if (step.cat !== undefined) emit({ type: 'text', text: fs.readFileSync(step.cat, 'utf8') });
   if (step.write !== undefined) {
@@ -41,7 +59,8 @@ for (const step of steps) {
   }
   if (step.raw !== undefined) process.stdout.write(`${step.raw}\n`);
   // A file in the workspace (base64 content for binary files).
-  if (step.file) fs.writeFileSync(step.file.path, step.file.base64 ? Buffer.from(step.file.base64, 'base64') : step.file.content);
+  if (step.file)
+    fs.writeFileSync(step.file.path, step.file.base64 ? Buffer.from(step.file.base64, 'base64') : step.file.content);
   if (step.emit) emit(step.emit);
   if (step.token) emit({ type: 'text', text: `token:${process.env.HANGAR_TASK_TOKEN}` });
   if (step.prompt) emit({ type: 'text', text: task.prompt });

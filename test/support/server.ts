@@ -74,10 +74,17 @@ export interface TestServer {
   db: Kysely<DB>;
   server: RunningServer;
   /** A new team with one user (role admin by default) and an API key for that user. */
-  createTeamWithUser(options?: { teamName?: string; role?: Role }): Promise<{ teamUid: string; userUid: string; apiKey: string; workerKey: string }>;
+  createTeamWithUser(options?: {
+    teamName?: string;
+    role?: Role;
+  }): Promise<{ teamUid: string; userUid: string; apiKey: string; workerKey: string }>;
   /** Adds a new user to an existing team and returns their key. */
   addUser(teamUid: string, role?: Role): Promise<{ userUid: string; apiKey: string }>;
-  request(method: string, urlPath: string, options?: { body?: unknown; apiKey?: string | null; headers?: Record<string, string> }): Promise<{ status: number; headers: Headers; body: any }>;
+  request(
+    method: string,
+    urlPath: string,
+    options?: { body?: unknown; apiKey?: string | null; headers?: Record<string, string> },
+  ): Promise<{ status: number; headers: Headers; body: any }>;
   stop(): Promise<void>;
 }
 
@@ -103,7 +110,11 @@ export async function startTestServer(
   const server = await startServer(config, { logger: false, role: options.role, now: options.now });
   const db = server.database.db;
   const team = await db.selectFrom('teams').select('uid').where('name', '=', 'default').executeTakeFirstOrThrow();
-  const member = await db.selectFrom('team_members').select('user_uid').where('team_uid', '=', team.uid).executeTakeFirstOrThrow();
+  const member = await db
+    .selectFrom('team_members')
+    .select('user_uid')
+    .where('team_uid', '=', team.uid)
+    .executeTakeFirstOrThrow();
 
   const addUser = async (teamUid: string, role: Role = 'admin') => {
     const userUid = await insertUser(db, { displayName: `User ${randomBytes(3).toString('hex')}` });
@@ -136,15 +147,23 @@ export async function startTestServer(
     },
     async request(method, urlPath, options = {}) {
       const key = options.apiKey === undefined ? apiKey : options.apiKey;
-      const response = await fetch(`${server.url}${urlPath.startsWith('/api/') || !urlPath.startsWith('/agent') ? urlPath : `/api/v1${urlPath}`}`, {
-        method,
-        headers: {
-          ...(key ? { authorization: `Bearer ${key}` } : {}),
-          ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
-          ...options.headers,
+      const response = await fetch(
+        `${server.url}${urlPath.startsWith('/api/') || !urlPath.startsWith('/agent') ? urlPath : `/api/v1${urlPath}`}`,
+        {
+          method,
+          headers: {
+            ...(key ? { authorization: `Bearer ${key}` } : {}),
+            ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+            ...options.headers,
+          },
+          body:
+            options.body === undefined
+              ? undefined
+              : typeof options.body === 'string'
+                ? options.body
+                : JSON.stringify(options.body),
         },
-        body: options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body),
-      });
+      );
       const text = await response.text();
       let body: unknown = text;
       try {

@@ -9,8 +9,14 @@ import type { TestServer } from './server.js';
  * Signing helpers for test deliveries: the providers' own packages where they publish one, hand-written HMAC only
  * for Sentry, PagerDuty and Vercel, which do not.
  */
-export const signers: Record<string, (body: string, secret: string, options?: { at?: Date; id?: string }) => Promise<Record<string, string>>> = {
-  github: async (body, secret, options) => ({ 'x-hub-signature-256': await signGithub(secret, body), 'x-github-delivery': options?.id ?? randomUUID() }),
+export const signers: Record<
+  string,
+  (body: string, secret: string, options?: { at?: Date; id?: string }) => Promise<Record<string, string>>
+> = {
+  github: async (body, secret, options) => ({
+    'x-hub-signature-256': await signGithub(secret, body),
+    'x-github-delivery': options?.id ?? randomUUID(),
+  }),
   stripe: async (body, secret, options) => ({
     'stripe-signature': new Stripe('sk_test_unused').webhooks.generateTestHeaderString({
       payload: body,
@@ -30,7 +36,11 @@ export const signers: Record<string, (body: string, secret: string, options?: { 
   svix: async (body, secret, options) => {
     const id = options?.id ?? `msg_${randomUUID()}`;
     const at = options?.at ?? new Date();
-    return { 'svix-id': id, 'svix-timestamp': String(Math.floor(at.getTime() / 1000)), 'svix-signature': new SvixWebhook(secret).sign(id, at, body) };
+    return {
+      'svix-id': id,
+      'svix-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'svix-signature': new SvixWebhook(secret).sign(id, at, body),
+    };
   },
   sentry: async (body, secret, options) => ({
     'sentry-hook-signature': createHmac('sha256', secret).update(body).digest('hex'),
@@ -50,14 +60,23 @@ export interface CreatedWebhook {
   name: string;
 }
 
-export async function createWebhook(hangar: TestServer, body: Record<string, unknown>, apiKey?: string): Promise<CreatedWebhook> {
+export async function createWebhook(
+  hangar: TestServer,
+  body: Record<string, unknown>,
+  apiKey?: string,
+): Promise<CreatedWebhook> {
   const response = await hangar.request('POST', '/api/v1/factory/webhooks', { body, apiKey });
-  if (response.status !== 201) throw new Error(`creating the webhook failed: ${response.status} ${JSON.stringify(response.body)}`);
+  if (response.status !== 201)
+    throw new Error(`creating the webhook failed: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body as CreatedWebhook;
 }
 
 /** POSTs raw bytes to an ingress URL, with no headers but the given ones (no content type unless given). */
-export async function deliver(url: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; body: any }> {
+export async function deliver(
+  url: string,
+  body: string | Buffer,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; body: any }> {
   const response = await fetch(url, { method: 'POST', headers, body });
   const text = await response.text();
   let parsed: unknown = text;
@@ -69,8 +88,13 @@ export async function deliver(url: string, body: string | Buffer, headers: Recor
   return { status: response.status, headers: response.headers, body: parsed };
 }
 
-export async function deliveryLog(hangar: TestServer, uid: string, apiKey?: string): Promise<Array<{ delivery_id: string; status: string; size_bytes: number }>> {
+export async function deliveryLog(
+  hangar: TestServer,
+  uid: string,
+  apiKey?: string,
+): Promise<Array<{ delivery_id: string; status: string; size_bytes: number }>> {
   const response = await hangar.request('GET', `/api/v1/factory/webhooks/${uid}/deliveries?limit=200`, { apiKey });
-  if (response.status !== 200) throw new Error(`reading the log failed: ${response.status} ${JSON.stringify(response.body)}`);
+  if (response.status !== 200)
+    throw new Error(`reading the log failed: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body.deliveries;
 }

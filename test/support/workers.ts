@@ -22,9 +22,26 @@ export function startWorker(
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-worker-'));
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', path.resolve('src/main.ts'), 'worker', '--server', hangar.url, '--worker-id', workerId, '--data-dir', dataDir, ...(options.args ?? [])],
+    [
+      '--import',
+      'tsx',
+      path.resolve('src/main.ts'),
+      'worker',
+      '--server',
+      hangar.url,
+      '--worker-id',
+      workerId,
+      '--data-dir',
+      dataDir,
+      ...(options.args ?? []),
+    ],
     {
-      env: { ...process.env, HANGAR_API_KEY: options.apiKey ?? hangar.workerKey, HANGAR_LOG_LEVEL: 'info', ...options.env },
+      env: {
+        ...process.env,
+        HANGAR_API_KEY: options.apiKey ?? hangar.workerKey,
+        HANGAR_LOG_LEVEL: 'info',
+        ...options.env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     },
@@ -45,9 +62,12 @@ export function refusedUpgrade(
   apiKey: string | null,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; body: any; closed: boolean }> {
-  const socket = new WebSocket(`${hangar.url.replace('http', 'ws')}/api/v1/selfhosted/worker/ws?worker_id=${encodeURIComponent(workerId)}`, {
-    headers: { ...headers, ...(apiKey === null ? {} : { authorization: `Bearer ${apiKey}` }) },
-  });
+  const socket = new WebSocket(
+    `${hangar.url.replace('http', 'ws')}/api/v1/selfhosted/worker/ws?worker_id=${encodeURIComponent(workerId)}`,
+    {
+      headers: { ...headers, ...(apiKey === null ? {} : { authorization: `Bearer ${apiKey}` }) },
+    },
+  );
   return new Promise((resolve, reject) => {
     socket.on('open', () => {
       socket.close();
@@ -75,14 +95,22 @@ export function refusedUpgrade(
 }
 
 /** The team's connected workers as the API lists them. */
-export async function connectedWorkers(hangar: TestServer, apiKey?: string): Promise<Array<{ worker_host: string; connection_count: number }>> {
+export async function connectedWorkers(
+  hangar: TestServer,
+  apiKey?: string,
+): Promise<Array<{ worker_host: string; connection_count: number }>> {
   const response = await hangar.request('GET', '/agent/connected-self-hosted-workers', apiKey ? { apiKey } : {});
-  if (response.status !== 200) throw new Error(`connected workers: ${response.status} ${JSON.stringify(response.body)}`);
+  if (response.status !== 200)
+    throw new Error(`connected workers: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body.workers;
 }
 
 export function waitForConnections(hangar: TestServer, workerId: string, count: number): Promise<void> {
-  return eventually(`${count} connection(s) of ${workerId}`, async () => (await connectedWorkers(hangar)).find((worker) => worker.worker_host === workerId)?.connection_count === count);
+  return eventually(
+    `${count} connection(s) of ${workerId}`,
+    async () =>
+      (await connectedWorkers(hangar)).find((worker) => worker.worker_host === workerId)?.connection_count === count,
+  );
 }
 
 /**
@@ -102,9 +130,12 @@ export class ProtocolClient {
   }
 
   static async connect(hangar: TestServer, workerId: string, apiKey = hangar.workerKey): Promise<ProtocolClient> {
-    const socket = new WebSocket(`${hangar.url.replace('http', 'ws')}/api/v1/selfhosted/worker/ws?worker_id=${encodeURIComponent(workerId)}`, {
-      headers: { authorization: `Bearer ${apiKey}` },
-    });
+    const socket = new WebSocket(
+      `${hangar.url.replace('http', 'ws')}/api/v1/selfhosted/worker/ws?worker_id=${encodeURIComponent(workerId)}`,
+      {
+        headers: { authorization: `Bearer ${apiKey}` },
+      },
+    );
     await new Promise((resolve, reject) => {
       socket.once('open', resolve);
       socket.once('error', reject);
@@ -129,7 +160,8 @@ export class ProtocolClient {
     for (;;) {
       const index = this.received.findIndex(match);
       if (index >= 0) return this.received.splice(index, 1)[0];
-      if (Date.now() > deadline) throw new Error(`no matching message in ${timeoutMs} ms; received: ${JSON.stringify(this.received)}`);
+      if (Date.now() > deadline)
+        throw new Error(`no matching message in ${timeoutMs} ms; received: ${JSON.stringify(this.received)}`);
       await new Promise<void>((resolve) => {
         this.waiters.push(resolve);
         setTimeout(resolve, 200);

@@ -6,7 +6,13 @@ import { createWebhook, deliver, deliveryLog, signers } from '../support/webhook
 
 // Limits raised: this file is about authentication and identity; limits.test.ts covers the limits themselves.
 let hangar: TestServer;
-before(async () => (hangar = await startTestServer({ HANGAR_WEBHOOK_RATE_PER_MINUTE: '100000', HANGAR_WEBHOOK_AUTH_FAILURES_PER_MINUTE: '100000' }, { role: 'api' })));
+before(
+  async () =>
+    (hangar = await startTestServer(
+      { HANGAR_WEBHOOK_RATE_PER_MINUTE: '100000', HANGAR_WEBHOOK_AUTH_FAILURES_PER_MINUTE: '100000' },
+      { role: 'api' },
+    )),
+);
 after(() => hangar.stop());
 
 const body = () => JSON.stringify({ action: 'opened', id: randomUUID() });
@@ -23,7 +29,10 @@ describe('webhook ingress', () => {
     assert.equal(wrong.body.error_code, 'authentication_required');
     assert.equal((await deliver(hook.url, body())).status, 401);
     const log = await deliveryLog(hangar, hook.uid);
-    assert.deepEqual(log.map((entry) => entry.status), ['Rejected (auth)', 'Rejected (auth)', 'Accepted']);
+    assert.deepEqual(
+      log.map((entry) => entry.status),
+      ['Rejected (auth)', 'Rejected (auth)', 'Accepted'],
+    );
     const stored = await hangar.request('GET', `/api/v1/factory/webhooks/${hook.uid}/deliveries/evt-1`);
     assert.equal(stored.status, 200);
     assert.equal(stored.body.status, 'Accepted');
@@ -41,7 +50,12 @@ describe('webhook ingress', () => {
   for (const scheme of ['github', 'stripe', 'standard_webhooks', 'sentry', 'pagerduty', 'vercel'] as const) {
     test(`signature mode, ${scheme}: signed by the provider's package, verified over the raw bytes`, async () => {
       const secret = scheme === 'standard_webhooks' ? undefined : `${scheme}-signing-secret`;
-      const hook = await createWebhook(hangar, { name: `sig-${scheme}`, auth_mode: 'signature', signature_scheme: scheme, ...(secret ? { secret } : {}) });
+      const hook = await createWebhook(hangar, {
+        name: `sig-${scheme}`,
+        auth_mode: 'signature',
+        signature_scheme: scheme,
+        ...(secret ? { secret } : {}),
+      });
       // Bytes that re-serialising would change: spacing, key order, escapes, non-ASCII.
       const raw = `{ "b": 1,  "a": "caf\\u00e9 ☕", "id": "${randomUUID()}" }`;
       const headers = await signers[scheme]!(raw, hook.secret);
@@ -49,17 +63,26 @@ describe('webhook ingress', () => {
       assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
       const tampered = raw.replace('"b": 1', '"b": 2');
       assert.equal((await deliver(hook.url, tampered, headers)).status, 401);
-      const otherSecret = scheme === 'standard_webhooks' ? `whsec_${Buffer.alloc(24, 7).toString('base64')}` : 'some-other-secret';
+      const otherSecret =
+        scheme === 'standard_webhooks' ? `whsec_${Buffer.alloc(24, 7).toString('base64')}` : 'some-other-secret';
       assert.equal((await deliver(hook.url, raw, await signers[scheme]!(raw, otherSecret))).status, 401);
       assert.equal((await deliver(hook.url, raw)).status, 401);
     });
   }
 
   test('Standard Webhooks: svix-* headers are accepted; signatures older than 5 minutes are rejected; a replay is a Duplicate', async () => {
-    const hook = await createWebhook(hangar, { name: 'std-replay', auth_mode: 'signature', signature_scheme: 'standard_webhooks' });
+    const hook = await createWebhook(hangar, {
+      name: 'std-replay',
+      auth_mode: 'signature',
+      signature_scheme: 'standard_webhooks',
+    });
     const raw = body();
     assert.equal((await deliver(hook.url, raw, await signers.svix!(raw, hook.secret))).status, 202);
-    const expired = await deliver(hook.url, raw, await signers.standard_webhooks!(raw, hook.secret, { at: new Date(Date.now() - 6 * 60_000) }));
+    const expired = await deliver(
+      hook.url,
+      raw,
+      await signers.standard_webhooks!(raw, hook.secret, { at: new Date(Date.now() - 6 * 60_000) }),
+    );
     assert.equal(expired.status, 401);
     assert.match(expired.body.detail, /5 minutes/);
     const headers = await signers.standard_webhooks!(raw, hook.secret, { id: 'msg_replayed' });
@@ -69,25 +92,55 @@ describe('webhook ingress', () => {
     assert.equal(replay.status, 202);
     assert.deepEqual(replay.body, { delivery_id: 'msg_replayed' });
     const log = await deliveryLog(hangar, hook.uid);
-    assert.deepEqual(log.filter((entry) => entry.delivery_id === 'msg_replayed').map((entry) => entry.status), ['Duplicate', 'Accepted']);
+    assert.deepEqual(
+      log.filter((entry) => entry.delivery_id === 'msg_replayed').map((entry) => entry.status),
+      ['Duplicate', 'Accepted'],
+    );
   });
 
   test('Stripe: signatures older than 5 minutes are rejected', async () => {
-    const hook = await createWebhook(hangar, { name: 'stripe-age', auth_mode: 'signature', signature_scheme: 'stripe', secret: 'whsec_stripe_test_secret' });
+    const hook = await createWebhook(hangar, {
+      name: 'stripe-age',
+      auth_mode: 'signature',
+      signature_scheme: 'stripe',
+      secret: 'whsec_stripe_test_secret',
+    });
     const raw = body();
-    assert.equal((await deliver(hook.url, raw, await signers.stripe!(raw, hook.secret, { at: new Date(Date.now() - 4 * 60_000) }))).status, 202);
-    const old = await deliver(hook.url, raw, await signers.stripe!(raw, hook.secret, { at: new Date(Date.now() - 6 * 60_000) }));
+    assert.equal(
+      (await deliver(hook.url, raw, await signers.stripe!(raw, hook.secret, { at: new Date(Date.now() - 4 * 60_000) })))
+        .status,
+      202,
+    );
+    const old = await deliver(
+      hook.url,
+      raw,
+      await signers.stripe!(raw, hook.secret, { at: new Date(Date.now() - 6 * 60_000) }),
+    );
     assert.equal(old.status, 401);
   });
 
   test('identity: configured header, then the provider header, then X-Service-Delivery-Id, then the body hash', async () => {
-    const hook = await createWebhook(hangar, { name: 'identity', auth_mode: 'signature', signature_scheme: 'github', secret: 'identity-secret', delivery_id_header: 'X-Event-Id' });
+    const hook = await createWebhook(hangar, {
+      name: 'identity',
+      auth_mode: 'signature',
+      signature_scheme: 'github',
+      secret: 'identity-secret',
+      delivery_id_header: 'X-Event-Id',
+    });
     const raw = body();
     const signed = await signers.github!(raw, hook.secret, { id: 'gh-delivery' });
-    assert.deepEqual((await deliver(hook.url, raw, { ...signed, 'x-event-id': 'configured', 'x-service-delivery-id': 'svc' })).body, { delivery_id: 'configured' });
-    assert.deepEqual((await deliver(hook.url, raw, { ...signed, 'x-service-delivery-id': 'svc' })).body, { delivery_id: 'gh-delivery' });
+    assert.deepEqual(
+      (await deliver(hook.url, raw, { ...signed, 'x-event-id': 'configured', 'x-service-delivery-id': 'svc' })).body,
+      { delivery_id: 'configured' },
+    );
+    assert.deepEqual((await deliver(hook.url, raw, { ...signed, 'x-service-delivery-id': 'svc' })).body, {
+      delivery_id: 'gh-delivery',
+    });
     const plain = await createWebhook(hangar, { name: 'identity-plain' });
-    assert.deepEqual((await deliver(plain.url, raw, { ...bearer(plain.secret), 'x-service-delivery-id': 'svc' })).body, { delivery_id: 'svc' });
+    assert.deepEqual(
+      (await deliver(plain.url, raw, { ...bearer(plain.secret), 'x-service-delivery-id': 'svc' })).body,
+      { delivery_id: 'svc' },
+    );
     const hashed = await deliver(plain.url, raw, bearer(plain.secret));
     assert.match(hashed.body.delivery_id, /^sha256:[0-9a-f]{64}$/);
     const again = await deliver(plain.url, raw, bearer(plain.secret));
@@ -99,7 +152,11 @@ describe('webhook ingress', () => {
   test('100 concurrent identical deliveries: exactly one Accepted, the rest Duplicate, all 202', async () => {
     const hook = await createWebhook(hangar, { name: 'concurrent' });
     const raw = body();
-    const responses = await Promise.all(Array.from({ length: 100 }, () => deliver(hook.url, raw, { ...bearer(hook.secret), 'x-service-delivery-id': 'same-event' })));
+    const responses = await Promise.all(
+      Array.from({ length: 100 }, () =>
+        deliver(hook.url, raw, { ...bearer(hook.secret), 'x-service-delivery-id': 'same-event' }),
+      ),
+    );
     assert.ok(responses.every((response) => response.status === 202));
     const log = await deliveryLog(hangar, hook.uid);
     assert.equal(log.length, 100);
@@ -111,7 +168,10 @@ describe('webhook ingress', () => {
     const hook = await createWebhook(hangar, { name: 'bodies' });
     const auth = bearer(hook.secret);
     assert.equal((await deliver(hook.url, '{"a":1}', { ...auth, 'content-type': 'text/plain' })).status, 202);
-    assert.equal((await deliver(hook.url, '[1,2]', { ...auth, 'content-type': 'application/x-www-form-urlencoded' })).status, 202);
+    assert.equal(
+      (await deliver(hook.url, '[1,2]', { ...auth, 'content-type': 'application/x-www-form-urlencoded' })).status,
+      202,
+    );
     assert.equal((await deliver(hook.url, '"just a string"', auth)).status, 202);
     // A Buffer body goes without any Content-Type header at all.
     assert.equal((await deliver(hook.url, Buffer.from('{"no":"content type"}'), auth)).status, 202);
@@ -131,7 +191,10 @@ describe('webhook ingress', () => {
     assert.equal(statuses.filter((status) => status === 'Rejected (too large)').length, 1);
     assert.equal(log.find((entry) => entry.status === 'Rejected (too large)')!.size_bytes, Buffer.byteLength(big));
     assert.equal(log.find((entry) => entry.status === 'Rejected (invalid JSON)')!.size_bytes, 0);
-    const rejected = await hangar.request('GET', `/api/v1/factory/webhooks/${hook.uid}/deliveries/${encodeURIComponent(log.find((entry) => entry.status === 'Rejected (too large)')!.delivery_id)}`);
+    const rejected = await hangar.request(
+      'GET',
+      `/api/v1/factory/webhooks/${hook.uid}/deliveries/${encodeURIComponent(log.find((entry) => entry.status === 'Rejected (too large)')!.delivery_id)}`,
+    );
     assert.equal(rejected.body.payload, undefined);
   });
 
@@ -140,9 +203,15 @@ describe('webhook ingress', () => {
     const hook = await createWebhook(hangar, { name: 'lifecycle' });
     assert.equal((await fetch(hook.url)).status, 405);
     assert.equal((await fetch(hook.url)).headers.get('allow'), 'POST');
-    assert.equal((await hangar.request('PUT', `/api/v1/factory/webhooks/${hook.uid}`, { body: { enabled: false } })).status, 200);
+    assert.equal(
+      (await hangar.request('PUT', `/api/v1/factory/webhooks/${hook.uid}`, { body: { enabled: false } })).status,
+      200,
+    );
     assert.equal((await deliver(hook.url, body(), bearer(hook.secret))).status, 404);
-    assert.equal((await hangar.request('PUT', `/api/v1/factory/webhooks/${hook.uid}`, { body: { enabled: true } })).status, 200);
+    assert.equal(
+      (await hangar.request('PUT', `/api/v1/factory/webhooks/${hook.uid}`, { body: { enabled: true } })).status,
+      200,
+    );
     assert.equal((await deliver(hook.url, body(), bearer(hook.secret))).status, 202);
     assert.equal((await hangar.request('DELETE', `/api/v1/factory/webhooks/${hook.uid}`)).status, 204);
     assert.equal((await deliver(hook.url, body(), bearer(hook.secret))).status, 404);
@@ -156,8 +225,15 @@ describe('webhook ingress', () => {
   });
 
   test('secret_name: the team secret is the credential, and updating it takes effect at once', async () => {
-    await hangar.request('POST', '/api/v1/secrets', { body: { name: 'GH_HOOK_SECRET', value: 'first-managed-secret' } });
-    const hook = await createWebhook(hangar, { name: 'managed', auth_mode: 'signature', signature_scheme: 'github', secret_name: 'GH_HOOK_SECRET' });
+    await hangar.request('POST', '/api/v1/secrets', {
+      body: { name: 'GH_HOOK_SECRET', value: 'first-managed-secret' },
+    });
+    const hook = await createWebhook(hangar, {
+      name: 'managed',
+      auth_mode: 'signature',
+      signature_scheme: 'github',
+      secret_name: 'GH_HOOK_SECRET',
+    });
     const raw = body();
     assert.equal((await deliver(hook.url, raw, await signers.github!(raw, 'first-managed-secret'))).status, 202);
     await hangar.request('PUT', '/api/v1/secrets/GH_HOOK_SECRET', { body: { value: 'second-managed-secret' } });
@@ -170,11 +246,19 @@ describe('webhook ingress', () => {
     for (let i = 0; i < 5; i++) await deliver(hook.url, JSON.stringify({ i }), bearer(hook.secret));
     const first = await hangar.request('GET', `/api/v1/factory/webhooks/${hook.uid}/deliveries?limit=3`);
     assert.equal(first.body.deliveries.length, 3);
-    const second = await hangar.request('GET', `/api/v1/factory/webhooks/${hook.uid}/deliveries?limit=3&cursor=${encodeURIComponent(first.body.next_cursor)}`);
+    const second = await hangar.request(
+      'GET',
+      `/api/v1/factory/webhooks/${hook.uid}/deliveries?limit=3&cursor=${encodeURIComponent(first.body.next_cursor)}`,
+    );
     assert.equal(second.body.deliveries.length, 2);
     assert.equal(second.body.next_cursor, null);
-    const times = [...first.body.deliveries, ...second.body.deliveries].map((entry: { received_at: string }) => entry.received_at);
+    const times = [...first.body.deliveries, ...second.body.deliveries].map(
+      (entry: { received_at: string }) => entry.received_at,
+    );
     assert.deepEqual(times, [...times].sort().reverse());
-    assert.equal((await hangar.request('GET', `/api/v1/factory/webhooks/${hook.uid}/deliveries?cursor=garbage`)).status, 400);
+    assert.equal(
+      (await hangar.request('GET', `/api/v1/factory/webhooks/${hook.uid}/deliveries?cursor=garbage`)).status,
+      400,
+    );
   });
 });

@@ -6,7 +6,8 @@ let hangar: TestServer;
 before(async () => (hangar = await startTestServer({}, { role: 'api' })));
 after(() => hangar.stop());
 
-const api = (method: string, path: string, options: { body?: unknown; apiKey?: string | null } = {}) => hangar.request(method, `/api/v1${path}`, options);
+const api = (method: string, path: string, options: { body?: unknown; apiKey?: string | null } = {}) =>
+  hangar.request(method, `/api/v1${path}`, options);
 
 async function createWebhook(body: Record<string, unknown>, apiKey?: string) {
   const response = await api('POST', '/factory/webhooks', { body, apiKey });
@@ -29,7 +30,11 @@ describe('webhook management', () => {
     const { secret: _shownOnce, ...shown } = created;
     assert.deepEqual(read.body, shown);
     const listed = await api('GET', '/factory/webhooks');
-    assert.ok(listed.body.webhooks.some((item: { uid: string; secret?: string }) => item.uid === created.uid && item.secret === undefined));
+    assert.ok(
+      listed.body.webhooks.some(
+        (item: { uid: string; secret?: string }) => item.uid === created.uid && item.secret === undefined,
+      ),
+    );
     const factories = await api('GET', '/factory/factories');
     assert.equal(factories.status, 200);
     const defaultFactory = factories.body.factories.find((factory: { is_default: boolean }) => factory.is_default);
@@ -40,15 +45,29 @@ describe('webhook management', () => {
     const created = await createWebhook({ name: 'url-token', auth_mode: 'url_token' });
     assert.match(created.secret, /^[A-Za-z0-9\-._~]+$/);
     assert.equal(created.url, `${hangar.url}/webhooks/w/${created.uid}/${created.secret}`);
-    assert.equal((await api('GET', `/factory/webhooks/${created.uid}`)).body.url, `${hangar.url}/webhooks/w/${created.uid}/{token}`);
+    assert.equal(
+      (await api('GET', `/factory/webhooks/${created.uid}`)).body.url,
+      `${hangar.url}/webhooks/w/${created.uid}/{token}`,
+    );
   });
 
   test('signature: Standard Webhooks secrets are generated when blank; providers that issue their own need one', async () => {
-    const standard = await createWebhook({ name: 'std', auth_mode: 'signature', signature_scheme: 'standard_webhooks' });
+    const standard = await createWebhook({
+      name: 'std',
+      auth_mode: 'signature',
+      signature_scheme: 'standard_webhooks',
+    });
     assert.match(standard.secret, /^whsec_[A-Za-z0-9+/]+=*$/);
-    const github = await createWebhook({ name: 'gh', auth_mode: 'signature', signature_scheme: 'github', secret: 'my-github-secret' });
+    const github = await createWebhook({
+      name: 'gh',
+      auth_mode: 'signature',
+      signature_scheme: 'github',
+      secret: 'my-github-secret',
+    });
     assert.equal(github.secret, 'my-github-secret');
-    const stripe = await api('POST', '/factory/webhooks', { body: { name: 'stripe', auth_mode: 'signature', signature_scheme: 'stripe' } });
+    const stripe = await api('POST', '/factory/webhooks', {
+      body: { name: 'stripe', auth_mode: 'signature', signature_scheme: 'stripe' },
+    });
     assert.equal(stripe.status, 400);
     assert.match(stripe.body.detail, /stripe issues the signing secret/);
     const noScheme = await api('POST', '/factory/webhooks', { body: { name: 'x', auth_mode: 'signature' } });
@@ -56,7 +75,9 @@ describe('webhook management', () => {
     assert.match(noScheme.body.detail, /signature_scheme/);
     const tokenWithSecret = await api('POST', '/factory/webhooks', { body: { name: 'y', secret: 'chosen-by-me' } });
     assert.equal(tokenWithSecret.status, 400);
-    const badScheme = await api('POST', '/factory/webhooks', { body: { name: 'z', auth_mode: 'signature', signature_scheme: 'bitbucket' } });
+    const badScheme = await api('POST', '/factory/webhooks', {
+      body: { name: 'z', auth_mode: 'signature', signature_scheme: 'bitbucket' },
+    });
     assert.equal(badScheme.status, 400);
   });
 
@@ -64,11 +85,22 @@ describe('webhook management', () => {
     const missing = await api('POST', '/factory/webhooks', { body: { name: 'named', secret_name: 'NOPE' } });
     assert.equal(missing.status, 400);
     assert.match(missing.body.detail, /NOPE/);
-    assert.equal((await api('POST', '/secrets', { body: { name: 'HOOK_TOKEN', value: 'team-managed-token' } })).status, 201);
+    assert.equal(
+      (await api('POST', '/secrets', { body: { name: 'HOOK_TOKEN', value: 'team-managed-token' } })).status,
+      201,
+    );
     const created = await createWebhook({ name: 'named', secret_name: 'HOOK_TOKEN' });
     assert.equal(created.secret, undefined);
     assert.equal(created.secret_name, 'HOOK_TOKEN');
-    const both = await api('POST', '/factory/webhooks', { body: { name: 'both', auth_mode: 'signature', signature_scheme: 'github', secret: 'abcdefgh', secret_name: 'HOOK_TOKEN' } });
+    const both = await api('POST', '/factory/webhooks', {
+      body: {
+        name: 'both',
+        auth_mode: 'signature',
+        signature_scheme: 'github',
+        secret: 'abcdefgh',
+        secret_name: 'HOOK_TOKEN',
+      },
+    });
     assert.equal(both.status, 400);
     const rotate = await api('POST', `/factory/webhooks/${created.uid}/rotate`);
     assert.equal(rotate.status, 409);
@@ -79,15 +111,26 @@ describe('webhook management', () => {
     await createWebhook({ name: 'unique-name' });
     assert.equal((await api('POST', '/factory/webhooks', { body: { name: 'unique-name' } })).status, 409);
     assert.equal((await api('GET', '/factory/webhooks/AAAAAAAAAAAAAAAAAAAAAA')).status, 404);
-    assert.equal((await api('PUT', '/factory/webhooks/AAAAAAAAAAAAAAAAAAAAAA', { body: { enabled: false } })).status, 404);
+    assert.equal(
+      (await api('PUT', '/factory/webhooks/AAAAAAAAAAAAAAAAAAAAAA', { body: { enabled: false } })).status,
+      404,
+    );
     assert.equal((await api('DELETE', '/factory/webhooks/AAAAAAAAAAAAAAAAAAAAAA')).status, 404);
-    assert.equal((await api('POST', '/factory/webhooks', { body: { name: 'in-nowhere', factory_uid: 'AAAAAAAAAAAAAAAAAAAAAA' } })).status, 404);
+    assert.equal(
+      (await api('POST', '/factory/webhooks', { body: { name: 'in-nowhere', factory_uid: 'AAAAAAAAAAAAAAAAAAAAAA' } }))
+        .status,
+      404,
+    );
   });
 
   test('at most 20 webhooks per factory, also under concurrent creates', async () => {
     const factory = await api('POST', '/factory/factories', { body: { name: 'limits' } });
     assert.equal(factory.status, 201, JSON.stringify(factory.body));
-    const attempts = await Promise.all(Array.from({ length: 25 }, (_, i) => api('POST', '/factory/webhooks', { body: { name: `hook-${i}`, factory_uid: factory.body.uid } })));
+    const attempts = await Promise.all(
+      Array.from({ length: 25 }, (_, i) =>
+        api('POST', '/factory/webhooks', { body: { name: `hook-${i}`, factory_uid: factory.body.uid } }),
+      ),
+    );
     assert.equal(attempts.filter((response) => response.status === 201).length, 20);
     const refused = attempts.filter((response) => response.status !== 201);
     assert.ok(refused.every((response) => response.status === 400 && /at most 20/.test(response.body.detail)));
@@ -105,7 +148,9 @@ describe('webhook management', () => {
     assert.equal(disabled.body.secret, undefined);
     const cleared = await api('PUT', `/factory/webhooks/${created.uid}`, { body: { delivery_id_header: null } });
     assert.equal(cleared.body.delivery_id_header, null);
-    const switched = await api('PUT', `/factory/webhooks/${created.uid}`, { body: { auth_mode: 'signature', signature_scheme: 'standard_webhooks' } });
+    const switched = await api('PUT', `/factory/webhooks/${created.uid}`, {
+      body: { auth_mode: 'signature', signature_scheme: 'standard_webhooks' },
+    });
     assert.equal(switched.status, 200);
     assert.match(switched.body.secret, /^whsec_/);
     const back = await api('PUT', `/factory/webhooks/${created.uid}`, { body: { auth_mode: 'token' } });
@@ -142,7 +187,10 @@ describe('webhook management', () => {
     const created = await createWebhook({ name: 'private' });
     const other = await hangar.createTeamWithUser();
     assert.equal((await api('GET', `/factory/webhooks/${created.uid}`, { apiKey: other.apiKey })).status, 404);
-    assert.equal((await api('GET', `/factory/webhooks/${created.uid}/deliveries`, { apiKey: other.apiKey })).status, 404);
+    assert.equal(
+      (await api('GET', `/factory/webhooks/${created.uid}/deliveries`, { apiKey: other.apiKey })).status,
+      404,
+    );
     assert.equal((await api('DELETE', `/factory/webhooks/${created.uid}`, { apiKey: other.apiKey })).status, 404);
     const listed = await api('GET', '/factory/webhooks', { apiKey: other.apiKey });
     assert.deepEqual(listed.body.webhooks, []);

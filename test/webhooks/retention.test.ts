@@ -17,9 +17,13 @@ test('retention keeps the latest 50 deliveries and the last 7 days, and never an
   for (let i = 0; i < 70; i++) await deliver(old.url, JSON.stringify({ i }), auth(old));
   for (let i = 0; i < 60; i++) await deliver(recent.url, JSON.stringify({ i }), auth(recent));
   // The first webhook's deliveries are 8 days old, all evaluated but the oldest one.
-  await sql`UPDATE webhook_deliveries SET received_at = received_at - interval '8 days', evaluated_at = now() WHERE webhook_uid = ${old.uid}`.execute(hangar.db);
+  await sql`UPDATE webhook_deliveries SET received_at = received_at - interval '8 days', evaluated_at = now() WHERE webhook_uid = ${old.uid}`.execute(
+    hangar.db,
+  );
   const oldest = (await deliveryLog(hangar, old.uid)).at(-1)!;
-  await sql`UPDATE webhook_deliveries SET evaluated_at = NULL WHERE webhook_uid = ${old.uid} AND delivery_id = ${oldest.delivery_id}`.execute(hangar.db);
+  await sql`UPDATE webhook_deliveries SET evaluated_at = NULL WHERE webhook_uid = ${old.uid} AND delivery_id = ${oldest.delivery_id}`.execute(
+    hangar.db,
+  );
 
   await pruneDeliveries(hangar.db, KEEP_LATEST_DELIVERIES, KEEP_DELIVERY_DAYS);
   const kept = await deliveryLog(hangar, old.uid);

@@ -29,11 +29,28 @@ describe('oz on a self-hosted worker', () => {
     fs.writeFileSync(
       file,
       // oz connects to HTTP MCP servers from the worker process: only with network on, and to allowed addresses.
-      YAML.stringify({ builtin_harnesses: { oz: { network: true } }, models: [{ id: 'worker-sonnet', provider: 'ANTHROPIC', model: 'claude-worker', base_url: anthropic.baseURL, api_key_env: 'WORKER_MODEL_KEY', cost: { input: 1, output: 1 } }] }),
+      YAML.stringify({
+        builtin_harnesses: { oz: { network: true } },
+        models: [
+          {
+            id: 'worker-sonnet',
+            provider: 'ANTHROPIC',
+            model: 'claude-worker',
+            base_url: anthropic.baseURL,
+            api_key_env: 'WORKER_MODEL_KEY',
+            cost: { input: 1, output: 1 },
+          },
+        ],
+      }),
     );
     // The server has no model key: the worker's is the one used.
-    hangar = await startTestServer({ HANGAR_RUN_LEASE_SECONDS: '6', HANGAR_MCP_ALLOWED_HOSTS: '127.0.0.1' }, { role: 'api' });
-    worker = startWorker(hangar, 'oz-box', { env: { HANGAR_CONFIG: file, WORKER_MODEL_KEY: 'worker-key', HANGAR_MCP_ALLOWED_HOSTS: '127.0.0.1' } });
+    hangar = await startTestServer(
+      { HANGAR_RUN_LEASE_SECONDS: '6', HANGAR_MCP_ALLOWED_HOSTS: '127.0.0.1' },
+      { role: 'api' },
+    );
+    worker = startWorker(hangar, 'oz-box', {
+      env: { HANGAR_CONFIG: file, WORKER_MODEL_KEY: 'worker-key', HANGAR_MCP_ALLOWED_HOSTS: '127.0.0.1' },
+    });
     await waitForConnections(hangar, 'oz-box', 1);
   });
 
@@ -45,11 +62,22 @@ describe('oz on a self-hosted worker', () => {
   });
 
   test('runs with the worker model and a registered MCP server whose secret the assignment carried', async () => {
-    assert.equal((await hangar.request('POST', '/api/v1/secrets', { body: { name: 'DOCS_TOKEN', value: 'docs-secret' } })).status, 201);
-    const registered = await hangar.request('POST', '/api/v1/mcp-servers', { body: { name: 'docs', url: docs.url, headers: { Authorization: { secret: 'DOCS_TOKEN' } } } });
+    assert.equal(
+      (await hangar.request('POST', '/api/v1/secrets', { body: { name: 'DOCS_TOKEN', value: 'docs-secret' } })).status,
+      201,
+    );
+    const registered = await hangar.request('POST', '/api/v1/mcp-servers', {
+      body: { name: 'docs', url: docs.url, headers: { Authorization: { secret: 'DOCS_TOKEN' } } },
+    });
     assert.equal(registered.status, 201, JSON.stringify(registered.body));
-    anthropic.script({ toolCalls: [{ name: 'docs__search_docs', input: { query: 'workers' } }] }, { text: 'Workers use the cache.' });
-    const runId = await createRun(hangar, { prompt: 'What do the docs say?', config: { worker_host: 'oz-box', mcp_servers: { docs: { warp_id: registered.body.uid } } } });
+    anthropic.script(
+      { toolCalls: [{ name: 'docs__search_docs', input: { query: 'workers' } }] },
+      { text: 'Workers use the cache.' },
+    );
+    const runId = await createRun(hangar, {
+      prompt: 'What do the docs say?',
+      config: { worker_host: 'oz-box', mcp_servers: { docs: { warp_id: registered.body.uid } } },
+    });
     const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
     assert.equal(run.state, 'SUCCEEDED', `${JSON.stringify(run.status_message)}\n${worker.output()}`);
     assert.equal(run.status_message.message, 'Workers use the cache.');
@@ -59,7 +87,10 @@ describe('oz on a self-hosted worker', () => {
     assert.match(JSON.stringify(anthropic.requests[1]!.body.messages), /Docs about workers: use the cache\./);
     // The model the worker used is recorded on the run.
     const listed = await hangar.request('GET', '/agent/runs?model_id=worker-sonnet');
-    assert.deepEqual(listed.body.runs.map((item: any) => item.run_id), [runId]);
+    assert.deepEqual(
+      listed.body.runs.map((item: any) => item.run_id),
+      [runId],
+    );
     // The secret's value never shows in the worker's log.
     assert.ok(!worker.output().includes('docs-secret'));
   });

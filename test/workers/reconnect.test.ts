@@ -6,7 +6,9 @@ import { createRun } from '../support/runs.js';
 import { createTestDatabase, freePort, startTestServer } from '../support/server.js';
 import { startWorker, waitForConnections } from '../support/workers.js';
 
-test('a worker rides out a server restart: it reconnects, keeps its run, and what it reported meanwhile lands once', { timeout: 120_000 }, async (t) => {
+test('a worker rides out a server restart: it reconnects, keeps its run, and what it reported meanwhile lands once', {
+  timeout: 120_000,
+}, async (t) => {
   const database = await createTestDatabase();
   const port = String(await freePort());
   const apiKey = 'hgr_reconnect_test_key_0123456789';
@@ -21,8 +23,13 @@ test('a worker rides out a server restart: it reconnects, keeps its run, and wha
   });
   await waitForConnections(hangar, 'box-restart', 1);
 
-  const runId = await createRun(hangar, { prompt: script({ say: 'before' }, { sleep: 4000 }, { say: 'after' }), config: { worker_host: 'box-restart' } });
-  await eventually('the harness started', async () => (await outputTexts(hangar, runId).catch((): string[] => [])).includes('before'));
+  const runId = await createRun(hangar, {
+    prompt: script({ say: 'before' }, { sleep: 4000 }, { say: 'after' }),
+    config: { worker_host: 'box-restart' },
+  });
+  await eventually('the harness started', async () =>
+    (await outputTexts(hangar, runId).catch((): string[] => [])).includes('before'),
+  );
   await hangar.stop();
   // The harness finishes while the server is down; the worker keeps its report until it can send it.
   await new Promise((resolve) => setTimeout(resolve, 5000));

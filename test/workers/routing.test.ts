@@ -4,7 +4,13 @@ import { eventually, harnessEnv, outputTexts, script, timelineTypes, waitForStat
 import { stopChild, waitForExit } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { connectedWorkers, refusedUpgrade, startWorker, waitForConnections, type WorkerProcess } from '../support/workers.js';
+import {
+  connectedWorkers,
+  refusedUpgrade,
+  startWorker,
+  waitForConnections,
+  type WorkerProcess,
+} from '../support/workers.js';
 
 describe('self-hosted workers: connecting, presence and routing', () => {
   let hangar: TestServer;
@@ -67,7 +73,10 @@ describe('self-hosted workers: connecting, presence and routing', () => {
   test("a run naming a worker runs on that worker only; the server's engine takes the others", async () => {
     worker('box-routing');
     await waitForConnections(hangar, 'box-routing', 1);
-    const onWorker = await createRun(hangar, { prompt: script({ say: 'hello from the worker' }, { usage: true }), config: { worker_host: 'box-routing' } });
+    const onWorker = await createRun(hangar, {
+      prompt: script({ say: 'hello from the worker' }, { usage: true }),
+      config: { worker_host: 'box-routing' },
+    });
     const onServer = await createRun(hangar, { prompt: script({ say: 'hello from the server' }) });
     const done = await waitForState(hangar, onWorker, 'SUCCEEDED', 'FAILED', 'ERROR');
     assert.equal(done.state, 'SUCCEEDED', JSON.stringify(done.status_message));
@@ -75,22 +84,46 @@ describe('self-hosted workers: connecting, presence and routing', () => {
     assert.deepEqual(await outputTexts(hangar, onWorker), ['hello from the worker']);
     assert.equal(done.request_usage?.total_tokens, 15);
 
-    const claims = await hangar.db.selectFrom('run_events').select(['run_id', 'payload']).where('event_type', '=', 'oz_run_claimed').where('run_id', 'in', [onWorker, onServer]).execute();
+    const claims = await hangar.db
+      .selectFrom('run_events')
+      .select(['run_id', 'payload'])
+      .where('event_type', '=', 'oz_run_claimed')
+      .where('run_id', 'in', [onWorker, onServer])
+      .execute();
     assert.deepEqual(claims.find((claim) => claim.run_id === onWorker)?.payload, { worker_host: 'box-routing' });
-    assert.ok((claims.find((claim) => claim.run_id === onServer)?.payload as { engine?: string }).engine?.startsWith('engine-'));
+    assert.ok(
+      (claims.find((claim) => claim.run_id === onServer)?.payload as { engine?: string }).engine?.startsWith('engine-'),
+    );
     const types = await timelineTypes(hangar, onWorker);
-    for (const type of ['run_dispatched', 'oz_run_claimed', 'worker_container_ready', 'agent_started', 'vm_shutdown', 'oz_run_done']) {
+    for (const type of [
+      'run_dispatched',
+      'oz_run_claimed',
+      'worker_container_ready',
+      'agent_started',
+      'vm_shutdown',
+      'oz_run_done',
+    ]) {
       assert.ok(types.includes(type), `timeline has ${type}: ${types.join(', ')}`);
     }
   });
 
   test("an agent identity's worker_host is the default; the run's own config.worker_host wins", async () => {
-    const created = await hangar.request('POST', '/agent/identities', { body: { name: 'Box bot', worker_host: 'box-identity' } });
+    const created = await hangar.request('POST', '/agent/identities', {
+      body: { name: 'Box bot', worker_host: 'box-identity' },
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const identity = created.body.uid;
     const defaulted = await createRun(hangar, { prompt: script({ say: 'x' }), agent_identity_uid: identity });
-    const overridden = await createRun(hangar, { prompt: script({ say: 'y' }), agent_identity_uid: identity, config: { worker_host: 'warp' } });
-    const rows = await hangar.db.selectFrom('runs').select(['id', 'worker_host']).where('id', 'in', [defaulted, overridden]).execute();
+    const overridden = await createRun(hangar, {
+      prompt: script({ say: 'y' }),
+      agent_identity_uid: identity,
+      config: { worker_host: 'warp' },
+    });
+    const rows = await hangar.db
+      .selectFrom('runs')
+      .select(['id', 'worker_host'])
+      .where('id', 'in', [defaulted, overridden])
+      .execute();
     assert.equal(rows.find((row) => row.id === defaulted)?.worker_host, 'box-identity');
     assert.equal(rows.find((row) => row.id === overridden)?.worker_host, null);
     assert.equal((await waitForState(hangar, overridden, 'SUCCEEDED', 'FAILED')).state, 'SUCCEEDED');
@@ -104,7 +137,9 @@ describe('self-hosted workers: connecting, presence and routing', () => {
       prompt: script({ say: 'listening' }, { listen: true }, { done: 'listened' }),
       config: { worker_host: 'box-followups', harness: { type: 'listener' } },
     });
-    await eventually('the harness listens', async () => (await outputTexts(hangar, runId).catch((): string[] => [])).includes('listening'));
+    await eventually('the harness listens', async () =>
+      (await outputTexts(hangar, runId).catch((): string[] => [])).includes('listening'),
+    );
     for (const message of ['hello there', 'bye']) {
       const response = await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message } });
       assert.equal(response.status, 200, JSON.stringify(response.body));
@@ -133,7 +168,14 @@ describe('self-hosted workers: connecting, presence and routing', () => {
   test('a worker at its limit takes one task at a time; the others wait and then run', async () => {
     worker('box-limit', { args: ['--max-concurrent-tasks', '1'] });
     await waitForConnections(hangar, 'box-limit', 1);
-    const runIds = await Promise.all([1, 2, 3].map((i) => createRun(hangar, { prompt: script({ sleep: 300 }, { say: `task ${i}` }), config: { worker_host: 'box-limit' } })));
+    const runIds = await Promise.all(
+      [1, 2, 3].map((i) =>
+        createRun(hangar, {
+          prompt: script({ sleep: 300 }, { say: `task ${i}` }),
+          config: { worker_host: 'box-limit' },
+        }),
+      ),
+    );
     let peak = 0;
     await eventually('all three done', async () => {
       const runs = await hangar.db.selectFrom('runs').select('state').where('id', 'in', runIds).execute();

@@ -13,7 +13,11 @@ export interface Resource<T> {
  * Loads `load()` now and whenever `key` changes; with `pollMs`, again every `pollMs` while the page is visible
  * (how lists follow state changes). A failed poll keeps the last data and shows the error.
  */
-export function useResource<T>(load: (signal: AbortSignal) => Promise<T>, key: string, options: { pollMs?: number } = {}): Resource<T> {
+export function useResource<T>(
+  load: (signal: AbortSignal) => Promise<T>,
+  key: string,
+  options: { pollMs?: number } = {},
+): Resource<T> {
   const [data, setDataState] = useState<T>();
   const [error, setError] = useState<unknown>();
   const [loading, setLoading] = useState(true);
@@ -76,7 +80,7 @@ export interface Action {
 export function useAction(): Action {
   const [pending, setPending] = useState(false);
   const [error, setError] = useState<unknown>();
-  const run = useCallback(async <T,>(work: () => Promise<T>) => {
+  const run = useCallback(async <T>(work: () => Promise<T>) => {
     setPending(true);
     setError(undefined);
     try {
@@ -91,4 +95,3 @@ export function useAction(): Action {
   const clear = useCallback(() => setError(undefined), []);
   return { pending, error, run, clear };
 }
-

@@ -50,7 +50,11 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   }, []);
 
   const client = useMemo(
-    () => credentials && new HangarClient(credentials, (error: ApiError) => signOut(`Signed out: Hangar refused the API key (${error.detail || error.title}).`)),
+    () =>
+      credentials &&
+      new HangarClient(credentials, (error: ApiError) =>
+        signOut(`Signed out: Hangar refused the API key (${error.detail || error.title}).`),
+      ),
     [credentials, signOut],
   );
 

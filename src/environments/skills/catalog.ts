@@ -110,10 +110,20 @@ export class SkillCatalog {
     return mapWithLimit(files, 4, async (file): Promise<RepoSkill> => {
       const parsed =
         file.size > MAX_SKILL_BYTES
-          ? { ok: false as const, name: skillFolder(file.path), error: `the file is larger than ${MAX_SKILL_BYTES / 1024} KiB` }
+          ? {
+              ok: false as const,
+              name: skillFolder(file.path),
+              error: `the file is larger than ${MAX_SKILL_BYTES / 1024} KiB`,
+            }
           : parseSkill(file.path, await this.options.git.readFile(ref, commit, file.path));
       return parsed.ok
-        ? { path: file.path, name: parsed.name, description: parsed.description, basePrompt: parsed.basePrompt, error: null }
+        ? {
+            path: file.path,
+            name: parsed.name,
+            description: parsed.description,
+            basePrompt: parsed.basePrompt,
+            error: null,
+          }
         : { path: file.path, name: parsed.name, description: '', basePrompt: '', error: parsed.error };
     });
   }

@@ -71,7 +71,8 @@ export class GitMirror {
     for (const entry of output.split('\0')) {
       // "<mode> <type> <object> <size>\t<path>"
       const match = /^(\d+) blob [0-9a-f]+ +(\d+)\t(.+)$/s.exec(entry);
-      if (match && (match[1] === '100644' || match[1] === '100755')) files.push({ path: match[3]!, size: Number(match[2]) });
+      if (match && (match[1] === '100644' || match[1] === '100755'))
+        files.push({ path: match[3]!, size: Number(match[2]) });
     }
     return files;
   }
@@ -84,7 +85,10 @@ export class GitMirror {
   private reason(ref: RepoRef, error: unknown): string {
     const failure = error as { stderr?: string; killed?: boolean; message?: string };
     if (failure.killed) return `git took longer than ${TIMEOUT_MS / 1000} s`;
-    const lines = (failure.stderr ?? failure.message ?? '').split('\n').map((line) => line.trim()).filter(Boolean);
+    const lines = (failure.stderr ?? failure.message ?? '')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter(Boolean);
     let reason = lines.find((line) => line.startsWith('fatal:')) ?? lines[lines.length - 1] ?? 'git failed';
     const location = new URL(this.url(ref));
     const withoutCredentials = new URL(location);

@@ -22,7 +22,8 @@ export function registerSkillRoutes(parent: FastifyInstance, skills: SkillsServi
     },
     async (request) => {
       const { agents, warnings } = await skills.list(callerOf(request), request.query);
-      for (const warning of warnings) request.log.warn({ warning }, 'agent list: a repository was skipped or served from an earlier revision');
+      for (const warning of warnings)
+        request.log.warn({ warning }, 'agent list: a repository was skipped or served from an earlier revision');
       return { agents };
     },
   );

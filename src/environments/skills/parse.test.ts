@@ -3,21 +3,43 @@ import { test } from 'node:test';
 import { isSkillPath, parseSkill } from './parse.js';
 
 test('skill paths: SKILL.md in a folder under a known root', () => {
-  for (const path of ['.claude/skills/deploy/SKILL.md', 'skills/review/SKILL.md', '.agents/skills/a/b/SKILL.md', '.github/skills/x/SKILL.md']) {
+  for (const path of [
+    '.claude/skills/deploy/SKILL.md',
+    'skills/review/SKILL.md',
+    '.agents/skills/a/b/SKILL.md',
+    '.github/skills/x/SKILL.md',
+  ]) {
     assert.equal(isSkillPath(path), true, path);
   }
-  for (const path of ['.claude/skills/SKILL.md', 'docs/skills/x/SKILL.md', 'skills/x/skill.md', 'skills/x/README.md', 'src/skills/x/SKILL.md']) {
+  for (const path of [
+    '.claude/skills/SKILL.md',
+    'docs/skills/x/SKILL.md',
+    'skills/x/skill.md',
+    'skills/x/README.md',
+    'src/skills/x/SKILL.md',
+  ]) {
     assert.equal(isSkillPath(path), false, path);
   }
 });
 
 test('a well-formed SKILL.md gives name, description and the body as base prompt', () => {
-  const parsed = parseSkill('.claude/skills/deploy/SKILL.md', '---\nname: deploy\ndescription: Ship it\n---\n\n# Deploy\n\nRun the pipeline.\n');
-  assert.deepEqual(parsed, { ok: true, name: 'deploy', description: 'Ship it', basePrompt: '# Deploy\n\nRun the pipeline.' });
+  const parsed = parseSkill(
+    '.claude/skills/deploy/SKILL.md',
+    '---\nname: deploy\ndescription: Ship it\n---\n\n# Deploy\n\nRun the pipeline.\n',
+  );
+  assert.deepEqual(parsed, {
+    ok: true,
+    name: 'deploy',
+    description: 'Ship it',
+    basePrompt: '# Deploy\n\nRun the pipeline.',
+  });
 });
 
 test('CRLF line ends, a byte order mark and extra front matter keys are accepted', () => {
-  const parsed = parseSkill('skills/x/SKILL.md', '\uFEFF---\r\nname: x\r\ndescription: "y: z"\r\nlicense: MIT\r\n---\r\nbody\r\n');
+  const parsed = parseSkill(
+    'skills/x/SKILL.md',
+    '\uFEFF---\r\nname: x\r\ndescription: "y: z"\r\nlicense: MIT\r\n---\r\nbody\r\n',
+  );
   assert.deepEqual(parsed, { ok: true, name: 'x', description: 'y: z', basePrompt: 'body' });
 });
 

@@ -16,7 +16,9 @@ export const SKILL_ROOTS = [
 export const MAX_SKILL_BYTES = 256 * 1024;
 
 export function isSkillPath(filePath: string): boolean {
-  return SKILL_ROOTS.some((root) => filePath.startsWith(`${root}/`) && /^[^/].*\/SKILL\.md$/.test(filePath.slice(root.length + 1)));
+  return SKILL_ROOTS.some(
+    (root) => filePath.startsWith(`${root}/`) && /^[^/].*\/SKILL\.md$/.test(filePath.slice(root.length + 1)),
+  );
 }
 
 /** The folder that holds a SKILL.md: the skill's name when its front matter does not give one. */
@@ -60,6 +62,15 @@ export function parseSkill(filePath: string, text: string): ParsedSkill {
   const name = nonEmptyString(fields.name);
   const description = nonEmptyString(fields.description);
   if (name === null) return { ok: false, name: folder, error: 'the front matter has no name (a non-empty string)' };
-  if (description === null) return { ok: false, name, error: 'the front matter has no description (a non-empty string)' };
-  return { ok: true, name, description, basePrompt: lines.slice(end + 1).join('\n').trim() };
+  if (description === null)
+    return { ok: false, name, error: 'the front matter has no description (a non-empty string)' };
+  return {
+    ok: true,
+    name,
+    description,
+    basePrompt: lines
+      .slice(end + 1)
+      .join('\n')
+      .trim(),
+  };
 }

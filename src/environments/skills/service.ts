@@ -53,7 +53,8 @@ export interface ResolvedSkill {
 /** Repositories fetched at once: each fetch is a git process. */
 const FETCH_CONCURRENCY = 4;
 
-const byName = (a: string, b: string) => a.toLowerCase().localeCompare(b.toLowerCase(), 'en') || (a < b ? -1 : a > b ? 1 : 0);
+const byName = (a: string, b: string) =>
+  a.toLowerCase().localeCompare(b.toLowerCase(), 'en') || (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * Agents (skills) are the SKILL.md files in the repositories of a team's environments. Listing one repository
@@ -72,9 +73,17 @@ export class SkillsService {
     if (query.repo !== undefined) {
       const ref = parseRepoSpec(query.repo);
       if (!ref) throw invalidRequest(`repo "${query.repo}" must be owner/repo with GitHub owner and repository names`);
-      const repository = repositories.find((candidate) => repoKey(candidate.ref) === repoKey(ref)) ?? { ref, environments: [] };
+      const repository = repositories.find((candidate) => repoKey(candidate.ref) === repoKey(ref)) ?? {
+        ref,
+        environments: [],
+      };
       try {
-        fetched = [{ repository: { ...repository, ref }, skills: await this.options.catalog.skillsOf(ref, { refresh: query.refresh }) }];
+        fetched = [
+          {
+            repository: { ...repository, ref },
+            skills: await this.options.catalog.skillsOf(ref, { refresh: query.refresh }),
+          },
+        ];
       } catch (error) {
         if (error instanceof GitFetchError) throw invalidRequest(error.message);
         throw error;
@@ -84,7 +93,10 @@ export class SkillsService {
       fetched = (
         await mapWithLimit(repositories, FETCH_CONCURRENCY, async (repository) => {
           try {
-            return { repository, skills: await this.options.catalog.skillsOf(repository.ref, { refresh: query.refresh }) };
+            return {
+              repository,
+              skills: await this.options.catalog.skillsOf(repository.ref, { refresh: query.refresh }),
+            };
           } catch (error) {
             if (!(error instanceof GitFetchError)) throw error;
             warnings.push(error.message);
@@ -99,21 +111,38 @@ export class SkillsService {
       if (skills.warning) warnings.push(skills.warning);
       for (const skill of skills.skills) {
         if (skill.error !== null && !query.include_malformed_skills) continue;
-        variants.push({ name: skill.name, aliases: specAliases(repository.ref, skill), variant: this.variant(repository, skill) });
+        variants.push({
+          name: skill.name,
+          aliases: specAliases(repository.ref, skill),
+          variant: this.variant(repository, skill),
+        });
       }
     }
     if (query.repo === undefined) {
       for (const skill of (await this.options.workerSkills?.(caller.teamUid)) ?? []) {
         const id = `${skill.worker_host}:${skill.skill_path}`;
-        const source = { owner: skill.worker_host, name: skill.worker_host, skill_path: skill.skill_path, worker_host: skill.worker_host };
-        variants.push({ name: skill.name, aliases: [id], variant: { id, description: skill.description, base_prompt: skill.base_prompt, source, environments: [] } });
+        const source = {
+          owner: skill.worker_host,
+          name: skill.worker_host,
+          skill_path: skill.skill_path,
+          worker_host: skill.worker_host,
+        };
+        variants.push({
+          name: skill.name,
+          aliases: [id],
+          variant: { id, description: skill.description, base_prompt: skill.base_prompt, source, environments: [] },
+        });
       }
     }
     if (query.repo === undefined) {
       for (const skill of (await this.options.factorySkills?.(caller.teamUid)) ?? []) {
         const id = `${skill.factory}:${factorySkillPath(skill.name)}`;
         const source = { owner: 'factory', name: skill.factory, skill_path: factorySkillPath(skill.name) };
-        variants.push({ name: skill.name, aliases: [id], variant: { id, description: skill.description, base_prompt: skill.prompt, source, environments: [] } });
+        variants.push({
+          name: skill.name,
+          aliases: [id],
+          variant: { id, description: skill.description, base_prompt: skill.prompt, source, environments: [] },
+        });
       }
     }
     const lastRuns = await this.options.runActivity.bySkillSpec(
@@ -134,7 +163,10 @@ export class SkillsService {
       ([nameA, a], [nameB, b]) => (query.sort_by === 'last_run' ? b.lastRun - a.lastRun : 0) || byName(nameA, nameB),
     );
     return {
-      agents: ordered.map(([name, agent]) => ({ name, variants: agent.variants.sort((a, b) => (a.id < b.id ? -1 : 1)) })),
+      agents: ordered.map(([name, agent]) => ({
+        name,
+        variants: agent.variants.sort((a, b) => (a.id < b.id ? -1 : 1)),
+      })),
       warnings,
     };
   }
@@ -151,10 +183,20 @@ export class SkillsService {
     // A factory's own skills come first: `<factory>:<name>` or `<factory>:skills/<name>/SKILL.md`.
     if (parsed.owner === null) {
       const declared = (await this.options.factorySkills?.(teamUid, db)) ?? [];
-      const skill = declared.find((candidate) => candidate.factory === parsed.repo && [candidate.name, factorySkillPath(candidate.name)].includes(parsed.target));
+      const skill = declared.find(
+        (candidate) =>
+          candidate.factory === parsed.repo &&
+          [candidate.name, factorySkillPath(candidate.name)].includes(parsed.target),
+      );
       if (skill) {
         const path = factorySkillPath(skill.name);
-        return { id: `${skill.factory}:${path}`, name: skill.name, description: skill.description, base_prompt: skill.prompt, full_path: path };
+        return {
+          id: `${skill.factory}:${path}`,
+          name: skill.name,
+          description: skill.description,
+          base_prompt: skill.prompt,
+          full_path: path,
+        };
       }
     }
     const candidates = (await this.options.environments.accessibleRepositories(teamUid, db)).filter((repository) =>
@@ -191,7 +233,13 @@ export class SkillsService {
     }
     const id = skillId(match.ref, match.skill.path);
     if (match.skill.error !== null) throw invalidRequest(`skill ${id} cannot be used: ${match.skill.error}`);
-    return { id, name: match.skill.name, description: match.skill.description, base_prompt: match.skill.basePrompt, full_path: match.skill.path };
+    return {
+      id,
+      name: match.skill.name,
+      description: match.skill.description,
+      base_prompt: match.skill.basePrompt,
+      full_path: match.skill.path,
+    };
   }
 
   private variant(repository: EnvironmentRepository, skill: RepoSkill): SkillVariant {

@@ -26,7 +26,10 @@ test('a spec names a repository regardless of case; without an owner any owner m
 test('paths match exactly (or their folder); names prefer the front-matter name, then the earlier root', () => {
   const path = parseSkillSpec('api:.claude/skills/deploy/SKILL.md')!;
   assert.equal(matchRank(path, { path: '.claude/skills/deploy/SKILL.md', name: 'x' }), 0);
-  assert.equal(matchRank(parseSkillSpec('api:.claude/skills/deploy')!, { path: '.claude/skills/deploy/SKILL.md', name: 'x' }), 0);
+  assert.equal(
+    matchRank(parseSkillSpec('api:.claude/skills/deploy')!, { path: '.claude/skills/deploy/SKILL.md', name: 'x' }),
+    0,
+  );
   assert.equal(matchRank(path, { path: '.codex/skills/deploy/SKILL.md', name: 'deploy' }), null);
 
   const name = parseSkillSpec('api:deploy')!;
@@ -39,12 +42,15 @@ test('paths match exactly (or their folder); names prefer the front-matter name,
 });
 
 test('aliases cover the id and the short forms', () => {
-  assert.deepEqual(specAliases({ owner: 'acme', repo: 'api' }, { path: 'skills/deploy/SKILL.md', name: 'ship' }).sort(), [
-    'acme/api:deploy',
-    'acme/api:ship',
-    'acme/api:skills/deploy/SKILL.md',
-    'api:deploy',
-    'api:ship',
-    'api:skills/deploy/SKILL.md',
-  ]);
+  assert.deepEqual(
+    specAliases({ owner: 'acme', repo: 'api' }, { path: 'skills/deploy/SKILL.md', name: 'ship' }).sort(),
+    [
+      'acme/api:deploy',
+      'acme/api:ship',
+      'acme/api:skills/deploy/SKILL.md',
+      'api:deploy',
+      'api:ship',
+      'api:skills/deploy/SKILL.md',
+    ],
+  );
 });

@@ -5,7 +5,14 @@ import { rfc3339 } from '../../platform/time.js';
 export type Block =
   | { type: 'text'; text: string }
   | { type: 'action'; id: string; category: string; name: string; input: unknown }
-  | { type: 'action_result'; action_id: string; category: string; name: string; state: 'running' | 'completed' | 'failed' | 'denied'; output: unknown }
+  | {
+      type: 'action_result';
+      action_id: string;
+      category: string;
+      name: string;
+      state: 'running' | 'completed' | 'failed' | 'denied';
+      output: unknown;
+    }
   | { type: 'event'; name: string; data: unknown };
 
 export interface Message {
@@ -80,7 +87,8 @@ class StepBuilder {
   input(line: string, at: Date): void {
     const input = inputLine(line);
     if (!input) return;
-    if (input.kind === 'debug') this.step.description = 'Debug agent in the workspace kept after a failed environment setup';
+    if (input.kind === 'debug')
+      this.step.description = 'Debug agent in the workspace kept after a failed environment setup';
     for (const text of input.said) this.add('user', { type: 'text', text }, at);
   }
 
@@ -91,23 +99,46 @@ class StepBuilder {
       case 'tool_call': {
         const category = categoryOf(event.name, event.category);
         this.tools.set(event.id, { name: event.name, category });
-        return this.add('assistant', { type: 'action', id: event.id, category, name: event.name, input: event.input ?? null }, at);
+        return this.add(
+          'assistant',
+          { type: 'action', id: event.id, category, name: event.name, input: event.input ?? null },
+          at,
+        );
       }
       case 'tool_result': {
         const call = this.tools.get(event.id);
         const name = event.name ?? call?.name ?? 'tool';
         return this.add(
           'tool',
-          { type: 'action_result', action_id: event.id, category: call?.category ?? categoryOf(name, undefined), name, state: event.status ?? 'completed', output: event.output ?? null },
+          {
+            type: 'action_result',
+            action_id: event.id,
+            category: call?.category ?? categoryOf(name, undefined),
+            name,
+            state: event.status ?? 'completed',
+            output: event.output ?? null,
+          },
           at,
         );
       }
       case 'artifact':
-        return this.add('assistant', { type: 'event', name: 'artifact', data: { artifact_type: event.artifact_type, data: event.data } }, at);
+        return this.add(
+          'assistant',
+          { type: 'event', name: 'artifact', data: { artifact_type: event.artifact_type, data: event.data } },
+          at,
+        );
       case 'ask_user':
         return this.add('assistant', { type: 'event', name: 'ask_user', data: { question: event.question } }, at);
       case 'failed':
-        return this.add('assistant', { type: 'event', name: 'failed', data: { message: event.message, ...(event.error_code ? { error_code: event.error_code } : {}) } }, at);
+        return this.add(
+          'assistant',
+          {
+            type: 'event',
+            name: 'failed',
+            data: { message: event.message, ...(event.error_code ? { error_code: event.error_code } : {}) },
+          },
+          at,
+        );
       case 'done':
         if (event.summary) this.step.summary = event.summary;
         return;
@@ -132,7 +163,10 @@ export function normalizeConversation(
     const key = `${entry.run_id}/${entry.execution_id}`;
     let builder = steps.get(key);
     if (!builder) {
-      builder = new StepBuilder(key, entry.execution_id === 1 ? 'Run' : `Continuation (execution ${entry.execution_id})`);
+      builder = new StepBuilder(
+        key,
+        entry.execution_id === 1 ? 'Run' : `Continuation (execution ${entry.execution_id})`,
+      );
       steps.set(key, builder);
     }
     builder.touch(entry.at);

@@ -36,7 +36,10 @@ export class CommandHarness implements Harness {
       mode: this.options.sandbox,
       argv: this.config.command,
       cwd: task.workspace,
-      env: scrubbedEnvironment({ ...this.config.env, ...task.env }, await workspaceHome(task.workspace, task.workspaceOwner)),
+      env: scrubbedEnvironment(
+        { ...this.config.env, ...task.env },
+        await workspaceHome(task.workspace, task.workspaceOwner),
+      ),
       hiddenPaths: this.options.hiddenPaths,
       allowNetwork: this.config.network,
       timeoutMs: this.config.timeoutMinutes * 60_000,

@@ -23,7 +23,9 @@ const ToolResult = Type.Object({
 });
 const Artifact = Type.Object({
   type: Type.Literal('artifact'),
-  artifact_type: Type.Union(['PLAN', 'PULL_REQUEST', 'SCREENSHOT', 'FILE', 'EXTERNAL_REFERENCE'].map((value) => Type.Literal(value))),
+  artifact_type: Type.Union(
+    ['PLAN', 'PULL_REQUEST', 'SCREENSHOT', 'FILE', 'EXTERNAL_REFERENCE'].map((value) => Type.Literal(value)),
+  ),
   data: Type.Record(Type.String(), Type.Unknown()),
   visibility: Type.Optional(Type.Union([Type.Literal('private'), Type.Literal('public')])),
 });
@@ -35,9 +37,17 @@ const Usage = Type.Object({
   inference_cost: Type.Optional(Type.Number({ minimum: 0 })),
 });
 const AskUser = Type.Object({ type: Type.Literal('ask_user'), question: Type.String() });
-const Progress = Type.Object({ type: Type.Literal('progress'), message: Type.String({ maxLength: 2000 }), percent: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })) });
+const Progress = Type.Object({
+  type: Type.Literal('progress'),
+  message: Type.String({ maxLength: 2000 }),
+  percent: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
+});
 const Done = Type.Object({ type: Type.Literal('done'), summary: Type.Optional(Type.String()) });
-const Failed = Type.Object({ type: Type.Literal('failed'), message: Type.String(), error_code: Type.Optional(Type.String()) });
+const Failed = Type.Object({
+  type: Type.Literal('failed'),
+  message: Type.String(),
+  error_code: Type.Optional(Type.String()),
+});
 
 const HarnessEvent = Type.Union([Text, ToolCall, ToolResult, Artifact, Usage, Progress, AskUser, Done, Failed]);
 export type HarnessEvent = Static<typeof HarnessEvent>;
@@ -121,8 +131,15 @@ export function inputLine(line: string): { kind?: 'agent' | 'debug'; said: strin
     return null;
   }
   if (value?.type === 'task') {
-    const followups = Array.isArray(value.followups) ? value.followups.filter((text): text is string => typeof text === 'string') : [];
-    const said = spokenIn({ executionId: value.execution_id ?? 0, kind: value.kind ?? 'agent', prompt: typeof value.prompt === 'string' ? value.prompt : '', followups });
+    const followups = Array.isArray(value.followups)
+      ? value.followups.filter((text): text is string => typeof text === 'string')
+      : [];
+    const said = spokenIn({
+      executionId: value.execution_id ?? 0,
+      kind: value.kind ?? 'agent',
+      prompt: typeof value.prompt === 'string' ? value.prompt : '',
+      followups,
+    });
     return { kind: value.kind, said };
   }
   if (value?.type === 'user_message' && typeof value.text === 'string') return { said: [value.text] };

@@ -19,7 +19,17 @@ export function configuredHarnesses(
 ): Map<string, Harness> {
   const harnesses = new Map<string, Harness>();
   const oz = config.operator.builtIn.oz;
-  harnesses.set('oz', new OzHarness({ sandbox, hiddenPaths, network: oz.network, addressPolicy: new AddressPolicy(config.mcpAllowedHosts), timeoutMinutes: oz.timeoutMinutes, maxSteps: oz.maxSteps }));
+  harnesses.set(
+    'oz',
+    new OzHarness({
+      sandbox,
+      hiddenPaths,
+      network: oz.network,
+      addressPolicy: new AddressPolicy(config.mcpAllowedHosts),
+      timeoutMinutes: oz.timeoutMinutes,
+      maxSteps: oz.maxSteps,
+    }),
+  );
   for (const cli of Object.values(AGENT_CLIS)) {
     const settings = config.operator.builtIn[cli.name];
     harnesses.set(
@@ -35,7 +45,10 @@ export function configuredHarnesses(
     );
   }
   for (const harness of config.operator.harnesses.values()) {
-    harnesses.set(harness.name, new CommandHarness(harness, { sandbox, hiddenPaths, maxOutputBytes: config.maxOutputBytes }));
+    harnesses.set(
+      harness.name,
+      new CommandHarness(harness, { sandbox, hiddenPaths, maxOutputBytes: config.maxOutputBytes }),
+    );
   }
   return harnesses;
 }

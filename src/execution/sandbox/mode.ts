@@ -16,10 +16,25 @@ function probeBwrap(): string | null {
   if (bwrapProblem !== undefined) return bwrapProblem;
   const probe = spawnSync(
     'bwrap',
-    ['--die-with-parent', '--new-session', '--unshare-all', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', 'true'],
+    [
+      '--die-with-parent',
+      '--new-session',
+      '--unshare-all',
+      '--ro-bind',
+      '/',
+      '/',
+      '--dev',
+      '/dev',
+      '--proc',
+      '/proc',
+      '--tmpfs',
+      '/tmp',
+      'true',
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', timeout: 10_000 },
   );
-  if ((probe.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') bwrapProblem = 'bwrap (bubblewrap) is not installed (not found on PATH)';
+  if ((probe.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT')
+    bwrapProblem = 'bwrap (bubblewrap) is not installed (not found on PATH)';
   else if (probe.error) bwrapProblem = `bwrap could not be run: ${probe.error.message}`;
   else if (probe.status !== 0) {
     // Typically unprivileged user namespaces are disabled (sysctl kernel.unprivileged_userns_clone, AppArmor) or a
@@ -58,9 +73,16 @@ export interface SandboxPolicy {
  * The sandbox mode from HANGAR_SANDBOX: `bwrap`, `process`, or unset (auto: bwrap when it works here). A warning
  * comes back whenever runs will not be isolated; an explicit `bwrap` that cannot work is an error, not a downgrade.
  */
-export function resolveSandboxMode(requested: string | undefined, policy: SandboxPolicy = {}): { mode: SandboxMode; warning?: string } {
+export function resolveSandboxMode(
+  requested: string | undefined,
+  policy: SandboxPolicy = {},
+): { mode: SandboxMode; warning?: string } {
   const value = requested?.trim() ?? '';
-  const mode = (kind: SandboxMode['kind']): SandboxMode => ({ kind, runAs: policy.runAs, apiUrl: policy.apiUrl ?? (() => undefined) });
+  const mode = (kind: SandboxMode['kind']): SandboxMode => ({
+    kind,
+    runAs: policy.runAs,
+    apiUrl: policy.apiUrl ?? (() => undefined),
+  });
   const warnings: string[] = [];
   let kind: SandboxMode['kind'];
   if (value === 'process') {
@@ -68,20 +90,27 @@ export function resolveSandboxMode(requested: string | undefined, policy: Sandbo
     warnings.push(`HANGAR_SANDBOX=process: ${NOT_ISOLATED}`);
   } else if (value === 'bwrap') {
     const problem = probeBwrap();
-    if (problem) throw new Error(`HANGAR_SANDBOX=bwrap, but ${problem}. Fix bubblewrap or set HANGAR_SANDBOX=process (runs will not be isolated).`);
+    if (problem)
+      throw new Error(
+        `HANGAR_SANDBOX=bwrap, but ${problem}. Fix bubblewrap or set HANGAR_SANDBOX=process (runs will not be isolated).`,
+      );
     kind = 'bwrap';
   } else if (value === '' || value === 'auto') {
     const problem = probeBwrap();
     kind = problem ? 'process' : 'bwrap';
     if (problem) warnings.push(`WARNING: ${problem}. ${NOT_ISOLATED} ${INSTALL_HINT}`);
   } else {
-    throw new Error(`HANGAR_SANDBOX must be "bwrap", "process" or "auto" (the same as unset), not ${JSON.stringify(requested)}`);
+    throw new Error(
+      `HANGAR_SANDBOX must be "bwrap", "process" or "auto" (the same as unset), not ${JSON.stringify(requested)}`,
+    );
   }
   const absent = missing(NEEDED[kind]);
   if (absent.length > 0) throw new Error(`The ${kind} sandbox needs ${absent.join(', ')} on PATH`);
   const absentForNetwork = kind === 'bwrap' ? missing(NEEDED.network) : [];
   if (absentForNetwork.length > 0) {
-    warnings.push(`WARNING: ${absentForNetwork.join(', ')} not found: runs and setup commands with network will fail (apt-get install passt nftables iproute2 util-linux).`);
+    warnings.push(
+      `WARNING: ${absentForNetwork.join(', ')} not found: runs and setup commands with network will fail (apt-get install passt nftables iproute2 util-linux).`,
+    );
   }
   return { mode: mode(kind), ...(warnings.length > 0 ? { warning: warnings.join(' ') } : {}) };
 }

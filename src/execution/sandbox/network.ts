@@ -19,8 +19,16 @@ export const SANDBOX_RESOLVER = '169.254.0.53';
 
 /** Destinations no run reaches: loopback, private, shared, link-local, unspecified, reserved, multicast. */
 const REFUSED_V4 = [
-  '0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.0.0.0/24',
-  '192.168.0.0/16', '198.18.0.0/15', '224.0.0.0/3',
+  '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.0.0.0/24',
+  '192.168.0.0/16',
+  '198.18.0.0/15',
+  '224.0.0.0/3',
 ];
 const REFUSED_V6 = ['::/127', '::ffff:0:0/96', '64:ff9b::/96', 'fc00::/7', 'fe80::/10', 'ff00::/8'];
 
@@ -39,7 +47,9 @@ export async function apiRoute(apiUrl: string | undefined): Promise<ApiRoute | u
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (host === 'localhost' || (net.isIP(host) && isLoopback(host))) return { spliced: true, port };
-  const addresses = net.isIP(host) ? [host] : (await dns.lookup(host, { all: true }).catch(() => [])).map((entry) => entry.address);
+  const addresses = net.isIP(host)
+    ? [host]
+    : (await dns.lookup(host, { all: true }).catch(() => [])).map((entry) => entry.address);
   return { spliced: false, port, addresses };
 }
 
@@ -49,7 +59,9 @@ function isLoopback(address: string): boolean {
 
 /** The nft ruleset of a sandbox's namespace: the API and DNS first, then every refused destination. */
 export function egressRules(api: ApiRoute | undefined): string {
-  const own = Object.values(os.networkInterfaces()).flatMap((entries) => entries ?? []).map((entry) => entry.address.split('%')[0]!);
+  const own = Object.values(os.networkInterfaces())
+    .flatMap((entries) => entries ?? [])
+    .map((entry) => entry.address.split('%')[0]!);
   const v4 = [...REFUSED_V4, ...own.filter((address) => net.isIPv4(address))];
   const v6 = [...REFUSED_V6, ...own.filter((address) => net.isIPv6(address))];
   const allowed = api && !api.spliced ? api.addresses : [];
@@ -59,7 +71,9 @@ export function egressRules(api: ApiRoute | undefined): string {
     '    type filter hook output priority 0; policy accept;',
     '    oifname "lo" accept',
     `    ip daddr ${SANDBOX_RESOLVER} udp dport 53 accept`,
-    ...allowed.map((address) => `    ${net.isIPv6(address) ? 'ip6' : 'ip'} daddr ${address} tcp dport ${api!.port} accept`),
+    ...allowed.map(
+      (address) => `    ${net.isIPv6(address) ? 'ip6' : 'ip'} daddr ${address} tcp dport ${api!.port} accept`,
+    ),
     `    ip daddr { ${v4.join(', ')} } reject`,
     `    ip6 daddr { ${v6.join(', ')} } reject`,
     '  }',
@@ -89,13 +103,19 @@ const STEP_TIMEOUT_MS = 10_000;
 
 function run(file: string, args: string[], stdin?: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { stdio: ['pipe', 'ignore', 'pipe'], timeout: STEP_TIMEOUT_MS, killSignal: 'SIGKILL' });
+    const child = spawn(file, args, {
+      stdio: ['pipe', 'ignore', 'pipe'],
+      timeout: STEP_TIMEOUT_MS,
+      killSignal: 'SIGKILL',
+    });
     let stderr = '';
     child.stderr.on('data', (chunk) => (stderr += chunk));
     child.stdin.on('error', () => undefined); // EPIPE when it fails before reading its input
     child.on('error', reject);
     child.on('close', (code, signal) =>
-      code === 0 ? resolve() : reject(new Error(`${file} failed (${code ?? signal}): ${stderr.trim().split('\n').slice(-3).join(' ')}`)),
+      code === 0
+        ? resolve()
+        : reject(new Error(`${file} failed (${code ?? signal}): ${stderr.trim().split('\n').slice(-3).join(' ')}`)),
     );
     child.stdin.end(stdin ?? '');
   });
@@ -121,7 +141,19 @@ export async function connectSandbox(pid: number, owner: RunUser, api: ApiRoute 
   };
   try {
     if (process.getuid?.() === 0) fs.chownSync(directory, owner.uid, owner.gid);
-    const pastaArgs = ['--config-net', '--quiet', '-t', 'none', '-u', 'none', '-U', 'none', '--no-map-gw', '--dns-forward', SANDBOX_RESOLVER];
+    const pastaArgs = [
+      '--config-net',
+      '--quiet',
+      '-t',
+      'none',
+      '-u',
+      'none',
+      '-U',
+      'none',
+      '--no-map-gw',
+      '--dns-forward',
+      SANDBOX_RESOLVER,
+    ];
     // pasta started as root otherwise drops to nobody, who cannot enter a namespace of the run user.
     if (process.getuid?.() === 0) pastaArgs.push('--runas', `${owner.uid}:${owner.gid}`);
     pastaArgs.push('-P', pidFile, '-T', api?.spliced ? String(api.port) : 'none', String(pid));
@@ -130,7 +162,11 @@ export async function connectSandbox(pid: number, owner: RunUser, api: ApiRoute 
     } finally {
       pastaPid = pidIn(pidFile);
     }
-    await run('nsenter', ['-t', String(pid), '-U', '-n', '--', 'sh', '-c', 'ip -4 addr flush dev lo && exec nft -f -'], egressRules(api));
+    await run(
+      'nsenter',
+      ['-t', String(pid), '-U', '-n', '--', 'sh', '-c', 'ip -4 addr flush dev lo && exec nft -f -'],
+      egressRules(api),
+    );
     return disconnect;
   } catch (error) {
     disconnect();

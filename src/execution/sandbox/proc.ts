@@ -24,7 +24,13 @@ export function parseStat(pid: number, stat: string): ProcessStat {
   // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so fields are counted from the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const state = fields[0];
-  return { pid, ppid: Number(fields[1]), pgrp: Number(fields[2]), running: state !== 'Z' && state !== 'X', startTime: Number(fields[19]) };
+  return {
+    pid,
+    ppid: Number(fields[1]),
+    pgrp: Number(fields[2]),
+    running: state !== 'Z' && state !== 'X',
+    startTime: Number(fields[19]),
+  };
 }
 
 /** The process's stat; undefined when it is gone (or there is no /proc). */

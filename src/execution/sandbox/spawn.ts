@@ -52,7 +52,9 @@ function decodeLine(bytes: Buffer): string {
  * directory) or /tmp; bwrap creates its mount point inside the tmpfs. With network, bwrap holds the sandbox at fd 4
  * until the launcher has set its network namespace up (`connectSandbox`), and the resolver is the forwarded one.
  */
-export function bwrapArguments(options: Pick<SandboxSpawnOptions, 'argv' | 'cwd' | 'hiddenPaths' | 'allowNetwork'>): string[] {
+export function bwrapArguments(
+  options: Pick<SandboxSpawnOptions, 'argv' | 'cwd' | 'hiddenPaths' | 'allowNetwork'>,
+): string[] {
   // fd 3 receives {"child-pid": N}: the sandbox's PID 1, which is what gets killed (see spawnSandboxed).
   // No capability inside either, even for a sandbox started by root without a run user (bwrap keeps them for uid 0).
   const args = ['--die-with-parent', '--new-session', '--unshare-all', '--cap-drop', 'ALL', '--info-fd', '3'];
@@ -70,7 +72,15 @@ export function bwrapArguments(options: Pick<SandboxSpawnOptions, 'argv' | 'cwd'
   if (options.allowNetwork) args.push('--ro-bind', sandboxResolvConf(), realPath('/etc/resolv.conf'));
   const cwd = realPath(options.cwd);
   // bwrap leaves the user namespace hold (fd 4) open in the sandbox: the command starts behind the same closer.
-  args.push('--bind', cwd, cwd, '--chdir', cwd, '--', ...(options.allowNetwork ? ['bash', ...closingInherited(2, options.argv)] : options.argv));
+  args.push(
+    '--bind',
+    cwd,
+    cwd,
+    '--chdir',
+    cwd,
+    '--',
+    ...(options.allowNetwork ? ['bash', ...closingInherited(2, options.argv)] : options.argv),
+  );
   return args;
 }
 
@@ -78,7 +88,8 @@ export function bwrapArguments(options: Pick<SandboxSpawnOptions, 'argv' | 'cwd'
  * Closes every descriptor above `highest` and runs its arguments: a descriptor the server inherited without
  * close-on-exec (a launcher's pipe) would otherwise pass through Node's spawn and bwrap into the sandbox.
  */
-const CLOSE_INHERITED = 'k=$1; shift; for f in /proc/$$/fd/*; do n=${f##*/}; if [ "$n" -gt "$k" ]; then eval "exec $n>&-"; fi; done; exec "$@"';
+const CLOSE_INHERITED =
+  'k=$1; shift; for f in /proc/$$/fd/*; do n=${f##*/}; if [ "$n" -gt "$k" ]; then eval "exec $n>&-"; fi; done; exec "$@"';
 
 function closingInherited(highest: number, argv: string[]): string[] {
   return ['-c', CLOSE_INHERITED, 'hangar-sandbox', String(highest), ...argv];
@@ -88,7 +99,15 @@ function closingInherited(highest: number, argv: string[]): string[] {
 function processModePrivileges(runAs: RunUser | undefined): string[] {
   const args = ['--no-new-privs'];
   if (runAs && process.getuid?.() === 0) {
-    args.push('--reuid', String(runAs.uid), '--regid', String(runAs.gid), '--clear-groups', '--inh-caps=-all', '--bounding-set=-all');
+    args.push(
+      '--reuid',
+      String(runAs.uid),
+      '--regid',
+      String(runAs.gid),
+      '--clear-groups',
+      '--inh-caps=-all',
+      '--bounding-set=-all',
+    );
   }
   return [...args, '--'];
 }
@@ -156,7 +175,12 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * Delivers a stream's lines until it has passed `maxBytes`, then drops the rest while still reading, so the child
  * never blocks on a full pipe. Returns a function that delivers the unterminated last line.
  */
-function deliverLines(stream: Readable, maxBytes: number, deliver: (line: string) => void, truncated: () => void): () => void {
+function deliverLines(
+  stream: Readable,
+  maxBytes: number,
+  deliver: (line: string) => void,
+  truncated: () => void,
+): () => void {
   const splitter = new LineSplitter();
   let received = 0;
   let open = true;
@@ -237,7 +261,10 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
   if (kind === 'bwrap') {
     const bwrap = findExecutable('bwrap', process.env.PATH, '/');
     if (!bwrap) {
-      fail('bwrap (bubblewrap) is not installed; install it (apt-get install bubblewrap) or set HANGAR_SANDBOX=process', 127);
+      fail(
+        'bwrap (bubblewrap) is not installed; install it (apt-get install bubblewrap) or set HANGAR_SANDBOX=process',
+        127,
+      );
       return handle;
     }
     argv = [bwrap, ...bwrapArguments(options)];
@@ -247,7 +274,10 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
 
   // The environment goes to bwrap, which passes it on: as --setenv arguments it would show in every `ps`.
   // 0-2, then bwrap's info (3) and, with network, the user namespace hold (4): nothing else reaches the sandbox.
-  const stdio: Array<'pipe'> = kind === 'bwrap' ? ['pipe', 'pipe', 'pipe', 'pipe', ...(network ? (['pipe'] as const) : [])] : ['pipe', 'pipe', 'pipe'];
+  const stdio: Array<'pipe'> =
+    kind === 'bwrap'
+      ? ['pipe', 'pipe', 'pipe', 'pipe', ...(network ? (['pipe'] as const) : [])]
+      : ['pipe', 'pipe', 'pipe'];
   const mark = randomUUID();
   const env = kind === 'process' ? { ...options.env, [SANDBOX_MARK]: mark } : options.env;
   // Under bwrap the user is dropped here (bwrap then takes every capability away and sets no_new_privs); in process
@@ -263,7 +293,8 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
   });
   child.on('error', (error: NodeJS.ErrnoException) => {
     // Only a failed start ends up here; we never signal through `child`.
-    if (child.pid === undefined) fail(`cannot start ${file} in ${options.cwd}: ${error.message}`, error.code === 'ENOENT' ? 127 : 126);
+    if (child.pid === undefined)
+      fail(`cannot start ${file} in ${options.cwd}: ${error.message}`, error.code === 'ENOENT' ? 127 : 126);
   });
   if (child.pid === undefined) return handle;
   const leader = child.pid;
@@ -291,7 +322,8 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
   let disconnect: Disconnect | undefined;
   const killSandbox = () => {
     // Only while bwrap lives is its child's pid certain to be still its child's.
-    if (sandboxInit !== undefined && child.exitCode === null && child.signalCode === null) signal(sandboxInit, 'SIGKILL');
+    if (sandboxInit !== undefined && child.exitCode === null && child.signalCode === null)
+      signal(sandboxInit, 'SIGKILL');
     else killWhenKnown = true;
     if (sandboxInit !== undefined) hold?.destroy();
   };
@@ -344,10 +376,13 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
   };
   if (Number.isFinite(options.timeoutMs)) {
     timers.push(
-      setTimeout(() => {
-        timedOut = true;
-        terminate(DEFAULT_GRACE_MS);
-      }, Math.min(Math.max(options.timeoutMs, 0), MAX_TIMER_MS)),
+      setTimeout(
+        () => {
+          timedOut = true;
+          terminate(DEFAULT_GRACE_MS);
+        },
+        Math.min(Math.max(options.timeoutMs, 0), MAX_TIMER_MS),
+      ),
     );
   }
 

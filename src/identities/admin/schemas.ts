@@ -24,7 +24,10 @@ export const User = Type.Object({
 export const UserList = Type.Object({ users: Type.Array(User) });
 
 export const TeamParams = Type.Object({ teamUid: Type.String({ minLength: 1, maxLength: 64 }) });
-export const MemberParams = Type.Object({ teamUid: Type.String({ minLength: 1, maxLength: 64 }), userUid: Type.String({ minLength: 1, maxLength: 64 }) });
+export const MemberParams = Type.Object({
+  teamUid: Type.String({ minLength: 1, maxLength: 64 }),
+  userUid: Type.String({ minLength: 1, maxLength: 64 }),
+});
 export const SetMemberBody = Type.Object({ role: Type.Union([Type.Literal('admin'), Type.Literal('member')]) });
 export const Member = Type.Object({
   team_uid: Type.String(),
@@ -51,8 +54,14 @@ export const ApiKey = Type.Object({
   created_at: Timestamp,
   revoked_at: Type.Optional(Timestamp),
 });
-export const CreatedApiKey = Type.Intersect([ApiKey, Type.Object({ key: Type.String({ description: 'Shown once, never again.' }) })]);
-export const KeyListQuery = Type.Object({ user_uid: Type.Optional(Type.String()), agent_uid: Type.Optional(Type.String()) });
+export const CreatedApiKey = Type.Intersect([
+  ApiKey,
+  Type.Object({ key: Type.String({ description: 'Shown once, never again.' }) }),
+]);
+export const KeyListQuery = Type.Object({
+  user_uid: Type.Optional(Type.String()),
+  agent_uid: Type.Optional(Type.String()),
+});
 export type KeyListQuery = Static<typeof KeyListQuery>;
 export const ApiKeyList = Type.Object({ api_keys: Type.Array(ApiKey) });
 export const KeyParams = Type.Object({ keyUid: Type.String({ minLength: 1, maxLength: 64 }) });

@@ -38,10 +38,15 @@ export class AdminService {
 
   async createUser(body: CreateUserBody) {
     try {
-      const uid = await insertUser(this.db, { displayName: body.display_name.trim(), email: body.email ?? null, isAdmin: body.is_admin ?? false });
+      const uid = await insertUser(this.db, {
+        displayName: body.display_name.trim(),
+        email: body.email ?? null,
+        isAdmin: body.is_admin ?? false,
+      });
       return this.user(uid);
     } catch (error) {
-      if (isUniqueViolation(error)) throw new ApiError(409, 'conflict', `a user with email ${body.email} already exists`);
+      if (isUniqueViolation(error))
+        throw new ApiError(409, 'conflict', `a user with email ${body.email} already exists`);
       throw error;
     }
   }
@@ -49,7 +54,13 @@ export class AdminService {
   private async user(uid: string) {
     const row = await this.db.selectFrom('users').selectAll().where('uid', '=', uid).executeTakeFirst();
     if (!row) throw notFound(`user ${uid} not found`);
-    return { uid: row.uid, display_name: row.display_name, ...(row.email ? { email: row.email } : {}), is_admin: row.is_admin, created_at: iso(row.created_at) };
+    return {
+      uid: row.uid,
+      display_name: row.display_name,
+      ...(row.email ? { email: row.email } : {}),
+      is_admin: row.is_admin,
+      created_at: iso(row.created_at),
+    };
   }
 
   async listUsers() {
@@ -93,24 +104,39 @@ export class AdminService {
   }
 
   async removeMember(teamUid: string, userUid: string): Promise<void> {
-    const result = await this.db.deleteFrom('team_members').where('team_uid', '=', teamUid).where('user_uid', '=', userUid).executeTakeFirst();
+    const result = await this.db
+      .deleteFrom('team_members')
+      .where('team_uid', '=', teamUid)
+      .where('user_uid', '=', userUid)
+      .executeTakeFirst();
     if (Number(result.numDeletedRows) === 0) throw notFound(`user ${userUid} is not a member of team ${teamUid}`);
   }
 
   async createKey(body: CreateKeyBody) {
-    if ((body.user_uid === undefined) === (body.agent_uid === undefined)) throw invalidRequest('give exactly one of user_uid and agent_uid');
+    if ((body.user_uid === undefined) === (body.agent_uid === undefined))
+      throw invalidRequest('give exactly one of user_uid and agent_uid');
     if (body.user_uid !== undefined) await this.user(body.user_uid);
-    if (body.agent_uid !== undefined && !(await this.db.selectFrom('agent_identities').select('uid').where('uid', '=', body.agent_uid).executeTakeFirst())) {
+    if (
+      body.agent_uid !== undefined &&
+      !(await this.db.selectFrom('agent_identities').select('uid').where('uid', '=', body.agent_uid).executeTakeFirst())
+    ) {
       throw notFound(`agent identity ${body.agent_uid} not found`);
     }
     const key = generateApiKey();
-    const uid = await insertApiKey(this.db, body.user_uid !== undefined ? { userUid: body.user_uid } : { agentUid: body.agent_uid! }, key, body.name);
+    const uid = await insertApiKey(
+      this.db,
+      body.user_uid !== undefined ? { userUid: body.user_uid } : { agentUid: body.agent_uid! },
+      key,
+      body.name,
+    );
     const [created] = (await this.listKeys({}, uid)).api_keys;
     return { ...created!, key };
   }
 
   async listKeys(query: KeyListQuery, uid?: string) {
-    let select = this.db.selectFrom('api_keys').select(['uid', 'name', 'display_prefix', 'user_uid', 'agent_uid', 'created_at', 'revoked_at']);
+    let select = this.db
+      .selectFrom('api_keys')
+      .select(['uid', 'name', 'display_prefix', 'user_uid', 'agent_uid', 'created_at', 'revoked_at']);
     if (uid !== undefined) select = select.where('uid', '=', uid);
     if (query.user_uid !== undefined) select = select.where('user_uid', '=', query.user_uid);
     if (query.agent_uid !== undefined) select = select.where('agent_uid', '=', query.agent_uid);

@@ -11,7 +11,14 @@ export function registerAgentRoutes(parent: FastifyInstance, agents: AgentsServi
   const tags = ['Agent identities'];
   app.post(
     '/agent/identities',
-    { schema: { tags, summary: 'Create an agent identity (team admin)', body: CreateAgentBody, response: { 201: AgentItem, ...ProblemResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Create an agent identity (team admin)',
+        body: CreateAgentBody,
+        response: { 201: AgentItem, ...ProblemResponses },
+      },
+    },
     async (request, reply) => reply.code(201).send(await agents.create(callerOf(request), request.body)),
   );
   app.get(
@@ -21,7 +28,14 @@ export function registerAgentRoutes(parent: FastifyInstance, agents: AgentsServi
   );
   app.get(
     '/agent/identities/:uid',
-    { schema: { tags, summary: 'Get an agent identity', params: AgentUidParams, response: { 200: AgentItem, ...ProblemResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Get an agent identity',
+        params: AgentUidParams,
+        response: { 200: AgentItem, ...ProblemResponses },
+      },
+    },
     async (request) => agents.get(callerOf(request), request.params.uid),
   );
   app.put(

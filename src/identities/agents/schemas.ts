@@ -34,7 +34,8 @@ export const CreateAgentBody = Type.Object({
 });
 export type CreateAgentBody = Static<typeof CreateAgentBody>;
 
-const orNull = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
+const orNull = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
+  Type.Optional(Type.Union([schema, Type.Null()]));
 
 /** Omitted or null: unchanged. Empty (string, list or object): cleared. */
 export const UpdateAgentBody = Type.Object({

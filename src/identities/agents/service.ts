@@ -38,7 +38,8 @@ function render(row: store.AgentRow): AgentItem {
 /** `""`, `[]` and `{}` clear a field on update; they are stored as nothing. */
 const emptyToNull = <T>(value: T): T | null => {
   if (value === '' || (Array.isArray(value) && value.length === 0)) return null;
-  if (value !== null && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0) return null;
+  if (value !== null && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0)
+    return null;
   return value;
 };
 
@@ -55,7 +56,10 @@ export class AgentsService {
 
   private async check(caller: Caller, values: store.AgentValues): Promise<store.AgentValues> {
     if (values.name.trim() === '') throw invalidRequest('name must not be blank');
-    if (values.environment_id !== null && !(await this.options.environmentAccessible(caller.teamUid, values.environment_id))) {
+    if (
+      values.environment_id !== null &&
+      !(await this.options.environmentAccessible(caller.teamUid, values.environment_id))
+    ) {
       throw notAuthorized(`environment ${values.environment_id} does not exist or this team cannot access it`);
     }
     const secretNames = values.secrets.map((secret) => secret.name);
@@ -80,7 +84,12 @@ export class AgentsService {
       harness: emptyToNull(body.harness ?? null),
     });
     const uid = newUid();
-    await store.insertAgent(this.db, { ...values, uid, team_uid: caller.teamUid, created_by_uid: caller.principal.uid });
+    await store.insertAgent(this.db, {
+      ...values,
+      uid,
+      team_uid: caller.teamUid,
+      created_by_uid: caller.principal.uid,
+    });
     return this.get(caller, uid);
   }
 
@@ -125,14 +134,26 @@ export class AgentsService {
    * Factory definitions manage agents inside their apply transaction `db`: the same checks as the API, and the
    * agent is marked with its factory so that the next apply knows it.
    */
-  async saveManaged(db: Kysely<DB>, caller: Caller, factoryUid: string, uid: string | null, values: store.AgentValues): Promise<string> {
+  async saveManaged(
+    db: Kysely<DB>,
+    caller: Caller,
+    factoryUid: string,
+    uid: string | null,
+    values: store.AgentValues,
+  ): Promise<string> {
     const checked = await this.check(caller, values);
     if (uid !== null) {
       await store.updateAgent(db, caller.teamUid, uid, checked);
       return uid;
     }
     const created = newUid();
-    await store.insertAgent(db, { ...checked, uid: created, team_uid: caller.teamUid, created_by_uid: caller.principal.uid, factory_uid: factoryUid });
+    await store.insertAgent(db, {
+      ...checked,
+      uid: created,
+      team_uid: caller.teamUid,
+      created_by_uid: caller.principal.uid,
+      factory_uid: factoryUid,
+    });
     return created;
   }
 
@@ -145,7 +166,11 @@ export class AgentsService {
   }
 
   /** For run creation and schedules: the agent if it belongs to the team, with its availability. */
-  async findForRun(db: Kysely<DB>, teamUid: string, uid: string): Promise<{ uid: string; name: string; available: boolean; worker_host: string | null } | undefined> {
+  async findForRun(
+    db: Kysely<DB>,
+    teamUid: string,
+    uid: string,
+  ): Promise<{ uid: string; name: string; available: boolean; worker_host: string | null } | undefined> {
     const row = await store.findAgent(db, teamUid, uid, this.options.planMaxAgents);
     return row && { uid: row.uid, name: row.name, available: row.available, worker_host: row.worker_host };
   }

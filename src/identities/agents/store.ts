@@ -19,11 +19,21 @@ function selectAgents(db: Kysely<DB>, teamUid: string, limit: number) {
 }
 
 export async function listAgents(db: Kysely<DB>, teamUid: string, limit: number): Promise<AgentRow[]> {
-  return (await selectAgents(db, teamUid, limit).orderBy('ranked.created_at').orderBy('ranked.uid').execute()) as AgentRow[];
+  return (await selectAgents(db, teamUid, limit)
+    .orderBy('ranked.created_at')
+    .orderBy('ranked.uid')
+    .execute()) as AgentRow[];
 }
 
-export async function findAgent(db: Kysely<DB>, teamUid: string, uid: string, limit: number): Promise<AgentRow | undefined> {
-  return (await selectAgents(db, teamUid, limit).where('ranked.uid', '=', uid).executeTakeFirst()) as AgentRow | undefined;
+export async function findAgent(
+  db: Kysely<DB>,
+  teamUid: string,
+  uid: string,
+  limit: number,
+): Promise<AgentRow | undefined> {
+  return (await selectAgents(db, teamUid, limit).where('ranked.uid', '=', uid).executeTakeFirst()) as
+    | AgentRow
+    | undefined;
 }
 
 export interface AgentValues {
@@ -55,13 +65,25 @@ export async function insertAgent(
 ): Promise<void> {
   await db
     .insertInto('agent_identities')
-    .values({ ...columns(row), uid: row.uid, team_uid: row.team_uid, created_by_uid: row.created_by_uid, factory_uid: row.factory_uid ?? null })
+    .values({
+      ...columns(row),
+      uid: row.uid,
+      team_uid: row.team_uid,
+      created_by_uid: row.created_by_uid,
+      factory_uid: row.factory_uid ?? null,
+    })
     .execute();
 }
 
 /** The agents a factory definition manages. */
 export async function agentsOfFactory(db: Kysely<DB>, teamUid: string, factoryUid: string) {
-  return db.selectFrom('agent_identities').selectAll().where('team_uid', '=', teamUid).where('factory_uid', '=', factoryUid).orderBy('name').execute();
+  return db
+    .selectFrom('agent_identities')
+    .selectAll()
+    .where('team_uid', '=', teamUid)
+    .where('factory_uid', '=', factoryUid)
+    .orderBy('name')
+    .execute();
 }
 
 export async function updateAgent(db: Kysely<DB>, teamUid: string, uid: string, values: AgentValues): Promise<boolean> {
@@ -76,6 +98,10 @@ export async function updateAgent(db: Kysely<DB>, teamUid: string, uid: string, 
 
 /** Deletes the agent; its API keys go with it in the same statement (ON DELETE CASCADE). */
 export async function deleteAgent(db: Kysely<DB>, teamUid: string, uid: string): Promise<boolean> {
-  const result = await db.deleteFrom('agent_identities').where('team_uid', '=', teamUid).where('uid', '=', uid).executeTakeFirst();
+  const result = await db
+    .deleteFrom('agent_identities')
+    .where('team_uid', '=', teamUid)
+    .where('uid', '=', uid)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }

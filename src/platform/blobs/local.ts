@@ -11,7 +11,8 @@ export class LocalBlobStore implements BlobStore {
   constructor(private readonly root: string) {}
 
   private file(key: string): string {
-    if (!KEY.test(key) || key.split('/').some((part) => part === '..' || part === '.')) throw new Error(`not a blob key: ${key}`);
+    if (!KEY.test(key) || key.split('/').some((part) => part === '..' || part === '.'))
+      throw new Error(`not a blob key: ${key}`);
     return path.join(this.root, key);
   }
 

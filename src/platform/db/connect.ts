@@ -38,7 +38,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     // A connection can also drop while checked out (between two queries of a transaction). The pool only listens
     // on idle ones, so give each its own listener: the pending query fails with the reason, and the pool discards
     // the broken connection when it is released.
-    pool.on('connect', (client) => client.on('error', (error) => logLostConnection('database connection lost while in use', error)));
+    pool.on('connect', (client) =>
+      client.on('error', (error) => logLostConnection('database connection lost while in use', error)),
+    );
     // Fail at start, with the driver's reason, rather than on the first request.
     const client = await pool.connect();
     client.release();

@@ -59,7 +59,9 @@ export async function migrate(
         if (applied.has(migration.version)) continue;
         await connection.transaction().execute(async (trx) => {
           await sql.raw(migration.sql).execute(trx);
-          await sql`INSERT INTO schema_migrations (version, name) VALUES (${migration.version}, ${migration.name})`.execute(trx);
+          await sql`INSERT INTO schema_migrations (version, name) VALUES (${migration.version}, ${migration.name})`.execute(
+            trx,
+          );
         });
         newlyApplied.push(migration.version);
       }

@@ -344,7 +344,12 @@ export interface WebhooksTable {
   updated_at: Timestamp;
 }
 
-export type DeliveryStatus = 'Accepted' | 'Duplicate' | 'Rejected (auth)' | 'Rejected (invalid JSON)' | 'Rejected (too large)';
+export type DeliveryStatus =
+  | 'Accepted'
+  | 'Duplicate'
+  | 'Rejected (auth)'
+  | 'Rejected (invalid JSON)'
+  | 'Rejected (too large)';
 
 export interface WebhookDeliveriesTable {
   seq: ColumnType<string, never, never>;

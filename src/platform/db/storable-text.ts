@@ -15,7 +15,9 @@ export function storableValue<T>(value: T): T {
   if (typeof value === 'string') return storableText(value) as T;
   if (Array.isArray(value)) return value.map(storableValue) as T;
   if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [storableText(key), storableValue(item)])) as T;
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [storableText(key), storableValue(item)]),
+    ) as T;
   }
   return value;
 }

@@ -25,12 +25,7 @@ export function clientOptionsFromEnv(env = process.env): ClientOptions {
   };
 }
 
-export async function callApi<T>(
-  options: ClientOptions,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<T> {
+export async function callApi<T>(options: ClientOptions, method: string, path: string, body?: unknown): Promise<T> {
   const url = `${options.baseUrl}/api/v1${path}`;
   const response = await fetch(url, {
     method,

@@ -13,7 +13,8 @@ export const DASHBOARD_DIR = fileURLToPath(new URL('../../../dist/web/', import.
  */
 const SERVER_PATHS = ['/api', '/webhooks', '/healthz', '/readyz', '/docs', '/errors', '/assets'];
 
-const isServerPath = (pathname: string) => SERVER_PATHS.some((prefix) => pathname === prefix || pathname.startsWith(`${prefix}/`));
+const isServerPath = (pathname: string) =>
+  SERVER_PATHS.some((prefix) => pathname === prefix || pathname.startsWith(`${prefix}/`));
 
 /** A browser navigating asks for HTML; API clients (curl, fetch, the SDK) do not. */
 const wantsHtml = (request: FastifyRequest) => /\btext\/html\b/.test(request.headers.accept ?? '');
@@ -39,7 +40,10 @@ function pageHeaders(reply: FastifyReply, connectOrigins: string): FastifyReply 
  * Serves the web dashboard at `/`: its built files, and its page for any other path a browser navigates to (the
  * dashboard routes on the client). Without a build, such paths answer a page saying how to build it.
  */
-export async function registerDashboard(app: FastifyInstance, options: { publicUrl: string; directory?: string }): Promise<void> {
+export async function registerDashboard(
+  app: FastifyInstance,
+  options: { publicUrl: string; directory?: string },
+): Promise<void> {
   const directory = options.directory ?? DASHBOARD_DIR;
   const built = fs.existsSync(path.join(directory, 'index.html'));
   // Download links are made with HANGAR_PUBLIC_URL, which may not be the address the browser uses.
@@ -67,7 +71,8 @@ export async function registerDashboard(app: FastifyInstance, options: { publicU
     const pathname = request.url.split('?')[0]!;
     // `/` is the dashboard whatever the client accepts; elsewhere only a browser's navigation gets it.
     if (isServerPath(pathname) || (pathname !== '/' && !wantsHtml(request))) return;
-    if (!built) return pageHeaders(reply, connectOrigins).code(404).type('text/html; charset=utf-8').send(NOT_BUILT_PAGE);
+    if (!built)
+      return pageHeaders(reply, connectOrigins).code(404).type('text/html; charset=utf-8').send(NOT_BUILT_PAGE);
     return pageHeaders(reply, connectOrigins).sendFile('index.html', directory);
   });
 }

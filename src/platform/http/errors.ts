@@ -49,7 +49,12 @@ export const notFound = (detail: string) => new ApiError(404, 'resource_not_foun
 export const notAuthorized = (detail: string) => new ApiError(403, 'not_authorized', detail);
 export const authenticationRequired = (detail: string) => new ApiError(401, 'authentication_required', detail);
 
-export function renderProblem(request: FastifyRequest, reply: FastifyReply, publicUrl: string, error: ApiError): FastifyReply {
+export function renderProblem(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  publicUrl: string,
+  error: ApiError,
+): FastifyReply {
   const title = ERROR_CODES[error.code];
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   return reply
@@ -98,7 +103,8 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const fastifyError = error as FastifyError;
   if (fastifyError?.validation) return invalidRequest(describeValidation(fastifyError));
-  if (BAD_VALUE_SQLSTATES.has(fastifyError?.code)) return invalidRequest(`a value in the request is not accepted: ${fastifyError.message}`);
+  if (BAD_VALUE_SQLSTATES.has(fastifyError?.code))
+    return invalidRequest(`a value in the request is not accepted: ${fastifyError.message}`);
   switch (fastifyError?.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError(413, 'invalid_request', 'request body is larger than this server accepts');

@@ -15,7 +15,10 @@ export const Problem = Type.Object(
     retryable: Type.Boolean(),
     trace_id: Type.String(),
   },
-  { description: 'RFC 7807 problem details (application/problem+json); some carry extension members', additionalProperties: true },
+  {
+    description: 'RFC 7807 problem details (application/problem+json); some carry extension members',
+    additionalProperties: true,
+  },
 );
 
 /** Error responses every authenticated route may give; listed so the OpenAPI document shows them. */
@@ -28,7 +31,8 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string, v
       info: {
         title: 'Hangar API',
         version,
-        description: 'Self-hosted service for running coding agents. All routes take `Authorization: Bearer <API key>`.',
+        description:
+          'Self-hosted service for running coding agents. All routes take `Authorization: Bearer <API key>`.',
       },
       servers: [{ url: `${publicUrl}/api/v1` }],
       components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } } },

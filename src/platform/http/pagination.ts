@@ -36,7 +36,9 @@ export class CursorCodec {
     }
     const decoded = JSON.parse(payload.toString('utf8')) as [string, CursorValue[]];
     if (decoded[0] !== expectedOrdering) {
-      throw new InvalidCursorError(`cursor belongs to the ordering ${decoded[0]}, not ${expectedOrdering}; start again without it`);
+      throw new InvalidCursorError(
+        `cursor belongs to the ordering ${decoded[0]}, not ${expectedOrdering}; start again without it`,
+      );
     }
     return decoded[1];
   }

@@ -34,7 +34,11 @@ test('the operator allows ranges, single addresses and host names', () => {
   assert.equal(policy.refusalOf('10.20.5.5'), undefined);
   assert.match(policy.refusalOf('10.21.0.1') ?? '', /private/);
   assert.equal(policy.refusalOf('::1'), undefined);
-  assert.equal(policy.refusalOf('::ffff:127.0.0.1'), undefined, 'the mapped form of an allowed address is that address');
+  assert.equal(
+    policy.refusalOf('::ffff:127.0.0.1'),
+    undefined,
+    'the mapped form of an allowed address is that address',
+  );
   assert.match(policy.refusalOf('127.0.0.2') ?? '', /loopback/);
   assert.ok(policy.allowsName('MCP.internal.'));
   assert.ok(!policy.allowsName('other.internal'));
@@ -44,7 +48,15 @@ test('the operator allows ranges, single addresses and host names', () => {
 
 test('URLs: every spelling of loopback is refused before anything connects', async () => {
   const policy = new AddressPolicy();
-  for (const url of ['http://0x7f000001/', 'http://2130706433/', 'http://0177.0.0.1/', 'http://127.1/', 'http://[::ffff:127.0.0.1]/', 'http://localhost/', 'http://LOCALHOST./']) {
+  for (const url of [
+    'http://0x7f000001/',
+    'http://2130706433/',
+    'http://0177.0.0.1/',
+    'http://127.1/',
+    'http://[::ffff:127.0.0.1]/',
+    'http://localhost/',
+    'http://LOCALHOST./',
+  ]) {
     assert.match((await policy.refusalOfUrl(url)) ?? 'passed', /loopback/, url);
   }
   assert.match((await policy.refusalOfUrl('file:///etc/passwd')) ?? '', /http or https/);

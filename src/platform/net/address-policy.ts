@@ -18,15 +18,26 @@ const HOST_LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
  */
 export function parseAllowedHosts(list: string): AllowedHosts {
   const allowed: AllowedHosts = { names: new Set(), ranges: [] };
-  for (const raw of list.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')) {
+  for (const raw of list
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')) {
     const entry = raw.replace(/^\[(.*)\]$/, '$1');
     if (ipaddr.isValidCIDR(entry)) {
       const [address, bits] = ipaddr.parseCIDR(entry);
-      allowed.ranges.push([normalized(address), address.kind() === 'ipv6' && normalized(address).kind() === 'ipv4' ? bits - 96 : bits]);
+      allowed.ranges.push([
+        normalized(address),
+        address.kind() === 'ipv6' && normalized(address).kind() === 'ipv4' ? bits - 96 : bits,
+      ]);
     } else if (ipaddr.isValid(entry) && net.isIP(entry) !== 0) {
       const address = normalized(ipaddr.parse(entry));
       allowed.ranges.push([address, address.kind() === 'ipv4' ? 32 : 128]);
-    } else if (entry.replace(/\.$/, '').split('.').every((label) => HOST_LABEL.test(label))) {
+    } else if (
+      entry
+        .replace(/\.$/, '')
+        .split('.')
+        .every((label) => HOST_LABEL.test(label))
+    ) {
       allowed.names.add(entry.toLowerCase().replace(/\.$/, ''));
     } else {
       throw new Error(`"${raw}" is neither a host name, an address nor a CIDR range`);
@@ -37,12 +48,17 @@ export function parseAllowedHosts(list: string): AllowedHosts {
 
 /** IPv4-mapped IPv6 addresses (`::ffff:127.0.0.1`) are the IPv4 address they carry. */
 function normalized(address: Address): Address {
-  return address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() ? (address as ipaddr.IPv6).toIPv4Address() : address;
+  return address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()
+    ? (address as ipaddr.IPv6).toIPv4Address()
+    : address;
 }
 
 /** The host of a URL without IPv6 brackets or a trailing dot, lower case (WHATWG URLs already canonicalize `0x7f000001`). */
 function hostOf(url: URL): string {
-  return url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+  return url.hostname
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '')
+    .toLowerCase();
 }
 
 /**
@@ -67,7 +83,8 @@ export class AddressPolicy {
   refusalOf(ip: string): string | undefined {
     if (!ipaddr.isValid(ip)) return `${ip} is not an IP address`;
     const address = normalized(ipaddr.parse(ip));
-    if (this.allowed.ranges.some(([range, bits]) => range.kind() === address.kind() && address.match(range, bits))) return undefined;
+    if (this.allowed.ranges.some(([range, bits]) => range.kind() === address.kind() && address.match(range, bits)))
+      return undefined;
     const range = address.range();
     if (range === 'unicast') return undefined;
     return `${address.toString()} is a ${range} address, which Hangar does not connect to unless the operator allows it (HANGAR_MCP_ALLOWED_HOSTS)`;

@@ -51,7 +51,14 @@ export function guardedDispatcher(policy: AddressPolicy): Agent {
       checkedAddress(policy, options.hostname).then(
         (address) => {
           const name = options.hostname.replace(/^\[(.*)\]$/, '$1');
-          connect({ ...options, hostname: address, servername: options.servername ?? (net.isIP(name) === 0 ? name : undefined) }, callback);
+          connect(
+            {
+              ...options,
+              hostname: address,
+              servername: options.servername ?? (net.isIP(name) === 0 ? name : undefined),
+            },
+            callback,
+          );
         },
         (error: Error) => callback(error, null),
       );

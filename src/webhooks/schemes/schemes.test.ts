@@ -33,7 +33,8 @@ interface Fixture {
   sign(body: string, secret: string): Promise<Headers> | Headers;
 }
 
-const hex = (algorithm: 'sha1' | 'sha256', secret: string, body: string) => createHmac(algorithm, secret).update(body).digest('hex');
+const hex = (algorithm: 'sha1' | 'sha256', secret: string, body: string) =>
+  createHmac(algorithm, secret).update(body).digest('hex');
 
 function standardHeaders(body: string, secret: string, date = NOW, id = 'msg_2xYz'): Headers {
   return {
@@ -53,7 +54,10 @@ const FIXTURES: Record<SignatureSchemeName, Fixture> = {
     otherSecret: 'gh-other',
     signatureHeader: 'x-hub-signature-256',
     malformed: 'sha1=0123abcd',
-    sign: async (body, secret) => ({ 'x-hub-signature-256': await githubSign(secret, body), 'x-github-delivery': 'd-1' }),
+    sign: async (body, secret) => ({
+      'x-hub-signature-256': await githubSign(secret, body),
+      'x-github-delivery': 'd-1',
+    }),
   },
   stripe: {
     secret: 'whsec_stripe_test',
@@ -92,8 +96,18 @@ const FIXTURES: Record<SignatureSchemeName, Fixture> = {
   },
 };
 
-function verify(name: SignatureSchemeName, headers: SignedDelivery['headers'], body: Buffer | string, secret = FIXTURES[name].secret, now = NOW): SchemeVerdict {
-  return SIGNATURE_SCHEMES[name].verify({ headers, body: typeof body === 'string' ? Buffer.from(body) : body }, secret, now);
+function verify(
+  name: SignatureSchemeName,
+  headers: SignedDelivery['headers'],
+  body: Buffer | string,
+  secret = FIXTURES[name].secret,
+  now = NOW,
+): SchemeVerdict {
+  return SIGNATURE_SCHEMES[name].verify(
+    { headers, body: typeof body === 'string' ? Buffer.from(body) : body },
+    secret,
+    now,
+  );
 }
 
 function assertRejected(verdict: SchemeVerdict, reason: RegExp): void {
@@ -102,7 +116,14 @@ function assertRejected(verdict: SchemeVerdict, reason: RegExp): void {
 }
 
 test('the index lists every scheme under its own name', () => {
-  assert.deepEqual([...SIGNATURE_SCHEME_NAMES].sort(), ['github', 'pagerduty', 'sentry', 'standard_webhooks', 'stripe', 'vercel']);
+  assert.deepEqual([...SIGNATURE_SCHEME_NAMES].sort(), [
+    'github',
+    'pagerduty',
+    'sentry',
+    'standard_webhooks',
+    'stripe',
+    'vercel',
+  ]);
   for (const name of SIGNATURE_SCHEME_NAMES) assert.equal(SIGNATURE_SCHEMES[name].name, name);
   assert.deepEqual(SIGNATURE_SCHEMES.github.deliveryIdHeaders, ['x-github-delivery']);
   assert.deepEqual(SIGNATURE_SCHEMES.stripe.deliveryIdHeaders, []);
@@ -120,7 +141,10 @@ for (const name of SIGNATURE_SCHEME_NAMES) {
   });
 
   test(`${name}: rejects a delivery signed with another secret`, async () => {
-    assert.deepEqual(verify(name, await fixture.sign(RAW_BODY, fixture.otherSecret), RAW_BODY), { ok: false, reason: 'signature does not match' });
+    assert.deepEqual(verify(name, await fixture.sign(RAW_BODY, fixture.otherSecret), RAW_BODY), {
+      ok: false,
+      reason: 'signature does not match',
+    });
   });
 
   test(`${name}: rejects a body with one byte changed`, async () => {
@@ -139,11 +163,17 @@ for (const name of SIGNATURE_SCHEME_NAMES) {
 
   test(`${name}: rejects a missing or malformed signature header`, async () => {
     const headers = await fixture.sign(RAW_BODY, fixture.secret);
-    assertRejected(verify(name, { ...headers, [fixture.signatureHeader]: undefined }, RAW_BODY), /^missing .*signature.* header$/i);
+    assertRejected(
+      verify(name, { ...headers, [fixture.signatureHeader]: undefined }, RAW_BODY),
+      /^missing .*signature.* header$/i,
+    );
     assertRejected(verify(name, { ...headers, [fixture.signatureHeader]: '  ' }, RAW_BODY), /^missing /);
     assertRejected(verify(name, { ...headers, [fixture.signatureHeader]: fixture.malformed }, RAW_BODY), /^malformed /);
     const signature = headers[fixture.signatureHeader]!;
-    assertRejected(verify(name, { ...headers, [fixture.signatureHeader]: [signature, signature] }, RAW_BODY), /more than one/);
+    assertRejected(
+      verify(name, { ...headers, [fixture.signatureHeader]: [signature, signature] }, RAW_BODY),
+      /more than one/,
+    );
     assert.equal(verify(name, { ...headers, [fixture.signatureHeader]: [signature] }, RAW_BODY).ok, true);
   });
 
@@ -159,10 +189,31 @@ for (const name of SIGNATURE_SCHEME_NAMES) {
   });
 
   test(`${name}: garbage in any header gives a verdict, not an exception`, () => {
-    const junk = ['', '=', ',', ' , ', 'v1=', 'v1,', 't=', 't=abc,v1=00', '\u0000\uffff', 'sha256=', 'x'.repeat(10_000)];
+    const junk = [
+      '',
+      '=',
+      ',',
+      ' , ',
+      'v1=',
+      'v1,',
+      't=',
+      't=abc,v1=00',
+      '\u0000\uffff',
+      'sha256=',
+      'x'.repeat(10_000),
+    ];
     for (const value of junk) {
       const headers = Object.fromEntries(
-        ['x-hub-signature-256', 'stripe-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'sentry-hook-signature', 'x-pagerduty-signature', 'x-vercel-signature'].map((header) => [header, value]),
+        [
+          'x-hub-signature-256',
+          'stripe-signature',
+          'webhook-id',
+          'webhook-timestamp',
+          'webhook-signature',
+          'sentry-hook-signature',
+          'x-pagerduty-signature',
+          'x-vercel-signature',
+        ].map((header) => [header, value]),
       );
       assert.equal(verify(name, headers, Buffer.alloc(0)).ok, false, JSON.stringify(value));
     }
@@ -171,7 +222,10 @@ for (const name of SIGNATURE_SCHEME_NAMES) {
 
 test('stripe: enforces the 5-minute window on the signed timestamp, both ways', () => {
   const { secret } = FIXTURES.stripe;
-  assertRejected(verify('stripe', stripeHeaders(RAW_BODY, secret, NOW_SECONDS - 301), RAW_BODY), /^timestamp is older than 5 minutes$/);
+  assertRejected(
+    verify('stripe', stripeHeaders(RAW_BODY, secret, NOW_SECONDS - 301), RAW_BODY),
+    /^timestamp is older than 5 minutes$/,
+  );
   assert.equal(verify('stripe', stripeHeaders(RAW_BODY, secret, NOW_SECONDS - 300), RAW_BODY).ok, true);
   assert.equal(verify('stripe', stripeHeaders(RAW_BODY, secret, NOW_SECONDS + 300), RAW_BODY).ok, true);
   assertRejected(verify('stripe', stripeHeaders(RAW_BODY, secret, NOW_SECONDS + 301), RAW_BODY), /in the future/);
@@ -188,14 +242,21 @@ test('stripe: any v1 matching is enough; v0 and unknown schemes are ignored', ()
   const signatureWith = (key: string) => stripeHeaders(RAW_BODY, key)['stripe-signature']!.split(',')[1]!;
   const header = `t=${NOW_SECONDS},${signatureWith(otherSecret)},v0=${'0'.repeat(64)},${signatureWith(secret)},v9=whatever`;
   assert.equal(verify('stripe', { 'stripe-signature': header }, RAW_BODY).ok, true);
-  assertRejected(verify('stripe', { 'stripe-signature': `t=${NOW_SECONDS},v0=${'0'.repeat(64)}` }, RAW_BODY), /no v1 signature/);
+  assertRejected(
+    verify('stripe', { 'stripe-signature': `t=${NOW_SECONDS},v0=${'0'.repeat(64)}` }, RAW_BODY),
+    /no v1 signature/,
+  );
   assertRejected(verify('stripe', { 'stripe-signature': signatureWith(secret) }, RAW_BODY), /no valid timestamp/);
-  assertRejected(verify('stripe', { 'stripe-signature': `t=${NOW_SECONDS},t=${NOW_SECONDS},${signatureWith(secret)}` }, RAW_BODY), /more than one timestamp/);
+  assertRejected(
+    verify('stripe', { 'stripe-signature': `t=${NOW_SECONDS},t=${NOW_SECONDS},${signatureWith(secret)}` }, RAW_BODY),
+    /more than one timestamp/,
+  );
 });
 
 test('standard webhooks: enforces the 5-minute window on the signed timestamp, both ways', () => {
   const { secret } = FIXTURES.standard_webhooks;
-  const at = (offsetSeconds: number) => standardHeaders(RAW_BODY, secret, new Date(NOW.getTime() + offsetSeconds * 1000));
+  const at = (offsetSeconds: number) =>
+    standardHeaders(RAW_BODY, secret, new Date(NOW.getTime() + offsetSeconds * 1000));
   assertRejected(verify('standard_webhooks', at(-301), RAW_BODY), /^timestamp is older than 5 minutes$/);
   assert.equal(verify('standard_webhooks', at(-300), RAW_BODY).ok, true);
   assert.equal(verify('standard_webhooks', at(300), RAW_BODY).ok, true);
@@ -204,11 +265,26 @@ test('standard webhooks: enforces the 5-minute window on the signed timestamp, b
 
 test('standard webhooks: the id and timestamp are covered by the signature', () => {
   const headers = standardHeaders(RAW_BODY, FIXTURES.standard_webhooks.secret);
-  assertRejected(verify('standard_webhooks', { ...headers, 'webhook-id': 'msg_other' }, RAW_BODY), /^signature does not match$/);
-  assertRejected(verify('standard_webhooks', { ...headers, 'webhook-timestamp': String(NOW_SECONDS - 1) }, RAW_BODY), /^signature does not match$/);
-  assertRejected(verify('standard_webhooks', { ...headers, 'webhook-id': undefined }, RAW_BODY), /^missing webhook-id header$/);
-  assertRejected(verify('standard_webhooks', { ...headers, 'webhook-timestamp': undefined }, RAW_BODY), /^missing webhook-timestamp header$/);
-  assertRejected(verify('standard_webhooks', { ...headers, 'webhook-timestamp': '17e8' }, RAW_BODY), /^malformed webhook-timestamp header$/);
+  assertRejected(
+    verify('standard_webhooks', { ...headers, 'webhook-id': 'msg_other' }, RAW_BODY),
+    /^signature does not match$/,
+  );
+  assertRejected(
+    verify('standard_webhooks', { ...headers, 'webhook-timestamp': String(NOW_SECONDS - 1) }, RAW_BODY),
+    /^signature does not match$/,
+  );
+  assertRejected(
+    verify('standard_webhooks', { ...headers, 'webhook-id': undefined }, RAW_BODY),
+    /^missing webhook-id header$/,
+  );
+  assertRejected(
+    verify('standard_webhooks', { ...headers, 'webhook-timestamp': undefined }, RAW_BODY),
+    /^missing webhook-timestamp header$/,
+  );
+  assertRejected(
+    verify('standard_webhooks', { ...headers, 'webhook-timestamp': '17e8' }, RAW_BODY),
+    /^malformed webhook-timestamp header$/,
+  );
 });
 
 test('standard webhooks: any v1 signature matching is enough; other versions are ignored', () => {
@@ -217,7 +293,14 @@ test('standard webhooks: any v1 signature matching is enough; other versions are
   const wrong = standardHeaders(RAW_BODY, otherSecret)['webhook-signature'];
   const signatures = `${wrong} v1a,${Buffer.alloc(64).toString('base64')}  ${headers['webhook-signature']}`;
   assert.equal(verify('standard_webhooks', { ...headers, 'webhook-signature': signatures }, RAW_BODY).ok, true);
-  assertRejected(verify('standard_webhooks', { ...headers, 'webhook-signature': `v1a,${Buffer.alloc(64).toString('base64')}` }, RAW_BODY), /no v1 signature/);
+  assertRejected(
+    verify(
+      'standard_webhooks',
+      { ...headers, 'webhook-signature': `v1a,${Buffer.alloc(64).toString('base64')}` },
+      RAW_BODY,
+    ),
+    /no v1 signature/,
+  );
 });
 
 test('standard webhooks: accepts Svix deliveries under the svix-* header names', () => {
@@ -229,9 +312,19 @@ test('standard webhooks: accepts Svix deliveries under the svix-* header names',
     'svix-signature': new SvixWebhook(secret).sign(id, NOW, RAW_BODY),
   };
   assert.deepEqual(verify('standard_webhooks', headers, RAW_BODY), { ok: true });
-  assertRejected(verify('standard_webhooks', headers, RAW_BODY, FIXTURES.standard_webhooks.otherSecret), /^signature does not match$/);
-  assertRejected(verify('standard_webhooks', { ...headers, 'svix-signature': undefined }, RAW_BODY), /^missing webhook-signature header$/);
-  const old = { ...headers, 'svix-timestamp': String(NOW_SECONDS - 301), 'svix-signature': new SvixWebhook(secret).sign(id, new Date(NOW.getTime() - 301_000), RAW_BODY) };
+  assertRejected(
+    verify('standard_webhooks', headers, RAW_BODY, FIXTURES.standard_webhooks.otherSecret),
+    /^signature does not match$/,
+  );
+  assertRejected(
+    verify('standard_webhooks', { ...headers, 'svix-signature': undefined }, RAW_BODY),
+    /^missing webhook-signature header$/,
+  );
+  const old = {
+    ...headers,
+    'svix-timestamp': String(NOW_SECONDS - 301),
+    'svix-signature': new SvixWebhook(secret).sign(id, new Date(NOW.getTime() - 301_000), RAW_BODY),
+  };
   assertRejected(verify('standard_webhooks', old, RAW_BODY), /older than 5 minutes/);
 });
 
@@ -246,19 +339,38 @@ test('pagerduty: any of several v1 signatures matching is enough, spaces allowed
   const { secret, otherSecret } = FIXTURES.pagerduty;
   const header = `v1=${hex('sha256', otherSecret, RAW_BODY)}, v1=${hex('sha256', secret, RAW_BODY)}`;
   assert.equal(verify('pagerduty', { 'x-pagerduty-signature': header }, RAW_BODY).ok, true);
-  assertRejected(verify('pagerduty', { 'x-pagerduty-signature': `v1=${hex('sha256', otherSecret, RAW_BODY)}` }, RAW_BODY), /does not match/);
-  assertRejected(verify('pagerduty', { 'x-pagerduty-signature': `v2=${hex('sha256', secret, RAW_BODY)}` }, RAW_BODY), /no v1 signature/);
+  assertRejected(
+    verify('pagerduty', { 'x-pagerduty-signature': `v1=${hex('sha256', otherSecret, RAW_BODY)}` }, RAW_BODY),
+    /does not match/,
+  );
+  assertRejected(
+    verify('pagerduty', { 'x-pagerduty-signature': `v2=${hex('sha256', secret, RAW_BODY)}` }, RAW_BODY),
+    /no v1 signature/,
+  );
 });
 
 test('hex signatures are verified over bytes that are not valid UTF-8', () => {
   const body = Buffer.from([0x7b, 0xff, 0xfe, 0x00, 0x20, 0xc3, 0x7d]);
-  const mac = (algorithm: 'sha1' | 'sha256', secret: string) => createHmac(algorithm, secret).update(body).digest('hex');
-  assert.equal(verify('github', { 'x-hub-signature-256': `sha256=${mac('sha256', FIXTURES.github.secret)}` }, body).ok, true);
-  assert.equal(verify('sentry', { 'sentry-hook-signature': mac('sha256', FIXTURES.sentry.secret).toUpperCase() }, body).ok, true);
-  assert.equal(verify('pagerduty', { 'x-pagerduty-signature': `v1=${mac('sha256', FIXTURES.pagerduty.secret)}` }, body).ok, true);
+  const mac = (algorithm: 'sha1' | 'sha256', secret: string) =>
+    createHmac(algorithm, secret).update(body).digest('hex');
+  assert.equal(
+    verify('github', { 'x-hub-signature-256': `sha256=${mac('sha256', FIXTURES.github.secret)}` }, body).ok,
+    true,
+  );
+  assert.equal(
+    verify('sentry', { 'sentry-hook-signature': mac('sha256', FIXTURES.sentry.secret).toUpperCase() }, body).ok,
+    true,
+  );
+  assert.equal(
+    verify('pagerduty', { 'x-pagerduty-signature': `v1=${mac('sha256', FIXTURES.pagerduty.secret)}` }, body).ok,
+    true,
+  );
   assert.equal(verify('vercel', { 'x-vercel-signature': mac('sha1', FIXTURES.vercel.secret) }, body).ok, true);
   // Decoding to a string and back replaces the invalid bytes, so the signature no longer matches.
-  assertRejected(verify('vercel', { 'x-vercel-signature': mac('sha1', FIXTURES.vercel.secret) }, body.toString('utf8')), /does not match/);
+  assertRejected(
+    verify('vercel', { 'x-vercel-signature': mac('sha1', FIXTURES.vercel.secret) }, body.toString('utf8')),
+    /does not match/,
+  );
 });
 
 test('generated Standard Webhooks secrets have the expected shape and work with the reference library', () => {

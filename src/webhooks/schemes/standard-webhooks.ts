@@ -1,6 +1,16 @@
 import { createHash } from 'node:crypto';
 import type { SignatureScheme, SignedDelivery } from './scheme.js';
-import { fail, hmac, matchesAny, MISMATCH, OK, parseBase64, parseUnixSeconds, readHeader, timestampProblem } from './verify-helpers.js';
+import {
+  fail,
+  hmac,
+  matchesAny,
+  MISMATCH,
+  OK,
+  parseBase64,
+  parseUnixSeconds,
+  readHeader,
+  timestampProblem,
+} from './verify-helpers.js';
 
 /**
  * Standard Webhooks (https://www.standardwebhooks.com), also sent by Svix under `svix-*` header names:
@@ -18,7 +28,9 @@ export function standardWebhooksKey(secret: string): Buffer | null {
 
 /** The headers' prefix: Standard Webhooks names when a `webhook-signature` came, otherwise Svix's. */
 function headerPrefix(delivery: SignedDelivery): 'webhook-' | 'svix-' {
-  return delivery.headers['webhook-signature'] === undefined && delivery.headers['svix-signature'] !== undefined ? 'svix-' : 'webhook-';
+  return delivery.headers['webhook-signature'] === undefined && delivery.headers['svix-signature'] !== undefined
+    ? 'svix-'
+    : 'webhook-';
 }
 
 export const standardWebhooks: SignatureScheme = {
@@ -28,7 +40,9 @@ export const standardWebhooks: SignatureScheme = {
   // timestamp and signature), so it is what makes a duplicate here.
   replayKey(delivery) {
     const id = readHeader(delivery, `${headerPrefix(delivery)}id`, 'id');
-    return `id:${createHash('sha256').update(id.ok ? id.value : '').digest('hex')}`;
+    return `id:${createHash('sha256')
+      .update(id.ok ? id.value : '')
+      .digest('hex')}`;
   },
   timestamped: true,
   verify(delivery, secret, now) {
@@ -58,6 +72,8 @@ export const standardWebhooks: SignatureScheme = {
     if (seconds === null) return fail(`malformed ${prefix}timestamp header`);
     const problem = timestampProblem(seconds, now);
     if (problem) return fail(problem);
-    return matchesAny(hmac('sha256', key, `${id.value}.${timestamp.value}.`, delivery.body), signatures) ? OK : MISMATCH;
+    return matchesAny(hmac('sha256', key, `${id.value}.${timestamp.value}.`, delivery.body), signatures)
+      ? OK
+      : MISMATCH;
   },
 };

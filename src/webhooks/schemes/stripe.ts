@@ -1,6 +1,16 @@
 import { bodyHash } from '../identity.js';
 import type { SignatureScheme } from './scheme.js';
-import { fail, hmac, matchesAny, MISMATCH, OK, parseHex, parseUnixSeconds, readHeader, timestampProblem } from './verify-helpers.js';
+import {
+  fail,
+  hmac,
+  matchesAny,
+  MISMATCH,
+  OK,
+  parseHex,
+  parseUnixSeconds,
+  readHeader,
+  timestampProblem,
+} from './verify-helpers.js';
 
 /**
  * Stripe: `Stripe-Signature: t=<unix seconds>,v1=<hex>[,v1=<hex>...][,v0=<hex>]`, each v1 an HMAC-SHA256 of

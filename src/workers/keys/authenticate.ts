@@ -28,8 +28,13 @@ export class WorkerKeyAuthenticator {
   ) {}
 
   /** `client`: the caller's address; a wrong worker key counts as a failed authentication of it, like a wrong API key. */
-  async credential(authorization: string | undefined, requestedTeam: string | undefined, client: string): Promise<WorkerCredential> {
-    if (!authorization) throw authenticationRequired(`send a worker key as "Authorization: Bearer <key>": ${HOW_TO_GET_A_WORKER_KEY}`);
+  async credential(
+    authorization: string | undefined,
+    requestedTeam: string | undefined,
+    client: string,
+  ): Promise<WorkerCredential> {
+    if (!authorization)
+      throw authenticationRequired(`send a worker key as "Authorization: Bearer <key>": ${HOW_TO_GET_A_WORKER_KEY}`);
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (!match) throw authenticationRequired('the Authorization header must be "Bearer <worker key>"');
     const row = await findActiveWorkerKey(this.db, hashApiKey(match[1]!));
@@ -38,10 +43,14 @@ export class WorkerKeyAuthenticator {
         () => true,
         () => false,
       );
-      if (isApiKey) throw notAuthorized(`the worker websocket needs a worker key, not a member's or agent's API key: ${HOW_TO_GET_A_WORKER_KEY}`);
+      if (isApiKey)
+        throw notAuthorized(
+          `the worker websocket needs a worker key, not a member's or agent's API key: ${HOW_TO_GET_A_WORKER_KEY}`,
+        );
       throw authenticationRequired('the worker key is not valid (unknown or revoked)');
     }
-    if (requestedTeam !== undefined && requestedTeam !== row.team_uid) throw notAuthorized(`this worker key belongs to another team than ${requestedTeam}`);
+    if (requestedTeam !== undefined && requestedTeam !== row.team_uid)
+      throw notAuthorized(`this worker key belongs to another team than ${requestedTeam}`);
     return { keyUid: row.uid, teamUid: row.team_uid, workerPattern: row.worker_id };
   }
 }
@@ -49,6 +58,8 @@ export class WorkerKeyAuthenticator {
 /** 403 unless the key was made for this worker ID. */
 export function checkWorkerId(credential: WorkerCredential, workerId: string): void {
   if (!matchesWorkerPattern(credential.workerPattern, workerId)) {
-    throw notAuthorized(`this worker key is for worker ID "${credential.workerPattern}", not "${workerId}"; ${HOW_TO_GET_A_WORKER_KEY}`);
+    throw notAuthorized(
+      `this worker key is for worker ID "${credential.workerPattern}", not "${workerId}"; ${HOW_TO_GET_A_WORKER_KEY}`,
+    );
   }
 }

@@ -9,7 +9,8 @@ export const CreateWorkerKeyBody = Type.Object({
   worker_id: Type.String({
     minLength: 1,
     maxLength: 200,
-    description: 'The worker ID the key may connect as, or a pattern where * stands for any characters (build-*; * for every worker of the team).',
+    description:
+      'The worker ID the key may connect as, or a pattern where * stands for any characters (build-*; * for every worker of the team).',
   }),
 });
 export type CreateWorkerKeyBody = Static<typeof CreateWorkerKeyBody>;
@@ -23,6 +24,9 @@ export const WorkerKey = Type.Object({
   created_at: Timestamp,
   revoked_at: Type.Optional(Timestamp),
 });
-export const CreatedWorkerKey = Type.Intersect([WorkerKey, Type.Object({ key: Type.String({ description: 'Shown once, never again.' }) })]);
+export const CreatedWorkerKey = Type.Intersect([
+  WorkerKey,
+  Type.Object({ key: Type.String({ description: 'Shown once, never again.' }) }),
+]);
 export const WorkerKeyList = Type.Object({ worker_keys: Type.Array(WorkerKey) });
 export const WorkerKeyParams = Type.Object({ keyUid: Type.String({ minLength: 1, maxLength: 64 }) });

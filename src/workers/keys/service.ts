@@ -35,7 +35,13 @@ export class WorkerKeysService {
     const problem = workerPatternProblem(body.worker_id);
     if (problem) throw invalidRequest(problem);
     const key = generateWorkerKey();
-    const uid = await insertWorkerKey(this.options.db, { teamUid: caller.teamUid, key, name, workerId: body.worker_id, createdBy: caller.principal.uid });
+    const uid = await insertWorkerKey(this.options.db, {
+      teamUid: caller.teamUid,
+      key,
+      name,
+      workerId: body.worker_id,
+      createdBy: caller.principal.uid,
+    });
     const [row] = await listWorkerKeys(this.options.db, caller.teamUid, uid);
     return { ...view(row!), key };
   }

@@ -15,9 +15,21 @@ export interface WorkerKeyRow {
   revoked_at: Date | null;
 }
 
-const columns = ['uid', 'team_uid', 'name', 'display_prefix', 'worker_id', 'created_by_uid', 'created_at', 'revoked_at'] as const;
+const columns = [
+  'uid',
+  'team_uid',
+  'name',
+  'display_prefix',
+  'worker_id',
+  'created_by_uid',
+  'created_at',
+  'revoked_at',
+] as const;
 
-export async function insertWorkerKey(db: Kysely<DB>, values: { teamUid: string; key: string; name: string; workerId: string; createdBy: string | null }): Promise<string> {
+export async function insertWorkerKey(
+  db: Kysely<DB>,
+  values: { teamUid: string; key: string; name: string; workerId: string; createdBy: string | null },
+): Promise<string> {
   const uid = newUid();
   await db
     .insertInto('worker_keys')
@@ -53,12 +65,22 @@ export async function revokeWorkerKey(db: Kysely<DB>, teamUid: string, uid: stri
 
 /** The unrevoked key with this hash (read at every connect, so a revocation holds on every replica at once). */
 export async function findActiveWorkerKey(db: Kysely<DB>, keyHash: string): Promise<WorkerKeyRow | undefined> {
-  return db.selectFrom('worker_keys').select(columns).where('key_hash', '=', keyHash).where('revoked_at', 'is', null).executeTakeFirst();
+  return db
+    .selectFrom('worker_keys')
+    .select(columns)
+    .where('key_hash', '=', keyHash)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
 }
 
 /** Which of these keys are still valid: the hub closes the connections of the others. */
 export async function activeWorkerKeyUids(db: Kysely<DB>, uids: string[]): Promise<Set<string>> {
   if (uids.length === 0) return new Set();
-  const rows = await db.selectFrom('worker_keys').select('uid').where('uid', 'in', uids).where('revoked_at', 'is', null).execute();
+  const rows = await db
+    .selectFrom('worker_keys')
+    .select('uid')
+    .where('uid', 'in', uids)
+    .where('revoked_at', 'is', null)
+    .execute();
   return new Set(rows.map((row) => row.uid));
 }

@@ -28,9 +28,13 @@ export class DocsMcpServer {
     this.headers.push(request.headers);
     // Stateless: a server and transport per request, as the SDK's examples do.
     const mcp = new McpServer({ name: 'docs', version: '1.0.0' });
-    mcp.registerTool('search_docs', { description: 'Searches the documentation', inputSchema: { query: z.string() } }, async ({ query }) => ({
-      content: [{ type: 'text', text: `Docs about ${query}: use the cache.` }],
-    }));
+    mcp.registerTool(
+      'search_docs',
+      { description: 'Searches the documentation', inputSchema: { query: z.string() } },
+      async ({ query }) => ({
+        content: [{ type: 'text', text: `Docs about ${query}: use the cache.` }],
+      }),
+    );
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     response.on('close', () => {
       void transport.close();

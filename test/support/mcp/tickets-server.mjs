@@ -8,6 +8,13 @@ const server = new McpServer({ name: 'tickets', version: '1.0.0' });
 server.registerTool(
   'lookup_ticket',
   { description: 'Looks up a ticket by its ID', inputSchema: { id: z.string() } },
-  async ({ id }) => ({ content: [{ type: 'text', text: `Ticket ${id}: the login page is slow (cwd ${process.cwd()}, label ${process.env.TICKETS_LABEL})` }] }),
+  async ({ id }) => ({
+    content: [
+      {
+        type: 'text',
+        text: `Ticket ${id}: the login page is slow (cwd ${process.cwd()}, label ${process.env.TICKETS_LABEL})`,
+      },
+    ],
+  }),
 );
 await server.connect(new StdioServerTransport());

@@ -1,4 +1,14 @@
-import { ScriptedModelServer, callId, json, pieces, sse, startSse, usageOf, type ScriptedTurn, type TurnWriter } from './scripted.js';
+import {
+  ScriptedModelServer,
+  callId,
+  json,
+  pieces,
+  sse,
+  startSse,
+  usageOf,
+  type ScriptedTurn,
+  type TurnWriter,
+} from './scripted.js';
 
 /**
  * OpenAI Chat Completions (`POST /v1/chat/completions`), streaming (SSE chunks ending in `data: [DONE]`) and not,
@@ -6,7 +16,9 @@ import { ScriptedModelServer, callId, json, pieces, sse, startSse, usageOf, type
  */
 export class OpenAIChatServer extends ScriptedModelServer {
   constructor() {
-    super([{ method: 'POST', path: /^\/v1\/chat\/completions$/, write }], (message) => ({ error: { message, type: 'invalid_request_error', param: null, code: null } }));
+    super([{ method: 'POST', path: /^\/v1\/chat\/completions$/, write }], (message) => ({
+      error: { message, type: 'invalid_request_error', param: null, code: null },
+    }));
   }
 
   get baseURL(): string {
@@ -23,7 +35,11 @@ const write: TurnWriter = (request, turn, response, index) => {
   const id = `chatcmpl-${index}`;
   const created = Math.floor(Date.now() / 1000);
   const usage = usageOf(turn);
-  const wireUsage = { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output };
+  const wireUsage = {
+    prompt_tokens: usage.input,
+    completion_tokens: usage.output,
+    total_tokens: usage.input + usage.output,
+  };
   const calls = (turn.toolCalls ?? []).map((call, callIndex) => ({
     id: callId(call, index, callIndex, 'call'),
     type: 'function' as const,
@@ -37,7 +53,18 @@ const write: TurnWriter = (request, turn, response, index) => {
       object: 'chat.completion',
       created,
       model,
-      choices: [{ index: 0, message: { role: 'assistant', content: turn.text ?? null, ...(calls.length > 0 ? { tool_calls: calls } : {}) }, finish_reason: finish, logprobs: null }],
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: turn.text ?? null,
+            ...(calls.length > 0 ? { tool_calls: calls } : {}),
+          },
+          finish_reason: finish,
+          logprobs: null,
+        },
+      ],
       usage: wireUsage,
     });
     return;
@@ -45,16 +72,28 @@ const write: TurnWriter = (request, turn, response, index) => {
 
   startSse(response);
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
-    sse(response, { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }] });
+    sse(response, {
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }],
+    });
   chunk({ role: 'assistant', content: '' });
   if (turn.text) for (const piece of pieces(turn.text)) chunk({ content: piece });
   calls.forEach((call, callIndex) => {
     // The name and ID come first, the arguments in pieces after, as OpenAI streams them.
-    chunk({ tool_calls: [{ index: callIndex, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] });
-    for (const piece of pieces(call.function.arguments, 12)) chunk({ tool_calls: [{ index: callIndex, function: { arguments: piece } }] });
+    chunk({
+      tool_calls: [
+        { index: callIndex, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } },
+      ],
+    });
+    for (const piece of pieces(call.function.arguments, 12))
+      chunk({ tool_calls: [{ index: callIndex, function: { arguments: piece } }] });
   });
   chunk({}, finish);
-  if (request.body?.stream_options?.include_usage) sse(response, { id, object: 'chat.completion.chunk', created, model, choices: [], usage: wireUsage });
+  if (request.body?.stream_options?.include_usage)
+    sse(response, { id, object: 'chat.completion.chunk', created, model, choices: [], usage: wireUsage });
   sse(response, '[DONE]');
   response.end();
 };

@@ -1,4 +1,14 @@
-import { ScriptedModelServer, callId, json, pieces, sse, startSse, usageOf, type ScriptedTurn, type TurnWriter } from './scripted.js';
+import {
+  ScriptedModelServer,
+  callId,
+  json,
+  pieces,
+  sse,
+  startSse,
+  usageOf,
+  type ScriptedTurn,
+  type TurnWriter,
+} from './scripted.js';
 
 /**
  * OpenAI Responses (`POST /v1/responses`), streaming (typed SSE events: response.created, output_item.added,
@@ -7,7 +17,9 @@ import { ScriptedModelServer, callId, json, pieces, sse, startSse, usageOf, type
  */
 export class OpenAIResponsesServer extends ScriptedModelServer {
   constructor() {
-    super([{ method: 'POST', path: /^\/v1\/responses$/, write }], (message) => ({ error: { message, type: 'invalid_request_error', param: null, code: 'scripted' } }));
+    super([{ method: 'POST', path: /^\/v1\/responses$/, write }], (message) => ({
+      error: { message, type: 'invalid_request_error', param: null, code: 'scripted' },
+    }));
   }
 
   get baseURL(): string {
@@ -31,9 +43,16 @@ const write: TurnWriter = (request, turn, response, index) => {
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: usage.input + usage.output,
   };
-  const message = turn.text !== undefined
-    ? { type: 'message', id: `msg_${index}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: turn.text, annotations: [], logprobs: [] }] }
-    : null;
+  const message =
+    turn.text !== undefined
+      ? {
+          type: 'message',
+          id: `msg_${index}`,
+          status: 'completed',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: turn.text, annotations: [], logprobs: [] }],
+        }
+      : null;
   const calls = (turn.toolCalls ?? []).map((call, callIndex) => ({
     type: 'function_call',
     id: `fc_${index}_${callIndex}`,
@@ -44,7 +63,16 @@ const write: TurnWriter = (request, turn, response, index) => {
     status: 'completed',
   }));
   const output = [...(message ? [message] : []), ...calls];
-  const base = { id, object: 'response', created_at, model, error: null, incomplete_details: null, tools: [], parallel_tool_calls: true };
+  const base = {
+    id,
+    object: 'response',
+    created_at,
+    model,
+    error: null,
+    incomplete_details: null,
+    tools: [],
+    parallel_tool_calls: true,
+  };
   const completed = { ...base, status: 'completed', output, usage: wireUsage };
 
   if (request.body?.stream !== true) {
@@ -54,28 +82,68 @@ const write: TurnWriter = (request, turn, response, index) => {
 
   startSse(response);
   let sequence = 0;
-  const event = (data: Record<string, unknown>) => sse(response, { ...data, sequence_number: sequence++ }, String(data.type));
+  const event = (data: Record<string, unknown>) =>
+    sse(response, { ...data, sequence_number: sequence++ }, String(data.type));
   event({ type: 'response.created', response: { ...base, status: 'in_progress', output: [], usage: null } });
   event({ type: 'response.in_progress', response: { ...base, status: 'in_progress', output: [], usage: null } });
   let outputIndex = 0;
   if (message) {
     const at = outputIndex++;
-    event({ type: 'response.output_item.added', output_index: at, item: { ...message, status: 'in_progress', content: [] } });
-    event({ type: 'response.content_part.added', item_id: message.id, output_index: at, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+    event({
+      type: 'response.output_item.added',
+      output_index: at,
+      item: { ...message, status: 'in_progress', content: [] },
+    });
+    event({
+      type: 'response.content_part.added',
+      item_id: message.id,
+      output_index: at,
+      content_index: 0,
+      part: { type: 'output_text', text: '', annotations: [] },
+    });
     for (const piece of pieces(turn.text ?? '')) {
-      event({ type: 'response.output_text.delta', item_id: message.id, output_index: at, content_index: 0, delta: piece, logprobs: [] });
+      event({
+        type: 'response.output_text.delta',
+        item_id: message.id,
+        output_index: at,
+        content_index: 0,
+        delta: piece,
+        logprobs: [],
+      });
     }
-    event({ type: 'response.output_text.done', item_id: message.id, output_index: at, content_index: 0, text: turn.text, logprobs: [] });
-    event({ type: 'response.content_part.done', item_id: message.id, output_index: at, content_index: 0, part: message.content[0] });
+    event({
+      type: 'response.output_text.done',
+      item_id: message.id,
+      output_index: at,
+      content_index: 0,
+      text: turn.text,
+      logprobs: [],
+    });
+    event({
+      type: 'response.content_part.done',
+      item_id: message.id,
+      output_index: at,
+      content_index: 0,
+      part: message.content[0],
+    });
     event({ type: 'response.output_item.done', output_index: at, item: message });
   }
   for (const call of calls) {
     const at = outputIndex++;
-    event({ type: 'response.output_item.added', output_index: at, item: { ...call, arguments: '', status: 'in_progress' } });
+    event({
+      type: 'response.output_item.added',
+      output_index: at,
+      item: { ...call, arguments: '', status: 'in_progress' },
+    });
     for (const piece of pieces(call.arguments, 12)) {
       event({ type: 'response.function_call_arguments.delta', item_id: call.id, output_index: at, delta: piece });
     }
-    event({ type: 'response.function_call_arguments.done', item_id: call.id, output_index: at, arguments: call.arguments });
+    event({
+      type: 'response.function_call_arguments.done',
+      item_id: call.id,
+      output_index: at,
+      arguments: call.arguments,
+    });
     event({ type: 'response.output_item.done', output_index: at, item: call });
   }
   event({ type: 'response.completed', response: completed });

@@ -30,7 +30,12 @@ export interface RecordedRequest {
 }
 
 /** What a protocol does with a request: write the turn to the response (as JSON or as a stream). */
-export type TurnWriter = (request: RecordedRequest, turn: ScriptedTurn, response: http.ServerResponse, index: number) => void;
+export type TurnWriter = (
+  request: RecordedRequest,
+  turn: ScriptedTurn,
+  response: http.ServerResponse,
+  index: number,
+) => void;
 
 export interface Route {
   method: string;
@@ -93,13 +98,21 @@ export class ScriptedModelServer {
     } catch {
       // kept as text
     }
-    const recorded: RecordedRequest = { method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers, body };
+    const recorded: RecordedRequest = {
+      method: request.method ?? 'GET',
+      url: request.url ?? '/',
+      headers: request.headers,
+      body,
+    };
     this.requests.push(recorded);
     const pathname = new URL(recorded.url, 'http://x').pathname;
-    const route = this.routes.find((candidate) => candidate.method === recorded.method && candidate.path.test(pathname));
+    const route = this.routes.find(
+      (candidate) => candidate.method === recorded.method && candidate.path.test(pathname),
+    );
     if (!route) return this.fail(response, 404, `no route for ${recorded.method} ${pathname}`);
     const turn = this.turns.shift();
-    if (!turn) return this.fail(response, 400, `the scripted model server has no turn left for request ${this.requests.length}`);
+    if (!turn)
+      return this.fail(response, 400, `the scripted model server has no turn left for request ${this.requests.length}`);
     route.write(recorded, turn, response, this.served++);
   }
 
@@ -111,12 +124,18 @@ export class ScriptedModelServer {
 
 /** Starts a server-sent-events response. */
 export function startSse(response: http.ServerResponse): void {
-  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  response.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
 }
 
 /** Writes one SSE event: `event:` line when named, then the JSON data. */
 export function sse(response: http.ServerResponse, data: unknown, event?: string): void {
-  response.write(`${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+  response.write(
+    `${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`,
+  );
 }
 
 export function json(response: http.ServerResponse, body: unknown): void {

@@ -82,18 +82,30 @@ export class HangarClient {
   }
 
   /** Sends a request; resolves to the response when it is a success, else throws an ApiError. */
-  async send(method: string, path: string, options: { query?: Query; body?: unknown; signal?: AbortSignal; headers?: Record<string, string> } = {}): Promise<Response> {
+  async send(
+    method: string,
+    path: string,
+    options: { query?: Query; body?: unknown; signal?: AbortSignal; headers?: Record<string, string> } = {},
+  ): Promise<Response> {
     let response: Response;
     try {
       response = await fetch(`${API_BASE}${path}${queryString(options.query)}`, {
         method,
-        headers: this.headers({ ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}), ...options.headers }),
+        headers: this.headers({
+          ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...options.headers,
+        }),
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
         signal: options.signal,
       });
     } catch (error) {
       if (error instanceof DOMException && error.name === 'AbortError') throw error;
-      throw new ApiError(0, 'network_error', 'Hangar could not be reached', error instanceof Error ? error.message : String(error));
+      throw new ApiError(
+        0,
+        'network_error',
+        'Hangar could not be reached',
+        error instanceof Error ? error.message : String(error),
+      );
     }
     if (!response.ok) {
       const error = await problemOf(response);
@@ -103,7 +115,11 @@ export class HangarClient {
     return response;
   }
 
-  async request<T>(method: string, path: string, options: { query?: Query; body?: unknown; signal?: AbortSignal } = {}): Promise<T> {
+  async request<T>(
+    method: string,
+    path: string,
+    options: { query?: Query; body?: unknown; signal?: AbortSignal } = {},
+  ): Promise<T> {
     const response = await this.send(method, path, options);
     if (response.status === 204) return undefined as T;
     const text = await response.text();

@@ -1,13 +1,38 @@
 // The parts of Hangar's wire format (/api/v1) the dashboard reads. The server's TypeBox schemas are the source.
 
-export const RUN_STATES = ['QUEUED', 'PENDING', 'CLAIMED', 'INPROGRESS', 'SUCCEEDED', 'FAILED', 'BLOCKED', 'ERROR', 'CANCELLED'] as const;
+export const RUN_STATES = [
+  'QUEUED',
+  'PENDING',
+  'CLAIMED',
+  'INPROGRESS',
+  'SUCCEEDED',
+  'FAILED',
+  'BLOCKED',
+  'ERROR',
+  'CANCELLED',
+] as const;
 export type RunState = (typeof RUN_STATES)[number];
 export const TERMINAL_STATES: readonly string[] = ['SUCCEEDED', 'FAILED', 'BLOCKED', 'ERROR', 'CANCELLED'];
 export const isTerminal = (state: string) => TERMINAL_STATES.includes(state);
 
 export const RUN_SOURCES = [
-  'API', 'CLI', 'WEB_APP', 'SCHEDULED_AGENT', 'WEBHOOK', 'RUN_SCORER', 'LINEAR', 'SLACK', 'LOCAL', 'GITHUB_ACTION',
-  'CLOUD_MODE', 'JIRA', 'SELF_IMPROVEMENT', 'GITHUB_WEBHOOK', 'GITLAB_WEBHOOK', 'AUTOFIX', 'ORCHESTRATION',
+  'API',
+  'CLI',
+  'WEB_APP',
+  'SCHEDULED_AGENT',
+  'WEBHOOK',
+  'RUN_SCORER',
+  'LINEAR',
+  'SLACK',
+  'LOCAL',
+  'GITHUB_ACTION',
+  'CLOUD_MODE',
+  'JIRA',
+  'SELF_IMPROVEMENT',
+  'GITHUB_WEBHOOK',
+  'GITLAB_WEBHOOK',
+  'AUTOFIX',
+  'ORCHESTRATION',
 ] as const;
 export const ARTIFACT_TYPES = ['PLAN', 'PULL_REQUEST', 'EXTERNAL_REFERENCE', 'FILE', 'SCREENSHOT'] as const;
 export const SORT_FIELDS = ['updated_at', 'created_at', 'title', 'agent'] as const;

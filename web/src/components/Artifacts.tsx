@@ -57,7 +57,13 @@ function ArtifactItem({ artifact }: { artifact: RunArtifact }) {
         <Time value={artifact.created_at} />
       </span>
       {uid && (artifact.artifact_type === 'FILE' || artifact.artifact_type === 'SCREENSHOT') && (
-        <button type="button" className="link-button" onClick={download} disabled={action.pending} aria-label={`Download ${name}`}>
+        <button
+          type="button"
+          className="link-button"
+          onClick={download}
+          disabled={action.pending}
+          aria-label={`Download ${name}`}
+        >
           Download
         </button>
       )}

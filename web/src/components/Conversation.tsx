@@ -6,7 +6,12 @@ import { Time } from './ui';
 type ActionBlock = Extract<Block, { type: 'action' }>;
 type ResultBlock = Extract<Block, { type: 'action_result' }>;
 
-const ROLE_LABELS: Record<Message['role'], string> = { user: 'You', assistant: 'Agent', tool: 'Tool', system: 'System' };
+const ROLE_LABELS: Record<Message['role'], string> = {
+  user: 'You',
+  assistant: 'Agent',
+  tool: 'Tool',
+  system: 'System',
+};
 
 function show(value: unknown): string {
   if (value === null || value === undefined) return '';
@@ -52,7 +57,8 @@ function EventNote({ block }: { block: Extract<Block, { type: 'event' }> }) {
   const data = (block.data ?? {}) as Record<string, unknown>;
   if (block.name === 'ask_user') return <p className="note">Asks: {String(data.question ?? '')}</p>;
   if (block.name === 'failed') return <p className="note note-error">Failed: {String(data.message ?? '')}</p>;
-  if (block.name === 'artifact') return <p className="note">Reported an artifact ({String(data.artifact_type ?? 'unknown')}).</p>;
+  if (block.name === 'artifact')
+    return <p className="note">Reported an artifact ({String(data.artifact_type ?? 'unknown')}).</p>;
   return (
     <p className="note">
       {block.name}: <code>{show(block.data)}</code>
@@ -77,7 +83,9 @@ function StepView({ step }: { step: Step }) {
       <ol className="chat">
         {step.messages.map((message, index) => {
           // Results shown inside their tool call are not shown again.
-          const blocks = message.content.filter((block) => !(block.type === 'action_result' && actions.has(block.action_id)));
+          const blocks = message.content.filter(
+            (block) => !(block.type === 'action_result' && actions.has(block.action_id)),
+          );
           if (blocks.length === 0) return null;
           return (
             <li key={index} className={`message message-${message.role}`}>
@@ -101,7 +109,19 @@ function StepView({ step }: { step: Step }) {
                   case 'action':
                     return <ToolCall key={blockIndex} action={block} result={results.get(block.id)} />;
                   case 'action_result':
-                    return <ToolCall key={blockIndex} action={{ type: 'action', id: block.action_id, category: block.category, name: block.name, input: null }} result={block} />;
+                    return (
+                      <ToolCall
+                        key={blockIndex}
+                        action={{
+                          type: 'action',
+                          id: block.action_id,
+                          category: block.category,
+                          name: block.name,
+                          input: null,
+                        }}
+                        result={block}
+                      />
+                    );
                   case 'event':
                     return <EventNote key={blockIndex} block={block} />;
                   default:

@@ -27,7 +27,10 @@ export function TestFilterForm({
   const test = useAction();
   const modeName = useId();
   const deliveries = useResource(
-    async (signal) => (webhookUid && !fixedDelivery ? client.get<DeliveryList>(`/factory/webhooks/${seg(webhookUid)}/deliveries`, { limit: 50 }, signal) : undefined),
+    async (signal) =>
+      webhookUid && !fixedDelivery
+        ? client.get<DeliveryList>(`/factory/webhooks/${seg(webhookUid)}/deliveries`, { limit: 50 }, signal)
+        : undefined,
     `${webhookUid}|${fixedDelivery ?? ''}`,
   );
   const accepted = deliveries.data?.deliveries.filter((delivery) => delivery.status === 'Accepted') ?? [];
@@ -47,7 +50,11 @@ export function TestFilterForm({
         } catch (error) {
           throw new Error(`the filter is not valid JSON (${error instanceof Error ? error.message : String(error)})`);
         }
-        body = { webhook_uid: webhookUid, delivery_id: chosenDelivery, filter: { webhook_ids: [webhookUid], ...(payload === undefined ? {} : { payload }) } };
+        body = {
+          webhook_uid: webhookUid,
+          delivery_id: chosenDelivery,
+          filter: { webhook_ids: [webhookUid], ...(payload === undefined ? {} : { payload }) },
+        };
       }
       return client.post<TestFilterResult>('/factory/automations/test-filter', body);
     });
@@ -84,16 +91,24 @@ export function TestFilterForm({
       <fieldset className="inline">
         <legend>Test</legend>
         <label className="checkbox">
-          <input type="radio" name={modeName} checked={mode === 'filter'} onChange={() => setMode('filter')} />A payload filter
+          <input type="radio" name={modeName} checked={mode === 'filter'} onChange={() => setMode('filter')} />A payload
+          filter
         </label>
         <label className="checkbox">
-          <input type="radio" name={modeName} checked={mode === 'automation'} onChange={() => setMode('automation')} />A saved automation
+          <input type="radio" name={modeName} checked={mode === 'automation'} onChange={() => setMode('automation')} />A
+          saved automation
         </label>
       </fieldset>
       {mode === 'filter' ? (
         <label>
           Payload filter (JSON)
-          <textarea className="code" rows={5} value={filter} onChange={(event) => setFilter(event.target.value)} spellCheck={false} />
+          <textarea
+            className="code"
+            rows={5}
+            value={filter}
+            onChange={(event) => setFilter(event.target.value)}
+            spellCheck={false}
+          />
         </label>
       ) : (
         <label>

@@ -3,7 +3,15 @@ import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { ApiError } from '../api/client';
 
 /** The page's h1; it takes focus when the page opens, so keyboard and screen reader users land on it. */
-export function PageHeader({ title, children, subtitle }: { title: string; subtitle?: ReactNode; children?: ReactNode }) {
+export function PageHeader({
+  title,
+  children,
+  subtitle,
+}: {
+  title: string;
+  subtitle?: ReactNode;
+  children?: ReactNode;
+}) {
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
     document.title = `${title} · Hangar`;
@@ -82,7 +90,17 @@ export function FormActions({ submit, pending, onCancel }: { submit: ReactNode; 
 }
 
 /** A delete button that asks first: `question` in a confirm dialog, then `onDelete`. `what` names it for screen readers. */
-export function DeleteButton({ what, question, pending, onDelete }: { what?: string; question: string; pending: boolean; onDelete(): unknown }) {
+export function DeleteButton({
+  what,
+  question,
+  pending,
+  onDelete,
+}: {
+  what?: string;
+  question: string;
+  pending: boolean;
+  onDelete(): unknown;
+}) {
   return (
     <button
       type="button"
@@ -165,7 +183,10 @@ export function SecretOnce({ label, value, onDismiss }: { label: string; value: 
         <button
           type="button"
           onClick={() => {
-            void navigator.clipboard?.writeText(value).then(() => setCopied(true), () => setCopied(false));
+            void navigator.clipboard?.writeText(value).then(
+              () => setCopied(true),
+              () => setCopied(false),
+            );
           }}
         >
           {copied ? 'Copied' : 'Copy'}

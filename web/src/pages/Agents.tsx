@@ -55,13 +55,19 @@ function AgentForm({ onSaved, onCancel }: { onSaved(): void; onCancel(): void })
 
 export function AgentsPage() {
   const client = useClient();
-  const agents = useResource((signal) => client.get<{ agents: AgentIdentity[] }>('/agent/identities', undefined, signal), 'agents');
+  const agents = useResource(
+    (signal) => client.get<{ agents: AgentIdentity[] }>('/agent/identities', undefined, signal),
+    'agents',
+  );
   const remove = useAction();
   const [creating, setCreating] = useState(false);
   const list = agents.data?.agents;
   return (
     <>
-      <PageHeader title="Agent identities" subtitle="Agents your team owns: they execute runs with their own model, environment and keys.">
+      <PageHeader
+        title="Agent identities"
+        subtitle="Agents your team owns: they execute runs with their own model, environment and keys."
+      >
         {!creating && (
           <button type="button" onClick={() => setCreating(true)}>
             New agent identity
@@ -120,7 +126,8 @@ export function AgentsPage() {
                     question={`Delete the agent identity "${agent.name}" and all of its API keys?`}
                     pending={remove.pending}
                     onDelete={async () => {
-                      if ((await remove.run(() => client.delete(`/agent/identities/${seg(agent.uid)}`))) !== undefined) void agents.reload();
+                      if ((await remove.run(() => client.delete(`/agent/identities/${seg(agent.uid)}`))) !== undefined)
+                        void agents.reload();
                     }}
                   />
                 </td>

@@ -3,11 +3,31 @@ import { Link } from 'react-router';
 import { seg } from '../api/client';
 import type { AgentIdentity, Automation, Webhook } from '../api/types';
 import { TestFilterForm } from '../components/TestFilter';
-import { DeleteButton, Empty, ErrorMessage, Flag, FormActions, Json, Loading, PageHeader, Time } from '../components/ui';
+import {
+  DeleteButton,
+  Empty,
+  ErrorMessage,
+  Flag,
+  FormActions,
+  Json,
+  Loading,
+  PageHeader,
+  Time,
+} from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 
-function AutomationForm({ webhooks, agents, onSaved, onCancel }: { webhooks: Webhook[]; agents: AgentIdentity[]; onSaved(): void; onCancel(): void }) {
+function AutomationForm({
+  webhooks,
+  agents,
+  onSaved,
+  onCancel,
+}: {
+  webhooks: Webhook[];
+  agents: AgentIdentity[];
+  onSaved(): void;
+  onCancel(): void;
+}) {
   const client = useClient();
   const save = useAction();
   const [kind, setKind] = useState<'webhook' | 'schedule'>(webhooks.length > 0 ? 'webhook' : 'schedule');
@@ -25,9 +45,15 @@ function AutomationForm({ webhooks, agents, onSaved, onCancel }: { webhooks: Web
         try {
           payload = filterText ? JSON.parse(filterText) : undefined;
         } catch (error) {
-          throw new Error(`the payload filter is not valid JSON (${error instanceof Error ? error.message : String(error)})`);
+          throw new Error(
+            `the payload filter is not valid JSON (${error instanceof Error ? error.message : String(error)})`,
+          );
         }
-        trigger = { provider: 'webhook', event: 'received', filter: { webhook_ids: ids, ...(payload === undefined ? {} : { payload }) } };
+        trigger = {
+          provider: 'webhook',
+          event: 'received',
+          filter: { webhook_ids: ids, ...(payload === undefined ? {} : { payload }) },
+        };
       } else {
         trigger = { provider: 'schedule', event: 'cron_fired', schedule: { cron: String(form.get('cron')).trim() } };
       }
@@ -56,10 +82,12 @@ function AutomationForm({ webhooks, agents, onSaved, onCancel }: { webhooks: Web
       <fieldset className="inline">
         <legend>Trigger</legend>
         <label className="checkbox">
-          <input type="radio" name="kind" checked={kind === 'webhook'} onChange={() => setKind('webhook')} />A webhook delivery
+          <input type="radio" name="kind" checked={kind === 'webhook'} onChange={() => setKind('webhook')} />A webhook
+          delivery
         </label>
         <label className="checkbox">
-          <input type="radio" name="kind" checked={kind === 'schedule'} onChange={() => setKind('schedule')} />A cron schedule
+          <input type="radio" name="kind" checked={kind === 'schedule'} onChange={() => setKind('schedule')} />A cron
+          schedule
         </label>
       </fieldset>
       {kind === 'webhook' ? (
@@ -80,7 +108,13 @@ function AutomationForm({ webhooks, agents, onSaved, onCancel }: { webhooks: Web
           </fieldset>
           <label>
             Payload filter (JSON, optional: every delivery otherwise)
-            <textarea name="payload" className="code" rows={4} placeholder='{"action": ["opened"]}' spellCheck={false} />
+            <textarea
+              name="payload"
+              className="code"
+              rows={4}
+              placeholder='{"action": ["opened"]}'
+              spellCheck={false}
+            />
           </label>
         </>
       ) : (
@@ -140,7 +174,9 @@ function AutomationCard({ automation, onChanged }: { automation: Automation; onC
                       deleted webhook <code>{webhook.uid}</code>
                     </span>
                   ) : (
-                    <Link to={`/factory/webhooks/${encodeURIComponent(webhook.uid)}`}>{webhook.name ?? webhook.uid}</Link>
+                    <Link to={`/factory/webhooks/${encodeURIComponent(webhook.uid)}`}>
+                      {webhook.name ?? webhook.uid}
+                    </Link>
                   )}
                   {webhook.state === 'disabled' && ' (disabled)'}
                 </span>
@@ -169,7 +205,9 @@ function AutomationCard({ automation, onChanged }: { automation: Automation; onC
           ))}
         </details>
       )}
-      {automation.schedule?.last_spawn_error && <p className="error">The last tick could not start a run: {automation.schedule.last_spawn_error}</p>}
+      {automation.schedule?.last_spawn_error && (
+        <p className="error">The last tick could not start a run: {automation.schedule.last_spawn_error}</p>
+      )}
       <ErrorMessage error={action.error} />
       <div className="row">
         <button
@@ -177,7 +215,9 @@ function AutomationCard({ automation, onChanged }: { automation: Automation; onC
           className="secondary"
           disabled={action.pending}
           aria-label={`${automation.enabled ? 'Disable' : 'Enable'} ${automation.name}`}
-          onClick={() => act(() => client.put(`/factory/automations/${seg(automation.id)}`, { enabled: !automation.enabled }))}
+          onClick={() =>
+            act(() => client.put(`/factory/automations/${seg(automation.id)}`, { enabled: !automation.enabled }))
+          }
         >
           {automation.enabled ? 'Disable' : 'Enable'}
         </button>
@@ -194,16 +234,28 @@ function AutomationCard({ automation, onChanged }: { automation: Automation; onC
 
 export function AutomationsPage() {
   const client = useClient();
-  const automations = useResource((signal) => client.get<{ automations: Automation[] }>('/factory/automations', undefined, signal), 'automations');
-  const webhooks = useResource((signal) => client.get<{ webhooks: Webhook[] }>('/factory/webhooks', undefined, signal), 'webhooks');
-  const agents = useResource((signal) => client.get<{ agents: AgentIdentity[] }>('/agent/identities', undefined, signal), 'agents');
+  const automations = useResource(
+    (signal) => client.get<{ automations: Automation[] }>('/factory/automations', undefined, signal),
+    'automations',
+  );
+  const webhooks = useResource(
+    (signal) => client.get<{ webhooks: Webhook[] }>('/factory/webhooks', undefined, signal),
+    'webhooks',
+  );
+  const agents = useResource(
+    (signal) => client.get<{ agents: AgentIdentity[] }>('/agent/identities', undefined, signal),
+    'agents',
+  );
   const [creating, setCreating] = useState(false);
   const list = automations.data?.automations;
   const hooks = webhooks.data?.webhooks ?? [];
 
   return (
     <>
-      <PageHeader title="Automations" subtitle="Runs started by webhook deliveries whose payload matches a filter, or on a cron schedule.">
+      <PageHeader
+        title="Automations"
+        subtitle="Runs started by webhook deliveries whose payload matches a filter, or on a cron schedule."
+      >
         {!creating && (
           <button type="button" onClick={() => setCreating(true)}>
             New automation
@@ -233,7 +285,9 @@ export function AutomationsPage() {
       )}
       <section aria-labelledby="test-filter-title">
         <h2 id="test-filter-title">Test a filter</h2>
-        <p className="muted">Would a payload filter, or a saved automation, start a run for a delivery a webhook received?</p>
+        <p className="muted">
+          Would a payload filter, or a saved automation, start a run for a delivery a webhook received?
+        </p>
         {webhooks.data && hooks.length === 0 ? (
           <p className="muted">No webhooks yet.</p>
         ) : (

@@ -86,9 +86,21 @@ function EnvironmentCard({ environment, onChanged }: { environment: Environment;
         <dt>Image</dt>
         <dd>{config.docker_image ?? <span className="muted">default</span>}</dd>
         <dt>Repositories</dt>
-        <dd>{config.github_repos.length ? config.github_repos.map((repo) => `${repo.owner}/${repo.repo}`).join(', ') : <span className="muted">none</span>}</dd>
+        <dd>
+          {config.github_repos.length ? (
+            config.github_repos.map((repo) => `${repo.owner}/${repo.repo}`).join(', ')
+          ) : (
+            <span className="muted">none</span>
+          )}
+        </dd>
         <dt>Setup</dt>
-        <dd>{config.setup_commands.length ? <code>{config.setup_commands.join(' && ')}</code> : <span className="muted">none</span>}</dd>
+        <dd>
+          {config.setup_commands.length ? (
+            <code>{config.setup_commands.join(' && ')}</code>
+          ) : (
+            <span className="muted">none</span>
+          )}
+        </dd>
         <dt>Last run</dt>
         <dd>
           <Time value={environment.last_task_run_timestamp} />
@@ -109,7 +121,8 @@ function EnvironmentCard({ environment, onChanged }: { environment: Environment;
             question={`Delete the environment "${config.name}"?`}
             pending={remove.pending}
             onDelete={async () => {
-              if ((await remove.run(() => client.delete(`/environments/${seg(environment.uid)}`))) !== undefined) onChanged();
+              if ((await remove.run(() => client.delete(`/environments/${seg(environment.uid)}`))) !== undefined)
+                onChanged();
             }}
           />
         )}
@@ -120,12 +133,18 @@ function EnvironmentCard({ environment, onChanged }: { environment: Environment;
 
 export function EnvironmentsPage() {
   const client = useClient();
-  const environments = useResource((signal) => client.get<{ environments: Environment[] }>('/agent/environments', undefined, signal), 'environments');
+  const environments = useResource(
+    (signal) => client.get<{ environments: Environment[] }>('/agent/environments', undefined, signal),
+    'environments',
+  );
   const [creating, setCreating] = useState(false);
   const list = environments.data?.environments;
   return (
     <>
-      <PageHeader title="Environments" subtitle="Where runs execute: an image, repositories cloned into the workspace, setup commands.">
+      <PageHeader
+        title="Environments"
+        subtitle="Where runs execute: an image, repositories cloned into the workspace, setup commands."
+      >
         {!creating && (
           <button type="button" onClick={() => setCreating(true)}>
             New environment
@@ -143,11 +162,17 @@ export function EnvironmentsPage() {
       )}
       <ErrorMessage error={environments.error} title="Could not load the environments" />
       {environments.loading && !list && <Loading what="Loading environments" />}
-      {list && list.length === 0 && <Empty title="No environments yet.">{<p>Runs without one start in an empty workspace.</p>}</Empty>}
+      {list && list.length === 0 && (
+        <Empty title="No environments yet.">{<p>Runs without one start in an empty workspace.</p>}</Empty>
+      )}
       {list && list.length > 0 && (
         <ul className="items">
           {list.map((environment) => (
-            <EnvironmentCard key={environment.uid} environment={environment} onChanged={() => void environments.reload()} />
+            <EnvironmentCard
+              key={environment.uid}
+              environment={environment}
+              onChanged={() => void environments.reload()}
+            />
           ))}
         </ul>
       )}

@@ -18,11 +18,17 @@ const price = (value: number, currency: string) => `${currency === 'USD' ? '$' :
 
 export function ModelsPage() {
   const client = useClient();
-  const models = useResource((signal) => client.get<{ default_model_id: string | null; models: Model[] }>('/agent/models', undefined, signal), 'models');
+  const models = useResource(
+    (signal) => client.get<{ default_model_id: string | null; models: Model[] }>('/agent/models', undefined, signal),
+    'models',
+  );
   const list = models.data?.models;
   return (
     <>
-      <PageHeader title="Models" subtitle="The models runs can use, with their cost per million tokens and whether they can be used now." />
+      <PageHeader
+        title="Models"
+        subtitle="The models runs can use, with their cost per million tokens and whether they can be used now."
+      />
       {models.loading && !models.data && !models.error && <Loading what="Loading models" />}
       <ErrorMessage error={models.error} title="Could not load the models" />
       {list && list.length === 0 && <Empty title="No models are configured." />}
@@ -51,7 +57,13 @@ export function ModelsPage() {
                   </div>
                 </th>
                 <td data-label="Provider">{model.provider}</td>
-                <td data-label="Available">{model.disable_reason ? <span title={model.disable_reason}>No: {model.disabled_reason_detail}</span> : 'Yes'}</td>
+                <td data-label="Available">
+                  {model.disable_reason ? (
+                    <span title={model.disable_reason}>No: {model.disabled_reason_detail}</span>
+                  ) : (
+                    'Yes'
+                  )}
+                </td>
                 <td data-label="Input">{price(model.cost.input_per_million_tokens, model.cost.currency)}</td>
                 <td data-label="Output">{price(model.cost.output_per_million_tokens, model.cost.currency)}</td>
               </tr>

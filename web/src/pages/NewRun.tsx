@@ -9,8 +9,14 @@ export function NewRunPage() {
   const client = useClient();
   const navigate = useNavigate();
   const create = useAction();
-  const environments = useResource((signal) => client.get<{ environments: Environment[] }>('/agent/environments', { sort_by: 'name' }, signal), 'environments');
-  const agents = useResource((signal) => client.get<{ agents: AgentIdentity[] }>('/agent/identities', undefined, signal), 'agents');
+  const environments = useResource(
+    (signal) => client.get<{ environments: Environment[] }>('/agent/environments', { sort_by: 'name' }, signal),
+    'environments',
+  );
+  const agents = useResource(
+    (signal) => client.get<{ agents: AgentIdentity[] }>('/agent/identities', undefined, signal),
+    'agents',
+  );
   const [prompt, setPrompt] = useState('');
 
   const submit = async (event: FormEvent<HTMLFormElement>) => {
@@ -33,11 +39,20 @@ export function NewRunPage() {
 
   return (
     <>
-      <PageHeader title="New run" subtitle="Send a prompt to an agent. Hangar queues the run and starts it when there is room." />
+      <PageHeader
+        title="New run"
+        subtitle="Send a prompt to an agent. Hangar queues the run and starts it when there is room."
+      />
       <form className="card stack" onSubmit={submit}>
         <label>
           Prompt
-          <textarea name="prompt" rows={8} required value={prompt} onChange={(event) => setPrompt(event.target.value)} />
+          <textarea
+            name="prompt"
+            rows={8}
+            required
+            value={prompt}
+            onChange={(event) => setPrompt(event.target.value)}
+          />
         </label>
         <label>
           Title <span className="muted">(optional; made from the prompt otherwise)</span>

@@ -42,7 +42,9 @@ function TimelineView({ events }: { events: TimelineEvent[] }) {
       {events.map((event) => (
         <li key={event.event_uuid}>
           <span className="timeline-type">{eventLabel(event.event_type)}</span> <Time value={event.occurred_at} />
-          {event.execution_id && event.execution_id !== '1' && <span className="muted"> · execution {event.execution_id}</span>}
+          {event.execution_id && event.execution_id !== '1' && (
+            <span className="muted"> · execution {event.execution_id}</span>
+          )}
           {event.payload && Object.keys(event.payload).length > 0 && (
             <details>
               <summary>Details</summary>
@@ -59,18 +61,15 @@ export function RunPage() {
   const client = useClient();
   const runId = useParams().runId!;
   const run = useResource((signal) => client.get<Run>(`/agent/runs/${seg(runId)}`, undefined, signal), runId);
-  const conversation = useResource<Conversation | null>(
-    async (signal) => {
-      try {
-        return await client.get<Conversation>(`/agent/runs/${seg(runId)}/conversation`, undefined, signal);
-      } catch (error) {
-        // 404: the harness has not written anything yet.
-        if (error instanceof ApiError && error.status === 404) return null;
-        throw error;
-      }
-    },
-    runId,
-  );
+  const conversation = useResource<Conversation | null>(async (signal) => {
+    try {
+      return await client.get<Conversation>(`/agent/runs/${seg(runId)}/conversation`, undefined, signal);
+    } catch (error) {
+      // 404: the harness has not written anything yet.
+      if (error instanceof ApiError && error.status === 404) return null;
+      throw error;
+    }
+  }, runId);
   const [events, setEvents] = useState<TimelineEvent[]>([]);
   const [output, setOutput] = useState<string[]>([]);
   const [live, setLive] = useState<Live>('connecting');
@@ -89,11 +88,15 @@ export function RunPage() {
     setLive('connecting');
     const follower = followRunEvents(client, runId, {
       onTimeline(event) {
-        setEvents((current) => (current.some((seen) => seen.event_uuid === event.event_uuid) ? current : [...current, event]));
+        setEvents((current) =>
+          current.some((seen) => seen.event_uuid === event.event_uuid) ? current : [...current, event],
+        );
         reloadRun();
       },
       onOutput(event) {
-        setOutput((current) => (current.length >= 500 ? [...current.slice(-499), event.line] : [...current, event.line]));
+        setOutput((current) =>
+          current.length >= 500 ? [...current.slice(-499), event.line] : [...current, event.line],
+        );
         reloadConversation();
       },
       onEnd() {
@@ -124,7 +127,11 @@ export function RunPage() {
     return (
       <>
         <PageHeader title="Run" />
-        {run.loading ? <Loading what="Loading the run" /> : <ErrorMessage error={run.error} title="Could not load the run" />}
+        {run.loading ? (
+          <Loading what="Loading the run" />
+        ) : (
+          <ErrorMessage error={run.error} title="Could not load the run" />
+        )}
         <p>
           <Link to="/runs">Back to the runs</Link>
         </p>
@@ -163,7 +170,9 @@ export function RunPage() {
           type="button"
           className="secondary"
           disabled={transcript.pending}
-          onClick={() => transcript.run(() => client.download(`/agent/runs/${seg(runId)}/transcript`, `transcript-${runId}.jsonl`))}
+          onClick={() =>
+            transcript.run(() => client.download(`/agent/runs/${seg(runId)}/transcript`, `transcript-${runId}.jsonl`))
+          }
         >
           Download transcript
         </button>
@@ -184,7 +193,8 @@ export function RunPage() {
         </p>
         {item.status_message?.message && (
           <p className={item.state === 'SUCCEEDED' ? 'notice' : 'error'}>
-            {item.status_message.error_code && <code>{item.status_message.error_code}</code>} {item.status_message.message}
+            {item.status_message.error_code && <code>{item.status_message.error_code}</code>}{' '}
+            {item.status_message.message}
           </p>
         )}
         <dl className="facts">
@@ -232,8 +242,10 @@ export function RunPage() {
             <>
               <dt>Schedule</dt>
               <dd>
-                <Link to={`/runs?schedule_id=${encodeURIComponent(item.schedule.schedule_id)}`}>{item.schedule.schedule_name}</Link> (
-                <code>{item.schedule.cron_schedule}</code>)
+                <Link to={`/runs?schedule_id=${encodeURIComponent(item.schedule.schedule_id)}`}>
+                  {item.schedule.schedule_name}
+                </Link>{' '}
+                (<code>{item.schedule.cron_schedule}</code>)
               </dd>
             </>
           )}
@@ -262,7 +274,8 @@ export function RunPage() {
             <ul>
               {item.scores.map((score, index) => (
                 <li key={index}>
-                  {score.scorer_name}: {score.classification} ({score.score}, {score.passed ? 'passed' : 'not passed'}) — {score.reason}
+                  {score.scorer_name}: {score.classification} ({score.score}, {score.passed ? 'passed' : 'not passed'})
+                  — {score.reason}
                 </li>
               ))}
             </ul>
@@ -277,7 +290,9 @@ export function RunPage() {
           {conversation.data === null && <p className="muted">The agent has not said anything yet.</p>}
           {conversation.error instanceof ApiError && conversation.error.code === 'operation_not_supported' ? (
             <>
-              <p className="muted">This run's harness writes plain text, so there is no conversation to show. Its output:</p>
+              <p className="muted">
+                This run's harness writes plain text, so there is no conversation to show. Its output:
+              </p>
               <pre className="output" tabIndex={0} aria-label="Output">
                 {output.join('\n') || '(nothing yet)'}
               </pre>

@@ -56,7 +56,9 @@ export function RunsPage() {
   // Cursors of the pages before this one, to go back.
   const [previous, setPrevious] = useState<string[]>([]);
   const key = params.toString();
-  const runs = useResource((signal) => client.get<RunList>('/agent/runs', apiQuery(params), signal), key, { pollMs: POLL_MS });
+  const runs = useResource((signal) => client.get<RunList>('/agent/runs', apiQuery(params), signal), key, {
+    pollMs: POLL_MS,
+  });
 
   const applyFilters = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
@@ -78,7 +80,9 @@ export function RunsPage() {
   };
 
   const filtered = [...params.keys()].some((name) => !['cursor', 'sort_by', 'sort_order', 'limit'].includes(name));
-  const extraFilters = [...TEXT_FILTERS, ...DATE_FILTERS].filter(([name]) => params.get(name)).length + SELECT_FILTERS.filter((name) => params.get(name)).length;
+  const extraFilters =
+    [...TEXT_FILTERS, ...DATE_FILTERS].filter(([name]) => params.get(name)).length +
+    SELECT_FILTERS.filter((name) => params.get(name)).length;
   const list = runs.data;
 
   return (
@@ -125,7 +129,12 @@ export function RunsPage() {
           <legend>State</legend>
           {RUN_STATES.map((state) => (
             <label key={state} className="checkbox">
-              <input type="checkbox" name="state" value={state} defaultChecked={params.getAll('state').includes(state)} />
+              <input
+                type="checkbox"
+                name="state"
+                value={state}
+                defaultChecked={params.getAll('state').includes(state)}
+              />
               {stateLabel(state)}
             </label>
           ))}

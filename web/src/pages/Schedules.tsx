@@ -6,7 +6,17 @@ import { DeleteButton, Empty, ErrorMessage, Flag, FormActions, Loading, PageHead
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 
-function ScheduleForm({ schedule, agents, onSaved, onCancel }: { schedule?: Schedule; agents: AgentIdentity[]; onSaved(): void; onCancel(): void }) {
+function ScheduleForm({
+  schedule,
+  agents,
+  onSaved,
+  onCancel,
+}: {
+  schedule?: Schedule;
+  agents: AgentIdentity[];
+  onSaved(): void;
+  onCancel(): void;
+}) {
   const client = useClient();
   const save = useAction();
   const prefix = schedule ? `edit-${schedule.id}` : 'new';
@@ -25,7 +35,9 @@ function ScheduleForm({ schedule, agents, onSaved, onCancel }: { schedule?: Sche
       ...(schedule?.agent_config ? { agent_config: schedule.agent_config } : {}),
       ...(schedule ? { metadata: schedule.metadata } : {}),
     };
-    const saved = await save.run(() => (schedule ? client.put(`/agent/schedules/${seg(schedule.id)}`, body) : client.post('/agent/schedules', body)));
+    const saved = await save.run(() =>
+      schedule ? client.put(`/agent/schedules/${seg(schedule.id)}`, body) : client.post('/agent/schedules', body),
+    );
     if (saved !== undefined) onSaved();
   };
 
@@ -37,7 +49,13 @@ function ScheduleForm({ schedule, agents, onSaved, onCancel }: { schedule?: Sche
       </label>
       <label>
         Cron schedule (UTC)
-        <input name="cron_schedule" required defaultValue={schedule?.cron_schedule} placeholder="0 3 * * *" aria-describedby={`${prefix}-cron-help`} />
+        <input
+          name="cron_schedule"
+          required
+          defaultValue={schedule?.cron_schedule}
+          placeholder="0 3 * * *"
+          aria-describedby={`${prefix}-cron-help`}
+        />
       </label>
       <p id={`${prefix}-cron-help`} className="muted small">
         5 fields (minute hour day month weekday), 6 with leading seconds, or <code>@daily</code>, <code>@hourly</code>…
@@ -67,7 +85,15 @@ function ScheduleForm({ schedule, agents, onSaved, onCancel }: { schedule?: Sche
   );
 }
 
-function ScheduleCard({ schedule, agents, onChanged }: { schedule: Schedule; agents: AgentIdentity[]; onChanged(): void }) {
+function ScheduleCard({
+  schedule,
+  agents,
+  onChanged,
+}: {
+  schedule: Schedule;
+  agents: AgentIdentity[];
+  onChanged(): void;
+}) {
   const client = useClient();
   const action = useAction();
   const [editing, setEditing] = useState(false);
@@ -122,15 +148,32 @@ function ScheduleCard({ schedule, agents, onChanged }: { schedule: Schedule; age
       )}
       <ErrorMessage error={action.error} />
       <div className="row">
-        <button type="button" className="secondary" onClick={() => setEditing(true)} aria-label={`Edit ${schedule.name}`}>
+        <button
+          type="button"
+          className="secondary"
+          onClick={() => setEditing(true)}
+          aria-label={`Edit ${schedule.name}`}
+        >
           Edit
         </button>
         {schedule.enabled ? (
-          <button type="button" className="secondary" disabled={action.pending} onClick={() => act(() => client.post(`/agent/schedules/${seg(schedule.id)}/pause`))} aria-label={`Pause ${schedule.name}`}>
+          <button
+            type="button"
+            className="secondary"
+            disabled={action.pending}
+            onClick={() => act(() => client.post(`/agent/schedules/${seg(schedule.id)}/pause`))}
+            aria-label={`Pause ${schedule.name}`}
+          >
             Pause
           </button>
         ) : (
-          <button type="button" className="secondary" disabled={action.pending} onClick={() => act(() => client.post(`/agent/schedules/${seg(schedule.id)}/resume`))} aria-label={`Resume ${schedule.name}`}>
+          <button
+            type="button"
+            className="secondary"
+            disabled={action.pending}
+            onClick={() => act(() => client.post(`/agent/schedules/${seg(schedule.id)}/resume`))}
+            aria-label={`Resume ${schedule.name}`}
+          >
             Resume
           </button>
         )}
@@ -150,8 +193,15 @@ function ScheduleCard({ schedule, agents, onChanged }: { schedule: Schedule; age
 
 export function SchedulesPage() {
   const client = useClient();
-  const schedules = useResource((signal) => client.get<{ schedules: Schedule[] }>('/agent/schedules', undefined, signal), 'schedules', { pollMs: 15_000 });
-  const agents = useResource((signal) => client.get<{ agents: AgentIdentity[] }>('/agent/identities', undefined, signal), 'agents');
+  const schedules = useResource(
+    (signal) => client.get<{ schedules: Schedule[] }>('/agent/schedules', undefined, signal),
+    'schedules',
+    { pollMs: 15_000 },
+  );
+  const agents = useResource(
+    (signal) => client.get<{ agents: AgentIdentity[] }>('/agent/identities', undefined, signal),
+    'agents',
+  );
   const [creating, setCreating] = useState(false);
   const list = schedules.data?.schedules;
 
@@ -176,11 +226,20 @@ export function SchedulesPage() {
       )}
       <ErrorMessage error={schedules.error} title="Could not load the schedules" />
       {schedules.loading && !list && <Loading what="Loading schedules" />}
-      {list && list.length === 0 && <Empty title="No schedules yet.">{!creating && <p>Create one to run an agent every night, every hour…</p>}</Empty>}
+      {list && list.length === 0 && (
+        <Empty title="No schedules yet.">
+          {!creating && <p>Create one to run an agent every night, every hour…</p>}
+        </Empty>
+      )}
       {list && list.length > 0 && (
         <ul className="items">
           {list.map((schedule) => (
-            <ScheduleCard key={schedule.id} schedule={schedule} agents={agents.data?.agents ?? []} onChanged={() => void schedules.reload()} />
+            <ScheduleCard
+              key={schedule.id}
+              schedule={schedule}
+              agents={agents.data?.agents ?? []}
+              onChanged={() => void schedules.reload()}
+            />
           ))}
         </ul>
       )}

@@ -53,12 +53,18 @@ export function SignInPage() {
           />
         </label>
         <p id="api-key-help" className="muted small">
-          It starts with <code>hgr_</code>. The first start of Hangar writes one to <code>.hangar/bootstrap-api-key</code>; an
-          administrator makes more with <code>hangar admin keys create</code>.
+          It starts with <code>hgr_</code>. The first start of Hangar writes one to{' '}
+          <code>.hangar/bootstrap-api-key</code>; an administrator makes more with <code>hangar admin keys create</code>
+          .
         </p>
         <label>
           Team UID <span className="muted">(optional)</span>
-          <input name="team" value={teamUid} onChange={(event) => setTeamUid(event.target.value)} aria-describedby="team-help" />
+          <input
+            name="team"
+            value={teamUid}
+            onChange={(event) => setTeamUid(event.target.value)}
+            aria-describedby="team-help"
+          />
         </label>
         <p id="team-help" className="muted small">
           Only needed when you belong to several teams.

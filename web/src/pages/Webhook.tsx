@@ -3,15 +3,35 @@ import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { seg } from '../api/client';
 import type { Automation, Delivery, DeliveryList, Webhook } from '../api/types';
 import { TestFilterForm } from '../components/TestFilter';
-import { DeleteButton, Empty, ErrorMessage, Flag, Json, Loading, PageHeader, SecretOnce, Time, confirmed } from '../components/ui';
+import {
+  DeleteButton,
+  Empty,
+  ErrorMessage,
+  Flag,
+  Json,
+  Loading,
+  PageHeader,
+  SecretOnce,
+  Time,
+  confirmed,
+} from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 import { authLabel } from './Webhooks';
 
-function DeliveryDetails({ webhookUid, deliveryId, automations }: { webhookUid: string; deliveryId: string; automations: Automation[] }) {
+function DeliveryDetails({
+  webhookUid,
+  deliveryId,
+  automations,
+}: {
+  webhookUid: string;
+  deliveryId: string;
+  automations: Automation[];
+}) {
   const client = useClient();
   const delivery = useResource(
-    (signal) => client.get<Delivery>(`/factory/webhooks/${seg(webhookUid)}/deliveries/${seg(deliveryId)}`, undefined, signal),
+    (signal) =>
+      client.get<Delivery>(`/factory/webhooks/${seg(webhookUid)}/deliveries/${seg(deliveryId)}`, undefined, signal),
     `${webhookUid}/${deliveryId}`,
     // Until the automations have looked at it.
     { pollMs: 3000 },
@@ -49,12 +69,20 @@ function DeliveryDetails({ webhookUid, deliveryId, automations }: { webhookUid: 
               {item.runs.map((firing) => (
                 <li key={firing.automation_id}>
                   {name(firing.automation_id)}:{' '}
-                  {firing.run_id ? <Link to={`/runs/${encodeURIComponent(firing.run_id)}`}>run {firing.run_id}</Link> : <span className="error-text">no run ({firing.error})</span>}
+                  {firing.run_id ? (
+                    <Link to={`/runs/${encodeURIComponent(firing.run_id)}`}>run {firing.run_id}</Link>
+                  ) : (
+                    <span className="error-text">no run ({firing.error})</span>
+                  )}
                 </li>
               ))}
             </ul>
           ) : (
-            <p className="muted">{item.status === 'Accepted' ? 'No automation matched this delivery.' : 'Only accepted deliveries start runs.'}</p>
+            <p className="muted">
+              {item.status === 'Accepted'
+                ? 'No automation matched this delivery.'
+                : 'Only accepted deliveries start runs.'}
+            </p>
           )}
           {item.payload !== undefined && (
             <>
@@ -81,8 +109,15 @@ export function WebhookPage() {
   const [params, setParams] = useSearchParams();
   const selected = params.get('delivery');
   const webhook = useResource((signal) => client.get<Webhook>(`/factory/webhooks/${seg(uid)}`, undefined, signal), uid);
-  const automations = useResource((signal) => client.get<{ automations: Automation[] }>('/factory/automations', undefined, signal), 'automations');
-  const firstPage = useResource((signal) => client.get<DeliveryList>(`/factory/webhooks/${seg(uid)}/deliveries`, { limit: 25 }, signal), uid, { pollMs: 10_000 });
+  const automations = useResource(
+    (signal) => client.get<{ automations: Automation[] }>('/factory/automations', undefined, signal),
+    'automations',
+  );
+  const firstPage = useResource(
+    (signal) => client.get<DeliveryList>(`/factory/webhooks/${seg(uid)}/deliveries`, { limit: 25 }, signal),
+    uid,
+    { pollMs: 10_000 },
+  );
   const [older, setOlder] = useState<Delivery[]>([]);
   const [cursor, setCursor] = useState<string | null>();
   const [issued, setIssued] = useState<string>();
@@ -99,7 +134,11 @@ export function WebhookPage() {
     return (
       <>
         <PageHeader title="Webhook" />
-        {webhook.loading ? <Loading what="Loading the webhook" /> : <ErrorMessage error={webhook.error} title="Could not load the webhook" />}
+        {webhook.loading ? (
+          <Loading what="Loading the webhook" />
+        ) : (
+          <ErrorMessage error={webhook.error} title="Could not load the webhook" />
+        )}
         <p>
           <Link to="/factory/webhooks">Back to the webhooks</Link>
         </p>
@@ -115,13 +154,23 @@ export function WebhookPage() {
     }
   };
   // Newer pages replace the first one when polled; older pages were loaded with "Show older deliveries".
-  const deliveries = [...(firstPage.data?.deliveries ?? []), ...older.filter((delivery) => !firstPage.data?.deliveries.some((seen) => seen.delivery_id === delivery.delivery_id))];
+  const deliveries = [
+    ...(firstPage.data?.deliveries ?? []),
+    ...older.filter(
+      (delivery) => !firstPage.data?.deliveries.some((seen) => seen.delivery_id === delivery.delivery_id),
+    ),
+  ];
   const nextCursor = cursor === undefined ? firstPage.data?.next_cursor : cursor;
 
   return (
     <>
       <PageHeader title={item.name} subtitle={<Link to="/factory/webhooks">← All webhooks</Link>}>
-        <button type="button" className="secondary" disabled={action.pending} onClick={() => change(() => client.put<Webhook>(`/factory/webhooks/${seg(uid)}`, { enabled: !item.enabled }))}>
+        <button
+          type="button"
+          className="secondary"
+          disabled={action.pending}
+          onClick={() => change(() => client.put<Webhook>(`/factory/webhooks/${seg(uid)}`, { enabled: !item.enabled }))}
+        >
           {item.enabled ? 'Disable' : 'Enable'}
         </button>
         {!item.secret_name && (
@@ -129,7 +178,10 @@ export function WebhookPage() {
             type="button"
             className="secondary"
             disabled={action.pending}
-            onClick={() => confirmed('Rotate the secret? The current one stops working at once.') && change(() => client.post<Webhook>(`/factory/webhooks/${seg(uid)}/rotate`))}
+            onClick={() =>
+              confirmed('Rotate the secret? The current one stops working at once.') &&
+              change(() => client.post<Webhook>(`/factory/webhooks/${seg(uid)}/rotate`))
+            }
           >
             Rotate secret
           </button>
@@ -138,7 +190,8 @@ export function WebhookPage() {
           question={`Delete the webhook "${item.name}"? Senders get 404 from now on.`}
           pending={action.pending}
           onDelete={async () => {
-            if ((await action.run(() => client.delete(`/factory/webhooks/${seg(uid)}`))) !== undefined) navigate('/factory/webhooks');
+            if ((await action.run(() => client.delete(`/factory/webhooks/${seg(uid)}`))) !== undefined)
+              navigate('/factory/webhooks');
           }}
         />
       </PageHeader>
@@ -187,7 +240,12 @@ export function WebhookPage() {
         <section aria-labelledby="deliveries-title" className="run-side">
           <div className="item-head">
             <h2 id="deliveries-title">Delivery log</h2>
-            <button type="button" className="secondary" onClick={() => void firstPage.reload()} aria-label="Refresh the delivery log">
+            <button
+              type="button"
+              className="secondary"
+              onClick={() => void firstPage.reload()}
+              aria-label="Refresh the delivery log"
+            >
               Refresh
             </button>
           </div>
@@ -210,7 +268,11 @@ export function WebhookPage() {
                   >
                     <code>{delivery.delivery_id}</code>
                   </button>{' '}
-                  <span className={`badge ${delivery.status === 'Accepted' ? 'badge-on' : delivery.status === 'Duplicate' ? '' : 'badge-off'}`}>{delivery.status}</span>{' '}
+                  <span
+                    className={`badge ${delivery.status === 'Accepted' ? 'badge-on' : delivery.status === 'Duplicate' ? '' : 'badge-off'}`}
+                  >
+                    {delivery.status}
+                  </span>{' '}
                   <Time value={delivery.received_at} />
                 </li>
               ))}
@@ -223,7 +285,12 @@ export function WebhookPage() {
               className="secondary"
               disabled={more.pending}
               onClick={async () => {
-                const page = await more.run(() => client.get<DeliveryList>(`/factory/webhooks/${seg(uid)}/deliveries`, { limit: 25, cursor: nextCursor }));
+                const page = await more.run(() =>
+                  client.get<DeliveryList>(`/factory/webhooks/${seg(uid)}/deliveries`, {
+                    limit: 25,
+                    cursor: nextCursor,
+                  }),
+                );
                 if (!page) return;
                 setOlder((current) => [...current, ...page.deliveries]);
                 setCursor(page.next_cursor);

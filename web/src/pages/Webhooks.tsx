@@ -14,7 +14,9 @@ const AUTH_MODES = [
 ] as const;
 
 export const authLabel = (webhook: Webhook) =>
-  webhook.auth_mode === 'signature' ? `signature (${webhook.signature_scheme})` : (AUTH_MODES.find(([mode]) => mode === webhook.auth_mode)?.[1] ?? webhook.auth_mode);
+  webhook.auth_mode === 'signature'
+    ? `signature (${webhook.signature_scheme})`
+    : (AUTH_MODES.find(([mode]) => mode === webhook.auth_mode)?.[1] ?? webhook.auth_mode);
 
 function WebhookForm({ onCreated, onCancel }: { onCreated(webhook: Webhook): void; onCancel(): void }) {
   const client = useClient();
@@ -62,7 +64,8 @@ function WebhookForm({ onCreated, onCancel }: { onCreated(webhook: Webhook): voi
             </select>
           </label>
           <label>
-            Signing secret <span className="muted">(required for Stripe, Sentry, PagerDuty and Vercel; generated otherwise)</span>
+            Signing secret{' '}
+            <span className="muted">(required for Stripe, Sentry, PagerDuty and Vercel; generated otherwise)</span>
             <input name="secret" type="password" autoComplete="off" minLength={8} />
           </label>
         </>
@@ -83,7 +86,10 @@ function WebhookForm({ onCreated, onCancel }: { onCreated(webhook: Webhook): voi
 
 export function WebhooksPage() {
   const client = useClient();
-  const webhooks = useResource((signal) => client.get<{ webhooks: Webhook[] }>('/factory/webhooks', undefined, signal), 'webhooks');
+  const webhooks = useResource(
+    (signal) => client.get<{ webhooks: Webhook[] }>('/factory/webhooks', undefined, signal),
+    'webhooks',
+  );
   const toggle = useAction();
   const [creating, setCreating] = useState(false);
   const [issued, setIssued] = useState<Webhook>();
@@ -91,7 +97,10 @@ export function WebhooksPage() {
 
   return (
     <>
-      <PageHeader title="Webhooks" subtitle="Addresses that external systems POST events to; automations turn them into runs.">
+      <PageHeader
+        title="Webhooks"
+        subtitle="Addresses that external systems POST events to; automations turn them into runs."
+      >
         {!creating && (
           <button type="button" onClick={() => setCreating(true)}>
             New webhook
@@ -113,7 +122,13 @@ export function WebhooksPage() {
           <p className="notice" role="status">
             Webhook “{issued.name}” created. Senders POST to <code>{issued.url}</code>.
           </p>
-          {issued.secret && <SecretOnce label={`Secret of ${issued.name}`} value={issued.secret} onDismiss={() => setIssued(undefined)} />}
+          {issued.secret && (
+            <SecretOnce
+              label={`Secret of ${issued.name}`}
+              value={issued.secret}
+              onDismiss={() => setIssued(undefined)}
+            />
+          )}
         </>
       )}
       <ErrorMessage error={webhooks.error} title="Could not load the webhooks" />
@@ -122,7 +137,8 @@ export function WebhooksPage() {
       {list && list.length === 0 && (
         <Empty title="No webhooks yet.">
           <p>
-            Create one, then an <Link to="/factory/automations">automation</Link> that starts a run when a delivery matches.
+            Create one, then an <Link to="/factory/automations">automation</Link> that starts a run when a delivery
+            matches.
           </p>
         </Empty>
       )}
@@ -164,7 +180,12 @@ export function WebhooksPage() {
                     disabled={toggle.pending}
                     aria-label={`${webhook.enabled ? 'Disable' : 'Enable'} ${webhook.name}`}
                     onClick={async () => {
-                      if ((await toggle.run(() => client.put(`/factory/webhooks/${seg(webhook.uid)}`, { enabled: !webhook.enabled }))) !== undefined) void webhooks.reload();
+                      if (
+                        (await toggle.run(() =>
+                          client.put(`/factory/webhooks/${seg(webhook.uid)}`, { enabled: !webhook.enabled }),
+                        )) !== undefined
+                      )
+                        void webhooks.reload();
                     }}
                   >
                     {webhook.enabled ? 'Disable' : 'Enable'}

@@ -5,11 +5,18 @@ import { useClient } from '../session';
 
 export function WorkersPage() {
   const client = useClient();
-  const workers = useResource((signal) => client.get<{ workers: ConnectedWorker[] }>('/agent/connected-self-hosted-workers', undefined, signal), 'workers', { pollMs: 10_000 });
+  const workers = useResource(
+    (signal) => client.get<{ workers: ConnectedWorker[] }>('/agent/connected-self-hosted-workers', undefined, signal),
+    'workers',
+    { pollMs: 10_000 },
+  );
   const list = workers.data?.workers;
   return (
     <>
-      <PageHeader title="Connected workers" subtitle="Your team's own machines running runs that name them (config.worker_host)." />
+      <PageHeader
+        title="Connected workers"
+        subtitle="Your team's own machines running runs that name them (config.worker_host)."
+      />
       <ErrorMessage error={workers.error} title="Could not load the workers" />
       {workers.loading && !list && <Loading what="Loading workers" />}
       {list && list.length === 0 && (
@@ -32,10 +39,16 @@ export function WorkersPage() {
           <tbody>
             {list.map((worker) => (
               <tr key={worker.worker_host}>
-                <th scope="row" data-label="Worker host">{worker.worker_host}</th>
+                <th scope="row" data-label="Worker host">
+                  {worker.worker_host}
+                </th>
                 <td data-label="Connections">{worker.connection_count}</td>
-                <td data-label="Connected"><Time value={worker.connected_at} /></td>
-                <td data-label="Last seen"><Time value={worker.last_seen_at} /></td>
+                <td data-label="Connected">
+                  <Time value={worker.connected_at} />
+                </td>
+                <td data-label="Last seen">
+                  <Time value={worker.last_seen_at} />
+                </td>
               </tr>
             ))}
           </tbody>

@@ -21,7 +21,12 @@ const CATEGORIES: Record<string, string> = {
 };
 
 const TextBlock = z.object({ type: z.literal('text'), text: z.string() });
-const ToolUseBlock = z.object({ type: z.literal('tool_use'), id: z.string().min(1), name: z.string().min(1), input: z.unknown() });
+const ToolUseBlock = z.object({
+  type: z.literal('tool_use'),
+  id: z.string().min(1),
+  name: z.string().min(1),
+  input: z.unknown(),
+});
 const ToolResultBlock = z.object({
   type: z.literal('tool_result'),
   tool_use_id: z.string().min(1),
@@ -48,7 +53,14 @@ const Line = z.discriminatedUnion('type', [
     result: z.string().optional(),
     errors: z.array(z.string()).optional(),
     total_cost_usd: Count,
-    usage: z.object({ input_tokens: Count, output_tokens: Count, cache_creation_input_tokens: Count, cache_read_input_tokens: Count }).optional(),
+    usage: z
+      .object({
+        input_tokens: Count,
+        output_tokens: Count,
+        cache_creation_input_tokens: Count,
+        cache_read_input_tokens: Count,
+      })
+      .optional(),
   }),
 ]);
 type Line = z.infer<typeof Line>;
@@ -62,7 +74,14 @@ export const claude: AgentCli = {
   binary: 'claude',
   npmPackage: '@anthropic-ai/claude-code',
 
-  async invocation({ prompt, model, resume, home, writeHomeFile, mcpServers }: CliInvocationInput): Promise<CliInvocation> {
+  async invocation({
+    prompt,
+    model,
+    resume,
+    home,
+    writeHomeFile,
+    mcpServers,
+  }: CliInvocationInput): Promise<CliInvocation> {
     const env: Record<string, string> = {
       IS_SANDBOX: '1',
       // Telemetry, error reporting, the auto-updater and the other calls besides the model's.
@@ -76,13 +95,25 @@ export const claude: AgentCli = {
       env.ANTHROPIC_DEFAULT_HAIKU_MODEL = model.providerModel;
       env.CLAUDE_CODE_SUBAGENT_MODEL = model.providerModel;
     }
-    const args = ['-p', '--output-format', 'stream-json', '--verbose', '--model', model.providerModel, '--permission-mode', 'bypassPermissions'];
+    const args = [
+      '-p',
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      '--model',
+      model.providerModel,
+      '--permission-mode',
+      'bypassPermissions',
+    ];
     if (resume) args.push('--resume', resume.id);
     if (Object.keys(mcpServers).length > 0) {
       // In a file, not an argument: headers and env may hold secrets, and arguments show in `ps`.
       const name = '.hangar-mcp.json';
       const servers = Object.fromEntries(
-        Object.entries(mcpServers).map(([name, server]) => [name, 'command' in server ? server : { type: 'http', url: server.url, headers: server.headers }]),
+        Object.entries(mcpServers).map(([name, server]) => [
+          name,
+          'command' in server ? server : { type: 'http', url: server.url, headers: server.headers },
+        ]),
       );
       await writeHomeFile(name, JSON.stringify({ mcpServers: servers }));
       args.push('--mcp-config', path.join(home, name), '--strict-mcp-config');
@@ -99,7 +130,9 @@ export const claude: AgentCli = {
   sessions: {
     async find(workspace) {
       const [file] = await filesMatching(workspace, '.claude/projects', SESSION_FILE);
-      return file ? { id: path.basename(file, '.jsonl'), file: path.posix.join('.claude', 'projects', file) } : undefined;
+      return file
+        ? { id: path.basename(file, '.jsonl'), file: path.posix.join('.claude', 'projects', file) }
+        : undefined;
     },
     placeFor(session, workspace) {
       return path.join('.claude', 'projects', workspace.replace(/[^A-Za-z0-9]/g, '-'), `${session.id}.jsonl`);
@@ -121,9 +154,18 @@ function events(line: Line): HarnessEvent[] {
     if (data.type === 'text') return line.type === 'assistant' ? [{ type: 'text', text: data.text }] : [];
     if (data.type === 'tool_use') {
       const category = CATEGORIES[data.name];
-      return [{ type: 'tool_call', id: data.id, name: data.name, ...(category ? { category } : {}), input: data.input }];
+      return [
+        { type: 'tool_call', id: data.id, name: data.name, ...(category ? { category } : {}), input: data.input },
+      ];
     }
-    return [{ type: 'tool_result', id: data.tool_use_id, status: data.is_error ? 'failed' : 'completed', output: resultText(data.content) }];
+    return [
+      {
+        type: 'tool_result',
+        id: data.tool_use_id,
+        status: data.is_error ? 'failed' : 'completed',
+        output: resultText(data.content),
+      },
+    ];
   });
 }
 
@@ -135,22 +177,31 @@ function resultEvents(line: Extract<Line, { type: 'result' }>): HarnessEvent[] {
     out.push(
       usageEvent({
         // Prompt-cache reads and writes are input tokens too; Anthropic counts them apart.
-        input: usage && (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0),
+        input:
+          usage &&
+          (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0),
         output: usage?.output_tokens,
         cost: line.total_cost_usd,
       }),
     );
   }
-  if (line.subtype === 'success' && !line.is_error) out.push({ type: 'done', ...(line.result ? { summary: line.result } : {}) });
-  else out.push({ type: 'failed', message: line.result || line.errors?.join('; ') || `Claude Code stopped: ${line.subtype}` });
+  if (line.subtype === 'success' && !line.is_error)
+    out.push({ type: 'done', ...(line.result ? { summary: line.result } : {}) });
+  else
+    out.push({
+      type: 'failed',
+      message: line.result || line.errors?.join('; ') || `Claude Code stopped: ${line.subtype}`,
+    });
   return out;
 }
 
 /** A tool result's content: text as it is, blocks as their text (images are left out). */
 function resultText(content: string | unknown[] | undefined): string {
   if (content === undefined || typeof content === 'string') return content ?? '';
-  return content.flatMap((block) => {
-    const text = TextBlock.safeParse(block);
-    return text.success ? [text.data.text] : [];
-  }).join('\n');
+  return content
+    .flatMap((block) => {
+      const text = TextBlock.safeParse(block);
+      return text.success ? [text.data.text] : [];
+    })
+    .join('\n');
 }

@@ -3,7 +3,13 @@ import { scrubbedEnvironment, spawnSandboxed } from '../../sandbox/index.js';
 import type { SandboxMode } from '../../sandbox/types.js';
 import { HOME_DIRECTORY, workspaceHome } from '../../workspace.js';
 import { WorkspaceFiles } from '../../workspace-files.js';
-import { HarnessStartError, type Harness, type HarnessSession, type HarnessSink, type HarnessTask } from '../harness.js';
+import {
+  HarnessStartError,
+  type Harness,
+  type HarnessSession,
+  type HarnessSink,
+  type HarnessTask,
+} from '../harness.js';
 import { taskMessage, type HarnessEvent } from '../protocol.js';
 import type { ResolvedDefinition } from '../../../mcp/definition.js';
 import { proxiedMcpServers } from '../../../egress/mcp-proxy.js';
@@ -32,11 +38,17 @@ export interface CliHarnessOptions {
  * What the sandbox gets instead of credentials: the model behind this server's proxy with the task token as its
  * key, and registered HTTP MCP servers behind the MCP proxy. The real keys and headers never enter the sandbox.
  */
-function proxiedCredentials(task: HarnessTask, model: ResolvedModel): { model: ResolvedModel; mcpServers: Record<string, ResolvedDefinition> } {
+function proxiedCredentials(
+  task: HarnessTask,
+  model: ResolvedModel,
+): { model: ResolvedModel; mcpServers: Record<string, ResolvedDefinition> } {
   const apiUrl = task.env.HANGAR_API_URL;
   const token = task.env.HANGAR_TASK_TOKEN;
   if (!apiUrl || !token) throw new Error('the run has no API URL or task token for the credential proxies');
-  return { model: proxiedModel(model, apiUrl, token), mcpServers: proxiedMcpServers(task.mcpServers ?? {}, task.agentConfig, apiUrl, token) };
+  return {
+    model: proxiedModel(model, apiUrl, token),
+    mcpServers: proxiedMcpServers(task.mcpServers ?? {}, task.agentConfig, apiUrl, token),
+  };
 }
 
 /**
@@ -67,14 +79,19 @@ export class CliHarness implements Harness {
         'integration_not_configured',
       );
     }
-    if (!task.model) throw new HarnessStartError(`The ${cli.name} harness needs a model from the catalogue, and none was resolved for this run`, 'integration_not_configured');
+    if (!task.model)
+      throw new HarnessStartError(
+        `The ${cli.name} harness needs a model from the catalogue, and none was resolved for this run`,
+        'integration_not_configured',
+      );
     const { home, resume, invocation } = await this.prepare(task, task.model);
     sink.input(JSON.stringify(taskMessage(task)));
     const env = scrubbedEnvironment({ ...task.env, ...invocation.env }, home);
     // The codex and gemini launchers are `#!/usr/bin/env node` scripts: the server's own node is there to be found
     // even when its directory is not on the PATH it was started with.
     const searchPath = (env.PATH ?? '').split(path.delimiter);
-    if (!searchPath.includes(path.dirname(process.execPath))) env.PATH = [...searchPath, path.dirname(process.execPath)].join(path.delimiter);
+    if (!searchPath.includes(path.dirname(process.execPath)))
+      env.PATH = [...searchPath, path.dirname(process.execPath)].join(path.delimiter);
     const child = spawnSandboxed({
       mode: options.sandbox,
       argv: [binary, ...invocation.args],
@@ -115,8 +132,18 @@ export class CliHarness implements Harness {
     const prompt = resume ? resumedPrompt(task) : cliPrompt(task, this.translate);
     const writeHomeFile = (relative: string, content: string) =>
       WorkspaceFiles.with(task.workspace, owner, (files) => files.writeFile(`${HOME_DIRECTORY}/${relative}`, content));
-    const { model: given, mcpServers } = this.options.proxyCredentials ? proxiedCredentials(task, model) : { model, mcpServers: task.mcpServers ?? {} };
-    const invocation = await cli.invocation({ prompt, model: given, workspace: task.workspace, home, writeHomeFile, mcpServers, ...(resume ? { resume } : {}) });
+    const { model: given, mcpServers } = this.options.proxyCredentials
+      ? proxiedCredentials(task, model)
+      : { model, mcpServers: task.mcpServers ?? {} };
+    const invocation = await cli.invocation({
+      prompt,
+      model: given,
+      workspace: task.workspace,
+      home,
+      writeHomeFile,
+      mcpServers,
+      ...(resume ? { resume } : {}),
+    });
     return { home, resume, invocation };
   }
 }

@@ -12,9 +12,24 @@ const Id = z.string().min(1);
 const Status = z.string().optional();
 // The items of `codex exec --json` that are tool activity, and what they become.
 const ToolItem = z.discriminatedUnion('type', [
-  z.object({ id: Id, type: z.literal('command_execution'), command: z.string(), aggregated_output: z.string().optional(), status: Status }),
+  z.object({
+    id: Id,
+    type: z.literal('command_execution'),
+    command: z.string(),
+    aggregated_output: z.string().optional(),
+    status: Status,
+  }),
   z.object({ id: Id, type: z.literal('file_change'), changes: z.array(z.unknown()), status: Status }),
-  z.object({ id: Id, type: z.literal('mcp_tool_call'), server: z.string(), tool: z.string(), arguments: z.unknown(), result: z.unknown(), error: z.unknown(), status: Status }),
+  z.object({
+    id: Id,
+    type: z.literal('mcp_tool_call'),
+    server: z.string(),
+    tool: z.string(),
+    arguments: z.unknown(),
+    result: z.unknown(),
+    error: z.unknown(),
+    status: Status,
+  }),
   z.object({ id: Id, type: z.literal('web_search'), query: z.string().optional() }),
 ]);
 type ToolItem = z.infer<typeof ToolItem>;
@@ -28,7 +43,13 @@ const Item = z.union([
 const Line = z.discriminatedUnion('type', [
   z.object({ type: z.literal('item.started'), item: z.unknown() }),
   z.object({ type: z.literal('item.completed'), item: z.unknown() }),
-  z.object({ type: z.literal('turn.completed'), usage: z.object({ input_tokens: z.number().nonnegative(), output_tokens: z.number().nonnegative() }).partial().optional() }),
+  z.object({
+    type: z.literal('turn.completed'),
+    usage: z
+      .object({ input_tokens: z.number().nonnegative(), output_tokens: z.number().nonnegative() })
+      .partial()
+      .optional(),
+  }),
   z.object({ type: z.literal('turn.failed'), error: z.object({ message: z.string() }) }),
   // Reported before `turn.failed`, which is the one that ends the run.
   z.object({ type: z.literal('error'), message: z.string() }),
@@ -56,7 +77,9 @@ export const codex: AgentCli = {
       wire_api: '"responses"',
       supports_websockets: 'false',
     };
-    const table = `{${Object.entries(provider).map(([key, value]) => `${key}=${value}`).join(',')}}`;
+    const table = `{${Object.entries(provider)
+      .map(([key, value]) => `${key}=${value}`)
+      .join(',')}}`;
     const settings = [
       'model_provider="hangar"',
       `model_providers.hangar=${table}`,
@@ -91,7 +114,9 @@ export const codex: AgentCli = {
   sessions: {
     async find(workspace) {
       const [file] = await filesMatching(workspace, '.codex/sessions', ROLLOUT_FILE);
-      return file ? { id: ROLLOUT_FILE.exec(path.basename(file))![1]!, file: path.posix.join('.codex', 'sessions', file) } : undefined;
+      return file
+        ? { id: ROLLOUT_FILE.exec(path.basename(file))![1]!, file: path.posix.join('.codex', 'sessions', file) }
+        : undefined;
     },
     placeFor: (session) => session.file,
   },
@@ -99,7 +124,10 @@ export const codex: AgentCli = {
 
 /** A TOML string or inline table of strings (JSON strings are valid TOML basic strings). */
 const tomlString = (value: string) => JSON.stringify(value);
-const tomlTable = (values: Record<string, string>) => `{ ${Object.entries(values).map(([key, value]) => `${tomlString(key)} = ${tomlString(value)}`).join(', ')} }`;
+const tomlTable = (values: Record<string, string>) =>
+  `{ ${Object.entries(values)
+    .map(([key, value]) => `${tomlString(key)} = ${tomlString(value)}`)
+    .join(', ')} }`;
 
 /** The `[mcp_servers.<name>]` tables of Codex's config.toml: a stdio command, or a streamable HTTP url with headers. */
 function mcpToml(servers: Record<string, ResolvedDefinition>): string {
@@ -107,7 +135,11 @@ function mcpToml(servers: Record<string, ResolvedDefinition>): string {
     .map(([name, server]) => {
       const lines =
         'command' in server
-          ? [`command = ${tomlString(server.command)}`, `args = [${server.args.map(tomlString).join(', ')}]`, `env = ${tomlTable(server.env)}`]
+          ? [
+              `command = ${tomlString(server.command)}`,
+              `args = [${server.args.map(tomlString).join(', ')}]`,
+              `env = ${tomlTable(server.env)}`,
+            ]
           : [`url = ${tomlString(server.url)}`, `http_headers = ${tomlTable(server.headers)}`];
       return [`[mcp_servers.${tomlString(name)}]`, ...lines, ''].join('\n');
     })
@@ -132,7 +164,10 @@ function events(line: Line): HarnessEvent[] {
     case 'turn.completed': {
       // One `codex exec` is one turn, and its usage counts every model request of it (cached input included).
       const usage = line.usage;
-      return [...(usage ? [usageEvent({ input: usage.input_tokens, output: usage.output_tokens })] : []), { type: 'done' }];
+      return [
+        ...(usage ? [usageEvent({ input: usage.input_tokens, output: usage.output_tokens })] : []),
+        { type: 'done' },
+      ];
     }
     case 'turn.failed':
       return [{ type: 'failed', message: providerMessage(line.error.message) }];
@@ -146,9 +181,21 @@ function toolCall(item: ToolItem): HarnessEvent {
     case 'command_execution':
       return { type: 'tool_call', id: item.id, name: 'shell', category: 'command', input: { command: item.command } };
     case 'file_change':
-      return { type: 'tool_call', id: item.id, name: 'apply_patch', category: 'files', input: { changes: item.changes } };
+      return {
+        type: 'tool_call',
+        id: item.id,
+        name: 'apply_patch',
+        category: 'files',
+        input: { changes: item.changes },
+      };
     case 'mcp_tool_call':
-      return { type: 'tool_call', id: item.id, name: `${item.server}.${item.tool}`, category: 'integration', input: item.arguments };
+      return {
+        type: 'tool_call',
+        id: item.id,
+        name: `${item.server}.${item.tool}`,
+        category: 'integration',
+        input: item.arguments,
+      };
     case 'web_search':
       return { type: 'tool_call', id: item.id, name: 'web_search', category: 'search', input: { query: item.query } };
   }
@@ -157,10 +204,13 @@ function toolCall(item: ToolItem): HarnessEvent {
 function toolResult(item: ToolItem): HarnessEvent {
   const status = item.type === 'web_search' ? 'completed' : statusOf(item.status);
   const output =
-    item.type === 'command_execution' ? (item.aggregated_output ?? '')
-    : item.type === 'file_change' ? item.changes
-    : item.type === 'mcp_tool_call' ? (item.error ?? item.result)
-    : null;
+    item.type === 'command_execution'
+      ? (item.aggregated_output ?? '')
+      : item.type === 'file_change'
+        ? item.changes
+        : item.type === 'mcp_tool_call'
+          ? (item.error ?? item.result)
+          : null;
   return { type: 'tool_result', id: item.id, status, output };
 }
 

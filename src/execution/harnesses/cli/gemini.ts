@@ -33,8 +33,19 @@ const Count = z.number().nonnegative().optional();
 const Line = z.discriminatedUnion('type', [
   // The user's prompt comes back as a message too; Hangar keeps what it sent as the transcript's input.
   z.object({ type: z.literal('message'), role: z.string(), content: z.string() }),
-  z.object({ type: z.literal('tool_use'), tool_id: z.string().min(1), tool_name: z.string().min(1), parameters: z.unknown() }),
-  z.object({ type: z.literal('tool_result'), tool_id: z.string().min(1), status: z.string(), output: z.string().optional(), error: z.object({ message: z.string() }).optional() }),
+  z.object({
+    type: z.literal('tool_use'),
+    tool_id: z.string().min(1),
+    tool_name: z.string().min(1),
+    parameters: z.unknown(),
+  }),
+  z.object({
+    type: z.literal('tool_result'),
+    tool_id: z.string().min(1),
+    status: z.string(),
+    output: z.string().optional(),
+    error: z.object({ message: z.string() }).optional(),
+  }),
   // Non-fatal (a warning, a retried call); a fatal error ends in the result line.
   z.object({ type: z.literal('error'), message: z.string() }),
   z.object({
@@ -56,9 +67,19 @@ export const gemini: AgentCli = {
   binary: 'gemini',
   npmPackage: '@google/gemini-cli',
 
-  async invocation({ prompt, model, home, writeHomeFile, resume, mcpServers }: CliInvocationInput): Promise<CliInvocation> {
+  async invocation({
+    prompt,
+    model,
+    home,
+    writeHomeFile,
+    resume,
+    mcpServers,
+  }: CliInvocationInput): Promise<CliInvocation> {
     const servers = Object.fromEntries(
-      Object.entries(mcpServers).map(([name, server]) => [name, 'command' in server ? server : { httpUrl: server.url, headers: server.headers }]),
+      Object.entries(mcpServers).map(([name, server]) => [
+        name,
+        'command' in server ? server : { httpUrl: server.url, headers: server.headers },
+      ]),
     );
     await writeHomeFile('.gemini/settings.json', `${JSON.stringify({ ...SETTINGS, mcpServers: servers }, null, 2)}\n`);
     const env: Record<string, string> = {};
@@ -66,7 +87,15 @@ export const gemini: AgentCli = {
     // Hangar's base URLs include the API version, as the AI SDK takes them; the Gemini SDK adds it itself.
     if (model.baseUrl) env.GOOGLE_GEMINI_BASE_URL = model.baseUrl.replace(/\/v1(beta)?$/, '');
     // --skip-trust: headless, it refuses to run in a folder nobody trusted (and YOLO would fall back to asking).
-    const args = ['--output-format', 'stream-json', '--model', model.providerModel, '--approval-mode', 'yolo', '--skip-trust'];
+    const args = [
+      '--output-format',
+      'stream-json',
+      '--model',
+      model.providerModel,
+      '--approval-mode',
+      'yolo',
+      '--skip-trust',
+    ];
     if (resume) args.push('--session-file', path.join(home, resume.file));
     return { args, env, stdin: prompt };
   },
@@ -93,17 +122,40 @@ function events(line: Line): HarnessEvent[] {
       return line.role === 'assistant' ? [{ type: 'text', text: line.content }] : [];
     case 'tool_use': {
       const category = CATEGORIES[line.tool_name];
-      return [{ type: 'tool_call', id: line.tool_id, name: line.tool_name, ...(category ? { category } : {}), input: line.parameters }];
+      return [
+        {
+          type: 'tool_call',
+          id: line.tool_id,
+          name: line.tool_name,
+          ...(category ? { category } : {}),
+          input: line.parameters,
+        },
+      ];
     }
     case 'tool_result':
-      return [{ type: 'tool_result', id: line.tool_id, status: line.status === 'success' ? 'completed' : 'failed', output: line.output ?? line.error?.message ?? '' }];
+      return [
+        {
+          type: 'tool_result',
+          id: line.tool_id,
+          status: line.status === 'success' ? 'completed' : 'failed',
+          output: line.output ?? line.error?.message ?? '',
+        },
+      ];
     case 'error':
       return [notice(line.message)];
     case 'result': {
       // The run's totals; no line before it reports usage.
-      const usage = line.stats ? [usageEvent({ input: line.stats.input_tokens, output: line.stats.output_tokens })] : [];
+      const usage = line.stats
+        ? [usageEvent({ input: line.stats.input_tokens, output: line.stats.output_tokens })]
+        : [];
       if (line.status === 'success') return [...usage, { type: 'done' }];
-      return [...usage, { type: 'failed', message: line.error ? providerMessage(line.error.message) : `Gemini CLI stopped: ${line.status}` }];
+      return [
+        ...usage,
+        {
+          type: 'failed',
+          message: line.error ? providerMessage(line.error.message) : `Gemini CLI stopped: ${line.status}`,
+        },
+      ];
     }
   }
 }

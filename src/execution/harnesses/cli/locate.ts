@@ -8,7 +8,10 @@ import path from 'node:path';
 export function locateBinary(name: string, pathEnv: string | undefined): string | undefined {
   const candidates = name.includes('/')
     ? [path.resolve(name)]
-    : (pathEnv ?? '').split(path.delimiter).filter((directory) => path.isAbsolute(directory)).map((directory) => path.join(directory, name));
+    : (pathEnv ?? '')
+        .split(path.delimiter)
+        .filter((directory) => path.isAbsolute(directory))
+        .map((directory) => path.join(directory, name));
   return candidates.find(isExecutableFile);
 }
 

@@ -31,7 +31,9 @@ export function resumedPrompt(task: HarnessTask): string {
 
 /** The user's messages and the agent's text of earlier executions, the oldest message and the latest ones kept. */
 function conversationRecap(history: TranscriptLine[], translate: (line: string) => HarnessEvent[]): string | null {
-  const said = conversation(history, translate).map(({ who, text }) => `${who}: ${clip(text.trim(), MESSAGE_MAX_CHARS)}`);
+  const said = conversation(history, translate).map(
+    ({ who, text }) => `${who}: ${clip(text.trim(), MESSAGE_MAX_CHARS)}`,
+  );
   if (said.length === 0) return null;
   const [first, ...rest] = said as [string, ...string[]];
   const kept: string[] = [];

@@ -33,14 +33,23 @@ export async function sessionLine(cli: AgentCli, workspace: string): Promise<str
   const read = async (files: WorkspaceFiles) => {
     const found = await sessions.find(files);
     if (!found) return undefined;
-    return { found, bytes: await files.readFile(path.posix.join(HOME_DIRECTORY, found.file), { maxBytes: MAX_READ_BYTES }) };
+    return {
+      found,
+      bytes: await files.readFile(path.posix.join(HOME_DIRECTORY, found.file), { maxBytes: MAX_READ_BYTES }),
+    };
   };
   const session = await WorkspaceFiles.with(workspace, undefined, read).catch(() => undefined);
   if (!session) return undefined;
   const { found, bytes } = session;
   const content = gzipSync(bytes);
   if (content.length > MAX_KEPT_BYTES) return undefined;
-  const line: SessionLine = { type: 'hangar_cli_session', harness: cli.name, id: found.id, file: found.file, content: content.toString('base64') };
+  const line: SessionLine = {
+    type: 'hangar_cli_session',
+    harness: cli.name,
+    id: found.id,
+    file: found.file,
+    content: content.toString('base64'),
+  };
   return JSON.stringify(line);
 }
 
@@ -48,10 +57,17 @@ export async function sessionLine(cli: AgentCli, workspace: string): Promise<str
  * Puts the CLI's session of the latest execution back into `home`, when that execution was this CLI's and kept
  * one; returns what the CLI resumes (undefined: start afresh, with a recap).
  */
-export async function restoreSession(cli: AgentCli, history: TranscriptLine[], workspace: string, owner?: FileOwner): Promise<SessionFile | undefined> {
+export async function restoreSession(
+  cli: AgentCli,
+  history: TranscriptLine[],
+  workspace: string,
+  owner?: FileOwner,
+): Promise<SessionFile | undefined> {
   if (!cli.sessions) return undefined;
   // Only a session written after the latest task started: an execution in between (another harness) would be lost.
-  const lastTask = history.findLastIndex((entry) => entry.stream === 'input' && entry.line.startsWith('{"type":"task"'));
+  const lastTask = history.findLastIndex(
+    (entry) => entry.stream === 'input' && entry.line.startsWith('{"type":"task"'),
+  );
   const index = history.findLastIndex((entry) => entry.stream === 'output' && entry.line.startsWith(PREFIX));
   if (index === -1 || index < lastTask) return undefined;
   let saved: SessionLine;
@@ -65,7 +81,9 @@ export async function restoreSession(cli: AgentCli, history: TranscriptLine[], w
   // The kept path comes from the transcript: it must stay inside HOME.
   if (file.startsWith('..') || path.isAbsolute(file)) return undefined;
   const content = gunzipSync(Buffer.from(saved.content, 'base64'));
-  await WorkspaceFiles.with(workspace, owner, (files) => files.writeFile(path.posix.join(HOME_DIRECTORY, file), content));
+  await WorkspaceFiles.with(workspace, owner, (files) =>
+    files.writeFile(path.posix.join(HOME_DIRECTORY, file), content),
+  );
   return { id: saved.id, file };
 }
 
@@ -77,7 +95,8 @@ export async function filesMatching(workspace: WorkspaceFiles, directory: string
   const found: string[] = [];
   try {
     for await (const entry of workspace.walk(path.posix.join(HOME_DIRECTORY, directory))) {
-      if (!entry.directory && name.test(path.posix.basename(entry.path))) found.push(path.posix.relative(directory, entry.path.slice(HOME_DIRECTORY.length + 1)));
+      if (!entry.directory && name.test(path.posix.basename(entry.path)))
+        found.push(path.posix.relative(directory, entry.path.slice(HOME_DIRECTORY.length + 1)));
     }
   } catch {
     return [];

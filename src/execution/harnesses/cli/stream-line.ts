@@ -22,7 +22,10 @@ const PROGRESS_MAX = 2000;
 
 /** A CLI's non-fatal notice (a warning, a retried error) as a progress event, which shows on the timeline. */
 export function notice(message: string): HarnessEvent {
-  return { type: 'progress', message: message.length > PROGRESS_MAX ? `${message.slice(0, PROGRESS_MAX - 1)}…` : message };
+  return {
+    type: 'progress',
+    message: message.length > PROGRESS_MAX ? `${message.slice(0, PROGRESS_MAX - 1)}…` : message,
+  };
 }
 
 /** A usage event with the counts the CLI reported (none of them undefined, as the protocol's JSON would have it). */

@@ -2,7 +2,13 @@ import type { AddressPolicy } from '../../../platform/net/address-policy.js';
 import { scrubbedEnvironment } from '../../sandbox/index.js';
 import type { SandboxExit, SandboxMode } from '../../sandbox/types.js';
 import { workspaceHome } from '../../workspace.js';
-import { HarnessStartError, type Harness, type HarnessSession, type HarnessSink, type HarnessTask } from '../harness.js';
+import {
+  HarnessStartError,
+  type Harness,
+  type HarnessSession,
+  type HarnessSink,
+  type HarnessTask,
+} from '../harness.js';
 import { saidNow, taskMessage, type UserMessage } from '../protocol.js';
 import { historyMessages } from './history.js';
 import { connectMcpServers, type McpTools } from './mcp.js';
@@ -35,7 +41,11 @@ export class OzHarness implements Harness {
   async start(task: HarnessTask, sink: HarnessSink): Promise<HarnessSession> {
     const { options } = this;
     const model = task.model;
-    if (!model) throw new HarnessStartError('The oz harness needs a model from the catalogue, and none was resolved for this run', 'integration_not_configured');
+    if (!model)
+      throw new HarnessStartError(
+        'The oz harness needs a model from the catalogue, and none was resolved for this run',
+        'integration_not_configured',
+      );
     sink.input(JSON.stringify(taskMessage(task)));
     const continuing = task.history.length > 0;
     const said = saidNow(task);
@@ -43,7 +53,15 @@ export class OzHarness implements Harness {
     let mcp: McpTools | undefined;
     if (task.mcpServers && Object.keys(task.mcpServers).length > 0) {
       try {
-        mcp = await connectMcpServers(task.mcpServers, { workspace: task.workspace, env, sandbox: options.sandbox, hiddenPaths: options.hiddenPaths, network: options.network, addressPolicy: options.addressPolicy, log: sink.diagnostic });
+        mcp = await connectMcpServers(task.mcpServers, {
+          workspace: task.workspace,
+          env,
+          sandbox: options.sandbox,
+          hiddenPaths: options.hiddenPaths,
+          network: options.network,
+          addressPolicy: options.addressPolicy,
+          log: sink.diagnostic,
+        });
       } catch (error) {
         return failedAtStart(sink, (error as Error).message);
       }
@@ -51,7 +69,9 @@ export class OzHarness implements Harness {
     const controller = new AbortController();
     const timer = setTimeout(() => {
       const minutes = options.timeoutMinutes;
-      controller.abort(new OzStop(`The run reached its time limit of ${minutes} minute${minutes === 1 ? '' : 's'}`, 'budget_exceeded'));
+      controller.abort(
+        new OzStop(`The run reached its time limit of ${minutes} minute${minutes === 1 ? '' : 's'}`, 'budget_exceeded'),
+      );
     }, options.timeoutMinutes * 60_000);
     const loop = new OzAgentLoop({
       model: languageModel(model),
@@ -64,7 +84,12 @@ export class OzHarness implements Harness {
       ...(mcp ? { extraTools: mcp.tools } : {}),
       maxSteps: options.maxSteps,
       signal: controller.signal,
-      shell: sandboxedShell({ mode: options.sandbox, workspace: task.workspace, hiddenPaths: options.hiddenPaths, allowNetwork: options.network }),
+      shell: sandboxedShell({
+        mode: options.sandbox,
+        workspace: task.workspace,
+        hiddenPaths: options.hiddenPaths,
+        allowNetwork: options.network,
+      }),
       onEvent: (event) => sink.output(JSON.stringify(event)),
     });
     let cancelled = false;

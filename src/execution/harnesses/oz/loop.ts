@@ -74,7 +74,9 @@ function errorMessage(error: unknown): string {
 
 function eventOutput(output: unknown): unknown {
   const text = JSON.stringify(output) ?? '';
-  return text.length > EVENT_OUTPUT_CHARS ? `${text.slice(0, EVENT_OUTPUT_CHARS)}… (${text.length - EVENT_OUTPUT_CHARS} more characters)` : output;
+  return text.length > EVENT_OUTPUT_CHARS
+    ? `${text.slice(0, EVENT_OUTPUT_CHARS)}… (${text.length - EVENT_OUTPUT_CHARS} more characters)`
+    : output;
 }
 
 /**
@@ -126,37 +128,58 @@ export class OzAgentLoop {
     };
     const stopped = (): OzLoopResult => {
       const reason: unknown = signal.reason;
-      if (reason instanceof OzStop) return finish({ type: 'failed', message: reason.message, ...(reason.errorCode ? { error_code: reason.errorCode } : {}) });
-      if (reason instanceof Error && reason.name !== 'AbortError') return finish({ type: 'failed', message: reason.message });
+      if (reason instanceof OzStop)
+        return finish({
+          type: 'failed',
+          message: reason.message,
+          ...(reason.errorCode ? { error_code: reason.errorCode } : {}),
+        });
+      if (reason instanceof Error && reason.name !== 'AbortError')
+        return finish({ type: 'failed', message: reason.message });
       return finish({ type: 'failed', message: 'The run was cancelled' });
     };
 
     const tools: ToolSet = {
       ...options.extraTools,
       ...createOzTools({
-      workspace: options.workspace,
-      ...(options.workspaceOwner ? { workspaceOwner: options.workspaceOwner } : {}),
-      env: options.env ?? process.env,
-      limits: { ...DEFAULT_TOOL_LIMITS, ...options.limits },
-      emit,
-      ask: (text) => {
-        question = text;
-      },
-      signal,
-      ...(options.shell ? { shell: options.shell } : {}),
+        workspace: options.workspace,
+        ...(options.workspaceOwner ? { workspaceOwner: options.workspaceOwner } : {}),
+        env: options.env ?? process.env,
+        limits: { ...DEFAULT_TOOL_LIMITS, ...options.limits },
+        emit,
+        ask: (text) => {
+          question = text;
+        },
+        signal,
+        ...(options.shell ? { shell: options.shell } : {}),
       }),
     };
-    const system = systemPrompt({ basePrompt: options.basePrompt, skillPrompt: options.skillPrompt, workspaceDescription: await describeWorkspace(options.workspace) });
+    const system = systemPrompt({
+      basePrompt: options.basePrompt,
+      skillPrompt: options.skillPrompt,
+      workspaceDescription: await describeWorkspace(options.workspace),
+    });
 
     for (;;) {
       if (signal.aborted) return stopped();
       for (const message of this.pending.splice(0)) this.messages.push({ role: 'user', content: message });
       if (steps >= maxSteps) {
-        return finish({ type: 'failed', message: `The agent stopped after ${maxSteps} steps, its step limit, before finishing the task`, error_code: 'budget_exceeded' });
+        return finish({
+          type: 'failed',
+          message: `The agent stopped after ${maxSteps} steps, its step limit, before finishing the task`,
+          error_code: 'budget_exceeded',
+        });
       }
       steps++;
 
-      const result = streamText({ model: options.model, system, messages: this.messages, tools, abortSignal: signal, maxRetries: options.maxRetries ?? 2 });
+      const result = streamText({
+        model: options.model,
+        system,
+        messages: this.messages,
+        tools,
+        abortSignal: signal,
+        maxRetries: options.maxRetries ?? 2,
+      });
       let text = '';
       let stepText = '';
       let toolCalls = 0;
@@ -174,13 +197,31 @@ export class OzAgentLoop {
           case 'tool-call':
             flushText();
             toolCalls++;
-            emit({ type: 'tool_call', id: part.toolCallId, name: part.toolName, category: TOOL_CATEGORIES[part.toolName] ?? 'integration', input: part.input });
+            emit({
+              type: 'tool_call',
+              id: part.toolCallId,
+              name: part.toolName,
+              category: TOOL_CATEGORIES[part.toolName] ?? 'integration',
+              input: part.input,
+            });
             break;
           case 'tool-result':
-            emit({ type: 'tool_result', id: part.toolCallId, name: part.toolName, status: 'completed', output: eventOutput(part.output) });
+            emit({
+              type: 'tool_result',
+              id: part.toolCallId,
+              name: part.toolName,
+              status: 'completed',
+              output: eventOutput(part.output),
+            });
             break;
           case 'tool-error':
-            emit({ type: 'tool_result', id: part.toolCallId, name: part.toolName, status: 'failed', output: errorMessage(part.error) });
+            emit({
+              type: 'tool_result',
+              id: part.toolCallId,
+              name: part.toolName,
+              status: 'failed',
+              output: errorMessage(part.error),
+            });
             break;
           case 'finish-step': {
             flushText();
@@ -189,7 +230,13 @@ export class OzAgentLoop {
             usage.input_tokens += input;
             usage.output_tokens += output;
             const cost = options.cost?.(input, output);
-            emit({ type: 'usage', input_tokens: input, output_tokens: output, total_tokens: part.usage.totalTokens ?? input + output, ...(cost !== undefined ? { inference_cost: cost } : {}) });
+            emit({
+              type: 'usage',
+              input_tokens: input,
+              output_tokens: output,
+              total_tokens: part.usage.totalTokens ?? input + output,
+              ...(cost !== undefined ? { inference_cost: cost } : {}),
+            });
             break;
           }
           case 'error':
@@ -201,7 +248,8 @@ export class OzAgentLoop {
       }
       flushText();
       if (signal.aborted) return stopped();
-      if (failure !== null) return finish({ type: 'failed', message: `The model request failed: ${errorMessage(failure)}` });
+      if (failure !== null)
+        return finish({ type: 'failed', message: `The model request failed: ${errorMessage(failure)}` });
       try {
         this.messages.push(...(await result.response).messages);
       } catch (error) {

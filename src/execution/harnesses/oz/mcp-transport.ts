@@ -27,7 +27,9 @@ export class SandboxedStdioTransport implements Transport {
       try {
         this.onmessage?.(JSONRPCMessageSchema.parse(JSON.parse(line)));
       } catch (error) {
-        this.onerror?.(new Error(`the MCP server wrote a line that is not a JSON-RPC message: ${(error as Error).message}`));
+        this.onerror?.(
+          new Error(`the MCP server wrote a line that is not a JSON-RPC message: ${(error as Error).message}`),
+        );
       }
     });
     child.onStderrLine(this.onLog);

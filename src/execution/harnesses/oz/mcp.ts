@@ -49,9 +49,12 @@ function mcpFetch(policy: AddressPolicy): typeof fetch {
 function httpFailure(error: unknown): string {
   const refused = addressRefusal(error);
   if (refused) return refused.message;
-  if (error instanceof StreamableHTTPError && error.code !== undefined && error.code > 0) return `it answered HTTP ${error.code}`;
+  if (error instanceof StreamableHTTPError && error.code !== undefined && error.code > 0)
+    return `it answered HTTP ${error.code}`;
   const code = (error as { cause?: { code?: unknown } }).cause?.code;
-  return typeof code === 'string' && /^E[A-Z_]+$/.test(code) ? `the connection failed (${code})` : 'it did not answer as an MCP server';
+  return typeof code === 'string' && /^E[A-Z_]+$/.test(code)
+    ? `the connection failed (${code})`
+    : 'it did not answer as an MCP server';
 }
 
 /** Starts each server's connection: stdio servers in the sandbox, HTTP ones over Streamable HTTP. */
@@ -59,7 +62,9 @@ async function connect(name: string, server: ResolvedDefinition, options: McpCon
   const client = new Client({ name: 'hangar-oz', version: '1.0.0' });
   if (!('command' in server) && !options.network) {
     // The connection would come from this process, outside the sandbox whose network is off.
-    throw new Error('it is an HTTP server, and oz runs without network on this server (builtin_harnesses.oz.network), so it does not connect to it');
+    throw new Error(
+      'it is an HTTP server, and oz runs without network on this server (builtin_harnesses.oz.network), so it does not connect to it',
+    );
   }
   const transport =
     'command' in server
@@ -76,7 +81,10 @@ async function connect(name: string, server: ResolvedDefinition, options: McpCon
           },
           (line) => options.log(`mcp ${name}: ${line}`),
         )
-      : new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers }, fetch: mcpFetch(options.addressPolicy) });
+      : new StreamableHTTPClientTransport(new URL(server.url), {
+          requestInit: { headers: server.headers },
+          fetch: mcpFetch(options.addressPolicy),
+        });
   try {
     await client.connect(transport);
   } catch (error) {
@@ -89,7 +97,10 @@ async function connect(name: string, server: ResolvedDefinition, options: McpCon
  * Connects to the run's MCP servers and offers their tools to the agent as `<server>__<tool>`. A server that does
  * not start or answer fails the whole connection (with its name), since the task was written expecting it.
  */
-export async function connectMcpServers(servers: Record<string, ResolvedDefinition>, options: McpConnectOptions): Promise<McpTools> {
+export async function connectMcpServers(
+  servers: Record<string, ResolvedDefinition>,
+  options: McpConnectOptions,
+): Promise<McpTools> {
   const clients: Client[] = [];
   const close = async () => {
     await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
@@ -106,16 +117,20 @@ export async function connectMcpServers(servers: Record<string, ResolvedDefiniti
       clients.push(client);
       const http = !('command' in server);
       const { tools: offered } = await client.listTools().catch((error: unknown) => {
-        throw new Error(`The MCP server ${name} could not list its tools: ${http ? httpFailure(error) : (error as Error).message}`);
+        throw new Error(
+          `The MCP server ${name} could not list its tools: ${http ? httpFailure(error) : (error as Error).message}`,
+        );
       });
       for (const offeredTool of offered) {
         tools[toolName(name, offeredTool.name)] = dynamicTool({
           description: offeredTool.description ?? `${offeredTool.name} from the MCP server ${name}`,
           inputSchema: jsonSchema(offeredTool.inputSchema as Parameters<typeof jsonSchema>[0]),
           execute: async (input) => {
-            const result = await client.callTool({ name: offeredTool.name, arguments: (input ?? {}) as Record<string, unknown> }).catch((error: unknown) => {
-              throw http ? new Error(`The MCP server ${name} failed: ${httpFailure(error)}`) : error;
-            });
+            const result = await client
+              .callTool({ name: offeredTool.name, arguments: (input ?? {}) as Record<string, unknown> })
+              .catch((error: unknown) => {
+                throw http ? new Error(`The MCP server ${name} failed: ${httpFailure(error)}`) : error;
+              });
             if (result.isError) throw new Error(JSON.stringify(result.content));
             return result.structuredContent ?? result.content;
           },

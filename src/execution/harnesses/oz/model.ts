@@ -21,11 +21,19 @@ export function languageModel(model: ResolvedModel): LanguageModel {
     case 'GOOGLE':
       return createGoogleGenerativeAI({ apiKey, baseURL })(model.providerModel);
     case 'UNKNOWN':
-      return createOpenAICompatible({ name: 'openai-compatible', baseURL: baseURL!, apiKey, includeUsage: true }).chatModel(model.providerModel);
+      return createOpenAICompatible({
+        name: 'openai-compatible',
+        baseURL: baseURL!,
+        apiKey,
+        includeUsage: true,
+      }).chatModel(model.providerModel);
   }
 }
 
 /** The AI SDK model for a catalogue entry with the key from `env`; throws ModelConfigurationError when it has none. */
-export function languageModelFor(model: ModelDefinition, env: Record<string, string | undefined> = process.env): LanguageModel {
+export function languageModelFor(
+  model: ModelDefinition,
+  env: Record<string, string | undefined> = process.env,
+): LanguageModel {
   return languageModel(resolveModel(model, env));
 }

@@ -14,18 +14,29 @@ export async function describeWorkspace(workspace: string): Promise<string> {
     entries: await files.list('').catch(() => []),
     head: await files.readFile('.git/HEAD', { maxBytes: 4096 }).catch(() => undefined),
   }));
-  const names = entries.filter((entry) => entry.name !== '.git').map((entry) => entry.name + (entry.isDirectory() ? '/' : '')).sort();
+  const names = entries
+    .filter((entry) => entry.name !== '.git')
+    .map((entry) => entry.name + (entry.isDirectory() ? '/' : ''))
+    .sort();
   const shown = names.slice(0, 40).join(', ') + (names.length > 40 ? `, and ${names.length - 40} more` : '');
   let git = 'It is not a git repository.';
   // No HEAD file: not a repository (or a worktree; the model can ask git).
   if (head) {
     const ref = head.toString('utf8').trim();
-    git = ref.startsWith('ref: refs/heads/') ? `It is a git repository on branch ${ref.slice('ref: refs/heads/'.length)}.` : 'It is a git repository (detached HEAD).';
+    git = ref.startsWith('ref: refs/heads/')
+      ? `It is a git repository on branch ${ref.slice('ref: refs/heads/'.length)}.`
+      : 'It is a git repository (detached HEAD).';
   }
   return `The workspace is ${workspace}. ${git} At its root: ${shown || '(empty)'}.`;
 }
 
 /** The system prompt: the operator's or agent's base prompt first, then how oz works, the workspace and the tools. */
-export function systemPrompt(parts: { basePrompt?: string | null; skillPrompt?: string | null; workspaceDescription: string }): string {
-  return [parts.basePrompt?.trim(), AGENT_PROMPT, parts.skillPrompt?.trim(), parts.workspaceDescription, TOOLS_PROMPT].filter((part): part is string => !!part).join('\n\n');
+export function systemPrompt(parts: {
+  basePrompt?: string | null;
+  skillPrompt?: string | null;
+  workspaceDescription: string;
+}): string {
+  return [parts.basePrompt?.trim(), AGENT_PROMPT, parts.skillPrompt?.trim(), parts.workspaceDescription, TOOLS_PROMPT]
+    .filter((part): part is string => !!part)
+    .join('\n\n');
 }

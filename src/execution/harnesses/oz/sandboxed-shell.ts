@@ -24,7 +24,9 @@ export function sandboxedShell(sandbox: SandboxedShellOptions) {
       // "$0" is the directory and "$1" the command, so neither needs quoting.
       argv: ['/bin/sh', '-c', 'cd -- "$0" || exit 1; eval "$1"', relative, command],
       cwd: sandbox.workspace,
-      env: Object.fromEntries(Object.entries(options.env).filter((entry): entry is [string, string] => entry[1] !== undefined)),
+      env: Object.fromEntries(
+        Object.entries(options.env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+      ),
       hiddenPaths: sandbox.hiddenPaths,
       allowNetwork: sandbox.allowNetwork,
       timeoutMs: options.timeoutMs,

@@ -93,7 +93,8 @@ function defineTools(context: OzToolContext): ToolSet {
   const resolve = (requested: string) => resolveInWorkspace(workspace, requested);
   // The tools run in the server, on a workspace the run's own processes change meanwhile: every file is reached
   // through workspace-files.ts (handle-relative, no link followed out of the workspace, no check-then-reopen).
-  const inWorkspace = <T>(use: (files: WorkspaceFiles) => Promise<T>) => WorkspaceFiles.with(workspace, context.workspaceOwner, use);
+  const inWorkspace = <T>(use: (files: WorkspaceFiles) => Promise<T>) =>
+    WorkspaceFiles.with(workspace, context.workspaceOwner, use);
 
   return {
     run_command: tool({
@@ -106,14 +107,25 @@ function defineTools(context: OzToolContext): ToolSet {
       execute: async ({ command, cwd, timeout_seconds }) => {
         // The shell resolves it inside the sandbox, where the workspace is all it can write.
         const directory = path.join(workspace, await resolve(cwd ?? '.'));
-        const timeoutMs = Math.min(timeout_seconds !== undefined ? timeout_seconds * 1000 : limits.commandTimeoutMs, limits.commandTimeoutMs * 5);
-        const result = await (context.shell ?? runShell)(command, { cwd: directory, env: context.env, timeoutMs, maxOutputBytes: limits.commandOutputBytes, signal: context.signal });
+        const timeoutMs = Math.min(
+          timeout_seconds !== undefined ? timeout_seconds * 1000 : limits.commandTimeoutMs,
+          limits.commandTimeoutMs * 5,
+        );
+        const result = await (context.shell ?? runShell)(command, {
+          cwd: directory,
+          env: context.env,
+          timeoutMs,
+          maxOutputBytes: limits.commandOutputBytes,
+          signal: context.signal,
+        });
         return {
           exit_code: result.exitCode,
           ...(result.signal ? { signal: result.signal } : {}),
           ...(result.timedOut ? { timed_out: true, note: `killed after ${Math.round(timeoutMs / 1000)} seconds` } : {}),
           output: result.output,
-          ...(result.truncatedBytes > 0 ? { output_truncated: `output beyond ${limits.commandOutputBytes} bytes was dropped` } : {}),
+          ...(result.truncatedBytes > 0
+            ? { output_truncated: `output beyond ${limits.commandOutputBytes} bytes was dropped` }
+            : {}),
         };
       },
     }),
@@ -128,7 +140,9 @@ function defineTools(context: OzToolContext): ToolSet {
       execute: async ({ path: requested, offset_line, max_lines }) => {
         const file = await resolve(requested);
         // One byte more than returned tells whether there was more.
-        const buffer = await inWorkspace((files) => files.readFile(file, { follow: true, maxBytes: limits.readBytes + 1, truncate: true }));
+        const buffer = await inWorkspace((files) =>
+          files.readFile(file, { follow: true, maxBytes: limits.readBytes + 1, truncate: true }),
+        );
         const truncated = buffer.length > limits.readBytes;
         let content = buffer.subarray(0, limits.readBytes).toString('utf8');
         if (offset_line !== undefined || max_lines !== undefined) {
@@ -141,7 +155,8 @@ function defineTools(context: OzToolContext): ToolSet {
     }),
 
     write_file: tool({
-      description: 'Creates or overwrites a file in the workspace with the given content (parent directories are created).',
+      description:
+        'Creates or overwrites a file in the workspace with the given content (parent directories are created).',
       inputSchema: z.object({ path: z.string().min(1), content: z.string() }),
       execute: async ({ path: requested, content }) => {
         const file = await resolve(requested);
@@ -151,7 +166,8 @@ function defineTools(context: OzToolContext): ToolSet {
     }),
 
     edit_file: tool({
-      description: 'Replaces old_string with new_string in a file. old_string must match the file exactly (whitespace included) and occur exactly once; include surrounding lines to make it unique.',
+      description:
+        'Replaces old_string with new_string in a file. old_string must match the file exactly (whitespace included) and occur exactly once; include surrounding lines to make it unique.',
       inputSchema: z.object({ path: z.string().min(1), old_string: z.string().min(1), new_string: z.string() }),
       execute: async ({ path: requested, old_string, new_string }) => {
         const file = await resolve(requested);
@@ -159,9 +175,14 @@ function defineTools(context: OzToolContext): ToolSet {
           const content = (await files.readFile(file, { follow: true, maxBytes: EDIT_FILE_BYTES })).toString('utf8');
           const count = occurrences(content, old_string);
           if (count === 0) throw new Error(`old_string was not found in ${requested}`);
-          if (count > 1) throw new Error(`old_string occurs ${count} times in ${requested}; include more context so it matches once`);
+          if (count > 1)
+            throw new Error(
+              `old_string occurs ${count} times in ${requested}; include more context so it matches once`,
+            );
           const at = content.indexOf(old_string);
-          await files.writeFile(file, content.slice(0, at) + new_string + content.slice(at + old_string.length), { follow: true });
+          await files.writeFile(file, content.slice(0, at) + new_string + content.slice(at + old_string.length), {
+            follow: true,
+          });
         });
         return { path: requested, replaced: 1 };
       },
@@ -169,7 +190,9 @@ function defineTools(context: OzToolContext): ToolSet {
 
     list_files: tool({
       description: `Lists files and directories (directories end in /) under a directory of the workspace, recursively; .git and node_modules are skipped. At most ${limits.listEntries} entries.`,
-      inputSchema: z.object({ path: z.string().optional().describe('Directory relative to the workspace root; the root when absent') }),
+      inputSchema: z.object({
+        path: z.string().optional().describe('Directory relative to the workspace root; the root when absent'),
+      }),
       execute: async ({ path: requested }) => {
         const directory = await resolve(requested ?? '.');
         const entries: string[] = [];
@@ -231,12 +254,17 @@ function defineTools(context: OzToolContext): ToolSet {
     }),
 
     report_artifact: tool({
-      description: 'Reports something the run produced so people can find it: a pull request you opened, a file in the workspace, a plan, or a link to an external resource.',
+      description:
+        'Reports something the run produced so people can find it: a pull request you opened, a file in the workspace, a plan, or a link to an external resource.',
       inputSchema: z.discriminatedUnion('artifact_type', [
         z.object({ artifact_type: z.literal('PULL_REQUEST'), url: z.string().url(), branch: z.string().min(1) }),
         z.object({ artifact_type: z.literal('FILE'), path: z.string().min(1), description: z.string().optional() }),
         z.object({ artifact_type: z.literal('PLAN'), title: z.string().min(1), content: z.string().min(1) }),
-        z.object({ artifact_type: z.literal('EXTERNAL_REFERENCE'), url: z.string().url(), description: z.string().optional() }),
+        z.object({
+          artifact_type: z.literal('EXTERNAL_REFERENCE'),
+          url: z.string().url(),
+          description: z.string().optional(),
+        }),
       ]),
       execute: async (input) => {
         const { artifact_type, ...rest } = input;
@@ -255,7 +283,8 @@ function defineTools(context: OzToolContext): ToolSet {
     }),
 
     ask_user: tool({
-      description: 'Asks the user a question and stops working until they answer. Use it only when you cannot go on without their decision or information.',
+      description:
+        'Asks the user a question and stops working until they answer. Use it only when you cannot go on without their decision or information.',
       inputSchema: z.object({ question: z.string().min(1) }),
       execute: async ({ question }) => {
         context.ask(question);
