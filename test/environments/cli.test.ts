@@ -130,7 +130,7 @@ describe('hangar environments and hangar skills', () => {
       ['skills', 'list', '--include-malformed', '--refresh', '--sort', 'last_run'],
       team.apiKey,
     );
-    assert.match(malformed.stdout, /broken  acme\/api:skills\/broken\/SKILL.md  MALFORMED: no YAML front matter/);
+    assert.match(malformed.stdout, /broken {2}acme\/api:skills\/broken\/SKILL.md {2}MALFORMED: no YAML front matter/);
     const raw = await json(['skills', 'list', '--repo', 'acme/api', '--json']);
     assert.equal(raw.agents[0].variants[0].id, 'acme/api:skills/deploy/SKILL.md');
     const bad = await cli(['skills', 'list', '--repo', 'nope']);

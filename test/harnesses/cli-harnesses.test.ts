@@ -447,6 +447,6 @@ function processesWith(marker: string): number[] {
 function writeFixture(file: string, lines: string[], workspace: string): void {
   fs.writeFileSync(
     path.join(FIXTURES, file),
-    lines.map((line) => line.replaceAll(workspace, '/workspace')).join('\n') + '\n',
+    `${lines.map((line) => line.replaceAll(workspace, '/workspace')).join('\n')}\n`,
   );
 }

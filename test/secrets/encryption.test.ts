@@ -152,7 +152,7 @@ describe('HANGAR_SECRET_KEY', () => {
       'too-short',
       randomBytes(16).toString('hex'),
       randomBytes(24).toString('base64'),
-      randomBytes(32).toString('hex') + 'ab',
+      `${randomBytes(32).toString('hex')}ab`,
     ]) {
       assert.throws(
         () => loadConfig({ HANGAR_SECRET_KEY: bad }),

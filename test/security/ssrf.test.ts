@@ -28,7 +28,7 @@ async function loopbackServer(
   const requests: string[] = [];
   const server = http.createServer((request, response) => {
     requests.push(`${request.method} ${request.url}`);
-    response.writeHead(status, 'Internal ' + SECRET_BODY, { 'content-type': 'text/plain' }).end(body);
+    response.writeHead(status, `Internal ${SECRET_BODY}`, { 'content-type': 'text/plain' }).end(body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {

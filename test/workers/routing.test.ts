@@ -92,7 +92,9 @@ describe('self-hosted workers: connecting, presence and routing', () => {
       .execute();
     assert.deepEqual(claims.find((claim) => claim.run_id === onWorker)?.payload, { worker_host: 'box-routing' });
     assert.ok(
-      (claims.find((claim) => claim.run_id === onServer)?.payload as { engine?: string }).engine?.startsWith('engine-'),
+      (
+        claims.find((claim) => claim.run_id === onServer)?.payload as { engine?: string } | undefined
+      )?.engine?.startsWith('engine-'),
     );
     const types = await timelineTypes(hangar, onWorker);
     for (const type of [
