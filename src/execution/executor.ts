@@ -5,7 +5,7 @@ import { requestedModelId } from './run-model.js';
 import type { ExecutionContext } from './context.js';
 import { startHarnessRun } from './harness-run.js';
 import { outcomeOf } from './outcome.js';
-import * as store from './store.js';
+import type * as store from './store.js';
 import { WorkspacePathError } from './workspace-files.js';
 
 /** A workspace kept after a failed setup, handed to the debug sessions when the run has ended. */

@@ -73,7 +73,10 @@ export class Bus {
   /** A run's timeline or transcript grew. Returns the unsubscribe function. */
   onRunActivity(runId: string, wake: () => void): () => void {
     let set = this.activity.get(runId);
-    if (!set) this.activity.set(runId, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      this.activity.set(runId, set);
+    }
     set.add(wake);
     return () => {
       set.delete(wake);

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { pino } from 'pino';
-import { ConfigError, loadConfig } from '../config.js';
+import { type Config, ConfigError, loadConfig } from '../config.js';
 import { callAndPrint } from '../platform/http/client.js';
 import { workerIdProblem } from './protocol.js';
 
@@ -59,7 +59,7 @@ export function registerWorkerCommands(program: Command): void {
       if (!apiKey) fail('give --api-key or set HANGAR_API_KEY', 2);
       const idProblem = workerIdProblem(options.workerId);
       if (idProblem) fail(idProblem, 2);
-      let config;
+      let config: Config;
       try {
         config = loadConfig({ ...process.env, HANGAR_DATA_DIR: path.resolve(options.dataDir) });
       } catch (error) {

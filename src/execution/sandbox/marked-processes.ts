@@ -68,7 +68,9 @@ async function scanWhileAsked(): Promise<void> {
     queued = new Map();
     // scan does not throw; were it to, the callers go on rather than wait forever.
     const found = await scan(requests).catch(() => new Map<string, Set<number>>());
-    for (const [mark, request] of requests) request.callers.forEach((resolve) => resolve([...(found.get(mark) ?? [])]));
+    for (const [mark, request] of requests) {
+      for (const resolve of request.callers) resolve([...(found.get(mark) ?? [])]);
+    }
   }
   scanning = false;
 }

@@ -89,6 +89,7 @@ export function bwrapArguments(
  * close-on-exec (a launcher's pipe) would otherwise pass through Node's spawn and bwrap into the sandbox.
  */
 const CLOSE_INHERITED =
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell script, where ${f##*/} is the shell's own expansion
   'k=$1; shift; for f in /proc/$$/fd/*; do n=${f##*/}; if [ "$n" -gt "$k" ]; then eval "exec $n>&-"; fi; done; exec "$@"';
 
 function closingInherited(highest: number, argv: string[]): string[] {
@@ -217,8 +218,12 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
   if (command === undefined) throw new Error('spawnSandboxed: argv is empty');
   const stdoutListeners: Array<(line: string) => void> = [];
   const stderrListeners: Array<(line: string) => void> = [];
-  const toStdout = (line: string) => stdoutListeners.forEach((listener) => listener(line));
-  const toStderr = (line: string) => stderrListeners.forEach((listener) => listener(line));
+  const toStdout = (line: string) => {
+    for (const listener of stdoutListeners) listener(line);
+  };
+  const toStderr = (line: string) => {
+    for (const listener of stderrListeners) listener(line);
+  };
   let resolveExited!: (exit: SandboxExit) => void;
   const exited = new Promise<SandboxExit>((resolve) => (resolveExited = resolve));
   let finished = false;
@@ -358,7 +363,7 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
     if (kind === 'process') {
       signal(-leader, name);
       const escaped = await markedProcesses(mark, since);
-      if (!treeGone) escaped.forEach((pid) => signal(pid, name));
+      if (!treeGone) for (const pid of escaped) signal(pid, name);
       return;
     }
     if (name === 'SIGKILL') return killSandbox();
@@ -366,7 +371,7 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
     if (treeGone) return;
     // PID 1 alone: the command has not started, nothing could end gracefully.
     if (below.length <= 1) return killSandbox();
-    below.forEach((pid) => signal(pid, name));
+    for (const pid of below) signal(pid, name);
   };
   const terminate = (graceMs: number) => {
     if (terminating || treeGone) return;
@@ -398,7 +403,7 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
       else if (sandboxInit === undefined || !(await alive(sandboxInit))) {
         const escaped = kind === 'process' ? await markedProcesses(mark, since) : [];
         if (escaped.length === 0) break;
-        escaped.forEach((pid) => signal(pid, 'SIGKILL'));
+        for (const pid of escaped) signal(pid, 'SIGKILL');
       }
       await sleep(POLL_MS);
     }

@@ -60,7 +60,7 @@ export class Batcher<In, Out> {
   private async writeBatch(batch: Array<Waiting<In, Out>>): Promise<void> {
     try {
       const results = await this.options.write(batch.map((waiting) => waiting.item));
-      batch.forEach((waiting, index) => waiting.resolve(results[index]!));
+      for (const [index, waiting] of batch.entries()) waiting.resolve(results[index]!);
     } catch (error) {
       if (batch.length === 1) return batch[0]!.reject(error);
       // One bad item must not fail the others: write each on its own, so only the bad one is rejected.

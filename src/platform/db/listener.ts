@@ -18,7 +18,10 @@ export class PostgresListener {
   async listen(channel: string, handler: Handler): Promise<() => Promise<void>> {
     let set = this.handlers.get(channel);
     const first = !set;
-    if (!set) this.handlers.set(channel, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      this.handlers.set(channel, set);
+    }
     set.add(handler);
     const client = await this.connect();
     if (first) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);

@@ -3,7 +3,7 @@
  * writes (harness output lines, event payloads, status messages) can contain it, so it is stored escaped as the six
  * characters `\u0000`, the way JSON writes it: readable, and nothing else on the line or in the batch is lost.
  */
-const NUL = /\u0000/g;
+const NUL = new RegExp(String.fromCharCode(0), 'g');
 const ESCAPED_NUL = '\\u0000';
 
 export function storableText(text: string): string {

@@ -67,7 +67,7 @@ function conversation(lines: TranscriptLine[], translate: (line: string) => Harn
   for (const { stream, line } of lines) {
     if (stream === 'input') {
       open = false;
-      (inputLine(line)?.said ?? []).forEach((text) => add('User', text));
+      for (const text of inputLine(line)?.said ?? []) add('User', text);
       continue;
     }
     const event = parseEvent(line);
