@@ -32,6 +32,7 @@ export function App() {
   const { client, signOut } = useSession();
   const [menuOpen, setMenuOpen] = useState(false);
   const location = useLocation();
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the menu closes whenever the page changes
   useEffect(() => setMenuOpen(false), [location.pathname]);
 
   if (!client) return <SignInPage />;

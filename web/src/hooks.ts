@@ -48,12 +48,14 @@ export function useResource<T>(
     }
   }, []);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new key is what starts a fresh fetch
   useEffect(() => {
     setDataState(undefined);
     void fetchNow(true);
     return () => current.current?.abort();
   }, [key, fetchNow]);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: polling restarts for a new key
   useEffect(() => {
     if (!options.pollMs) return;
     const timer = setInterval(() => {

@@ -201,7 +201,7 @@ export function SecretOnce({ label, value, onDismiss }: { label: string; value: 
 
 export function Json({ value, label }: { value: unknown; label?: string }) {
   return (
-    <pre className="json" aria-label={label} tabIndex={0}>
+    <pre className="json" role="region" aria-label={label} tabIndex={0}>
       {typeof value === 'string' ? value : JSON.stringify(value, null, 2)}
     </pre>
   );

@@ -79,11 +79,13 @@ export function RunPage() {
   const reloadRun = useThrottle(() => void run.reload(), 300);
   const reloadConversation = useThrottle(() => void conversation.reload(), 1000);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: what was seen of one run is cleared when another run is shown
   useEffect(() => {
     setEvents([]);
     setOutput([]);
   }, [runId]);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: run and conversation reloads are stable; following restarts only for another run or a new generation
   useEffect(() => {
     setLive('connecting');
     const follower = followRunEvents(client, runId, {
@@ -113,7 +115,6 @@ export function RunPage() {
       },
     });
     return () => follower.stop();
-    // run and conversation reloads are stable; following restarts only for another run or a new generation.
   }, [client, runId, generation]);
 
   const cancel = useAction();
@@ -293,7 +294,7 @@ export function RunPage() {
               <p className="muted">
                 This run's harness writes plain text, so there is no conversation to show. Its output:
               </p>
-              <pre className="output" tabIndex={0} aria-label="Output">
+              <pre className="output" role="region" tabIndex={0} aria-label="Output">
                 {output.join('\n') || '(nothing yet)'}
               </pre>
             </>

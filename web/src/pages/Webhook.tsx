@@ -124,6 +124,7 @@ export function WebhookPage() {
   const action = useAction();
   const more = useAction();
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: older pages belong to one webhook and are dropped when another is shown
   useEffect(() => {
     setOlder([]);
     setCursor(undefined);
@@ -146,7 +147,7 @@ export function WebhookPage() {
     );
   }
 
-  const change = async (work: () => Promise<Webhook | void>) => {
+  const change = async (work: () => Promise<Webhook | undefined>) => {
     const answer = await action.run(work);
     if (answer) {
       webhook.setData(() => answer);
