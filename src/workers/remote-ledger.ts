@@ -5,7 +5,7 @@ import type { ResolvedDefinition } from '../mcp/definition.js';
 import type { TranscriptLine } from '../execution/harnesses/harness.js';
 import type { ArtifactSink, FollowupInput, RunLedger } from '../execution/ledger.js';
 import type * as store from '../execution/store.js';
-import { ApiError } from '../platform/http/errors.js';
+import { relayedProblem } from '../platform/http/errors.js';
 import type { WorkerLink } from './link.js';
 import type { TaskAssignment } from './protocol.js';
 
@@ -215,8 +215,7 @@ class HarnessSupportArtifacts implements ArtifactSink {
       // not problem+json
     }
     // A refusal (4xx) is the artifact's problem and goes on the timeline; anything else is the server's.
-    if (response.status < 500)
-      throw new ApiError(response.status, (problem.error_code ?? 'invalid_request') as never, problem.detail ?? text);
+    if (response.status < 500) throw relayedProblem(response.status, problem.error_code, problem.detail ?? text);
     throw new Error(`the server failed to record the artifact (HTTP ${response.status})`);
   }
 }
