@@ -7,7 +7,7 @@ import type { Caller } from '../identities/caller.js';
 import type { Principal } from '../identities/store.js';
 import type { BlobStore } from '../platform/blobs/store.js';
 import type { DB } from '../platform/db/schema.js';
-import { ApiError, authenticationRequired, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import { authenticationRequired, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import { schemaProblem } from '../platform/schema-problem.js';
 import type { UrlSigner } from '../platform/signed-urls.js';
 import { rfc3339 } from '../platform/time.js';
@@ -296,7 +296,7 @@ export class ArtifactsService {
       { teamUid: caller.teamUid, principalUid: caller.principal.uid },
       canonical,
     );
-    if (!runId) throw new ApiError(404, 'resource_not_found', 'no run you can see reported this address');
+    if (!runId) throw notFound('no run you can see reported this address');
     return { run_id: runId };
   }
 }

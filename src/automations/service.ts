@@ -3,7 +3,8 @@ import type { Kysely } from 'kysely';
 import { requireFactoryManager, type FactoriesService } from '../factory/service.js';
 import type { Caller } from '../identities/caller.js';
 import type { DB } from '../platform/db/schema.js';
-import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import { withConflicts } from '../platform/db/conflicts.js';
+import { conflict, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import { rfc3339 } from '../platform/time.js';
 import type { AgentDirectory } from '../runs/service.js';
 import { cronProblem } from '../schedules/cron.js';
@@ -58,6 +59,9 @@ export function checkTriggers(triggers: Trigger[], webhookUid: string, payload: 
   }
   return first!;
 }
+
+/** An automation's name is unique in its factory: a create or rename onto a taken name fails on this constraint. */
+const NAME_CONSTRAINT = 'automations_factory_uid_name_key';
 
 /** Automations: a prompt and run overrides, started by webhook deliveries that pass a filter, or on cron. */
 export class AutomationsService {
@@ -220,15 +224,16 @@ export class AutomationsService {
     const id = randomUUID();
     await this.db.transaction().execute(async (trx) => {
       const factory = await this.options.factories.resolve(trx, caller.teamUid, body.factory_uid);
-      if (await store.nameTaken(trx, factory.uid, values.name))
-        throw new ApiError(409, 'conflict', `factory ${factory.name} already has an automation named ${values.name}`);
-      await store.insertAutomation(trx, {
-        ...values,
-        id,
-        team_uid: caller.teamUid,
-        factory_uid: factory.uid,
-        created_by_uid: caller.principal.uid,
-      });
+      await withConflicts(
+        store.insertAutomation(trx, {
+          ...values,
+          id,
+          team_uid: caller.teamUid,
+          factory_uid: factory.uid,
+          created_by_uid: caller.principal.uid,
+        }),
+        { [NAME_CONSTRAINT]: () => conflict(`factory ${factory.name} already has an automation named ${values.name}`) },
+      );
       await this.syncSchedules(trx, id, caller.teamUid, caller.principal.uid, values);
     });
     this.options.onSchedulesChanged?.();
@@ -248,11 +253,13 @@ export class AutomationsService {
     };
     await this.check(caller, values);
     await this.db.transaction().execute(async (trx) => {
-      if (values.name !== row.name && (await store.nameTaken(trx, row.factory_uid, values.name, id))) {
-        throw new ApiError(409, 'conflict', `this factory already has an automation named ${values.name}`);
-      }
-      if (!(await store.updateAutomation(trx, caller.teamUid, id, values, caller.principal.uid)))
-        throw notFound(`automation ${id} not found`);
+      const updated = await withConflicts(
+        store.updateAutomation(trx, caller.teamUid, id, values, caller.principal.uid),
+        {
+          [NAME_CONSTRAINT]: () => conflict(`this factory already has an automation named ${values.name}`),
+        },
+      );
+      if (!updated) throw notFound(`automation ${id} not found`);
       await this.syncSchedules(trx, id, caller.teamUid, row.created_by_uid, values);
     });
     this.options.onSchedulesChanged?.();

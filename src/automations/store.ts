@@ -86,12 +86,6 @@ export async function listAutomations(db: Kysely<DB>, teamUid: string, factoryUi
   return (await query.orderBy(sql`name COLLATE "C"`).orderBy('id').execute()) as AutomationRow[];
 }
 
-export async function nameTaken(db: Kysely<DB>, factoryUid: string, name: string, exceptId?: string): Promise<boolean> {
-  let query = db.selectFrom('automations').select('id').where('factory_uid', '=', factoryUid).where('name', '=', name);
-  if (exceptId !== undefined) query = query.where('id', '!=', exceptId);
-  return (await query.executeTakeFirst()) !== undefined;
-}
-
 /** The team's enabled automations that select the webhook. */
 export async function automationsFor(db: Kysely<DB>, teamUid: string, webhookUid: string): Promise<AutomationRow[]> {
   return (await db

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 import type { ResolvedDefinition } from '../mcp/definition.js';
-import { ApiError, notFound } from '../platform/http/errors.js';
+import { ApiError, conflict, notFound, upstreamUnreachable } from '../platform/http/errors.js';
 import { addressRefusal } from '../platform/net/guarded-fetch.js';
 import { forward } from './forward.js';
 import type { ProxiedExecution } from './proxied-execution.js';
@@ -61,7 +61,7 @@ export async function proxyMcpRequest(
     server = await deps.resolve(execution.teamUid, entry.warp_id);
   } catch (error) {
     if (error instanceof ApiError) throw error;
-    throw new ApiError(409, 'conflict', `MCP server ${name}: ${(error as Error).message}`);
+    throw conflict(`MCP server ${name}: ${(error as Error).message}`);
   }
   if ('command' in server) throw notFound(`MCP server ${name} is a stdio server`);
   try {
@@ -75,6 +75,6 @@ export async function proxyMcpRequest(
     if (error instanceof ApiError) throw error;
     // The reason without what the server said: refused by the address policy, or not reachable.
     const refused = addressRefusal(error)?.message ?? 'it could not be reached';
-    throw new ApiError(502, 'resource_unavailable', `MCP server ${name}: ${refused}`);
+    throw upstreamUnreachable(`MCP server ${name}: ${refused}`);
   }
 }

@@ -3,7 +3,7 @@ import type { ResolvedModel } from '../execution/harnesses/cli/agent-cli.js';
 import { HarnessStartError } from '../execution/harnesses/harness.js';
 import { resolveRunModel } from '../execution/run-model.js';
 import { isBuiltInHarness, type ModelCatalogue } from '../models/catalogue.js';
-import { ApiError, notAuthorized, notFound } from '../platform/http/errors.js';
+import { ApiError, conflict, notAuthorized, notFound, upstreamUnreachable } from '../platform/http/errors.js';
 import { forward } from './forward.js';
 import type { ProxiedExecution } from './proxied-execution.js';
 
@@ -87,7 +87,7 @@ export async function proxyModelRequest(
       async (name) => (await deps.readSecret(execution.teamUid, name)) ?? undefined,
     );
   } catch (error) {
-    if (error instanceof HarnessStartError) throw new ApiError(409, 'conflict', error.message);
+    if (error instanceof HarnessStartError) throw conflict(error.message);
     throw error;
   }
   // The provider's API only, below the root: no dot segments that would climb out of it.
@@ -111,6 +111,6 @@ export async function proxyModelRequest(
     });
   } catch (error) {
     if (error instanceof ApiError || reply.sent) throw error;
-    throw new ApiError(502, 'resource_unavailable', `the endpoint of model ${model.id} could not be reached`);
+    throw upstreamUnreachable(`the endpoint of model ${model.id} could not be reached`);
   }
 }

@@ -5,7 +5,8 @@ import type { Caller } from '../identities/caller.js';
 import type { AgentsService } from '../identities/agents/service.js';
 import type { AgentValues } from '../identities/agents/store.js';
 import type { DB } from '../platform/db/schema.js';
-import { ApiError } from '../platform/http/errors.js';
+import { withConflicts } from '../platform/db/conflicts.js';
+import { ApiError, conflict, invalidRequest } from '../platform/http/errors.js';
 import { MAX_WEBHOOKS_PER_FACTORY } from '../webhooks/schemas.js';
 import type { SecretReader, WebhooksService } from '../webhooks/service.js';
 import type { WebhookValues } from '../webhooks/store.js';
@@ -54,11 +55,9 @@ class PlanOnly extends Error {
 function definitionProblem(errors: DefinitionError[]): ApiError {
   const where = (error: DefinitionError) => `${error.file}${error.line ? `:${error.line}` : ''}`;
   const lines = errors.map((error) => `${where(error)}: ${error.message}`);
-  return new ApiError(
-    400,
-    'invalid_request',
+  return invalidRequest(
     `the definition has ${errors.length} problem${errors.length === 1 ? '' : 's'}:\n${lines.join('\n')}`,
-    { extensions: { errors } },
+    { errors },
   );
 }
 
@@ -194,11 +193,11 @@ export class FactoryDefinitions {
     const changes: DefinitionChange[] = [];
     let factory = await store.findFactoryByName(trx, caller.teamUid, definition.name);
     if (!factory) {
-      factory = await store.insertFactory(trx, caller.teamUid, definition.name);
-      if (!factory)
-        throw new ApiError(409, 'conflict', `factory ${definition.name} is being created by another apply; try again`, {
-          retryable: true,
-        });
+      // A unique violation aborts this transaction: the 409 leaves it, and the whole apply is rolled back.
+      factory = await withConflicts(store.insertFactory(trx, caller.teamUid, definition.name), {
+        factories_team_uid_name_key: () =>
+          conflict(`factory ${definition.name} is being created by another apply; try again`, { retryable: true }),
+      });
       changes.push({ kind: 'factory', name: definition.name, action: 'create', uid: factory.uid });
     } else {
       changes.push(

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { ApiClientError, callAndPrint, callApi, clientOptionsFromEnv, printJson } from '../platform/http/client.js';
+import { ApiProblem } from '../platform/http/api-fetch.js';
+import { callAndPrint, callApi, clientOptionsFromEnv, printJson } from '../platform/http/client.js';
 import type { ApplyResult } from './apply.js';
 
 /** Directories a definition never lives in. */
@@ -63,10 +64,7 @@ async function send(action: 'plan' | 'apply', directory: string, options: { json
     if (options.json) printJson(result);
     else printResult(result);
   } catch (error) {
-    const problems =
-      error instanceof ApiClientError
-        ? (error.body as { errors?: Array<{ file: string; line: number | null; message: string }> })?.errors
-        : undefined;
+    const problems = error instanceof ApiProblem ? error.problem.errors : undefined;
     if (!problems) throw error;
     for (const problem of problems)
       process.stderr.write(`${problem.file}${problem.line ? `:${problem.line}` : ''}: ${problem.message}\n`);

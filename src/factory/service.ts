@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Caller } from '../identities/caller.js';
 import type { DB } from '../platform/db/schema.js';
-import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import { withConflicts } from '../platform/db/conflicts.js';
+import { conflict, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import { rfc3339 } from '../platform/time.js';
 import type { FactoryItem } from './schemas.js';
 import * as store from './store.js';
@@ -35,8 +36,9 @@ export class FactoriesService {
     requireFactoryManager(caller);
     const trimmed = name.trim();
     if (trimmed === '') throw invalidRequest('name must not be blank');
-    const row = await store.insertFactory(this.db, caller.teamUid, trimmed);
-    if (!row) throw new ApiError(409, 'conflict', `this team already has a factory named ${trimmed}`);
+    const row = await withConflicts(store.insertFactory(this.db, caller.teamUid, trimmed), {
+      factories_team_uid_name_key: () => conflict(`this team already has a factory named ${trimmed}`),
+    });
     return render(row);
   }
 

@@ -40,19 +40,13 @@ export async function findFactoryByName(
     .executeTakeFirst();
 }
 
-/** undefined when the team already has a factory of that name. */
-export async function insertFactory(
-  db: Kysely<DB>,
-  teamUid: string,
-  name: string,
-  isDefault = false,
-): Promise<FactoryRow | undefined> {
-  return db
-    .insertInto('factories')
-    .values({ uid: newUid(), team_uid: teamUid, name, is_default: isDefault })
-    .onConflict((oc) => oc.doNothing())
-    .returningAll()
-    .executeTakeFirst();
+function factoryInsert(db: Kysely<DB>, teamUid: string, name: string, isDefault: boolean) {
+  return db.insertInto('factories').values({ uid: newUid(), team_uid: teamUid, name, is_default: isDefault });
+}
+
+/** Fails on factories_team_uid_name_key when the team already has a factory of that name. */
+export async function insertFactory(db: Kysely<DB>, teamUid: string, name: string): Promise<FactoryRow> {
+  return factoryInsert(db, teamUid, name, false).returningAll().executeTakeFirstOrThrow();
 }
 
 /** The team's default factory, made on first use; concurrent first uses agree on one. */
@@ -64,7 +58,11 @@ export async function defaultFactory(db: Kysely<DB>, teamUid: string): Promise<F
     .where('is_default', '=', true)
     .executeTakeFirst();
   if (existing) return existing;
-  const made = await insertFactory(db, teamUid, DEFAULT_FACTORY_NAME, true);
+  // DO NOTHING rather than a unique violation: callers run this inside their transactions, which must go on.
+  const made = await factoryInsert(db, teamUid, DEFAULT_FACTORY_NAME, true)
+    .onConflict((oc) => oc.doNothing())
+    .returningAll()
+    .executeTakeFirst();
   if (made) return made;
   // Someone else made it meanwhile (or a factory already took the name "default": that one becomes the default).
   await db

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../platform/db/schema.js';
-import { ApiError } from '../platform/http/errors.js';
+import { type ApiError, tooManyRequests } from '../platform/http/errors.js';
 import { secondsUntilBelow, slidingCount } from '../webhooks/limits.js';
 
 /** Counter shards per client and minute: concurrent failures of one client rarely update the same row. */
@@ -30,15 +30,7 @@ export function clientGroup(address: string): string {
 }
 
 function tooMany(retryAfter: number): ApiError {
-  return new ApiError(
-    429,
-    'resource_unavailable',
-    `too many failed authentications from this address; retry in ${retryAfter} s`,
-    {
-      retryable: true,
-      headers: { 'retry-after': String(retryAfter) },
-    },
-  );
+  return tooManyRequests(`too many failed authentications from this address; retry in ${retryAfter} s`, retryAfter);
 }
 
 /**

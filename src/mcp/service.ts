@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 import type { Caller } from '../identities/caller.js';
 import { newUid } from '../platform/crypto.js';
 import type { DB } from '../platform/db/schema.js';
-import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import { withConflicts } from '../platform/db/conflicts.js';
+import { conflict, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import type { AddressPolicy } from '../platform/net/address-policy.js';
 import type { SecretsService } from '../secrets/service.js';
 import {
@@ -22,6 +23,11 @@ export interface McpServersServiceOptions {
   /** Where an HTTP server may be; checked again whenever Hangar's server connects to one. */
   addressPolicy: AddressPolicy;
 }
+
+/** The 409 of a create or rename onto a name the team already uses. */
+const nameTaken = (name: string) => ({
+  mcp_servers_team_uid_name_key: () => conflict(`this team already has an MCP server named ${name}`),
+});
 
 /** A server ready to start for a run: secret references replaced by their values. Never send it to a client. */
 export type ResolvedMcpServer = { uid: string; name: string } & ResolvedDefinition;
@@ -100,9 +106,10 @@ export class McpServersService {
   async create(caller: Caller, body: McpServerBody): Promise<McpServerItem> {
     const definition = await this.definition(caller, body);
     const uid = newUid();
-    if (!(await store.insertServer(this.db, { uid, team_uid: caller.teamUid, name: body.name, definition }))) {
-      throw new ApiError(409, 'conflict', `this team already has an MCP server named ${body.name}`);
-    }
+    await withConflicts(
+      store.insertServer(this.db, { uid, team_uid: caller.teamUid, name: body.name, definition }),
+      nameTaken(body.name),
+    );
     return this.get(caller, uid);
   }
 
@@ -119,10 +126,11 @@ export class McpServersService {
   async update(caller: Caller, uid: string, body: McpServerBody): Promise<McpServerItem> {
     await this.owned(caller, uid, 'change');
     const definition = await this.definition(caller, body);
-    const outcome = await store.updateServer(this.db, caller.teamUid, uid, { name: body.name, definition });
-    if (outcome === 'missing') throw notFound(`MCP server ${uid} not found`);
-    if (outcome === 'name_taken')
-      throw new ApiError(409, 'conflict', `this team already has an MCP server named ${body.name}`);
+    const updated = await withConflicts(
+      store.updateServer(this.db, caller.teamUid, uid, { name: body.name, definition }),
+      nameTaken(body.name),
+    );
+    if (!updated) throw notFound(`MCP server ${uid} not found`);
     return this.get(caller, uid);
   }
 

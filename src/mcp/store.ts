@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../platform/db/schema.js';
 import type { McpDefinition } from './definition.js';
-import { FOREIGN_KEY_VIOLATION, sqlState, UNIQUE_VIOLATION } from '../platform/db/sql-state.js';
+import { FOREIGN_KEY_VIOLATION, sqlState } from '../platform/db/sql-state.js';
 
 export interface McpServerRow {
   uid: string;
@@ -52,18 +52,15 @@ export async function findVisible(db: Kysely<DB>, teamUid: string, uid: string):
   return row && asRow(row);
 }
 
-/** false when the team already has a server of that name. */
+/** Fails on mcp_servers_team_uid_name_key when the team already has a server of that name (so does updateServer). */
 export async function insertServer(
   db: Kysely<DB>,
   row: { uid: string; team_uid: string; name: string; definition: McpDefinition },
-): Promise<boolean> {
-  const inserted = await db
+): Promise<void> {
+  await db
     .insertInto('mcp_servers')
     .values({ ...row, definition: JSON.stringify(row.definition) })
-    .onConflict((oc) => oc.columns(['team_uid', 'name']).doNothing())
-    .returning('uid')
-    .executeTakeFirst();
-  return inserted !== undefined;
+    .execute();
 }
 
 export async function updateServer(
@@ -71,19 +68,14 @@ export async function updateServer(
   ownerTeamUid: string,
   uid: string,
   values: { name: string; definition: McpDefinition },
-): Promise<'updated' | 'missing' | 'name_taken'> {
-  try {
-    const result = await db
-      .updateTable('mcp_servers')
-      .set({ name: values.name, definition: JSON.stringify(values.definition), updated_at: sql`clock_timestamp()` })
-      .where('team_uid', '=', ownerTeamUid)
-      .where('uid', '=', uid)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0 ? 'updated' : 'missing';
-  } catch (error) {
-    if (sqlState(error) === UNIQUE_VIOLATION) return 'name_taken';
-    throw error;
-  }
+): Promise<boolean> {
+  const result = await db
+    .updateTable('mcp_servers')
+    .set({ name: values.name, definition: JSON.stringify(values.definition), updated_at: sql`clock_timestamp()` })
+    .where('team_uid', '=', ownerTeamUid)
+    .where('uid', '=', uid)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }
 
 export async function deleteServer(db: Kysely<DB>, ownerTeamUid: string, uid: string): Promise<boolean> {

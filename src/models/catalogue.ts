@@ -1,4 +1,9 @@
-import { ApiError, invalidRequest } from '../platform/http/errors.js';
+import {
+  type ApiError,
+  integrationDisabled,
+  integrationNotConfigured,
+  invalidRequest,
+} from '../platform/http/errors.js';
 
 /**
  * The model catalogue: which models runs may ask for, what they cost, and whether each can be used right now.
@@ -204,8 +209,8 @@ export class ModelCatalogue {
     const availability = this.availability(model);
     if (availability.usable || (ownKey && availability.why === 'credentials')) return null;
     return availability.why === 'disabled'
-      ? new ApiError(403, 'integration_disabled', `model ${id} cannot be used: ${availability.detail}`)
-      : new ApiError(422, 'integration_not_configured', `model ${id} cannot be used: ${availability.detail}`);
+      ? integrationDisabled(`model ${id} cannot be used: ${availability.detail}`)
+      : integrationNotConfigured(`model ${id} cannot be used: ${availability.detail}`);
   }
 
   /**

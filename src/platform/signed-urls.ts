@@ -1,6 +1,6 @@
 import { constantTimeEqual, hmacSha256 } from './crypto.js';
 import { Type } from 'typebox';
-import { ApiError } from './http/errors.js';
+import { notAuthorized } from './http/errors.js';
 
 /** The query string of a signed link, as download routes declare it. */
 export const SignedLinkQuery = Type.Object({
@@ -72,8 +72,7 @@ export class UrlSigner {
   /** verify() for a download route: a link that is not valid is 403 with the reason. */
   require(path: string, query: { expires?: string; signature?: string }, params: Record<string, string> = {}): void {
     const verdict = this.verify(path, query, params);
-    if (verdict === 'expired')
-      throw new ApiError(403, 'not_authorized', 'this download link has expired; ask the API for a new one');
-    if (verdict === 'invalid') throw new ApiError(403, 'not_authorized', 'this download link is not valid');
+    if (verdict === 'expired') throw notAuthorized('this download link has expired; ask the API for a new one');
+    if (verdict === 'invalid') throw notAuthorized('this download link is not valid');
   }
 }

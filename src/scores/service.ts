@@ -2,8 +2,8 @@ import type { Kysely } from 'kysely';
 import { Compile } from 'typebox/compile';
 import type { Caller } from '../identities/caller.js';
 import type { DB } from '../platform/db/schema.js';
-import { sqlState, UNIQUE_VIOLATION } from '../platform/db/sql-state.js';
-import { ApiError, authenticationRequired, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import { withConflicts } from '../platform/db/conflicts.js';
+import { authenticationRequired, conflict, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import { schemaProblem } from '../platform/schema-problem.js';
 import { rfc3339 } from '../platform/time.js';
 import type { RunItem } from '../runs/schemas.js';
@@ -45,21 +45,17 @@ export class ScoresService {
   async createScorer(caller: Caller, body: CreateScorerBody): Promise<Scorer> {
     const labels = new Set(body.labels.map((label) => label.label));
     if (labels.size !== body.labels.length) throw invalidRequest('labels: each label must appear once');
-    try {
-      return render(
-        await store.insertScorer(this.options.db, {
-          team_uid: caller.teamUid,
-          name: body.name,
-          rubric: body.rubric,
-          labels: body.labels,
-          passing_score: body.passing_score,
-        }),
-      );
-    } catch (error) {
-      if (sqlState(error) === UNIQUE_VIOLATION)
-        throw new ApiError(409, 'conflict', `a scorer named "${body.name}" exists in this team`);
-      throw error;
-    }
+    const row = await withConflicts(
+      store.insertScorer(this.options.db, {
+        team_uid: caller.teamUid,
+        name: body.name,
+        rubric: body.rubric,
+        labels: body.labels,
+        passing_score: body.passing_score,
+      }),
+      { scorers_team_uid_name_key: () => conflict(`a scorer named "${body.name}" exists in this team`) },
+    );
+    return render(row);
   }
 
   async listScorers(caller: Caller): Promise<{ scorers: Scorer[] }> {

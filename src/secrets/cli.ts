@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
-import { ApiClientError, callApi, clientOptionsFromEnv, printJson } from '../platform/http/client.js';
+import { ApiProblem } from '../platform/http/api-fetch.js';
+import { callApi, clientOptionsFromEnv, printJson } from '../platform/http/client.js';
 import type { SecretGrantItem, SecretItem } from './schemas.js';
 
 const path = (name: string) => `/secrets/${encodeURIComponent(name)}`;
@@ -54,7 +55,7 @@ export function registerSecretCommands(program: Command): void {
       try {
         printJson(await callApi(client, 'PUT', path(name), { value }));
       } catch (error) {
-        if (!(error instanceof ApiClientError && error.status === 404)) throw error;
+        if (!(error instanceof ApiProblem && error.status === 404)) throw error;
         printJson(await callApi(client, 'POST', '/secrets', { name, value }));
       }
     });

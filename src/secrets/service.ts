@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 import type { Caller } from '../identities/caller.js';
 import { openValue, sealValue } from '../platform/crypto.js';
 import type { DB } from '../platform/db/schema.js';
-import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import { withConflicts } from '../platform/db/conflicts.js';
+import { conflict, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import {
   MAX_SECRET_VALUE_BYTES,
   type CreateSecretBody,
@@ -72,13 +73,10 @@ export class SecretsService {
     requireAdmin(caller);
     checkSize(body.value);
     const sealed = sealValue(this.options.key, body.value, context(caller.teamUid, body.name));
-    const row = await store.insertSecret(this.db, caller.teamUid, body.name, sealed);
-    if (!row)
-      throw new ApiError(
-        409,
-        'conflict',
-        `a secret named ${body.name} already exists; change its value with PUT /secrets/${body.name}`,
-      );
+    const row = await withConflicts(store.insertSecret(this.db, caller.teamUid, body.name, sealed), {
+      secrets_pkey: () =>
+        conflict(`a secret named ${body.name} already exists; change its value with PUT /secrets/${body.name}`),
+    });
     return render(row);
   }
 

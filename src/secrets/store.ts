@@ -24,19 +24,18 @@ export async function listSecrets(db: Kysely<DB>, teamUid: string): Promise<Secr
     .execute();
 }
 
-/** undefined when the team already has a secret of that name. */
+/** Fails on secrets_pkey when the team already has a secret of that name. */
 export async function insertSecret(
   db: Kysely<DB>,
   teamUid: string,
   name: string,
   sealed: SealedValue,
-): Promise<SecretRow | undefined> {
+): Promise<SecretRow> {
   return db
     .insertInto('secrets')
     .values({ team_uid: teamUid, name, ...sealedColumns(sealed) })
-    .onConflict((oc) => oc.columns(['team_uid', 'name']).doNothing())
     .returning(summary)
-    .executeTakeFirst();
+    .executeTakeFirstOrThrow();
 }
 
 export async function updateSecret(

@@ -2,7 +2,16 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../platform/db/schema.js';
-import { ApiError, notFound, renderProblem, toApiError } from '../platform/http/errors.js';
+import {
+  authenticationRequired,
+  invalidRequest,
+  methodNotAllowed,
+  notFound,
+  payloadTooLarge,
+  renderProblem,
+  toApiError,
+  tooManyRequests,
+} from '../platform/http/errors.js';
 import { bodyHash, deliveryIdentity } from './identity.js';
 import { IngressWrites } from './ingress-writes.js';
 import { KEEP_DELIVERY_DAYS } from './retention.js';
@@ -77,13 +86,6 @@ function parseJson(body: Buffer): unknown {
   }
 }
 
-function tooMany(detail: string, retryAfter: number): ApiError {
-  return new ApiError(429, 'resource_unavailable', detail, {
-    retryable: true,
-    headers: { 'retry-after': String(retryAfter) },
-  });
-}
-
 /**
  * `POST {app_url}/webhooks/w/<uid>[/<token>]`: outside /api/v1 and its API keys. The webhook is found and the
  * sender's limits checked before the body is read; a 202 is sent only once the delivery row is committed.
@@ -102,7 +104,7 @@ export async function registerIngressRoutes(app: FastifyInstance, options: Ingre
         counts.elapsed,
         options.authFailuresPerMinute - 1,
       );
-      throw tooMany(`too many failed authentications from this sender; try again in ${wait} s`, wait);
+      throw tooManyRequests(`too many failed authentications from this sender; try again in ${wait} s`, wait);
     }
     const deliveries = slidingCount(counts.deliveriesNow, counts.deliveriesBefore, counts.elapsed);
     if (deliveries > options.ratePerMinute) {
@@ -112,7 +114,7 @@ export async function registerIngressRoutes(app: FastifyInstance, options: Ingre
         counts.elapsed,
         options.ratePerMinute,
       );
-      throw tooMany(
+      throw tooManyRequests(
         `more than ${options.ratePerMinute} deliveries per minute from this sender; try again in ${wait} s`,
         wait,
       );
@@ -129,7 +131,7 @@ export async function registerIngressRoutes(app: FastifyInstance, options: Ingre
     scope.setErrorHandler(async (error: FastifyError, request, reply) => {
       const problem =
         error.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
-          ? new ApiError(413, 'invalid_request', `a delivery body is at most ${MAX_DELIVERY_BYTES} bytes`)
+          ? payloadTooLarge(`a delivery body is at most ${MAX_DELIVERY_BYTES} bytes`)
           : toApiError(error);
       if (problem.status === 413 && request.webhook) {
         const size = Number(request.headers['content-length']) || MAX_DELIVERY_BYTES + 1;
@@ -178,14 +180,12 @@ export async function registerIngressRoutes(app: FastifyInstance, options: Ingre
             body.length,
           ),
         ]);
-        throw new ApiError(401, 'authentication_required', `webhook authentication failed: ${verdict.reason}`);
+        throw authenticationRequired(`webhook authentication failed: ${verdict.reason}`);
       }
       const identity = deliveryIdentity(request.headers, body, sources) ?? bodyHash(body);
       if (parseJson(body) === undefined) {
         await store.recordRejected(db, webhook.uid, identity, 'Rejected (invalid JSON)', body.length);
-        throw new ApiError(
-          400,
-          'invalid_request',
+        throw invalidRequest(
           body.length === 0 ? 'the delivery has no body; send a JSON document' : 'the body is not valid JSON (UTF-8)',
         );
       }
@@ -201,9 +201,7 @@ export async function registerIngressRoutes(app: FastifyInstance, options: Ingre
     };
 
     const refuse = async (request: FastifyRequest) => {
-      throw new ApiError(405, 'invalid_request', `webhooks accept POST only, not ${request.method}`, {
-        headers: { allow: 'POST' },
-      });
+      throw methodNotAllowed(`webhooks accept POST only, not ${request.method}`, 'POST');
     };
     for (const url of ['/webhooks/w/:uid', '/webhooks/w/:uid/:token']) {
       scope.post(url, { schema: { hide: true } }, receive);

@@ -4,7 +4,8 @@ import { lockFactory } from '../factory/store.js';
 import type { Caller } from '../identities/caller.js';
 import { newUid, type SealedValue } from '../platform/crypto.js';
 import type { DB } from '../platform/db/schema.js';
-import { ApiError, invalidRequest, notFound } from '../platform/http/errors.js';
+import { withConflicts } from '../platform/db/conflicts.js';
+import { conflict, invalidRequest, notFound } from '../platform/http/errors.js';
 import { CursorCodec, InvalidCursorError } from '../platform/http/pagination.js';
 import { rfc3339 } from '../platform/time.js';
 import { authProblem, isUrlSafe, issueSecret, openWebhookSecret, sealWebhookSecret } from './credentials.js';
@@ -35,6 +36,8 @@ export interface WebhooksServiceOptions {
 }
 
 const DELIVERY_ORDERING = 'deliveries:seq:desc';
+/** A webhook's name is unique in its factory: a create or rename onto a taken name fails on this constraint. */
+const NAME_CONSTRAINT = 'webhooks_factory_uid_name_key';
 
 /** Webhook management: create, edit, rotate, delete, and the delivery log. */
 export class WebhooksService {
@@ -151,22 +154,23 @@ export class WebhooksService {
           `a factory holds at most ${MAX_WEBHOOKS_PER_FACTORY} webhooks; delete one or use another factory`,
         );
       }
-      if (await store.nameTaken(trx, factory.uid, name))
-        throw new ApiError(409, 'conflict', `factory ${factory.name} already has a webhook named ${name}`);
-      await store.insertWebhook(
-        trx,
-        {
-          uid,
-          team_uid: caller.teamUid,
-          factory_uid: factory.uid,
-          name,
-          auth_mode: mode,
-          signature_scheme: scheme,
-          secret_name: secretName,
-          delivery_id_header: body.delivery_id_header ?? null,
-          enabled: body.enabled ?? true,
-        },
-        secret === undefined ? null : sealWebhookSecret(this.options.key, uid, secret),
+      await withConflicts(
+        store.insertWebhook(
+          trx,
+          {
+            uid,
+            team_uid: caller.teamUid,
+            factory_uid: factory.uid,
+            name,
+            auth_mode: mode,
+            signature_scheme: scheme,
+            secret_name: secretName,
+            delivery_id_header: body.delivery_id_header ?? null,
+            enabled: body.enabled ?? true,
+          },
+          secret === undefined ? null : sealWebhookSecret(this.options.key, uid, secret),
+        ),
+        { [NAME_CONSTRAINT]: () => conflict(`factory ${factory.name} already has a webhook named ${name}`) },
       );
     });
     return this.render(await this.load(caller.teamUid, uid), secret);
@@ -199,9 +203,6 @@ export class WebhooksService {
       issued = issueSecret(mode, scheme, body.secret);
       sealed = sealWebhookSecret(this.options.key, uid, issued);
     }
-    if (name !== row.name && (await store.nameTaken(this.db, row.factory_uid, name, uid))) {
-      throw new ApiError(409, 'conflict', `this factory already has a webhook named ${name}`);
-    }
     const values: store.WebhookValues = {
       name,
       auth_mode: mode,
@@ -210,8 +211,10 @@ export class WebhooksService {
       delivery_id_header: body.delivery_id_header === undefined ? row.delivery_id_header : body.delivery_id_header,
       enabled: body.enabled ?? row.enabled,
     };
-    if (!(await store.updateWebhook(this.db, caller.teamUid, uid, values, sealed)))
-      throw notFound(`webhook ${uid} not found`);
+    const updated = await withConflicts(store.updateWebhook(this.db, caller.teamUid, uid, values, sealed), {
+      [NAME_CONSTRAINT]: () => conflict(`this factory already has a webhook named ${name}`),
+    });
+    if (!updated) throw notFound(`webhook ${uid} not found`);
     return this.render(await this.load(caller.teamUid, uid), issued);
   }
 
@@ -220,9 +223,7 @@ export class WebhooksService {
     requireFactoryManager(caller);
     const row = await this.load(caller.teamUid, uid);
     if (row.secret_name !== null) {
-      throw new ApiError(
-        409,
-        'conflict',
+      throw conflict(
         `this webhook's credential is the team secret ${row.secret_name}; rotate it with PUT /secrets/${row.secret_name}`,
       );
     }

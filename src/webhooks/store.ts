@@ -61,17 +61,6 @@ export async function countWebhooks(db: Kysely<DB>, factoryUid: string): Promise
   return Number(row.n);
 }
 
-export async function nameTaken(
-  db: Kysely<DB>,
-  factoryUid: string,
-  name: string,
-  exceptUid?: string,
-): Promise<boolean> {
-  let query = db.selectFrom('webhooks').select('uid').where('factory_uid', '=', factoryUid).where('name', '=', name);
-  if (exceptUid !== undefined) query = query.where('uid', '!=', exceptUid);
-  return (await query.executeTakeFirst()) !== undefined;
-}
-
 export async function insertWebhook(
   db: Kysely<DB>,
   row: WebhookValues & { uid: string; team_uid: string; factory_uid: string },

@@ -5,7 +5,8 @@ import type { ResolvedDefinition } from '../mcp/definition.js';
 import type { TranscriptLine } from '../execution/harnesses/harness.js';
 import type { ArtifactSink, FollowupInput, RunLedger } from '../execution/ledger.js';
 import type * as store from '../execution/store.js';
-import { ApiError } from '../platform/http/errors.js';
+import { problemOf } from '../platform/http/api-fetch.js';
+import { relayedProblem } from '../platform/http/errors.js';
 import type { WorkerLink } from './link.js';
 import type { TaskAssignment } from './protocol.js';
 
@@ -206,17 +207,11 @@ class HarnessSupportArtifacts implements ArtifactSink {
       headers: { authorization: `Bearer ${this.token(run.runId)}`, 'content-type': contentType },
       body,
     });
-    const text = await response.text();
-    if (response.ok) return JSON.parse(text) as ArtifactResponse;
-    let problem: { detail?: string; error_code?: string } = {};
-    try {
-      problem = JSON.parse(text) as typeof problem;
-    } catch {
-      // not problem+json
-    }
+    if (response.ok) return (await response.json()) as ArtifactResponse;
+    const refusal = await problemOf(response);
     // A refusal (4xx) is the artifact's problem and goes on the timeline; anything else is the server's.
-    if (response.status < 500)
-      throw new ApiError(response.status, (problem.error_code ?? 'invalid_request') as never, problem.detail ?? text);
+    if (refusal.status < 500)
+      throw relayedProblem(refusal.status, refusal.problem.error_code, refusal.problem.detail ?? refusal.message);
     throw new Error(`the server failed to record the artifact (HTTP ${response.status})`);
   }
 }

@@ -1,7 +1,7 @@
 // The signed-in session: an API key (and optionally a team) kept in sessionStorage, or localStorage when the
 // person asks to be remembered on this device. Signing out forgets both.
 import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react';
-import { HangarClient, type ApiError, type Credentials } from './api/client';
+import { HangarClient, type ApiProblem, type Credentials } from './api/client';
 
 const KEY = 'hangar.credentials';
 
@@ -52,7 +52,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   const client = useMemo(
     () =>
       credentials &&
-      new HangarClient(credentials, (error: ApiError) =>
+      new HangarClient(credentials, (error: ApiProblem) =>
         signOut(`Signed out: Hangar refused the API key (${error.detail || error.title}).`),
       ),
     [credentials, signOut],

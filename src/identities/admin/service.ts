@@ -1,14 +1,11 @@
 import { sql, type Kysely } from 'kysely';
 import { generateApiKey } from '../../platform/crypto.js';
 import type { DB } from '../../platform/db/schema.js';
-import { ApiError, invalidRequest, notFound } from '../../platform/http/errors.js';
+import { conflict, invalidRequest, notFound } from '../../platform/http/errors.js';
 import { insertApiKey, insertMembership, insertTeam, insertUser, type Role } from '../store.js';
 import type { CreateKeyBody, CreateUserBody, KeyListQuery } from './schemas.js';
 import { rfc3339 as iso } from '../../platform/time.js';
-import { sqlState, UNIQUE_VIOLATION } from '../../platform/db/sql-state.js';
-
-/** A duplicate team name or user email. */
-const isUniqueViolation = (error: unknown) => sqlState(error) === UNIQUE_VIOLATION;
+import { withConflicts } from '../../platform/db/conflicts.js';
 
 /** Instance administration: teams, users, memberships and API keys. Callers are instance administrators. */
 export class AdminService {
@@ -21,14 +18,11 @@ export class AdminService {
   async createTeam(name: string) {
     const trimmed = name.trim();
     if (trimmed === '') throw invalidRequest('name must not be blank');
-    try {
-      const uid = await insertTeam(this.db, trimmed);
-      const row = await this.db.selectFrom('teams').selectAll().where('uid', '=', uid).executeTakeFirstOrThrow();
-      return { uid: row.uid, name: row.name, created_at: iso(row.created_at) };
-    } catch (error) {
-      if (isUniqueViolation(error)) throw new ApiError(409, 'conflict', `a team named "${trimmed}" already exists`);
-      throw error;
-    }
+    const uid = await withConflicts(insertTeam(this.db, trimmed), {
+      teams_name_key: () => conflict(`a team named "${trimmed}" already exists`),
+    });
+    const row = await this.db.selectFrom('teams').selectAll().where('uid', '=', uid).executeTakeFirstOrThrow();
+    return { uid: row.uid, name: row.name, created_at: iso(row.created_at) };
   }
 
   async listTeams() {
@@ -37,18 +31,15 @@ export class AdminService {
   }
 
   async createUser(body: CreateUserBody) {
-    try {
-      const uid = await insertUser(this.db, {
+    const uid = await withConflicts(
+      insertUser(this.db, {
         displayName: body.display_name.trim(),
         email: body.email ?? null,
         isAdmin: body.is_admin ?? false,
-      });
-      return this.user(uid);
-    } catch (error) {
-      if (isUniqueViolation(error))
-        throw new ApiError(409, 'conflict', `a user with email ${body.email} already exists`);
-      throw error;
-    }
+      }),
+      { users_email_key: () => conflict(`a user with email ${body.email} already exists`) },
+    );
+    return this.user(uid);
   }
 
   private async user(uid: string) {

@@ -1,19 +1,14 @@
 /** A small client for Hangar's own API, used by the `hangar` CLI verbs. */
+import { ApiProblem, fetchApi, jsonOf } from './api-fetch.js';
+
 export interface ClientOptions {
   baseUrl: string;
   apiKey: string;
   team?: string | undefined;
 }
 
-export class ApiClientError extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: unknown,
-  ) {
-    const problem = body as { error?: string; detail?: string } | null;
-    super(`HTTP ${status}: ${problem?.error ?? problem?.detail ?? JSON.stringify(body)}`);
-  }
-}
+/** runs/cli.ts still names it so (and builds it from a stream's refusal); ApiProblem is the one error type. */
+export { ApiProblem as ApiClientError } from './api-fetch.js';
 
 export function clientOptionsFromEnv(env = process.env): ClientOptions {
   const apiKey = env.HANGAR_API_KEY;
@@ -25,24 +20,30 @@ export function clientOptionsFromEnv(env = process.env): ClientOptions {
   };
 }
 
+/** A request with the environment's credentials; an unreachable server names HANGAR_URL, a refusal is an ApiProblem. */
+export async function sendApi(options: ClientOptions, path: string, init: RequestInit = {}): Promise<Response> {
+  const headers = {
+    authorization: `Bearer ${options.apiKey}`,
+    ...(options.team ? { 'x-team-uid': options.team } : {}),
+    ...init.headers,
+  };
+  try {
+    return await fetchApi(`${options.baseUrl}/api/v1${path}`, { ...init, headers });
+  } catch (error) {
+    if (error instanceof ApiProblem && error.status === 0)
+      throw new Error(`could not reach Hangar at ${options.baseUrl} (${error.detail}); is HANGAR_URL right?`);
+    throw error;
+  }
+}
+
+/** One JSON call: the answer's body, or undefined when it has none. */
 export async function callApi<T>(options: ClientOptions, method: string, path: string, body?: unknown): Promise<T> {
-  const url = `${options.baseUrl}/api/v1${path}`;
-  const response = await fetch(url, {
+  const response = await sendApi(options, path, {
     method,
-    headers: {
-      authorization: `Bearer ${options.apiKey}`,
-      ...(options.team ? { 'x-team-uid': options.team } : {}),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
-  }).catch((error: Error) => {
-    const cause = (error.cause as Error | undefined)?.message ?? error.message;
-    throw new Error(`could not reach Hangar at ${options.baseUrl} (${cause}); is HANGAR_URL right?`);
   });
-  const text = await response.text();
-  const parsed: unknown = text ? JSON.parse(text) : null;
-  if (!response.ok) throw new ApiClientError(response.status, parsed);
-  return parsed as T;
+  return jsonOf<T>(response);
 }
 
 export function printJson(value: unknown): void {
@@ -52,5 +53,5 @@ export function printJson(value: unknown): void {
 /** The common CLI verb: one API call with the environment's credentials, its answer printed as JSON. */
 export async function callAndPrint(method: string, path: string, body?: unknown): Promise<void> {
   const result = await callApi(clientOptionsFromEnv(), method, path, body);
-  if (result !== null) printJson(result);
+  if (result !== undefined) printJson(result);
 }

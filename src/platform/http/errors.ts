@@ -44,10 +44,46 @@ export class ApiError extends Error {
   readonly extensions: Record<string, unknown>;
 }
 
-export const invalidRequest = (detail: string) => new ApiError(400, 'invalid_request', detail);
-export const notFound = (detail: string) => new ApiError(404, 'resource_not_found', detail);
-export const notAuthorized = (detail: string) => new ApiError(403, 'not_authorized', detail);
+// The catalogue: one constructor per error the interface gives, so a status and its code are chosen in one place.
+
+/** 400: the request is at fault; `extensions` lists every problem found when there are several. */
+export const invalidRequest = (detail: string, extensions?: Record<string, unknown>) =>
+  new ApiError(400, 'invalid_request', detail, { extensions });
+/** 413: the body is larger than the route accepts. */
+export const payloadTooLarge = (detail: string) => new ApiError(413, 'invalid_request', detail);
+/** 415: the body is not in a media type the route reads. */
+export const unsupportedMediaType = (detail: string) => new ApiError(415, 'invalid_request', detail);
+/** 405, with the Allow header the HTTP specification requires. */
+export const methodNotAllowed = (detail: string, allow: string) =>
+  new ApiError(405, 'invalid_request', detail, { headers: { allow } });
 export const authenticationRequired = (detail: string) => new ApiError(401, 'authentication_required', detail);
+export const notAuthorized = (detail: string) => new ApiError(403, 'not_authorized', detail);
+export const featureNotAvailable = (detail: string) => new ApiError(403, 'feature_not_available', detail);
+export const integrationDisabled = (detail: string) => new ApiError(403, 'integration_disabled', detail);
+export const notFound = (detail: string) => new ApiError(404, 'resource_not_found', detail);
+/** 409: the state of a resource refuses the request; `retryable` when the state is about to change by itself. */
+export const conflict = (detail: string, options: { retryable?: boolean } = {}) =>
+  new ApiError(409, 'conflict', detail, options);
+export const operationNotSupported = (detail: string) => new ApiError(422, 'operation_not_supported', detail);
+export const integrationNotConfigured = (detail: string) => new ApiError(422, 'integration_not_configured', detail);
+/** 429 with Retry-After: a rate limit the caller may retry after that many seconds. */
+export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>
+  new ApiError(429, 'resource_unavailable', detail, {
+    retryable: true,
+    headers: { 'retry-after': String(retryAfterSeconds) },
+  });
+/** 502: a server Hangar forwards to (a model provider, an MCP server) could not be reached. */
+export const upstreamUnreachable = (detail: string) => new ApiError(502, 'resource_unavailable', detail);
+/** 500: the details go to the log under the trace id, never to the caller. */
+export const internalError = () =>
+  new ApiError(500, 'internal_error', 'an internal error occurred; it has been logged with this trace id');
+
+/**
+ * A refusal another Hangar answered with (problem+json), raised again here with its status, code and detail;
+ * a code this server does not know is kept as the caller saw it.
+ */
+export const relayedProblem = (status: number, code: string | undefined, detail: string) =>
+  new ApiError(status, (code ?? 'invalid_request') as ErrorCode, detail);
 
 export function renderProblem(
   request: FastifyRequest,
@@ -107,9 +143,9 @@ export function toApiError(error: unknown): ApiError {
     return invalidRequest(`a value in the request is not accepted: ${fastifyError.message}`);
   switch (fastifyError?.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError(413, 'invalid_request', 'request body is larger than this server accepts');
+      return payloadTooLarge('request body is larger than this server accepts');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ApiError(415, 'invalid_request', 'send the request body as application/json');
+      return unsupportedMediaType('send the request body as application/json');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return invalidRequest('the request body is empty; send a JSON object');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -118,7 +154,8 @@ export function toApiError(error: unknown): ApiError {
   const status = fastifyError?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     if (error instanceof SyntaxError) return invalidRequest('the request body is not valid JSON');
+    // Fastify's own 4xx (e.g. 404 from a plugin): its status is kept, under the code that fits it.
     return new ApiError(status, status === 404 ? 'resource_not_found' : 'invalid_request', fastifyError.message);
   }
-  return new ApiError(500, 'internal_error', 'an internal error occurred; it has been logged with this trace id');
+  return internalError();
 }

@@ -1,34 +1,10 @@
-// A small typed client for Hangar's API: bearer key, optional team, problem+json errors as ApiError.
+// A small typed client for Hangar's API: bearer key, optional team, problem+json errors as ApiProblem.
+import { ApiProblem, fetchApi, jsonOf } from '../../../src/platform/http/api-fetch';
 
 export const API_BASE = '/api/v1';
 
-/** The problem+json body Hangar answers every error with. */
-export interface Problem {
-  type?: string;
-  title?: string;
-  status?: number;
-  detail?: string;
-  error_code?: string;
-  retryable?: boolean;
-  trace_id?: string;
-  errors?: Array<{ file?: string; line?: number; message: string }>;
-}
-
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    readonly title: string,
-    readonly detail: string,
-    readonly problem: Problem = {},
-  ) {
-    super(detail ? `${title}: ${detail}` : title);
-  }
-
-  get traceId(): string | undefined {
-    return this.problem.trace_id;
-  }
-}
+/** The one error type of Hangar's clients, shared with the CLI: status, code, title, detail and the problem body. */
+export { ApiProblem };
 
 export interface Credentials {
   apiKey: string;
@@ -49,28 +25,11 @@ export function queryString(query: Query = {}): string {
   return text ? `?${text}` : '';
 }
 
-async function problemOf(response: Response): Promise<ApiError> {
-  const text = await response.text().catch(() => '');
-  let problem: Problem = {};
-  try {
-    problem = text ? (JSON.parse(text) as Problem) : {};
-  } catch {
-    problem = { detail: text.slice(0, 500) };
-  }
-  return new ApiError(
-    response.status,
-    problem.error_code ?? `http_${response.status}`,
-    problem.title ?? (response.statusText || `HTTP ${response.status}`),
-    problem.detail ?? '',
-    problem,
-  );
-}
-
 export class HangarClient {
   constructor(
     readonly credentials: Credentials,
     /** Called when Hangar refuses the key (401), e.g. after it was revoked. */
-    private readonly onUnauthorized?: (error: ApiError) => void,
+    private readonly onUnauthorized?: (error: ApiProblem) => void,
   ) {}
 
   private headers(extra: Record<string, string> = {}): Record<string, string> {
@@ -81,15 +40,14 @@ export class HangarClient {
     };
   }
 
-  /** Sends a request; resolves to the response when it is a success, else throws an ApiError. */
+  /** Sends a request; resolves to the response when it is a success, else throws an ApiProblem. */
   async send(
     method: string,
     path: string,
     options: { query?: Query; body?: unknown; signal?: AbortSignal; headers?: Record<string, string> } = {},
   ): Promise<Response> {
-    let response: Response;
     try {
-      response = await fetch(`${API_BASE}${path}${queryString(options.query)}`, {
+      return await fetchApi(`${API_BASE}${path}${queryString(options.query)}`, {
         method,
         headers: this.headers({
           ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
@@ -99,20 +57,9 @@ export class HangarClient {
         signal: options.signal,
       });
     } catch (error) {
-      if (error instanceof DOMException && error.name === 'AbortError') throw error;
-      throw new ApiError(
-        0,
-        'network_error',
-        'Hangar could not be reached',
-        error instanceof Error ? error.message : String(error),
-      );
-    }
-    if (!response.ok) {
-      const error = await problemOf(response);
-      if (response.status === 401) this.onUnauthorized?.(error);
+      if (error instanceof ApiProblem && error.status === 401) this.onUnauthorized?.(error);
       throw error;
     }
-    return response;
   }
 
   async request<T>(
@@ -120,10 +67,7 @@ export class HangarClient {
     path: string,
     options: { query?: Query; body?: unknown; signal?: AbortSignal } = {},
   ): Promise<T> {
-    const response = await this.send(method, path, options);
-    if (response.status === 204) return undefined as T;
-    const text = await response.text();
-    return (text ? JSON.parse(text) : undefined) as T;
+    return jsonOf<T>(await this.send(method, path, options));
   }
 
   get<T>(path: string, query?: Query, signal?: AbortSignal): Promise<T> {

@@ -1,7 +1,7 @@
 // Live events of a run: `GET /agent/runs/{id}/events` is Server-Sent Events, read with fetch (EventSource cannot
 // send the Authorization header) and parsed with eventsource-parser. Reconnects with Last-Event-ID until `end`.
 import { createParser } from 'eventsource-parser';
-import { ApiError, seg, type HangarClient } from './client';
+import { ApiProblem, seg, type HangarClient } from './client';
 import type { TimelineEvent } from './types';
 
 export interface OutputEvent {
@@ -15,7 +15,7 @@ export interface RunEventHandlers {
   onOutput(event: OutputEvent): void;
   onEnd(state: string): void;
   /** The stream could not be opened for good (unknown run, key refused): following stops. */
-  onError(error: ApiError): void;
+  onError(error: ApiProblem): void;
   /** Connected (true) or waiting to reconnect (false). */
   onConnection?(connected: boolean): void;
 }
@@ -79,7 +79,7 @@ export function followRunEvents(client: HangarClient, runId: string, handlers: R
       } catch (error) {
         if (abort.signal.aborted) return;
         // A refusal (4xx) will not change by retrying; a network error or a 5xx may.
-        if (error instanceof ApiError && error.status >= 400 && error.status < 500) {
+        if (error instanceof ApiProblem && error.status >= 400 && error.status < 500) {
           handlers.onError(error);
           return;
         }

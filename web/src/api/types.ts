@@ -1,6 +1,26 @@
 // The parts of Hangar's wire format (/api/v1) the dashboard reads. The server's TypeBox schemas are the source.
+import type { paths } from './schema';
 
-export const RUN_STATES = [
+/** The runs list's query: the server's enums come from here (schema.d.ts is generated from /api/v1/openapi.json). */
+type RunsQuery = paths['/agent/runs']['get']['parameters']['query'];
+export type RunState = NonNullable<RunsQuery['state']>[number];
+export type RunSource = NonNullable<RunsQuery['source']>;
+export type ArtifactType = NonNullable<RunsQuery['artifact_type']>;
+export type SortField = RunsQuery['sort_by'];
+
+/**
+ * The members of a generated union, in the order the dashboard shows them. A union has no values at run time, so
+ * the list is written here, but the compiler refuses it when it misses a member or has one the server lacks.
+ */
+const everyOne =
+  <Union extends string>() =>
+  <const List extends readonly Union[]>(
+    values: List &
+      ([Exclude<Union, List[number]>] extends [never] ? unknown : { missing: Exclude<Union, List[number]> }),
+  ): List =>
+    values;
+
+export const RUN_STATES = everyOne<RunState>()([
   'QUEUED',
   'PENDING',
   'CLAIMED',
@@ -10,12 +30,17 @@ export const RUN_STATES = [
   'BLOCKED',
   'ERROR',
   'CANCELLED',
-] as const;
-export type RunState = (typeof RUN_STATES)[number];
-export const TERMINAL_STATES: readonly string[] = ['SUCCEEDED', 'FAILED', 'BLOCKED', 'ERROR', 'CANCELLED'];
+]);
+export const TERMINAL_STATES: readonly string[] = [
+  'SUCCEEDED',
+  'FAILED',
+  'BLOCKED',
+  'ERROR',
+  'CANCELLED',
+] satisfies RunState[];
 export const isTerminal = (state: string) => TERMINAL_STATES.includes(state);
 
-export const RUN_SOURCES = [
+export const RUN_SOURCES = everyOne<RunSource>()([
   'API',
   'CLI',
   'WEB_APP',
@@ -33,9 +58,15 @@ export const RUN_SOURCES = [
   'GITLAB_WEBHOOK',
   'AUTOFIX',
   'ORCHESTRATION',
-] as const;
-export const ARTIFACT_TYPES = ['PLAN', 'PULL_REQUEST', 'EXTERNAL_REFERENCE', 'FILE', 'SCREENSHOT'] as const;
-export const SORT_FIELDS = ['updated_at', 'created_at', 'title', 'agent'] as const;
+]);
+export const ARTIFACT_TYPES = everyOne<ArtifactType>()([
+  'PLAN',
+  'PULL_REQUEST',
+  'EXTERNAL_REFERENCE',
+  'FILE',
+  'SCREENSHOT',
+]);
+export const SORT_FIELDS = everyOne<SortField>()(['updated_at', 'created_at', 'title', 'agent']);
 
 export interface Profile {
   type: string;

@@ -1,6 +1,6 @@
 // Small shared pieces: page header, form and delete buttons, error, loading and empty states, times, state badges, one-time secrets.
 import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
-import { ApiError } from '../api/client';
+import { ApiProblem } from '../api/client';
 
 /** The page's h1; it takes focus when the page opens, so keyboard and screen reader users land on it. */
 export function PageHeader({
@@ -33,7 +33,7 @@ export function PageHeader({
 /** An error from Hangar (its problem+json: title, detail, code, trace id) or from the browser. */
 export function ErrorMessage({ error, title }: { error: unknown; title?: string }) {
   if (!error) return null;
-  if (error instanceof ApiError) {
+  if (error instanceof ApiProblem) {
     const problems = error.problem.errors ?? [];
     return (
       <div className="error" role="alert">

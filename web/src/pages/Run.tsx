@@ -1,6 +1,6 @@
 import { Fragment, useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
 import { Link, useParams } from 'react-router';
-import { ApiError, seg } from '../api/client';
+import { ApiProblem, seg } from '../api/client';
 import { followRunEvents } from '../api/events';
 import { isTerminal, type Conversation, type Run, type TimelineEvent } from '../api/types';
 import { ArtifactList } from '../components/Artifacts';
@@ -66,7 +66,7 @@ export function RunPage() {
       return await client.get<Conversation>(`/agent/runs/${seg(runId)}/conversation`, undefined, signal);
     } catch (error) {
       // 404: the harness has not written anything yet.
-      if (error instanceof ApiError && error.status === 404) return null;
+      if (error instanceof ApiProblem && error.status === 404) return null;
       throw error;
     }
   }, runId);
@@ -289,7 +289,7 @@ export function RunPage() {
           <h2 id="conversation-title">Conversation</h2>
           {conversation.loading && conversation.data === undefined && <Loading what="Loading the conversation" />}
           {conversation.data === null && <p className="muted">The agent has not said anything yet.</p>}
-          {conversation.error instanceof ApiError && conversation.error.code === 'operation_not_supported' ? (
+          {conversation.error instanceof ApiProblem && conversation.error.code === 'operation_not_supported' ? (
             <>
               <p className="muted">
                 This run's harness writes plain text, so there is no conversation to show. Its output:
