@@ -1,7 +1,7 @@
 import type { ResolvedDefinition } from '../mcp/definition.js';
 import { isBuiltInHarness } from '../models/catalogue.js';
 import type { ExecutionContext } from './context.js';
-import type { ResolvedModel } from './harnesses/cli/agent-cli.js';
+import type { ResolvedModel } from '../models/resolve.js';
 import { resolveRunMcpServers } from './run-mcp.js';
 import { resolveRunModel } from './run-model.js';
 

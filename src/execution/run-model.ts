@@ -1,6 +1,6 @@
 import type { BuiltInHarness, ModelCatalogue } from '../models/catalogue.js';
 import { ModelConfigurationError, resolveModel } from '../models/resolve.js';
-import type { ResolvedModel } from './harnesses/cli/agent-cli.js';
+import type { ResolvedModel } from '../models/resolve.js';
 import { HarnessStartError } from './harnesses/harness.js';
 
 /** The member of `harness_auth_secrets` naming the team secret with a harness's API key. */

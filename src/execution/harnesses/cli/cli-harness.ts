@@ -12,9 +12,9 @@ import {
 } from '../harness.js';
 import { taskMessage, type HarnessEvent } from '../protocol.js';
 import type { ResolvedDefinition } from '../../../mcp/definition.js';
-import { proxiedMcpServers } from '../../../egress/mcp-proxy.js';
-import { proxiedModel } from '../../../egress/model-proxy.js';
-import type { AgentCli, ResolvedModel } from './agent-cli.js';
+import type { ResolvedModel } from '../../../models/resolve.js';
+import type { AgentCli } from './agent-cli.js';
+import { proxiedMcpServers, proxiedModel } from './proxied.js';
 import { locateBinary } from './locate.js';
 import { cliPrompt, resumedPrompt } from './prompt.js';
 import { restoreSession, sessionLine } from './session.js';

@@ -5,7 +5,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModel } from 'ai';
 import type { ModelDefinition } from '../../../models/catalogue.js';
 import { resolveModel } from '../../../models/resolve.js';
-import type { ResolvedModel } from '../cli/agent-cli.js';
+import type { ResolvedModel } from '../../../models/resolve.js';
 
 /**
  * The AI SDK model for a resolved catalogue model: OpenAI (Responses API), Anthropic (Messages), Google (Gemini),
