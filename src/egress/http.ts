@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { TaskTokens } from '../execution/task-token.js';
+import type { TaskTokens } from '../execution/index.js';
 import type { DB } from '../platform/db/schema.js';
 import { proxyMcpRequest, type McpProxyDeps } from './mcp-proxy.js';
 import { proxyModelRequest, type ModelProxyDeps } from './model-proxy.js';

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
-import type { ResolvedDefinition } from '../mcp/definition.js';
+import type { ResolvedDefinition } from '../mcp/index.js';
 import { ApiError, notFound } from '../platform/http/errors.js';
 import { addressRefusal } from '../platform/net/guarded-fetch.js';
 import { forward } from './forward.js';

@@ -1,9 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ResolvedModel } from '../models/resolve.js';
-import { HarnessStartError } from '../execution/harnesses/harness.js';
-import { PROXY_PROVIDERS } from '../execution/harnesses/cli/proxied.js';
-import { resolveRunModel } from '../execution/run-model.js';
-import { isBuiltInHarness, type ModelCatalogue } from '../models/catalogue.js';
+import { type ResolvedModel, isBuiltInHarness, type ModelCatalogue } from '../models/index.js';
+import { HarnessStartError, PROXY_PROVIDERS, resolveRunModel } from '../execution/index.js';
 import { ApiError, notAuthorized, notFound } from '../platform/http/errors.js';
 import { forward } from './forward.js';
 import type { ProxiedExecution } from './proxied-execution.js';

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { TaskTokens } from '../execution/task-token.js';
+import type { TaskTokens } from '../execution/index.js';
 import type { DB } from '../platform/db/schema.js';
 import { authenticationRequired } from '../platform/http/errors.js';
 

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { ModelCatalogue } from '../models/catalogue.js';
+import type { ModelCatalogue } from '../models/index.js';
 import type { DB } from '../platform/db/schema.js';
 import type { Harness } from './harnesses/harness.js';
 import type { RunLedger } from './ledger.js';

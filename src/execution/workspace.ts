@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Config } from '../config.js';
-import type { EnvironmentConfig } from '../environments/schemas.js';
+import type { EnvironmentConfig } from '../environments/index.js';
 import { cloneGitConfig } from './clone-git-config.js';
 import { scrubbedEnvironment, spawnSandboxed } from './sandbox/index.js';
 import type { SandboxMode, SandboxedProcess } from './sandbox/types.js';

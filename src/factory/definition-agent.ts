@@ -1,4 +1,4 @@
-import { MAX_SKILL_BYTES, parseSkill } from '../environments/skills/parse.js';
+import { MAX_SKILL_BYTES, parseSkill } from '../environments/index.js';
 import type { AgentDefinition, DefinitionError, References, SkillDefinition } from './definition-types.js';
 import { Fields, readMarkdown } from './definition-fields.js';
 

@@ -1,8 +1,13 @@
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
-import { payloadFilterProblem } from '../automations/filter.js';
-import { MAX_TRIGGERS, ScheduleTrigger, WebhookTrigger, type Trigger } from '../automations/schemas.js';
-import { cronProblem } from '../schedules/cron.js';
+import {
+  payloadFilterProblem,
+  MAX_TRIGGERS,
+  ScheduleTrigger,
+  WebhookTrigger,
+  type Trigger,
+} from '../automations/index.js';
+import { cronProblem } from '../schedules/index.js';
 import type { AutomationDefinition, DefinitionError, References } from './definition-types.js';
 import { describe, Fields, isRecord, readMarkdown } from './definition-fields.js';
 

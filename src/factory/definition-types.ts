@@ -1,4 +1,4 @@
-import type { Trigger } from '../automations/schemas.js';
+import type { Trigger } from '../automations/index.js';
 
 /** The parsed shapes of a factory definition, shared by the parsers of its files and the plan/apply service. */
 
@@ -69,4 +69,3 @@ export interface References {
   agents: ReadonlySet<string>;
   skills: ReadonlySet<string>;
 }
-

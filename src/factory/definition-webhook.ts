@@ -1,4 +1,4 @@
-import { SECRET_NAME_PATTERN } from '../secrets/schemas.js';
+import { SECRET_NAME_PATTERN } from '../secrets/index.js';
 import type { DefinitionError, WebhookDefinition } from './definition-types.js';
 import { Fields, readYamlMapping } from './definition-fields.js';
 

@@ -1,4 +1,4 @@
-import { MAX_WEBHOOKS_PER_FACTORY } from '../webhooks/schemas.js';
+import { MAX_WEBHOOKS_PER_FACTORY } from '../webhooks/index.js';
 import { parseAgent, parseSkillFile } from './definition-agent.js';
 import { parseAutomation } from './definition-automation.js';
 import { Fields, readYamlMapping } from './definition-fields.js';

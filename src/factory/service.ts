@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Caller } from '../identities/caller.js';
+import type { Caller } from '../identities/index.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import { rfc3339 } from '../platform/time.js';
@@ -46,5 +46,15 @@ export class FactoriesService {
     const row = await store.findFactory(db, teamUid, factoryUid);
     if (!row) throw notFound(`factory ${factoryUid} not found`);
     return row;
+  }
+
+  /** Webhooks and automations are managed under the same rule as their factories. */
+  requireManager(caller: Caller): void {
+    requireFactoryManager(caller);
+  }
+
+  /** Holds the factory until the transaction ends, so that one creation at a time counts against its limits. */
+  async lock(db: Kysely<DB>, uid: string): Promise<void> {
+    await store.lockFactory(db, uid);
   }
 }

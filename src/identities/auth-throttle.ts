@@ -3,7 +3,7 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError } from '../platform/http/errors.js';
-import { secondsUntilBelow, slidingCount } from '../webhooks/limits.js';
+import { secondsUntilBelow, slidingCount } from '../platform/sliding-window.js';
 
 /** Counter shards per client and minute: concurrent failures of one client rarely update the same row. */
 const SHARDS = 8;

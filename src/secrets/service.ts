@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Caller } from '../identities/caller.js';
+import type { Caller } from '../identities/index.js';
 import { openValue, sealValue } from '../platform/crypto.js';
 import type { DB } from '../platform/db/schema.js';
 import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';

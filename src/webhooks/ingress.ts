@@ -6,7 +6,8 @@ import { ApiError, notFound, renderProblem, toApiError } from '../platform/http/
 import { bodyHash, deliveryIdentity } from './identity.js';
 import { IngressWrites } from './ingress-writes.js';
 import { KEEP_DELIVERY_DAYS } from './retention.js';
-import { countAuthFailure, secondsUntilBelow, slidingCount, type SenderCounts } from './limits.js';
+import { secondsUntilBelow, slidingCount } from '../platform/sliding-window.js';
+import { countAuthFailure, type SenderCounts } from './limits.js';
 import { SIGNATURE_SCHEMES, type SchemeVerdict, type SignatureSchemeName } from './schemes/index.js';
 import type { WebhooksService } from './service.js';
 import * as store from './store.js';

@@ -1,5 +1,5 @@
-import type { ResolvedDefinition } from '../../mcp/definition.js';
-import type { ResolvedModel } from '../../models/resolve.js';
+import type { ResolvedDefinition } from '../../mcp/index.js';
+import type { ResolvedModel } from '../../models/index.js';
 import type { FileOwner } from '../workspace-files.js';
 
 /**
@@ -36,4 +36,3 @@ export interface TranscriptLine {
   line: string;
   at: Date;
 }
-

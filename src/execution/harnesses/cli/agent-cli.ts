@@ -1,5 +1,5 @@
-import type { ResolvedDefinition } from '../../../mcp/definition.js';
-import type { ResolvedModel } from '../../../models/resolve.js';
+import type { ResolvedDefinition } from '../../../mcp/index.js';
+import type { ResolvedModel } from '../../../models/index.js';
 import type { HarnessEvent } from '../protocol.js';
 import type { WorkspaceFiles } from '../../workspace-files.js';
 

@@ -11,8 +11,8 @@ import {
   type HarnessTask,
 } from '../harness.js';
 import { taskMessage, type HarnessEvent } from '../protocol.js';
-import type { ResolvedDefinition } from '../../../mcp/definition.js';
-import type { ResolvedModel } from '../../../models/resolve.js';
+import type { ResolvedDefinition } from '../../../mcp/index.js';
+import type { ResolvedModel } from '../../../models/index.js';
 import type { AgentCli } from './agent-cli.js';
 import { proxiedMcpServers, proxiedModel } from './proxied.js';
 import { locateBinary } from './locate.js';

@@ -4,7 +4,7 @@ import { codex } from './codex.js';
 import { gemini } from './gemini.js';
 
 export type { AgentCli, CliInvocation, CliInvocationInput } from './agent-cli.js';
-export type { ResolvedModel } from '../../../models/resolve.js';
+export type { ResolvedModel } from '../../../models/index.js';
 export { CliHarness, type CliHarnessOptions } from './cli-harness.js';
 export { locateBinary } from './locate.js';
 

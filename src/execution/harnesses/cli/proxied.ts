@@ -1,5 +1,5 @@
-import type { ResolvedDefinition } from '../../../mcp/definition.js';
-import type { ResolvedModel } from '../../../models/resolve.js';
+import type { ResolvedDefinition } from '../../../mcp/index.js';
+import type { ResolvedModel } from '../../../models/index.js';
 
 /**
  * What a CLI in the sandbox is given instead of credentials: addresses of this server's egress proxies (the egress
