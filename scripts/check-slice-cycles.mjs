@@ -35,7 +35,8 @@ for (const module of modules) {
   for (const dependency of module.dependencies) {
     if (!dependency.resolved.startsWith('src/')) continue;
     const to = nodeOf(dependency.resolved);
-    if (to === from) continue;
+    // src/database.ts only composes the slices' table types into DB, the type every store's Kysely takes.
+    if (to === from || to === 'src/database.ts') continue;
     const known = KNOWN_CYCLES.some(([a, b]) => (a === from && b === to) || (a === to && b === from));
     if (known) continue;
     if (!edges.has(from)) edges.set(from, new Map());

@@ -5,7 +5,7 @@ import type { Static, TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { Caller, Principal } from '../identities/index.js';
 import type { BlobStore } from '../platform/blobs/store.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import { ApiError, authenticationRequired, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import { schemaProblem } from '../platform/schema-problem.js';
 import type { UrlSigner } from '../platform/signed-urls.js';

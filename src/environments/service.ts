@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Caller } from '../identities/index.js';
 import { newUid, randomBase62 } from '../platform/crypto.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import { invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import type { EnvironmentActivity, RunActivityLookup } from './run-activity.js';
 import { normalizeConfig, storedConfig } from './config.js';

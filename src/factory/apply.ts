@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { AutomationsService, AutomationValues } from '../automations/index.js';
 import type { Caller, AgentsService, AgentValues } from '../identities/index.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import { ApiError } from '../platform/http/errors.js';
 import {
   MAX_WEBHOOKS_PER_FACTORY,

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
 import { sql, type Kysely } from 'kysely';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import { ApiError } from '../platform/http/errors.js';
 import { secondsUntilBelow, slidingCount } from '../platform/sliding-window.js';
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Caller } from '../identities/index.js';
 import { newUid } from '../platform/crypto.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import type { AddressPolicy } from '../platform/net/address-policy.js';
 import type { SecretsService } from '../secrets/index.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Caller } from '../identities/index.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import { invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import { metadataProblem, type AgentDirectory } from '../runs/index.js';
 import { cronProblem, nextTickAfter } from './cron.js';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { Compile } from 'typebox/compile';
 import type { Caller } from '../identities/index.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import { sqlState, UNIQUE_VIOLATION } from '../platform/db/sql-state.js';
 import { ApiError, authenticationRequired, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import { schemaProblem } from '../platform/schema-problem.js';

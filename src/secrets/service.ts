@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Caller } from '../identities/index.js';
 import { openValue, sealValue } from '../platform/crypto.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import {
   MAX_SECRET_VALUE_BYTES,

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import { ApiError, notFound, renderProblem, toApiError } from '../platform/http/errors.js';
 import { bodyHash, deliveryIdentity } from './identity.js';
 import { IngressWrites } from './ingress-writes.js';

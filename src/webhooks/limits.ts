@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import type { WebhookRow } from './store.js';
 
 /** Counter shards per sender and minute (see migration 0011). */

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Caller } from '../identities/index.js';
 import { newUid, type SealedValue } from '../platform/crypto.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import { ApiError, invalidRequest, notFound } from '../platform/http/errors.js';
 import { CursorCodec, InvalidCursorError } from '../platform/http/pagination.js';
 import { rfc3339 } from '../platform/time.js';

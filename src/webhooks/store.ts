@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { SealedValue } from '../platform/crypto.js';
-import type { DB, DeliveryStatus, WebhookAuthMode, WebhooksTable } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
+import type { DeliveryStatus, WebhookAuthMode, WebhooksTable } from './tables.js';
 
 export type WebhookRow = Selectable<WebhooksTable>;
 

@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import { callerOf } from '../identities/index.js';
 import { invalidRequest } from '../platform/http/errors.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import type { WorkerHub } from './hub.js';
 import { checkWorkerId, type WorkerCredential, type WorkerKeyAuthenticator } from './keys/authenticate.js';
 import { CreatedWorkerKey, CreateWorkerKeyBody, WorkerKeyList, WorkerKeyParams } from './keys/schemas.js';

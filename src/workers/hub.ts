@@ -5,7 +5,7 @@ import type { WebSocket } from 'ws';
 import { runVariables, type EnvironmentSetups, type TaskTokens } from '../execution/index.js';
 import * as engineStore from '../execution/store.js';
 import type { Bus } from '../platform/bus.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import type { ResolvedDefinition } from '../mcp/index.js';
 import type { WorkerCredential } from './keys/authenticate.js';
 import { activeWorkerKeyUids } from './keys/store.js';

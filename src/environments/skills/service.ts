@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Caller } from '../../identities/index.js';
-import type { DB } from '../../platform/db/schema.js';
+import type { DB } from '../../database.js';
 import { mapWithLimit } from '../../platform/concurrency.js';
 import { invalidRequest } from '../../platform/http/errors.js';
 import type { RunActivityLookup } from '../run-activity.js';
