@@ -26,8 +26,6 @@ export interface WorkspaceOptions {
   owner?: FileOwner;
 }
 
-export type SetupStep = { type: 'clone'; repo: string } | { type: 'command'; command: string };
-
 export type SetupResult = { ok: true } | { ok: false; message: string };
 
 /** Lines of a failed step's output kept in its timeline event. */

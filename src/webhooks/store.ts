@@ -48,11 +48,6 @@ export async function findWebhook(db: Kysely<DB>, teamUid: string, uid: string):
     .executeTakeFirst();
 }
 
-/** The ingress looks a webhook up by UID alone: the UID in the URL is how a sender names it. */
-export async function findEnabledWebhook(db: Kysely<DB>, uid: string): Promise<WebhookRow | undefined> {
-  return db.selectFrom('webhooks').selectAll().where('uid', '=', uid).where('enabled', '=', true).executeTakeFirst();
-}
-
 export async function countWebhooks(db: Kysely<DB>, factoryUid: string): Promise<number> {
   const row = await db
     .selectFrom('webhooks')
