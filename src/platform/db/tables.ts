@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import type { Timestamp } from './columns.js';
 
 /**
  * Kysely's view of platform's own table. Each slice declares its tables in its tables.ts and src/database.ts

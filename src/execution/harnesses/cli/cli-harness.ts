@@ -84,7 +84,7 @@ export class CliHarness implements Harness {
         `The ${cli.name} harness needs a model from the catalogue, and none was resolved for this run`,
         'integration_not_configured',
       );
-    const { home, resume, invocation } = await this.prepare(task, task.model);
+    const { home, invocation } = await this.prepare(task, task.model);
     sink.input(JSON.stringify(taskMessage(task)));
     const env = scrubbedEnvironment({ ...task.env, ...invocation.env }, home);
     // The codex and gemini launchers are `#!/usr/bin/env node` scripts: the server's own node is there to be found
