@@ -10,7 +10,7 @@ import {
   type BuiltInHarness as BuiltInHarnessName,
   type CatalogueConfig,
   type ModelDefinition,
-} from './models/catalogue.js';
+} from './models/index.js';
 
 /**
  * The operator's YAML file (`HANGAR_CONFIG`): what API callers must never define themselves, such as the

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseSecretKey, SECRET_KEY_BYTES } from './platform/crypto.js';
 import { loadOperatorConfig, OperatorConfigError, type OperatorConfig } from './config-file.js';
-import { presentCredentials } from './models/catalogue.js';
+import { presentCredentials } from './models/index.js';
 import type { S3BlobOptions } from './platform/blobs/s3.js';
 import { parseAllowedHosts, type AllowedHosts } from './platform/net/address-policy.js';
 

@@ -1,17 +1,17 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, loadConfig } from './config.js';
-import { registerEnvironmentCommands } from './environments/cli.js';
+import { registerEnvironmentCommands } from './environments/index.js';
 import { DataDirLockedError } from './platform/db/lock-file.js';
-import { registerMcpServerCommands } from './mcp/cli.js';
-import { registerIdentityCommands } from './identities/cli.js';
-import { registerRunCommands } from './runs/cli.js';
-import { registerScheduleCommands } from './schedules/cli.js';
-import { registerSecretCommands } from './secrets/cli.js';
-import { registerWorkerCommands } from './workers/cli.js';
-import { registerWebhookCommands } from './webhooks/cli.js';
-import { registerAutomationCommands } from './automations/cli.js';
-import { registerFactoryCommands } from './factory/cli.js';
+import { registerMcpServerCommands } from './mcp/index.js';
+import { registerIdentityCommands } from './identities/index.js';
+import { registerRunCommands } from './runs/index.js';
+import { registerScheduleCommands } from './schedules/index.js';
+import { registerSecretCommands } from './secrets/index.js';
+import { registerWorkerCommands } from './workers/index.js';
+import { registerWebhookCommands } from './webhooks/index.js';
+import { registerAutomationCommands } from './automations/index.js';
+import { registerFactoryCommands } from './factory/index.js';
 import type { Role } from './server.js';
 import { VERSION } from './version.js';
 

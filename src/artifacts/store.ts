@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import { visible, type Visibility } from '../runs/store.js';
 import type { ArtifactType } from './schemas.js';
 

@@ -1,12 +1,12 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
-import { savedBy } from '../identities/caller.js';
+import { savedBy } from '../identities/index.js';
 import type { Database } from '../platform/db/connect.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import { ApiError } from '../platform/http/errors.js';
 import { WakeableSleep } from '../platform/wakeable-sleep.js';
-import type { RunRequest, RunsService } from '../runs/service.js';
-import { deliveryQueue } from '../webhooks/service.js';
+import type { RunRequest, RunsService } from '../runs/index.js';
+import { deliveryQueue } from '../webhooks/index.js';
 import { deliveryPrompt, PAYLOAD_FILE } from './envelope.js';
 import { checkTriggers } from './service.js';
 import * as store from './store.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { callerOf } from '../platform/http/auth.js';
+import { callerOf } from '../identities/index.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
 import {
   AutomationIdParams,

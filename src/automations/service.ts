@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { requireFactoryManager, type FactoriesService } from '../factory/service.js';
-import type { Caller } from '../identities/caller.js';
-import type { DB } from '../platform/db/schema.js';
-import { withConflicts } from '../platform/db/conflicts.js';
+import type { Caller } from '../identities/index.js';
+import type { DB } from '../database.js';
 import { conflict, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import { withConflicts } from '../platform/db/conflicts.js';
 import { rfc3339 } from '../platform/time.js';
-import type { AgentDirectory } from '../runs/service.js';
-import { cronProblem } from '../schedules/cron.js';
-import { automationCronHistory, syncAutomationSchedules } from '../schedules/service.js';
-import { deliveryQueue, type WebhooksService } from '../webhooks/service.js';
+import type { AgentDirectory } from '../runs/index.js';
+import { cronProblem, automationCronHistory, syncAutomationSchedules } from '../schedules/index.js';
+import { deliveryQueue, type FactoryDirectory, type WebhooksService } from '../webhooks/index.js';
 import { evaluatePayloadFilter, payloadFilterProblem } from './filter.js';
 import type {
   AutomationItem,
@@ -24,7 +22,7 @@ import * as store from './store.js';
 
 export interface AutomationsServiceOptions {
   db: Kysely<DB>;
-  factories: FactoriesService;
+  factories: FactoryDirectory;
   webhooks: WebhooksService;
   agents: AgentDirectory;
   now?: () => Date;
@@ -211,7 +209,7 @@ export class AutomationsService {
   }
 
   async create(caller: Caller, body: CreateAutomationBody): Promise<AutomationItem> {
-    requireFactoryManager(caller);
+    this.options.factories.requireManager(caller);
     const values: store.AutomationValues = {
       name: body.name.trim(),
       prompt: body.prompt,
@@ -241,7 +239,7 @@ export class AutomationsService {
   }
 
   async update(caller: Caller, id: string, body: UpdateAutomationBody): Promise<AutomationItem> {
-    requireFactoryManager(caller);
+    this.options.factories.requireManager(caller);
     const row = await this.load(caller, id);
     const values: store.AutomationValues = {
       name: body.name?.trim() ?? row.name,
@@ -267,7 +265,7 @@ export class AutomationsService {
   }
 
   async delete(caller: Caller, id: string): Promise<void> {
-    requireFactoryManager(caller);
+    this.options.factories.requireManager(caller);
     if (!(await store.deleteAutomation(this.db, caller.teamUid, id))) throw notFound(`automation ${id} not found`);
   }
 

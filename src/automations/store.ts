@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { AutomationsTable, DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
+import type { AutomationsTable } from './tables.js';
 import type { Trigger } from './schemas.js';
 
 export type AutomationRow = Omit<Selectable<AutomationsTable>, 'triggers'> & { triggers: Trigger[] };

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { TaskTokens } from '../execution/task-token.js';
-import type { DB } from '../platform/db/schema.js';
+import type { TaskTokens } from '../execution/index.js';
+import type { DB } from '../database.js';
 import { proxyMcpRequest, type McpProxyDeps } from './mcp-proxy.js';
 import { proxyModelRequest, type ModelProxyDeps } from './model-proxy.js';
 import { proxiedExecution } from './proxied-execution.js';

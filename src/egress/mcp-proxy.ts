@@ -1,40 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
-import type { ResolvedDefinition } from '../mcp/definition.js';
+import type { ResolvedDefinition } from '../mcp/index.js';
 import { ApiError, conflict, notFound, upstreamUnreachable } from '../platform/http/errors.js';
 import { addressRefusal } from '../platform/net/guarded-fetch.js';
 import { forward } from './forward.js';
 import type { ProxiedExecution } from './proxied-execution.js';
 
 type McpEntry = { warp_id?: unknown };
-
-/**
- * The run's MCP servers as a CLI in the sandbox is given them: a registered HTTP server (its headers may hold a
- * secret of the team that owns it, which may be another team) becomes this server's proxy for it, with the task
- * token as the only credential; inline servers are the run's own and stay as they are. A stdio server's env
- * cannot be kept out: the server runs inside the sandbox.
- */
-export function proxiedMcpServers(
-  servers: Record<string, ResolvedDefinition>,
-  agentConfig: Record<string, unknown>,
-  apiUrl: string,
-  taskToken: string,
-): Record<string, ResolvedDefinition> {
-  const entries = (agentConfig.mcp_servers ?? {}) as Record<string, McpEntry>;
-  return Object.fromEntries(
-    Object.entries(servers).map(([name, server]) => {
-      const registered = typeof entries[name]?.warp_id === 'string';
-      if ('command' in server || !registered) return [name, server];
-      return [
-        name,
-        {
-          url: `${apiUrl}/harness-support/mcp-proxy/${encodeURIComponent(name)}`,
-          headers: { Authorization: `Bearer ${taskToken}` },
-        },
-      ];
-    }),
-  );
-}
 
 export interface McpProxyDeps {
   /** A registered MCP server the team may use, with its owner's secrets filled in. */

@@ -1,19 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ResolvedModel } from '../execution/harnesses/cli/agent-cli.js';
-import { HarnessStartError } from '../execution/harnesses/harness.js';
-import { resolveRunModel } from '../execution/run-model.js';
-import { isBuiltInHarness, type ModelCatalogue } from '../models/catalogue.js';
+import { type ResolvedModel, isBuiltInHarness, type ModelCatalogue } from '../models/index.js';
+import { HarnessStartError, PROXY_PROVIDERS, resolveRunModel } from '../execution/index.js';
 import { ApiError, conflict, notAuthorized, notFound, upstreamUnreachable } from '../platform/http/errors.js';
 import { forward } from './forward.js';
 import type { ProxiedExecution } from './proxied-execution.js';
-
-/** The path segment of each provider under /harness-support/model-proxy/. */
-export const PROXY_PROVIDERS = {
-  ANTHROPIC: 'anthropic',
-  OPENAI: 'openai',
-  GOOGLE: 'google',
-  UNKNOWN: 'openai-compatible',
-} as const;
 
 /** The providers' own endpoints, as the AI SDK takes them (with the API version). */
 const DEFAULT_BASE_URLS: Record<ResolvedModel['provider'], string | undefined> = {
@@ -32,17 +22,6 @@ export function clientRoot(provider: ResolvedModel['provider'], baseUrl: string)
   if (provider === 'ANTHROPIC') return baseUrl.replace(/\/v1$/, '');
   if (provider === 'GOOGLE') return baseUrl.replace(/\/v1(beta)?$/, '');
   return baseUrl;
-}
-
-/**
- * The model a CLI in the sandbox is given instead of the real one: the same model behind this server's proxy,
- * with the task token as its key. Its base URL is spelled the way the real one is (with the version where the
- * CLI strips it), so each CLI ends up at `<proxy>/<provider>/<the path it would have used>`.
- */
-export function proxiedModel(model: ResolvedModel, apiUrl: string, taskToken: string): ResolvedModel {
-  const root = `${apiUrl}/harness-support/model-proxy/${PROXY_PROVIDERS[model.provider]}`;
-  const version = model.provider === 'ANTHROPIC' ? '/v1' : model.provider === 'GOOGLE' ? '/v1beta' : '';
-  return { ...model, baseUrl: `${root}${version}`, apiKey: taskToken };
 }
 
 /** How the provider takes its key. */

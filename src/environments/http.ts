@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { callerOf } from '../platform/http/auth.js';
+import { callerOf } from '../identities/index.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
 import {
   AddGuestBody,

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Caller } from '../identities/caller.js';
+import type { Caller } from '../identities/index.js';
 import { newUid, randomBase62 } from '../platform/crypto.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import { invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
-import type { EnvironmentActivity, RunActivity } from '../runs/activity.js';
+import type { EnvironmentActivity, RunActivityLookup } from './run-activity.js';
 import { normalizeConfig, storedConfig } from './config.js';
 import { repoKey, type RepoRef } from './github.js';
 import type { EnvironmentConfig, EnvironmentConfigBody, EnvironmentItem } from './schemas.js';
@@ -13,7 +13,7 @@ import { rfc3339 as iso } from '../platform/time.js';
 
 export interface EnvironmentsServiceOptions {
   db: Kysely<DB>;
-  runActivity: RunActivity;
+  runActivity: RunActivityLookup;
 }
 
 /** A repository named by the caller's accessible environments, with the environments that name it. */

@@ -1,5 +1,5 @@
 import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import type { AccessKind, EnvironmentConfig } from './schemas.js';
 
 export interface EnvironmentRow {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import mime from 'mime-types';
-import type { RunExecution } from '../artifacts/service.js';
+import type { RunExecution } from '../artifacts/index.js';
 import type { ArtifactSink } from './ledger.js';
 import { ApiError } from '../platform/http/errors.js';
 import type { HarnessEvent } from './harnesses/protocol.js';

@@ -1,7 +1,6 @@
-import type { ResolvedDefinition } from '../mcp/definition.js';
-import { isBuiltInHarness } from '../models/catalogue.js';
+import type { ResolvedDefinition } from '../mcp/index.js';
+import { isBuiltInHarness, type ResolvedModel } from '../models/index.js';
 import type { ExecutionContext } from './context.js';
-import type { ResolvedModel } from './harnesses/cli/agent-cli.js';
 import { resolveRunMcpServers } from './run-mcp.js';
 import { resolveRunModel } from './run-model.js';
 

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { ModelCatalogue } from '../models/catalogue.js';
-import type { DB } from '../platform/db/schema.js';
+import type { ModelCatalogue } from '../models/index.js';
+import type { DB } from '../database.js';
 import type { Harness } from './harnesses/harness.js';
 import type { RunLedger } from './ledger.js';
 import type { SandboxMode } from './sandbox/types.js';

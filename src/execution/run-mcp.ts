@@ -1,4 +1,4 @@
-import type { ResolvedDefinition } from '../mcp/definition.js';
+import type { ResolvedDefinition } from '../mcp/index.js';
 import { HarnessStartError } from './harnesses/harness.js';
 
 type McpEntry = {

@@ -1,6 +1,10 @@
-import type { BuiltInHarness, ModelCatalogue } from '../models/catalogue.js';
-import { ModelConfigurationError, resolveModel } from '../models/resolve.js';
-import type { ResolvedModel } from './harnesses/cli/agent-cli.js';
+import {
+  type BuiltInHarness,
+  type ModelCatalogue,
+  ModelConfigurationError,
+  resolveModel,
+  type ResolvedModel,
+} from '../models/index.js';
 import { HarnessStartError } from './harnesses/harness.js';
 
 /** The member of `harness_auth_secrets` naming the team secret with a harness's API key. */

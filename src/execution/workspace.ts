@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Config } from '../config.js';
-import type { EnvironmentConfig } from '../environments/schemas.js';
+import type { EnvironmentConfig } from '../environments/index.js';
 import { cloneGitConfig } from './clone-git-config.js';
 import { scrubbedEnvironment, spawnSandboxed } from './sandbox/index.js';
 import type { SandboxMode, SandboxedProcess } from './sandbox/types.js';
@@ -25,8 +25,6 @@ export interface WorkspaceOptions {
   /** Who the run's processes run as: what the server creates in a workspace is theirs (unset: the server's user). */
   owner?: FileOwner;
 }
-
-export type SetupStep = { type: 'clone'; repo: string } | { type: 'command'; command: string };
 
 export type SetupResult = { ok: true } | { ok: false; message: string };
 

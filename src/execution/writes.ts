@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { Batcher } from '../platform/db/batcher.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import * as store from './store.js';
 
 /**

@@ -1,15 +1,15 @@
 import type { Kysely } from 'kysely';
-import type { AutomationsService } from '../automations/service.js';
-import type { AutomationValues } from '../automations/store.js';
-import type { Caller } from '../identities/caller.js';
-import type { AgentsService } from '../identities/agents/service.js';
-import type { AgentValues } from '../identities/agents/store.js';
-import type { DB } from '../platform/db/schema.js';
-import { withConflicts } from '../platform/db/conflicts.js';
+import type { AutomationsService, AutomationValues } from '../automations/index.js';
+import type { Caller, AgentsService, AgentValues } from '../identities/index.js';
+import type { DB } from '../database.js';
 import { ApiError, conflict, invalidRequest } from '../platform/http/errors.js';
-import { MAX_WEBHOOKS_PER_FACTORY } from '../webhooks/schemas.js';
-import type { SecretReader, WebhooksService } from '../webhooks/service.js';
-import type { WebhookValues } from '../webhooks/store.js';
+import {
+  MAX_WEBHOOKS_PER_FACTORY,
+  type SecretReader,
+  type WebhooksService,
+  type WebhookValues,
+} from '../webhooks/index.js';
+import { withConflicts } from '../platform/db/conflicts.js';
 import {
   parseDefinition,
   type AutomationDefinition,

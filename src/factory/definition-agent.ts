@@ -1,6 +1,5 @@
-import { MAX_SKILL_BYTES, parseSkill } from '../environments/skills/parse.js';
-import type { AgentDefinition, DefinitionError, SkillDefinition } from './definition.js';
-import type { References } from './definition-automation.js';
+import { MAX_SKILL_BYTES, parseSkill } from '../environments/index.js';
+import type { AgentDefinition, DefinitionError, References, SkillDefinition } from './definition-types.js';
 import { Fields, readMarkdown } from './definition-fields.js';
 
 /** `agents/<name>/agent.md` and `skills/<name>/SKILL.md`: front matter, then the prompt as Markdown. */

@@ -1,9 +1,14 @@
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
-import { payloadFilterProblem } from '../automations/filter.js';
-import { MAX_TRIGGERS, ScheduleTrigger, WebhookTrigger, type Trigger } from '../automations/schemas.js';
-import { cronProblem } from '../schedules/cron.js';
-import type { AutomationDefinition, DefinitionError } from './definition.js';
+import {
+  payloadFilterProblem,
+  MAX_TRIGGERS,
+  ScheduleTrigger,
+  WebhookTrigger,
+  type Trigger,
+} from '../automations/index.js';
+import { cronProblem } from '../schedules/index.js';
+import type { AutomationDefinition, DefinitionError, References } from './definition-types.js';
 import { describe, Fields, isRecord, readMarkdown } from './definition-fields.js';
 
 /** `automations/<name>/automation.md`: front matter with the triggers, then the prompt as Markdown. */
@@ -16,14 +21,6 @@ const OVERRIDES = [
   { key: 'harness', field: 'harness', maxLength: 63 },
   { key: 'environment', field: 'environment_id', maxLength: 64 },
 ] as const;
-
-/** What the other files of the definition define, for checking references. */
-export interface References {
-  /** Webhook name -> its file, to catch names written where UIDs belong. */
-  webhooks: ReadonlyMap<string, string>;
-  agents: ReadonlySet<string>;
-  skills: ReadonlySet<string>;
-}
 
 interface SchemaError {
   instancePath: string;

@@ -1,5 +1,5 @@
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
-import type { DefinitionError, KeyLines } from './definition.js';
+import type { DefinitionError, KeyLines } from './definition-types.js';
 
 /**
  * Reading the YAML of a factory definition (whole .yaml files, or the front matter of .md files) with the line of

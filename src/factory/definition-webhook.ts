@@ -1,5 +1,5 @@
-import { SECRET_NAME_PATTERN } from '../secrets/schemas.js';
-import type { DefinitionError, WebhookDefinition } from './definition.js';
+import { SECRET_NAME_PATTERN } from '../secrets/index.js';
+import type { DefinitionError, WebhookDefinition } from './definition-types.js';
 import { Fields, readYamlMapping } from './definition-fields.js';
 
 /** `webhooks/<name>.yaml`: how a webhook authenticates its senders. Secrets themselves live in team secrets. */

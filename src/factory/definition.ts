@@ -1,75 +1,17 @@
-import type { Trigger } from '../automations/schemas.js';
-import { MAX_WEBHOOKS_PER_FACTORY } from '../webhooks/schemas.js';
+import { MAX_WEBHOOKS_PER_FACTORY } from '../webhooks/index.js';
 import { parseAgent, parseSkillFile } from './definition-agent.js';
-import { parseAutomation, type References } from './definition-automation.js';
+import { parseAutomation } from './definition-automation.js';
 import { Fields, readYamlMapping } from './definition-fields.js';
+import type { DefinitionError, FactoryDefinition, References } from './definition-types.js';
 import { parseWebhook } from './definition-webhook.js';
+
+export type * from './definition-types.js';
 
 /**
  * A factory definition: the directory of files that `hangar factory plan|apply <dir>` sends as
  * `{ files: { "<relative path>": "<UTF-8 content>" } }`. This module parses and checks it without the database;
  * what needs the database (secrets and webhook UIDs that exist) is left to the plan/apply service.
  */
-
-export interface DefinitionError {
-  file: string;
-  line: number | null;
-  message: string;
-}
-
-/** Where each key was written, for errors found later (e.g. a secret that does not exist): key path -> 1-based line. */
-export type KeyLines = Record<string, number>;
-
-export interface WebhookDefinition {
-  name: string;
-  file: string;
-  authMode: 'token' | 'url_token' | 'signature';
-  signatureScheme: 'github' | 'stripe' | 'standard_webhooks' | 'sentry' | 'pagerduty' | 'vercel' | null;
-  secretName: string;
-  deliveryIdHeader: string | null;
-  enabled: boolean;
-  lines: KeyLines;
-}
-
-export interface AutomationDefinition {
-  name: string;
-  file: string;
-  enabled: boolean;
-  agent: string | null;
-  prompt: string;
-  triggers: Trigger[];
-  overrides: { model_id?: string; harness?: string; environment_id?: string };
-  lines: KeyLines;
-}
-
-export interface AgentDefinition {
-  name: string;
-  file: string;
-  description: string | null;
-  prompt: string;
-  model: string | null;
-  harness: string | null;
-  environment: string | null;
-  workerHost: string | null;
-  skills: string[];
-  lines: KeyLines;
-}
-
-export interface SkillDefinition {
-  name: string;
-  file: string;
-  description: string;
-  prompt: string;
-}
-
-export interface FactoryDefinition {
-  name: string;
-  description: string | null;
-  webhooks: WebhookDefinition[];
-  automations: AutomationDefinition[];
-  agents: AgentDefinition[];
-  skills: SkillDefinition[];
-}
 
 const NAME = /^[a-z0-9][a-z0-9_-]{0,99}$/;
 const NAME_RULE =

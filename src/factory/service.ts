@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { Caller } from '../identities/caller.js';
-import type { DB } from '../platform/db/schema.js';
-import { withConflicts } from '../platform/db/conflicts.js';
+import type { Caller } from '../identities/index.js';
+import type { DB } from '../database.js';
 import { conflict, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import { withConflicts } from '../platform/db/conflicts.js';
 import { rfc3339 } from '../platform/time.js';
 import type { FactoryItem } from './schemas.js';
 import * as store from './store.js';
@@ -48,5 +48,15 @@ export class FactoriesService {
     const row = await store.findFactory(db, teamUid, factoryUid);
     if (!row) throw notFound(`factory ${factoryUid} not found`);
     return row;
+  }
+
+  /** Webhooks and automations are managed under the same rule as their factories. */
+  requireManager(caller: Caller): void {
+    requireFactoryManager(caller);
+  }
+
+  /** Holds the factory until the transaction ends, so that one creation at a time counts against its limits. */
+  async lock(db: Kysely<DB>, uid: string): Promise<void> {
+    await store.lockFactory(db, uid);
   }
 }

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { newUid } from '../platform/crypto.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 
 export interface FactoryRow {
   uid: string;

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type SqlBool } from 'kysely';
 import { apiKeyDisplayPrefix, hashApiKey, newUid } from '../platform/crypto.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 
 export type Role = 'admin' | 'member';
 

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { SecretName } from '../secrets/schemas.js';
+import { SecretName } from '../secrets/index.js';
 
 /** Wire schemas of shared MCP servers. Secret values never appear: a reference names the team secret. */
 

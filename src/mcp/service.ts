@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
-import type { Caller } from '../identities/caller.js';
+import type { Caller } from '../identities/index.js';
 import { newUid } from '../platform/crypto.js';
-import type { DB } from '../platform/db/schema.js';
-import { withConflicts } from '../platform/db/conflicts.js';
+import type { DB } from '../database.js';
 import { conflict, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import { withConflicts } from '../platform/db/conflicts.js';
 import type { AddressPolicy } from '../platform/net/address-policy.js';
-import type { SecretsService } from '../secrets/service.js';
+import type { SecretsService } from '../secrets/index.js';
 import {
   definitionFrom,
   secretNames,

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import type { McpDefinition } from './definition.js';
 import { FOREIGN_KEY_VIOLATION, sqlState } from '../platform/db/sql-state.js';
 

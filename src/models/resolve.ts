@@ -1,5 +1,17 @@
-import type { ResolvedModel } from '../execution/harnesses/cli/agent-cli.js';
 import { keyVariables, type ModelDefinition } from './catalogue.js';
+
+/** The model a run uses, resolved from the catalogue and the run's credentials before the harness starts. */
+export interface ResolvedModel {
+  /** The catalogue ID (what `config.harness.model_id` names). */
+  id: string;
+  provider: 'OPENAI' | 'ANTHROPIC' | 'GOOGLE' | 'UNKNOWN';
+  /** The name the provider's API knows the model by. */
+  providerModel: string;
+  /** The provider endpoint when the operator overrides it (no trailing slash), e.g. a local server. */
+  baseUrl?: string;
+  /** From the team secret named in `harness_auth_secrets`, else the operator's environment. */
+  apiKey?: string;
+}
 
 /** The model has no usable credentials or endpoint; the message says what to set. */
 export class ModelConfigurationError extends Error {

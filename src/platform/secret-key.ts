@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { hmacSha256, parseSecretKey, randomSecret, SECRET_KEY_BYTES } from './crypto.js';
-import type { DB } from './db/schema.js';
+import { platformTablesOf, type PlatformTables } from './db/tables.js';
 
 /** Where the generated key lives when HANGAR_SECRET_KEY is not set. */
 function secretKeyFile(dataDir: string): string {
@@ -50,7 +50,12 @@ function createKeyFile(file: string): void {
  * different keys (or a lost key file) would otherwise write secrets the others cannot read; refusing to start
  * makes the mistake loud instead.
  */
-export async function checkSecretKey(db: Kysely<DB>, key: Buffer, dataDir: string): Promise<void> {
+export async function checkSecretKey<T extends PlatformTables>(
+  database: Kysely<T>,
+  key: Buffer,
+  dataDir: string,
+): Promise<void> {
+  const db = platformTablesOf(database);
   const fingerprint = hmacSha256(key, 'hangar secret key fingerprint').toString('base64url');
   await db
     .insertInto('instance_settings')

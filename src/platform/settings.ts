@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { openValue, randomSecret, sealValue, type SealedValue } from './crypto.js';
-import type { DB } from './db/schema.js';
+import { platformTablesOf, type PlatformTables } from './db/tables.js';
 
 /** Binds a sealed instance key to its row: a ciphertext copied to another key does not decrypt. */
 function context(key: string): string {
@@ -17,7 +17,12 @@ function sealedColumns(sealed: SealedValue) {
  * under the secret key, like team secrets, so a database dump alone cannot mint download links or task tokens.
  * A key written in clear by an older version is sealed here on first use (migration 0016 cannot: SQL has no key).
  */
-export async function instanceSecret(db: Kysely<DB>, key: string, secretKey: Buffer): Promise<string> {
+export async function instanceSecret<T extends PlatformTables>(
+  database: Kysely<T>,
+  key: string,
+  secretKey: Buffer,
+): Promise<string> {
+  const db = platformTablesOf(database);
   await db
     .insertInto('instance_settings')
     .values({ key, ...sealedColumns(sealValue(secretKey, randomSecret(32), context(key))) })

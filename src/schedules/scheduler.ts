@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
-import type { DB } from '../platform/db/schema.js';
-import type { RunsService } from '../runs/service.js';
-import { savedBy } from '../identities/caller.js';
+import type { DB } from '../database.js';
+import type { RunsService } from '../runs/index.js';
+import { savedBy } from '../identities/index.js';
 import { ApiError } from '../platform/http/errors.js';
 import { WakeableSleep } from '../platform/wakeable-sleep.js';
 import { nextTickAfter } from './cron.js';

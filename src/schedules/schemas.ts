@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { AgentConfig } from '../runs/schemas.js';
+import { AgentConfig } from '../runs/index.js';
 
 /** Wire schemas of scheduled agents. */
 

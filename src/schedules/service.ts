@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Caller } from '../identities/caller.js';
-import type { DB } from '../platform/db/schema.js';
+import type { Caller } from '../identities/index.js';
+import type { DB } from '../database.js';
 import { invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
-import { metadataProblem } from '../runs/metadata.js';
-import type { AgentDirectory } from '../runs/service.js';
+import { metadataProblem, type AgentDirectory } from '../runs/index.js';
 import { cronProblem, nextTickAfter } from './cron.js';
 import type { CreateScheduleBody, ScheduleItem, UpdateScheduleBody } from './schemas.js';
 import * as store from './store.js';

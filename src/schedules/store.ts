@@ -1,5 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
-import type { DB, SchedulesTable } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
+import type { SchedulesTable } from './tables.js';
 import type { Selectable } from 'kysely';
 
 export type ScheduleRow = Selectable<SchedulesTable> & {

@@ -1,4 +1,4 @@
-import type { RunItem } from '../runs/schemas.js';
+import type { RunItem } from '../runs/index.js';
 import type { Scorer } from './schemas.js';
 
 /** Characters of the scored run's prompt and status quoted to the judge. */

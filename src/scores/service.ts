@@ -1,13 +1,12 @@
 import type { Kysely } from 'kysely';
 import { Compile } from 'typebox/compile';
-import type { Caller } from '../identities/caller.js';
-import type { DB } from '../platform/db/schema.js';
-import { withConflicts } from '../platform/db/conflicts.js';
+import type { Caller } from '../identities/index.js';
+import type { DB } from '../database.js';
 import { authenticationRequired, conflict, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import { withConflicts } from '../platform/db/conflicts.js';
 import { schemaProblem } from '../platform/schema-problem.js';
 import { rfc3339 } from '../platform/time.js';
-import type { RunItem } from '../runs/schemas.js';
-import type { RunsService } from '../runs/service.js';
+import type { RunItem, RunsService } from '../runs/index.js';
 import { judgePrompt } from './judge-prompt.js';
 import { Verdict, type CreateScorerBody, type JudgeBody, type Scorer, type VerdictStatus } from './schemas.js';
 import * as store from './store.js';

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 
 /** Queries of the scores slice: scorers, the judge runs' own rows, and verdicts. */
 

@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
-import type { Caller } from '../identities/caller.js';
+import type { Caller } from '../identities/index.js';
 import { openValue, sealValue } from '../platform/crypto.js';
-import type { DB } from '../platform/db/schema.js';
-import { withConflicts } from '../platform/db/conflicts.js';
+import type { DB } from '../database.js';
 import { conflict, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import { withConflicts } from '../platform/db/conflicts.js';
 import {
   MAX_SECRET_VALUE_BYTES,
   type CreateSecretBody,

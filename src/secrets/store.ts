@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { SealedValue } from '../platform/crypto.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 
 export interface SecretRow {
   name: string;

@@ -1,5 +1,5 @@
 import { openValue, randomSecret, sealValue, type SealedValue } from '../platform/crypto.js';
-import type { WebhookAuthMode } from '../platform/db/schema.js';
+import type { WebhookAuthMode } from './tables.js';
 import { invalidRequest } from '../platform/http/errors.js';
 import { generateStandardWebhooksSecret, isStandardWebhooksSecret } from './schemes/index.js';
 

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { Batcher } from '../platform/db/batcher.js';
-import type { DB, DeliveryStatus } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
+import type { DeliveryStatus } from './tables.js';
 import { lookUpAndCount, type SenderCounts, type SenderLookup } from './limits.js';
 import { recordAccepted, type NewDelivery, type WebhookRow } from './store.js';
 

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import {
   authenticationRequired,
   invalidRequest,
@@ -15,7 +15,8 @@ import {
 import { bodyHash, deliveryIdentity } from './identity.js';
 import { IngressWrites } from './ingress-writes.js';
 import { KEEP_DELIVERY_DAYS } from './retention.js';
-import { countAuthFailure, secondsUntilBelow, slidingCount, type SenderCounts } from './limits.js';
+import { secondsUntilBelow, slidingCount } from '../platform/sliding-window.js';
+import { countAuthFailure, type SenderCounts } from './limits.js';
 import { SIGNATURE_SCHEMES, type SchemeVerdict, type SignatureSchemeName } from './schemes/index.js';
 import type { WebhooksService } from './service.js';
 import * as store from './store.js';

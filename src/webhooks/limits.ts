@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import type { WebhookRow } from './store.js';
 
 /** Counter shards per sender and minute (see migration 0011). */
@@ -115,23 +115,4 @@ export async function pruneRateWindows(db: Kysely<DB>): Promise<void> {
   await sql`DELETE FROM webhook_rate_windows WHERE window_start < date_trunc('minute', now()) - interval '2 minutes'`.execute(
     db,
   );
-}
-
-/**
- * A sliding one-minute window, estimated from two fixed ones: the current minute's count plus the previous
- * minute's, weighted by how much of it the last 60 seconds still cover.
- */
-export function slidingCount(now: number, before: number, elapsed: number): number {
-  return now + (before * Math.max(0, 60 - elapsed)) / 60;
-}
-
-/** Whole seconds until the sliding count falls to `limit`, if no more events come. */
-export function secondsUntilBelow(now: number, before: number, elapsed: number, limit: number): number {
-  const left = 60 - elapsed;
-  if (now <= limit && before > 0) {
-    // Still this minute: the previous minute's share shrinks until the sum fits.
-    return Math.max(1, Math.ceil(left - (60 * (limit - now)) / before));
-  }
-  // Next minute: only this minute's events remain, shrinking the same way.
-  return Math.max(1, Math.ceil(left + (now > 0 ? 60 * Math.max(0, 1 - limit / now) : 0)));
 }

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import { pruneRateWindows } from './limits.js';
 import { pruneDeliveries, pruneReplayKeys } from './store.js';
 

@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
-import { SecretName } from '../secrets/schemas.js';
+import { SecretName } from '../secrets/index.js';
 
 /** Wire schemas of the webhook management API (/api/v1/factory/webhooks). */
 

@@ -1,11 +1,9 @@
 import type { Kysely } from 'kysely';
-import { requireFactoryManager, type FactoriesService } from '../factory/service.js';
-import { lockFactory } from '../factory/store.js';
-import type { Caller } from '../identities/caller.js';
+import type { Caller } from '../identities/index.js';
 import { newUid, type SealedValue } from '../platform/crypto.js';
-import type { DB } from '../platform/db/schema.js';
-import { withConflicts } from '../platform/db/conflicts.js';
+import type { DB } from '../database.js';
 import { conflict, invalidRequest, notFound } from '../platform/http/errors.js';
+import { withConflicts } from '../platform/db/conflicts.js';
 import { CursorCodec, InvalidCursorError } from '../platform/http/pagination.js';
 import { rfc3339 } from '../platform/time.js';
 import { authProblem, isUrlSafe, issueSecret, openWebhookSecret, sealWebhookSecret } from './credentials.js';
@@ -24,9 +22,22 @@ export interface SecretReader {
   readSecretValue(teamUid: string, name: string): Promise<string | null>;
 }
 
+/**
+ * What webhooks (and automations) need from the factories that contain them; the factory slice implements it, and
+ * builds on this slice, so it cannot be imported from here.
+ */
+export interface FactoryDirectory {
+  /** Throws 403 unless the caller may manage the factory's contents. */
+  requireManager(caller: Caller): void;
+  /** The factory named, or the team's default one (404 when the one named does not exist). */
+  resolve(db: Kysely<DB>, teamUid: string, factoryUid: string | undefined): Promise<{ uid: string; name: string }>;
+  /** Holds the factory until the transaction ends. */
+  lock(db: Kysely<DB>, uid: string): Promise<void>;
+}
+
 export interface WebhooksServiceOptions {
   db: Kysely<DB>;
-  factories: FactoriesService;
+  factories: FactoryDirectory;
   secrets: SecretReader;
   /** AES-256 key that seals webhooks' own secrets (the one that seals team secrets). */
   key: Buffer;
@@ -131,7 +142,7 @@ export class WebhooksService {
   }
 
   async create(caller: Caller, body: CreateWebhookBody): Promise<WebhookItem> {
-    requireFactoryManager(caller);
+    this.options.factories.requireManager(caller);
     const name = body.name.trim();
     if (name === '') throw invalidRequest('name must not be blank');
     const mode = body.auth_mode ?? 'token';
@@ -148,7 +159,7 @@ export class WebhooksService {
     await this.db.transaction().execute(async (trx) => {
       const factory = await this.options.factories.resolve(trx, caller.teamUid, body.factory_uid);
       // One creation at a time per factory, so that the limit holds under concurrent requests.
-      await lockFactory(trx, factory.uid);
+      await this.options.factories.lock(trx, factory.uid);
       if ((await store.countWebhooks(trx, factory.uid)) >= MAX_WEBHOOKS_PER_FACTORY) {
         throw invalidRequest(
           `a factory holds at most ${MAX_WEBHOOKS_PER_FACTORY} webhooks; delete one or use another factory`,
@@ -181,7 +192,7 @@ export class WebhooksService {
    * secret issues a new one, shown once in the response; so does dropping secret_name.
    */
   async update(caller: Caller, uid: string, body: UpdateWebhookBody): Promise<WebhookItem> {
-    requireFactoryManager(caller);
+    this.options.factories.requireManager(caller);
     const row = await this.load(caller.teamUid, uid);
     const name = body.name?.trim() ?? row.name;
     if (name === '') throw invalidRequest('name must not be blank');
@@ -220,7 +231,7 @@ export class WebhooksService {
 
   /** A new secret at once: the old one fails from the next delivery on, with no overlap. */
   async rotate(caller: Caller, uid: string, given: string | undefined): Promise<WebhookItem> {
-    requireFactoryManager(caller);
+    this.options.factories.requireManager(caller);
     const row = await this.load(caller.teamUid, uid);
     if (row.secret_name !== null) {
       throw conflict(
@@ -240,7 +251,7 @@ export class WebhooksService {
 
   /** Senders get 404 from now on; automations that select it stay and stop firing. */
   async delete(caller: Caller, uid: string): Promise<void> {
-    requireFactoryManager(caller);
+    this.options.factories.requireManager(caller);
     if (!(await store.deleteWebhook(this.db, caller.teamUid, uid))) throw notFound(`webhook ${uid} not found`);
   }
 

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { SealedValue } from '../platform/crypto.js';
-import type { DB, DeliveryStatus, WebhookAuthMode, WebhooksTable } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
+import type { DeliveryStatus, WebhookAuthMode, WebhooksTable } from './tables.js';
 
 export type WebhookRow = Selectable<WebhooksTable>;
 
@@ -45,11 +46,6 @@ export async function findWebhook(db: Kysely<DB>, teamUid: string, uid: string):
     .where('team_uid', '=', teamUid)
     .where('uid', '=', uid)
     .executeTakeFirst();
-}
-
-/** The ingress looks a webhook up by UID alone: the UID in the URL is how a sender names it. */
-export async function findEnabledWebhook(db: Kysely<DB>, uid: string): Promise<WebhookRow | undefined> {
-  return db.selectFrom('webhooks').selectAll().where('uid', '=', uid).where('enabled', '=', true).executeTakeFirst();
 }
 
 export async function countWebhooks(db: Kysely<DB>, factoryUid: string): Promise<number> {

@@ -1,7 +1,7 @@
 import { Type, type Static, type TProperties } from 'typebox';
 import { Compile } from 'typebox/compile';
-import type { EnvironmentConfig } from '../environments/schemas.js';
-import type { ResolvedDefinition } from '../mcp/definition.js';
+import type { EnvironmentConfig } from '../environments/index.js';
+import type { ResolvedDefinition } from '../mcp/index.js';
 
 /**
  * The self-hosted worker protocol: JSON text frames `{type, data}` over the websocket at

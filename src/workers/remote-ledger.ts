@@ -1,12 +1,21 @@
-import type { ArtifactResponse, ReportArtifactBody, UploadArtifactQuery } from '../artifacts/schemas.js';
-import type { RunExecution } from '../artifacts/service.js';
-import type { EnvironmentConfig } from '../environments/schemas.js';
-import type { ResolvedDefinition } from '../mcp/definition.js';
-import type { TranscriptLine } from '../execution/harnesses/harness.js';
-import type { ArtifactSink, FollowupInput, RunLedger } from '../execution/ledger.js';
-import type * as store from '../execution/store.js';
-import { problemOf } from '../platform/http/api-fetch.js';
+import type { ArtifactResponse, ReportArtifactBody, UploadArtifactQuery, RunExecution } from '../artifacts/index.js';
+import type { EnvironmentConfig } from '../environments/index.js';
+import type { ResolvedDefinition } from '../mcp/index.js';
+import type {
+  TranscriptLine,
+  ArtifactSink,
+  FollowupInput,
+  RunLedger,
+  Finish,
+  FinishResult,
+  RunFile,
+  TimelineEvent,
+  TranscriptRow,
+  Transition,
+  TransitionResult,
+} from '../execution/index.js';
 import { relayedProblem } from '../platform/http/errors.js';
+import { problemOf } from '../platform/http/api-fetch.js';
 import type { WorkerLink } from './link.js';
 import type { TaskAssignment } from './protocol.js';
 
@@ -52,7 +61,7 @@ export class RemoteLedger implements RunLedger {
     >;
   }
 
-  async transition(transition: store.Transition): Promise<store.TransitionResult> {
+  async transition(transition: Transition): Promise<TransitionResult> {
     const { runId, executionId } = transition;
     if (transition.from === 'PENDING' && transition.to === 'CLAIMED') {
       // The server writes oz_run_claimed itself, naming the worker.
@@ -75,11 +84,11 @@ export class RemoteLedger implements RunLedger {
     throw new Error(`a worker cannot move a run from ${transition.from} to ${transition.to}`);
   }
 
-  async events(runId: string, executionId: number, events: store.TimelineEvent[]): Promise<void> {
+  async events(runId: string, executionId: number, events: TimelineEvent[]): Promise<void> {
     if (events.length > 0) await this.call('task_events', runId, executionId, { events });
   }
 
-  async transcript(rows: store.TranscriptRow[]): Promise<void> {
+  async transcript(rows: TranscriptRow[]): Promise<void> {
     const first = rows[0];
     if (!first) return;
     await this.call('task_output', first.run_id, first.execution_id, {
@@ -87,7 +96,7 @@ export class RemoteLedger implements RunLedger {
     });
   }
 
-  async finish(finish: store.Finish): Promise<store.FinishResult> {
+  async finish(finish: Finish): Promise<FinishResult> {
     const { runId, executionId, outcome, before } = finish;
     // The server's own engine writes the last transcript lines with the end; over the link they go just before it.
     if (finish.transcript && finish.transcript.length > 0) await this.transcript(finish.transcript);
@@ -113,7 +122,7 @@ export class RemoteLedger implements RunLedger {
               ? { exit_code: outcome.eventPayload.exit_code }
               : {}),
           });
-    return reply.result as store.FinishResult;
+    return reply.result as FinishResult;
   }
 
   async takeFollowups(runId: string, executionId: number): Promise<FollowupInput[]> {
@@ -146,7 +155,7 @@ export class RemoteLedger implements RunLedger {
     return this.assignment(runId).environment ?? undefined;
   }
 
-  async attachments(runId: string): Promise<store.RunFile[]> {
+  async attachments(runId: string): Promise<RunFile[]> {
     return (this.assignment(runId).attachments ?? []).map((file) => ({
       file_name: file.file_name,
       data: Buffer.from(file.data_base64, 'base64'),

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { MAX_SKILL_BYTES, parseSkill } from '../environments/skills/parse.js';
+import { MAX_SKILL_BYTES, parseSkill } from '../environments/index.js';
 import type { ReportedSkill } from './store.js';
 
 /** Folders below a skills directory that are searched for SKILL.md files. */

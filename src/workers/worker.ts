@@ -1,12 +1,17 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { ModelCatalogue } from '../models/catalogue.js';
+import { ModelCatalogue } from '../models/index.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { ExecutionContext } from '../execution/context.js';
-import { Execution } from '../execution/executor.js';
-import { configuredHarnesses } from '../execution/harnesses/registry.js';
-import { allowRunUserToWorkspaces, resolveSandboxMode, runUserWarning } from '../execution/sandbox/index.js';
-import { sandboxHiddenPaths, Workspaces } from '../execution/workspace.js';
+import {
+  type ExecutionContext,
+  Execution,
+  configuredHarnesses,
+  allowRunUserToWorkspaces,
+  resolveSandboxMode,
+  runUserWarning,
+  sandboxHiddenPaths,
+  Workspaces,
+} from '../execution/index.js';
 import { WorkerLink } from './link.js';
 import type { TaskAssignment } from './protocol.js';
 import { RemoteLedger } from './remote-ledger.js';

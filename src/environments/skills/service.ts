@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
-import type { Caller } from '../../identities/caller.js';
-import type { DB } from '../../platform/db/schema.js';
+import type { Caller } from '../../identities/index.js';
+import type { DB } from '../../database.js';
 import { mapWithLimit } from '../../platform/concurrency.js';
 import { invalidRequest } from '../../platform/http/errors.js';
-import type { RunActivity } from '../../runs/activity.js';
+import type { RunActivityLookup } from '../run-activity.js';
 import { parseRepoSpec, repoKey } from '../github.js';
 import type { EnvironmentRepository, EnvironmentsService } from '../service.js';
 import { GitFetchError } from './git.js';
@@ -14,7 +14,7 @@ import { matchRank, parseSkillSpec, skillId, specAliases, specNamesRepo } from '
 export interface SkillsServiceOptions {
   environments: EnvironmentsService;
   catalog: SkillCatalog;
-  runActivity: RunActivity;
+  runActivity: RunActivityLookup;
   /** Skills the team's self-hosted workers found in their own directories. */
   workerSkills?: (teamUid: string) => Promise<WorkerSkill[]>;
   /** Skills the team's factory definitions declare (skills/<name>/SKILL.md). */

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
-import type { HarnessTask } from './harness.js';
+import type { HarnessTask } from './task.js';
 
 /**
  * The JSON Lines event protocol a harness writes on stdout, one object per line. Lines that are not one of these

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { generateApiKey } from '../../platform/crypto.js';
-import type { DB } from '../../platform/db/schema.js';
+import type { DB } from '../../database.js';
 import { conflict, invalidRequest, notFound } from '../../platform/http/errors.js';
 import { insertApiKey, insertMembership, insertTeam, insertUser, type Role } from '../store.js';
 import type { CreateKeyBody, CreateUserBody, KeyListQuery } from './schemas.js';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { callerOf } from '../../platform/http/auth.js';
+import { callerOf } from '../request-auth.js';
 import { ProblemResponses } from '../../platform/http/openapi.js';
 import { AgentItem, AgentList, AgentUidParams, CreateAgentBody, UpdateAgentBody } from './schemas.js';
 import type { AgentsService } from './service.js';

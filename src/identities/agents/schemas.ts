@@ -1,10 +1,10 @@
 import { Type, type Static } from 'typebox';
-import { HARNESS_TYPES } from '../../runs/schemas.js';
+import { BUILT_IN_HARNESSES } from '../../models/index.js';
 
 /** Wire schemas of agent identities: agents a team owns that can execute runs. */
 
 const Harness = Type.Object({
-  type: Type.Optional(Type.Union(HARNESS_TYPES.map((value) => Type.Literal(value)))),
+  type: Type.Optional(Type.Union(BUILT_IN_HARNESSES.map((value) => Type.Literal(value)))),
   model_id: Type.Optional(Type.String({ maxLength: 200 })),
   reasoning_level: Type.Optional(Type.String({ maxLength: 50 })),
 });

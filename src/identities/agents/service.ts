@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { DB } from '../../platform/db/schema.js';
+import type { DB } from '../../database.js';
 import { newUid } from '../../platform/crypto.js';
 import { invalidRequest, notAuthorized, notFound } from '../../platform/http/errors.js';
 import type { Caller } from '../caller.js';

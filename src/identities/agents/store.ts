@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { AgentIdentitiesTable, DB } from '../../platform/db/schema.js';
+import type { DB } from '../../database.js';
+import type { AgentIdentitiesTable } from '../tables.js';
 
 export type AgentRow = Selectable<AgentIdentitiesTable> & { available: boolean };
 

@@ -1,19 +1,27 @@
 import { randomUUID } from 'node:crypto';
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { Config } from '../../config.js';
 import { ERROR_CODES, notFound, renderProblem, toApiError, type ErrorCode } from './errors.js';
 import { registerOpenApi } from './openapi.js';
-import { requireApiKey, type Authenticator } from './auth.js';
+import { requireApiKey, type RequestAuthenticator } from './api-key.js';
 import { registerDashboard } from './dashboard.js';
 import { serializeRequest } from './log-redaction.js';
 import { addSecurityHeaders } from './security-headers.js';
 import { validatorCompiler } from './validation.js';
 
+/** The settings the HTTP application reads (a part of config.ts's Config). */
+export interface AppConfig {
+  publicUrl: string;
+  bodyLimitBytes: number;
+  logLevel: string;
+  trustProxy: boolean | string[];
+}
+
 export interface AppDeps {
-  config: Pick<Config, 'publicUrl' | 'bodyLimitBytes' | 'logLevel' | 'trustProxy'>;
+  config: AppConfig;
   version: string;
-  authenticate: Authenticator;
+  /** The identities slice's API key check (its principal and caller types are its own). */
+  authenticate: RequestAuthenticator<{ isAdmin: boolean }, unknown>;
   /** Database reachable and every migration applied. */
   isReady: () => Promise<boolean>;
   /** false in engine-only processes: they answer health checks only. */

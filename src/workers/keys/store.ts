@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { apiKeyDisplayPrefix, hashApiKey, newUid } from '../../platform/crypto.js';
-import type { DB } from '../../platform/db/schema.js';
+import type { DB } from '../../database.js';
 
 /** Worker keys by hash only: the key itself exists once, in the answer that created it. */
 

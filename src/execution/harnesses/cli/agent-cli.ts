@@ -1,19 +1,7 @@
-import type { ResolvedDefinition } from '../../../mcp/definition.js';
+import type { ResolvedDefinition } from '../../../mcp/index.js';
+import type { ResolvedModel } from '../../../models/index.js';
 import type { HarnessEvent } from '../protocol.js';
 import type { WorkspaceFiles } from '../../workspace-files.js';
-
-/** The model a run uses, resolved from the catalogue and the run's credentials before the harness starts. */
-export interface ResolvedModel {
-  /** The catalogue ID (what `config.harness.model_id` names). */
-  id: string;
-  provider: 'OPENAI' | 'ANTHROPIC' | 'GOOGLE' | 'UNKNOWN';
-  /** The name the provider's API knows the model by. */
-  providerModel: string;
-  /** The provider endpoint when the operator overrides it (no trailing slash), e.g. a local server. */
-  baseUrl?: string;
-  /** From the team secret named in `harness_auth_secrets`, else the operator's environment. */
-  apiKey?: string;
-}
 
 /** What a CLI is started with: its arguments (after the binary) and the variables it needs besides the sandbox's. */
 export interface CliInvocation {

@@ -11,10 +11,10 @@ import {
   type HarnessTask,
 } from '../harness.js';
 import { taskMessage, type HarnessEvent } from '../protocol.js';
-import type { ResolvedDefinition } from '../../../mcp/definition.js';
-import { proxiedMcpServers } from '../../../egress/mcp-proxy.js';
-import { proxiedModel } from '../../../egress/model-proxy.js';
-import type { AgentCli, ResolvedModel } from './agent-cli.js';
+import type { ResolvedDefinition } from '../../../mcp/index.js';
+import type { ResolvedModel } from '../../../models/index.js';
+import type { AgentCli } from './agent-cli.js';
+import { proxiedMcpServers, proxiedModel } from './proxied.js';
 import { locateBinary } from './locate.js';
 import { cliPrompt, resumedPrompt } from './prompt.js';
 import { restoreSession, sessionLine } from './session.js';

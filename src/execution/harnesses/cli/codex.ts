@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import type { ResolvedDefinition } from '../../../mcp/definition.js';
+import type { ResolvedDefinition } from '../../../mcp/index.js';
 import type { HarnessEvent } from '../protocol.js';
 import type { AgentCli, CliInvocation, CliInvocationInput } from './agent-cli.js';
 import { filesMatching } from './session.js';

@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { dynamicTool, jsonSchema, type ToolSet } from 'ai';
-import type { ResolvedDefinition } from '../../../mcp/definition.js';
+import type { ResolvedDefinition } from '../../../mcp/index.js';
 import type { AddressPolicy } from '../../../platform/net/address-policy.js';
 import { addressRefusal, guardedFetch } from '../../../platform/net/guarded-fetch.js';
 import type { SandboxMode } from '../../sandbox/types.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { secondsUntilBelow, slidingCount } from './limits.js';
+import { secondsUntilBelow, slidingCount } from './sliding-window.js';
 
 test('the sliding count weighs the previous minute by the part still inside the window', () => {
   assert.equal(slidingCount(10, 60, 0), 70);

@@ -1,0 +1,8 @@
+// The public surface of the automations slice: other slices and the composition root import only this module.
+export { registerAutomationCommands } from './cli.js';
+export { AutomationEvaluator } from './evaluator.js';
+export { payloadFilterProblem } from './filter.js';
+export { registerAutomationRoutes } from './http.js';
+export { MAX_TRIGGERS, ScheduleTrigger, WebhookTrigger, type Trigger } from './schemas.js';
+export { AutomationsService } from './service.js';
+export type { AutomationValues } from './store.js';

@@ -1,0 +1,32 @@
+import type { ColumnType } from 'kysely';
+import type { Timestamp, Json, NullableJson } from '../platform/db/columns.js';
+
+export interface AutomationsTable {
+  id: string;
+  team_uid: string;
+  factory_uid: string;
+  name: string;
+  prompt: string;
+  enabled: boolean;
+  agent_uid: string | null;
+  agent_config: NullableJson<Record<string, unknown>>;
+  triggers: Json<unknown[]>;
+  webhook_uids: ColumnType<string[], string[] | undefined, string[]>;
+  created_by_uid: string;
+  updated_by_uid: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface AutomationFiringsTable {
+  delivery_seq: string;
+  automation_id: string;
+  run_id: string | null;
+  error: string | null;
+}
+
+/** The automations slice's tables, as Kysely sees them (src/database.ts composes every slice's into DB). */
+export interface AutomationsTables {
+  automations: AutomationsTable;
+  automation_firings: AutomationFiringsTable;
+}

@@ -1,0 +1,27 @@
+import type { Generated } from 'kysely';
+import type { Timestamp, Json } from '../platform/db/columns.js';
+
+export interface EnvironmentsTable {
+  uid: string;
+  team_uid: string;
+  config: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  creator_type: 'user' | 'service_account' | null;
+  creator_uid: string | null;
+  setup_failed: Generated<boolean>;
+  share_token_hash: string | null;
+}
+
+export interface EnvironmentAccessTable {
+  environment_uid: string;
+  team_uid: string;
+  via: 'guest' | 'link';
+  created_at: Timestamp;
+}
+
+/** The environments slice's tables, as Kysely sees them (src/database.ts composes every slice's into DB). */
+export interface EnvironmentsTables {
+  environments: EnvironmentsTable;
+  environment_access: EnvironmentAccessTable;
+}
