@@ -1,0 +1,88 @@
+import type { ColumnType, Generated } from 'kysely';
+import type { Json, NullableJson, NullableTimestamp, Timestamp } from '../platform/db/columns.js';
+
+/** The runs slice's tables, as Kysely sees them (migrations 0001, 0007 and later). Keep them in step with the SQL. */
+
+export interface RunsTable {
+  id: string;
+  team_uid: string;
+  title: string;
+  prompt: string;
+  state: string;
+  source: string;
+  execution_location: string;
+  mode: Generated<string>;
+  scope_type: 'User' | 'Team';
+  scope_uid: string;
+  agent_config: Json<Record<string, unknown>>;
+  config_name: string | null;
+  model_id: string | null;
+  skill_spec: string | null;
+  agent_skill: NullableJson<{ name: string; description: string; full_path: string }>;
+  environment_id: string | null;
+  worker_host: string | null;
+  schedule: NullableJson<{ schedule_id: string; schedule_name: string; cron_schedule: string }>;
+  schedule_id: string | null;
+  schedule_tick: NullableTimestamp;
+  parent_run_id: string | null;
+  conversation_id: string | null;
+  creator_type: 'user' | 'service_account';
+  creator_uid: string;
+  executor_type: 'user' | 'service_account';
+  executor_uid: string;
+  metadata: Json<Record<string, string>>;
+  interactive: Generated<boolean>;
+  status_message: NullableJson<Record<string, unknown>>;
+  request_usage: NullableJson<Record<string, unknown>>;
+  session_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  started_at: NullableTimestamp;
+  ended_at: NullableTimestamp;
+  execution_id: Generated<number>;
+  harness: string | null;
+  lease_owner: string | null;
+  lease_expires_at: NullableTimestamp;
+  sandbox_running: Generated<boolean>;
+  debug_session: NullableJson<{ owner: string; workspace: string; until: string }>;
+  search_text: ColumnType<string, never, never>;
+  attachment_count: Generated<number>;
+}
+
+export interface RunAttachmentsTable {
+  run_id: string;
+  position: number;
+  file_name: string;
+  mime_type: string;
+  data: Buffer;
+}
+
+export interface RunEventsTable {
+  event_uuid: string;
+  seq: ColumnType<string, never, never>;
+  run_id: string;
+  execution_id: string | null;
+  event_type: string;
+  occurred_at: Timestamp;
+  payload: NullableJson<Record<string, unknown>>;
+}
+
+export interface RunInputsTable {
+  seq: ColumnType<string, never, never>;
+  run_id: string;
+  execution_id: number;
+  purpose: Generated<'agent' | 'debug'>;
+  message: string;
+  mode: string | null;
+  created_at: Timestamp;
+  delivered_at: NullableTimestamp;
+}
+
+export interface RunTranscriptTable {
+  seq: ColumnType<string, never, never>;
+  run_id: string;
+  execution_id: number;
+  stream: 'input' | 'output';
+  line: string;
+  at: Timestamp;
+}
