@@ -12,8 +12,7 @@ import { schemaProblem } from '../platform/schema-problem.js';
 import type { UrlSigner } from '../platform/signed-urls.js';
 import { rfc3339 } from '../platform/time.js';
 import { progressPayload } from '../execution/progress.js';
-import { recordEvent } from '../execution/store.js';
-import { runExists } from '../runs/store.js';
+import { runExists, type RunLifecycle } from '../runs/index.js';
 import { canonicalUrl } from './canonical-url.js';
 import {
   ExternalReferenceData,
@@ -45,6 +44,8 @@ export type Reader = Principal | null;
 
 export interface ArtifactsOptions {
   db: Kysely<DB>;
+  /** Progress notes go on the run's timeline. */
+  lifecycle: RunLifecycle;
   blobs: BlobStore;
   signer: UrlSigner;
   /** Base of the API as clients reach it, e.g. https://hangar.example/api/v1. */
@@ -87,7 +88,7 @@ export class ArtifactsService {
 
   /** A progress note of the running execution, on its timeline as `agent_progress`. */
   async reportProgress(run: RunExecution, progress: ProgressBody): Promise<void> {
-    await recordEvent(this.options.db, run.runId, run.executionId, 'agent_progress', progressPayload(progress));
+    await this.options.lifecycle.event(run.runId, run.executionId, 'agent_progress', progressPayload(progress));
   }
 
   /** PLAN, PULL_REQUEST and EXTERNAL_REFERENCE artifacts, described by their data. */

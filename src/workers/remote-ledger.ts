@@ -5,6 +5,15 @@ import type { ResolvedDefinition } from '../mcp/definition.js';
 import type { TranscriptLine } from '../execution/harnesses/harness.js';
 import type { ArtifactSink, FollowupInput, RunLedger } from '../execution/ledger.js';
 import type * as store from '../execution/store.js';
+import {
+  isCompletion,
+  type Finish,
+  type FinishResult,
+  type TimelineEvent,
+  type Transition,
+  type TransitionResult,
+  type TranscriptRow,
+} from '../runs/index.js';
 import { ApiError } from '../platform/http/errors.js';
 import type { WorkerLink } from './link.js';
 import type { TaskAssignment } from './protocol.js';
@@ -51,7 +60,7 @@ export class RemoteLedger implements RunLedger {
     >;
   }
 
-  async transition(transition: store.Transition): Promise<store.TransitionResult> {
+  async transition(transition: Transition): Promise<TransitionResult> {
     const { runId, executionId } = transition;
     if (transition.from === 'PENDING' && transition.to === 'CLAIMED') {
       // The server writes oz_run_claimed itself, naming the worker.
@@ -74,11 +83,11 @@ export class RemoteLedger implements RunLedger {
     throw new Error(`a worker cannot move a run from ${transition.from} to ${transition.to}`);
   }
 
-  async events(runId: string, executionId: number, events: store.TimelineEvent[]): Promise<void> {
+  async events(runId: string, executionId: number, events: TimelineEvent[]): Promise<void> {
     if (events.length > 0) await this.call('task_events', runId, executionId, { events });
   }
 
-  async transcript(rows: store.TranscriptRow[]): Promise<void> {
+  async transcript(rows: TranscriptRow[]): Promise<void> {
     const first = rows[0];
     if (!first) return;
     await this.call('task_output', first.run_id, first.execution_id, {
@@ -86,33 +95,32 @@ export class RemoteLedger implements RunLedger {
     });
   }
 
-  async finish(finish: store.Finish): Promise<store.FinishResult> {
+  async finish(finish: Finish): Promise<FinishResult> {
     const { runId, executionId, outcome, before } = finish;
     // The server's own engine writes the last transcript lines with the end; over the link they go just before it.
     if (finish.transcript && finish.transcript.length > 0) await this.transcript(finish.transcript);
     const common = { usage: outcome.usage, event_payload: outcome.eventPayload, events_before: before };
-    const reply =
-      outcome.state === 'SUCCEEDED' || outcome.state === 'BLOCKED'
-        ? await this.call('task_completed', runId, executionId, {
-            ...common,
-            state: outcome.state,
-            status_message: outcome.statusMessage,
-          })
-        : await this.call('task_failed', runId, executionId, {
-            ...common,
-            state: outcome.state,
-            message: String(outcome.statusMessage?.message ?? 'the run failed'),
-            ...(typeof outcome.statusMessage?.error_code === 'string'
-              ? { failure_reason: outcome.statusMessage.error_code }
-              : {}),
-            ...(typeof outcome.statusMessage?.retryable === 'boolean'
-              ? { retryable: outcome.statusMessage.retryable }
-              : {}),
-            ...(typeof outcome.eventPayload?.exit_code === 'number' || outcome.eventPayload?.exit_code === null
-              ? { exit_code: outcome.eventPayload.exit_code }
-              : {}),
-          });
-    return reply.result as store.FinishResult;
+    const reply = isCompletion(outcome.state)
+      ? await this.call('task_completed', runId, executionId, {
+          ...common,
+          state: outcome.state,
+          status_message: outcome.statusMessage,
+        })
+      : await this.call('task_failed', runId, executionId, {
+          ...common,
+          state: outcome.state,
+          message: String(outcome.statusMessage?.message ?? 'the run failed'),
+          ...(typeof outcome.statusMessage?.error_code === 'string'
+            ? { failure_reason: outcome.statusMessage.error_code }
+            : {}),
+          ...(typeof outcome.statusMessage?.retryable === 'boolean'
+            ? { retryable: outcome.statusMessage.retryable }
+            : {}),
+          ...(typeof outcome.eventPayload?.exit_code === 'number' || outcome.eventPayload?.exit_code === null
+            ? { exit_code: outcome.eventPayload.exit_code }
+            : {}),
+        });
+    return reply.result as FinishResult;
   }
 
   async takeFollowups(runId: string, executionId: number): Promise<FollowupInput[]> {
