@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
+import { checkMove } from './states.js';
 import type { CapacityLimits, ClaimedRun } from './types.js';
 
 /** How far into the queue a claim looks for runs of teams below their limit. */
@@ -17,6 +18,7 @@ export async function claimRuns(
   limits: CapacityLimits,
   batch: number,
 ): Promise<ClaimedRun[]> {
+  checkMove('QUEUED', 'CLAIMED');
   const claimed = await sql<ClaimedRun>`
     SELECT * FROM hangar_claim_runs(${engineId}, ${leaseSeconds}::int, ${limits.perTeam}::int, ${limits.global}::int, ${batch}::int, ${CLAIM_SCAN}::int)`.execute(
     db,
@@ -41,6 +43,7 @@ export async function claimWorkerRuns(
   limit: number,
   leaseSeconds: number,
 ): Promise<ClaimedRun[]> {
+  checkMove('QUEUED', 'PENDING');
   const { teamUid, workerHost, owner } = worker;
   const result = await sql<ClaimedRun & { created_at: Date }>`
     WITH claimed AS (

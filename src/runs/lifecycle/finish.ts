@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
 import { storableJson, storableText } from '../../platform/db/storable-text.js';
-import { checkMove, endEventType, isActive } from './states.js';
+import { ACTIVE_STATES, checkMove, endEventType, isActive } from './states.js';
 import { insertEvents } from './transitions.js';
 import type { Finish, FinishResult, TimelineEvent } from './types.js';
 
@@ -20,8 +20,8 @@ function endEvents(item: Finish): TimelineEvent[] {
  * settled afterwards one by one with their row locked.
  */
 export async function finishExecutions(db: Kysely<DB>, engineId: string, items: Finish[]): Promise<FinishResult[]> {
-  // Type-checked already (an outcome's state is an end state); this keeps the table the one authority.
-  for (const item of items) checkMove('INPROGRESS', item.outcome.state);
+  // An outcome's state is an end state by its type; this keeps the table the one authority all the same.
+  for (const item of items) checkMove(ACTIVE_STATES, item.outcome.state);
   const outcomes = items.map((item) => item.outcome);
   const lines = items.flatMap((item) => item.transcript ?? []);
   const ended = await sql<{ id: string }>`
