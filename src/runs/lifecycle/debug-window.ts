@@ -1,12 +1,11 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
+import { json } from './json.js';
 
 /**
  * The debug window after a failed environment setup: the run stays FAILED while debug agents work in its kept
  * workspace. Each debug turn is an execution of its own (its transcript and conversation step).
  */
-
-const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
 
 /** Starts a debug turn: the run's next execution, with a sandbox. Undefined when the run is no longer FAILED. */
 export async function startDebugTurn(

@@ -1,12 +1,10 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
 import { storableJson, storableText } from '../../platform/db/storable-text.js';
+import { json, nullableJson } from './json.js';
 import { ACTIVE_STATES, checkMove, endEventType, isActive } from './states.js';
 import { insertEvents } from './transitions.js';
 import type { Finish, FinishResult, TimelineEvent } from './types.js';
-
-const json = (value: unknown) => sql`${storableJson(value)}::jsonb`;
-const nullableJson = (value: unknown) => (value === null || value === undefined ? null : storableJson(value));
 
 /** The events an end writes: the ones before it (the sandbox going away), then the outcome's own. */
 function endEvents(item: Finish): TimelineEvent[] {

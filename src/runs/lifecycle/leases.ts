@@ -1,11 +1,10 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
-import { storableJson } from '../../platform/db/storable-text.js';
+import { json } from './json.js';
 import { ACTIVE_STATES, checkMove, REQUEUABLE_STATES, stateList } from './states.js';
 
 /** Leases: an executor holds its runs while it renews them; a run whose lease passes is taken back. */
 
-const json = (value: unknown) => sql`${storableJson(value)}::jsonb`;
 const active = stateList(ACTIVE_STATES);
 
 /** Puts an owned run that never reached its agent back in the queue (its executor is going away). */
