@@ -1,15 +1,7 @@
 // The whole database as Kysely sees it: every slice's tables, composed. A slice declares its own in tables.ts.
 import type { PlatformTables } from './platform/db/tables.js';
-import type {
-  RunsTable,
-  RunAttachmentsTable,
-  RunEventsTable,
-  RunInputsTable,
-  RunTranscriptTable,
-  WorkerConnectionsTable,
-  WorkerKeysTable,
-  WorkerSkillsTable,
-} from './platform/db/run-tables.js';
+import type { RunsTables } from './runs/tables.js';
+import type { WorkersTables } from './workers/tables.js';
 import type { ArtifactsTables } from './artifacts/tables.js';
 import type { AutomationsTables } from './automations/tables.js';
 import type { EnvironmentsTables } from './environments/tables.js';
@@ -32,14 +24,6 @@ export interface DB
     SchedulesTables,
     ScoresTables,
     SecretsTables,
-    WebhooksTables {
-  // The runs, execution and workers tables, until the run lifecycle move declares them in those slices.
-  runs: RunsTable;
-  run_attachments: RunAttachmentsTable;
-  run_events: RunEventsTable;
-  run_inputs: RunInputsTable;
-  run_transcript: RunTranscriptTable;
-  worker_connections: WorkerConnectionsTable;
-  worker_keys: WorkerKeysTable;
-  worker_skills: WorkerSkillsTable;
-}
+    RunsTables,
+    WorkersTables,
+    WebhooksTables {}

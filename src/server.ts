@@ -32,6 +32,7 @@ import { instanceSecret } from './platform/settings.js';
 import { RunActivity } from './runs/activity.js';
 import { registerRunRoutes } from './runs/http.js';
 import { RunsService } from './runs/service.js';
+import { loadLifecycleFunctions, RunLifecycle } from './runs/index.js';
 import { registerScheduleRoutes } from './schedules/http.js';
 import { Scheduler } from './schedules/scheduler.js';
 import { SchedulesService } from './schedules/service.js';
@@ -136,6 +137,7 @@ export async function startServer(
         bootstrap = await bootstrapInstance(locked, config);
       },
       migrations,
+      [loadLifecycleFunctions()],
     );
     secretKey = loadSecretKey(config.secretKey, config.dataDir);
     await checkSecretKey(db, secretKey, config.dataDir);
@@ -190,8 +192,10 @@ export async function startServer(
     missingSecrets: (teamUid, names) => secrets.missingSecrets(teamUid, names),
   });
   let engine: Engine | undefined;
+  const lifecycle = new RunLifecycle(db);
   const runs = new RunsService({
     db,
+    lifecycle,
     skills,
     environments,
     mcpServers,
@@ -256,7 +260,7 @@ export async function startServer(
     onApplied: () => scheduler?.poke(),
   });
   const blobs = config.s3 ? new S3BlobStore(config.s3) : new LocalBlobStore(path.join(config.dataDir, 'blobs'));
-  const artifacts = new ArtifactsService({ db, blobs, signer, apiUrl });
+  const artifacts = new ArtifactsService({ db, lifecycle, blobs, signer, apiUrl });
   let hub: WorkerHub | undefined;
   const app = await buildApp({
     config,
@@ -321,6 +325,7 @@ export async function startServer(
       registerAutomationRoutes(api, automations);
       hub = new WorkerHub({
         db,
+        lifecycle,
         bus,
         log: api.log,
         environments,
@@ -357,12 +362,13 @@ export async function startServer(
     } else {
       const engineId = `engine-${randomUUID()}`;
       const context: EngineContext = {
-        db,
+        lifecycle,
         engineId,
         ledger: new DatabaseLedger({
           db,
+          lifecycle,
           engineId,
-          writes: new EngineWrites(db, engineId),
+          writes: new EngineWrites(lifecycle, engineId),
           environments,
           tokens,
           apiUrl,

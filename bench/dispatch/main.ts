@@ -23,7 +23,7 @@ import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import type { Harness, HarnessSession, HarnessSink, HarnessTask } from '../../src/execution/harnesses/harness.js';
 import type { DB } from '../../src/platform/db/schema.js';
-import { insertRuns, type NewRun } from '../../src/runs/store.js';
+import { RunLifecycle, type NewRun } from '../../src/runs/index.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { createScratchDatabase, defaultOwner, type ScratchDatabase } from '../runs-api/database.js';
 import { watchCpu } from '../runs-api/machine.js';
@@ -253,8 +253,9 @@ async function queueRuns(db: Kysely<DB>, harness: string): Promise<void> {
     attachment_count: 0,
   });
   // 500 rows per statement stays well below PostgreSQL's 65,535 parameters.
+  const lifecycle = new RunLifecycle(db);
   for (let done = 0; done < settings.runs; done += 500) {
-    await insertRuns(db, Array.from({ length: Math.min(500, settings.runs - done) }, run));
+    await lifecycle.insert(Array.from({ length: Math.min(500, settings.runs - done) }, run));
   }
 }
 

@@ -13,8 +13,7 @@ import { rfc3339 } from '../platform/time.js';
 // Known reaches into the runs and execution slices, which build on this one: the composition root is to pass
 // ArtifactsService a run port instead (see .dependency-cruiser.cjs, KNOWN_REACHES).
 import { progressPayload } from '../execution/progress.js';
-import { recordEvent } from '../execution/store.js';
-import { runExists } from '../runs/store.js';
+import { runExists, type RunLifecycle } from '../runs/index.js';
 import { canonicalUrl } from './canonical-url.js';
 import {
   ExternalReferenceData,
@@ -46,6 +45,8 @@ export type Reader = Principal | null;
 
 export interface ArtifactsOptions {
   db: Kysely<DB>;
+  /** Progress notes go on the run's timeline. */
+  lifecycle: RunLifecycle;
   blobs: BlobStore;
   signer: UrlSigner;
   /** Base of the API as clients reach it, e.g. https://hangar.example/api/v1. */
@@ -88,7 +89,7 @@ export class ArtifactsService {
 
   /** A progress note of the running execution, on its timeline as `agent_progress`. */
   async reportProgress(run: RunExecution, progress: ProgressBody): Promise<void> {
-    await recordEvent(this.options.db, run.runId, run.executionId, 'agent_progress', progressPayload(progress));
+    await this.options.lifecycle.event(run.runId, run.executionId, 'agent_progress', progressPayload(progress));
   }
 
   /** PLAN, PULL_REQUEST and EXTERNAL_REFERENCE artifacts, described by their data. */

@@ -1,7 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Kysely } from 'kysely';
 import type { ModelCatalogue } from '../models/index.js';
-import type { DB } from '../database.js';
+import type { RunLifecycle } from '../runs/index.js';
 import type { Harness } from './harnesses/harness.js';
 import type { RunLedger } from './ledger.js';
 import type { SandboxMode } from './sandbox/types.js';
@@ -24,7 +23,7 @@ export interface ExecutionContext {
   price?: (modelId: string, inputTokens: number, outputTokens: number) => number | undefined;
 }
 
-/** A server's engine: its executions write to the database it also reads directly (debug sessions). */
+/** A server's engine: it claims, keeps and takes back runs, and keeps debug windows, through the run lifecycle. */
 export interface EngineContext extends ExecutionContext {
-  db: Kysely<DB>;
+  lifecycle: RunLifecycle;
 }

@@ -1,10 +1,8 @@
-import { sql } from 'kysely';
 import type { EngineContext } from './context.js';
 import type { RetainedWorkspace } from './executor.js';
 import { builtInSetup, type BuiltInSetup } from './built-in-setup.js';
 import { startHarnessRun } from './harness-run.js';
 import { HarnessStartError, type HarnessSession } from './harnesses/harness.js';
-import * as store from './store.js';
 
 interface DebugSession {
   retained: RetainedWorkspace;
@@ -13,8 +11,6 @@ interface DebugSession {
   /** Serializes follow-ups to this session. */
   queue: Promise<void>;
 }
-
-const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
 
 /**
  * Workspaces kept open after a failed environment setup. A follow-up within the idle window starts (or talks to)
@@ -52,11 +48,10 @@ export class DebugSessions {
   private async deliver(session: DebugSession): Promise<void> {
     if (session.agent) {
       if (!session.agent.acceptsInput) return; // taken when this agent turn ends
-      for (const message of await store.takeInputs(this.context.db, session.retained.runId, 'debug'))
-        session.agent.send(message);
+      for (const message of await this.takeDebugInputs(session.retained.runId)) session.agent.send(message);
       return;
     }
-    const messages = await store.takeInputs(this.context.db, session.retained.runId, 'debug');
+    const messages = await this.takeDebugInputs(session.retained.runId);
     if (messages.length === 0) return;
     await this.runAgent(session, messages);
   }
@@ -78,7 +73,7 @@ export class DebugSessions {
       );
     } catch (error) {
       if (!(error instanceof HarnessStartError)) throw error;
-      await store.recordEvent(context.db, retained.runId, retained.executionId, 'debug_agent_failed', {
+      await context.lifecycle.event(retained.runId, retained.executionId, 'debug_agent_failed', {
         message: error.message,
         error_code: error.errorCode,
       });
@@ -86,14 +81,10 @@ export class DebugSessions {
     }
     clearTimeout(session.timer);
     // A debug turn is an execution of its own (its transcript and conversation step), but the run stays FAILED.
-    const next = await sql<{ execution_id: number }>`
-      UPDATE runs SET execution_id = execution_id + 1, sandbox_running = true, updated_at = clock_timestamp(),
-        conversation_id = coalesce(conversation_id, ${retained.conversationId})
-      WHERE id = ${retained.runId} AND state = 'FAILED' RETURNING execution_id`.execute(context.db);
-    const executionId = next.rows[0]?.execution_id;
+    const executionId = await context.lifecycle.startDebugTurn(retained.runId, retained.conversationId);
     if (executionId === undefined) return this.close(retained.runId);
     retained.executionId = executionId;
-    await store.recordEvent(context.db, retained.runId, executionId, 'debug_agent_started', {
+    await context.lifecycle.event(retained.runId, executionId, 'debug_agent_started', {
       harness: harness.name,
       workspace_retained: true,
     });
@@ -122,19 +113,15 @@ export class DebugSessions {
     session.agent = undefined;
     const until = new Date(Date.now() + retained.retentionMinutes * 60_000);
     retained.until = until;
-    await sql`
-      UPDATE runs SET sandbox_running = false, updated_at = clock_timestamp(),
-        status_message = status_message || ${json({ session_debug_until: until.toISOString() })},
-        debug_session = debug_session || ${json({ until: until.toISOString() })}
-      WHERE id = ${retained.runId}`.execute(context.db);
-    await store.recordEvent(context.db, retained.runId, executionId, 'debug_agent_finished', {
+    await context.lifecycle.endDebugTurn(retained.runId, until);
+    await context.lifecycle.event(retained.runId, executionId, 'debug_agent_finished', {
       exit_code: finished.exit.code,
       session_debug_until: until.toISOString(),
     });
     if (!this.sessions.has(retained.runId)) return;
     session.timer = this.expiry(retained.runId, until);
     // Follow-ups that came in while a harness without live input ran.
-    const more = await store.takeInputs(context.db, retained.runId, 'debug');
+    const more = await this.takeDebugInputs(retained.runId);
     if (more.length > 0) await this.runAgent(session, more);
   }
 
@@ -152,14 +139,14 @@ export class DebugSessions {
     clearTimeout(session.timer);
     await session.agent?.cancel();
     await this.context.workspaces.remove(session.retained.workspace).catch(() => undefined);
-    await sql`UPDATE runs SET debug_session = NULL, sandbox_running = false WHERE id = ${runId}`
-      .execute(this.context.db)
+    await this.context.lifecycle.closeDebugWindow(runId).catch(() => undefined);
+    await this.context.lifecycle
+      .event(runId, session.retained.executionId, 'vm_shutdown', { reason: 'debug window closed' })
       .catch(() => undefined);
-    await store
-      .recordEvent(this.context.db, runId, session.retained.executionId, 'vm_shutdown', {
-        reason: 'debug window closed',
-      })
-      .catch(() => undefined);
+  }
+
+  private async takeDebugInputs(runId: string): Promise<string[]> {
+    return (await this.context.lifecycle.takeInputs(runId, 'debug')).map((input) => input.message);
   }
 
   async closeAll(): Promise<void> {

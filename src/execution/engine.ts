@@ -3,12 +3,12 @@ import { WakeableSleep } from '../platform/wakeable-sleep.js';
 import type { EngineContext } from './context.js';
 import { DebugSessions } from './debug-sessions.js';
 import { Execution } from './executor.js';
-import * as store from './store.js';
+import type { CapacityLimits, ClaimedRun } from '../runs/index.js';
 
 export interface EngineOptions {
   context: EngineContext;
   bus: Bus;
-  limits: store.Limits;
+  limits: CapacityLimits;
   leaseSeconds: number;
   /** Longest wait between looks at the queue when no notification arrives. */
   pollIntervalMs?: number;
@@ -85,12 +85,12 @@ export class Engine {
       try {
         if (Date.now() - lastReap >= Math.min(5000, (leaseSeconds * 1000) / 2)) {
           lastReap = Date.now();
-          await store.reapExpiredLeases(context.db);
+          await context.lifecycle.expireLeases();
         }
         const free = limits.global - this.executions.size;
         if (free > 0) {
           requested = Math.min(free, this.claimBatch);
-          const runs = await store.claimRuns(context.db, context.engineId, leaseSeconds, limits, requested);
+          const runs = await context.lifecycle.claim(context.engineId, leaseSeconds, limits, requested);
           claimed = runs.length;
           for (const run of runs) this.execute(run);
         }
@@ -103,7 +103,7 @@ export class Engine {
     }
   }
 
-  private execute(run: store.ClaimedRun): void {
+  private execute(run: ClaimedRun): void {
     const execution = new Execution(this.options.context, run, (retained) => this.debugSessions.retain(retained));
     this.executions.set(run.id, execution);
     void execution.done.finally(() => {
@@ -120,7 +120,7 @@ export class Engine {
       await this.sleepFixed(interval);
       const ids = [...this.executions.keys()];
       try {
-        const held = await store.renewLeases(context.db, context.engineId, ids, leaseSeconds);
+        const held = await context.lifecycle.renewLeases(context.engineId, ids, leaseSeconds);
         for (const id of ids) if (!held.has(id)) this.executions.get(id)?.stop('lost');
       } catch (error) {
         if (!this.stopped) context.log.warn({ err: error }, 'lease renewal failed');

@@ -5,7 +5,7 @@ import { requestedModelId } from './run-model.js';
 import type { ExecutionContext } from './context.js';
 import { startHarnessRun } from './harness-run.js';
 import { outcomeOf } from './outcome.js';
-import type * as store from './store.js';
+import type { ClaimedRun, Outcome, RunState, TimelineEvent, Transition, TranscriptRow } from '../runs/index.js';
 import { WorkspacePathError } from './workspace-files.js';
 
 /** A workspace kept after a failed setup, handed to the debug sessions when the run has ended. */
@@ -37,14 +37,14 @@ export class Execution {
   private harnessExited = false;
   private delivery: Promise<void> = Promise.resolve();
   /** The harness's last transcript lines, written with the end (one write less per run). */
-  private transcriptTail: store.TranscriptRow[] = [];
+  private transcriptTail: TranscriptRow[] = [];
   /** How the execution ends; written after the sandbox is cleaned up, so the timeline is complete at the end. */
-  private outcome: store.Outcome | undefined;
+  private outcome: Outcome | undefined;
   readonly done: Promise<void>;
 
   constructor(
     private readonly context: ExecutionContext,
-    private readonly run: store.ClaimedRun,
+    private readonly run: ClaimedRun,
     /** Takes a workspace kept after a failed setup; without it (a worker), no workspace is kept. */
     private readonly onRetained?: (retained: RetainedWorkspace) => void,
   ) {
@@ -93,9 +93,9 @@ export class Execution {
   }
 
   /** Timeline events that ride with the execution's next write rather than costing a statement of their own. */
-  private unwritten: store.TimelineEvent[] = [];
+  private unwritten: TimelineEvent[] = [];
 
-  private withUnwritten(events: store.TimelineEvent[]): store.TimelineEvent[] {
+  private withUnwritten(events: TimelineEvent[]): TimelineEvent[] {
     const all = [...this.unwritten, ...events];
     this.unwritten = [];
     return all;
@@ -106,7 +106,7 @@ export class Execution {
   }
 
   /** Moves the run on if it is still this execution's; false when it was cancelled or taken back meanwhile. */
-  private transition(from: string, to: string, events: store.TimelineEvent[], extra: Partial<store.Transition> = {}) {
+  private transition(from: RunState, to: RunState, events: TimelineEvent[], extra: Partial<Transition> = {}) {
     return this.context.ledger.transition({
       runId: this.run.id,
       executionId: this.run.execution_id,
@@ -175,13 +175,12 @@ export class Execution {
       context.log.error({ err: error, runId: run.id }, 'execution failed');
       this.outcome = {
         state: 'ERROR',
-        eventType: 'oz_run_errored',
         statusMessage: { message: 'Hangar could not execute the run', error_code: 'internal_error', retryable: true },
         usage: null,
       };
     } finally {
       if (workspace !== undefined && !keepWorkspace) await context.workspaces.remove(workspace).catch(() => undefined);
-      const shutdown: store.TimelineEvent[] = keepWorkspace
+      const shutdown: TimelineEvent[] = keepWorkspace
         ? []
         : [{ type: 'vm_shutdown', ...(this.reason ? { payload: { reason: this.reason } } : {}) }];
       await this.settle(this.withUnwritten(shutdown)).catch((error) =>
@@ -194,7 +193,7 @@ export class Execution {
    * Records the end: the outcome, or what a cancel, a lost lease or a shutdown leaves to do. `before` are the
    * events of the sandbox going away, written with the outcome when there is one.
    */
-  private async settle(before: store.TimelineEvent[]): Promise<void> {
+  private async settle(before: TimelineEvent[]): Promise<void> {
     const { context, run } = this;
     if (this.outcome && this.reason === undefined) {
       await this.finish(this.outcome, before);
@@ -212,7 +211,6 @@ export class Execution {
       await this.finish(
         {
           state: 'ERROR',
-          eventType: 'oz_run_errored',
           statusMessage: {
             message: 'The server shut down while the run was in progress; the run may be retried',
             error_code: 'resource_unavailable',
@@ -238,7 +236,6 @@ export class Execution {
     if (!environment) {
       this.outcome = {
         state: 'FAILED',
-        eventType: 'oz_run_failed',
         statusMessage: {
           message: `Environment ${environmentId} no longer exists or this team cannot reach it`,
           error_code: 'environment_setup_failed',
@@ -274,9 +271,8 @@ export class Execution {
       ...(until ? { session_debug_until: until.toISOString() } : {}),
     };
     const conversationId = run.conversation_id ?? randomUUID();
-    const outcome: store.Outcome = {
+    const outcome: Outcome = {
       state: 'FAILED',
-      eventType: 'oz_run_failed',
       statusMessage,
       usage: null,
       eventPayload: { environment_id: environmentId },
@@ -392,7 +388,7 @@ export class Execution {
     if (cost !== undefined) usage.inference_cost = cost;
   }
 
-  private finish(outcome: store.Outcome, before: store.TimelineEvent[]) {
+  private finish(outcome: Outcome, before: TimelineEvent[]) {
     return this.context.ledger.finish({
       runId: this.run.id,
       executionId: this.run.execution_id,
@@ -402,7 +398,7 @@ export class Execution {
     });
   }
 
-  private takeTranscriptTail(): store.TranscriptRow[] {
+  private takeTranscriptTail(): TranscriptRow[] {
     const tail = this.transcriptTail;
     this.transcriptTail = [];
     return tail;
@@ -410,10 +406,9 @@ export class Execution {
 }
 
 /** A harness that could not start: the run fails with the reason, which its owner or the operator can act on. */
-function failedToStart(error: HarnessStartError): store.Outcome {
+function failedToStart(error: HarnessStartError): Outcome {
   return {
     state: 'FAILED',
-    eventType: 'oz_run_failed',
     statusMessage: { message: error.message, error_code: error.errorCode, retryable: false },
     usage: null,
   };

@@ -2,7 +2,7 @@ import type { Harness, HarnessSession, HarnessTask } from './harnesses/harness.j
 import { protocolEvents, type HarnessEvent } from './harnesses/protocol.js';
 import type { SandboxExit } from './sandbox/types.js';
 import { TranscriptWriter } from './transcript-writer.js';
-import type { TranscriptRow } from './store.js';
+import type { TranscriptRow } from '../runs/index.js';
 import type { ExecutionContext } from './context.js';
 import { progressPayload } from './progress.js';
 import { recordArtifactEvent } from './artifact-events.js';

@@ -19,17 +19,7 @@ export {
 export { progressPayload } from './progress.js';
 export { authSecretName, resolveRunModel } from './run-model.js';
 export { allowRunUserToWorkspaces, resolveSandboxMode, runUserWarning } from './sandbox/index.js';
-// The execution store's records as the remote workers' ledger uses them (the run lifecycle move may replace these).
-export type {
-  ClaimedRun,
-  Finish,
-  FinishResult,
-  RunFile,
-  TimelineEvent,
-  TranscriptRow,
-  Transition,
-  TransitionResult,
-} from './store.js';
+export type { RunFile } from './store.js';
 export { TaskTokens } from './task-token.js';
 export { sandboxHiddenPaths, Workspaces } from './workspace.js';
 export { EngineWrites } from './writes.js';

@@ -3,8 +3,18 @@ import type { ArtifactResponse, ReportArtifactBody, UploadArtifactQuery } from '
 import type { ArtifactsService, RunExecution } from '../artifacts/service.js';
 import type { EnvironmentConfig } from '../environments/schemas.js';
 import type { ResolvedDefinition } from '../mcp/definition.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import type { TranscriptLine } from './harnesses/harness.js';
+import type {
+  Finish,
+  FinishResult,
+  FollowupInput,
+  RunLifecycle,
+  TimelineEvent,
+  Transition,
+  TransitionResult,
+  TranscriptRow,
+} from '../runs/index.js';
 import * as store from './store.js';
 import type { TaskTokens } from './task-token.js';
 import type { EngineWrites } from './writes.js';
@@ -20,10 +30,7 @@ export interface ArtifactSink {
   ): Promise<ArtifactResponse>;
 }
 
-export interface FollowupInput {
-  seq: string;
-  message: string;
-}
+export type { FollowupInput };
 
 /**
  * Everything an execution reads and writes outside its workspace. The engine of a server keeps it in the
@@ -31,10 +38,10 @@ export interface FollowupInput {
  * both run the same Execution. Every write names the execution and only lands while the run is still its.
  */
 export interface RunLedger {
-  transition(transition: store.Transition): Promise<store.TransitionResult>;
-  events(runId: string, executionId: number, events: store.TimelineEvent[]): Promise<void>;
-  transcript(rows: store.TranscriptRow[]): Promise<void>;
-  finish(finish: store.Finish): Promise<store.FinishResult>;
+  transition(transition: Transition): Promise<TransitionResult>;
+  events(runId: string, executionId: number, events: TimelineEvent[]): Promise<void>;
+  transcript(rows: TranscriptRow[]): Promise<void>;
+  finish(finish: Finish): Promise<FinishResult>;
   /** Follow-ups not yet given to the agent, oldest first; they count as delivered from now on. */
   takeFollowups(runId: string, executionId: number): Promise<FollowupInput[]>;
   /** Follow-ups that could not be written to the harness after all: the next execution takes them. */
@@ -69,7 +76,9 @@ export interface EnvironmentSetups {
 export class DatabaseLedger implements RunLedger {
   constructor(
     private readonly options: {
+      /** For reads: a run's files and its conversation's history. */
       db: Kysely<DB>;
+      lifecycle: RunLifecycle;
       engineId: string;
       writes: EngineWrites;
       environments: EnvironmentSetups;
@@ -91,36 +100,36 @@ export class DatabaseLedger implements RunLedger {
     return this.options.maxArtifactBytes;
   }
 
-  transition(transition: store.Transition) {
+  transition(transition: Transition) {
     return this.options.writes.transition(transition);
   }
 
-  events(runId: string, executionId: number, events: store.TimelineEvent[]) {
+  events(runId: string, executionId: number, events: TimelineEvent[]) {
     return this.options.writes.events(runId, executionId, events);
   }
 
-  transcript(rows: store.TranscriptRow[]) {
+  transcript(rows: TranscriptRow[]) {
     return this.options.writes.transcript(rows);
   }
 
-  finish(finish: store.Finish) {
+  finish(finish: Finish) {
     return this.options.writes.finish(finish);
   }
 
   takeFollowups(runId: string) {
-    return store.takeInputRows(this.options.db, runId, 'agent');
+    return this.options.lifecycle.takeInputs(runId, 'agent');
   }
 
   returnFollowups(runId: string, _executionId: number, seqs: string[]) {
-    return store.returnInputs(this.options.db, runId, seqs);
+    return this.options.lifecycle.returnInputs(runId, seqs);
   }
 
   requeue(runId: string, executionId: number, reason: string) {
-    return store.requeue(this.options.db, { id: runId, engineId: this.options.engineId, executionId }, reason);
+    return this.options.lifecycle.requeue({ id: runId, owner: this.options.engineId, executionId }, reason);
   }
 
   clearSandboxIfCancelled(runId: string, executionId: number) {
-    return store.clearSandboxIfCancelled(this.options.db, this.options.engineId, runId, executionId);
+    return this.options.lifecycle.clearSandboxIfCancelled(this.options.engineId, runId, executionId);
   }
 
   async history(conversationId: string, runId: string, executionId: number): Promise<TranscriptLine[]> {

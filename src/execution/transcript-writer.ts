@@ -1,4 +1,4 @@
-import type { TranscriptRow } from './store.js';
+import type { TranscriptRow } from '../runs/index.js';
 
 /** Lines written in one batch at most; a busy harness is written every FLUSH_MS in batches. */
 const BATCH_LINES = 500;

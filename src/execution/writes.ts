@@ -1,7 +1,14 @@
-import type { Kysely } from 'kysely';
 import { Batcher } from '../platform/db/batcher.js';
-import type { DB } from '../database.js';
-import * as store from './store.js';
+import type {
+  EventRow,
+  Finish,
+  FinishResult,
+  RunLifecycle,
+  TimelineEvent,
+  Transition,
+  TransitionResult,
+  TranscriptRow,
+} from '../runs/index.js';
 
 /**
  * The writes every execution makes on its way (transitions, timeline events, transcript lines, the end), each
@@ -9,43 +16,40 @@ import * as store from './store.js';
  * flight this turns several commits per run into a few per batch; alone, a write goes out at once.
  */
 export class EngineWrites {
-  private readonly transitions: Batcher<store.Transition, store.TransitionResult>;
-  private readonly eventGroups: Batcher<store.EventRow[], void>;
-  private readonly transcripts: Batcher<store.TranscriptRow[], void>;
-  private readonly finishes: Batcher<store.Finish, store.FinishResult>;
+  private readonly transitions: Batcher<Transition, TransitionResult>;
+  private readonly eventGroups: Batcher<EventRow[], void>;
+  private readonly transcripts: Batcher<TranscriptRow[], void>;
+  private readonly finishes: Batcher<Finish, FinishResult>;
 
-  constructor(
-    readonly db: Kysely<DB>,
-    engineId: string,
-  ) {
+  constructor(lifecycle: RunLifecycle, engineId: string) {
     // Two batches of a kind in flight at most: one being written while the next gathers.
     const options = { maxBatch: 100, maxInFlight: 2 };
-    this.transitions = new Batcher({ ...options, write: (items) => store.applyTransitions(db, engineId, items) });
+    this.transitions = new Batcher({ ...options, write: (items) => lifecycle.transition(engineId, items) });
     this.eventGroups = new Batcher({
       ...options,
-      write: async (groups) => each(groups, await store.insertEvents(db, groups.flat())),
+      write: async (groups) => each(groups, await lifecycle.events(groups.flat())),
     });
     this.transcripts = new Batcher({
       ...options,
-      write: async (chunks) => each(chunks, await store.appendTranscript(db, chunks.flat())),
+      write: async (chunks) => each(chunks, await lifecycle.transcript(chunks.flat())),
     });
-    this.finishes = new Batcher({ ...options, write: (items) => store.finishExecutions(db, engineId, items) });
+    this.finishes = new Batcher({ ...options, write: (items) => lifecycle.finish(engineId, items) });
   }
 
-  transition(transition: store.Transition): Promise<store.TransitionResult> {
+  transition(transition: Transition): Promise<TransitionResult> {
     return this.transitions.submit(transition);
   }
 
   /** Appends a run's events in order (one item, so a batch boundary can never split and reorder them). */
-  events(runId: string, executionId: number, events: store.TimelineEvent[]): Promise<void> {
+  events(runId: string, executionId: number, events: TimelineEvent[]): Promise<void> {
     return this.eventGroups.submit(events.map((event) => ({ runId, executionId, event })));
   }
 
-  transcript(rows: store.TranscriptRow[]): Promise<void> {
+  transcript(rows: TranscriptRow[]): Promise<void> {
     return this.transcripts.submit(rows);
   }
 
-  finish(finish: store.Finish): Promise<store.FinishResult> {
+  finish(finish: Finish): Promise<FinishResult> {
     return this.finishes.submit(finish);
   }
 }

@@ -2,11 +2,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { parseEvent } from '../execution/harnesses/protocol.js';
 import type { Bus } from '../platform/bus.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import { notFound } from '../platform/http/errors.js';
 import { renderEvent } from './render.js';
-import { isTerminal } from './state.js';
-import { visible, type Visibility } from './store.js';
+import { isTerminal } from './lifecycle/states.js';
+import { visible, type Visibility } from './visibility.js';
 
 /** Longest wait for a notification before looking anyway; a comment line also keeps proxies from timing out. */
 const POLL_MS = 2000;

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Kysely } from 'kysely';
 import type { Bus } from '../platform/bus.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import { callerOf } from '../platform/http/auth.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
 import { SignedLinkQuery, type UrlSigner } from '../platform/signed-urls.js';

@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
 import { normalizeConversation, type Conversation } from '../execution/conversation/normalize.js';
 import type { HarnessEvent } from '../execution/harnesses/protocol.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import { ApiError, notFound } from '../platform/http/errors.js';
 import type { UrlSigner } from '../platform/signed-urls.js';
-import { visible, type Visibility } from './store.js';
+import { visible, type Visibility } from './visibility.js';
 
 /** How long a transcript link works. */
 export const TRANSCRIPT_LINK_SECONDS = 10 * 60;

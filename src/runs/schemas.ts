@@ -1,21 +1,11 @@
 import { BUILT_IN_HARNESSES } from '../models/catalogue.js';
 import { Type, type Static } from 'typebox';
 import { ARTIFACT_TYPES } from '../artifacts/schemas.js';
+import { RUN_STATES } from './lifecycle/states.js';
 
 /** Wire schemas of the runs slice: one source for validation, TypeScript types and the OpenAPI document. */
 
-export const RUN_STATES = [
-  'QUEUED',
-  'PENDING',
-  'CLAIMED',
-  'INPROGRESS',
-  'SUCCEEDED',
-  'FAILED',
-  'BLOCKED',
-  'ERROR',
-  'CANCELLED',
-] as const;
-export type RunState = (typeof RUN_STATES)[number];
+export { RUN_STATES, type RunState } from './lifecycle/states.js';
 
 export const RUN_SOURCES = [
   'LINEAR',

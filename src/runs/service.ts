@@ -4,14 +4,16 @@ import { authSecretName } from '../execution/run-model.js';
 import type { Caller } from '../identities/caller.js';
 import { isBuiltInHarness, type BuiltInHarness } from '../models/catalogue.js';
 import type { Principal } from '../identities/store.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import type { AddressPolicy } from '../platform/net/address-policy.js';
 import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import { CursorCodec, InvalidCursorError, type CursorValue } from '../platform/http/pagination.js';
 import { mergeMetadata, MAX_METADATA_FILTER_PAIRS, metadataPairProblem, metadataProblem } from './metadata.js';
 import { renderEvent, renderRun } from './render.js';
-import { addFollowup } from './followups.js';
-import { RunInserts } from './inserts.js';
+import { RunInserts } from './lifecycle/insert-batches.js';
+import type { RunLifecycle } from './lifecycle/run-lifecycle.js';
+import { OPERATOR_CANCELLABLE_STATES } from './lifecycle/states.js';
+import type { CapacityLimits, NewAttachment, NewRun } from './lifecycle/types.js';
 import {
   type AgentConfig,
   type CreateRunBody,
@@ -20,7 +22,7 @@ import {
   type RunItem,
   type RunSource,
 } from './schemas.js';
-import { cancelRefusal, OPERATOR_CANCELLABLE_STATES } from './state.js';
+import { cancelRefusal } from './state.js';
 import * as store from './store.js';
 import { deriveTitle } from './title.js';
 
@@ -69,6 +71,8 @@ export interface EnvironmentDirectory {
 
 export interface RunsServiceOptions {
   db: Kysely<DB>;
+  /** Every write of a run's state, events and inputs. */
+  lifecycle: RunLifecycle;
   skills: SkillResolver;
   environments: EnvironmentDirectory;
   mcpServers: McpServerDirectory;
@@ -77,7 +81,7 @@ export interface RunsServiceOptions {
   cursors: CursorCodec;
   publicUrl: string;
   metadataFiltering: boolean;
-  limits: store.CapacityLimits;
+  limits: CapacityLimits;
   /** Where inline HTTP MCP servers (`config.mcp_servers.<name>.url`) may be. */
   addressPolicy: AddressPolicy;
   /** Names a run may give as `config.harness.type`: the built-in ones and the operator's. */
@@ -103,7 +107,7 @@ export interface RunRequest {
   body: CreateRunBody;
   origin: RunOrigin;
   /** Files for the workspace beyond the body's attachments (a delivery's payload). */
-  files?: store.NewAttachment[];
+  files?: NewAttachment[];
 }
 
 const ENVIRONMENT_ID = /^[A-Za-z0-9]{22}$/;
@@ -167,7 +171,7 @@ function harnessAuthSecrets(config: AgentConfig): string[] {
   );
 }
 
-function decodeAttachments(body: CreateRunBody): store.NewAttachment[] {
+function decodeAttachments(body: CreateRunBody): NewAttachment[] {
   const all = [...(body.attachments ?? []), ...(body.images ?? [])];
   if (all.length > 5) throw invalidRequest(`at most 5 attachments are allowed, got ${all.length}`);
   return all.map((attachment, index) => {
@@ -191,7 +195,7 @@ export class RunsService {
   private readonly inserts: RunInserts;
 
   constructor(private readonly options: RunsServiceOptions) {
-    this.inserts = new RunInserts(options.db, options.limits, options.onQueued);
+    this.inserts = new RunInserts(options.lifecycle, options.limits, options.onQueued);
   }
 
   private get db() {
@@ -217,14 +221,14 @@ export class RunsService {
   /** Routes a follow-up by the run's state; the new state shows in `GET /agent/runs/{id}`. */
   async followup(caller: Caller, runId: string, body: FollowupBody): Promise<Record<string, never>> {
     await this.checkFollowupSecrets(caller, runId);
-    await addFollowup(this.db, visibility(caller), runId, body.message ?? '', body.mode);
+    await this.options.lifecycle.followup(visibility(caller), runId, body.message ?? '', body.mode);
     return {};
   }
 
   /**
    * A follow-up steers a harness that holds the run's secrets (it may ask the agent to print its key), so its
    * author needs the right to use them, as the run's creator did. Reckoned with the run's own agent identity and
-   * environment. A run the caller cannot see is left to addFollowup (404).
+   * environment. A run the caller cannot see is left to the follow-up itself (404).
    */
   private async checkFollowupSecrets(caller: Caller, runId: string): Promise<void> {
     const run = await store.secretContext(this.db, visibility(caller), runId);
@@ -259,8 +263,8 @@ export class RunsService {
    * announceQueued() once the transaction has committed.
    */
   async createWithin(db: Kysely<DB>, requests: RunRequest[]): Promise<Array<{ run_id: string } | ApiError>> {
-    const runs: store.NewRun[] = [];
-    const files: Array<[runId: string, attachments: store.NewAttachment[]]> = [];
+    const runs: NewRun[] = [];
+    const files: Array<[runId: string, attachments: NewAttachment[]]> = [];
     const outcomes: Array<{ run_id: string } | ApiError> = [];
     for (const request of requests) {
       try {
@@ -275,8 +279,9 @@ export class RunsService {
         outcomes.push(error);
       }
     }
-    await store.insertRuns(db, runs);
-    for (const [runId, attachments] of files) await store.insertAttachments(db, runId, attachments);
+    const lifecycle = this.options.lifecycle.within(db);
+    await lifecycle.insert(runs);
+    for (const [runId, attachments] of files) await lifecycle.attach(runId, attachments);
     return outcomes;
   }
 
@@ -286,7 +291,7 @@ export class RunsService {
     caller: Caller,
     body: CreateRunBody,
     origin: RunOrigin,
-  ): Promise<{ run: store.NewRun; attachments: store.NewAttachment[] }> {
+  ): Promise<{ run: NewRun; attachments: NewAttachment[] }> {
     const config: AgentConfig = { ...(body.config ?? {}) };
     const skillSpec = body.skill ?? config.skill_spec ?? null;
     if (skillSpec !== null && !SKILL_SPEC.test(skillSpec)) {
@@ -310,7 +315,7 @@ export class RunsService {
     }
     const prompt = body.prompt ?? '';
     if (prompt.trim() === '' && skillSpec === null) throw invalidRequest('prompt is required unless a skill is given');
-    let agentSkill: store.NewRun['agent_skill'] = null;
+    let agentSkill: NewRun['agent_skill'] = null;
     if (skillSpec !== null) {
       const skill = await this.options.skills.resolveSkill(caller.teamUid, skillSpec, db);
       if (!skill)
@@ -391,7 +396,7 @@ export class RunsService {
 
     const id = randomUUID();
     const teamOwned = body.team ?? true;
-    const run: store.NewRun = {
+    const run: NewRun = {
       id,
       team_uid: caller.teamUid,
       title: body.title?.trim() || deriveTitle(prompt, agentSkill?.name ?? null),
@@ -521,7 +526,7 @@ export class RunsService {
     if (!run) throw notFound(`run ${runId} not found`);
     const refusal = cancelRefusal(run);
     if (refusal) throw refusal;
-    if (await store.cancelRunIfActive(this.db, who, runId, caller.principal.displayName)) return runId;
+    if (await this.options.lifecycle.cancel(who, runId, caller.principal.displayName)) return runId;
     // Lost a race (another cancel, or the run moved on): answer for the state it is in now.
     const now = await store.findRun(this.db, who, runId);
     throw (
@@ -534,8 +539,8 @@ export class RunsService {
    * cancel refuses), also while it is being prepared. The engine or worker holding it stops it.
    */
   async cancelAsOperator(principal: Principal, runId: string): Promise<string> {
-    if (await store.cancelRunIfActive(this.db, 'operator', runId, principal.displayName, OPERATOR_CANCELLABLE_STATES))
-      return runId;
+    const { lifecycle } = this.options;
+    if (await lifecycle.cancel('operator', runId, principal.displayName, OPERATOR_CANCELLABLE_STATES)) return runId;
     const run = await this.db.selectFrom('runs').select('state').where('id', '=', runId).executeTakeFirst();
     if (!run) throw notFound(`run ${runId} not found`);
     throw invalidRequest(`the run has already ended (${run.state})`);

@@ -1,17 +1,7 @@
 import { ApiError } from '../platform/http/errors.js';
-import type { RunState } from './schemas.js';
+import { isTerminal } from './lifecycle/states.js';
 
-/** The run state machine's rules that the API enforces. */
-
-export const TERMINAL_STATES: readonly RunState[] = ['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'];
-/** Queued or in progress: the states a cancel moves to CANCELLED. */
-export const CANCELLABLE_STATES: readonly RunState[] = ['QUEUED', 'CLAIMED', 'INPROGRESS'];
-/** An operator may also stop a run while it is being prepared. */
-export const OPERATOR_CANCELLABLE_STATES: readonly RunState[] = ['QUEUED', 'PENDING', 'CLAIMED', 'INPROGRESS'];
-
-export function isTerminal(state: string): boolean {
-  return (TERMINAL_STATES as readonly string[]).includes(state);
-}
+/** Which runs the API cancels (the states and moves are in lifecycle/states.ts). */
 
 export interface RunKind {
   source: string;

@@ -1,105 +1,69 @@
-import { randomUUID } from 'node:crypto';
-import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
-import type { DB } from '../platform/db/schema.js';
+import { sql, type Expression, type Kysely, type Selectable, type SqlBool } from 'kysely';
+import type { DB } from '../database.js';
 import type { CursorValue } from '../platform/http/pagination.js';
-import { CANCELLABLE_STATES } from './state.js';
 import type { RunItem } from './schemas.js';
+import type { RunsTable } from './tables.js';
+import { visible, type Visibility } from './visibility.js';
 
-/** Whose runs a caller may see: the team's runs, plus the caller's own personal runs in that team. */
-export interface Visibility {
-  teamUid: string;
-  principalUid: string;
-}
+/** Reads of runs and their timelines. Every write goes through RunLifecycle (./lifecycle). */
 
-export interface NewRun {
-  id: string;
-  team_uid: string;
-  title: string;
-  prompt: string;
-  state: string;
-  source: string;
-  execution_location: string;
-  mode: string;
-  scope_type: 'User' | 'Team';
-  scope_uid: string;
-  agent_config: Record<string, unknown>;
-  config_name: string | null;
-  model_id: string | null;
-  skill_spec: string | null;
-  agent_skill: { name: string; description: string; full_path: string } | null;
-  environment_id: string | null;
-  worker_host: string | null;
-  schedule: { schedule_id: string; schedule_name: string; cron_schedule: string } | null;
-  /** For scheduled runs: the tick this run was started for (unique per schedule). */
-  schedule_tick: Date | null;
-  parent_run_id: string | null;
-  conversation_id: string | null;
-  creator_type: 'user' | 'service_account';
-  creator_uid: string;
-  executor_type: 'user' | 'service_account';
-  executor_uid: string;
-  metadata: Record<string, string>;
-  interactive: boolean;
-  /** How many files come with the run (written into its workspace). */
-  attachment_count: number;
-}
-
-export interface NewAttachment {
-  file_name: string;
-  mime_type: string;
-  data: Buffer;
-}
+export { visible, type Visibility };
 
 export interface Profile {
   display_name?: string;
   email?: string | null;
 }
 
-export interface RunRow {
-  id: string;
-  team_uid: string;
-  title: string;
-  prompt: string;
-  state: string;
-  source: string;
-  execution_location: string;
-  scope_type: string;
-  scope_uid: string;
-  agent_config: Record<string, unknown>;
-  skill_spec: string | null;
-  agent_skill: { name: string; description: string; full_path: string } | null;
-  worker_host: string | null;
-  schedule: { schedule_id: string; schedule_name: string; cron_schedule: string } | null;
-  parent_run_id: string | null;
-  conversation_id: string | null;
-  creator_type: string;
-  creator_uid: string;
-  executor_type: string;
-  executor_uid: string;
-  metadata: Record<string, string>;
-  status_message: Record<string, unknown> | null;
-  request_usage: Record<string, unknown> | null;
-  session_id: string | null;
-  /** Timestamps as PostgreSQL writes them in JSON (ISO 8601 with microseconds and an offset). */
-  created_at: string;
-  updated_at: string;
-  started_at: string | null;
-  ended_at: string | null;
-  sandbox_running: boolean;
+/** The columns a run is shown with (selectRuns). */
+const RUN_COLUMNS = [
+  'id',
+  'team_uid',
+  'title',
+  'prompt',
+  'state',
+  'source',
+  'execution_location',
+  'scope_type',
+  'scope_uid',
+  'agent_config',
+  'skill_spec',
+  'agent_skill',
+  'worker_host',
+  'schedule',
+  'parent_run_id',
+  'conversation_id',
+  'creator_type',
+  'creator_uid',
+  'executor_type',
+  'executor_uid',
+  'metadata',
+  'status_message',
+  'request_usage',
+  'session_id',
+  'created_at',
+  'updated_at',
+  'started_at',
+  'ended_at',
+  'sandbox_running',
+] as const satisfies ReadonlyArray<keyof RunsTable>;
+
+/** A row as PostgreSQL writes it in JSON: timestamps become text (ISO 8601 with microseconds and an offset). */
+type AsJson<Row> = {
+  [Column in keyof Row]: Row[Column] extends Date
+    ? string
+    : Row[Column] extends Date | null
+      ? string | null
+      : Row[Column];
+};
+
+type StoredRun = AsJson<Pick<Selectable<RunsTable>, (typeof RUN_COLUMNS)[number]>>;
+
+export interface RunRow extends StoredRun {
   creator_profile: Profile | null;
   executor_profile: Profile | null;
   artifacts: { artifact_type: string; created_at: string; data: Record<string, unknown> }[];
   scores: Array<Omit<RunItem['scores'][number], 'created_at'> & { created_at: string }>;
 }
-
-export function visible(eb: ExpressionBuilder<DB, 'runs'>, who: Visibility): Expression<SqlBool> {
-  return eb.and([
-    eb('runs.team_uid', '=', who.teamUid),
-    eb.or([eb('runs.scope_type', '=', 'Team'), eb('runs.creator_uid', '=', who.principalUid)]),
-  ]);
-}
-
-type StoredRun = Omit<RunRow, 'creator_profile' | 'executor_profile' | 'artifacts' | 'scores'>;
 
 /** The creator and executor profiles, artifacts and judge scores of a page of runs, keyed by uid or run id. */
 interface PageDetails {
@@ -162,133 +126,7 @@ async function selectWithDetails(
 }
 
 function selectRuns(db: Kysely<DB>) {
-  return db
-    .selectFrom('runs')
-    .select([
-      'runs.id',
-      'runs.team_uid',
-      'runs.title',
-      'runs.prompt',
-      'runs.state',
-      'runs.source',
-      'runs.execution_location',
-      'runs.scope_type',
-      'runs.scope_uid',
-      'runs.agent_config',
-      'runs.skill_spec',
-      'runs.agent_skill',
-      'runs.worker_host',
-      'runs.schedule',
-      'runs.parent_run_id',
-      'runs.conversation_id',
-      'runs.creator_type',
-      'runs.creator_uid',
-      'runs.executor_type',
-      'runs.executor_uid',
-      'runs.metadata',
-      'runs.status_message',
-      'runs.request_usage',
-      'runs.session_id',
-      'runs.created_at',
-      'runs.updated_at',
-      'runs.started_at',
-      'runs.ended_at',
-      'runs.sandbox_running',
-    ]);
-}
-
-/** The columns a new run sets; the others take their defaults. */
-const NEW_RUN_COLUMNS = [
-  'id',
-  'team_uid',
-  'title',
-  'prompt',
-  'state',
-  'source',
-  'execution_location',
-  'mode',
-  'scope_type',
-  'scope_uid',
-  'agent_config',
-  'config_name',
-  'model_id',
-  'skill_spec',
-  'agent_skill',
-  'environment_id',
-  'worker_host',
-  'schedule',
-  'schedule_id',
-  'schedule_tick',
-  'parent_run_id',
-  'conversation_id',
-  'creator_type',
-  'creator_uid',
-  'executor_type',
-  'executor_uid',
-  'metadata',
-  'interactive',
-  'attachment_count',
-] as const satisfies ReadonlyArray<keyof NewRun | 'schedule_id'>;
-
-/** Concurrency limits of executing runs (PENDING, CLAIMED or INPROGRESS), across replicas. */
-export interface CapacityLimits {
-  global: number;
-  perTeam: number;
-}
-
-/**
- * Inserts runs and their `oz_run_created` events in one statement: one round trip, committed together. With
- * `limits`, also tells whether the executing runs have reached them (the new runs will wait in QUEUED).
- */
-export async function insertRuns(
-  db: Kysely<DB>,
-  runs: NewRun[],
-  limits?: CapacityLimits,
-): Promise<{ atCapacity: boolean }> {
-  if (runs.length === 0) return { atCapacity: false };
-  const teamUid = runs[0]!.team_uid;
-  // Each count stops at its limit: whether the limit is reached is all a create needs, and counting every
-  // executing run made a create cost O(executing runs) (19 ms of PostgreSQL time with 50k of them). The function
-  // (migration 0014) counts with plain index scans, which skip the dead entries every finished run leaves.
-  const atCapacity = limits
-    ? sql<boolean>`(SELECT hangar_at_capacity(${teamUid}, ${limits.global}::int, ${limits.perTeam}::int))`
-    : sql<boolean>`false`;
-  // The rows travel as one JSON parameter: one statement text for any number of runs (prepared once per
-  // connection), and no per-value parameters to build and bind (a scheduler batch is 500 runs of 29 columns).
-  const rows = runs.map((run) => ({ ...run, schedule_id: run.schedule?.schedule_id ?? null }));
-  const columns = sql.raw(NEW_RUN_COLUMNS.join(', '));
-  const result = await sql<{ at_capacity: boolean }>`
-    WITH inserted AS (
-      INSERT INTO runs (${columns})
-      SELECT ${columns} FROM jsonb_populate_recordset(NULL::runs, ${JSON.stringify(rows)}::jsonb)
-      RETURNING id
-    )
-    INSERT INTO run_events (event_uuid, run_id, event_type)
-    SELECT gen_random_uuid()::text, id, 'oz_run_created' FROM inserted
-    RETURNING ${atCapacity} AS at_capacity`.execute(db);
-  return { atCapacity: result.rows.some((row) => row.at_capacity) };
-}
-
-export async function insertRun(
-  db: Kysely<DB>,
-  run: NewRun,
-  attachments: NewAttachment[],
-  limits?: CapacityLimits,
-): Promise<{ atCapacity: boolean }> {
-  if (attachments.length === 0) return insertRuns(db, [run], limits);
-  return db.transaction().execute(async (trx) => {
-    const result = await insertRuns(trx, [run], limits);
-    await insertAttachments(trx, run.id, attachments);
-    return result;
-  });
-}
-
-export async function insertAttachments(db: Kysely<DB>, runId: string, attachments: NewAttachment[]): Promise<void> {
-  if (attachments.length === 0) return;
-  await db
-    .insertInto('run_attachments')
-    .values(attachments.map((attachment, position) => ({ run_id: runId, position, ...attachment })))
-    .execute();
+  return db.selectFrom('runs').select(RUN_COLUMNS.map((column) => `runs.${column}` as const));
 }
 
 export async function findRun(db: Kysely<DB>, who: Visibility, runId: string): Promise<RunRow | undefined> {
@@ -513,50 +351,6 @@ export async function listRuns(
   // team's runs, finds it dearer than planning afresh, and plans every execution again (1.45 ms a list here,
   // against 0.8 ms once the prepared statement keeps its plan).
   return selectWithDetails(db, query.limit(sql.lit(page.limit)), keyColumns(page.sortBy, page.order, 'page'));
-}
-
-/**
- * Cancels only if the run is still in `states` (by default the ones the API cancels), in one conditional
- * statement: of two concurrent cancels exactly one changes the row and writes the timeline event.
- * `who: 'operator'` is an instance administrator: any team's run, of any kind.
- */
-export async function cancelRunIfActive(
-  db: Kysely<DB>,
-  who: Visibility | 'operator',
-  runId: string,
-  cancelledBy: string,
-  states: readonly string[] = CANCELLABLE_STATES,
-): Promise<boolean> {
-  const statusMessage = JSON.stringify({ message: `Cancelled by ${cancelledBy}` });
-  const result = await db
-    .with('cancelled', (qb) =>
-      qb
-        .updateTable('runs')
-        .set({
-          state: 'CANCELLED',
-          status_message: statusMessage,
-          ended_at: sql`clock_timestamp()`,
-          updated_at: sql`clock_timestamp()`,
-        })
-        .where((eb) => (who === 'operator' ? eb.lit(true) : visible(eb, who)))
-        .where('runs.id', '=', runId)
-        .where('runs.state', 'in', states)
-        .returning('id'),
-    )
-    .insertInto('run_events')
-    .columns(['event_uuid', 'run_id', 'event_type', 'payload'])
-    .expression((eb) =>
-      eb
-        .selectFrom('cancelled')
-        .select([
-          sql.lit(randomUUID()).as('event_uuid'),
-          'cancelled.id',
-          sql.lit('oz_run_cancelled').as('event_type'),
-          sql<string>`${JSON.stringify({ cancelled_by: cancelledBy })}::jsonb`.as('payload'),
-        ]),
-    )
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
 }
 
 export async function listEvents(db: Kysely<DB>, runId: string) {

@@ -2,11 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { WebSocket } from 'ws';
-import { runVariables, type EnvironmentSetups, type TaskTokens } from '../execution/index.js';
+import { runVariables, type EnvironmentSetups } from '../execution/ledger.js';
 import * as engineStore from '../execution/store.js';
+import type { ClaimedRun, RunLifecycle } from '../runs/index.js';
+import type { TaskTokens } from '../execution/task-token.js';
 import type { Bus } from '../platform/bus.js';
 import type { DB } from '../database.js';
-import type { ResolvedDefinition } from '../mcp/index.js';
+import type { ResolvedDefinition } from '../mcp/definition.js';
 import type { WorkerCredential } from './keys/authenticate.js';
 import { activeWorkerKeyUids } from './keys/store.js';
 import type { TaskAssignment } from './protocol.js';
@@ -16,6 +18,8 @@ import { WorkerTasks } from './tasks.js';
 
 export interface WorkerHubOptions {
   db: Kysely<DB>;
+  /** Every write of the runs the workers hold. */
+  lifecycle: RunLifecycle;
   bus: Bus;
   log: FastifyBaseLogger;
   environments: EnvironmentSetups;
@@ -49,6 +53,7 @@ export class WorkerHub {
   constructor(private readonly options: WorkerHubOptions) {
     this.tasks = new WorkerTasks({
       db: options.db,
+      lifecycle: options.lifecycle,
       log: options.log,
       environments: options.environments,
       onFreed: () => this.poke(),
@@ -66,8 +71,8 @@ export class WorkerHub {
     this.every(Math.max(500, Math.min(2000, (leaseSeconds * 1000) / 3)), () => this.renewLeases());
     // Runs of workers that never came back (to any replica) end once their lease passes, engine or not.
     this.every(Math.min(5000, (leaseSeconds * 1000) / 2), () =>
-      engineStore
-        .reapExpiredLeases(this.options.db)
+      this.options.lifecycle
+        .expireLeases()
         .catch((error) => this.options.log.warn({ err: error }, 'could not take back expired leases')),
     );
     this.every(heartbeatSeconds * 1000, () => this.heartbeat());
@@ -151,7 +156,11 @@ export class WorkerHub {
       const free = sessions.reduce((sum, session) => sum + session.free, 0);
       if (free === 0) continue;
       const { teamUid, workerHost } = sessions[0]!;
-      const runs = await store.claimWorkerRuns(this.options.db, teamUid, workerHost, free, this.options.leaseSeconds);
+      const runs = await this.options.lifecycle.claimForWorker(
+        { teamUid, workerHost, owner: sessions[0]!.owner },
+        free,
+        this.options.leaseSeconds,
+      );
       for (const run of runs) {
         const session = sessions.filter((candidate) => candidate.free > 0).sort((a, b) => b.free - a.free)[0];
         const assignment = session && (await this.assignment(run));
@@ -159,16 +168,15 @@ export class WorkerHub {
           session.tasks.set(run.id, { executionId: run.execution_id, confirmed: false });
           continue;
         }
-        await engineStore.requeue(
-          this.options.db,
-          { id: run.id, engineId: sessions[0]!.owner, executionId: run.execution_id },
+        await this.options.lifecycle.requeue(
+          { id: run.id, owner: sessions[0]!.owner, executionId: run.execution_id },
           'the worker connection closed before the task reached it',
         );
       }
     }
   }
 
-  private async assignment(run: engineStore.ClaimedRun): Promise<TaskAssignment> {
+  private async assignment(run: ClaimedRun): Promise<TaskAssignment> {
     const { db, environments, tokens, apiUrl } = this.options;
     const environment =
       run.environment_id === null ? null : ((await environments.setupFor(run.team_uid, run.environment_id)) ?? null);
@@ -209,7 +217,7 @@ export class WorkerHub {
   }
 
   /** The registered MCP servers the run names; one that cannot be used is left out, and the worker's run fails on it. */
-  private async mcpServers(run: engineStore.ClaimedRun): Promise<Record<string, ResolvedDefinition>> {
+  private async mcpServers(run: ClaimedRun): Promise<Record<string, ResolvedDefinition>> {
     const entries = (run.agent_config as { mcp_servers?: Record<string, { warp_id?: unknown }> }).mcp_servers ?? {};
     const servers: Record<string, ResolvedDefinition> = {};
     for (const entry of Object.values(entries)) {
@@ -221,7 +229,7 @@ export class WorkerHub {
   }
 
   /** The values of the team secrets the run names in `harness_auth_secrets`; the worker's harness needs them. */
-  private async authSecrets(run: engineStore.ClaimedRun): Promise<Record<string, string>> {
+  private async authSecrets(run: ClaimedRun): Promise<Record<string, string>> {
     const named = (run.agent_config as { harness_auth_secrets?: Record<string, unknown> }).harness_auth_secrets ?? {};
     const secrets: Record<string, string> = {};
     for (const name of Object.values(named)) {
@@ -252,13 +260,13 @@ export class WorkerHub {
 
   /** Extends the leases of the runs this replica's connections hold; a run no longer theirs is cancelled on the worker. */
   private async renewLeases(): Promise<void> {
-    const { db, leaseSeconds } = this.options;
+    const { lifecycle, leaseSeconds } = this.options;
     try {
       for (const set of this.sessions.values()) {
         const sessions = [...set];
         const ids = [...new Set(sessions.flatMap((session) => [...session.tasks.keys()]))];
         if (ids.length === 0) continue;
-        const held = await engineStore.renewLeases(db, sessions[0]!.owner, ids, leaseSeconds);
+        const held = await lifecycle.renewLeases(sessions[0]!.owner, ids, leaseSeconds);
         for (const id of ids)
           if (!held.has(id))
             this.cancel(id, "the run is no longer this worker's (cancelled, or taken back after its lease expired)");

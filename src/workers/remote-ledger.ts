@@ -1,19 +1,16 @@
 import type { ArtifactResponse, ReportArtifactBody, UploadArtifactQuery, RunExecution } from '../artifacts/index.js';
 import type { EnvironmentConfig } from '../environments/index.js';
 import type { ResolvedDefinition } from '../mcp/index.js';
-import type {
-  TranscriptLine,
-  ArtifactSink,
-  FollowupInput,
-  RunLedger,
-  Finish,
-  FinishResult,
-  RunFile,
-  TimelineEvent,
-  TranscriptRow,
-  Transition,
-  TransitionResult,
-} from '../execution/index.js';
+import type { TranscriptLine, ArtifactSink, FollowupInput, RunLedger, RunFile } from '../execution/index.js';
+import {
+  isCompletion,
+  type Finish,
+  type FinishResult,
+  type TimelineEvent,
+  type Transition,
+  type TransitionResult,
+  type TranscriptRow,
+} from '../runs/index.js';
 import { relayedProblem } from '../platform/http/errors.js';
 import { problemOf } from '../platform/http/api-fetch.js';
 import type { WorkerLink } from './link.js';
@@ -101,27 +98,26 @@ export class RemoteLedger implements RunLedger {
     // The server's own engine writes the last transcript lines with the end; over the link they go just before it.
     if (finish.transcript && finish.transcript.length > 0) await this.transcript(finish.transcript);
     const common = { usage: outcome.usage, event_payload: outcome.eventPayload, events_before: before };
-    const reply =
-      outcome.state === 'SUCCEEDED' || outcome.state === 'BLOCKED'
-        ? await this.call('task_completed', runId, executionId, {
-            ...common,
-            state: outcome.state,
-            status_message: outcome.statusMessage,
-          })
-        : await this.call('task_failed', runId, executionId, {
-            ...common,
-            state: outcome.state,
-            message: String(outcome.statusMessage?.message ?? 'the run failed'),
-            ...(typeof outcome.statusMessage?.error_code === 'string'
-              ? { failure_reason: outcome.statusMessage.error_code }
-              : {}),
-            ...(typeof outcome.statusMessage?.retryable === 'boolean'
-              ? { retryable: outcome.statusMessage.retryable }
-              : {}),
-            ...(typeof outcome.eventPayload?.exit_code === 'number' || outcome.eventPayload?.exit_code === null
-              ? { exit_code: outcome.eventPayload.exit_code }
-              : {}),
-          });
+    const reply = isCompletion(outcome.state)
+      ? await this.call('task_completed', runId, executionId, {
+          ...common,
+          state: outcome.state,
+          status_message: outcome.statusMessage,
+        })
+      : await this.call('task_failed', runId, executionId, {
+          ...common,
+          state: outcome.state,
+          message: String(outcome.statusMessage?.message ?? 'the run failed'),
+          ...(typeof outcome.statusMessage?.error_code === 'string'
+            ? { failure_reason: outcome.statusMessage.error_code }
+            : {}),
+          ...(typeof outcome.statusMessage?.retryable === 'boolean'
+            ? { retryable: outcome.statusMessage.retryable }
+            : {}),
+          ...(typeof outcome.eventPayload?.exit_code === 'number' || outcome.eventPayload?.exit_code === null
+            ? { exit_code: outcome.eventPayload.exit_code }
+            : {}),
+        });
     return reply.result as FinishResult;
   }
 

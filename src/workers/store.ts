@@ -1,9 +1,9 @@
 import { sql, type Kysely } from 'kysely';
-import type { ClaimedRun } from '../execution/store.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
 import { rfc3339 } from '../platform/time.js';
+import { ACTIVE_STATES } from '../runs/index.js';
 
-/** Queries of the workers slice: presence of connections, the queue of worker runs, reported skills. */
+/** Queries of the workers slice: presence of connections, the runs a worker holds, reported skills. */
 
 /** The lease owner of a team's worker runs: any connection of that worker may act on them. */
 export function workerOwner(teamUid: string, workerHost: string): string {
@@ -68,32 +68,6 @@ export async function connectedWorkers(
   }));
 }
 
-/** Moves up to `limit` of the worker's queued runs to PENDING under its lease, oldest first; never one run twice. */
-export async function claimWorkerRuns(
-  db: Kysely<DB>,
-  teamUid: string,
-  workerHost: string,
-  limit: number,
-  leaseSeconds: number,
-): Promise<ClaimedRun[]> {
-  const owner = workerOwner(teamUid, workerHost);
-  const result = await sql<ClaimedRun & { created_at: Date }>`
-    WITH claimed AS (
-      UPDATE runs r SET state = 'PENDING', lease_owner = ${owner},
-        lease_expires_at = clock_timestamp() + make_interval(secs => ${leaseSeconds}), updated_at = clock_timestamp()
-      WHERE r.id IN (
-        SELECT id FROM runs WHERE state = 'QUEUED' AND team_uid = ${teamUid} AND worker_host = ${workerHost}
-        ORDER BY created_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-      RETURNING r.id, r.team_uid, r.execution_id, r.prompt, r.agent_config, r.environment_id, r.conversation_id, r.harness,
-        r.attachment_count, r.state, r.created_at
-    ), events AS (
-      INSERT INTO run_events (event_uuid, run_id, execution_id, event_type, payload)
-      SELECT gen_random_uuid()::text, c.id, c.execution_id::text, 'run_dispatched', jsonb_build_object('worker_host', ${workerHost}::text) FROM claimed c
-    )
-    SELECT * FROM claimed ORDER BY created_at, id`.execute(db);
-  return result.rows;
-}
-
 /** Whether the run's current execution is `executionId` and held by `owner` (in PENDING, CLAIMED or INPROGRESS). */
 export async function holds(db: Kysely<DB>, owner: string, runId: string, executionId: number): Promise<boolean> {
   const row = await db
@@ -102,7 +76,7 @@ export async function holds(db: Kysely<DB>, owner: string, runId: string, execut
     .where('id', '=', runId)
     .where('lease_owner', '=', owner)
     .where('execution_id', '=', executionId)
-    .where('state', 'in', ['PENDING', 'CLAIMED', 'INPROGRESS'])
+    .where('state', 'in', ACTIVE_STATES)
     .executeTakeFirst();
   return row !== undefined;
 }

@@ -1,8 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { EnvironmentSetups } from '../execution/ledger.js';
-import * as engineStore from '../execution/store.js';
-import type { DB } from '../platform/db/schema.js';
+import type { DB } from '../database.js';
+import type { Outcome, RunLifecycle } from '../runs/index.js';
 import type { WorkerMessage, WorkerMessageOf } from './protocol.js';
 import { WorkerSession } from './session.js';
 import * as store from './store.js';
@@ -22,6 +22,7 @@ export class WorkerTasks {
   constructor(
     private readonly options: {
       db: Kysely<DB>;
+      lifecycle: RunLifecycle;
       log: FastifyBaseLogger;
       environments: EnvironmentSetups;
       /** A worker has room again, or a run went back to the queue. */
@@ -84,13 +85,13 @@ export class WorkerTasks {
   }
 
   private async applyTask(session: WorkerSession, message: TaskMessage): Promise<unknown> {
-    const { db } = this.options;
+    const { db, lifecycle } = this.options;
     const { task_id: runId, execution_id: executionId } = message.data;
     const owner = session.owner;
     const ref = { runId, executionId };
     switch (message.type) {
       case 'task_claimed': {
-        const [result] = await engineStore.applyTransitions(db, owner, [
+        const [result] = await lifecycle.transition(owner, [
           {
             ...ref,
             from: 'PENDING',
@@ -108,12 +109,12 @@ export class WorkerTasks {
         const reason = rejected
           ? `the worker had no room for it${message.data.reason ? `: ${message.data.reason}` : ''}`
           : message.data.reason;
-        await engineStore.requeue(db, { id: runId, engineId: owner, executionId }, reason);
+        await lifecycle.requeue({ id: runId, owner, executionId }, reason);
         this.release(session, runId);
         return null;
       }
       case 'task_started': {
-        const [result] = await engineStore.applyTransitions(db, owner, [
+        const [result] = await lifecycle.transition(owner, [
           {
             ...ref,
             from: 'CLAIMED',
@@ -139,7 +140,7 @@ export class WorkerTasks {
       }
       case 'task_completed':
       case 'task_failed': {
-        const [result] = await engineStore.finishExecutions(db, owner, [
+        const [result] = await lifecycle.finish(owner, [
           { ...ref, outcome: outcomeOf(message), before: message.data.events_before ?? [] },
         ]);
         this.release(session, runId);
@@ -148,7 +149,7 @@ export class WorkerTasks {
     }
     if (message.type === 'task_stopped') {
       // A cancelled run is no longer held, but its sandbox was this worker's until now.
-      await engineStore.clearSandboxIfCancelled(db, owner, runId, executionId);
+      await lifecycle.clearSandboxIfCancelled(owner, runId, executionId);
       return null;
     }
     // The rest only touch a run the worker holds now.
@@ -156,21 +157,17 @@ export class WorkerTasks {
     switch (message.type) {
       case 'task_events':
         if (message.data.events.length > 0)
-          await engineStore.insertEvents(
-            db,
-            message.data.events.map((event) => ({ ...ref, event })),
-          );
+          await lifecycle.events(message.data.events.map((event) => ({ ...ref, event })));
         break;
       case 'task_output':
-        await engineStore.appendTranscript(
-          db,
+        await lifecycle.transcript(
           message.data.lines.map((line) => ({ run_id: runId, execution_id: executionId, ...line })),
         );
         break;
       case 'task_followups_take':
-        return { held: true, followups: await engineStore.takeInputRows(db, runId, 'agent') };
+        return { held: true, followups: await lifecycle.takeInputs(runId, 'agent') };
       case 'task_followups_return':
-        await engineStore.returnInputs(db, runId, message.data.seqs);
+        await lifecycle.returnInputs(runId, message.data.seqs);
         break;
       case 'task_environment': {
         const run = await db.selectFrom('runs').select('environment_id').where('id', '=', runId).executeTakeFirst();
@@ -183,23 +180,19 @@ export class WorkerTasks {
   }
 }
 
-/** How a worker's terminal message ends the run, in the engine's terms. */
-function outcomeOf(message: WorkerMessageOf<'task_completed'> | WorkerMessageOf<'task_failed'>): engineStore.Outcome {
+/** How a worker's terminal message ends the run, in the engine's terms (the event follows from the state). */
+function outcomeOf(message: WorkerMessageOf<'task_completed'> | WorkerMessageOf<'task_failed'>): Outcome {
   const { data } = message;
   if (message.type === 'task_completed') {
-    const state = message.data.state ?? 'SUCCEEDED';
     return {
-      state,
-      eventType: state === 'BLOCKED' ? 'oz_run_blocked' : 'oz_run_done',
+      state: message.data.state ?? 'SUCCEEDED',
       statusMessage: message.data.status_message ?? null,
       usage: data.usage ?? null,
       eventPayload: data.event_payload,
     };
   }
-  const state = message.data.state ?? 'FAILED';
   return {
-    state,
-    eventType: state === 'ERROR' ? 'oz_run_errored' : 'oz_run_failed',
+    state: message.data.state ?? 'FAILED',
     statusMessage: {
       message: message.data.message,
       ...(message.data.failure_reason ? { error_code: message.data.failure_reason } : {}),

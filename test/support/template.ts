@@ -9,6 +9,7 @@ import pg from 'pg';
 import { openDatabase } from '../../src/platform/db/connect.js';
 import { processIsAlive } from '../../src/platform/db/lock-file.js';
 import { migrate } from '../../src/platform/db/migrate.js';
+import { loadLifecycleFunctions } from '../../src/runs/lifecycle/functions.js';
 
 async function main(): Promise<void> {
   const adminUrl = process.env.TEST_DATABASE_URL;
@@ -29,14 +30,14 @@ async function main(): Promise<void> {
     const url = new URL(adminUrl);
     url.pathname = `/${name}`;
     const database = await openDatabase({ databaseUrl: url.toString(), dataDir: os.tmpdir(), poolSize: 1 });
-    await migrate(database.db);
+    await migrate(database.db, undefined, undefined, [loadLifecycleFunctions()]);
     await database.close();
     process.stdout.write(JSON.stringify({ kind: 'postgres', template: name }));
     return;
   }
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-template-'));
   const database = await openDatabase({ dataDir, poolSize: 1 });
-  await migrate(database.db);
+  await migrate(database.db, undefined, undefined, [loadLifecycleFunctions()]);
   await database.close();
   process.stdout.write(JSON.stringify({ kind: 'pglite', template: path.join(dataDir, 'pglite') }));
 }

@@ -8,7 +8,7 @@ import pg from 'pg';
 import { acquireLockFile } from './lock-file.js';
 import { PostgresListener } from './listener.js';
 import { PreparingClient } from './prepared.js';
-import type { DB } from './schema.js';
+import type { DB } from '../../database.js';
 
 export interface Database {
   db: Kysely<DB>;

@@ -1,7 +1,6 @@
-import type { Kysely } from 'kysely';
-import { Batcher } from '../platform/db/batcher.js';
-import type { DB } from '../platform/db/schema.js';
-import { insertRun, insertRuns, type CapacityLimits, type NewAttachment, type NewRun } from './store.js';
+import { Batcher } from '../../platform/db/batcher.js';
+import type { RunLifecycle } from './run-lifecycle.js';
+import type { CapacityLimits, NewAttachment, NewRun } from './types.js';
 
 /**
  * Inserts the runs of API creates. Creates that arrive together are written in one transaction (one commit and
@@ -12,7 +11,7 @@ export class RunInserts {
   private readonly batches: Batcher<NewRun, boolean>;
 
   constructor(
-    private readonly db: Kysely<DB>,
+    private readonly lifecycle: RunLifecycle,
     private readonly limits: CapacityLimits,
     /** Called once a batch of new runs is committed, to wake the engines. */
     private readonly onQueued: () => void,
@@ -24,7 +23,7 @@ export class RunInserts {
   async insert(run: NewRun, attachments: NewAttachment[]): Promise<{ atCapacity: boolean }> {
     if (attachments.length > 0) {
       // Rare and large: written on their own with their files.
-      const result = await insertRun(this.db, run, attachments, this.limits);
+      const result = await this.lifecycle.insertWithFiles(run, attachments, this.limits);
       this.onQueued();
       return result;
     }
@@ -40,11 +39,11 @@ export class RunInserts {
       else teams.set(run.team_uid, [run]);
     }
     const atCapacity = new Map<string, boolean>();
-    const writeAll = async (db: Kysely<DB>) => {
-      for (const [team, own] of teams) atCapacity.set(team, (await insertRuns(db, own, this.limits)).atCapacity);
+    const writeAll = async (lifecycle: RunLifecycle) => {
+      for (const [team, own] of teams) atCapacity.set(team, (await lifecycle.insert(own, this.limits)).atCapacity);
     };
-    if (teams.size === 1) await writeAll(this.db);
-    else await this.db.transaction().execute(writeAll);
+    if (teams.size === 1) await writeAll(this.lifecycle);
+    else await this.lifecycle.inTransaction(writeAll);
     this.onQueued();
     return runs.map((run) => atCapacity.get(run.team_uid)!);
   }

@@ -1,10 +1,7 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { Timestamp, NullableTimestamp, Json, NullableJson } from './columns.js';
+import type { Json, NullableJson, NullableTimestamp, Timestamp } from '../platform/db/columns.js';
 
-/**
- * The runs, execution and workers tables, until the run lifecycle move declares them in those slices (then this
- * file goes). Keep them in step with the SQL migrations in ./migrations.
- */
+/** The runs slice's tables, as Kysely sees them (migrations 0001, 0007 and later). Keep them in step with the SQL. */
 
 export interface RunsTable {
   id: string;
@@ -90,34 +87,11 @@ export interface RunTranscriptTable {
   at: Timestamp;
 }
 
-export interface WorkerConnectionsTable {
-  id: string;
-  team_uid: string;
-  worker_host: string;
-  replica: string;
-  connected_at: Generated<Timestamp>;
-  last_seen_at: Generated<Timestamp>;
-}
-
-export interface WorkerKeysTable {
-  uid: string;
-  team_uid: string;
-  key_hash: string;
-  display_prefix: string;
-  name: string;
-  /** A worker ID, or a pattern where * stands for any characters. */
-  worker_id: string;
-  created_by_uid: string | null;
-  created_at: Timestamp;
-  revoked_at: NullableTimestamp;
-}
-
-export interface WorkerSkillsTable {
-  team_uid: string;
-  worker_host: string;
-  skill_path: string;
-  name: string;
-  description: string;
-  base_prompt: string;
-  reported_at: Generated<Timestamp>;
+/** The runs slice's tables (src/database.ts composes every slice's into DB). */
+export interface RunsTables {
+  runs: RunsTable;
+  run_attachments: RunAttachmentsTable;
+  run_events: RunEventsTable;
+  run_inputs: RunInputsTable;
+  run_transcript: RunTranscriptTable;
 }

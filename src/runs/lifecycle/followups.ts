@@ -1,8 +1,8 @@
 import { sql, type Kysely } from 'kysely';
-import type { DB } from '../platform/db/schema.js';
-import { invalidRequest, notFound } from '../platform/http/errors.js';
-import { isTerminal } from './state.js';
-import type { Visibility } from './store.js';
+import type { DB } from '../../database.js';
+import { invalidRequest, notFound } from '../../platform/http/errors.js';
+import { visible, type Visibility } from '../visibility.js';
+import { checkMove, isTerminal } from './states.js';
 
 export type FollowupRoute = 'initial_input' | 'live' | 'new_execution' | 'debug';
 
@@ -41,8 +41,7 @@ export async function addFollowup(
     const run = (await trx
       .selectFrom('runs')
       .select(['state', 'execution_id', 'conversation_id', 'status_message', 'debug_session'])
-      .where('runs.team_uid', '=', who.teamUid)
-      .where((eb) => eb.or([eb('runs.scope_type', '=', 'Team'), eb('runs.creator_uid', '=', who.principalUid)]))
+      .where((eb) => visible(eb, who))
       .where('id', '=', runId)
       .forUpdate()
       .executeTakeFirst()) as RunForFollowup | undefined;
@@ -54,6 +53,7 @@ export async function addFollowup(
     const route = followupRoute(run, new Date());
     let executionId = run.execution_id;
     if (route === 'new_execution') {
+      checkMove(run.state, 'QUEUED');
       executionId += 1;
       await trx
         .updateTable('runs')

@@ -1,0 +1,50 @@
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../../database.js';
+import { visible, type Visibility } from '../visibility.js';
+import { checkMove, type RunState } from './states.js';
+
+/**
+ * Cancels only if the run is still in `states`, in one conditional statement: of two concurrent cancels exactly
+ * one changes the row and writes the timeline event. `who: 'operator'` is an instance administrator: any team's
+ * run, of any kind.
+ */
+export async function cancelRunIfActive(
+  db: Kysely<DB>,
+  who: Visibility | 'operator',
+  runId: string,
+  cancelledBy: string,
+  states: readonly RunState[],
+): Promise<boolean> {
+  checkMove(states, 'CANCELLED');
+  const statusMessage = JSON.stringify({ message: `Cancelled by ${cancelledBy}` });
+  const result = await db
+    .with('cancelled', (qb) =>
+      qb
+        .updateTable('runs')
+        .set({
+          state: 'CANCELLED',
+          status_message: statusMessage,
+          ended_at: sql`clock_timestamp()`,
+          updated_at: sql`clock_timestamp()`,
+        })
+        .where((eb) => (who === 'operator' ? eb.lit(true) : visible(eb, who)))
+        .where('runs.id', '=', runId)
+        .where('runs.state', 'in', states)
+        .returning('id'),
+    )
+    .insertInto('run_events')
+    .columns(['event_uuid', 'run_id', 'event_type', 'payload'])
+    .expression((eb) =>
+      eb
+        .selectFrom('cancelled')
+        .select([
+          sql.lit(randomUUID()).as('event_uuid'),
+          'cancelled.id',
+          sql.lit('oz_run_cancelled').as('event_type'),
+          sql<string>`${JSON.stringify({ cancelled_by: cancelledBy })}::jsonb`.as('payload'),
+        ]),
+    )
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+}

@@ -1,0 +1,158 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../database.js';
+import type { Visibility } from '../visibility.js';
+import { cancelRunIfActive } from './cancel.js';
+import { claimRuns, claimWorkerRuns, type WorkerRef } from './claims.js';
+import { closeDebugWindow, endDebugTurn, startDebugTurn } from './debug-window.js';
+import { finishExecutions } from './finish.js';
+import { addFollowup, type FollowupRoute } from './followups.js';
+import { insertAttachments, insertRun, insertRuns } from './inserts.js';
+import { clearSandboxIfCancelled, expireLeases, renewLeases, requeue } from './leases.js';
+import { CANCELLABLE_STATES, type RunState } from './states.js';
+import { appendTranscript, applyTransitions, insertEvents, returnInputs, takeInputRows } from './transitions.js';
+import type {
+  CapacityLimits,
+  ClaimedRun,
+  EventRow,
+  Finish,
+  FinishResult,
+  FollowupInput,
+  NewAttachment,
+  NewRun,
+  TimelineEvent,
+  Transition,
+  TransitionResult,
+  TranscriptRow,
+} from './types.js';
+
+/**
+ * The one writer of the run lifecycle: run state and the lifecycle's columns, timeline events, follow-up inputs
+ * and the transcript. Every state it writes is a move of the transition table (states.ts); a move made
+ * conditionally (`WHERE state = ...`, the lease owner, the execution) changes nothing when the run has moved on,
+ * as a race should. The engine's ledger, the worker hub and the runs service all write through it.
+ */
+export class RunLifecycle {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  /** The same lifecycle inside a caller's transaction. */
+  within(db: Kysely<DB>): RunLifecycle {
+    return new RunLifecycle(db);
+  }
+
+  /** Writes that commit together. */
+  inTransaction<T>(work: (lifecycle: RunLifecycle) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) => work(new RunLifecycle(trx)));
+  }
+
+  /** Inserts queued runs with their `oz_run_created` events; with `limits`, tells whether they will wait. */
+  insert(runs: NewRun[], limits?: CapacityLimits): Promise<{ atCapacity: boolean }> {
+    checkQueued(runs);
+    return insertRuns(this.db, runs, limits);
+  }
+
+  /** A run with its files, committed together. */
+  insertWithFiles(run: NewRun, files: NewAttachment[], limits?: CapacityLimits): Promise<{ atCapacity: boolean }> {
+    checkQueued([run]);
+    return insertRun(this.db, run, files, limits);
+  }
+
+  /** Files for the workspace of a run inserted in the same transaction. */
+  attach(runId: string, files: NewAttachment[]): Promise<void> {
+    return insertAttachments(this.db, runId, files);
+  }
+
+  /** Cancels the run if it is still in `states`; false when it is not (or `who` cannot see it). */
+  cancel(
+    who: Visibility | 'operator',
+    runId: string,
+    cancelledBy: string,
+    states: readonly RunState[] = CANCELLABLE_STATES,
+  ): Promise<boolean> {
+    return cancelRunIfActive(this.db, who, runId, cancelledBy, states);
+  }
+
+  /** Accepts a follow-up and routes it by the run's state (an ended run is queued for a new execution). */
+  followup(who: Visibility, runId: string, message: string, mode: string | undefined): Promise<FollowupRoute> {
+    return addFollowup(this.db, who, runId, message, mode);
+  }
+
+  /** The server's engine claims queued runs within the limits (QUEUED -> CLAIMED). */
+  claim(engineId: string, leaseSeconds: number, limits: CapacityLimits, batch: number): Promise<ClaimedRun[]> {
+    return claimRuns(this.db, engineId, leaseSeconds, limits, batch);
+  }
+
+  /** A self-hosted worker's queued runs are assigned to it (QUEUED -> PENDING). */
+  claimForWorker(worker: WorkerRef, limit: number, leaseSeconds: number): Promise<ClaimedRun[]> {
+    return claimWorkerRuns(this.db, worker, limit, leaseSeconds);
+  }
+
+  /** Moves runs `owner` holds, each only if it is still in its `from` state under that owner. */
+  transition(owner: string, items: Transition[]): Promise<TransitionResult[]> {
+    return applyTransitions(this.db, owner, items);
+  }
+
+  /** Ends executions `owner` holds (or continues them when follow-ups wait), with their last transcript lines. */
+  finish(owner: string, items: Finish[]): Promise<FinishResult[]> {
+    return finishExecutions(this.db, owner, items);
+  }
+
+  /** Puts a run `owner` holds whose agent never started back in the queue. */
+  requeue(run: { id: string; owner: string; executionId: number }, reason: string): Promise<void> {
+    return requeue(this.db, run, reason);
+  }
+
+  renewLeases(owner: string, runIds: string[], leaseSeconds: number): Promise<Set<string>> {
+    return renewLeases(this.db, owner, runIds, leaseSeconds);
+  }
+
+  /** Takes back the runs of executors that stopped renewing their leases; how many. */
+  expireLeases(): Promise<number> {
+    return expireLeases(this.db);
+  }
+
+  clearSandboxIfCancelled(owner: string, runId: string, executionId: number): Promise<void> {
+    return clearSandboxIfCancelled(this.db, owner, runId, executionId);
+  }
+
+  /** Appends timeline events of any runs, in the order given. */
+  events(rows: EventRow[]): Promise<void> {
+    return insertEvents(this.db, rows);
+  }
+
+  event(runId: string, executionId: number, type: string, payload?: Record<string, unknown>): Promise<void> {
+    const event: TimelineEvent = { type, payload };
+    return insertEvents(this.db, [{ runId, executionId, event }]);
+  }
+
+  transcript(rows: TranscriptRow[]): Promise<void> {
+    return appendTranscript(this.db, rows);
+  }
+
+  /** Follow-ups not yet given to a harness, oldest first; they count as delivered from now on. */
+  takeInputs(runId: string, purpose: 'agent' | 'debug'): Promise<FollowupInput[]> {
+    return takeInputRows(this.db, runId, purpose);
+  }
+
+  /** Follow-ups that could not be written to the harness after all: the next execution takes them. */
+  returnInputs(runId: string, seqs: string[]): Promise<void> {
+    return returnInputs(this.db, runId, seqs);
+  }
+
+  /** A debug turn starts in a FAILED run's kept workspace: its execution, or undefined when the run moved on. */
+  startDebugTurn(runId: string, conversationId: string): Promise<number | undefined> {
+    return startDebugTurn(this.db, runId, conversationId);
+  }
+
+  endDebugTurn(runId: string, until: Date): Promise<void> {
+    return endDebugTurn(this.db, runId, until);
+  }
+
+  closeDebugWindow(runId: string): Promise<void> {
+    return closeDebugWindow(this.db, runId);
+  }
+}
+
+/** A run is born QUEUED: any other state would skip the moves of the transition table. */
+function checkQueued(runs: NewRun[]): void {
+  for (const run of runs) if (run.state !== 'QUEUED') throw new Error(`a new run must be QUEUED, not ${run.state}`);
+}
