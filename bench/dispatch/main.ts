@@ -22,7 +22,7 @@ import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import type { Harness, HarnessSession, HarnessSink, HarnessTask } from '../../src/execution/harnesses/harness.js';
-import type { DB } from '../../src/platform/db/schema.js';
+import type { DB } from '../../src/database.js';
 import { RunLifecycle, type NewRun } from '../../src/runs/index.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { createScratchDatabase, defaultOwner, type ScratchDatabase } from '../runs-api/database.js';

@@ -1,6 +1,6 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import pg from 'pg';
-import type { DB } from '../../src/platform/db/schema.js';
+import type { DB } from '../../src/database.js';
 
 /** Plain SQL with $n parameters: the benchmark's seeding and the baselines need nothing more. */
 export type Query = <Row = Record<string, unknown>>(text: string, params?: unknown[]) => Promise<Row[]>;

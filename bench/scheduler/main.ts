@@ -9,7 +9,7 @@
 import os from 'node:os';
 import { sql, type Kysely } from 'kysely';
 import { loadConfig } from '../../src/config.js';
-import type { DB } from '../../src/platform/db/schema.js';
+import type { DB } from '../../src/database.js';
 import { Scheduler } from '../../src/schedules/scheduler.js';
 import { startServer } from '../../src/server.js';
 import { createScratchDatabase } from '../runs-api/database.js';

@@ -8,7 +8,7 @@ import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { insertApiKey, insertMembership, insertTeam, insertUser, type Role } from '../../src/identities/store.js';
 import { generateApiKey, generateWorkerKey } from '../../src/platform/crypto.js';
-import type { DB } from '../../src/platform/db/schema.js';
+import type { DB } from '../../src/database.js';
 import { startServer, type Role as ServerRole, type RunningServer } from '../../src/server.js';
 import { insertWorkerKey } from '../../src/workers/keys/store.js';
 
