@@ -1,13 +1,8 @@
 import { createParser } from 'eventsource-parser';
 import type { Command } from 'commander';
 import type { HarnessEvent } from '../execution/harnesses/protocol.js';
-import {
-  ApiClientError,
-  callApi,
-  clientOptionsFromEnv,
-  printJson as print,
-  type ClientOptions,
-} from '../platform/http/client.js';
+import { ApiProblem, problemOf } from '../platform/http/api-fetch.js';
+import { callApi, clientOptionsFromEnv, printJson as print, type ClientOptions } from '../platform/http/client.js';
 import type { RunItem } from './schemas.js';
 
 function collect(value: string, previous: string[]): string[] {
@@ -27,17 +22,6 @@ async function send(client: ClientOptions, path: string, init: RequestInit = {})
     const cause = (error.cause as Error | undefined)?.message ?? error.message;
     throw new Error(`could not reach Hangar at ${client.baseUrl} (${cause}); is HANGAR_URL right?`);
   });
-}
-
-async function failure(response: Response): Promise<ApiClientError> {
-  const text = await response.text().catch(() => '');
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // Not a problem+json body: show the text.
-  }
-  return new ApiClientError(response.status, body);
 }
 
 /** One line per timeline entry and per text or tool event; other protocol events show in the timeline. */
@@ -81,7 +65,7 @@ async function followRun(client: ClientOptions, runId: string): Promise<string> 
       const response = await send(client, runPath(runId, '/events'), {
         headers: { accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
       });
-      if (!response.ok || !response.body) throw await failure(response);
+      if (!response.ok || !response.body) throw await problemOf(response);
       connected = true;
       const parser = createParser({
         onRetry: (ms) => (retryMs = ms),
@@ -97,8 +81,7 @@ async function followRun(client: ClientOptions, runId: string): Promise<string> 
         if (end) break;
       }
     } catch (error) {
-      if ((error instanceof ApiClientError && error.status < 500) || !connected || attempts >= MAX_ATTEMPTS)
-        throw error;
+      if ((error instanceof ApiProblem && error.status < 500) || !connected || attempts >= MAX_ATTEMPTS) throw error;
     }
     if (end) return end.state;
     if (attempts >= MAX_ATTEMPTS)
@@ -257,9 +240,9 @@ export function registerRunCommands(program: Command): void {
       // The answer is a redirect to a signed link, which needs no API key: it is fetched without one.
       const response = await send(client, runPath(runId, '/transcript'), { redirect: 'manual' });
       const location = response.headers.get('location');
-      if (response.status !== 302 || !location) throw await failure(response);
+      if (response.status !== 302 || !location) throw await problemOf(response);
       const download = await fetch(new URL(location, client.baseUrl));
-      if (!download.ok) throw await failure(download);
+      if (!download.ok) throw await problemOf(download);
       process.stdout.write(await download.text());
     });
 }

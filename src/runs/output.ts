@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { normalizeConversation, type Conversation } from '../execution/conversation/normalize.js';
 import type { HarnessEvent } from '../execution/harnesses/protocol.js';
 import type { DB } from '../database.js';
-import { ApiError, notFound } from '../platform/http/errors.js';
+import { notFound, operationNotSupported } from '../platform/http/errors.js';
 import type { UrlSigner } from '../platform/signed-urls.js';
 import { visible, type Visibility } from './visibility.js';
 
@@ -55,9 +55,7 @@ export class RunOutputs {
   private assertNormalizable(runs: Array<{ harness: string | null }>): void {
     const text = runs.find((run) => run.harness !== null && this.options.harnessFormat(run.harness) === 'text');
     if (text) {
-      throw new ApiError(
-        422,
-        'operation_not_supported',
+      throw operationNotSupported(
         `the harness ${text.harness} writes plain text, which has no normalized conversation; download the transcript instead`,
       );
     }

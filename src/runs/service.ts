@@ -6,7 +6,14 @@ import { isBuiltInHarness, type BuiltInHarness } from '../models/catalogue.js';
 import type { Principal } from '../identities/store.js';
 import type { DB } from '../database.js';
 import type { AddressPolicy } from '../platform/net/address-policy.js';
-import { ApiError, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import {
+  ApiError,
+  conflict,
+  featureNotAvailable,
+  invalidRequest,
+  notAuthorized,
+  notFound,
+} from '../platform/http/errors.js';
 import { CursorCodec, InvalidCursorError, type CursorValue } from '../platform/http/pagination.js';
 import { mergeMetadata, MAX_METADATA_FILTER_PAIRS, metadataPairProblem, metadataProblem } from './metadata.js';
 import { renderEvent, renderRun } from './render.js';
@@ -478,7 +485,7 @@ export class RunsService {
   ): Promise<store.RunFilters> {
     if (metadataFilter !== null) {
       if (!this.options.metadataFiltering) {
-        throw new ApiError(403, 'feature_not_available', 'metadata filtering is not enabled on this server');
+        throw featureNotAvailable('metadata filtering is not enabled on this server');
       }
       const pairs = Object.entries(metadataFilter);
       if (pairs.length > MAX_METADATA_FILTER_PAIRS) {
@@ -529,9 +536,7 @@ export class RunsService {
     if (await this.options.lifecycle.cancel(who, runId, caller.principal.displayName)) return runId;
     // Lost a race (another cancel, or the run moved on): answer for the state it is in now.
     const now = await store.findRun(this.db, who, runId);
-    throw (
-      (now && cancelRefusal(now)) ?? new ApiError(409, 'conflict', 'the run changed state; retry', { retryable: true })
-    );
+    throw (now && cancelRefusal(now)) ?? conflict('the run changed state; retry', { retryable: true });
   }
 
   /**

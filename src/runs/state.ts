@@ -1,4 +1,4 @@
-import { ApiError } from '../platform/http/errors.js';
+import { type ApiError, conflict, invalidRequest, operationNotSupported } from '../platform/http/errors.js';
 import { isTerminal } from './lifecycle/states.js';
 
 /** Which runs the API cancels (the states and moves are in lifecycle/states.ts). */
@@ -19,17 +19,11 @@ export function isRunTypeCancellable(run: RunKind): boolean {
 /** Why a cancel cannot proceed for a run in this state, or null when it can. Order follows the interface. */
 export function cancelRefusal(run: RunKind & { state: string }): ApiError | null {
   if (!isRunTypeCancellable(run)) {
-    return new ApiError(
-      422,
-      'operation_not_supported',
-      'self-hosted, local and source-control action runs cannot be cancelled here',
-    );
+    return operationNotSupported('self-hosted, local and source-control action runs cannot be cancelled here');
   }
   if (run.state === 'PENDING') {
-    return new ApiError(409, 'conflict', 'the run is being prepared; retry the cancel in a moment', {
-      retryable: true,
-    });
+    return conflict('the run is being prepared; retry the cancel in a moment', { retryable: true });
   }
-  if (isTerminal(run.state)) return new ApiError(400, 'invalid_request', `the run has already ended (${run.state})`);
+  if (isTerminal(run.state)) return invalidRequest(`the run has already ended (${run.state})`);
   return null;
 }

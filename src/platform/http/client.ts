@@ -7,9 +7,6 @@ export interface ClientOptions {
   team?: string | undefined;
 }
 
-/** runs/cli.ts still names it so (and builds it from a stream's refusal); ApiProblem is the one error type. */
-export { ApiProblem as ApiClientError } from './api-fetch.js';
-
 export function clientOptionsFromEnv(env = process.env): ClientOptions {
   const apiKey = env.HANGAR_API_KEY;
   if (!apiKey) throw new Error('set HANGAR_API_KEY to an API key (the first start prints one)');
