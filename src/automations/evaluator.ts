@@ -4,7 +4,7 @@ import { savedBy } from '../identities/index.js';
 import type { Database } from '../platform/db/connect.js';
 import type { DB } from '../database.js';
 import { ApiError } from '../platform/http/errors.js';
-import { WakeableSleep } from '../platform/wakeable-sleep.js';
+import { PollingLoop } from '../platform/loop.js';
 import type { RunRequest, RunsService } from '../runs/index.js';
 import { deliveryQueue } from '../webhooks/index.js';
 import { deliveryPrompt, PAYLOAD_FILE } from './envelope.js';
@@ -27,16 +27,18 @@ export interface EvaluatorOptions {
  * automation starts exactly one run per delivery, whichever process dies when.
  */
 export class AutomationEvaluator {
-  private readonly pollIntervalMs: number;
   private readonly batchSize: number;
-  private stopped = false;
-  private readonly pause = new WakeableSleep();
-  private loop: Promise<void> | undefined;
+  private readonly loop: PollingLoop;
   private unlisten: (() => Promise<void>) | undefined;
 
   constructor(private readonly options: EvaluatorOptions) {
-    this.pollIntervalMs = options.pollIntervalMs ?? 2000;
     this.batchSize = options.batchSize ?? 100;
+    this.loop = new PollingLoop({
+      intervalMs: options.pollIntervalMs ?? 2000,
+      // A full batch means more deliveries may be waiting.
+      pass: async () => ((await this.evaluatePending()) >= this.batchSize ? 'now' : undefined),
+      onError: (error) => options.log.error({ err: error }, 'automation evaluation failed; retrying'),
+    });
   }
 
   private get db(): Kysely<DB> {
@@ -45,31 +47,16 @@ export class AutomationEvaluator {
 
   async start(): Promise<void> {
     this.unlisten = await this.options.database.listen(deliveryQueue.channel, () => this.poke());
-    this.loop ??= this.run();
+    this.loop.start();
   }
 
   poke(): void {
-    this.pause.wake();
+    this.loop.wake();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    this.poke();
-    await this.loop;
+    await this.loop.stop();
     await this.unlisten?.().catch(() => undefined);
-  }
-
-  private async run(): Promise<void> {
-    while (!this.stopped) {
-      let evaluated = 0;
-      try {
-        evaluated = await this.evaluatePending();
-      } catch (error) {
-        this.options.log.error({ err: error }, 'automation evaluation failed; retrying');
-      }
-      if (evaluated >= this.batchSize) continue;
-      await this.pause.sleep(this.pollIntervalMs);
-    }
   }
 
   /** One pass over a batch of waiting deliveries. Returns how many it evaluated. */

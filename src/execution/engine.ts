@@ -1,5 +1,5 @@
 import type { Bus } from '../platform/bus.js';
-import { WakeableSleep } from '../platform/wakeable-sleep.js';
+import { type NextPass, PollingLoop } from '../platform/loop.js';
 import type { EngineContext } from './context.js';
 import { DebugSessions } from './debug-sessions.js';
 import { Execution } from './executor.js';
@@ -26,17 +26,27 @@ export interface EngineOptions {
 export class Engine {
   private readonly executions = new Map<string, Execution>();
   readonly debugSessions: DebugSessions;
-  private stopped = false;
-  private readonly pause = new WakeableSleep();
-  private woken = false;
-  private loops: Promise<void>[] = [];
-  private readonly pollIntervalMs: number;
+  private readonly dispatching: PollingLoop;
+  private readonly renewing: PollingLoop;
   private readonly claimBatch: number;
+  /** When the dispatch pass last took back expired leases (it does so every 5 s, or every half lease if shorter). */
+  private lastReap = 0;
 
   constructor(private readonly options: EngineOptions) {
-    this.debugSessions = new DebugSessions(options.context);
-    this.pollIntervalMs = options.pollIntervalMs ?? 1000;
+    const { context, leaseSeconds } = options;
+    this.debugSessions = new DebugSessions(context);
     this.claimBatch = options.claimBatch ?? 50;
+    this.dispatching = new PollingLoop({
+      intervalMs: options.pollIntervalMs ?? 1000,
+      pass: () => this.dispatch(),
+      onError: (error) => context.log.error({ err: error }, 'dispatch pass failed; retrying'),
+    });
+    this.renewing = new PollingLoop({
+      intervalMs: Math.max(500, Math.min(2000, (leaseSeconds * 1000) / 3)),
+      waitFirst: true,
+      pass: () => this.renewLeases(),
+      onError: (error) => context.log.warn({ err: error }, 'lease renewal failed'),
+    });
   }
 
   get running(): number {
@@ -57,50 +67,36 @@ export class Engine {
     });
     // Directories left by an engine that died in this data directory; runs in them were taken back by lease.
     if (this.options.cleanWorkspacesAtStart) await context.workspaces.removeAllExcept(new Set());
-    this.loops = [this.dispatchLoop(), this.leaseLoop()];
+    this.dispatching.start();
+    this.renewing.start();
   }
 
   poke(): void {
-    this.woken = true;
-    this.pause.wake();
+    this.dispatching.wake();
   }
 
   /** Stops claiming, ends the runs in progress (requeued if their agent had not started) and closes debug windows. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    this.poke();
-    await Promise.all(this.loops);
+    await Promise.all([this.dispatching.stop(), this.renewing.stop()]);
     for (const execution of this.executions.values()) execution.stop('shutdown');
     await Promise.all([...this.executions.values()].map((execution) => execution.done));
     await this.debugSessions.closeAll();
   }
 
-  private async dispatchLoop(): Promise<void> {
+  /** Takes back expired leases (now and then), then claims as many queued runs as there is room for. */
+  private async dispatch(): Promise<NextPass> {
     const { context, limits, leaseSeconds } = this.options;
-    let lastReap = 0;
-    while (!this.stopped) {
-      this.woken = false;
-      let claimed = 0;
-      let requested = 0;
-      try {
-        if (Date.now() - lastReap >= Math.min(5000, (leaseSeconds * 1000) / 2)) {
-          lastReap = Date.now();
-          await context.lifecycle.expireLeases();
-        }
-        const free = limits.global - this.executions.size;
-        if (free > 0) {
-          requested = Math.min(free, this.claimBatch);
-          const runs = await context.lifecycle.claim(context.engineId, leaseSeconds, limits, requested);
-          claimed = runs.length;
-          for (const run of runs) this.execute(run);
-        }
-      } catch (error) {
-        if (!this.stopped) context.log.error({ err: error }, 'dispatch pass failed; retrying');
-      }
-      // A full batch means more may be waiting.
-      if (claimed > 0 && claimed === requested) continue;
-      if (!this.woken) await this.pause.sleep(this.pollIntervalMs);
+    if (Date.now() - this.lastReap >= Math.min(5000, (leaseSeconds * 1000) / 2)) {
+      this.lastReap = Date.now();
+      await context.lifecycle.expireLeases();
     }
+    const free = limits.global - this.executions.size;
+    if (free <= 0) return undefined;
+    const requested = Math.min(free, this.claimBatch);
+    const runs = await context.lifecycle.claim(context.engineId, leaseSeconds, limits, requested);
+    for (const run of runs) this.execute(run);
+    // A full batch means more may be waiting.
+    return runs.length > 0 && runs.length === requested ? 'now' : undefined;
   }
 
   private execute(run: ClaimedRun): void {
@@ -113,32 +109,10 @@ export class Engine {
   }
 
   /** Renews the leases of the runs in progress; a run this engine no longer holds is stopped at once. */
-  private async leaseLoop(): Promise<void> {
+  private async renewLeases(): Promise<void> {
     const { context, leaseSeconds } = this.options;
-    const interval = Math.max(500, Math.min(2000, (leaseSeconds * 1000) / 3));
-    while (!this.stopped) {
-      await this.sleepFixed(interval);
-      const ids = [...this.executions.keys()];
-      try {
-        const held = await context.lifecycle.renewLeases(context.engineId, ids, leaseSeconds);
-        for (const id of ids) if (!held.has(id)) this.executions.get(id)?.stop('lost');
-      } catch (error) {
-        if (!this.stopped) context.log.warn({ err: error }, 'lease renewal failed');
-      }
-    }
-  }
-
-  private sleepFixed(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      const check = setInterval(() => {
-        if (this.stopped) {
-          clearTimeout(timer);
-          clearInterval(check);
-          resolve();
-        }
-      }, 100);
-      setTimeout(() => clearInterval(check), ms + 1);
-    });
+    const ids = [...this.executions.keys()];
+    const held = await context.lifecycle.renewLeases(context.engineId, ids, leaseSeconds);
+    for (const id of ids) if (!held.has(id)) this.executions.get(id)?.stop('lost');
   }
 }

@@ -11,6 +11,9 @@ export type RunControlAction = 'cancel' | 'agent' | 'debug';
  */
 export class Bus {
   private readonly activity = new Map<string, Set<() => void>>();
+  /** This process's own listeners, woken at once rather than after the NOTIFY's round trip. */
+  private readonly dispatchHandlers: Array<() => void> = [];
+  private readonly scheduleHandlers: Array<() => void> = [];
   private readonly unsubscribes: Array<() => Promise<void>> = [];
 
   private constructor(private readonly database: Database) {}
@@ -51,14 +54,25 @@ export class Bus {
       });
   }
 
-  /** New runs were committed: wake the engines. */
+  /** New runs were committed: wake the engines and worker hubs, this process's at once, other replicas' by NOTIFY. */
   announceDispatch(): void {
+    for (const handler of this.dispatchHandlers) handler();
     this.announce('hangar_dispatch');
   }
 
-  /** Runs were queued or capacity was freed. */
+  /** Runs were queued (here or on another replica) or capacity was freed. */
   async onDispatch(handler: () => void): Promise<void> {
+    this.dispatchHandlers.push(handler);
     this.unsubscribes.push(await this.database.listen('hangar_dispatch', handler));
+  }
+
+  /** Schedules were created, changed or resumed in this process: wake its scheduler (other replicas' poll). */
+  schedulesChanged(): void {
+    for (const handler of this.scheduleHandlers) handler();
+  }
+
+  onSchedulesChanged(handler: () => void): void {
+    this.scheduleHandlers.push(handler);
   }
 
   async onRunControl(handler: (action: RunControlAction, runId: string) => void): Promise<void> {
@@ -85,6 +99,8 @@ export class Bus {
   }
 
   async close(): Promise<void> {
+    this.dispatchHandlers.length = 0;
+    this.scheduleHandlers.length = 0;
     for (const unsubscribe of this.unsubscribes.splice(0)) await unsubscribe().catch(() => undefined);
   }
 }

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { parseEvent } from '../execution/harnesses/protocol.js';
 import type { Bus } from '../platform/bus.js';
+import { type NextPass, PollingLoop } from '../platform/loop.js';
 import type { DB } from '../database.js';
 import { notFound } from '../platform/http/errors.js';
 import { renderEvent } from './render.js';
@@ -54,87 +55,79 @@ export async function streamRunEvents(
   });
   out.write('retry: 2000\n\n');
 
-  let closed = false;
-  let dirty = false;
-  let wake: (() => void) | undefined;
-  const unsubscribe = bus.onRunActivity(runId, () => {
-    dirty = true;
-    wake?.();
-  });
-  const close = () => {
-    closed = true;
-    wake?.();
-  };
-  request.raw.on('close', close);
-  shutdown.addEventListener('abort', close, { once: true });
   const send = (event: string, data: unknown) =>
     out.write(`id: ${eventSeq}-${lineSeq}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   let lastWrite = Date.now();
   let cancelledSince: number | undefined;
 
-  try {
-    while (!closed) {
-      dirty = false;
-      // Read the state first: if it is terminal, everything written before it is in the reads that follow.
-      const run = await db
-        .selectFrom('runs')
-        .select(['state', 'sandbox_running'])
-        .where('id', '=', runId)
-        .executeTakeFirst();
-      const events = await db
-        .selectFrom('run_events')
-        .select(['seq', 'event_uuid', 'run_id', 'execution_id', 'event_type', 'occurred_at', 'payload'])
-        .where('run_id', '=', runId)
-        .where('seq', '>', String(eventSeq))
-        .orderBy('seq')
-        .limit(BATCH)
-        .execute();
-      const lines = await db
-        .selectFrom('run_transcript')
-        .select(['seq', 'execution_id', 'line', 'at'])
-        .where('run_id', '=', runId)
-        .where('stream', '=', 'output')
-        .where('seq', '>', String(lineSeq))
-        .orderBy('seq')
-        .limit(BATCH)
-        .execute();
-      for (const event of events) {
-        eventSeq = BigInt(event.seq);
-        send('timeline', renderEvent(event));
-      }
-      for (const line of lines) {
-        lineSeq = BigInt(line.seq);
-        send('output', { execution_id: line.execution_id, line: line.line, event: parseEvent(line.line) });
-      }
-      if (events.length + lines.length > 0) lastWrite = Date.now();
-      if (events.length === BATCH || lines.length === BATCH) continue;
-      // A cancel ends the run before its harness has stopped: the last output and vm_shutdown follow, and the
-      // engine clears sandbox_running once they are written. Wait for that, though not forever.
-      const stopping = run?.state === 'CANCELLED' && run.sandbox_running;
-      cancelledSince = stopping ? (cancelledSince ?? Date.now()) : undefined;
-      const settling = stopping && Date.now() - cancelledSince! < CANCEL_SETTLE_MS;
-      if (!run || (isTerminal(run.state) && !settling)) {
-        send('end', { state: run?.state ?? 'DELETED' });
-        break;
-      }
-      if (Date.now() - lastWrite >= HEARTBEAT_MS) {
-        out.write(': keep-alive\n\n');
-        lastWrite = Date.now();
-      }
-      if (dirty || closed) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, POLL_MS);
-        function done() {
-          clearTimeout(timer);
-          wake = undefined;
-          resolve();
-        }
-        wake = done;
-      });
+  /** One look at the run: sends what is new, and ends the stream once the run is over and everything was sent. */
+  const pass = async (): Promise<NextPass> => {
+    // Read the state first: if it is terminal, everything written before it is in the reads that follow.
+    const run = await db
+      .selectFrom('runs')
+      .select(['state', 'sandbox_running'])
+      .where('id', '=', runId)
+      .executeTakeFirst();
+    const events = await db
+      .selectFrom('run_events')
+      .select(['seq', 'event_uuid', 'run_id', 'execution_id', 'event_type', 'occurred_at', 'payload'])
+      .where('run_id', '=', runId)
+      .where('seq', '>', String(eventSeq))
+      .orderBy('seq')
+      .limit(BATCH)
+      .execute();
+    const lines = await db
+      .selectFrom('run_transcript')
+      .select(['seq', 'execution_id', 'line', 'at'])
+      .where('run_id', '=', runId)
+      .where('stream', '=', 'output')
+      .where('seq', '>', String(lineSeq))
+      .orderBy('seq')
+      .limit(BATCH)
+      .execute();
+    for (const event of events) {
+      eventSeq = BigInt(event.seq);
+      send('timeline', renderEvent(event));
     }
-  } finally {
-    shutdown.removeEventListener('abort', close);
-    unsubscribe();
-    out.end();
-  }
+    for (const line of lines) {
+      lineSeq = BigInt(line.seq);
+      send('output', { execution_id: line.execution_id, line: line.line, event: parseEvent(line.line) });
+    }
+    if (events.length + lines.length > 0) lastWrite = Date.now();
+    if (events.length === BATCH || lines.length === BATCH) return 'now';
+    // A cancel ends the run before its harness has stopped: the last output and vm_shutdown follow, and the
+    // engine clears sandbox_running once they are written. Wait for that, though not forever.
+    const stopping = run?.state === 'CANCELLED' && run.sandbox_running;
+    cancelledSince = stopping ? (cancelledSince ?? Date.now()) : undefined;
+    const settling = stopping && Date.now() - cancelledSince! < CANCEL_SETTLE_MS;
+    if (!run || (isTerminal(run.state) && !settling)) {
+      send('end', { state: run?.state ?? 'DELETED' });
+      return 'stop';
+    }
+    if (Date.now() - lastWrite >= HEARTBEAT_MS) {
+      out.write(': keep-alive\n\n');
+      lastWrite = Date.now();
+    }
+    return undefined;
+  };
+  const loop = new PollingLoop({
+    intervalMs: POLL_MS,
+    pass,
+    // The stream ends, as when the client leaves; the client reconnects with Last-Event-ID.
+    onError: (error) => {
+      request.log.error({ err: error, runId }, 'live events failed');
+      void loop.stop();
+    },
+  });
+  // New rows wake the loop (a wake during a pass makes another pass follow at once); a departure stops it.
+  const unsubscribe = bus.onRunActivity(runId, () => loop.wake());
+  const close = () => void loop.stop();
+  request.raw.on('close', close);
+  shutdown.addEventListener('abort', close, { once: true });
+
+  loop.start();
+  await loop.ended; // never rejects: a failed pass ends the loop through onError
+  shutdown.removeEventListener('abort', close);
+  unsubscribe();
+  out.end();
 }

@@ -4,7 +4,7 @@ import type { DB } from '../database.js';
 import type { RunsService } from '../runs/index.js';
 import { savedBy } from '../identities/index.js';
 import { ApiError } from '../platform/http/errors.js';
-import { WakeableSleep } from '../platform/wakeable-sleep.js';
+import { type NextPass, PollingLoop } from '../platform/loop.js';
 import { nextTickAfter } from './cron.js';
 import type { Clock } from './service.js';
 import * as store from './store.js';
@@ -36,42 +36,42 @@ export class Scheduler {
   private readonly pollIntervalMs: number;
   private readonly batchSize: number;
   private readonly parallelBatches: number;
-  private stopped = false;
-  private readonly pause = new WakeableSleep();
-  private loop: Promise<void> | undefined;
+  private readonly loop: PollingLoop;
 
   constructor(private readonly options: SchedulerOptions) {
     this.now = options.now ?? (() => new Date());
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
     this.batchSize = options.batchSize ?? 1000;
     this.parallelBatches = options.parallelBatches ?? 2;
+    this.loop = new PollingLoop({
+      intervalMs: this.pollIntervalMs,
+      pass: () => this.pass(),
+      onError: (error) => options.log.error({ err: error }, 'scheduler pass failed; retrying'),
+    });
   }
 
   start(): void {
-    this.loop ??= this.run();
+    this.loop.start();
   }
 
   /** Look again now (a schedule was created, changed or resumed in this process). */
   poke(): void {
-    this.pause.wake();
+    this.loop.wake();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.poke();
-    await this.loop;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
-  private async run(): Promise<void> {
-    while (!this.stopped) {
-      await Promise.all(Array.from({ length: this.parallelBatches }, () => this.drain()));
-      if (!this.stopped) await this.pause.sleep(await this.msUntilNextDue());
-    }
+  /** Fires everything due, then sleeps until the next tick (or the poll interval, if that comes first). */
+  private async pass(): Promise<NextPass> {
+    await Promise.all(Array.from({ length: this.parallelBatches }, () => this.drain()));
+    return this.loop.stopping ? 'stop' : { inMs: await this.msUntilNextDue() };
   }
 
   /** Fires batches until one comes back short: then nothing more is due (SKIP LOCKED keeps batches disjoint). */
   private async drain(): Promise<void> {
-    while (!this.stopped) {
+    while (!this.loop.stopping) {
       let claimed = 0;
       try {
         claimed = await this.fireDue();

@@ -2,7 +2,7 @@
 export { registerWebhookCommands } from './cli.js';
 export { registerWebhookRoutes } from './http.js';
 export { registerIngressRoutes } from './ingress.js';
-export { startWebhookRetention } from './retention.js';
+export { webhookRetention } from './retention.js';
 export { MAX_WEBHOOKS_PER_FACTORY } from './schemas.js';
 export { deliveryQueue, WebhooksService, type FactoryDirectory, type SecretReader } from './service.js';
 export { DELIVERIES_CHANNEL, type WebhookValues } from './store.js';

@@ -8,6 +8,7 @@ import type { ClaimedRun, RunLifecycle } from '../runs/index.js';
 import type { TaskTokens } from '../execution/task-token.js';
 import type { Bus } from '../platform/bus.js';
 import type { DB } from '../database.js';
+import { PollingLoop } from '../platform/loop.js';
 import type { ResolvedDefinition } from '../mcp/definition.js';
 import type { WorkerCredential } from './keys/authenticate.js';
 import { activeWorkerKeyUids } from './keys/store.js';
@@ -45,44 +46,57 @@ export class WorkerHub {
   private readonly sessions = new Map<string, Set<WorkerSession>>();
   private readonly replica = `replica-${randomUUID()}`;
   private readonly tasks: WorkerTasks;
-  private timers: NodeJS.Timeout[] = [];
-  private dispatching: Promise<void> | undefined;
-  private dispatchAgain = false;
-  private stopped = false;
+  /** Offers queued runs to the connected workers: woken when runs are queued or capacity frees, polling besides. */
+  private readonly dispatching: PollingLoop;
+  /** Periodic chores: lease renewal, taking back expired leases, heartbeats. */
+  private readonly chores: PollingLoop[];
 
   constructor(private readonly options: WorkerHubOptions) {
+    const { log, leaseSeconds, heartbeatSeconds } = options;
     this.tasks = new WorkerTasks({
       db: options.db,
       lifecycle: options.lifecycle,
-      log: options.log,
+      log,
       environments: options.environments,
       onFreed: () => this.poke(),
     });
+    this.dispatching = new PollingLoop({
+      intervalMs: options.pollIntervalMs ?? 2000,
+      pass: () => this.dispatch(),
+      onError: (error) => log.error({ err: error }, 'worker dispatch failed'),
+    });
+    const chore = (intervalMs: number, pass: () => Promise<void>, failure: string) =>
+      new PollingLoop({ intervalMs, waitFirst: true, pass, onError: (error) => log.warn({ err: error }, failure) });
+    this.chores = [
+      chore(
+        Math.max(500, Math.min(2000, (leaseSeconds * 1000) / 3)),
+        () => this.renewLeases(),
+        'worker lease renewal failed',
+      ),
+      // Runs of workers that never came back (to any replica) end once their lease passes, engine or not.
+      chore(
+        Math.min(5000, (leaseSeconds * 1000) / 2),
+        async () => void (await this.options.lifecycle.expireLeases()),
+        'could not take back expired leases',
+      ),
+      chore(heartbeatSeconds * 1000, () => this.heartbeat(), 'worker heartbeat failed'),
+    ];
   }
 
   async start(): Promise<void> {
-    const { bus, leaseSeconds, heartbeatSeconds } = this.options;
+    const { bus } = this.options;
     await bus.onDispatch(() => this.poke());
     await bus.onRunControl((action, runId) => {
       if (action === 'cancel') this.cancel(runId, 'the run was cancelled');
       else if (action === 'agent') this.announceFollowups(runId);
     });
-    this.every(this.options.pollIntervalMs ?? 2000, () => this.poke());
-    this.every(Math.max(500, Math.min(2000, (leaseSeconds * 1000) / 3)), () => this.renewLeases());
-    // Runs of workers that never came back (to any replica) end once their lease passes, engine or not.
-    this.every(Math.min(5000, (leaseSeconds * 1000) / 2), () =>
-      this.options.lifecycle
-        .expireLeases()
-        .catch((error) => this.options.log.warn({ err: error }, 'could not take back expired leases')),
-    );
-    this.every(heartbeatSeconds * 1000, () => this.heartbeat());
+    for (const loop of [this.dispatching, ...this.chores]) loop.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    for (const timer of this.timers) clearInterval(timer);
+    const loops = Promise.all([this.dispatching, ...this.chores].map((loop) => loop.stop()));
     for (const session of this.allSessions()) session.socket.close(1001, 'server shutting down');
-    await this.dispatching;
+    await loops;
     await this.tasks.settled();
   }
 
@@ -133,20 +147,7 @@ export class WorkerHub {
 
   poke(): void {
     // Every run created anywhere pokes: with no worker connected here there is nothing to offer.
-    if (this.stopped || this.sessions.size === 0) return;
-    if (this.dispatching) {
-      this.dispatchAgain = true;
-      return;
-    }
-    this.dispatching = this.dispatch()
-      .catch((error) => this.options.log.error({ err: error }, 'worker dispatch failed'))
-      .finally(() => {
-        this.dispatching = undefined;
-        if (this.dispatchAgain) {
-          this.dispatchAgain = false;
-          this.poke();
-        }
-      });
+    if (this.sessions.size > 0) this.dispatching.wake();
   }
 
   /** Offers each worker with room the oldest of its queued runs, spread over its connections. */
@@ -261,18 +262,14 @@ export class WorkerHub {
   /** Extends the leases of the runs this replica's connections hold; a run no longer theirs is cancelled on the worker. */
   private async renewLeases(): Promise<void> {
     const { lifecycle, leaseSeconds } = this.options;
-    try {
-      for (const set of this.sessions.values()) {
-        const sessions = [...set];
-        const ids = [...new Set(sessions.flatMap((session) => [...session.tasks.keys()]))];
-        if (ids.length === 0) continue;
-        const held = await lifecycle.renewLeases(sessions[0]!.owner, ids, leaseSeconds);
-        for (const id of ids)
-          if (!held.has(id))
-            this.cancel(id, "the run is no longer this worker's (cancelled, or taken back after its lease expired)");
-      }
-    } catch (error) {
-      if (!this.stopped) this.options.log.warn({ err: error }, 'worker lease renewal failed');
+    for (const set of this.sessions.values()) {
+      const sessions = [...set];
+      const ids = [...new Set(sessions.flatMap((session) => [...session.tasks.keys()]))];
+      if (ids.length === 0) continue;
+      const held = await lifecycle.renewLeases(sessions[0]!.owner, ids, leaseSeconds);
+      for (const id of ids)
+        if (!held.has(id))
+          this.cancel(id, "the run is no longer this worker's (cancelled, or taken back after its lease expired)");
     }
   }
 
@@ -311,11 +308,5 @@ export class WorkerHub {
 
   private allSessions(): WorkerSession[] {
     return [...this.sessions.values()].flatMap((set) => [...set]);
-  }
-
-  private every(ms: number, action: () => unknown): void {
-    const timer = setInterval(() => void action(), ms);
-    timer.unref();
-    this.timers.push(timer);
   }
 }

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import websocket from '@fastify/websocket';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ERROR_CODES, notFound, renderProblem, toApiError, type ErrorCode } from './errors.js';
 import { registerOpenApi } from './openapi.js';
 import { requireApiKey, type RequestAuthenticator } from './api-key.js';
 import { registerDashboard } from './dashboard.js';
-import { serializeRequest } from './log-redaction.js';
 import { addSecurityHeaders } from './security-headers.js';
 import { validatorCompiler } from './validation.js';
 
@@ -13,7 +12,6 @@ import { validatorCompiler } from './validation.js';
 export interface AppConfig {
   publicUrl: string;
   bodyLimitBytes: number;
-  logLevel: string;
   trustProxy: boolean | string[];
 }
 
@@ -30,20 +28,15 @@ export interface AppDeps {
   registerApiRoutes: (api: FastifyInstance) => void | Promise<void>;
   /** Registers routes outside /api/v1 that do their own authentication (the webhook ingress). */
   registerRootRoutes?: (app: FastifyInstance) => void | Promise<void>;
-  logger?: boolean | object;
+  /** The process's logger (platform/logger.ts), shared with the background loops. */
+  logger: FastifyBaseLogger;
 }
 
 /** Builds the HTTP application without listening, so tests and `serve` share it. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { publicUrl } = deps.config;
   const app = Fastify({
-    logger: deps.logger ?? {
-      level: deps.config.logLevel,
-      // Request logs carry method, URL and status only; headers (API keys) are never logged, and the credentials
-      // some URLs carry (a url_token webhook's token, a download link's signature) are redacted.
-      redact: ['req.headers.authorization', 'req.headers["x-api-key"]'],
-      serializers: { req: serializeRequest },
-    },
+    loggerInstance: deps.logger,
     bodyLimit: deps.config.bodyLimitBytes,
     // request.ip, by which failed authentications and webhook senders are counted, is the proxy's unless trusted.
     trustProxy: deps.config.trustProxy,

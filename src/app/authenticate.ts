@@ -1,0 +1,26 @@
+import type { Config } from '../config.js';
+import { ApiKeyAuthenticator, selectTeam } from '../identities/index.js';
+import { AuthFailureThrottle } from '../identities/index.js';
+import type { Database } from '../platform/db/connect.js';
+import type { Authenticator } from '../platform/http/auth.js';
+import { ApiError } from '../platform/http/errors.js';
+
+/** API keys, with wrong keys counted per client: a client that guesses too often is refused for a while. */
+export function authenticator(db: Database['db'], config: Config): Authenticator {
+  const apiKeys = new ApiKeyAuthenticator(db, config.planMaxAgents);
+  const throttle = new AuthFailureThrottle(db, config.authFailuresPerMinute);
+  return {
+    principal: async (authorization, client) => {
+      // A request without a key is not a guess; a wrong or malformed key is.
+      if (authorization === undefined) return apiKeys.principal(authorization);
+      throttle.refuseIfBlocked(client);
+      try {
+        return await apiKeys.principal(authorization);
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 401) await throttle.failed(client);
+        throw error;
+      }
+    },
+    team: selectTeam,
+  };
+}

@@ -1,0 +1,142 @@
+import type { FastifyInstance } from 'fastify';
+import { registerArtifactRoutes } from '../artifacts/index.js';
+import { registerAutomationRoutes } from '../automations/index.js';
+import { registerEgressRoutes } from '../egress/index.js';
+import { registerEnvironmentRoutes } from '../environments/index.js';
+import { registerSkillRoutes } from '../environments/index.js';
+import { registerDefinitionRoutes, registerFactoryRoutes } from '../factory/index.js';
+import { registerAdminRoutes } from '../identities/index.js';
+import { registerAgentRoutes } from '../identities/index.js';
+import { registerMcpServerRoutes } from '../mcp/index.js';
+import { registerModelRoutes } from '../models/index.js';
+import { buildApp } from '../platform/http/app.js';
+import { guardedDispatcher } from '../platform/net/guarded-fetch.js';
+import { registerRunRoutes } from '../runs/index.js';
+import { registerRunOutputRoutes } from '../runs/index.js';
+import { registerScheduleRoutes } from '../schedules/index.js';
+import { registerScoreRoutes } from '../scores/index.js';
+import { registerSecretRoutes } from '../secrets/index.js';
+import { VERSION } from '../version.js';
+import { registerWebhookRoutes } from '../webhooks/index.js';
+import { registerIngressRoutes } from '../webhooks/index.js';
+import { DELIVERIES_CHANNEL } from '../webhooks/index.js';
+import type { WorkerHub } from '../workers/index.js';
+import { registerWorkerRoutes } from '../workers/index.js';
+import { WorkerKeyAuthenticator } from '../workers/index.js';
+import { WorkerKeysService } from '../workers/index.js';
+import type { Component } from './components.js';
+import type { Platform } from './platform.js';
+import type { Services } from './services.js';
+
+/**
+ * The HTTP side: the Fastify app with every slice's routes, listening. Processes without the API (role engine)
+ * answer health checks only. Once it listens, links follow its address unless HANGAR_PUBLIC_URL is set.
+ */
+export class Http implements Component {
+  private constructor(
+    readonly app: FastifyInstance,
+    private readonly platform: Platform,
+  ) {}
+
+  /** Builds the app; `api`: the process serves the API, and its worker hub takes the workers' connections. */
+  static async build(
+    platform: Platform,
+    services: Services,
+    options: { api: { hub: WorkerHub } | undefined; now?: () => Date },
+  ): Promise<Http> {
+    const { api } = options;
+    const { config } = platform;
+    const app = await buildApp({
+      config,
+      version: VERSION,
+      logger: platform.log,
+      authenticate: services.authenticate,
+      isReady: platform.isMigrated,
+      serveApi: api !== undefined,
+      registerRootRoutes: (root) =>
+        registerIngressRoutes(root, {
+          db: platform.db,
+          webhooks: services.webhooks,
+          ratePerMinute: config.webhookRatePerMinute,
+          authFailuresPerMinute: config.webhookAuthFailuresPerMinute,
+          publicUrl: config.publicUrl,
+          announceDelivery: () => platform.bus.announce(DELIVERIES_CHANNEL),
+          now: options.now,
+        }),
+      registerApiRoutes: (routes) => api && registerApiRoutes(routes, platform, services, api.hub),
+    });
+    return new Http(app, platform);
+  }
+
+  /** The address the server listens on, e.g. http://127.0.0.1:8080 (known once started). */
+  get url(): string {
+    const address = this.app.server.address();
+    const { config } = this.platform;
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+    return `http://${host}:${port}`;
+  }
+
+  async start(): Promise<void> {
+    try {
+      await this.app.listen({ port: this.platform.config.port, host: this.platform.config.host });
+    } catch (error) {
+      await this.app.close();
+      throw error;
+    }
+    this.platform.address.listening(this.url);
+  }
+
+  async stop(): Promise<void> {
+    await this.app.close();
+  }
+}
+
+function registerApiRoutes(api: FastifyInstance, platform: Platform, services: Services, hub: WorkerHub): void {
+  const { config, db, bus, signer, tokens } = platform;
+  const { authenticate, secrets, mcpServers } = services;
+  const verifyTaskToken = (token: string) => tokens.verify(token);
+  registerRunRoutes(api, services.runs);
+  registerRunOutputRoutes(api, { outputs: services.outputs, signer, db, bus });
+  registerScoreRoutes(api, { scores: services.scores, authenticate, verifyTaskToken });
+  registerArtifactRoutes(api, {
+    artifacts: services.artifacts,
+    signer,
+    authenticate,
+    verifyTaskToken,
+    maxUploadBytes: config.maxArtifactBytes,
+  });
+  registerScheduleRoutes(api, services.schedules);
+  registerEnvironmentRoutes(api, services.environments);
+  registerSkillRoutes(api, services.skills);
+  registerSecretRoutes(api, secrets);
+  registerMcpServerRoutes(api, mcpServers);
+  registerEgressRoutes(api, {
+    db,
+    tokens,
+    models: {
+      catalogue: services.models,
+      defaultHarness: config.operator.defaultHarness,
+      readSecret: (teamUid, name) => secrets.readSecretValue(teamUid, name),
+    },
+    mcp: {
+      resolve: (teamUid, uid) => mcpServers.resolveForRun(teamUid, uid),
+      dispatcher: guardedDispatcher(services.addressPolicy),
+    },
+    bodyLimitBytes: config.bodyLimitBytes,
+  });
+  registerAgentRoutes(api, services.agents);
+  registerModelRoutes(api, services.models);
+  registerAdminRoutes(api, services.admin);
+  registerFactoryRoutes(api, services.factories);
+  registerDefinitionRoutes(api, services.definitions);
+  registerWebhookRoutes(api, services.webhooks);
+  registerAutomationRoutes(api, services.automations);
+  registerWorkerRoutes(api, {
+    hub,
+    db,
+    heartbeatSeconds: config.workerHeartbeatSeconds,
+    workerKeys: new WorkerKeyAuthenticator(db, authenticate),
+    keys: new WorkerKeysService({ db, onRevoked: (keyUid) => hub.closeKey(keyUid) }),
+  });
+}

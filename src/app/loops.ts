@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import { AutomationEvaluator } from '../automations/index.js';
+import { Engine } from '../execution/index.js';
+import type { Harness } from '../execution/index.js';
+import { DatabaseLedger } from '../execution/index.js';
+import { runUserWarning } from '../execution/index.js';
+import { Workspaces } from '../execution/index.js';
+import { EngineWrites } from '../execution/index.js';
+import type { ModelCatalogue } from '../models/index.js';
+import { PollingLoop } from '../platform/loop.js';
+import { Scheduler } from '../schedules/index.js';
+import { webhookRetention } from '../webhooks/index.js';
+import { WorkerHub } from '../workers/index.js';
+import { type Component, StartedComponents } from './components.js';
+import type { Platform } from './platform.js';
+import type { Services } from './services.js';
+
+/** What a process does: serve the API, run the engine loops (scheduler, ...), or both. */
+export type Role = 'api' | 'engine' | 'all';
+
+/**
+ * The background loops of one process, by role. API processes hold worker connections (the hub); engine processes
+ * run the scheduler, the automation evaluator, webhook retention and, when anything could execute a run, the
+ * engine. They start consumers first (hub, engine) and producers last (evaluator, scheduler), so they stop
+ * producers first.
+ */
+export class Loops implements Component {
+  /** Present in API processes: the worker connections. */
+  readonly hub: WorkerHub | undefined;
+  /** Present in engine processes with at least one harness. */
+  readonly engine: Engine | undefined;
+  /** Present in engine processes: turns webhook deliveries into runs. */
+  readonly evaluator: AutomationEvaluator | undefined;
+  /** Present in engine processes. */
+  readonly scheduler: Scheduler | undefined;
+  private readonly chores: Component[] = [];
+  private readonly started = new StartedComponents();
+
+  constructor(
+    private readonly platform: Platform,
+    private readonly services: Services,
+    options: { role: Role; now?: () => Date; harnesses?: Harness[] },
+  ) {
+    const { config, database, log, bus } = platform;
+    if (database.kind === 'pglite') this.chores.push(vacuum(platform));
+    if (options.role !== 'engine') {
+      this.hub = new WorkerHub({
+        ...services.runSetup,
+        bus,
+        log,
+        leaseSeconds: config.runLeaseSeconds,
+        heartbeatSeconds: config.workerHeartbeatSeconds,
+      });
+    }
+    if (options.role === 'api') return;
+    this.chores.push(webhookRetention(database.db, log));
+    this.scheduler = new Scheduler({ db: database.db, runs: services.runs, log, now: options.now });
+    this.evaluator = new AutomationEvaluator({ database, runs: services.runs, log });
+    const { sandbox, models } = services.execution;
+    if (sandbox.warning) log.warn(sandbox.warning);
+    const asRoot = runUserWarning(config.runUser);
+    if (asRoot) log.warn(asRoot);
+    if (canExecute(platform, models, options.harnesses)) this.engine = this.buildEngine();
+    else
+      log.warn(
+        'no model has credentials and no harness is configured (HANGAR_CONFIG), so runs stay QUEUED; see the README on harnesses and models',
+      );
+  }
+
+  async start(): Promise<void> {
+    const { bus } = this.platform;
+    const scheduler = this.scheduler;
+    if (scheduler) bus.onSchedulesChanged(() => scheduler.poke());
+    const loops = [this.hub, this.engine, this.evaluator, scheduler].filter((loop) => loop !== undefined);
+    await this.started.startAll([...this.chores, ...loops]);
+  }
+
+  stop(): Promise<void> {
+    return this.started.stop();
+  }
+
+  private buildEngine(): Engine {
+    const { config, database, log, bus } = this.platform;
+    const { runSetup, artifacts } = this.services;
+    const { harnesses, models, sandbox, hiddenPaths, limits } = this.services.execution;
+    const engineId = `engine-${randomUUID()}`;
+    return new Engine({
+      context: {
+        lifecycle: runSetup.lifecycle,
+        engineId,
+        ledger: new DatabaseLedger({
+          ...runSetup,
+          engineId,
+          writes: new EngineWrites(runSetup.lifecycle, engineId),
+          artifacts,
+          maxArtifactBytes: config.maxArtifactBytes,
+        }),
+        log,
+        workspaces: Workspaces.fromConfig(config, sandbox.mode, hiddenPaths),
+        harnesses,
+        defaultHarness: config.operator.defaultHarness,
+        models,
+        sandbox: sandbox.mode,
+        price: (modelId, input, output) => models.cost(modelId, input, output),
+      },
+      bus,
+      limits,
+      leaseSeconds: config.runLeaseSeconds,
+      // Only the embedded database guarantees one process per data directory; replicas may share one.
+      cleanWorkspacesAtStart: database.kind === 'pglite',
+    });
+  }
+}
+
+/** PGlite never autovacuums; without this, dead tuples from updates pile up forever. */
+function vacuum({ database, config, log }: Platform): PollingLoop {
+  return new PollingLoop({
+    intervalMs: config.vacuumIntervalSeconds * 1000,
+    waitFirst: true,
+    pass: async () => {
+      await sql`VACUUM (ANALYZE)`.execute(database.db);
+    },
+    onError: (error) => log.warn({ err: error }, 'vacuum failed'),
+  });
+}
+
+/**
+ * Whether anything here could execute a run: a harness of the operator's (or the caller's), a catalogue model with
+ * credentials for the built-in agent, or built-in harnesses the operator set up (teams may bring their own keys).
+ * Without any, the engine does not start and runs wait in QUEUED for an operator to configure one.
+ */
+function canExecute({ config }: Platform, models: ModelCatalogue, extra: Harness[] | undefined): boolean {
+  if (config.operator.harnesses.size > 0 || config.operator.builtInConfigured || (extra?.length ?? 0) > 0) return true;
+  return models.models.some((model) => models.availability(model).usable);
+}

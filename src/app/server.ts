@@ -1,0 +1,74 @@
+import type { FastifyInstance } from 'fastify';
+import type { AutomationEvaluator } from '../automations/index.js';
+import type { Config } from '../config.js';
+import type { Engine } from '../execution/index.js';
+import type { Harness } from '../execution/index.js';
+import type { BootstrapResult } from '../identities/index.js';
+import type { Database } from '../platform/db/connect.js';
+import type { Scheduler } from '../schedules/index.js';
+import { closing, StartedComponents } from './components.js';
+import { Http } from './http.js';
+import { Loops, type Role } from './loops.js';
+import { openPlatform } from './platform.js';
+import { buildServices, type Services } from './services.js';
+
+export type { Role } from './loops.js';
+
+export interface ServerOptions {
+  /** `false`: silent; an object: pino options; by default the configured level with credentials redacted. */
+  logger?: boolean | object;
+  role?: Role;
+  now?: () => Date;
+  /** Harnesses beyond the operator's command harnesses (in-process ones, e.g. for benchmarks). */
+  harnesses?: Harness[];
+}
+
+export interface RunningServer {
+  app: FastifyInstance;
+  database: Database;
+  /** Where the server listens, e.g. http://127.0.0.1:8080 */
+  url: string;
+  bootstrap: BootstrapResult;
+  /** Present in engine processes. */
+  scheduler: Scheduler | undefined;
+  /** Present in engine processes with at least one harness. */
+  engine: Engine | undefined;
+  /** Present in engine processes: turns webhook deliveries into runs. */
+  evaluator: AutomationEvaluator | undefined;
+  services: Pick<Services, 'runs' | 'schedules' | 'environments' | 'skills' | 'secrets' | 'mcpServers'>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Assembles a server: the platform (database, keys, bus), the slices' services, the HTTP app and the background
+ * loops. The HTTP app listens before the loops start, and the loops stop before it closes; the platform closes last.
+ */
+export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
+  const role = options.role ?? 'all';
+  const platform = await openPlatform(config, options);
+  const started = new StartedComponents();
+  try {
+    await started.start(closing(() => platform.close()));
+    const services = buildServices(platform, options);
+    const loops = new Loops(platform, services, { role, now: options.now, harnesses: options.harnesses });
+    // API processes hold the workers' connections: the hub exists exactly when the API is served.
+    const http = await Http.build(platform, services, { api: loops.hub && { hub: loops.hub }, now: options.now });
+    await started.start(http);
+    await started.start(loops);
+    let stopping: Promise<void> | undefined;
+    return {
+      app: http.app,
+      database: platform.database,
+      url: http.url,
+      bootstrap: platform.bootstrap,
+      scheduler: loops.scheduler,
+      engine: loops.engine,
+      evaluator: loops.evaluator,
+      services,
+      stop: () => (stopping ??= started.stop()),
+    };
+  } catch (error) {
+    await started.stop().catch(() => undefined);
+    throw error;
+  }
+}

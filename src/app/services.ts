@@ -1,0 +1,169 @@
+import path from 'node:path';
+import { ArtifactsService } from '../artifacts/index.js';
+import { AutomationsService } from '../automations/index.js';
+import { EnvironmentsService } from '../environments/index.js';
+import { SkillCatalog } from '../environments/index.js';
+import { GitMirror } from '../environments/index.js';
+import { SkillsService } from '../environments/index.js';
+import { eventReader, transcriptFormat } from '../execution/index.js';
+import type { Harness } from '../execution/index.js';
+import { configuredHarnesses } from '../execution/index.js';
+import type { EnvironmentSetups } from '../execution/index.js';
+import { allowRunUserToWorkspaces, resolveSandboxMode } from '../execution/index.js';
+import type { TaskTokens } from '../execution/index.js';
+import { sandboxHiddenPaths } from '../execution/index.js';
+import { FactoryDefinitions } from '../factory/index.js';
+import { FactoriesService } from '../factory/index.js';
+import { teamSkills } from '../factory/index.js';
+import { AdminService } from '../identities/index.js';
+import { AgentsService } from '../identities/index.js';
+import { roleInTeam } from '../identities/index.js';
+import type { ResolvedDefinition } from '../mcp/index.js';
+import { McpServersService } from '../mcp/index.js';
+import { ModelCatalogue } from '../models/index.js';
+import type { Database } from '../platform/db/connect.js';
+import { AddressPolicy } from '../platform/net/address-policy.js';
+import { RunActivity } from '../runs/index.js';
+import { RunOutputs } from '../runs/index.js';
+import { HARNESS_TYPES } from '../runs/index.js';
+import { RunsService } from '../runs/index.js';
+import { RunLifecycle } from '../runs/index.js';
+import { SchedulesService } from '../schedules/index.js';
+import { ScoresService } from '../scores/index.js';
+import { SecretsService } from '../secrets/index.js';
+import { WebhooksService } from '../webhooks/index.js';
+import { reportedSkills } from '../workers/index.js';
+import { authenticator } from './authenticate.js';
+import type { Platform } from './platform.js';
+
+/** What a run needs to start, wherever it executes: in this server's engine or on a worker. */
+export interface RunSetup {
+  db: Database['db'];
+  lifecycle: RunLifecycle;
+  environments: EnvironmentSetups;
+  tokens: TaskTokens;
+  apiUrl: () => string;
+  readSecret: (teamUid: string, name: string) => Promise<string | null>;
+  /** A registered MCP server as a run of the team starts it (secrets filled in); throws when it cannot be used. */
+  mcpServer: (teamUid: string, uid: string) => Promise<ResolvedDefinition>;
+}
+
+export type Services = ReturnType<typeof buildServices>;
+
+/**
+ * The slices' services, each built once with its dependencies. They never reach a background loop: what they
+ * have to wake (engines, worker hubs, the scheduler) listens on the bus.
+ */
+export function buildServices(platform: Platform, options: { now?: () => Date; harnesses?: Harness[] }) {
+  const { config, db, bus, cursors, signer, tokens, address } = platform;
+  const apiUrl = address.apiUrl;
+  const sandbox = resolveSandboxMode(config.sandbox, { runAs: config.runUser, apiUrl });
+  if (config.runUser) allowRunUserToWorkspaces(config);
+  const hiddenPaths = sandboxHiddenPaths(config);
+  const models = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);
+  const harnesses = configuredHarnesses(config, sandbox.mode, hiddenPaths, true);
+  for (const harness of options.harnesses ?? []) harnesses.set(harness.name, harness);
+  const limits = { global: config.maxConcurrentRuns, perTeam: config.maxConcurrentRunsPerTeam };
+
+  const lifecycle = new RunLifecycle(db);
+  const runActivity = new RunActivity(db);
+  const environments = new EnvironmentsService({ db, runActivity });
+  const skills = new SkillsService({
+    environments,
+    runActivity,
+    workerSkills: (teamUid) => reportedSkills(db, teamUid),
+    factorySkills: (teamUid, within) => teamSkills(within ?? db, teamUid),
+    catalog: new SkillCatalog({
+      git: new GitMirror({ baseUrl: config.gitBaseUrl, cacheDir: path.join(config.dataDir, 'git-cache') }),
+      refreshSeconds: config.gitRefreshSeconds,
+    }),
+  });
+  // Secrets and agents check each other's names (a secret scoped to an agent, an agent naming secrets); these
+  // calls happen on requests, once both exist.
+  const secrets: SecretsService = new SecretsService({
+    db,
+    key: platform.secretKey,
+    roleInTeam,
+    agentExists: async (teamUid, uid) => (await agents.findForRun(db, teamUid, uid)) !== undefined,
+    environmentAccessible: (teamUid, environmentId) => environments.isAccessible(teamUid, environmentId),
+  });
+  const agents = new AgentsService({
+    db,
+    planMaxAgents: config.planMaxAgents,
+    environmentAccessible: (teamUid, environmentId) => environments.isAccessible(teamUid, environmentId),
+    missingSecrets: (teamUid, names) => secrets.missingSecrets(teamUid, names),
+  });
+  const addressPolicy = new AddressPolicy(config.mcpAllowedHosts);
+  const mcpServers = new McpServersService({ db, secrets, addressPolicy });
+  const runs = new RunsService({
+    db,
+    lifecycle,
+    skills,
+    environments,
+    mcpServers,
+    secrets,
+    agents,
+    cursors,
+    publicUrl: config.publicUrl,
+    metadataFiltering: config.metadataFiltering,
+    limits,
+    addressPolicy,
+    harnessNames: () => [...new Set([...harnesses.keys(), ...HARNESS_TYPES])],
+    modelRefusal: (modelId, harness, ownKey) => models.refusal(modelId, harness, ownKey),
+    onQueued: () => bus.announceDispatch(),
+  });
+  const runSetup: RunSetup = {
+    db,
+    lifecycle,
+    environments,
+    tokens,
+    apiUrl,
+    readSecret: (teamUid, name) => secrets.readSecretValue(teamUid, name),
+    mcpServer: (teamUid, uid) => mcpServers.resolveForRun(teamUid, uid),
+  };
+  const schedulesChanged = () => bus.schedulesChanged();
+  const factories = new FactoriesService(db);
+  const webhooks = new WebhooksService({
+    db,
+    factories,
+    secrets,
+    key: platform.secretKey,
+    appUrl: () => address.url,
+    cursors,
+  });
+  const automations = new AutomationsService({
+    db,
+    factories,
+    webhooks,
+    agents,
+    now: options.now,
+    onSchedulesChanged: schedulesChanged,
+  });
+  return {
+    execution: { sandbox, hiddenPaths, harnesses, models, limits },
+    runSetup,
+    authenticate: authenticator(db, config),
+    addressPolicy,
+    runs,
+    outputs: new RunOutputs({
+      db,
+      signer,
+      harnessFormat: (name) => (harnesses.has(name) ? transcriptFormat(harnesses.get(name)!) : 'events'),
+      eventReader: (name) => eventReader(name === null ? undefined : harnesses.get(name)),
+    }),
+    scores: new ScoresService({ db, runs }),
+    artifacts: new ArtifactsService({ db, lifecycle, blobs: platform.blobs, signer, apiUrl }),
+    schedules: new SchedulesService({ db, agents, now: options.now, onChange: schedulesChanged }),
+    environments,
+    skills,
+    secrets,
+    mcpServers,
+    agents,
+    models,
+    admin: new AdminService({ db }),
+    factories,
+    definitions: new FactoryDefinitions({ db, webhooks, automations, agents, secrets, onApplied: schedulesChanged }),
+    webhooks,
+    automations,
+  };
+}
