@@ -3,20 +3,6 @@
 // that form none, so the module graph from `depcruise --output-type json` is collapsed to slices here.
 import { execFileSync } from 'node:child_process';
 
-/**
- * Slice pairs allowed to depend on each other for now, each with what ends it. The lead empties this list as the
- * issue 22 branches merge.
- */
-const KNOWN_CYCLES = [
-  // artifacts/service.ts and artifacts/store.ts call runs/store and execution/store until the composition root
-  // passes ArtifactsService a run port (see .dependency-cruiser.cjs, KNOWN_REACHES).
-  ['artifacts', 'runs'],
-  ['artifacts', 'execution'],
-  // platform/http/auth.ts re-exports identities' request accessors until runs/http.ts, runs/output-http.ts and
-  // server.ts import them from identities/index.ts.
-  ['identities', 'platform'],
-];
-
 const output = execFileSync('node_modules/.bin/depcruise', ['src', '--output-type', 'json'], {
   encoding: 'utf8',
   maxBuffer: 256 * 1024 * 1024,
@@ -37,8 +23,6 @@ for (const module of modules) {
     const to = nodeOf(dependency.resolved);
     // src/database.ts only composes the slices' table types into DB, the type every store's Kysely takes.
     if (to === from || to === 'src/database.ts') continue;
-    const known = KNOWN_CYCLES.some(([a, b]) => (a === from && b === to) || (a === to && b === from));
-    if (known) continue;
     if (!edges.has(from)) edges.set(from, new Map());
     if (!edges.get(from).has(to)) edges.get(from).set(to, `${module.source} -> ${dependency.resolved}`);
   }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { ConfigError, loadConfig } from './config.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
 import { registerEnvironmentCommands } from './environments/index.js';
 import { DataDirLockedError } from './platform/db/lock-file.js';
 import { registerMcpServerCommands } from './mcp/index.js';
@@ -12,7 +12,7 @@ import { registerWorkerCommands } from './workers/index.js';
 import { registerWebhookCommands } from './webhooks/index.js';
 import { registerAutomationCommands } from './automations/index.js';
 import { registerFactoryCommands } from './factory/index.js';
-import type { Role } from './server.js';
+import type { Role, RunningServer } from './server.js';
 import { VERSION } from './version.js';
 
 function fail(message: string, code = 1): never {
@@ -21,14 +21,14 @@ function fail(message: string, code = 1): never {
 }
 
 async function serve(options: { role: Role }): Promise<void> {
-  let config;
+  let config: Config;
   try {
     config = loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) fail(`configuration error: ${error.message}`, 2);
     throw error;
   }
-  let server;
+  let server: RunningServer;
   try {
     // Loaded only here: the client verbs need none of the server, and start faster without it.
     const { startServer } = await import('./server.js');

@@ -2,8 +2,9 @@ import { Type, type Static } from 'typebox';
 
 /** Wire schemas of the artifacts slice: artifacts, the harness-support calls and the external-reference lookup. */
 
-export const ARTIFACT_TYPES = ['PLAN', 'PULL_REQUEST', 'SCREENSHOT', 'FILE', 'EXTERNAL_REFERENCE'] as const;
-export type ArtifactType = (typeof ARTIFACT_TYPES)[number];
+import { ARTIFACT_TYPES } from '../runs/index.js';
+
+export { ARTIFACT_TYPES, type ArtifactType } from '../runs/index.js';
 /** Artifacts whose bytes are uploaded (`/harness-support/upload-artifact`) rather than described. */
 export const UPLOADED_TYPES = ['FILE', 'SCREENSHOT'] as const;
 

@@ -12,7 +12,7 @@ import type { UrlSigner } from '../platform/signed-urls.js';
 import { rfc3339 } from '../platform/time.js';
 // Known reaches into the runs and execution slices, which build on this one: the composition root is to pass
 // ArtifactsService a run port instead (see .dependency-cruiser.cjs, KNOWN_REACHES).
-import { progressPayload } from '../execution/progress.js';
+import { progressPayload } from '../runs/index.js';
 import { runExists, type RunLifecycle } from '../runs/index.js';
 import { canonicalUrl } from './canonical-url.js';
 import {

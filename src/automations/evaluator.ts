@@ -70,11 +70,10 @@ export class AutomationEvaluator {
       for (const delivery of deliveries) {
         const payload: unknown = JSON.parse(delivery.body);
         let automations = selecting.get(delivery.webhook_uid);
-        if (!automations)
-          selecting.set(
-            delivery.webhook_uid,
-            (automations = store.automationsFor(trx, delivery.team_uid, delivery.webhook_uid)),
-          );
+        if (!automations) {
+          automations = store.automationsFor(trx, delivery.team_uid, delivery.webhook_uid);
+          selecting.set(delivery.webhook_uid, automations);
+        }
         for (const automation of await automations) {
           if (!checkTriggers(automation.triggers, delivery.webhook_uid, payload).would_trigger) continue;
           requests.push({

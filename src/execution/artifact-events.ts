@@ -3,7 +3,7 @@ import mime from 'mime-types';
 import type { RunExecution } from '../artifacts/index.js';
 import type { ArtifactSink } from './ledger.js';
 import { ApiError } from '../platform/http/errors.js';
-import type { HarnessEvent } from './harnesses/protocol.js';
+import type { HarnessEvent } from '../runs/index.js';
 import { WorkspaceFiles, WorkspacePathError, workspaceRelative } from './workspace-files.js';
 
 type ArtifactEvent = Extract<HarnessEvent, { type: 'artifact' }>;

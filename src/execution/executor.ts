@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { builtInSetup, type BuiltInSetup } from './built-in-setup.js';
 import { HarnessStartError, type Harness, type HarnessSession } from './harnesses/harness.js';
-import { requestedModelId } from './run-model.js';
+import { requestedModelId } from '../models/index.js';
 import type { ExecutionContext } from './context.js';
 import { startHarnessRun } from './harness-run.js';
 import { outcomeOf } from './outcome.js';

@@ -1,10 +1,10 @@
 import type { Harness, HarnessSession, HarnessTask } from './harnesses/harness.js';
-import { protocolEvents, type HarnessEvent } from './harnesses/protocol.js';
+import { protocolEvents, type HarnessEvent } from '../runs/index.js';
 import type { SandboxExit } from './sandbox/types.js';
 import { TranscriptWriter } from './transcript-writer.js';
 import type { TranscriptRow } from '../runs/index.js';
 import type { ExecutionContext } from './context.js';
-import { progressPayload } from './progress.js';
+import { progressPayload } from '../runs/index.js';
 import { recordArtifactEvent } from './artifact-events.js';
 
 export type FinalEvent = Extract<HarnessEvent, { type: 'done' | 'failed' | 'ask_user' }>;

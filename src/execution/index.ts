@@ -1,12 +1,11 @@
 // The public surface of the execution slice: other slices and the composition root import only this module.
 export type { EngineContext, ExecutionContext } from './context.js';
-export { normalizeConversation, type Conversation } from './conversation/normalize.js';
 export { Engine } from './engine.js';
 export { Execution } from './executor.js';
 export { eventReader, transcriptFormat } from './harness-run.js';
 export { PROXY_PROVIDERS } from './harnesses/cli/proxied.js';
 export { HarnessStartError, type Harness, type TranscriptLine } from './harnesses/harness.js';
-export { parseEvent, type HarnessEvent } from './harnesses/protocol.js';
+export { parseEvent, type HarnessEvent } from '../runs/index.js';
 export { configuredHarnesses } from './harnesses/registry.js';
 export {
   DatabaseLedger,
@@ -16,10 +15,9 @@ export {
   type FollowupInput,
   type RunLedger,
 } from './ledger.js';
-export { progressPayload } from './progress.js';
-export { authSecretName, resolveRunModel } from './run-model.js';
+export { resolveRunModel } from './run-model.js';
 export { allowRunUserToWorkspaces, resolveSandboxMode, runUserWarning } from './sandbox/index.js';
-export type { RunFile } from './store.js';
+export { conversationHistory, runAttachments, type RunFile } from './store.js';
 export { TaskTokens } from './task-token.js';
 export { sandboxHiddenPaths, Workspaces } from './workspace.js';
 export { EngineWrites } from './writes.js';

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { ArtifactResponse, ReportArtifactBody, UploadArtifactQuery } from '../artifacts/schemas.js';
-import type { ArtifactsService, RunExecution } from '../artifacts/service.js';
-import type { EnvironmentConfig } from '../environments/schemas.js';
-import type { ResolvedDefinition } from '../mcp/definition.js';
+import type { ArtifactResponse, ReportArtifactBody, UploadArtifactQuery } from '../artifacts/index.js';
+import type { ArtifactsService, RunExecution } from '../artifacts/index.js';
+import type { EnvironmentConfig } from '../environments/index.js';
+import type { ResolvedDefinition } from '../mcp/index.js';
 import type { DB } from '../database.js';
 import type { TranscriptLine } from './harnesses/harness.js';
 import type {

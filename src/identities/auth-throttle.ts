@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../database.js';
-import { ApiError, tooManyRequests } from '../platform/http/errors.js';
+import { type ApiError, tooManyRequests } from '../platform/http/errors.js';
 import { secondsUntilBelow, slidingCount } from '../platform/sliding-window.js';
 
 /** Counter shards per client and minute: concurrent failures of one client rarely update the same row. */

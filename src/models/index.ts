@@ -11,3 +11,4 @@ export {
 } from './catalogue.js';
 export { registerModelRoutes } from './http.js';
 export { ModelConfigurationError, resolveModel, type ResolvedModel } from './resolve.js';
+export { authSecretName, requestedModelId } from './run-config.js';

@@ -6,6 +6,7 @@ export type NextPass = undefined | 'now' | 'stop' | { inMs: number };
 
 export interface PollingLoopOptions {
   /** One look at the work. Passes never overlap. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a pass with nothing to say about the next one returns nothing
   pass: () => Promise<NextPass | void>;
   /** Longest wait between passes when nothing wakes the loop (wake-ups can be lost, so polling is the floor). */
   intervalMs: number;
@@ -61,6 +62,7 @@ export class PollingLoop {
     if (this.options.waitFirst) await this.wait(this.options.intervalMs);
     while (!this.stopRequested) {
       this.woken = false;
+      // biome-ignore lint/suspicious/noConfusingVoidType: what a pass returns (see PollingLoopOptions.pass)
       let next: NextPass | void;
       try {
         next = await this.options.pass();

@@ -1,6 +1,6 @@
 import { createParser } from 'eventsource-parser';
 import type { Command } from 'commander';
-import type { HarnessEvent } from '../execution/harnesses/protocol.js';
+import type { HarnessEvent } from './harness-protocol.js';
 import { ApiProblem, problemOf } from '../platform/http/api-fetch.js';
 import { callApi, clientOptionsFromEnv, printJson as print, type ClientOptions } from '../platform/http/client.js';
 import type { RunItem } from './schemas.js';
@@ -25,6 +25,7 @@ async function send(client: ClientOptions, path: string, init: RequestInit = {})
 }
 
 /** One line per timeline entry and per text or tool event; other protocol events show in the timeline. */
+// biome-ignore lint/suspicious/noExplicitAny: the events' parsed JSON, each kind read field by field
 function printer(): (kind: string | undefined, data: any) => void {
   const toolNames = new Map<string, string>();
   const line = (text: string) => process.stdout.write(`${text}\n`);

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { callerOf, principalOf } from '../platform/http/auth.js';
+import { callerOf, principalOf } from '../identities/index.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
 import { metadataFilterFromQuery } from './metadata.js';
 import {

@@ -43,3 +43,16 @@ export type {
 } from './lifecycle/types.js';
 export { runExists } from './store.js';
 export { visible, type Visibility } from './visibility.js';
+export { progressPayload } from './progress.js';
+export { ARTIFACT_TYPES, type ArtifactType } from './artifact-types.js';
+export {
+  inputLine,
+  parseEvent,
+  protocolEvents,
+  saidNow,
+  taskMessage,
+  type HarnessEvent,
+  type TaskMessage,
+  type UserMessage,
+} from './harness-protocol.js';
+export { normalizeConversation, type Conversation } from './conversation.js';

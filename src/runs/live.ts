@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import { parseEvent } from '../execution/harnesses/protocol.js';
+import { parseEvent } from './harness-protocol.js';
 import type { Bus } from '../platform/bus.js';
 import { type NextPass, PollingLoop } from '../platform/loop.js';
 import type { DB } from '../database.js';

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { Kysely } from 'kysely';
 import type { Bus } from '../platform/bus.js';
 import type { DB } from '../database.js';
-import { callerOf } from '../platform/http/auth.js';
+import { callerOf } from '../identities/index.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
 import { SignedLinkQuery, type UrlSigner } from '../platform/signed-urls.js';
 import { streamRunEvents } from './live.js';

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import { normalizeConversation, type Conversation } from '../execution/conversation/normalize.js';
-import type { HarnessEvent } from '../execution/harnesses/protocol.js';
+import { normalizeConversation, type Conversation } from './conversation.js';
+import type { HarnessEvent } from './harness-protocol.js';
 import type { DB } from '../database.js';
 import { notFound, operationNotSupported } from '../platform/http/errors.js';
 import type { UrlSigner } from '../platform/signed-urls.js';

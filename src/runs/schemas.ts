@@ -1,6 +1,6 @@
-import { BUILT_IN_HARNESSES } from '../models/catalogue.js';
+import { BUILT_IN_HARNESSES } from '../models/index.js';
 import { Type, type Static } from 'typebox';
-import { ARTIFACT_TYPES } from '../artifacts/schemas.js';
+import { ARTIFACT_TYPES } from './artifact-types.js';
 import { RUN_STATES } from './lifecycle/states.js';
 
 /** Wire schemas of the runs slice: one source for validation, TypeScript types and the OpenAPI document. */

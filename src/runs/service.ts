@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { authSecretName } from '../execution/run-model.js';
-import type { Caller } from '../identities/caller.js';
-import { isBuiltInHarness, type BuiltInHarness } from '../models/catalogue.js';
-import type { Principal } from '../identities/store.js';
+import { authSecretName } from '../models/index.js';
+import type { Caller } from '../identities/index.js';
+import { isBuiltInHarness, type BuiltInHarness } from '../models/index.js';
+import type { Principal } from '../identities/index.js';
 import type { DB } from '../database.js';
 import type { AddressPolicy } from '../platform/net/address-policy.js';
 import {
@@ -14,21 +14,14 @@ import {
   notAuthorized,
   notFound,
 } from '../platform/http/errors.js';
-import { CursorCodec, InvalidCursorError, type CursorValue } from '../platform/http/pagination.js';
+import { type CursorCodec, InvalidCursorError, type CursorValue } from '../platform/http/pagination.js';
 import { mergeMetadata, MAX_METADATA_FILTER_PAIRS, metadataPairProblem, metadataProblem } from './metadata.js';
 import { renderEvent, renderRun } from './render.js';
 import { RunInserts } from './lifecycle/insert-batches.js';
 import type { RunLifecycle } from './lifecycle/run-lifecycle.js';
 import { OPERATOR_CANCELLABLE_STATES } from './lifecycle/states.js';
 import type { CapacityLimits, NewAttachment, NewRun } from './lifecycle/types.js';
-import {
-  type AgentConfig,
-  type CreateRunBody,
-  type FollowupBody,
-  type ListRunsQuery,
-  type RunItem,
-  type RunSource,
-} from './schemas.js';
+import type { AgentConfig, CreateRunBody, FollowupBody, ListRunsQuery, RunItem, RunSource } from './schemas.js';
 import { cancelRefusal } from './state.js';
 import * as store from './store.js';
 import { deriveTitle } from './title.js';

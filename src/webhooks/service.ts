@@ -4,7 +4,7 @@ import { newUid, type SealedValue } from '../platform/crypto.js';
 import type { DB } from '../database.js';
 import { conflict, invalidRequest, notFound } from '../platform/http/errors.js';
 import { withConflicts } from '../platform/db/conflicts.js';
-import { CursorCodec, InvalidCursorError } from '../platform/http/pagination.js';
+import { type CursorCodec, InvalidCursorError } from '../platform/http/pagination.js';
 import { rfc3339 } from '../platform/time.js';
 import { authProblem, isUrlSafe, issueSecret, openWebhookSecret, sealWebhookSecret } from './credentials.js';
 import {

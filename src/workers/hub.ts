@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { WebSocket } from 'ws';
-import { runVariables, type EnvironmentSetups } from '../execution/ledger.js';
-import * as engineStore from '../execution/store.js';
+import { runVariables, type EnvironmentSetups } from '../execution/index.js';
+import { conversationHistory, runAttachments } from '../execution/index.js';
 import type { ClaimedRun, RunLifecycle } from '../runs/index.js';
-import type { TaskTokens } from '../execution/task-token.js';
+import type { TaskTokens } from '../execution/index.js';
 import type { Bus } from '../platform/bus.js';
 import type { DB } from '../database.js';
 import { PollingLoop } from '../platform/loop.js';
-import type { ResolvedDefinition } from '../mcp/definition.js';
+import type { ResolvedDefinition } from '../mcp/index.js';
 import type { WorkerCredential } from './keys/authenticate.js';
 import { activeWorkerKeyUids } from './keys/store.js';
 import type { TaskAssignment } from './protocol.js';
@@ -105,7 +105,10 @@ export class WorkerHub {
     const teamUid = credential.teamUid;
     const session = new WorkerSession(socket, teamUid, workerHost, credential.keyUid);
     let set = this.sessions.get(session.owner);
-    if (!set) this.sessions.set(session.owner, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      this.sessions.set(session.owner, set);
+    }
     set.add(session);
     socket.on('pong', () => (session.lastSeen = Date.now()));
     socket.on('message', (data, isBinary) => {
@@ -184,7 +187,7 @@ export class WorkerHub {
     const continuing = run.conversation_id !== null || run.execution_id > 1;
     const history =
       continuing && run.conversation_id !== null
-        ? await engineStore.conversationHistory(db, run.conversation_id, run.id, run.execution_id)
+        ? await conversationHistory(db, run.conversation_id, run.id, run.execution_id)
         : [];
     return {
       task_id: run.id,
@@ -208,7 +211,7 @@ export class WorkerHub {
       attachments:
         run.attachment_count === 0
           ? []
-          : (await engineStore.runAttachments(db, run.id)).map((file) => ({
+          : (await runAttachments(db, run.id)).map((file) => ({
               file_name: file.file_name,
               data_base64: file.data.toString('base64'),
             })),

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { EnvironmentSetups } from '../execution/ledger.js';
+import type { EnvironmentSetups } from '../execution/index.js';
 import type { DB } from '../database.js';
 import type { Outcome, RunLifecycle } from '../runs/index.js';
 import type { WorkerMessage, WorkerMessageOf } from './protocol.js';

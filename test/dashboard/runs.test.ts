@@ -61,20 +61,18 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
 
   test('a run created in the dashboard is followed live to its end, with its conversation, artifacts and timeline', async () => {
     await page.getByRole('link', { name: 'New run' }).click();
-    await page
-      .getByLabel('Prompt', { exact: true })
-      .fill(
-        script(
-          { say: 'Looking at the flaky test.' },
-          { tool: 'npm test -- login' },
-          { artifact: true },
-          { file: { path: 'report.txt', content: 'all green\n' } },
-          {
-            emit: { type: 'artifact', artifact_type: 'FILE', data: { path: 'report.txt', description: 'Test report' } },
-          },
-          { done: 'Fixed the flaky login test.' },
-        ),
-      );
+    await page.getByLabel('Prompt', { exact: true }).fill(
+      script(
+        { say: 'Looking at the flaky test.' },
+        { tool: 'npm test -- login' },
+        { artifact: true },
+        { file: { path: 'report.txt', content: 'all green\n' } },
+        {
+          emit: { type: 'artifact', artifact_type: 'FILE', data: { path: 'report.txt', description: 'Test report' } },
+        },
+        { done: 'Fixed the flaky login test.' },
+      ),
+    );
     await page.getByLabel('Title', { exact: false }).fill('Fix the flaky login test');
     await page.getByRole('button', { name: 'Start run' }).click();
 

@@ -11,9 +11,7 @@ import { startTestServer, type TestServer } from '../support/server.js';
  * A proxy to `target` that cuts the first event stream right after its first event, as a dropped connection
  * would. Records the Last-Event-ID of every event-stream request.
  */
-async function flakyProxy(
-  target: string,
-): Promise<{
+async function flakyProxy(target: string): Promise<{
   url: string;
   lastEventIds: Array<string | undefined>;
   firstEventId: () => string | undefined;

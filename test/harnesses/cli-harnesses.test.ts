@@ -18,7 +18,7 @@ import {
   type HarnessTask,
   type TranscriptLine,
 } from '../../src/execution/harnesses/harness.js';
-import { taskMessage, type HarnessEvent } from '../../src/execution/harnesses/protocol.js';
+import { taskMessage, type HarnessEvent } from '../../src/runs/index.js';
 import { resolveSandboxMode, type SandboxMode } from '../../src/execution/sandbox/index.js';
 import type { ScriptedModelServer, ScriptedTurn } from '../support/model-servers/index.js';
 import { DocsMcpServer } from '../support/mcp/http-server.js';

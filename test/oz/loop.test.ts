@@ -4,8 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import type { HarnessEvent } from '../../src/execution/harnesses/protocol.js';
-import { parseEvent } from '../../src/execution/harnesses/protocol.js';
+import type { HarnessEvent } from '../../src/runs/index.js';
+import { parseEvent } from '../../src/runs/index.js';
 import {
   ModelConfigurationError,
   OzAgentLoop,

@@ -3,7 +3,7 @@ import { scrubbedEnvironment, spawnSandboxed } from '../sandbox/index.js';
 import type { SandboxMode } from '../sandbox/types.js';
 import { workspaceHome } from '../workspace.js';
 import type { Harness, HarnessSession, HarnessSink, HarnessTask } from './harness.js';
-import { taskMessage, type UserMessage } from './protocol.js';
+import { taskMessage, type UserMessage } from '../../runs/index.js';
 
 export interface CommandHarnessOptions {
   sandbox: SandboxMode;

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import type { HarnessEvent } from '../protocol.js';
+import type { HarnessEvent } from '../../../runs/index.js';
 import type { AgentCli, CliInvocation, CliInvocationInput } from './agent-cli.js';
 import { filesMatching } from './session.js';
 import { parseLine, usageEvent } from './stream-line.js';

@@ -10,7 +10,7 @@ import {
   type HarnessSink,
   type HarnessTask,
 } from '../harness.js';
-import { taskMessage, type HarnessEvent } from '../protocol.js';
+import { taskMessage, type HarnessEvent } from '../../../runs/index.js';
 import type { ResolvedDefinition } from '../../../mcp/index.js';
 import type { ResolvedModel } from '../../../models/index.js';
 import type { AgentCli } from './agent-cli.js';

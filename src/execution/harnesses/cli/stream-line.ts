@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { HarnessEvent } from '../protocol.js';
+import type { HarnessEvent } from '../../../runs/index.js';
 
 /**
  * One line of a CLI's JSON stream read as `schema` says, or undefined for anything else: not JSON, another line

@@ -9,7 +9,7 @@ import {
   type HarnessSink,
   type HarnessTask,
 } from '../harness.js';
-import { saidNow, taskMessage, type UserMessage } from '../protocol.js';
+import { saidNow, taskMessage, type UserMessage } from '../../../runs/index.js';
 import { historyMessages } from './history.js';
 import { connectMcpServers, type McpTools } from './mcp.js';
 import { OzAgentLoop, OzStop } from './loop.js';

@@ -1,5 +1,5 @@
 import { streamText, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
-import type { HarnessEvent } from '../protocol.js';
+import type { HarnessEvent } from '../../../runs/index.js';
 import type { FileOwner } from '../../workspace-files.js';
 import { describeWorkspace, systemPrompt } from './prompt.js';
 import { DEFAULT_TOOL_LIMITS, TOOL_CATEGORIES, createOzTools, type OzToolContext, type OzToolLimits } from './tools.js';

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { tool, type ToolSet } from 'ai';
 import { z } from 'zod';
 import { WorkspaceFiles, type FileOwner } from '../../workspace-files.js';
-import type { HarnessEvent } from '../protocol.js';
+import type { HarnessEvent } from '../../../runs/index.js';
 import { displayPath, resolveInWorkspace } from './paths.js';
 import { runShell, type ShellOptions, type ShellResult } from './shell.js';
 

@@ -1,6 +1,5 @@
 import { Type, type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
-import type { HarnessTask } from './task.js';
 
 /**
  * The JSON Lines event protocol a harness writes on stdout, one object per line. Lines that are not one of these
@@ -72,6 +71,19 @@ export function protocolEvents(line: string): HarnessEvent[] {
   return event ? [event] : [];
 }
 
+/** What the task line says of an execution (execution's HarnessTask has these members). */
+export interface TaskOfExecution {
+  runId: string;
+  executionId: number;
+  kind: 'agent' | 'debug';
+  conversationId: string;
+  prompt: string;
+  basePrompt: string | null;
+  followups: string[];
+  history: Array<{ executionId: number; stream: 'input' | 'output'; line: string }>;
+  agentConfig: Record<string, unknown>;
+}
+
 /** The first line a harness reads on stdin. */
 export interface TaskMessage {
   type: 'task';
@@ -88,7 +100,7 @@ export interface TaskMessage {
 }
 
 /** The task line of an execution: what a command harness reads first, and what every harness's transcript starts with. */
-export function taskMessage(task: HarnessTask): TaskMessage {
+export function taskMessage(task: TaskOfExecution): TaskMessage {
   return {
     type: 'task',
     run_id: task.runId,
@@ -103,7 +115,7 @@ export function taskMessage(task: HarnessTask): TaskMessage {
   };
 }
 
-type Spoken = Pick<HarnessTask, 'executionId' | 'kind' | 'prompt' | 'followups'>;
+type Spoken = Pick<TaskOfExecution, 'executionId' | 'kind' | 'prompt' | 'followups'>;
 
 /**
  * What the user says to an execution: the run's prompt in its first execution only (a new run joining a
