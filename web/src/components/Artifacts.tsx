@@ -16,7 +16,7 @@ function ArtifactItem({ artifact }: { artifact: RunArtifact }) {
   const client = useClient();
   const action = useAction();
   const [plan, setPlan] = useState<string>();
-  const data = artifact.data as Record<string, unknown>;
+  const data = artifact.data;
   const uid = typeof data.artifact_uid === 'string' ? data.artifact_uid : undefined;
   const url = typeof data.url === 'string' ? data.url : undefined;
   const name = String(data.filename ?? data.title ?? data.description ?? url ?? artifact.artifact_type);
@@ -25,9 +25,10 @@ function ArtifactItem({ artifact }: { artifact: RunArtifact }) {
     action.run(async () => {
       // The artifact's read carries a download link signed for 10 minutes (no API key needed to follow it).
       const full = await client.get<Artifact>(`/agent/artifacts/${seg(uid!)}`);
-      if (!full.data.download_url) throw new Error('Hangar gave no download link for this artifact');
+      const href = full.data.download_url;
+      if (typeof href !== 'string' || !href) throw new Error('Hangar gave no download link for this artifact');
       const link = document.createElement('a');
-      link.href = full.data.download_url;
+      link.href = href;
       link.download = String(full.data.filename ?? '');
       document.body.append(link);
       link.click();

@@ -1,7 +1,7 @@
 // The test-filter action: would a payload filter (or a saved automation) start a run for a stored delivery?
 import { useId, useState, type FormEvent } from 'react';
 import { seg } from '../api/client';
-import type { Automation, DeliveryList, TestFilterResult, Webhook } from '../api/types';
+import type { Automation, DeliveryList, TestFilterRequest, TestFilterResult, Webhook } from '../api/types';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 import { ErrorMessage } from './ui';
@@ -40,7 +40,7 @@ export function TestFilterForm({
     event.preventDefault();
     setResult(undefined);
     const answer = await test.run(async () => {
-      let body: Record<string, unknown>;
+      let body: TestFilterRequest;
       if (mode === 'automation') {
         body = { webhook_uid: webhookUid, delivery_id: chosenDelivery, automation_id: automationId };
       } else {
@@ -50,10 +50,15 @@ export function TestFilterForm({
         } catch (error) {
           throw new Error(`the filter is not valid JSON (${error instanceof Error ? error.message : String(error)})`);
         }
+        if (payload !== undefined && (payload === null || typeof payload !== 'object' || Array.isArray(payload)))
+          throw new Error('the filter is not a JSON object');
         body = {
           webhook_uid: webhookUid,
           delivery_id: chosenDelivery,
-          filter: { webhook_ids: [webhookUid], ...(payload === undefined ? {} : { payload }) },
+          filter: {
+            webhook_ids: [webhookUid],
+            ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+          },
         };
       }
       return client.post<TestFilterResult>('/factory/automations/test-filter', body);

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { seg } from '../api/client';
-import type { Environment } from '../api/types';
+import type { CreateEnvironmentRequest, Environment } from '../api/types';
 import { DeleteButton, Empty, ErrorMessage, FormActions, Loading, PageHeader, Time } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
@@ -24,7 +24,7 @@ function EnvironmentForm({ onSaved, onCancel }: { onSaved(): void; onCancel(): v
       const [owner = '', repo = ''] = line.split('/');
       return { owner, repo };
     });
-    const body = {
+    const body: CreateEnvironmentRequest = {
       name: String(form.get('name')).trim(),
       description: String(form.get('description') ?? '').trim() || null,
       ...(image ? { docker_image: image } : {}),

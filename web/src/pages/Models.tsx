@@ -1,27 +1,13 @@
+import type { ModelList } from '../api/types';
 import { Empty, ErrorMessage, Loading, PageHeader } from '../components/ui';
 import { useResource } from '../hooks';
 import { useClient } from '../session';
-
-interface Model {
-  id: string;
-  display_name: string;
-  provider: string;
-  vision_supported: boolean;
-  description?: string;
-  reasoning_level?: string;
-  cost: { currency: string; input_per_million_tokens: number; output_per_million_tokens: number };
-  disable_reason?: string;
-  disabled_reason_detail?: string;
-}
 
 const price = (value: number, currency: string) => `${currency === 'USD' ? '$' : `${currency} `}${value.toFixed(2)}`;
 
 export function ModelsPage() {
   const client = useClient();
-  const models = useResource(
-    (signal) => client.get<{ default_model_id: string | null; models: Model[] }>('/agent/models', undefined, signal),
-    'models',
-  );
+  const models = useResource((signal) => client.get<ModelList>('/agent/models', undefined, signal), 'models');
   const list = models.data?.models;
   return (
     <>

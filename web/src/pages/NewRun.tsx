@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
-import type { AgentIdentity, CreateRunResponse, Environment } from '../api/types';
+import type { AgentIdentity, CreateRunRequest, CreateRunResponse, Environment } from '../api/types';
 import { ErrorMessage, PageHeader } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
@@ -23,11 +23,11 @@ export function NewRunPage() {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     const text = (name: string) => String(form.get(name) ?? '').trim();
-    const config: Record<string, unknown> = {};
+    const config: NonNullable<CreateRunRequest['config']> = {};
     if (text('environment_id')) config.environment_id = text('environment_id');
     if (text('model_id')) config.model_id = text('model_id');
     if (text('harness')) config.harness = { type: text('harness') };
-    const body = {
+    const body: CreateRunRequest = {
       prompt,
       ...(text('title') ? { title: text('title') } : {}),
       ...(text('agent_identity_uid') ? { agent_identity_uid: text('agent_identity_uid') } : {}),

@@ -158,6 +158,8 @@ export function RunPage() {
 
   const config = item.agent_config as { environment_id?: string; harness?: { type?: string }; model_id?: string };
   const ended = isTerminal(item.state);
+  // status_message is an open object: its members are read only when they are strings.
+  const { message: statusMessage, error_code: errorCode } = item.status_message ?? {};
 
   return (
     <>
@@ -192,10 +194,9 @@ export function RunPage() {
             {LIVE_LABELS[live]}
           </span>
         </p>
-        {item.status_message?.message && (
+        {typeof statusMessage === 'string' && statusMessage && (
           <p className={item.state === 'SUCCEEDED' ? 'notice' : 'error'}>
-            {item.status_message.error_code && <code>{item.status_message.error_code}</code>}{' '}
-            {item.status_message.message}
+            {typeof errorCode === 'string' && errorCode && <code>{errorCode}</code>} {statusMessage}
           </p>
         )}
         <dl className="facts">

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { seg } from '../api/client';
-import type { AgentIdentity, Schedule } from '../api/types';
+import type { AgentIdentity, Schedule, ScheduleRequest } from '../api/types';
 import { DeleteButton, Empty, ErrorMessage, Flag, FormActions, Loading, PageHeader, Time } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
@@ -25,7 +25,7 @@ function ScheduleForm({
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     const agentUid = String(form.get('agent_uid') ?? '');
-    const body = {
+    const body: ScheduleRequest = {
       name: String(form.get('name')).trim(),
       cron_schedule: String(form.get('cron_schedule')).trim(),
       prompt: String(form.get('prompt')),
