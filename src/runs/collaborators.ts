@@ -1,0 +1,51 @@
+// What the runs slice asks of other slices. Each is an interface here so that runs never imports them: the
+// composition root hands the implementations to RunsService.
+import type { Kysely } from 'kysely';
+import type { DB } from '../database.js';
+
+/** What run creation needs to know about agent identities (the identities slice provides it). */
+export interface AgentDirectory {
+  findForRun(
+    db: Kysely<DB>,
+    teamUid: string,
+    uid: string,
+  ): Promise<{ uid: string; name: string; available: boolean; worker_host: string | null } | undefined>;
+}
+
+/** Which shared MCP servers a team may use in its runs (the MCP slice provides it). */
+export interface McpServerDirectory {
+  /**
+   * The team secrets a run of `teamUid` hands over by using the server: those it refers to when the team owns it,
+   * none for a server another team shares (that team's admins chose to share its secrets); null when the team may
+   * not use it.
+   */
+  secretsForRun(db: Kysely<DB>, teamUid: string, uid: string): Promise<string[] | null>;
+}
+
+/** Whose rights to team secrets a run has: its team, its creator, its agent identity and its environment. */
+export interface SecretUser {
+  teamUid: string;
+  creatorUid: string;
+  agentUid: string | null;
+  environmentId: string | null;
+}
+
+/** Which team secrets a run may use (the secrets slice provides it). */
+export interface SecretAccess {
+  /** The names among `names` a run acting as `user` may not use. */
+  unusableSecrets(db: Kysely<DB>, user: SecretUser, names: string[]): Promise<string[]>;
+}
+
+/** Skills a team's runs may use (the environments slice provides it). */
+export interface SkillResolver {
+  resolveSkill(
+    teamUid: string,
+    spec: string,
+    db: Kysely<DB>,
+  ): Promise<{ id: string; name: string; description: string; base_prompt: string; full_path: string } | null>;
+}
+
+/** Environments a team may run in (the environments slice provides it). */
+export interface EnvironmentDirectory {
+  isAccessible(teamUid: string, uid: string, db: Kysely<DB>): Promise<boolean>;
+}
