@@ -69,7 +69,7 @@ const program = new Command('hangar')
 
 program
   .command('serve')
-  .description('run the API server and the engine loops (configured by environment variables; see the README)')
+  .description('run the API server and the engine loops (configured by environment variables; see docs/configuration.md)')
   .addOption(
     new Option('--role <role>', 'api: HTTP API only; engine: background loops (scheduler) only; all: both')
       .choices(['api', 'engine', 'all'] satisfies Role[])

@@ -64,7 +64,7 @@ export class Loops implements Component {
     if (canExecute(platform, models, options.harnesses)) this.engine = this.buildEngine();
     else
       log.warn(
-        'no model has credentials and no harness is configured (HANGAR_CONFIG), so runs stay QUEUED; see the README on harnesses and models',
+        'no model has credentials and no harness is configured (HANGAR_CONFIG), so runs stay QUEUED; see docs/harnesses.md and docs/models.md',
       );
   }
 

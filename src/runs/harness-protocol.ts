@@ -3,7 +3,7 @@ import { Compile } from 'typebox/compile';
 
 /**
  * The JSON Lines event protocol a harness writes on stdout, one object per line. Lines that are not one of these
- * events are kept in the transcript but carry no meaning. The README documents it for operators.
+ * events are kept in the transcript but carry no meaning. docs/harnesses.md documents it for operators.
  */
 const Text = Type.Object({ type: Type.Literal('text'), text: Type.String() });
 const ToolCall = Type.Object({

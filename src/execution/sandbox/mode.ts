@@ -112,5 +112,22 @@ export function resolveSandboxMode(
       `WARNING: ${absentForNetwork.join(', ')} not found: runs and setup commands with network will fail (apt-get install passt nftables iproute2 util-linux).`,
     );
   }
+  const tunProblem = kind === 'bwrap' && absentForNetwork.length === 0 ? tunDeviceProblem() : undefined;
+  if (tunProblem) warnings.push(`WARNING: ${tunProblem}: runs and setup commands with network will fail.`);
   return { mode: mode(kind), ...(warnings.length > 0 ? { warning: warnings.join(' ') } : {}) };
+}
+
+/**
+ * pasta opens /dev/net/tun as the run user (a root server hands it over) or as the server's own user, never as root:
+ * the device must be open to everyone, as it is by default on most systems. Some container hosts create it 0600.
+ */
+function tunDeviceProblem(): string | undefined {
+  let mode: number;
+  try {
+    mode = fs.statSync('/dev/net/tun').mode;
+  } catch {
+    return '/dev/net/tun does not exist (a networked sandbox gets its egress through it)';
+  }
+  if ((mode & 0o006) === 0o006) return undefined;
+  return `/dev/net/tun is mode ${(mode & 0o777).toString(8)}, so pasta (running as the run user) cannot open it; make it 0666 (chmod 0666 /dev/net/tun)`;
 }
