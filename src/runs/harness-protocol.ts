@@ -71,14 +71,16 @@ export function protocolEvents(line: string): HarnessEvent[] {
   return event ? [event] : [];
 }
 
-/** What the task line says of an execution (execution's HarnessTask has these members). */
+/** What the task line says of an execution (execution's HarnessTask extends it with where and how to work). */
 export interface TaskOfExecution {
   runId: string;
   executionId: number;
+  /** `agent` is the run's own agent; `debug` starts in a workspace kept after a failed environment setup. */
   kind: 'agent' | 'debug';
   conversationId: string;
   prompt: string;
   basePrompt: string | null;
+  /** Follow-up messages that joined this execution before it started, oldest first. */
   followups: string[];
   history: Array<{ executionId: number; stream: 'input' | 'output'; line: string }>;
   agentConfig: Record<string, unknown>;

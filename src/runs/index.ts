@@ -53,6 +53,7 @@ export {
   taskMessage,
   type HarnessEvent,
   type TaskMessage,
+  type TaskOfExecution,
   type UserMessage,
 } from './harness-protocol.js';
 export { normalizeConversation, type Conversation } from './conversation.js';

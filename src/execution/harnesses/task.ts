@@ -1,21 +1,13 @@
 import type { ResolvedDefinition } from '../../mcp/index.js';
 import type { ResolvedModel } from '../../models/index.js';
+import type { TaskOfExecution } from '../../runs/index.js';
 import type { FileOwner } from '../workspace-files.js';
 
 /**
  * One execution's worth of work for a harness: the run's prompt plus everything said since, and where to work.
  * `history` is the earlier executions' transcript, so a harness can resume the conversation.
  */
-export interface HarnessTask {
-  runId: string;
-  executionId: number;
-  /** `agent` is the run's own agent; `debug` starts in a workspace kept after a failed environment setup. */
-  kind: 'agent' | 'debug';
-  conversationId: string;
-  prompt: string;
-  basePrompt: string | null;
-  /** Follow-up messages that joined this execution before it started, oldest first. */
-  followups: string[];
+export interface HarnessTask extends TaskOfExecution {
   history: TranscriptLine[];
   workspace: string;
   /** Who owns what the server creates in the workspace (the run's user); unset: the server's own user. */
