@@ -69,9 +69,14 @@ const program = new Command('hangar')
 
 program
   .command('serve')
-  .description('run the API server and the engine loops (configured by environment variables; see docs/configuration.md)')
+  .description(
+    'run the API server and the engine loops (configured by environment variables; see docs/configuration.md)',
+  )
   .addOption(
-    new Option('--role <role>', 'api: HTTP API only; engine: background loops (scheduler) only; all: both')
+    new Option(
+      '--role <role>',
+      'api: HTTP API and worker connections; engine: the background loops (engine, scheduler, automations, webhook retention); all: both',
+    )
       .choices(['api', 'engine', 'all'] satisfies Role[])
       .default('all'),
   )
