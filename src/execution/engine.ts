@@ -3,7 +3,12 @@ import { type NextPass, PollingLoop } from '../platform/loop.js';
 import type { EngineContext } from './context.js';
 import { DebugSessions } from './debug-sessions.js';
 import { Execution } from './executor.js';
-import type { CapacityLimits, ClaimedRun } from '../runs/index.js';
+import {
+  type CapacityLimits,
+  type ClaimedRun,
+  leaseExpiryCheckIntervalMs,
+  leaseRenewalIntervalMs,
+} from '../runs/index.js';
 
 export interface EngineOptions {
   context: EngineContext;
@@ -42,7 +47,7 @@ export class Engine {
       onError: (error) => context.log.error({ err: error }, 'dispatch pass failed; retrying'),
     });
     this.renewing = new PollingLoop({
-      intervalMs: Math.max(500, Math.min(2000, (leaseSeconds * 1000) / 3)),
+      intervalMs: leaseRenewalIntervalMs(leaseSeconds),
       waitFirst: true,
       pass: () => this.renewLeases(),
       onError: (error) => context.log.warn({ err: error }, 'lease renewal failed'),
@@ -86,7 +91,7 @@ export class Engine {
   /** Takes back expired leases (now and then), then claims as many queued runs as there is room for. */
   private async dispatch(): Promise<NextPass> {
     const { context, limits, leaseSeconds } = this.options;
-    if (Date.now() - this.lastReap >= Math.min(5000, (leaseSeconds * 1000) / 2)) {
+    if (Date.now() - this.lastReap >= leaseExpiryCheckIntervalMs(leaseSeconds)) {
       this.lastReap = Date.now();
       await context.lifecycle.expireLeases();
     }

@@ -57,3 +57,4 @@ export {
   type UserMessage,
 } from './harness-protocol.js';
 export { normalizeConversation, type Conversation } from './conversation.js';
+export { leaseExpiryCheckIntervalMs, leaseRenewalIntervalMs } from './lifecycle/lease-cadence.js';

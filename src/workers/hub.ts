@@ -4,7 +4,12 @@ import type { Kysely } from 'kysely';
 import type { WebSocket } from 'ws';
 import { runVariables, type EnvironmentSetups } from '../execution/index.js';
 import { conversationHistory, runAttachments } from '../execution/index.js';
-import type { ClaimedRun, RunLifecycle } from '../runs/index.js';
+import {
+  type ClaimedRun,
+  leaseExpiryCheckIntervalMs,
+  leaseRenewalIntervalMs,
+  type RunLifecycle,
+} from '../runs/index.js';
 import type { TaskTokens } from '../execution/index.js';
 import type { Bus } from '../platform/bus.js';
 import type { DB } from '../database.js';
@@ -68,14 +73,10 @@ export class WorkerHub {
     const chore = (intervalMs: number, pass: () => Promise<void>, failure: string) =>
       new PollingLoop({ intervalMs, waitFirst: true, pass, onError: (error) => log.warn({ err: error }, failure) });
     this.chores = [
-      chore(
-        Math.max(500, Math.min(2000, (leaseSeconds * 1000) / 3)),
-        () => this.renewLeases(),
-        'worker lease renewal failed',
-      ),
+      chore(leaseRenewalIntervalMs(leaseSeconds), () => this.renewLeases(), 'worker lease renewal failed'),
       // Runs of workers that never came back (to any replica) end once their lease passes, engine or not.
       chore(
-        Math.min(5000, (leaseSeconds * 1000) / 2),
+        leaseExpiryCheckIntervalMs(leaseSeconds),
         async () => void (await this.options.lifecycle.expireLeases()),
         'could not take back expired leases',
       ),
