@@ -2,7 +2,13 @@ import { createParser } from 'eventsource-parser';
 import type { Command } from 'commander';
 import type { HarnessEvent } from './harness-protocol.js';
 import { ApiProblem, problemOf } from '../platform/http/api-fetch.js';
-import { callApi, clientOptionsFromEnv, printJson as print, type ClientOptions } from '../platform/http/client.js';
+import {
+  callApi,
+  clientOptionsFromEnv,
+  printJson as print,
+  sendApiAnswer,
+  type ClientOptions,
+} from '../platform/http/client.js';
 import type { RunItem } from './schemas.js';
 
 function collect(value: string, previous: string[]): string[] {
@@ -10,19 +16,6 @@ function collect(value: string, previous: string[]): string[] {
 }
 
 const runPath = (runId: string, action = '') => `/agent/runs/${encodeURIComponent(runId)}${action}`;
-
-/** A request the JSON helper cannot make (a stream, a redirect); connection failures read like callApi's. */
-async function send(client: ClientOptions, path: string, init: RequestInit = {}): Promise<Response> {
-  const headers = {
-    authorization: `Bearer ${client.apiKey}`,
-    ...(client.team ? { 'x-team-uid': client.team } : {}),
-    ...init.headers,
-  };
-  return fetch(`${client.baseUrl}/api/v1${path}`, { ...init, headers }).catch((error: Error) => {
-    const cause = (error.cause as Error | undefined)?.message ?? error.message;
-    throw new Error(`could not reach Hangar at ${client.baseUrl} (${cause}); is HANGAR_URL right?`);
-  });
-}
 
 /** One line per timeline entry and per text or tool event; other protocol events show in the timeline. */
 // biome-ignore lint/suspicious/noExplicitAny: the events' parsed JSON, each kind read field by field
@@ -63,7 +56,7 @@ async function followRun(client: ClientOptions, runId: string): Promise<string> 
     attempts += 1;
     let end: { state: string } | undefined;
     try {
-      const response = await send(client, runPath(runId, '/events'), {
+      const response = await sendApiAnswer(client, runPath(runId, '/events'), {
         headers: { accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
       });
       if (!response.ok || !response.body) throw await problemOf(response);
@@ -239,7 +232,7 @@ export function registerRunCommands(program: Command): void {
     .action(async (runId: string) => {
       const client = clientOptionsFromEnv();
       // The answer is a redirect to a signed link, which needs no API key: it is fetched without one.
-      const response = await send(client, runPath(runId, '/transcript'), { redirect: 'manual' });
+      const response = await sendApiAnswer(client, runPath(runId, '/transcript'), { redirect: 'manual' });
       const location = response.headers.get('location');
       if (response.status !== 302 || !location) throw await problemOf(response);
       const download = await fetch(new URL(location, client.baseUrl));

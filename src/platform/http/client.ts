@@ -19,18 +19,34 @@ export function clientOptionsFromEnv(env = process.env): ClientOptions {
 
 /** A request with the environment's credentials; an unreachable server names HANGAR_URL, a refusal is an ApiProblem. */
 export async function sendApi(options: ClientOptions, path: string, init: RequestInit = {}): Promise<Response> {
+  try {
+    return await fetchApi(apiUrl(options, path), withCredentials(options, init));
+  } catch (error) {
+    if (error instanceof ApiProblem && error.status === 0) throw unreachable(options, error.detail);
+    throw error;
+  }
+}
+
+/** Like sendApi, but every answer comes back as it is (a stream, a redirect, a refusal to read itself). */
+export async function sendApiAnswer(options: ClientOptions, path: string, init: RequestInit = {}): Promise<Response> {
+  return fetch(apiUrl(options, path), withCredentials(options, init)).catch((error: Error) => {
+    throw unreachable(options, (error.cause as Error | undefined)?.message ?? error.message);
+  });
+}
+
+const apiUrl = (options: ClientOptions, path: string) => `${options.baseUrl}/api/v1${path}`;
+
+function withCredentials(options: ClientOptions, init: RequestInit): RequestInit {
   const headers = {
     authorization: `Bearer ${options.apiKey}`,
     ...(options.team ? { 'x-team-uid': options.team } : {}),
     ...init.headers,
   };
-  try {
-    return await fetchApi(`${options.baseUrl}/api/v1${path}`, { ...init, headers });
-  } catch (error) {
-    if (error instanceof ApiProblem && error.status === 0)
-      throw new Error(`could not reach Hangar at ${options.baseUrl} (${error.detail}); is HANGAR_URL right?`);
-    throw error;
-  }
+  return { ...init, headers };
+}
+
+function unreachable(options: ClientOptions, reason: string): Error {
+  return new Error(`could not reach Hangar at ${options.baseUrl} (${reason}); is HANGAR_URL right?`);
 }
 
 /** One JSON call: the answer's body, or undefined when it has none. */
