@@ -9,6 +9,7 @@ import { Workspaces } from '../execution/index.js';
 import { EngineWrites } from '../execution/index.js';
 import type { ModelCatalogue } from '../models/index.js';
 import { PollingLoop } from '../platform/loop.js';
+import { idempotencyKeyRetention } from '../runs/index.js';
 import { Scheduler } from '../schedules/index.js';
 import { webhookRetention } from '../webhooks/index.js';
 import { WorkerHub } from '../workers/index.js';
@@ -54,7 +55,7 @@ export class Loops implements Component {
       });
     }
     if (options.role === 'api') return;
-    this.chores.push(webhookRetention(database.db, log));
+    this.chores.push(webhookRetention(database.db, log), idempotencyKeyRetention(database.db, log));
     this.scheduler = new Scheduler({ db: database.db, runs: services.runs, log, now: options.now });
     this.evaluator = new AutomationEvaluator({ database, runs: services.runs, log });
     const { sandbox, models } = services.execution;

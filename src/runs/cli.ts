@@ -9,6 +9,7 @@ import {
   sendApiAnswer,
   type ClientOptions,
 } from '../platform/http/client.js';
+import { createRunOnce } from './cli-create.js';
 import type { RunItem } from './schemas.js';
 
 function collect(value: string, previous: string[]): string[] {
@@ -132,7 +133,7 @@ export function registerRunCommands(program: Command): void {
           ...(options.harness ? { harness: { type: options.harness } } : {}),
         };
         const client = clientOptionsFromEnv();
-        const created = await callApi<{ run_id: string; state: string }>(client, 'POST', '/agent/runs', {
+        const created = await createRunOnce(client, {
           prompt,
           ...(options.title ? { title: options.title } : {}),
           ...(options.skill ? { skill: options.skill } : {}),

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf, principalOf } from '../identities/index.js';
@@ -14,7 +14,20 @@ import {
   RunItem,
   TimelineResponse,
 } from './schemas.js';
+import { IDEMPOTENCY_KEY_HOURS, idempotencyKey, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency.js';
 import type { RunsService } from './service.js';
+
+const CreateRunHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: MAX_IDEMPOTENCY_KEY_LENGTH,
+      // Visible ASCII and spaces, as a UUID or any client's own scheme is written.
+      pattern: '^[\\x20-\\x7e]*[\\x21-\\x7e][\\x20-\\x7e]*$',
+      description: `Makes the create safe to retry: the same key from the same team within ${IDEMPOTENCY_KEY_HOURS} hours gets the first request's answer again (with the header Idempotent-Replayed: true) and creates no run; with a different body, or from another member, 422 idempotency_key_reused. One new key per run, e.g. a UUID.`,
+    }),
+  ),
+});
 
 const CancelledResponses = { 200: Type.String({ description: 'The cancelled run ID' }), ...ProblemResponses };
 
@@ -29,18 +42,27 @@ export function registerRunRoutes(parent: FastifyInstance, runs: RunsService): v
 
   const createSchema = {
     tags,
+    headers: CreateRunHeaders,
     body: CreateRunBody,
     response: { 200: CreateRunResponse, ...ProblemResponses },
   };
-  app.post('/agent/runs', { schema: { ...createSchema, summary: 'Create a run' } }, async (request) =>
-    runs.create(callerOf(request), request.body),
+  /** A create, once per Idempotency-Key when the request has one; both create routes share the keys. */
+  const create = async (request: FastifyRequest, body: CreateRunBody, key: string | undefined, reply: FastifyReply) => {
+    const caller = callerOf(request);
+    if (key === undefined) return runs.create(caller, body);
+    const { answer, replayed } = await runs.createOnce(caller, body, idempotencyKey(key, caller.principal.uid, body));
+    if (replayed) reply.header('Idempotent-Replayed', 'true');
+    return answer;
+  };
+  app.post('/agent/runs', { schema: { ...createSchema, summary: 'Create a run' } }, async (request, reply) =>
+    create(request, request.body, request.headers['idempotency-key'], reply),
   );
   app.post(
     '/agent/run',
     { schema: { ...createSchema, summary: 'Create a run (deprecated: use POST /agent/runs)', deprecated: true } },
     async (request, reply) => {
       reply.header('Deprecation', 'true').header('Link', '</api/v1/agent/runs>; rel="successor-version"');
-      return runs.create(callerOf(request), request.body);
+      return create(request, request.body, request.headers['idempotency-key'], reply);
     },
   );
 

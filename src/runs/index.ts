@@ -2,6 +2,7 @@
 export { RunActivity } from './activity.js';
 export { registerRunCommands } from './cli.js';
 export { registerRunRoutes } from './http.js';
+export { idempotencyKeyRetention } from './idempotency.js';
 export { metadataProblem } from './metadata.js';
 export { registerRunOutputRoutes } from './output-http.js';
 export { RunOutputs, TRANSCRIPT_LINK_SECONDS } from './output.js';

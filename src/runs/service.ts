@@ -4,6 +4,7 @@ import type { DB } from '../database.js';
 import { ApiError, conflict, featureNotAvailable, invalidRequest, notFound } from '../platform/http/errors.js';
 import { type CursorCodec, InvalidCursorError, type CursorValue } from '../platform/http/pagination.js';
 import { prepareRun, type RunCreationDependencies, type RunOrigin } from './create-request.js';
+import { createOnce, type CreatedRun, type IdempotencyKey } from './idempotency.js';
 import { MAX_METADATA_FILTER_PAIRS, metadataPairProblem } from './metadata.js';
 import { renderEvent, renderRun } from './render.js';
 import { RunInserts } from './lifecycle/insert-batches.js';
@@ -70,6 +71,20 @@ export class RunsService {
     const { run, attachments } = await prepareRun(this.options, this.db, caller, body, origin);
     const { atCapacity } = await this.inserts.insert(run, attachments);
     return { run_id: run.id, task_id: run.id, state: run.state, ...(atCapacity ? { at_capacity: true } : {}) };
+  }
+
+  /**
+   * Creates a run under an Idempotency-Key: the same key from the same team within the window answers what the
+   * first request got (`replayed`) and creates nothing.
+   */
+  createOnce(
+    caller: Caller,
+    body: CreateRunBody,
+    key: IdempotencyKey,
+  ): Promise<{ answer: CreatedRun; replayed: boolean }> {
+    return createOnce(this.options, caller.teamUid, key, () =>
+      prepareRun(this.options, this.db, caller, body, { source: 'API' }),
+    );
   }
 
   /** For runs created inside another slice's transaction (the scheduler's), once it has committed. */

@@ -87,6 +87,16 @@ export interface RunTranscriptTable {
   at: Timestamp;
 }
 
+/** Idempotency-Key of run creates (migration 0017): the first answer per team and key, for 24 hours. */
+export interface RunIdempotencyKeysTable {
+  team_uid: string;
+  idempotency_key: string;
+  /** SHA-256 (hex) of the sender and the body of the request that used the key first. */
+  request_hash: string;
+  answer: Json<{ run_id: string; task_id: string; state: string; at_capacity?: boolean }>;
+  created_at: Timestamp;
+}
+
 /** The runs slice's tables (src/database.ts composes every slice's into DB). */
 export interface RunsTables {
   runs: RunsTable;
@@ -94,4 +104,5 @@ export interface RunsTables {
   run_events: RunEventsTable;
   run_inputs: RunInputsTable;
   run_transcript: RunTranscriptTable;
+  run_idempotency_keys: RunIdempotencyKeysTable;
 }

@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   environment_setup_failed: 'Environment setup failed',
   content_policy_violation: 'Content policy violation',
   resource_unavailable: 'Resource unavailable',
+  idempotency_key_reused: 'Idempotency key reused',
   internal_error: 'Internal error',
 } as const;
 
@@ -65,6 +66,8 @@ export const notFound = (detail: string) => new ApiError(404, 'resource_not_foun
 export const conflict = (detail: string, options: { retryable?: boolean } = {}) =>
   new ApiError(409, 'conflict', detail, options);
 export const operationNotSupported = (detail: string) => new ApiError(422, 'operation_not_supported', detail);
+/** 422: an Idempotency-Key sent again with a different request than the one it was first used for. */
+export const idempotencyKeyReused = (detail: string) => new ApiError(422, 'idempotency_key_reused', detail);
 export const integrationNotConfigured = (detail: string) => new ApiError(422, 'integration_not_configured', detail);
 /** 429 with Retry-After: a rate limit the caller may retry after that many seconds. */
 export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>

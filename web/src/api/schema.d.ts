@@ -191,7 +191,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Makes the create safe to retry: the same key from the same team within 24 hours gets the first request's answer again (with the header Idempotent-Replayed: true) and creates no run; with a different body, or from another member, 422 idempotency_key_reused. One new key per run, e.g. a UUID. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -338,7 +341,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Makes the create safe to retry: the same key from the same team within 24 hours gets the first request's answer again (with the header Idempotent-Replayed: true) and creates no run; with a different body, or from another member, 422 idempotency_key_reused. One new key per run, e.g. a UUID. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
