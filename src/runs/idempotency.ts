@@ -154,14 +154,17 @@ async function recordKey(db: Kysely<DB>, teamUid: string, key: IdempotencyKey, a
   return row !== undefined;
 }
 
-/** Deletes keys past the window (a look-up ignores them already); every engine process may run it. */
+/** Deletes the keys past the window (a look-up ignores them already). */
+export async function pruneIdempotencyKeys(db: Kysely<DB>): Promise<void> {
+  await db.deleteFrom('run_idempotency_keys').where('created_at', '<=', windowStart()).execute();
+}
+
+/** Prunes the keys past the window now and then; idempotent deletes, so every engine process may run it. */
 export function idempotencyKeyRetention(db: Kysely<DB>, log: FastifyBaseLogger, intervalMs = 15 * 60_000): PollingLoop {
   return new PollingLoop({
     intervalMs,
     waitFirst: true,
-    pass: async () => {
-      await db.deleteFrom('run_idempotency_keys').where('created_at', '<=', windowStart()).execute();
-    },
+    pass: () => pruneIdempotencyKeys(db),
     onError: (error) => log.warn({ err: error }, 'idempotency key retention pass failed'),
   });
 }

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { generateApiKey } from '../../src/platform/crypto.js';
+import { pruneIdempotencyKeys } from '../../src/runs/idempotency.js';
 import { answerDroppingProxy } from '../support/answer-dropping-proxy.js';
 import { hangarCli } from '../support/cli.js';
 import { databaseEnv, stopChild } from '../support/processes.js';
@@ -146,6 +147,27 @@ describe('Idempotency-Key on POST /agent/runs', () => {
       .executeTakeFirst();
     assert.equal(justInside.numUpdatedRows, 1n);
     assert.deepEqual((await create({ prompt: `${prompt} again` }, key)).body, later.body);
+  });
+
+  test('retention deletes the keys past 24 hours and keeps the others', async () => {
+    const [old, fresh] = [randomUUID(), randomUUID()];
+    assert.equal((await create({ prompt: `retention ${old}` }, old)).status, 200);
+    assert.equal((await create({ prompt: `retention ${fresh}` }, fresh)).status, 200);
+    await hangar.db
+      .updateTable('run_idempotency_keys')
+      .set({ created_at: sql`clock_timestamp() - interval '25 hours'` })
+      .where('idempotency_key', '=', old)
+      .execute();
+    await pruneIdempotencyKeys(hangar.db);
+    const kept = await hangar.db
+      .selectFrom('run_idempotency_keys')
+      .select('idempotency_key')
+      .where('idempotency_key', 'in', [old, fresh])
+      .execute();
+    assert.deepEqual(
+      kept.map((row) => row.idempotency_key),
+      [fresh],
+    );
   });
 
   test('an empty, blank or over-long key is refused with 400', async () => {
