@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { describe, test } from 'node:test';
+import { type Kysely, sql } from 'kysely';
+import type { DB } from '../../src/database.js';
+import { generateApiKey } from '../../src/platform/crypto.js';
+import { eventually, harnessEnv, processesWith, script, waitForRun } from '../support/engine.js';
+import { databaseEnv, onPostgres, stopChild } from '../support/processes.js';
+import { createTestDatabase, spawnServer, startTestServer, type TestDatabase } from '../support/server.js';
+
+/**
+ * Issue 23, items 1 and 2: the runs of an engine that is gone are taken back as soon as that is known, not when
+ * their leases pass, and stop holding the concurrency limit; a lease that passes is taken back when it passes.
+ * The leases here are far longer than the tests wait, so that only the engine's death can explain a takeback.
+ */
+
+const postgresOnly = onPostgres() ? false : 'a replica beside the killed one needs PostgreSQL';
+const pgliteOnly = onPostgres() ? 'PGlite: one process per data directory' : false;
+
+/** A server process of its own (to kill), on `database`, with the script harness and a bootstrap API key. */
+async function spawnDoomed(database: TestDatabase, env: Record<string, string>) {
+  const apiKey = generateApiKey();
+  const fullEnv = { ...env, ...databaseEnv(database), HANGAR_BOOTSTRAP_API_KEY: apiKey };
+  const doomed = await spawnServer(fullEnv);
+  const create = async (prompt: string) => {
+    const response = await fetch(`${doomed.url}/api/v1/agent/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt }),
+    });
+    assert.equal(response.status, 200);
+    return ((await response.json()) as { run_id: string }).run_id;
+  };
+  return { ...doomed, env: fullEnv, create };
+}
+
+function killAll(marker: string): void {
+  for (const pid of processesWith(marker)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
+/** When the run's takeback (or claim) was written, and the lease it had: both by the database's clock. */
+async function eventAt(db: Kysely<DB>, runId: string, type: string): Promise<Date | undefined> {
+  const row = await db
+    .selectFrom('run_events')
+    .select('occurred_at')
+    .where('run_id', '=', runId)
+    .where('event_type', '=', type)
+    .orderBy('seq', 'desc')
+    .executeTakeFirst();
+  return row ? new Date(row.occurred_at) : undefined;
+}
+
+async function leaseOf(db: Kysely<DB>, runId: string): Promise<Date> {
+  const row = await db.selectFrom('runs').select('lease_expires_at').where('id', '=', runId).executeTakeFirstOrThrow();
+  assert.ok(row.lease_expires_at, `run ${runId} holds a lease`);
+  return new Date(row.lease_expires_at);
+}
+
+describe('takeback of a SIGKILLed replica', { skip: postgresOnly }, () => {
+  test('its runs are taken back long before their lease passes, and its slots are claimed by the survivor', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.drop());
+    const marker = `hangar-takeback-${Date.now()}`;
+    t.after(() => killAll(marker));
+    // The lease (120 s) is longer than the test waits: a takeback before it can only come from the dead engine.
+    const env = harnessEnv(
+      {},
+      { HANGAR_RUN_LEASE_SECONDS: '120', HANGAR_MAX_CONCURRENT_RUNS: '2', HANGAR_SETUP_NETWORK: 'false' },
+    );
+    const doomed = await spawnDoomed(database, env);
+    t.after(() => stopChild(doomed.child, 'SIGKILL'));
+    const held = [
+      await doomed.create(script({ sleepers: marker }, { sleep: 300_000 })),
+      await doomed.create(script({ sleepers: marker }, { sleep: 300_000 })),
+    ];
+    // The survivor starts once the doomed replica holds every slot, and a third run waits for one.
+    const survivor = await startTestServer(doomed.env, { database });
+    t.after(() => survivor.stop());
+    for (const runId of held) await waitForRun(survivor, runId, (run) => run.state === 'INPROGRESS');
+    const waiting = await doomed.create(script({ say: 'claimed once a slot is free' }));
+    const leases = await Promise.all(held.map((runId) => leaseOf(survivor.db, runId)));
+
+    await stopChild(doomed.child as ChildProcess, 'SIGKILL');
+
+    for (const [i, runId] of held.entries()) {
+      const ended = await waitForRun(survivor, runId, (run) => run.state === 'ERROR', 60_000);
+      assert.equal(ended.status_message.error_code, 'resource_unavailable');
+      assert.equal(ended.status_message.retryable, true);
+      assert.equal(ended.is_sandbox_running, false);
+      const erroredAt = await eventAt(survivor.db, runId, 'oz_run_errored');
+      assert.ok(erroredAt && erroredAt < leases[i]!, `run ${runId} taken back before its lease passed`);
+    }
+    // The freed slot: the queued run is claimed by the surviving replica and runs to its end.
+    assert.equal((await waitForRun(survivor, waiting, (run) => run.state === 'SUCCEEDED', 60_000)).state, 'SUCCEEDED');
+    const claimedAt = await eventAt(survivor.db, waiting, 'oz_run_claimed');
+    assert.ok(claimedAt && claimedAt < leases[0]!, 'the waiting run was claimed before the dead runs leases passed');
+    // The dead engine is forgotten once its runs are taken back; the survivor's row stays.
+    await eventually(
+      'the dead engine forgotten',
+      async () => (await survivor.db.selectFrom('engines').select('id').execute()).length === 1,
+    );
+  });
+
+  test('a replica that stops responding (SIGSTOP) keeps its runs until each lease passes, and loses each then', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.drop());
+    const env = harnessEnv(
+      {},
+      { HANGAR_RUN_LEASE_SECONDS: '10', HANGAR_MAX_CONCURRENT_RUNS: '12', HANGAR_SETUP_NETWORK: 'false' },
+    );
+    const doomed = await spawnDoomed(database, env);
+    t.after(() => stopChild(doomed.child, 'SIGKILL'));
+    const runIds: string[] = [];
+    for (let i = 0; i < 12; i++) runIds.push(await doomed.create(script({ sleep: 300_000 })));
+    const survivor = await startTestServer(doomed.env, { database });
+    t.after(() => survivor.stop());
+    for (const runId of runIds) await waitForRun(survivor, runId, (run) => run.state === 'INPROGRESS');
+
+    // Frozen, not dead: its lock connection stays open, so only the leases can tell. Its runs' leases are set to
+    // pass half a second apart over 5.5 s, as an engine that froze between renewals of different runs would leave
+    // them: a periodic look (every 5 s before) would find some of them seconds late, whatever its phase.
+    doomed.child.kill('SIGSTOP');
+    const leases = new Map<string, Date>();
+    for (const [i, runId] of runIds.entries()) {
+      const row = await sql<{ lease_expires_at: Date }>`
+        UPDATE runs SET lease_expires_at = clock_timestamp() + make_interval(secs => ${1 + i * 0.5})
+        WHERE id = ${runId} RETURNING lease_expires_at`.execute(survivor.db);
+      leases.set(runId, new Date(row.rows[0]!.lease_expires_at));
+    }
+
+    for (const runId of runIds) {
+      await waitForRun(survivor, runId, (run) => run.state === 'ERROR', 60_000);
+      const erroredAt = (await eventAt(survivor.db, runId, 'oz_run_errored'))!;
+      const late = erroredAt.getTime() - leases.get(runId)!.getTime();
+      // Not before its lease (the engine looked alive), and when it passed: one second covers a slow statement on
+      // a busy machine.
+      assert.ok(late >= 0, `run ${runId} taken back ${-late} ms before its lease passed`);
+      assert.ok(late < 1000, `run ${runId} taken back ${late} ms after its lease passed`);
+    }
+  });
+});
+
+describe('takeback after a restart on PGlite', { skip: pgliteOnly }, () => {
+  test('a SIGKILLed server restarted on the same data directory takes its runs back at once', async (t) => {
+    const database = await createTestDatabase();
+    t.after(() => database.drop());
+    const marker = `hangar-takeback-pglite-${Date.now()}`;
+    t.after(() => killAll(marker));
+    // The lease (300 s) is longer than the test waits: only knowing the old engine is gone explains a takeback.
+    const env = harnessEnv({}, { HANGAR_RUN_LEASE_SECONDS: '300', HANGAR_SETUP_NETWORK: 'false' });
+    const doomed = await spawnDoomed(database, env);
+    t.after(() => stopChild(doomed.child, 'SIGKILL'));
+    const runId = await doomed.create(script({ sleepers: marker }, { sleep: 300_000 }));
+    await eventually('the agent is running', () => processesWith(marker).length >= 2);
+
+    await stopChild(doomed.child, 'SIGKILL');
+    killAll(marker);
+    const restarted = await startTestServer(doomed.env, { database });
+    t.after(() => restarted.stop());
+    const ended = await waitForRun(restarted, runId, (run) => run.state === 'ERROR', 60_000);
+    assert.equal(ended.status_message.error_code, 'resource_unavailable');
+    assert.equal(ended.status_message.retryable, true);
+  });
+});
