@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../src/database.js';
 import { generateApiKey } from '../../src/platform/crypto.js';
-import { eventually, harnessEnv, processesWith, script, waitForRun } from '../support/engine.js';
+import { eventually, getRun, harnessEnv, processesWith, script, waitForRun } from '../support/engine.js';
 import { databaseEnv, onPostgres, stopChild } from '../support/processes.js';
+import { privatePostgresUnavailable, startPrivatePostgres } from '../support/private-postgres.js';
 import { createTestDatabase, spawnServer, startTestServer, type TestDatabase } from '../support/server.js';
 
 /**
@@ -143,6 +145,50 @@ describe('takeback of a SIGKILLed replica', { skip: postgresOnly }, () => {
       assert.ok(late >= 0, `run ${runId} taken back ${-late} ms before its lease passed`);
       assert.ok(late < 1000, `run ${runId} taken back ${late} ms after its lease passed`);
     }
+  });
+});
+
+describe('a PostgreSQL restart', { skip: postgresOnly || privatePostgresUnavailable() }, () => {
+  test('takes nothing back from an engine that is alive, though its lock was released and its heartbeat is old', async (t) => {
+    const cluster = await startPrivatePostgres();
+    t.after(() => cluster.destroy());
+    const database = await cluster.createDatabase();
+    const env = harnessEnv({}, { HANGAR_RUN_LEASE_SECONDS: '30', HANGAR_SETUP_NETWORK: 'false' });
+    const slow = await spawnDoomed(database, env);
+    t.after(() => stopChild(slow.child, 'SIGKILL'));
+    const runId = await slow.create(script({ sleep: 5000 }, { say: 'finished' }));
+    const other = await startTestServer(slow.env, { database });
+    t.after(() => other.stop());
+    await waitForRun(other, runId, (run) => run.state === 'INPROGRESS');
+
+    // The engine holding the run is paused across the restart, so that it takes its lock again only after the other
+    // replica has looked many times at a free lock and a heartbeat older than two renewals (4 s): only `locked_at`,
+    // from before the database server started, says that proves nothing.
+    slow.child.kill('SIGSTOP');
+    await cluster.stop('fast');
+    await sleep(6000);
+    await cluster.start();
+    await eventually(
+      'the other replica took its lock again and has looked for gone engines since',
+      async () => {
+        const rows = await sql<{ looked: boolean }>`
+          SELECT heartbeat_at > locked_at + interval '5 seconds' AS looked FROM engines
+          WHERE locked_at >= pg_postmaster_start_time()`
+          .execute(other.db)
+          .catch(() => ({ rows: [] }));
+        return rows.rows.some((row) => row.looked);
+      },
+      60_000,
+    );
+    assert.equal((await getRun(other, runId)).state, 'INPROGRESS');
+    slow.child.kill('SIGCONT');
+    const ended = await waitForRun(
+      other,
+      runId,
+      (run) => !['QUEUED', 'CLAIMED', 'INPROGRESS'].includes(run.state),
+      60_000,
+    );
+    assert.equal(ended.state, 'SUCCEEDED', JSON.stringify(ended.status_message));
   });
 });
 
