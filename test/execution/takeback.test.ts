@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../src/database.js';
 import { generateApiKey } from '../../src/platform/crypto.js';
-import { eventually, getRun, harnessEnv, processesWith, script, waitForRun } from '../support/engine.js';
+import { eventually, getRun, harnessEnv, processesWith, script, timelineTypes, waitForRun } from '../support/engine.js';
 import { databaseEnv, onPostgres, stopChild } from '../support/processes.js';
 import { privatePostgresUnavailable, startPrivatePostgres } from '../support/private-postgres.js';
 import { createTestDatabase, spawnServer, startTestServer, type TestDatabase } from '../support/server.js';
@@ -58,6 +58,18 @@ async function eventAt(db: Kysely<DB>, runId: string, type: string): Promise<Dat
   return row ? new Date(row.occurred_at) : undefined;
 }
 
+/** The engine whose claim of the run is the latest. */
+async function claimedBy(db: Kysely<DB>, runId: string): Promise<string> {
+  const row = await db
+    .selectFrom('run_events')
+    .select('payload')
+    .where('run_id', '=', runId)
+    .where('event_type', '=', 'oz_run_claimed')
+    .orderBy('seq', 'desc')
+    .executeTakeFirstOrThrow();
+  return (row.payload as { engine: string }).engine;
+}
+
 async function leaseOf(db: Kysely<DB>, runId: string): Promise<Date> {
   const row = await db.selectFrom('runs').select('lease_expires_at').where('id', '=', runId).executeTakeFirstOrThrow();
   assert.ok(row.lease_expires_at, `run ${runId} holds a lease`);
@@ -65,7 +77,7 @@ async function leaseOf(db: Kysely<DB>, runId: string): Promise<Date> {
 }
 
 describe('takeback of a SIGKILLed replica', { skip: postgresOnly }, () => {
-  test('its runs are taken back long before their lease passes, and its slots are claimed by the survivor', async (t) => {
+  test('of three replicas: its runs are taken back long before their lease passes, the others keep theirs, and its slots are claimed', async (t) => {
     const database = await createTestDatabase();
     t.after(() => database.drop());
     const marker = `hangar-takeback-${Date.now()}`;
@@ -73,39 +85,59 @@ describe('takeback of a SIGKILLed replica', { skip: postgresOnly }, () => {
     // The lease (120 s) is longer than the test waits: a takeback before it can only come from the dead engine.
     const env = harnessEnv(
       {},
-      { HANGAR_RUN_LEASE_SECONDS: '120', HANGAR_MAX_CONCURRENT_RUNS: '2', HANGAR_SETUP_NETWORK: 'false' },
+      { HANGAR_RUN_LEASE_SECONDS: '120', HANGAR_MAX_CONCURRENT_RUNS: '6', HANGAR_SETUP_NETWORK: 'false' },
     );
     const doomed = await spawnDoomed(database, env);
     t.after(() => stopChild(doomed.child, 'SIGKILL'));
-    const held = [
+    // Two runs the doomed replica holds for sure (the only engine yet), then two more replicas and four more runs
+    // for any of the three: every slot is taken, and a seventh run waits for one.
+    const runIds = [
       await doomed.create(script({ sleepers: marker }, { sleep: 300_000 })),
       await doomed.create(script({ sleepers: marker }, { sleep: 300_000 })),
     ];
-    // The survivor starts once the doomed replica holds every slot, and a third run waits for one.
     const survivor = await startTestServer(doomed.env, { database });
     t.after(() => survivor.stop());
-    for (const runId of held) await waitForRun(survivor, runId, (run) => run.state === 'INPROGRESS');
+    const third = await startTestServer(doomed.env, { database });
+    t.after(() => third.stop());
+    for (const runId of runIds) await waitForRun(survivor, runId, (run) => run.state === 'INPROGRESS');
+    for (let i = 0; i < 4; i++) runIds.push(await doomed.create(script({ sleepers: marker }, { sleep: 8000 })));
+    for (const runId of runIds) await waitForRun(survivor, runId, (run) => run.state === 'INPROGRESS');
     const waiting = await doomed.create(script({ say: 'claimed once a slot is free' }));
-    const leases = await Promise.all(held.map((runId) => leaseOf(survivor.db, runId)));
+    const holders = new Map<string, string>();
+    for (const runId of runIds) holders.set(runId, await claimedBy(survivor.db, runId));
+    const doomedEngine = holders.get(runIds[0]!)!;
+    const leases = await Promise.all(runIds.map((runId) => leaseOf(survivor.db, runId)));
 
     await stopChild(doomed.child as ChildProcess, 'SIGKILL');
 
-    for (const [i, runId] of held.entries()) {
-      const ended = await waitForRun(survivor, runId, (run) => run.state === 'ERROR', 60_000);
-      assert.equal(ended.status_message.error_code, 'resource_unavailable');
-      assert.equal(ended.status_message.retryable, true);
-      assert.equal(ended.is_sandbox_running, false);
-      const erroredAt = await eventAt(survivor.db, runId, 'oz_run_errored');
-      assert.ok(erroredAt && erroredAt < leases[i]!, `run ${runId} taken back before its lease passed`);
+    for (const [i, runId] of runIds.entries()) {
+      if (holders.get(runId) === doomedEngine) {
+        // The dead replica's runs: taken back at once, each once, long before their lease would pass.
+        const ended = await waitForRun(survivor, runId, (run) => run.state === 'ERROR', 60_000);
+        assert.equal(ended.status_message.error_code, 'resource_unavailable');
+        assert.equal(ended.status_message.retryable, true);
+        assert.equal(ended.is_sandbox_running, false);
+        const erroredAt = await eventAt(survivor.db, runId, 'oz_run_errored');
+        assert.ok(erroredAt && erroredAt < leases[i]!, `run ${runId} taken back before its lease passed`);
+      } else {
+        // The live replicas' runs are not touched.
+        assert.equal(
+          (await waitForRun(survivor, runId, (run) => run.state !== 'INPROGRESS', 60_000)).state,
+          'SUCCEEDED',
+        );
+      }
+      const types = await timelineTypes(survivor, runId);
+      assert.ok(types.filter((type) => type === 'oz_run_errored' || type === 'oz_run_done').length === 1, `${types}`);
     }
-    // The freed slot: the queued run is claimed by the surviving replica and runs to its end.
+    // The freed slot: the queued run is claimed by a surviving replica and runs to its end.
     assert.equal((await waitForRun(survivor, waiting, (run) => run.state === 'SUCCEEDED', 60_000)).state, 'SUCCEEDED');
     const claimedAt = await eventAt(survivor.db, waiting, 'oz_run_claimed');
     assert.ok(claimedAt && claimedAt < leases[0]!, 'the waiting run was claimed before the dead runs leases passed');
-    // The dead engine is forgotten once its runs are taken back; the survivor's row stays.
+    assert.notEqual(await claimedBy(survivor.db, waiting), doomedEngine);
+    // The dead engine is forgotten once its runs are taken back; the two live ones stay.
     await eventually(
       'the dead engine forgotten',
-      async () => (await survivor.db.selectFrom('engines').select('id').execute()).length === 1,
+      async () => (await survivor.db.selectFrom('engines').select('id').execute()).length === 2,
     );
   });
 
