@@ -58,9 +58,7 @@ export class Engine {
       log: context.log,
       soleEngine: options.soleEngine ? context.engineId : undefined,
       // Capacity was freed or runs were queued again: claim now, and wake the other replicas.
-      onTakenBack: () => {
-        options.bus.announceDispatch();
-      },
+      onTakenBack: () => options.bus.announceDispatch(),
     });
   }
 
