@@ -5,6 +5,7 @@ import type { WorkersTables } from './workers/tables.js';
 import type { ArtifactsTables } from './artifacts/tables.js';
 import type { AutomationsTables } from './automations/tables.js';
 import type { EnvironmentsTables } from './environments/tables.js';
+import type { ExecutionTables } from './execution/tables.js';
 import type { FactoryTables } from './factory/tables.js';
 import type { IdentitiesTables } from './identities/tables.js';
 import type { McpTables } from './mcp/tables.js';
@@ -18,6 +19,7 @@ export interface DB
     ArtifactsTables,
     AutomationsTables,
     EnvironmentsTables,
+    ExecutionTables,
     FactoryTables,
     IdentitiesTables,
     McpTables,

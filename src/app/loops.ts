@@ -7,6 +7,7 @@ import { DatabaseLedger } from '../execution/index.js';
 import { runUserWarning } from '../execution/index.js';
 import { Workspaces } from '../execution/index.js';
 import { EngineWrites } from '../execution/index.js';
+import { EnginePresence } from '../execution/index.js';
 import type { ModelCatalogue } from '../models/index.js';
 import { PollingLoop } from '../platform/loop.js';
 import { idempotencyKeyRetention } from '../runs/index.js';
@@ -108,8 +109,10 @@ export class Loops implements Component {
       bus,
       limits,
       leaseSeconds: config.runLeaseSeconds,
+      presence: new EnginePresence({ db: database.db, engineId, databaseUrl: config.databaseUrl, log }),
       // Only the embedded database guarantees one process per data directory; replicas may share one.
       cleanWorkspacesAtStart: database.kind === 'pglite',
+      soleEngine: database.kind === 'pglite',
     });
   }
 }

@@ -2,13 +2,10 @@ import type { Bus } from '../platform/bus.js';
 import { type NextPass, PollingLoop } from '../platform/loop.js';
 import type { EngineContext } from './context.js';
 import { DebugSessions } from './debug-sessions.js';
+import type { EnginePresence } from './engine-presence.js';
 import { Execution } from './executor.js';
-import {
-  type CapacityLimits,
-  type ClaimedRun,
-  leaseExpiryCheckIntervalMs,
-  leaseRenewalIntervalMs,
-} from '../runs/index.js';
+import { TakebackLoop } from './takeback-loop.js';
+import { type CapacityLimits, type ClaimedRun, leaseRenewalIntervalMs } from '../runs/index.js';
 
 export interface EngineOptions {
   context: EngineContext;
@@ -21,6 +18,10 @@ export interface EngineOptions {
   claimBatch?: number;
   /** Remove leftover workspaces at start (only when no other engine can share the data directory). */
   cleanWorkspacesAtStart?: boolean;
+  /** Tells the other replicas this engine is alive (its heartbeat and lock). */
+  presence: EnginePresence;
+  /** No other engine can be alive (PGlite: one process per data directory): the others' runs are taken back at start. */
+  soleEngine?: boolean;
 }
 
 /**
@@ -33,9 +34,8 @@ export class Engine {
   readonly debugSessions: DebugSessions;
   private readonly dispatching: PollingLoop;
   private readonly renewing: PollingLoop;
+  private readonly takingBack: TakebackLoop;
   private readonly claimBatch: number;
-  /** When the dispatch pass last took back expired leases (it does so every 5 s, or every half lease if shorter). */
-  private lastReap = 0;
 
   constructor(private readonly options: EngineOptions) {
     const { context, leaseSeconds } = options;
@@ -51,6 +51,14 @@ export class Engine {
       waitFirst: true,
       pass: () => this.renewLeases(),
       onError: (error) => context.log.warn({ err: error }, 'lease renewal failed'),
+    });
+    this.takingBack = new TakebackLoop({
+      lifecycle: context.lifecycle,
+      leaseSeconds,
+      log: context.log,
+      soleEngine: options.soleEngine ? context.engineId : undefined,
+      // Capacity was freed or runs were queued again: claim now, and wake the other replicas.
+      onTakenBack: () => options.bus.announceDispatch(),
     });
   }
 
@@ -72,6 +80,9 @@ export class Engine {
     });
     // Directories left by an engine that died in this data directory; runs in them were taken back by lease.
     if (this.options.cleanWorkspacesAtStart) await context.workspaces.removeAllExcept(new Set());
+    // Present before the first claim: a run this engine holds always has an engine row to judge it by.
+    await this.options.presence.start();
+    this.takingBack.start();
     this.dispatching.start();
     this.renewing.start();
   }
@@ -82,19 +93,16 @@ export class Engine {
 
   /** Stops claiming, ends the runs in progress (requeued if their agent had not started) and closes debug windows. */
   async stop(): Promise<void> {
-    await Promise.all([this.dispatching.stop(), this.renewing.stop()]);
+    await Promise.all([this.dispatching.stop(), this.renewing.stop(), this.takingBack.stop()]);
     for (const execution of this.executions.values()) execution.stop('shutdown');
     await Promise.all([...this.executions.values()].map((execution) => execution.done));
     await this.debugSessions.closeAll();
+    await this.options.presence.stop();
   }
 
-  /** Takes back expired leases (now and then), then claims as many queued runs as there is room for. */
+  /** Claims as many queued runs as there is room for. */
   private async dispatch(): Promise<NextPass> {
     const { context, limits, leaseSeconds } = this.options;
-    if (Date.now() - this.lastReap >= leaseExpiryCheckIntervalMs(leaseSeconds)) {
-      this.lastReap = Date.now();
-      await context.lifecycle.expireLeases();
-    }
     const free = limits.global - this.executions.size;
     if (free <= 0) return undefined;
     const requested = Math.min(free, this.claimBatch);
@@ -113,11 +121,18 @@ export class Engine {
     });
   }
 
-  /** Renews the leases of the runs in progress; a run this engine no longer holds is stopped at once. */
+  /**
+   * Renews the engine's heartbeat and the leases of the runs in progress; a run this engine no longer holds is
+   * stopped at once.
+   */
   private async renewLeases(): Promise<void> {
     const { context, leaseSeconds } = this.options;
+    const heartbeat = this.options.presence
+      .heartbeat()
+      .catch((error) => context.log.warn({ err: error }, 'engine heartbeat failed'));
     const ids = [...this.executions.keys()];
     const held = await context.lifecycle.renewLeases(context.engineId, ids, leaseSeconds);
     for (const id of ids) if (!held.has(id)) this.executions.get(id)?.stop('lost');
+    await heartbeat;
   }
 }

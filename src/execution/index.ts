@@ -1,6 +1,8 @@
 // The public surface of the execution slice: other slices and the composition root import only this module.
 export type { EngineContext, ExecutionContext } from './context.js';
 export { Engine } from './engine.js';
+export { EnginePresence } from './engine-presence.js';
+export { TakebackLoop } from './takeback-loop.js';
 export { Execution } from './executor.js';
 export { eventReader, transcriptFormat } from './harness-run.js';
 export { PROXY_PROVIDERS } from './harnesses/cli/proxied.js';

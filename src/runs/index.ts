@@ -58,4 +58,5 @@ export {
   type UserMessage,
 } from './harness-protocol.js';
 export { normalizeConversation, type Conversation } from './conversation.js';
-export { leaseExpiryCheckIntervalMs, leaseRenewalIntervalMs } from './lifecycle/lease-cadence.js';
+export { engineGraceSeconds, leaseRenewalIntervalMs, takebackCheckIntervalMs } from './lifecycle/lease-cadence.js';
+export type { Takeback, TakebackOptions } from './lifecycle/leases.js';

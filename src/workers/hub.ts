@@ -2,14 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { WebSocket } from 'ws';
-import { runVariables, type EnvironmentSetups } from '../execution/index.js';
+import { runVariables, TakebackLoop, type EnvironmentSetups } from '../execution/index.js';
 import { conversationHistory, runAttachments } from '../execution/index.js';
-import {
-  type ClaimedRun,
-  leaseExpiryCheckIntervalMs,
-  leaseRenewalIntervalMs,
-  type RunLifecycle,
-} from '../runs/index.js';
+import { type ClaimedRun, leaseRenewalIntervalMs, type RunLifecycle } from '../runs/index.js';
 import type { TaskTokens } from '../execution/index.js';
 import type { Bus } from '../platform/bus.js';
 import type { DB } from '../database.js';
@@ -53,8 +48,10 @@ export class WorkerHub {
   private readonly tasks: WorkerTasks;
   /** Offers queued runs to the connected workers: woken when runs are queued or capacity frees, polling besides. */
   private readonly dispatching: PollingLoop;
-  /** Periodic chores: lease renewal, taking back expired leases, heartbeats. */
+  /** Periodic chores: lease renewal, heartbeats. */
   private readonly chores: PollingLoop[];
+  /** Runs of workers that never came back (to any replica) end once their lease passes, engine or not. */
+  private readonly takingBack: TakebackLoop;
 
   constructor(private readonly options: WorkerHubOptions) {
     const { log, leaseSeconds, heartbeatSeconds } = options;
@@ -74,14 +71,14 @@ export class WorkerHub {
       new PollingLoop({ intervalMs, waitFirst: true, pass, onError: (error) => log.warn({ err: error }, failure) });
     this.chores = [
       chore(leaseRenewalIntervalMs(leaseSeconds), () => this.renewLeases(), 'worker lease renewal failed'),
-      // Runs of workers that never came back (to any replica) end once their lease passes, engine or not.
-      chore(
-        leaseExpiryCheckIntervalMs(leaseSeconds),
-        async () => void (await this.options.lifecycle.expireLeases()),
-        'could not take back expired leases',
-      ),
       chore(heartbeatSeconds * 1000, () => this.heartbeat(), 'worker heartbeat failed'),
     ];
+    this.takingBack = new TakebackLoop({
+      lifecycle: options.lifecycle,
+      leaseSeconds,
+      log,
+      onTakenBack: () => options.bus.announceDispatch(),
+    });
   }
 
   async start(): Promise<void> {
@@ -92,10 +89,11 @@ export class WorkerHub {
       else if (action === 'agent') this.announceFollowups(runId);
     });
     for (const loop of [this.dispatching, ...this.chores]) loop.start();
+    this.takingBack.start();
   }
 
   async stop(): Promise<void> {
-    const loops = Promise.all([this.dispatching, ...this.chores].map((loop) => loop.stop()));
+    const loops = Promise.all([this.dispatching, ...this.chores, this.takingBack].map((loop) => loop.stop()));
     for (const session of this.allSessions()) session.socket.close(1001, 'server shutting down');
     await loops;
     await this.tasks.settled();

@@ -153,3 +153,23 @@ LANGUAGE sql STABLE SET enable_bitmapscan = off AS $$
       OR (SELECT count(*) FROM (SELECT 1 FROM runs WHERE state IN ('PENDING', 'CLAIMED', 'INPROGRESS')
             AND worker_host IS NULL AND team_uid = team LIMIT per_team) busy) >= per_team
 $$;
+
+-- Engine presence (migration 0017). An engine takes this session lock on a connection it keeps for its life, then
+-- says so in its row; PostgreSQL releases the lock as soon as that connection closes (the process died, or the
+-- connection was cut). The key is the engine's ID hashed: two engines sharing a hash only make a dead one look alive
+-- until its leases pass, never the reverse.
+CREATE OR REPLACE FUNCTION hangar_lock_engine(engine text) RETURNS void LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  PERFORM pg_advisory_lock(7240002, hashtext(engine));
+  INSERT INTO engines (id, locked_at, heartbeat_at) VALUES (engine, clock_timestamp(), clock_timestamp())
+  ON CONFLICT (id) DO UPDATE SET locked_at = clock_timestamp(), heartbeat_at = clock_timestamp();
+END $$;
+
+-- Whether some session of this database holds the engine's lock (pg_locks shows advisory locks to every role).
+CREATE OR REPLACE FUNCTION hangar_engine_locked(engine text) RETURNS boolean LANGUAGE sql STABLE AS $$
+  SELECT EXISTS (
+    SELECT 1 FROM pg_locks l
+    WHERE l.locktype = 'advisory' AND l.granted AND l.classid = 7240002 AND l.objsubid = 2
+      AND l.objid::bigint = (hashtext(engine)::bigint & 4294967295)
+      AND l.database = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database()))
+$$;

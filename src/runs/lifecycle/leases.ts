@@ -55,18 +55,47 @@ const ENGINE_LOST = {
   retryable: true,
 };
 
+export interface TakebackOptions {
+  /**
+   * How long an engine's heartbeat may be stale, with its lock free, before it counts as gone: a guard for an
+   * engine whose lock connection alone was cut (it takes the lock again at once and heartbeats through its pool).
+   */
+  graceSeconds: number;
+  /** The only engine that can be alive (PGlite: one process per data directory); every other one is gone. */
+  soleEngine?: string | undefined;
+}
+
+export interface Takeback {
+  /** Runs taken back by this pass. */
+  taken: number;
+  /** Milliseconds until the earliest lease of a run still active passes (negative: passed, row busy); null: none. */
+  nextExpiryInMs: number | null;
+}
+
 /**
- * Takes back runs whose executor stopped renewing its lease: a run whose agent had not started goes back to the
- * queue (PENDING or CLAIMED -> QUEUED), one whose agent was running ends ERROR, retryable (INPROGRESS -> ERROR).
- * Safe with every replica doing it at once.
+ * Takes back runs whose executor is gone: an engine whose lock is free and heartbeat stale (its process died) or
+ * that cannot be alive (`soleEngine`), and any executor that stopped renewing its lease. A run whose agent had not
+ * started goes back to the queue (PENDING or CLAIMED -> QUEUED), one whose agent was running ends ERROR, retryable
+ * (INPROGRESS -> ERROR). Gone engines whose runs are all taken back are forgotten. Says when the earliest remaining
+ * lease passes, so that the caller looks again exactly then. Safe with every replica doing it at once.
+ *
+ * An engine is judged by its lock only if it took the lock since the database server started: a restart releases
+ * every engine's lock at once, and until each takes it again only its leases speak for it.
  */
-export async function expireLeases(db: Kysely<DB>): Promise<number> {
+export async function takeBack(db: Kysely<DB>, options: TakebackOptions): Promise<Takeback> {
   checkMove(REQUEUABLE_STATES, 'QUEUED');
   checkMove('INPROGRESS', 'ERROR');
-  const result = await sql<{ id: string }>`
-    WITH expired AS (
-      SELECT id FROM runs
-      WHERE state IN (${active}) AND lease_expires_at < clock_timestamp()
+  const sole = options.soleEngine ?? null;
+  const result = await sql<{ taken: number; next_expiry_in_ms: number | null }>`
+    WITH gone AS (
+      SELECT e.id FROM engines e
+      WHERE e.id IS DISTINCT FROM ${sole}::text AND (${sole}::text IS NOT NULL OR (
+        e.locked_at >= pg_postmaster_start_time()
+        AND e.heartbeat_at < clock_timestamp() - make_interval(secs => ${options.graceSeconds}::float8)
+        AND NOT hangar_engine_locked(e.id)))
+    ), expired AS (
+      SELECT id, lease_owner IN (SELECT id FROM gone) AS engine_gone FROM runs
+      WHERE state IN (${active}) AND (lease_expires_at < clock_timestamp() OR lease_owner IN (SELECT id FROM gone))
       FOR UPDATE SKIP LOCKED
     ), reaped AS (
       UPDATE runs r SET
@@ -75,16 +104,24 @@ export async function expireLeases(db: Kysely<DB>): Promise<number> {
         ended_at = CASE WHEN r.state = 'INPROGRESS' THEN clock_timestamp() ELSE r.ended_at END,
         lease_owner = NULL, lease_expires_at = NULL, sandbox_running = false, updated_at = clock_timestamp()
       FROM expired WHERE r.id = expired.id
-      RETURNING r.id, r.state, r.execution_id
+      RETURNING r.id, r.state, r.execution_id, expired.engine_gone
     ), events AS (
       INSERT INTO run_events (event_uuid, run_id, execution_id, event_type, payload)
       SELECT gen_random_uuid()::text, id, execution_id::text,
         CASE WHEN state = 'ERROR' THEN 'oz_run_errored' ELSE 'run_requeued' END,
-        ${json({ reason: 'lease expired: the engine executing the run stopped responding' })}
+        CASE WHEN engine_gone THEN ${json({ reason: 'the engine executing the run is gone' })}
+          ELSE ${json({ reason: 'lease expired: the engine executing the run stopped responding' })} END
       FROM reaped
+    ), forgotten AS (
+      DELETE FROM engines e WHERE e.id IN (SELECT id FROM gone) AND NOT EXISTS (
+        SELECT 1 FROM runs r WHERE r.lease_owner = e.id AND r.state IN (${active})
+          AND r.id NOT IN (SELECT id FROM reaped))
     )
-    SELECT id FROM reaped`.execute(db);
-  return result.rows.length;
+    SELECT (SELECT count(*) FROM reaped)::int AS taken,
+      (SELECT extract(epoch FROM min(r.lease_expires_at) - clock_timestamp()) * 1000 FROM runs r
+        WHERE r.state IN (${active}) AND r.id NOT IN (SELECT id FROM reaped))::float8 AS next_expiry_in_ms`.execute(db);
+  const row = result.rows[0]!;
+  return { taken: row.taken, nextExpiryInMs: row.next_expiry_in_ms };
 }
 
 /**

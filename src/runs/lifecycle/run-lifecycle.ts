@@ -7,7 +7,14 @@ import { closeDebugWindow, endDebugTurn, startDebugTurn } from './debug-window.j
 import { finishExecutions } from './finish.js';
 import { addFollowup, type FollowupRoute } from './followups.js';
 import { insertAttachments, insertRun, insertRuns } from './inserts.js';
-import { clearSandboxIfCancelled, expireLeases, renewLeases, requeue } from './leases.js';
+import {
+  clearSandboxIfCancelled,
+  renewLeases,
+  requeue,
+  type Takeback,
+  type TakebackOptions,
+  takeBack,
+} from './leases.js';
 import { CANCELLABLE_STATES, type RunState } from './states.js';
 import { appendTranscript, applyTransitions, insertEvents, returnInputs, takeInputRows } from './transitions.js';
 import type {
@@ -105,9 +112,9 @@ export class RunLifecycle {
     return renewLeases(this.db, owner, runIds, leaseSeconds);
   }
 
-  /** Takes back the runs of executors that stopped renewing their leases; how many. */
-  expireLeases(): Promise<number> {
-    return expireLeases(this.db);
+  /** Takes back the runs of engines that are gone and of executors that stopped renewing their leases. */
+  takeBack(options: TakebackOptions): Promise<Takeback> {
+    return takeBack(this.db, options);
   }
 
   clearSandboxIfCancelled(owner: string, runId: string, executionId: number): Promise<void> {
