@@ -1,7 +1,7 @@
 import type { Generated } from 'kysely';
 import type { NullableTimestamp, Timestamp } from '../platform/db/columns.js';
 
-/** The execution slice's tables, as Kysely sees them (migration 0017). Keep them in step with the SQL. */
+/** The execution slice's tables, as Kysely sees them (migration 0018). Keep them in step with the SQL. */
 
 /** An engine alive, or gone with runs still to take back (src/execution/engine-presence.ts). */
 export interface EnginesTable {
