@@ -124,12 +124,16 @@ export class DatabaseLedger implements RunLedger {
     return this.options.lifecycle.returnInputs(runId, seqs);
   }
 
+  // The other writes of an execution's end, tried again across a database outage like the batched ones (both
+  // are conditional on the run still being this engine's).
   requeue(runId: string, executionId: number, reason: string) {
-    return this.options.lifecycle.requeue({ id: runId, owner: this.options.engineId, executionId }, reason);
+    const { lifecycle, engineId, writes } = this.options;
+    return writes.retrying(() => lifecycle.requeue({ id: runId, owner: engineId, executionId }, reason));
   }
 
   clearSandboxIfCancelled(runId: string, executionId: number) {
-    return this.options.lifecycle.clearSandboxIfCancelled(this.options.engineId, runId, executionId);
+    const { lifecycle, engineId, writes } = this.options;
+    return writes.retrying(() => lifecycle.clearSandboxIfCancelled(engineId, runId, executionId));
   }
 
   async history(conversationId: string, runId: string, executionId: number): Promise<TranscriptLine[]> {
