@@ -92,8 +92,13 @@ export class DatabaseLedger implements RunLedger {
     },
   ) {}
 
+  /** The artifacts a harness reports, recorded with the same retries as the other writes of an execution. */
   get artifacts(): ArtifactSink {
-    return this.options.artifacts;
+    const { artifacts, writes } = this.options;
+    return {
+      report: (run, body) => writes.retrying(() => artifacts.report(run, body)),
+      upload: (run, query, bytes, mediaType) => writes.retrying(() => artifacts.upload(run, query, bytes, mediaType)),
+    };
   }
 
   get maxArtifactBytes(): number {

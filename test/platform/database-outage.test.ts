@@ -242,6 +242,13 @@ describe('an execution that ends while PostgreSQL is down', { skip }, () => {
       });
       assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
       assert.equal(run.status_message?.message, 'finished while the database was down');
+      assert.deepEqual(
+        run.artifacts.map((artifact: { artifact_type: string; data: { url: string } }) => [
+          artifact.artifact_type,
+          artifact.data.url,
+        ]),
+        [['PULL_REQUEST', 'https://example.invalid/pr/23']],
+      );
       const lines = Array.from({ length: 20 }, (_, index) => `line ${index + 1} written during the outage`);
       assert.deepEqual(await texts(runId), ['waiting for the outage', ...lines]);
       const timeline = (await (await api('GET', `/agent/runs/${runId}/timeline`)).json()) as {

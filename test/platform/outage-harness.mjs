@@ -10,6 +10,11 @@ const emit = (event) => process.stdout.write(`${JSON.stringify(event)}\n`);
 emit({ type: 'text', text: 'waiting for the outage' });
 while (!fs.existsSync('release')) await new Promise((resolve) => setTimeout(resolve, 20));
 for (let line = 1; line <= 20; line++) emit({ type: 'text', text: `line ${line} written during the outage` });
+emit({
+  type: 'artifact',
+  artifact_type: 'PULL_REQUEST',
+  data: { url: 'https://example.invalid/pr/23', branch: 'outage' },
+});
 emit({ type: 'progress', message: 'almost done' });
 emit({ type: 'done', summary: 'finished while the database was down' });
 process.exit(0);
