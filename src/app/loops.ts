@@ -94,7 +94,12 @@ export class Loops implements Component {
         ledger: new DatabaseLedger({
           ...runSetup,
           engineId,
-          writes: new EngineWrites(runSetup.lifecycle, engineId),
+          // Twice the lease: a write still lands when the database comes back just after the lease ran out
+          // (the run is only taken back once a reaper can reach the database too).
+          writes: new EngineWrites(runSetup.lifecycle, engineId, {
+            retryForMs: 2 * config.runLeaseSeconds * 1000,
+            onRetry: (error) => log.warn({ err: error }, 'database unavailable: retrying a run write'),
+          }),
           artifacts,
           maxArtifactBytes: config.maxArtifactBytes,
         }),

@@ -92,8 +92,13 @@ export class DatabaseLedger implements RunLedger {
     },
   ) {}
 
+  /** The artifacts a harness reports, recorded with the same retries as the other writes of an execution. */
   get artifacts(): ArtifactSink {
-    return this.options.artifacts;
+    const { artifacts, writes } = this.options;
+    return {
+      report: (run, body) => writes.retrying(() => artifacts.report(run, body)),
+      upload: (run, query, bytes, mediaType) => writes.retrying(() => artifacts.upload(run, query, bytes, mediaType)),
+    };
   }
 
   get maxArtifactBytes(): number {
@@ -124,12 +129,16 @@ export class DatabaseLedger implements RunLedger {
     return this.options.lifecycle.returnInputs(runId, seqs);
   }
 
+  // The other writes of an execution's end, tried again across a database outage like the batched ones (both
+  // are conditional on the run still being this engine's).
   requeue(runId: string, executionId: number, reason: string) {
-    return this.options.lifecycle.requeue({ id: runId, owner: this.options.engineId, executionId }, reason);
+    const { lifecycle, engineId, writes } = this.options;
+    return writes.retrying(() => lifecycle.requeue({ id: runId, owner: engineId, executionId }, reason));
   }
 
   clearSandboxIfCancelled(runId: string, executionId: number) {
-    return this.options.lifecycle.clearSandboxIfCancelled(this.options.engineId, runId, executionId);
+    const { lifecycle, engineId, writes } = this.options;
+    return writes.retrying(() => lifecycle.clearSandboxIfCancelled(engineId, runId, executionId));
   }
 
   async history(conversationId: string, runId: string, executionId: number): Promise<TranscriptLine[]> {

@@ -1,4 +1,5 @@
 import { Batcher } from '../platform/db/batcher.js';
+import { retryWhileUnavailable } from '../platform/db/retry-unavailable.js';
 import type {
   EventRow,
   Finish,
@@ -10,10 +11,24 @@ import type {
   TranscriptRow,
 } from '../runs/index.js';
 
+export interface EngineWritesOptions {
+  /**
+   * How long a write is tried again while the database is unavailable (a restart, a failover, dropped
+   * connections): at least the run lease, so that a blip the lease survives loses nothing the agent did.
+   */
+  retryForMs: number;
+  /** Told once per write that has to wait for the database. */
+  onRetry?: (error: unknown) => void;
+}
+
 /**
  * The writes every execution makes on its way (transitions, timeline events, transcript lines, the end), each
  * coalesced with the same writes of the engine's other executions into one statement. With many runs in
  * flight this turns several commits per run into a few per batch; alone, a write goes out at once.
+ *
+ * Each write is submitted again, with backoff, while the database is unavailable. That is safe because every
+ * write stays conditional on the run still being this execution's (the lease owner and the execution, checked by
+ * the lifecycle in the statement itself): a run taken back meanwhile refuses the late write.
  */
 export class EngineWrites {
   private readonly transitions: Batcher<Transition, TransitionResult>;
@@ -21,7 +36,11 @@ export class EngineWrites {
   private readonly transcripts: Batcher<TranscriptRow[], void>;
   private readonly finishes: Batcher<Finish, FinishResult>;
 
-  constructor(lifecycle: RunLifecycle, engineId: string) {
+  constructor(
+    lifecycle: RunLifecycle,
+    engineId: string,
+    private readonly retry: EngineWritesOptions,
+  ) {
     // Two batches of a kind in flight at most: one being written while the next gathers.
     const options = { maxBatch: 100, maxInFlight: 2 };
     this.transitions = new Batcher({ ...options, write: (items) => lifecycle.transition(engineId, items) });
@@ -37,20 +56,37 @@ export class EngineWrites {
   }
 
   transition(transition: Transition): Promise<TransitionResult> {
-    return this.transitions.submit(transition);
+    return this.retrying(() => this.transitions.submit(transition));
   }
 
   /** Appends a run's events in order (one item, so a batch boundary can never split and reorder them). */
   events(runId: string, executionId: number, events: TimelineEvent[]): Promise<void> {
-    return this.eventGroups.submit(events.map((event) => ({ runId, executionId, event })));
+    const rows = events.map((event) => ({ runId, executionId, event }));
+    return this.retrying(() => this.eventGroups.submit(rows));
   }
 
   transcript(rows: TranscriptRow[]): Promise<void> {
-    return this.transcripts.submit(rows);
+    return this.retrying(() => this.transcripts.submit(rows));
   }
 
   finish(finish: Finish): Promise<FinishResult> {
-    return this.finishes.submit(finish);
+    return this.retrying(() => this.finishes.submit(finish));
+  }
+
+  /**
+   * Each item is submitted again on its own schedule rather than the batch retried as a whole: an item's wait
+   * starts when it was submitted, and the items waiting at the same time still coalesce when they go out again.
+   */
+  retrying<T>(submit: () => Promise<T>): Promise<T> {
+    let told = false;
+    return retryWhileUnavailable(submit, {
+      forMs: this.retry.retryForMs,
+      onRetry: (error) => {
+        if (told) return;
+        told = true;
+        this.retry.onRetry?.(error);
+      },
+    });
   }
 }
 

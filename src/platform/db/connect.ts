@@ -25,13 +25,23 @@ export interface DatabaseOptions {
   poolSize: number;
 }
 
+/** The longest a query waits for a pooled connection (to be free, or to be made) before it fails. */
+const POOL_WAIT_MS = 10_000;
+
 export function pgliteDirectory(dataDir: string): string {
   return path.join(dataDir, 'pglite');
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize, Client: PreparingClient });
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.poolSize,
+      Client: PreparingClient,
+      // Without a bound, a query waits forever for a connection the database cannot give (an unreachable host, a
+      // pool held by stuck work): it fails after this instead, and the request answers 503 (isDatabaseUnavailable).
+      connectionTimeoutMillis: POOL_WAIT_MS,
+    });
     // An idle connection the server closes (restart, failover, admin termination) is dropped from the pool and
     // replaced on the next query; without a listener node-postgres would crash the process instead.
     pool.on('error', (error) => logLostConnection('idle database connection lost', error));

@@ -54,7 +54,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   addSecurityHeaders(app);
   app.setErrorHandler((error, request, reply) => {
     const problem = toApiError(error);
-    if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
+    // A database outage is the operator's to see once per request, not a defect to investigate: a warning.
+    if (problem.status === 503) request.log.warn({ err: error }, 'request failed: the database is unavailable');
+    else if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
     return renderProblem(request, reply, publicUrl, problem);
   });
   app.setNotFoundHandler((request, reply) =>

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../db/sql-state.js';
 
 /** Every error code the interface names, with the title shown in problem+json bodies and on /errors/<code>. */
 export const ERROR_CODES = {
@@ -77,6 +78,17 @@ export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>
   });
 /** 502: a server Hangar forwards to (a model provider, an MCP server) could not be reached. */
 export const upstreamUnreachable = (detail: string) => new ApiError(502, 'resource_unavailable', detail);
+/** Seconds a client is asked to wait before retrying while the database is unavailable (a restart takes a few). */
+export const DATABASE_RETRY_AFTER_SECONDS = 2;
+/**
+ * 503: the database could not be reached or dropped the connection (a restart, a failover, a full pool). The
+ * request failed for the database, not for what it asked: the caller retries it after Retry-After.
+ */
+export const databaseUnavailable = () =>
+  new ApiError(503, 'resource_unavailable', 'the database is unavailable for a moment; retry this request', {
+    retryable: true,
+    headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
+  });
 /** 500: the details go to the log under the trace id, never to the caller. */
 export const internalError = () =>
   new ApiError(500, 'internal_error', 'an internal error occurred; it has been logged with this trace id');
@@ -142,6 +154,7 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const fastifyError = error as FastifyError;
   if (fastifyError?.validation) return invalidRequest(describeValidation(fastifyError));
+  if (isDatabaseUnavailable(error)) return databaseUnavailable();
   if (BAD_VALUE_SQLSTATES.has(fastifyError?.code))
     return invalidRequest(`a value in the request is not accepted: ${fastifyError.message}`);
   switch (fastifyError?.code) {
