@@ -7,6 +7,7 @@ import { DatabaseLedger } from '../execution/index.js';
 import { runUserWarning } from '../execution/index.js';
 import { Workspaces } from '../execution/index.js';
 import { EngineWrites } from '../execution/index.js';
+import { workspacesInUse } from '../execution/index.js';
 import type { ModelCatalogue } from '../models/index.js';
 import { PollingLoop } from '../platform/loop.js';
 import { Scheduler } from '../schedules/index.js';
@@ -109,6 +110,7 @@ export class Loops implements Component {
       leaseSeconds: config.runLeaseSeconds,
       // Only the embedded database guarantees one process per data directory; replicas may share one.
       cleanWorkspacesAtStart: database.kind === 'pglite',
+      workspacesInUse: (executions) => workspacesInUse(database.db, executions),
     });
   }
 }

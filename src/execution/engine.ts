@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Bus } from '../platform/bus.js';
 import { type NextPass, PollingLoop } from '../platform/loop.js';
 import type { EngineContext } from './context.js';
@@ -21,6 +22,12 @@ export interface EngineOptions {
   claimBatch?: number;
   /** Remove leftover workspaces at start (only when no other engine can share the data directory). */
   cleanWorkspacesAtStart?: boolean;
+  /**
+   * Which executions' workspaces some engine may still use (store.workspacesInUse): with it, the engine removes the
+   * others at start and then once per lease length, so that no replica keeps the workspaces of executions that
+   * died with an engine, while none removes another live replica's.
+   */
+  workspacesInUse?: (executions: Array<{ runId: string; executionId: number }>) => Promise<Set<string>>;
 }
 
 /**
@@ -33,6 +40,7 @@ export class Engine {
   readonly debugSessions: DebugSessions;
   private readonly dispatching: PollingLoop;
   private readonly renewing: PollingLoop;
+  private readonly sweeping: PollingLoop | undefined;
   private readonly claimBatch: number;
   /** When the dispatch pass last took back expired leases (it does so every 5 s, or every half lease if shorter). */
   private lastReap = 0;
@@ -52,6 +60,15 @@ export class Engine {
       pass: () => this.renewLeases(),
       onError: (error) => context.log.warn({ err: error }, 'lease renewal failed'),
     });
+    const inUse = options.workspacesInUse;
+    this.sweeping = inUse
+      ? new PollingLoop({
+          intervalMs: leaseSeconds * 1000,
+          waitFirst: true,
+          pass: () => this.sweepWorkspaces(inUse),
+          onError: (error) => context.log.warn({ err: error }, 'removing unused workspaces failed'),
+        })
+      : undefined;
   }
 
   get running(): number {
@@ -72,8 +89,14 @@ export class Engine {
     });
     // Directories left by an engine that died in this data directory; runs in them were taken back by lease.
     if (this.options.cleanWorkspacesAtStart) await context.workspaces.removeAllExcept(new Set());
+    // Before the first claim: the executions of an engine that died are not running anywhere unless still held.
+    if (this.options.workspacesInUse)
+      await this.sweepWorkspaces(this.options.workspacesInUse).catch((error) =>
+        context.log.warn({ err: error }, 'removing unused workspaces failed'),
+      );
     this.dispatching.start();
     this.renewing.start();
+    this.sweeping?.start();
   }
 
   poke(): void {
@@ -82,7 +105,7 @@ export class Engine {
 
   /** Stops claiming, ends the runs in progress (requeued if their agent had not started) and closes debug windows. */
   async stop(): Promise<void> {
-    await Promise.all([this.dispatching.stop(), this.renewing.stop()]);
+    await Promise.all([this.dispatching.stop(), this.renewing.stop(), this.sweeping?.stop()]);
     for (const execution of this.executions.values()) execution.stop('shutdown');
     await Promise.all([...this.executions.values()].map((execution) => execution.done));
     await this.debugSessions.closeAll();
@@ -111,6 +134,16 @@ export class Engine {
       if (this.executions.get(run.id) === execution) this.executions.delete(run.id);
       this.poke();
     });
+  }
+
+  /** Removes the workspaces no execution uses any more, this engine's own in progress and kept ones aside. */
+  private async sweepWorkspaces(inUse: NonNullable<EngineOptions['workspacesInUse']>): Promise<void> {
+    const own = new Set([
+      ...[...this.executions.values()].map((execution) => execution.workspaceName),
+      ...this.debugSessions.workspaces.map((workspace) => path.basename(workspace)),
+    ]);
+    const removed = await this.options.context.workspaces.sweep(inUse, own);
+    if (removed > 0) this.options.context.log.info({ removed }, 'removed workspaces no execution uses any more');
   }
 
   /** Renews the leases of the runs in progress; a run this engine no longer holds is stopped at once. */

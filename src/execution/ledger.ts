@@ -42,6 +42,11 @@ export interface RunLedger {
   events(runId: string, executionId: number, events: TimelineEvent[]): Promise<void>;
   transcript(rows: TranscriptRow[]): Promise<void>;
   finish(finish: Finish): Promise<FinishResult>;
+  /**
+   * Follow-ups not yet given to the agent, oldest first, left where they are (the agent's start takes them, see
+   * Transition.takeInputsUpTo). Absent where they cannot be read without taking them (a worker's link).
+   */
+  waitingFollowups?(runId: string): Promise<FollowupInput[]>;
   /** Follow-ups not yet given to the agent, oldest first; they count as delivered from now on. */
   takeFollowups(runId: string, executionId: number): Promise<FollowupInput[]>;
   /** Follow-ups that could not be written to the harness after all: the next execution takes them. */
@@ -114,6 +119,10 @@ export class DatabaseLedger implements RunLedger {
 
   finish(finish: Finish) {
     return this.options.writes.finish(finish);
+  }
+
+  waitingFollowups(runId: string) {
+    return store.waitingFollowups(this.options.db, runId);
   }
 
   takeFollowups(runId: string) {
