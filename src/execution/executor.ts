@@ -386,7 +386,9 @@ export class Execution {
     });
     void session.exited.then(() => (this.harnessExited = true));
     if (!recordedFirst) {
-      const started = await recordStart().catch((error: unknown) => error);
+      // Stopped while the harness started (a cancel, a shutdown): its start is not recorded, so a shutdown puts the
+      // run back in the queue.
+      const started = this.stopping ? { moved: false } : await recordStart().catch((error: unknown) => error);
       const moved = !(started instanceof Error) && (started as { moved: boolean }).moved;
       startRecorded(moved);
       if (!moved) {

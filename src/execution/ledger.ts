@@ -17,6 +17,7 @@ import type {
 } from '../runs/index.js';
 import * as store from './store.js';
 import type { TaskTokens } from './task-token.js';
+import { WaitingFollowups } from './waiting-followups.js';
 import type { EngineWrites } from './writes.js';
 
 /** Where an execution's artifacts go: the artifacts slice in the server, its harness-support API from a worker. */
@@ -121,8 +122,11 @@ export class DatabaseLedger implements RunLedger {
     return this.options.writes.finish(finish);
   }
 
+  private waiting: WaitingFollowups | undefined;
+
   waitingFollowups(runId: string) {
-    return store.waitingFollowups(this.options.db, runId);
+    this.waiting ??= new WaitingFollowups(this.options.db);
+    return this.waiting.of(runId);
   }
 
   takeFollowups(runId: string) {

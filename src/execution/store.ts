@@ -35,19 +35,25 @@ export async function conversationHistory(db: Kysely<DB>, conversationId: string
     .execute();
 }
 
-/** The agent's follow-ups not yet delivered, oldest first (read only: the run lifecycle takes them). */
+/**
+ * The agent's follow-ups not yet delivered for each of `runIds`, oldest first, in their order (read only: the run
+ * lifecycle takes them). One statement for many runs: every run start asks (see WaitingFollowups).
+ */
 export async function waitingFollowups(
   db: Kysely<DB>,
-  runId: string,
-): Promise<Array<{ seq: string; message: string }>> {
-  return db
+  runIds: string[],
+): Promise<Array<Array<{ seq: string; message: string }>>> {
+  const rows = await db
     .selectFrom('run_inputs')
-    .select(['seq', 'message'])
-    .where('run_id', '=', runId)
+    .select(['run_id', 'seq', 'message'])
+    .where('run_id', 'in', runIds)
     .where('purpose', '=', 'agent')
     .where('delivered_at', 'is', null)
     .orderBy('seq')
     .execute();
+  return runIds.map((runId) =>
+    rows.filter((row) => row.run_id === runId).map(({ seq, message }) => ({ seq, message })),
+  );
 }
 
 /**

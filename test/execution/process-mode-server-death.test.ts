@@ -39,8 +39,15 @@ test('in process mode, a SIGKILLed server takes its harnesses and everything the
   });
   assert.equal(response.status, 200, await response.clone().text());
   const { run_id: runId } = (await response.json()) as { run_id: string };
-  // The leader, the loop left in its group and the one that started a session of its own.
+  // The leader, the loop left in its group and the one that started a session of its own; and the start recorded
+  // (until then a killed server's run goes back to the queue instead, see agent-start-recorded.test.ts).
   await eventually('the harness and both of its children run', () => processesWith(marker).length >= 3);
+  await eventually('the agent’s start is recorded', async () => {
+    const run = await fetch(`${doomed.url}/api/v1/agent/runs/${runId}`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    return ((await run.json()) as { state: string }).state === 'INPROGRESS';
+  });
 
   await stopChild(doomed.child, 'SIGKILL');
   await eventually('nothing of the sandbox outlives its server', () => processesWith(marker).length === 0);

@@ -40,6 +40,12 @@ test('the workspace of an execution that died with its replica is removed, and a
   const lost = ((await response.json()) as { run_id: string }).run_id;
   const lostWorkspace = path.join(root, `${lost}.1`);
   await eventually('the doomed replica runs its agent', () => processesWith(marker).length >= 2);
+  await eventually('the agent’s start is recorded', async () => {
+    const run = await fetch(`${doomed.url}/api/v1/agent/runs/${lost}`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    return ((await run.json()) as { state: string }).state === 'INPROGRESS';
+  });
   assert.ok(fs.existsSync(lostWorkspace));
 
   await stopChild(doomed.child, 'SIGKILL');
