@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { SANDBOX_MARK } from './marked-processes.js';
 
@@ -6,8 +6,8 @@ import { SANDBOX_MARK } from './marked-processes.js';
  * Process-mode sandboxes die with the server. Under bwrap the sandbox's PID namespace ends with the server
  * (--die-with-parent); a plain process group does not, and a harness orphaned by a SIGKILLed server would finish its
  * agent anyway, unseen. Node has no prctl(PR_SET_PDEATHSIG), so:
- * - each sandbox leader is started under `setpriv --pdeathsig SIGKILL` (spawn.ts): it dies the moment the server
- *   does. That covers the leader only (the setting is not inherited across fork);
+ * - each sandbox leader is started under `setpriv --pdeathsig SIGKILL` (spawn.ts; util-linux 2.33 and later): it
+ *   dies the moment the server does. That covers the leader only (the setting is not inherited across fork);
  * - one watchdog shell per server process catches the rest: it holds the read end of a pipe whose only writer is the
  *   server (close-on-exec, so no sandbox inherits it). When the server is gone, by a crash or an exit, the read sees
  *   end of file and the watchdog kills every process carrying one of this server's sandbox marks, with the process
@@ -40,6 +40,25 @@ done
 `;
 
 let watchdog: ChildProcess | undefined;
+let pdeathsig: boolean | undefined;
+
+/**
+ * setpriv's arguments that make the sandbox's first process die with the server: `--pdeathsig` came with
+ * util-linux 2.33; an older setpriv would refuse the option and with it every sandbox, so it is asked once.
+ */
+export function parentDeathArguments(): string[] {
+  if (pdeathsig === undefined) {
+    try {
+      pdeathsig = execFileSync('setpriv', ['--help'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).includes('--pdeathsig');
+    } catch {
+      pdeathsig = false;
+    }
+  }
+  return pdeathsig ? ['--pdeathsig', 'SIGKILL'] : [];
+}
 
 /** A new mark for one process-mode sandbox; makes sure the watchdog that kills it with the server is running. */
 export function serverBoundMark(): string {

@@ -5,7 +5,7 @@ import type { Readable, Writable } from 'node:stream';
 import { leaderStartTime, markedProcesses, SANDBOX_MARK } from './marked-processes.js';
 import { apiRoute, connectSandbox, type Disconnect, sandboxResolvConf, writeIdMaps } from './network.js';
 import { processTable } from './proc.js';
-import { serverBoundMark } from './server-death.js';
+import { parentDeathArguments, serverBoundMark } from './server-death.js';
 import type { RunUser, SandboxExit, SandboxSpawnOptions, SandboxedProcess } from './types.js';
 
 const DEFAULT_GRACE_MS = 2000;
@@ -102,7 +102,7 @@ function closingInherited(highest: number, argv: string[]): string[] {
  * started is the watchdog's (server-death.ts).
  */
 function processModePrivileges(runAs: RunUser | undefined): string[] {
-  const args = ['--no-new-privs', '--pdeathsig', 'SIGKILL'];
+  const args = ['--no-new-privs', ...parentDeathArguments()];
   if (runAs && process.getuid?.() === 0) {
     args.push(
       '--reuid',
