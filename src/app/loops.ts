@@ -8,6 +8,7 @@ import { runUserWarning } from '../execution/index.js';
 import { Workspaces } from '../execution/index.js';
 import { EngineWrites } from '../execution/index.js';
 import { EnginePresence } from '../execution/index.js';
+import { workspacesInUse } from '../execution/index.js';
 import type { ModelCatalogue } from '../models/index.js';
 import { PollingLoop } from '../platform/loop.js';
 import { idempotencyKeyRetention } from '../runs/index.js';
@@ -118,6 +119,7 @@ export class Loops implements Component {
       // Only the embedded database guarantees one process per data directory; replicas may share one.
       cleanWorkspacesAtStart: database.kind === 'pglite',
       soleEngine: database.kind === 'pglite',
+      workspacesInUse: (executions) => workspacesInUse(database.db, executions),
     });
   }
 }

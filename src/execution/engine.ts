@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Bus } from '../platform/bus.js';
 import { type NextPass, PollingLoop } from '../platform/loop.js';
 import type { EngineContext } from './context.js';
@@ -22,6 +23,12 @@ export interface EngineOptions {
   presence: EnginePresence;
   /** No other engine can be alive (PGlite: one process per data directory): the others' runs are taken back at start. */
   soleEngine?: boolean;
+  /**
+   * Which executions' workspaces some engine may still use (store.workspacesInUse): with it, the engine removes the
+   * others at start and then once per lease length, so that no replica keeps the workspaces of executions that
+   * died with an engine, while none removes another live replica's.
+   */
+  workspacesInUse?: (executions: Array<{ runId: string; executionId: number }>) => Promise<Set<string>>;
 }
 
 /**
@@ -35,6 +42,7 @@ export class Engine {
   private readonly dispatching: PollingLoop;
   private readonly renewing: PollingLoop;
   private readonly takingBack: TakebackLoop;
+  private readonly sweeping: PollingLoop | undefined;
   private readonly claimBatch: number;
 
   constructor(private readonly options: EngineOptions) {
@@ -60,6 +68,15 @@ export class Engine {
       // Capacity was freed or runs were queued again: claim now, and wake the other replicas.
       onTakenBack: () => options.bus.announceDispatch(),
     });
+    const inUse = options.workspacesInUse;
+    this.sweeping = inUse
+      ? new PollingLoop({
+          intervalMs: leaseSeconds * 1000,
+          waitFirst: true,
+          pass: () => this.sweepWorkspaces(inUse),
+          onError: (error) => context.log.warn({ err: error }, 'removing unused workspaces failed'),
+        })
+      : undefined;
   }
 
   get running(): number {
@@ -78,13 +95,19 @@ export class Engine {
           .catch((error) => context.log.warn({ err: error, runId }, 'follow-up delivery failed'));
       else if (action === 'debug') this.debugSessions.followUp(runId);
     });
-    // Directories left by an engine that died in this data directory; runs in them were taken back by lease.
+    // Directories left by an engine that died in this data directory (its runs are taken back at start).
     if (this.options.cleanWorkspacesAtStart) await context.workspaces.removeAllExcept(new Set());
     // Present before the first claim: a run this engine holds always has an engine row to judge it by.
     await this.options.presence.start();
+    // Before the first claim: the executions of an engine that died are not running anywhere unless still held.
+    if (this.options.workspacesInUse)
+      await this.sweepWorkspaces(this.options.workspacesInUse).catch((error) =>
+        context.log.warn({ err: error }, 'removing unused workspaces failed'),
+      );
     this.takingBack.start();
     this.dispatching.start();
     this.renewing.start();
+    this.sweeping?.start();
   }
 
   poke(): void {
@@ -93,7 +116,7 @@ export class Engine {
 
   /** Stops claiming, ends the runs in progress (requeued if their agent had not started) and closes debug windows. */
   async stop(): Promise<void> {
-    await Promise.all([this.dispatching.stop(), this.renewing.stop(), this.takingBack.stop()]);
+    await Promise.all([this.dispatching.stop(), this.renewing.stop(), this.takingBack.stop(), this.sweeping?.stop()]);
     for (const execution of this.executions.values()) execution.stop('shutdown');
     await Promise.all([...this.executions.values()].map((execution) => execution.done));
     await this.debugSessions.closeAll();
@@ -119,6 +142,16 @@ export class Engine {
       if (this.executions.get(run.id) === execution) this.executions.delete(run.id);
       this.poke();
     });
+  }
+
+  /** Removes the workspaces no execution uses any more, this engine's own in progress and kept ones aside. */
+  private async sweepWorkspaces(inUse: NonNullable<EngineOptions['workspacesInUse']>): Promise<void> {
+    const own = new Set([
+      ...[...this.executions.values()].map((execution) => execution.workspaceName),
+      ...this.debugSessions.workspaces.map((workspace) => path.basename(workspace)),
+    ]);
+    const removed = await this.options.context.workspaces.sweep(inUse, own);
+    if (removed > 0) this.options.context.log.info({ removed }, 'removed workspaces no execution uses any more');
   }
 
   /**

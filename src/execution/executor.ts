@@ -7,6 +7,7 @@ import { startHarnessRun } from './harness-run.js';
 import { outcomeOf } from './outcome.js';
 import type { ClaimedRun, Outcome, RunState, TimelineEvent, Transition, TranscriptRow } from '../runs/index.js';
 import { WorkspacePathError } from './workspace-files.js';
+import { workspaceName } from './workspace.js';
 
 /** A workspace kept after a failed setup, handed to the debug sessions when the run has ended. */
 export interface RetainedWorkspace {
@@ -55,6 +56,11 @@ export class Execution {
 
   get runId(): string {
     return this.run.id;
+  }
+
+  /** The name of its workspace under the workspace root. */
+  get workspaceName(): string {
+    return workspaceName(this.run.id, this.run.execution_id);
   }
 
   /** Stops the execution: its run was cancelled, taken back, or this engine is shutting down. */
@@ -317,27 +323,42 @@ export class Execution {
     const { context, run } = this;
     const conversationId = run.conversation_id ?? randomUUID();
     const modelId = builtIn?.model.id;
-    const started = await this.transition(
-      'CLAIMED',
-      'INPROGRESS',
-      [{ type: 'agent_started', payload: { harness: harness.name, ...(modelId ? { model_id: modelId } : {}) } }],
-      {
-        started: true,
-        conversationId,
-        harness: harness.name,
-        ...(modelId ? { modelId } : {}),
-        takeInputs: true,
-      },
-    );
-    if (!started.moved) return;
-    this.agentStarted = true;
-    const followups = started.inputs;
+    // The agent's start is recorded once its harness process exists, not before: an engine that dies before then
+    // leaves the run CLAIMED, and its lease's expiry puts it back in the queue, as nothing of its agent ran (and the
+    // harness of an engine that dies just after the spawn dies with it). So what the harness starts with is read
+    // first: the conversation so far and the follow-ups waiting, which the start takes (later ones are delivered
+    // below like any follow-up). A ledger that cannot read them without taking them (a worker's link) records the
+    // start first, as before.
+    const waiting = context.ledger.waitingFollowups ? await context.ledger.waitingFollowups(run.id) : undefined;
+    const recordStart = () =>
+      this.transition(
+        'CLAIMED',
+        'INPROGRESS',
+        [{ type: 'agent_started', payload: { harness: harness.name, ...(modelId ? { model_id: modelId } : {}) } }],
+        {
+          started: true,
+          conversationId,
+          harness: harness.name,
+          ...(modelId ? { modelId } : {}),
+          takeInputs: true,
+          ...(waiting ? { takeInputsUpTo: waiting.at(-1)?.seq ?? '0' } : {}),
+        },
+      );
+    const recordedFirst = waiting === undefined ? await recordStart() : undefined;
+    if (recordedFirst) {
+      if (!recordedFirst.moved) return;
+      this.agentStarted = true;
+    }
     // A new conversation has no earlier executions to replay.
     const continuing = run.conversation_id !== null || run.execution_id > 1;
     const history = continuing
       ? await context.ledger.history(run.conversation_id ?? conversationId, run.id, run.execution_id)
       : [];
+    if (this.stopping) return;
     const basePrompt = run.agent_config.base_prompt;
+    let startRecorded!: (recorded: boolean) => void;
+    const recorded = new Promise<boolean>((resolve) => (startRecorded = resolve));
+    if (recordedFirst) startRecorded(true);
     const { session, result } = await startHarnessRun(
       context,
       harness,
@@ -348,7 +369,7 @@ export class Execution {
         conversationId: run.conversation_id ?? conversationId,
         prompt: run.prompt,
         basePrompt: typeof basePrompt === 'string' ? basePrompt : null,
-        followups,
+        followups: waiting?.map((input) => input.message) ?? recordedFirst!.inputs,
         history,
         workspace,
         workspaceOwner: context.workspaces.owner,
@@ -358,11 +379,31 @@ export class Execution {
       },
       run.team_uid,
       true,
-    );
-    this.session = session;
+      recorded,
+    ).catch((error) => {
+      startRecorded(false);
+      throw error;
+    });
     void session.exited.then(() => (this.harnessExited = true));
+    if (!recordedFirst) {
+      // Stopped while the harness started (a cancel, a shutdown): its start is not recorded, so a shutdown puts the
+      // run back in the queue.
+      const started = this.stopping ? { moved: false } : await recordStart().catch((error: unknown) => error);
+      const moved = !(started instanceof Error) && (started as { moved: boolean }).moved;
+      startRecorded(moved);
+      if (!moved) {
+        // Cancelled or taken back while the harness started (or the start could not be written): it never counted
+        // as started, and it stops now.
+        await session.cancel();
+        await result;
+        if (started instanceof Error) throw started;
+        return;
+      }
+    }
+    this.agentStarted = true;
+    this.session = session;
     if (this.stopping) void session.cancel();
-    // Follow-ups that arrived between taking the inputs and the harness starting.
+    // Follow-ups that arrived after the harness was given its own: sent to it, or kept for the next execution.
     await this.deliverFollowups();
     const finished = await result;
     this.transcriptTail = finished.transcriptTail;

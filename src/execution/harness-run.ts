@@ -50,20 +50,37 @@ export async function startHarnessRun(
   teamUid: string,
   /** Leave the lines not yet written when the harness exits to the caller, who writes them with the end: one write less per run. */
   deferTranscriptTail = false,
+  /**
+   * Whether the caller recorded the agent's start, which it does once the harness process exists (see Execution).
+   * Nothing the harness reports is written before: a harness whose start could not be recorded (its run was
+   * cancelled or taken back meanwhile) is stopped, and what it wrote is dropped.
+   */
+  startRecorded: Promise<boolean> = Promise.resolve(true),
 ): Promise<HarnessRun> {
   const { ledger: writes, log } = context;
   const run = { runId: task.runId, executionId: task.executionId, teamUid };
-  const transcript = new TranscriptWriter((rows) => writes.transcript(rows), task.runId, task.executionId);
+  const transcript = new TranscriptWriter(
+    async (rows) => {
+      if (await startRecorded) await writes.transcript(rows);
+    },
+    task.runId,
+    task.executionId,
+  );
   const structured = transcriptFormat(harness) === 'events';
   const eventsOf = eventReader(harness);
   let final: FinalEvent | null = null;
   let usage: Record<string, number> | null = null;
   // What protocol events write besides the transcript, one at a time: artifacts and progress land in the order
   // the harness reported them.
-  let recording: Promise<void> = Promise.resolve();
+  let recording: Promise<void> = startRecorded.then(
+    () => undefined,
+    () => undefined,
+  );
   const record = (what: string, write: () => Promise<void>) => {
     recording = recording
-      .then(write)
+      .then(async () => {
+        if (await startRecorded) await write();
+      })
       .catch((error) => log.warn({ err: error, runId: task.runId }, `could not record ${what}`));
   };
   const diagnostics: string[] = [];

@@ -17,6 +17,7 @@ import type {
 } from '../runs/index.js';
 import * as store from './store.js';
 import type { TaskTokens } from './task-token.js';
+import { WaitingFollowups } from './waiting-followups.js';
 import type { EngineWrites } from './writes.js';
 
 /** Where an execution's artifacts go: the artifacts slice in the server, its harness-support API from a worker. */
@@ -42,6 +43,11 @@ export interface RunLedger {
   events(runId: string, executionId: number, events: TimelineEvent[]): Promise<void>;
   transcript(rows: TranscriptRow[]): Promise<void>;
   finish(finish: Finish): Promise<FinishResult>;
+  /**
+   * Follow-ups not yet given to the agent, oldest first, left where they are (the agent's start takes them, see
+   * Transition.takeInputsUpTo). Absent where they cannot be read without taking them (a worker's link).
+   */
+  waitingFollowups?(runId: string): Promise<FollowupInput[]>;
   /** Follow-ups not yet given to the agent, oldest first; they count as delivered from now on. */
   takeFollowups(runId: string, executionId: number): Promise<FollowupInput[]>;
   /** Follow-ups that could not be written to the harness after all: the next execution takes them. */
@@ -119,6 +125,13 @@ export class DatabaseLedger implements RunLedger {
 
   finish(finish: Finish) {
     return this.options.writes.finish(finish);
+  }
+
+  private waiting: WaitingFollowups | undefined;
+
+  waitingFollowups(runId: string) {
+    this.waiting ??= new WaitingFollowups(this.options.db);
+    return this.waiting.of(runId);
   }
 
   takeFollowups(runId: string) {

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { DB } from '../database.js';
 
 /** Reads of the execution engine: a run's files and its conversation's transcript. Writes go through RunLifecycle. */
@@ -33,4 +33,51 @@ export async function conversationHistory(db: Kysely<DB>, conversationId: string
     .orderBy('r.created_at')
     .orderBy('t.seq')
     .execute();
+}
+
+/**
+ * The agent's follow-ups not yet delivered for each of `runIds`, oldest first, in their order (read only: the run
+ * lifecycle takes them). One statement for many runs: every run start asks (see WaitingFollowups).
+ */
+export async function waitingFollowups(
+  db: Kysely<DB>,
+  runIds: string[],
+): Promise<Array<Array<{ seq: string; message: string }>>> {
+  const rows = await db
+    .selectFrom('run_inputs')
+    .select(['run_id', 'seq', 'message'])
+    .where('run_id', 'in', runIds)
+    .where('purpose', '=', 'agent')
+    .where('delivered_at', 'is', null)
+    .orderBy('seq')
+    .execute();
+  return runIds.map((runId) =>
+    rows.filter((row) => row.run_id === runId).map(({ seq, message }) => ({ seq, message })),
+  );
+}
+
+/**
+ * Which of these executions' workspaces (`<run id>.<execution id>`, see Workspaces.create) may still be in use by
+ * some engine, whichever replica it runs on: the execution is the run's current one and the run is held (an engine
+ * that died holds it until its lease is taken back), or its sandbox is still being stopped after a cancel (within
+ * the lease its owner renewed last); or it is a failed setup's workspace kept for a debug window that is open or
+ * has a debug agent at work.
+ */
+export async function workspacesInUse(
+  db: Kysely<DB>,
+  executions: Array<{ runId: string; executionId: number }>,
+): Promise<Set<string>> {
+  if (executions.length === 0) return new Set();
+  const rows = await sql<{ name: string }>`
+    SELECT w.run_id || '.' || w.execution_id AS name
+    FROM unnest(${executions.map((execution) => execution.runId)}::text[],
+      ${executions.map((execution) => execution.executionId)}::int[]) AS w(run_id, execution_id)
+    JOIN runs r ON r.id = w.run_id
+    WHERE (r.execution_id = w.execution_id AND (r.state IN ('PENDING', 'CLAIMED', 'INPROGRESS')
+        OR (r.sandbox_running AND r.lease_expires_at > clock_timestamp())))
+      OR (r.debug_session IS NOT NULL
+        AND right(r.debug_session->>'workspace', length(w.run_id || '.' || w.execution_id) + 1)
+          = '/' || w.run_id || '.' || w.execution_id
+        AND (r.sandbox_running OR (r.debug_session->>'until')::timestamptz > clock_timestamp()))`.execute(db);
+  return new Set(rows.rows.map((row) => row.name));
 }

@@ -54,6 +54,11 @@ export async function workspaceHome(directory: string, owner?: FileOwner): Promi
   return home;
 }
 
+/** The directory of one execution under the workspace root: the name says whose it is, for any replica to judge. */
+export function workspaceName(runId: string, executionId: number): string {
+  return `${runId}.${executionId}`;
+}
+
 /**
  * What sandboxed processes must not see: the data directory (database files, keys) and every execution's workspace
  * but their own (bwrap binds that one back in), wherever the operator put the workspaces.
@@ -91,7 +96,7 @@ export class Workspaces {
    * VMs (about 0.25 ms each, measured), and every run pays them on its way to the agent.
    */
   async create(runId: string, executionId: number): Promise<string> {
-    const directory = path.join(this.options.root, `${runId}.${executionId}`);
+    const directory = path.join(this.options.root, workspaceName(runId, executionId));
     try {
       await fs.promises.mkdir(directory, { mode: 0o700 });
     } catch (error) {
@@ -124,6 +129,35 @@ export class Workspaces {
       () => false,
     );
     if (!removedEmpty) await removeTree(directory);
+  }
+
+  /**
+   * Removes the workspaces that no execution uses any more, on any replica sharing this root: `inUse` says which
+   * executions may still be running (the database knows, see workspacesInUse), and `keep` names this engine's own.
+   * Only the directories listed before asking are judged, so one made meanwhile (by a claim the answer may not
+   * show) is left for the next sweep. Names that are not an execution's are not ours to judge.
+   */
+  async sweep(
+    inUse: (executions: Array<{ runId: string; executionId: number }>) => Promise<Set<string>>,
+    keep: Set<string>,
+  ): Promise<number> {
+    const entries = await fs.promises.readdir(this.options.root).catch(() => [] as string[]);
+    const executions = entries.flatMap((name) => {
+      const match = /^(.+)\.(\d{1,9})$/.exec(name);
+      return match && !keep.has(name) ? [{ name, runId: match[1]!, executionId: Number(match[2]) }] : [];
+    });
+    if (executions.length === 0) return 0;
+    const used = await inUse(executions);
+    let removed = 0;
+    for (const { name } of executions) {
+      if (used.has(name)) continue;
+      // Another replica may be removing it at the same time: whoever comes second finds less or nothing.
+      await this.remove(path.join(this.options.root, name)).then(
+        () => removed++,
+        () => undefined,
+      );
+    }
+    return removed;
   }
 
   /** Removes what dead engines left behind in this data directory, except the directories still in use. */

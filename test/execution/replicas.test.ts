@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { resolveSandboxMode } from '../../src/execution/sandbox/index.js';
 import { generateApiKey } from '../../src/platform/crypto.js';
 import {
   eventually,
@@ -15,7 +14,6 @@ import { databaseEnv, onPostgres, stopChild } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
 import { createTestDatabase, spawnServer, startTestServer } from '../support/server.js';
 
-const bwrapWorks = resolveSandboxMode(undefined).mode.kind === 'bwrap';
 const postgresOnly = onPostgres() ? false : 'several replicas need PostgreSQL (PGlite is one process)';
 
 describe('several engine replicas on one PostgreSQL', { skip: postgresOnly }, () => {
@@ -131,15 +129,19 @@ describe('an engine that dies', () => {
       'both runs are under way',
       () => processesWith(runningMarker).length >= 2 && processesWith(setupMarker).length > 0,
     );
+    // The agent counts as started once its harness exists and the start is written (a moment later, under load).
+    await eventually('the running run’s start is recorded', async () => {
+      const run = await fetch(`${doomed.url}/api/v1/agent/runs/${running}`, { headers });
+      return ((await run.json()) as { state: string }).state === 'INPROGRESS';
+    });
 
     await stopChild(doomed.child, 'SIGKILL');
-    if (bwrapWorks) {
-      // bubblewrap ends a sandbox whose server died (--die-with-parent); plain processes would be orphans.
-      await eventually(
-        'the sandboxes died with their server',
-        () => processesWith(runningMarker).length + processesWith(setupMarker).length === 0,
-      );
-    }
+    // Whichever the sandbox: bubblewrap's dies with its server (--die-with-parent), and process mode's too
+    // (sandbox/server-death.ts).
+    await eventually(
+      'the sandboxes died with their server',
+      () => processesWith(runningMarker).length + processesWith(setupMarker).length === 0,
+    );
     const survivor = await startTestServer(env, { database });
     t.after(async () => {
       await survivor.stop();

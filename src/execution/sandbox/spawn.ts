@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { leaderStartTime, markedProcesses, SANDBOX_MARK } from './marked-processes.js';
 import { apiRoute, connectSandbox, type Disconnect, sandboxResolvConf, writeIdMaps } from './network.js';
 import { processTable } from './proc.js';
+import { parentDeathArguments, serverBoundMark } from './server-death.js';
 import type { RunUser, SandboxExit, SandboxSpawnOptions, SandboxedProcess } from './types.js';
 
 const DEFAULT_GRACE_MS = 2000;
@@ -96,9 +96,13 @@ function closingInherited(highest: number, argv: string[]): string[] {
   return ['-c', CLOSE_INHERITED, 'hangar-sandbox', String(highest), ...argv];
 }
 
-/** setpriv's arguments for `process` mode: no_new_privs always; as root, the run user and no capabilities. */
+/**
+ * setpriv's arguments for `process` mode: no_new_privs always; as root, the run user and no capabilities. The leader
+ * dies with the server (setpriv sets the parent-death signal after changing the user, which would clear it); what it
+ * started is the watchdog's (server-death.ts).
+ */
 function processModePrivileges(runAs: RunUser | undefined): string[] {
-  const args = ['--no-new-privs'];
+  const args = ['--no-new-privs', ...parentDeathArguments()];
   if (runAs && process.getuid?.() === 0) {
     args.push(
       '--reuid',
@@ -283,7 +287,7 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
     kind === 'bwrap'
       ? ['pipe', 'pipe', 'pipe', 'pipe', ...(network ? (['pipe'] as const) : [])]
       : ['pipe', 'pipe', 'pipe'];
-  const mark = randomUUID();
+  const mark = kind === 'process' ? serverBoundMark() : '';
   const env = kind === 'process' ? { ...options.env, [SANDBOX_MARK]: mark } : options.env;
   // Under bwrap the user is dropped here (bwrap then takes every capability away and sets no_new_privs); in process
   // mode setpriv drops it, since it also has to set no_new_privs.

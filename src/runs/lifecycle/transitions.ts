@@ -28,8 +28,10 @@ export async function applyTransitions(
         ${items.map((item) => item.from)}::text[], ${items.map((item) => item.to)}::text[],
         ${items.map((item) => item.started ?? false)}::bool[], ${items.map((item) => item.conversationId ?? null)}::text[],
         ${items.map((item) => item.harness ?? null)}::text[], ${items.map((item) => item.takeInputs ?? false)}::bool[],
-        ${items.map((item) => storableJson(item.events))}::text[], ${items.map((item) => item.modelId ?? null)}::text[]
-      ) AS i(id, execution_id, from_state, to_state, started, conversation_id, harness, take_inputs, events, model_id)
+        ${items.map((item) => storableJson(item.events))}::text[], ${items.map((item) => item.modelId ?? null)}::text[],
+        ${items.map((item) => item.takeInputsUpTo ?? null)}::bigint[]
+      ) AS i(id, execution_id, from_state, to_state, started, conversation_id, harness, take_inputs, events, model_id,
+        take_inputs_up_to)
     ), moved AS (
       UPDATE runs r SET state = i.to_state, updated_at = clock_timestamp(),
         started_at = CASE WHEN i.started THEN coalesce(r.started_at, clock_timestamp()) ELSE r.started_at END,
@@ -39,11 +41,13 @@ export async function applyTransitions(
         model_id = coalesce(r.model_id, i.model_id)
       FROM input i
       WHERE r.id = i.id AND r.state = i.from_state AND r.lease_owner = ${engineId} AND r.execution_id = i.execution_id
-      RETURNING r.id, i.execution_id, i.take_inputs, i.events
+      RETURNING r.id, i.execution_id, i.take_inputs, i.take_inputs_up_to, i.events
     ), events AS (${insertCarriedEvents('moved')}), taken AS (
-      UPDATE run_inputs SET delivered_at = clock_timestamp()
-      WHERE run_id IN (SELECT id FROM moved WHERE take_inputs) AND purpose = 'agent' AND delivered_at IS NULL
-      RETURNING run_id, seq, message
+      UPDATE run_inputs ri SET delivered_at = clock_timestamp()
+      FROM moved m
+      WHERE ri.run_id = m.id AND m.take_inputs AND ri.purpose = 'agent' AND ri.delivered_at IS NULL
+        AND (m.take_inputs_up_to IS NULL OR ri.seq <= m.take_inputs_up_to)
+      RETURNING ri.run_id, ri.seq, ri.message
     )
     SELECT m.id, coalesce((SELECT array_agg(t.message ORDER BY t.seq) FROM taken t WHERE t.run_id = m.id), '{}') AS inputs
     FROM moved m`.execute(db);

@@ -90,6 +90,11 @@ export interface Transition {
   modelId?: string;
   /** Also take the run's follow-ups not yet given to its agent (oldest first), in the same statement. */
   takeInputs?: boolean;
+  /**
+   * With takeInputs: only those up to this `seq` (the ones the harness was started with); later ones stay for the
+   * executor to deliver or put back.
+   */
+  takeInputsUpTo?: string;
 }
 
 export interface TransitionResult {
