@@ -59,6 +59,19 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
     await signIn(page, hangar.apiKey);
   });
 
+  test("a run's page shows its session link and its conversation id", async () => {
+    const created = await hangar.request('POST', '/agent/runs', {
+      body: { prompt: script({ done: 'Linked.' }), title: 'A linked run' },
+    });
+    const runId = created.body.run_id as string;
+    const run = await waitForState(hangar, runId, 'SUCCEEDED');
+    await page.goto(`/runs/${encodeURIComponent(runId)}`);
+    await summary().getByText('The run has ended').waitFor();
+    const link = summary().getByRole('link', { name: run.session_link });
+    assert.equal(await link.getAttribute('href'), `${hangar.url}/runs/${runId}`);
+    await summary().getByText(run.conversation_id, { exact: true }).waitFor();
+  });
+
   test('a run created in the dashboard is followed live to its end, with its conversation, artifacts and timeline', async () => {
     await page.getByRole('link', { name: 'New run' }).click();
     await page.getByLabel('Prompt', { exact: true }).fill(
@@ -203,7 +216,8 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
       assert.equal(created.status, 200);
     }
     await page.goto('/runs');
-    await page.getByRole('searchbox', { name: 'Search' }).fill('zebracorn');
+    // Two misspelled words of the titles.
+    await page.getByRole('searchbox', { name: 'Search' }).fill('zebracon audits');
     await page.getByLabel('Sort by').selectOption('title');
     await page.getByLabel('Order').selectOption('asc');
     await page.getByLabel('Per page').selectOption('10');
@@ -220,7 +234,7 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
         15_000,
       );
     await showing(expected.slice(0, 10));
-    assert.match(page.url(), /q=zebracorn/);
+    assert.match(page.url(), /q=zebracon(\+|%20)audits/);
     assert.match(page.url(), /state=QUEUED/);
 
     await page.getByRole('button', { name: 'Next page' }).click();
