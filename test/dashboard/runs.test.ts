@@ -59,19 +59,6 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
     await signIn(page, hangar.apiKey);
   });
 
-  test("a run's page shows its session link and its conversation id", async () => {
-    const created = await hangar.request('POST', '/agent/runs', {
-      body: { prompt: script({ done: 'Linked.' }), title: 'A linked run' },
-    });
-    const runId = created.body.run_id as string;
-    const run = await waitForState(hangar, runId, 'SUCCEEDED');
-    await page.goto(`/runs/${encodeURIComponent(runId)}`);
-    await summary().getByText('The run has ended').waitFor();
-    const link = summary().getByRole('link', { name: run.session_link });
-    assert.equal(await link.getAttribute('href'), `${hangar.url}/runs/${runId}`);
-    await summary().getByText(run.conversation_id, { exact: true }).waitFor();
-  });
-
   test('a run created in the dashboard is followed live to its end, with its conversation, artifacts and timeline', async () => {
     await page.getByRole('link', { name: 'New run' }).click();
     await page.getByLabel('Prompt', { exact: true }).fill(
@@ -256,6 +243,19 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
     const problem = page.getByRole('alert');
     await problem.getByText('Could not load the runs').waitFor();
     assert.match(await problem.innerText(), /invalid_request/);
+  });
+
+  test("a run's page shows its session link and its conversation id", async () => {
+    const created = await hangar.request('POST', '/agent/runs', {
+      body: { prompt: script({ done: 'Linked.' }), title: 'A linked run' },
+    });
+    const runId = created.body.run_id as string;
+    const run = await waitForState(hangar, runId, 'SUCCEEDED');
+    await page.goto(`/runs/${encodeURIComponent(runId)}`);
+    await summary().getByText('The run has ended').waitFor();
+    const link = summary().getByRole('link', { name: run.session_link });
+    assert.equal(await link.getAttribute('href'), `${hangar.url}/runs/${runId}`);
+    await summary().getByText(run.conversation_id, { exact: true }).waitFor();
   });
 
   test('the page showed no errors of its own', () => {
