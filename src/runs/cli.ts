@@ -160,7 +160,7 @@ export function registerRunCommands(program: Command): void {
     .option('--state <state>', 'only runs in this state (repeatable)', collect, [])
     .option('--limit <n>', 'page size (1-500)', '20')
     .option('--cursor <cursor>', 'cursor from a previous page')
-    .option('-q, --query <text>', 'fuzzy search over title, prompt and skill')
+    .option('-q, --query <words>', 'runs whose title, prompt or skill has every word (a typo in a word is forgiven)')
     .option('--json', 'print the raw response')
     .action(async (options: { state: string[]; limit: string; cursor?: string; query?: string; json?: boolean }) => {
       const params = new URLSearchParams({ limit: options.limit });

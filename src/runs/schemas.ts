@@ -129,7 +129,7 @@ export const ListRunsQuery = Type.Object({
     Type.String({
       maxLength: 500,
       description:
-        'Search: runs whose title, prompt or skill spec contain every word (at most 10), each as a substring or, from three letters, with about one letter in six wrong.',
+        'Search: runs whose title, prompt or skill spec contain every word (at most 10), each as a substring or a close spelling (one letter wrong or missing in a longer word).',
     }),
   ),
 });

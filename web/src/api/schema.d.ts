@@ -36,7 +36,7 @@ export interface paths {
                     schedule_id?: string;
                     ancestor_run_id?: string;
                     artifact_type?: "PLAN" | "PULL_REQUEST" | "SCREENSHOT" | "FILE" | "EXTERNAL_REFERENCE";
-                    /** @description Search: runs whose title, prompt or skill spec contain every word (at most 10), each as a substring or, from three letters, with about one letter in six wrong. */
+                    /** @description Search: runs whose title, prompt or skill spec contain every word (at most 10), each as a substring or a close spelling (one letter wrong or missing in a longer word). */
                     q?: string;
                 };
                 header?: never;
