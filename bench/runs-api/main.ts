@@ -121,6 +121,9 @@ async function expectFullPage(url: string, headers: Record<string, string> = {})
   }
 }
 
+/** The searches measured (see Bench.searches); `BENCH_SEARCH=0` skips them. */
+const SEARCHES = process.env.BENCH_SEARCH === '0' ? [] : ['investgate', 'investgate sheduler'];
+
 class Bench {
   readonly comparisons: Comparison[] = [];
   private readonly auth: Record<string, string>;
@@ -189,6 +192,30 @@ class Bench {
     );
   }
 
+  /**
+   * The search (`q`) on one connection, one request at a time: a search is one person typing, not a flood, and the
+   * time one takes is the figure. The seeded titles read "Investigate the cron scheduler (#g)" for one run in 42;
+   * the queries misspell one word of it, then two (which the search before issue 24 did not find). The baseline
+   * is the bare first page under the same load: the ratio says what a search costs beside a plain list.
+   */
+  async searches(runs: number): Promise<void> {
+    const oneByOne = { ...settings.load, connections: 1, warmupSeconds: 1 };
+    const baselinePage = [{ method: 'GET', path: '/runs?limit=20' }];
+    for (const q of SEARCHES) {
+      const searchPath = `/api/v1/agent/runs?limit=20&q=${encodeURIComponent(q)}`;
+      const response = await fetch(this.backend.server.url + searchPath, { headers: this.auth });
+      const found = ((await response.json()) as { runs?: unknown[] }).runs?.length;
+      if (response.status !== 200) throw new Error(`GET ${searchPath} answered ${response.status}`);
+      await this.compare(
+        runs,
+        `GET search q="${q}" (${found} found), one connection`,
+        [{ method: 'GET', path: searchPath, headers: this.auth }],
+        baselinePage,
+        oneByOne,
+      );
+    }
+  }
+
   async creates(): Promise<void> {
     const json = { 'content-type': 'application/json' };
     await this.compare(
@@ -226,6 +253,7 @@ async function benchBackend(backend: Backend, scales: number[]): Promise<Compari
       `${backend.database}: ${scale} runs (rows inserted in ${insertSeconds.toFixed(1)} s, indexes built in ${indexSeconds.toFixed(1)} s)`,
     );
     await bench.lists(scale);
+    await bench.searches(scale);
   }
   await bench.creates();
   return bench.comparisons;

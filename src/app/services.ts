@@ -104,7 +104,7 @@ export function buildServices(platform: Platform, options: { now?: () => Date; h
     secrets,
     agents,
     cursors,
-    publicUrl: config.publicUrl,
+    publicUrl: () => address.url,
     metadataFiltering: config.metadataFiltering,
     limits,
     addressPolicy,

@@ -85,8 +85,16 @@ async function followRun(client: ClientOptions, runId: string): Promise<string> 
   }
 }
 
-/** Follows a run to its end, prints how it ended, and exits 0 only if it succeeded. */
+/** Where a person continues with a run: its session link, the run's page in the web dashboard. */
+const openInDashboard = (run: Pick<RunItem, 'session_link'>) => `open in dashboard: ${run.session_link}`;
+
+/**
+ * Follows a run to its end, prints how it ended, and exits 0 only if it succeeded. Its session link comes first,
+ * for whoever would rather watch it in the dashboard.
+ */
 async function followToEnd(client: ClientOptions, runId: string): Promise<void> {
+  const { session_link } = await callApi<Pick<RunItem, 'session_link'>>(client, 'GET', runPath(runId));
+  process.stdout.write(`${openInDashboard({ session_link })}\n`);
   const state = await followRun(client, runId);
   const run = await callApi<{ status_message?: { message?: string } }>(client, 'GET', runPath(runId));
   const message = run.status_message?.message;
@@ -153,7 +161,7 @@ export function registerRunCommands(program: Command): void {
     .option('--state <state>', 'only runs in this state (repeatable)', collect, [])
     .option('--limit <n>', 'page size (1-500)', '20')
     .option('--cursor <cursor>', 'cursor from a previous page')
-    .option('-q, --query <text>', 'fuzzy search over title, prompt and skill')
+    .option('-q, --query <words>', 'runs whose title, prompt or skill has every word (a typo in a word is forgiven)')
     .option('--json', 'print the raw response')
     .action(async (options: { state: string[]; limit: string; cursor?: string; query?: string; json?: boolean }) => {
       const params = new URLSearchParams({ limit: options.limit });
@@ -166,8 +174,11 @@ export function registerRunCommands(program: Command): void {
         `/agent/runs?${params}`,
       );
       if (options.json) return print(page);
+      // The link goes on a line of its own: the title before it may hold any text.
       for (const run of page.runs)
-        process.stdout.write(`${run.run_id}  ${run.state.padEnd(10)}  ${run.updated_at}  ${run.title}\n`);
+        process.stdout.write(
+          `${run.run_id}  ${run.state.padEnd(10)}  ${run.updated_at}  ${run.title}\n  ${openInDashboard(run)}\n`,
+        );
       if (page.page_info.next_cursor) process.stdout.write(`next page: --cursor ${page.page_info.next_cursor}\n`);
     });
   runs

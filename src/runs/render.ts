@@ -22,7 +22,16 @@ function profile(type: string, uid: string, details: Profile | null): RunItem['c
   };
 }
 
-export function renderRun(row: RunRow): RunItem {
+/**
+ * The run's page in the web dashboard (served at the root of the public URL, `/runs/:runId`): what the interface
+ * calls its session link. Every run has one, whatever its state.
+ */
+export function sessionLink(publicUrl: string, runId: string): string {
+  return `${publicUrl}/runs/${encodeURIComponent(runId)}`;
+}
+
+/** `publicUrl` is HANGAR_PUBLIC_URL (or the address the server listens on), without a trailing slash. */
+export function renderRun(row: RunRow, publicUrl: string): RunItem {
   const item: RunItem = {
     run_id: row.id,
     task_id: row.id,
@@ -42,6 +51,7 @@ export function renderRun(row: RunRow): RunItem {
     artifacts: row.artifacts.map((artifact) => ({ ...artifact, created_at: iso(artifact.created_at) })),
     scores: row.scores.map((score) => ({ ...score, created_at: iso(score.created_at) })),
     scope: { type: row.scope_type, uid: row.scope_uid },
+    session_link: sessionLink(publicUrl, row.id),
   };
   if (row.started_at) {
     item.started_at = iso(row.started_at);

@@ -125,7 +125,13 @@ export const ListRunsQuery = Type.Object({
   schedule_id: Type.Optional(Type.String()),
   ancestor_run_id: Type.Optional(Type.String()),
   artifact_type: Type.Optional(Type.Union(ARTIFACT_TYPES.map((value) => Type.Literal(value)))),
-  q: Type.Optional(Type.String({ maxLength: 500 })),
+  q: Type.Optional(
+    Type.String({
+      maxLength: 500,
+      description:
+        'Search: runs whose title, prompt or skill spec contain every word (at most 10), each as a substring or a close spelling (one letter wrong or missing in a longer word).',
+    }),
+  ),
 });
 export type ListRunsQuery = Static<typeof ListRunsQuery>;
 
@@ -156,12 +162,19 @@ export const RunItem = Type.Object({
     Type.Object({ schedule_id: Type.String(), schedule_name: Type.String(), cron_schedule: Type.String() }),
   ),
   session_id: Type.Optional(Type.String()),
-  session_link: Type.Optional(Type.String()),
+  session_link: Type.String({
+    description: "The run's page in the web dashboard, under HANGAR_PUBLIC_URL (every run has one).",
+  }),
   creator: Profile,
   executor: Profile,
   request_usage: Type.Optional(LooseObject),
   agent_config: LooseObject,
-  conversation_id: Type.Optional(Type.String()),
+  conversation_id: Type.Optional(
+    Type.String({
+      description:
+        'The conversation the run belongs to (GET /agent/conversations/{conversation_id}): given when the run continues one, otherwise set when its agent starts.',
+    }),
+  ),
   parent_run_id: Type.Optional(Type.String()),
   metadata: StringMap,
   is_sandbox_running: Type.Boolean(),

@@ -12,6 +12,7 @@ import type { RunLifecycle } from './lifecycle/run-lifecycle.js';
 import { OPERATOR_CANCELLABLE_STATES } from './lifecycle/states.js';
 import type { CapacityLimits, NewAttachment, NewRun } from './lifecycle/types.js';
 import { checkFollowupSecrets } from './run-secrets.js';
+import { searchWords } from './search-words.js';
 import type { CreateRunBody, FollowupBody, ListRunsQuery, RunItem } from './schemas.js';
 import { cancelRefusal } from './state.js';
 import * as store from './store.js';
@@ -31,7 +32,8 @@ export interface RunsServiceOptions extends RunCreationDependencies {
   /** Every write of a run's state, events and inputs. */
   lifecycle: RunLifecycle;
   cursors: CursorCodec;
-  publicUrl: string;
+  /** HANGAR_PUBLIC_URL, or the address the server listens on once it does: the base of runs' session links. */
+  publicUrl: () => string;
   metadataFiltering: boolean;
   limits: CapacityLimits;
   /** Called once new runs are committed in QUEUED, to wake the engines. */
@@ -131,7 +133,7 @@ export class RunsService {
   async get(caller: Caller, runId: string): Promise<RunItem> {
     const row = await store.findRun(this.db, callerVisibility(caller), runId);
     if (!row) throw notFound(`run ${runId} not found`);
-    return renderRun(row);
+    return renderRun(row, this.options.publicUrl());
   }
 
   async list(caller: Caller, query: ListRunsQuery, metadataFilter: Record<string, string> | null) {
@@ -159,7 +161,7 @@ export class RunsService {
     const hasNext = rows.length > query.limit;
     const last = page[page.length - 1];
     return {
-      runs: page.map(renderRun),
+      runs: page.map((row) => renderRun(row, this.options.publicUrl())),
       page_info: {
         has_next_page: hasNext,
         next_cursor:
@@ -197,7 +199,6 @@ export class RunsService {
     ) {
       throw invalidRequest(`ancestor run ${query.ancestor_run_id} does not exist or is not visible to you`);
     }
-    const q = query.q?.trim();
     return {
       states: query.state,
       configName: query.name,
@@ -215,7 +216,7 @@ export class RunsService {
       ancestorRunId: query.ancestor_run_id,
       metadata: metadataFilter ?? undefined,
       artifactType: query.artifact_type,
-      query: q ? q : undefined,
+      searchWords: searchWords(query.q),
     };
   }
 

@@ -203,7 +203,8 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
       assert.equal(created.status, 200);
     }
     await page.goto('/runs');
-    await page.getByRole('searchbox', { name: 'Search' }).fill('zebracorn');
+    // Two misspelled words of the titles.
+    await page.getByRole('searchbox', { name: 'Search' }).fill('zebracon audits');
     await page.getByLabel('Sort by').selectOption('title');
     await page.getByLabel('Order').selectOption('asc');
     await page.getByLabel('Per page').selectOption('10');
@@ -220,7 +221,7 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
         15_000,
       );
     await showing(expected.slice(0, 10));
-    assert.match(page.url(), /q=zebracorn/);
+    assert.match(page.url(), /q=zebracon(\+|%20)audits/);
     assert.match(page.url(), /state=QUEUED/);
 
     await page.getByRole('button', { name: 'Next page' }).click();
@@ -242,6 +243,19 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
     const problem = page.getByRole('alert');
     await problem.getByText('Could not load the runs').waitFor();
     assert.match(await problem.innerText(), /invalid_request/);
+  });
+
+  test("a run's page shows its session link and its conversation id", async () => {
+    const created = await hangar.request('POST', '/agent/runs', {
+      body: { prompt: script({ done: 'Linked.' }), title: 'A linked run' },
+    });
+    const runId = created.body.run_id as string;
+    const run = await waitForState(hangar, runId, 'SUCCEEDED');
+    await page.goto(`/runs/${encodeURIComponent(runId)}`);
+    await summary().getByText('The run has ended').waitFor();
+    const link = summary().getByRole('link', { name: run.session_link });
+    assert.equal(await link.getAttribute('href'), `${hangar.url}/runs/${runId}`);
+    await summary().getByText(run.conversation_id, { exact: true }).waitFor();
   });
 
   test('the page showed no errors of its own', () => {

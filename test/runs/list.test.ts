@@ -153,6 +153,24 @@ describe('GET /agent/runs filters', () => {
     assert.deepEqual(await listIds('q=%25'), []);
   });
 
+  test('q with several words finds the runs that have each of them, misspelled or apart', async () => {
+    // Two misspelled words of the title, either order, any case and spacing.
+    sameSet(await listIds(`q=${encodeURIComponent('refactr biling')}`), [ids.plain!]);
+    sameSet(await listIds(`q=${encodeURIComponent('  BILING\tRefactr ')}`), [ids.plain!]);
+    // Words of the title and of the prompt, far apart there, each misspelled.
+    sameSet(await listIds(`q=${encodeURIComponent('biling refactr modulle')}`), [ids.plain!]);
+    // A word of the skill spec and one of the prompt; a short word is a substring.
+    sameSet(await listIds(`q=${encodeURIComponent('acme/ops deploy')}`), [ids.skill!]);
+    sameSet(await listIds(`q=${encodeURIComponent('grandchlid run')}`), [ids.grandchild!]);
+    sameSet(await listIds(`q=${encodeURIComponent('zebra ag')}`), [ids.agent!]);
+    // Every word must be found.
+    assert.deepEqual(await listIds(`q=${encodeURIComponent('refactr kubernetes')}`), []);
+    assert.deepEqual(await listIds(`q=${encodeURIComponent('zebra zz')}`), []);
+    const tooMany = await list(`q=${encodeURIComponent('a b c d e f g h i j k')}`);
+    assert.equal(tooMany.status, 400);
+    assert.match(tooMany.body.detail, /at most 10 words/);
+  });
+
   test('limit is 1..500, default 20', async () => {
     assert.equal((await list('limit=1')).body.runs.length, 1);
     assert.equal((await list('limit=500')).status, 200);

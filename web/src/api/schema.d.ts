@@ -36,6 +36,7 @@ export interface paths {
                     schedule_id?: string;
                     ancestor_run_id?: string;
                     artifact_type?: "PLAN" | "PULL_REQUEST" | "SCREENSHOT" | "FILE" | "EXTERNAL_REFERENCE";
+                    /** @description Search: runs whose title, prompt or skill spec contain every word (at most 10), each as a substring or a close spelling (one letter wrong or missing in a longer word). */
                     q?: string;
                 };
                 header?: never;
@@ -76,7 +77,8 @@ export interface paths {
                                     cron_schedule: string;
                                 };
                                 session_id?: string;
-                                session_link?: string;
+                                /** @description The run's page in the web dashboard, under HANGAR_PUBLIC_URL (every run has one). */
+                                session_link: string;
                                 creator: {
                                     type: string;
                                     uid: string;
@@ -97,6 +99,7 @@ export interface paths {
                                 agent_config: {
                                     [key: string]: unknown;
                                 };
+                                /** @description The conversation the run belongs to (GET /agent/conversations/{conversation_id}): given when the run continues one, otherwise set when its agent starts. */
                                 conversation_id?: string;
                                 parent_run_id?: string;
                                 metadata: {
@@ -525,7 +528,8 @@ export interface paths {
                                 cron_schedule: string;
                             };
                             session_id?: string;
-                            session_link?: string;
+                            /** @description The run's page in the web dashboard, under HANGAR_PUBLIC_URL (every run has one). */
+                            session_link: string;
                             creator: {
                                 type: string;
                                 uid: string;
@@ -546,6 +550,7 @@ export interface paths {
                             agent_config: {
                                 [key: string]: unknown;
                             };
+                            /** @description The conversation the run belongs to (GET /agent/conversations/{conversation_id}): given when the run continues one, otherwise set when its agent starts. */
                             conversation_id?: string;
                             parent_run_id?: string;
                             metadata: {

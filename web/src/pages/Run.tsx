@@ -204,6 +204,19 @@ export function RunPage() {
           <dd>
             <code>{item.run_id}</code>
           </dd>
+          <dt>Session link</dt>
+          <dd>
+            {/* This page under HANGAR_PUBLIC_URL: the address to share, which may differ from the one in use. */}
+            <a href={item.session_link}>{item.session_link}</a>
+          </dd>
+          {item.conversation_id && (
+            <>
+              <dt>Conversation</dt>
+              <dd>
+                <code>{item.conversation_id}</code>
+              </dd>
+            </>
+          )}
           <dt>Source</dt>
           <dd>{item.source}</dd>
           <dt>Creator</dt>
