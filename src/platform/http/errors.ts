@@ -56,6 +56,9 @@ export const unsupportedMediaType = (detail: string) => new ApiError(415, 'inval
 /** 405, with the Allow header the HTTP specification requires. */
 export const methodNotAllowed = (detail: string, allow: string) =>
   new ApiError(405, 'invalid_request', detail, { headers: { allow } });
+/** 426: the route speaks another protocol (a websocket); the Upgrade header names it, as HTTP requires. */
+export const upgradeRequired = (detail: string, protocol: string) =>
+  new ApiError(426, 'invalid_request', detail, { headers: { upgrade: protocol, connection: 'Upgrade' } });
 export const authenticationRequired = (detail: string) => new ApiError(401, 'authentication_required', detail);
 export const notAuthorized = (detail: string) => new ApiError(403, 'not_authorized', detail);
 export const featureNotAvailable = (detail: string) => new ApiError(403, 'feature_not_available', detail);
