@@ -31,7 +31,7 @@ function assertProblem(answer: RawAnswer, status: number, detail: RegExp): void 
 }
 
 test('a plain GET of the worker websocket is a 426 problem+json that asks for a websocket upgrade, key or not', async () => {
-  for (const headers of [{}, { authorization: `Bearer ${hangar.workerKey}` }]) {
+  for (const headers of [{}, { authorization: `Bearer ${hangar.workerKey}` }] as Array<Record<string, string>>) {
     const answer = await rawRequest(hangar.url, { method: 'GET', path: `${WEBSOCKET}?worker_id=w1`, headers });
     assertProblem(answer, 426, /websocket upgrade/);
     assert.equal(answer.headers.upgrade, 'websocket');

@@ -94,23 +94,31 @@ export function renderProblem(
   publicUrl: string,
   error: ApiError,
 ): FastifyReply {
-  const title = ERROR_CODES[error.code];
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   return reply
     .code(error.status)
     .type('application/problem+json; charset=utf-8')
-    .send({
-      ...error.extensions,
-      type: `${publicUrl}/errors/${error.code}`,
-      title,
-      status: error.status,
-      detail: error.detail,
-      instance: request.url.split('?')[0],
-      error: `${title}: ${error.detail}`,
-      error_code: error.code,
-      retryable: error.retryable,
-      trace_id: request.id,
-    });
+    .send(problemBody(error, { publicUrl, instance: request.url.split('?')[0]!, traceId: request.id }));
+}
+
+/** The problem+json body of an error: also written by hand where no reply exists (a request HTTP could not parse). */
+export function problemBody(
+  error: ApiError,
+  where: { publicUrl: string; instance: string; traceId: string },
+): Record<string, unknown> {
+  const title = ERROR_CODES[error.code];
+  return {
+    ...error.extensions,
+    type: `${where.publicUrl}/errors/${error.code}`,
+    title,
+    status: error.status,
+    detail: error.detail,
+    instance: where.instance,
+    error: `${title}: ${error.detail}`,
+    error_code: error.code,
+    retryable: error.retryable,
+    trace_id: where.traceId,
+  };
 }
 
 function describeValidation(error: FastifyError): string {
