@@ -509,20 +509,24 @@ function queryArb(names: string[]): fc.Arbitrary<string> {
     { weight: 1, arbitrary: nastyString.map(percentEncode) },
   );
   const pair = fc.tuple(key, fc.array(queryValue, { minLength: 1, maxLength: 3 }), fc.boolean());
-  return fc.array(pair, { minLength: 1, maxLength: 5 }).map((pairs) =>
-    pairs
-      .flatMap(([k, values, bare]) => (bare ? [k] : values.map((value) => `${k}=${percentEncode(value)}`)))
-      .join('&')
-      // Under Node's 16 KiB request-head limit: beyond it Node itself answers 431 before Fastify sees anything.
-      .slice(0, 12_000),
-  );
+  return fc
+    .array(pair, { minLength: 1, maxLength: 5 })
+    .map((pairs) =>
+      pairs
+        .flatMap(([k, values, bare]) => (bare ? [k] : values.map((value) => `${k}=${percentEncode(value)}`)))
+        .join('&'),
+    );
 }
 
 const pathParamArb = (name: string) =>
   fc.oneof(
     { weight: 3, arbitrary: realParams[name] ? fc.constantFrom(...realParams[name]!) : fc.uuid() },
     { weight: 1, arbitrary: fc.uuid() },
-    { weight: 2, arbitrary: nastyString.map(percentEncode).filter((value) => value !== '') },
+    // At most 4,000 characters a parameter, so that a path of three stays under Node's head limit.
+    {
+      weight: 2,
+      arbitrary: nastyString.map((value) => percentEncode(value).slice(0, 4000)).filter((value) => value !== ''),
+    },
     { weight: 1, arbitrary: fc.constantFrom('%00', '%zz', '..', '%2e%2e', 'a%2Fb', '%C0%AF', 'x'.repeat(300)) },
   );
 
@@ -611,7 +615,10 @@ function authorization(route: ServedRoute, credential: Credential): Record<strin
 
 /** Sends one hostile request to a route and checks what every answer must keep. */
 async function sendHostile(route: ServedRoute, request: HostileRequest): Promise<void> {
-  const path = request.query === undefined ? request.path : `${request.path}?${request.query}`;
+  // The whole request line under Node's 16 KiB head limit (a long path leaves less room for the query): what lies
+  // beyond it is the parser's refusal, tested on its own below.
+  const query = request.query?.slice(0, Math.max(0, 14_000 - request.path.length));
+  const path = query === undefined ? request.path : `${request.path}?${query}`;
   const headers = authorization(route, request.credential);
   if (request.body) headers['content-type'] = request.body.type;
   if (request.html) headers.accept = 'text/html';
