@@ -53,6 +53,8 @@ export async function streamRunEvents(
     connection: 'keep-alive',
     'x-accel-buffering': 'no',
   });
+  // A HEAD answer has no body, so it would never send its headers while the stream lasts: the headers are all.
+  if (request.method === 'HEAD') return void out.end();
   out.write('retry: 2000\n\n');
 
   const send = (event: string, data: unknown) =>

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
 import { callerOf } from '../identities/index.js';
-import { invalidRequest } from '../platform/http/errors.js';
+import { invalidRequest, upgradeRequired } from '../platform/http/errors.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
 import type { DB } from '../database.js';
 import type { WorkerHub } from './hub.js';
@@ -48,38 +48,48 @@ export function registerWorkerRoutes(
   const tags = ['Self-hosted workers'];
   const credentials = new WeakMap<FastifyRequest, WorkerCredential>();
 
-  app.get(
-    '/selfhosted/worker/ws',
-    {
-      websocket: true,
-      config: { public: true },
-      schema: {
-        tags,
-        summary: 'Websocket of a self-hosted worker, opened with a worker key (protocol: docs/worker-protocol.md)',
-        querystring: Type.Object({ worker_id: Type.String({ maxLength: 200 }) }),
-      },
-      onRequest: async (request) => {
-        credentials.set(
-          request,
-          await deps.workerKeys.credential(
-            header(request, 'authorization'),
-            header(request, 'x-team-uid') ?? header(request, 'x-warp-team-uid'),
-            request.ip,
-          ),
+  app.route({
+    method: 'GET',
+    url: '/selfhosted/worker/ws',
+    config: { public: true },
+    schema: {
+      // A websocket, not an HTTP operation: its protocol is docs/worker-protocol.md, not the OpenAPI document.
+      hide: true,
+      tags,
+      summary: 'Websocket of a self-hosted worker, opened with a worker key (protocol: docs/worker-protocol.md)',
+      querystring: Type.Object({ worker_id: Type.String({ maxLength: 200 }) }),
+    },
+    onRequest: async (request) => {
+      // Before the key check, so that any plain request (GET or HEAD) learns what this URL needs, key or not.
+      if (!request.ws)
+        throw upgradeRequired(
+          'this is the self-hosted worker websocket: connect with a websocket upgrade (docs/worker-protocol.md)',
+          'websocket',
         );
-      },
-      preValidation: async (request) => {
-        const workerId = (request.query as { worker_id?: string }).worker_id;
-        const problem = workerIdProblem(workerId);
-        if (problem) throw invalidRequest(problem);
-        checkWorkerId(credentials.get(request)!, workerId!);
-      },
+      credentials.set(
+        request,
+        await deps.workerKeys.credential(
+          header(request, 'authorization'),
+          header(request, 'x-team-uid') ?? header(request, 'x-warp-team-uid'),
+          request.ip,
+        ),
+      );
     },
-    (socket, request) => {
-      const credential = credentials.get(request)!;
-      void deps.hub.attach(socket, credential, (request.query as { worker_id: string }).worker_id);
+    // After validation: only the schema makes worker_id one string (a repeated or bracketed key is refused there).
+    preHandler: async (request) => {
+      const { worker_id: workerId } = request.query;
+      const problem = workerIdProblem(workerId);
+      if (problem) throw invalidRequest(problem);
+      checkWorkerId(credentials.get(request)!, workerId);
     },
-  );
+    // Only reached without an upgrade if the hooks above change; an HTTP answer all the same, never an empty 404.
+    handler: async () => {
+      throw upgradeRequired('connect with a websocket upgrade (docs/worker-protocol.md)', 'websocket');
+    },
+    wsHandler: (socket, request) => {
+      void deps.hub.attach(socket, credentials.get(request)!, request.query.worker_id);
+    },
+  });
 
   app.post(
     '/selfhosted/worker-keys',

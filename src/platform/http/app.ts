@@ -7,6 +7,7 @@ import { requireApiKey, type RequestAuthenticator } from './api-key.js';
 import { registerDashboard } from './dashboard.js';
 import { addSecurityHeaders } from './security-headers.js';
 import { validatorCompiler } from './validation.js';
+import { answerClientError } from './client-errors.js';
 
 /** The settings the HTTP application reads (a part of config.ts's Config). */
 export interface AppConfig {
@@ -44,8 +45,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: () => randomUUID(),
     // Errors Fastify raises before routing (a malformed %-escape in the path, an overlong path parameter); no
     // hooks run for them, so the request id header is set here.
-    frameworkErrors: (error, request, reply) =>
-      renderProblem(request, reply.header('x-request-id', request.id), publicUrl, toApiError(error)),
+    frameworkErrors: (error, request, reply) => {
+      // An upgrade request's socket left the HTTP server when Node emitted 'upgrade', and the websocket plugin
+      // closes it from a hook, which these requests never reach: close it once the answer is written, or it stays
+      // open for good and holds up the server's shutdown.
+      if (request.headers.upgrade !== undefined) reply.raw.once('finish', () => request.raw.socket.destroy());
+      return renderProblem(request, reply.header('x-request-id', request.id), publicUrl, toApiError(error));
+    },
+    // Requests Node's HTTP parser refuses (an oversized head, malformed HTTP) get a problem+json answer too.
+    clientErrorHandler: answerClientError(publicUrl),
   });
   app.setValidatorCompiler(validatorCompiler);
   app.addHook('onSend', async (request, reply) => {

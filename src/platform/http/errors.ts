@@ -58,6 +58,9 @@ export const unsupportedMediaType = (detail: string) => new ApiError(415, 'inval
 /** 405, with the Allow header the HTTP specification requires. */
 export const methodNotAllowed = (detail: string, allow: string) =>
   new ApiError(405, 'invalid_request', detail, { headers: { allow } });
+/** 426: the route speaks another protocol (a websocket); the Upgrade header names it, as HTTP requires. */
+export const upgradeRequired = (detail: string, protocol: string) =>
+  new ApiError(426, 'invalid_request', detail, { headers: { upgrade: protocol, connection: 'Upgrade' } });
 export const authenticationRequired = (detail: string) => new ApiError(401, 'authentication_required', detail);
 export const notAuthorized = (detail: string) => new ApiError(403, 'not_authorized', detail);
 export const featureNotAvailable = (detail: string) => new ApiError(403, 'feature_not_available', detail);
@@ -106,23 +109,31 @@ export function renderProblem(
   publicUrl: string,
   error: ApiError,
 ): FastifyReply {
-  const title = ERROR_CODES[error.code];
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   return reply
     .code(error.status)
     .type('application/problem+json; charset=utf-8')
-    .send({
-      ...error.extensions,
-      type: `${publicUrl}/errors/${error.code}`,
-      title,
-      status: error.status,
-      detail: error.detail,
-      instance: request.url.split('?')[0],
-      error: `${title}: ${error.detail}`,
-      error_code: error.code,
-      retryable: error.retryable,
-      trace_id: request.id,
-    });
+    .send(problemBody(error, { publicUrl, instance: request.url.split('?')[0]!, traceId: request.id }));
+}
+
+/** The problem+json body of an error: also written by hand where no reply exists (a request HTTP could not parse). */
+export function problemBody(
+  error: ApiError,
+  where: { publicUrl: string; instance: string; traceId: string },
+): Record<string, unknown> {
+  const title = ERROR_CODES[error.code];
+  return {
+    ...error.extensions,
+    type: `${where.publicUrl}/errors/${error.code}`,
+    title,
+    status: error.status,
+    detail: error.detail,
+    instance: where.instance,
+    error: `${title}: ${error.detail}`,
+    error_code: error.code,
+    retryable: error.retryable,
+    trace_id: where.traceId,
+  };
 }
 
 function describeValidation(error: FastifyError): string {
