@@ -7,6 +7,19 @@ import { databaseEnv, onPostgres, stopChild } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
 import { createTestDatabase, spawnServer, startTestServer, type TestServer } from '../support/server.js';
 
+/** Resolves once another session (the engine) waits for the lock `client` holds on the transcript table. */
+async function engineWaitsOnTranscript(client: pg.Client): Promise<void> {
+  await eventually(
+    'the engine waits on the transcript table',
+    async () =>
+      (
+        await client.query(
+          `SELECT 1 FROM pg_locks WHERE NOT granted AND relation = 'run_transcript'::regclass AND pid <> pg_backend_pid()`,
+        )
+      ).rows.length > 0,
+  );
+}
+
 /**
  * Issue 23 item 6: `agent_started` was recorded before the harness process existed, so an engine that died in
  * between left a run marked started whose agent never ran; its lease expired into ERROR instead of the queue. The
@@ -50,15 +63,7 @@ test('an engine that dies before the harness process exists leaves the run to be
   await client.query('BEGIN');
   await client.query('LOCK TABLE run_transcript IN ACCESS EXCLUSIVE MODE');
   await api('POST', `/agent/runs/${runId}/followups`, { message: 'again' });
-  await eventually(
-    'the engine waits on the transcript table',
-    async () =>
-      (
-        await client.query(
-          `SELECT 1 FROM pg_locks WHERE NOT granted AND relation = 'run_transcript'::regclass AND pid <> pg_backend_pid()`,
-        )
-      ).rows.length > 0,
-  );
+  await engineWaitsOnTranscript(client);
   await stopChild(doomed.child, 'SIGKILL');
   await client.query('ROLLBACK');
 
@@ -95,15 +100,7 @@ test('a follow-up that arrives while the harness starts is given to the next exe
   await client.query('BEGIN');
   await client.query('LOCK TABLE run_transcript IN ACCESS EXCLUSIVE MODE');
   assert.equal((await followup(hangar, runId, 'first')).status, 200);
-  await eventually(
-    'the engine waits on the transcript table',
-    async () =>
-      (
-        await client.query(
-          `SELECT 1 FROM pg_locks WHERE NOT granted AND relation = 'run_transcript'::regclass AND pid <> pg_backend_pid()`,
-        )
-      ).rows.length > 0,
-  );
+  await engineWaitsOnTranscript(client);
   assert.equal((await followup(hangar, runId, 'late')).status, 200);
   await client.query('ROLLBACK');
 

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { toApiError } from '../../src/platform/http/errors.js';
 import { generateApiKey } from '../../src/platform/crypto.js';
-import { eventually, harnessEnv } from '../support/engine.js';
+import { eventually, harnessEnv, textEvents } from '../support/engine.js';
 import { privatePostgresUnavailable, startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres.js';
 import { databaseEnv, onPostgres, stopChild } from '../support/processes.js';
 import { spawnServer, startTestServer, type TestServer } from '../support/server.js';
@@ -205,13 +205,7 @@ describe('an execution that ends while PostgreSQL is down', { skip }, () => {
         const link = await api('GET', `/agent/runs/${runId}/transcript`);
         if (link.status === 404) return []; // Nothing written yet.
         if (link.status !== 302) throw new Error(`transcript of ${runId}: ${link.status} ${await link.text()}`);
-        const raw = await (await fetch(link.headers.get('location')!)).text();
-        return raw
-          .split('\n')
-          .filter((line) => line.startsWith('{'))
-          .map((line) => JSON.parse(line))
-          .filter((event) => event.type === 'text')
-          .map((event) => event.text as string);
+        return textEvents(await (await fetch(link.headers.get('location')!)).text());
       };
 
       const created = await api('POST', '/agent/runs', { prompt: 'outage', config: { harness: { type: 'outage' } } });

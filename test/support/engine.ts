@@ -106,8 +106,12 @@ export async function outputTexts(hangar: TestServer, runId: string): Promise<st
     redirect: 'manual',
   });
   if (link.status !== 302) throw new Error(`transcript of ${runId}: ${link.status} ${await link.text()}`);
-  const raw = await (await fetch(link.headers.get('location')!)).text();
-  return raw
+  return textEvents(await (await fetch(link.headers.get('location')!)).text());
+}
+
+/** The text events of a raw transcript (JSON Lines), in order. */
+export function textEvents(rawTranscript: string): string[] {
+  return rawTranscript
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line))
