@@ -154,7 +154,7 @@ LANGUAGE sql STABLE SET enable_bitmapscan = off AS $$
             AND worker_host IS NULL AND team_uid = team LIMIT per_team) busy) >= per_team
 $$;
 
--- Engine presence (migration 0017). An engine takes this session lock on a connection it keeps for its life, then
+-- Engine presence (migration 0018). An engine takes this session lock on a connection it keeps for its life, then
 -- says so in its row; PostgreSQL releases the lock as soon as that connection closes (the process died, or the
 -- connection was cut). The key is the engine's ID hashed: two engines sharing a hash only make a dead one look alive
 -- until its leases pass, never the reverse.
