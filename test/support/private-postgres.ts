@@ -176,7 +176,11 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     async kill() {
       const running = child;
       if (!running?.pid) return;
-      // The backends first (children of the postmaster), then the postmaster: nothing gets to clean up.
+      // The postmaster is stopped first, so that it forks no new backend (a reconnecting pool asks for them all
+      // the time) between the listing of its children and its own death: such a backend would outlive it, hold the
+      // shared memory, and the next start would refuse. Then the backends, then the postmaster: nothing gets to
+      // clean up.
+      running.kill('SIGSTOP');
       const backends = childrenOf(running.pid);
       for (const pid of backends) {
         try {
