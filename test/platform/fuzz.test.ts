@@ -632,8 +632,8 @@ async function sendHostile(route: ServedRoute, request: HostileRequest): Promise
   const answer = await rawRequest(hangar.url, { method: route.method, path, headers, body: request.body?.body });
   const what = `${route.method} ${path.slice(0, 300)} -> ${answer.status} ${answer.text.slice(0, 300)}`;
   assert.ok(answer.status >= 100 && answer.status < 500, what);
-  // @fastify/websocket accepts an upgrade on any GET route, and closes at once a socket no route handles.
-  if (answer.status === 101) assert.ok(request.upgrade, what);
+  // Only the worker websocket switches protocols; every other route refuses an upgrade in plain HTTP.
+  if (answer.status === 101) assert.ok(request.upgrade && route.url === WORKER_WEBSOCKET, what);
   if (answer.status < 400 || route.method === 'HEAD') return;
   // A browser's navigation to an unknown page gets the dashboard's own HTML page, by design.
   if (request.html && String(answer.headers['content-type']).startsWith('text/html')) return;

@@ -56,3 +56,17 @@ test('a worker_id given twice, bracketed or empty is a 400 before the upgrade, a
   const connected = await rawRequest(hangar.url, { method: 'GET', path: `${WEBSOCKET}?worker_id=w1`, headers });
   assert.equal(connected.status, 101);
 });
+
+test('an upgrade request to a route that serves no websocket is refused in plain HTTP, not switched and closed', async () => {
+  for (const path of ['/api/v1/agent/runs', '/healthz', '/api/v1/openapi.json']) {
+    const answer = await rawRequest(hangar.url, {
+      method: 'GET',
+      path,
+      headers: { ...UPGRADE, authorization: `Bearer ${hangar.apiKey}` },
+    });
+    assertProblem(answer, 400, /takes no websocket upgrade/);
+  }
+  const unknown = await rawRequest(hangar.url, { method: 'GET', path: '/api/v1/no-such-route', headers: UPGRADE });
+  assert.equal(unknown.status, 404, unknown.text);
+  assert.match(String(unknown.headers['content-type']), /^application\/problem\+json/);
+});

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { ERROR_CODES, notFound, renderProblem, toApiError, type ErrorCode } from './errors.js';
+import { ERROR_CODES, invalidRequest, notFound, renderProblem, toApiError, type ErrorCode } from './errors.js';
 import { registerOpenApi } from './openapi.js';
 import { requireApiKey, type RequestAuthenticator } from './api-key.js';
 import { registerDashboard } from './dashboard.js';
@@ -74,6 +74,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // At the root, before any other hook: every upgrade request is marked as one first, so a refused one (bad key,
   // unknown path) gets a plain HTTP answer and its socket closed, whichever hook or route refused it.
   await app.register(websocket, { options: { maxPayload: 16 * 1024 * 1024 } });
+  refuseUpgradesOfPlainRoutes(app);
   await registerOpenApi(app, publicUrl, deps.version);
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
@@ -99,4 +100,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   await registerDashboard(app, { publicUrl });
   return app;
+}
+
+/**
+ * The websocket plugin answers an upgrade request to any GET route with 101 Switching Protocols and then closes the
+ * new websocket at once: a client learns nothing. A route that serves no websocket refuses the upgrade in plain
+ * HTTP instead, with a problem+json 400, before authentication (the plugin closes the socket once it is written).
+ */
+function refuseUpgradesOfPlainRoutes(app: FastifyInstance): void {
+  const websocketRoutes = new Set<string>();
+  app.addHook('onRoute', (route) => {
+    if (route.wsHandler || route.websocket) websocketRoutes.add(route.url);
+  });
+  app.addHook('onRequest', async (request) => {
+    const route = request.routeOptions.url;
+    // An unknown URL (no route) keeps its 404.
+    if (request.ws && route !== undefined && !websocketRoutes.has(route))
+      throw invalidRequest(
+        `${request.method} ${route} takes no websocket upgrade; send the request without the Upgrade header`,
+      );
+  });
 }
