@@ -48,9 +48,14 @@ describe('the API while PostgreSQL is down', { skip }, () => {
     ingressSecret = webhook.secret;
   });
   after(async () => {
-    if (!cluster.running()) await cluster.start();
-    await hangar.stop();
-    await cluster.destroy();
+    // The server stops cleanly only with its database up; it is stopped even if the database cannot start again,
+    // or the test process would never exit.
+    try {
+      if (!cluster.running()) await cluster.start();
+    } finally {
+      await hangar.stop();
+      await cluster.destroy();
+    }
   });
 
   const createRun = () => hangar.request('POST', '/agent/runs', { body: { prompt: 'during the outage' } });
@@ -171,9 +176,12 @@ describe('an execution that ends while PostgreSQL is down', { skip }, () => {
         HANGAR_BOOTSTRAP_API_KEY: apiKey,
       });
       t.after(async () => {
-        if (!cluster.running()) await cluster.start();
-        await stopChild(child);
-        await database.drop();
+        try {
+          if (!cluster.running()) await cluster.start();
+        } finally {
+          await stopChild(child);
+          await database.drop();
+        }
       });
       let log = '';
       const logged = (pattern: RegExp) =>
