@@ -61,6 +61,9 @@ export class WorkerHub {
       log,
       environments: options.environments,
       onFreed: () => this.poke(),
+      // Twice the lease, as the engine's own writes: a worker's end still lands when the database comes back just
+      // after the lease ran out (the run is only taken back once a reaper can reach the database too).
+      retryForMs: 2 * leaseSeconds * 1000,
     });
     this.dispatching = new PollingLoop({
       intervalMs: options.pollIntervalMs ?? 2000,

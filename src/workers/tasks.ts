@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { EnvironmentSetups } from '../execution/index.js';
 import type { DB } from '../database.js';
+import { retryWhileUnavailable } from '../platform/db/retry-unavailable.js';
 import type { Outcome, RunLifecycle } from '../runs/index.js';
 import type { WorkerMessage, WorkerMessageOf } from './protocol.js';
 import { WorkerSession } from './session.js';
@@ -12,7 +13,8 @@ type TaskMessage = Exclude<WorkerMessage, { type: 'worker_status' | 'worker_skil
 /**
  * Applies what workers say about their tasks to the database. Every write is conditional on the run still
  * being the worker's current execution, so a message that arrives late (after a reconnect, a cancel, or an
- * expired lease) changes nothing, and a terminal message is applied once however often it is sent.
+ * expired lease) changes nothing, and a terminal message is applied once however often it is sent. The same makes
+ * it safe to apply a message again when the database was unavailable, which the hub does for a while (see retrying).
  */
 export class WorkerTasks {
   /** Messages of one connection are applied in the order they came. */
@@ -27,6 +29,11 @@ export class WorkerTasks {
       environments: EnvironmentSetups;
       /** A worker has room again, or a run went back to the queue. */
       onFreed: () => void;
+      /**
+       * How long a message is applied again while the database is unavailable (a restart, a failover, dropped
+       * connections): past the run lease, so that what a worker reports during a blip the lease survives is kept.
+       */
+      retryForMs: number;
     },
   ) {}
 
@@ -40,7 +47,7 @@ export class WorkerTasks {
       }
       const callId = 'call_id' in message.data ? message.data.call_id : undefined;
       try {
-        const result = await this.apply(session, message);
+        const result = await this.retrying(session, message);
         session.reply(callId, { ok: true, result: result ?? null });
       } catch (error) {
         this.options.log.error(
@@ -53,6 +60,36 @@ export class WorkerTasks {
     this.queues.set(session, queued);
     this.pending.add(queued);
     void queued.finally(() => this.pending.delete(queued));
+  }
+
+  /**
+   * Applies a message, again with backoff while the database is unavailable, logging once per message that waits.
+   * The worker's call waits for its reply meanwhile (it has no deadline), and the connection's later messages
+   * queue behind this one, so they are still applied in the order they came. Once the connection has closed the
+   * message is not tried again here: the worker sends every unanswered call again on its next connection, and
+   * applying it on both could write its lines twice.
+   */
+  private retrying(session: WorkerSession, message: WorkerMessage): Promise<unknown> {
+    let attempts = 0;
+    let told = false;
+    return retryWhileUnavailable(
+      async () => {
+        if (attempts++ > 0 && session.closed)
+          throw new Error('the connection closed while the database was unavailable; the worker sends it again');
+        return this.apply(session, message);
+      },
+      {
+        forMs: this.options.retryForMs,
+        onRetry: (error) => {
+          if (told) return;
+          told = true;
+          this.options.log.warn(
+            { err: error, workerHost: session.workerHost, type: message.type },
+            'database unavailable: retrying a worker message',
+          );
+        },
+      },
+    );
   }
 
   /**

@@ -15,7 +15,7 @@ export interface WorkerProcess {
 
 /** Starts `hangar worker` from the sources as a real process against `hangar`, with the default team's worker key unless told. */
 export function startWorker(
-  hangar: TestServer,
+  hangar: Pick<TestServer, 'url' | 'workerKey'>,
   workerId: string,
   options: { env?: Record<string, string>; args?: string[]; apiKey?: string } = {},
 ): WorkerProcess {
