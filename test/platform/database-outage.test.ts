@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { toApiError } from '../../src/platform/http/errors.js';
 import { generateApiKey } from '../../src/platform/crypto.js';
-import { eventually, harnessEnv, textEvents } from '../support/engine.js';
+import { harnessEnv } from '../support/engine.js';
+import { assertNothingLost, OUTAGE_HARNESS, outageApi, outageHarnessWaiting } from '../support/outage-run.js';
 import { privatePostgresUnavailable, startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres.js';
 import { databaseEnv, onPostgres, stopChild } from '../support/processes.js';
 import { spawnServer, startTestServer, type TestServer } from '../support/server.js';
@@ -20,8 +20,6 @@ import { createWebhook, deliver } from '../support/webhooks.js';
 const skip = !onPostgres()
   ? 'a database outage needs a database server (PGlite runs inside the process)'
   : privatePostgresUnavailable();
-
-const OUTAGE_HARNESS = fileURLToPath(new URL('./outage-harness.mjs', import.meta.url));
 
 /** The pause between two looks at something the test waits for (a state, a line, a backend's wait). */
 const nextLook = () => new Promise((resolve) => setTimeout(resolve, 50));
@@ -199,32 +197,15 @@ describe('an execution that ends while PostgreSQL is down', { skip }, () => {
           };
           child.stdout!.on('data', onData);
         });
-      const api = async (method: string, route: string, body?: unknown) => {
-        const response = await fetch(`${url}/api/v1${route}`, {
-          method,
-          headers: { authorization: `Bearer ${apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-          body: body ? JSON.stringify(body) : undefined,
-          redirect: 'manual',
-        });
-        return response;
-      };
-      const getRun = async (runId: string) => (await (await api('GET', `/agent/runs/${runId}`)).json()) as any;
-      const texts = async (runId: string) => {
-        const link = await api('GET', `/agent/runs/${runId}/transcript`);
-        if (link.status === 404) return []; // Nothing written yet.
-        if (link.status !== 302) throw new Error(`transcript of ${runId}: ${link.status} ${await link.text()}`);
-        return textEvents(await (await fetch(link.headers.get('location')!)).text());
-      };
+      const api = outageApi(url, apiKey);
 
-      const created = await api('POST', '/agent/runs', { prompt: 'outage', config: { harness: { type: 'outage' } } });
+      const created = await api.request('POST', '/agent/runs', {
+        prompt: 'outage',
+        config: { harness: { type: 'outage' } },
+      });
       assert.equal(created.status, 200);
       const runId = ((await created.json()) as { run_id: string }).run_id;
-      // The harness is running once its first line is in the transcript.
-      await eventually('the harness to run', async () => {
-        const run = await getRun(runId);
-        assert.ok(['QUEUED', 'CLAIMED', 'INPROGRESS'].includes(run.state), `unexpected ${run.state}`);
-        return run.state === 'INPROGRESS' && (await texts(runId)).includes('waiting for the outage');
-      });
+      await outageHarnessWaiting(api, runId);
 
       if (how === 'stop') await cluster.stop('fast');
       else await cluster.kill();
@@ -237,13 +218,7 @@ describe('an execution that ends while PostgreSQL is down', { skip }, () => {
       await seen;
       await cluster.start();
 
-      let run: any;
-      await eventually('the run to end', async () => {
-        run = await getRun(runId);
-        return ['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'].includes(run.state);
-      });
-      assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
-      assert.equal(run.status_message?.message, 'finished while the database was down');
+      const run = await assertNothingLost(api, runId, ['agent_progress', 'vm_shutdown', 'oz_run_done']);
       assert.deepEqual(
         run.artifacts.map((artifact: { artifact_type: string; data: { url: string } }) => [
           artifact.artifact_type,
@@ -251,14 +226,6 @@ describe('an execution that ends while PostgreSQL is down', { skip }, () => {
         ]),
         [['PULL_REQUEST', 'https://example.invalid/pr/23']],
       );
-      const lines = Array.from({ length: 20 }, (_, index) => `line ${index + 1} written during the outage`);
-      assert.deepEqual(await texts(runId), ['waiting for the outage', ...lines]);
-      const timeline = (await (await api('GET', `/agent/runs/${runId}/timeline`)).json()) as {
-        events: Array<{ event_type: string }>;
-      };
-      const types = timeline.events.map((event) => event.event_type);
-      for (const type of ['agent_progress', 'vm_shutdown', 'oz_run_done'])
-        assert.equal(types.filter((seenType) => seenType === type).length, 1, `${type} once in ${types.join(', ')}`);
     });
   }
 });
