@@ -7,7 +7,8 @@ export { metadataProblem } from './metadata.js';
 export { registerRunOutputRoutes } from './output-http.js';
 export { RunOutputs, TRANSCRIPT_LINK_SECONDS } from './output.js';
 export { AgentConfig, CreateRunResponse, HARNESS_TYPES, RunIdParams, type RunItem } from './schemas.js';
-export { RunsService, type AgentDirectory, type RunRequest } from './service.js';
+export type { AgentDirectory } from './collaborators.js';
+export { RunsService, type RunRequest } from './service.js';
 
 export { RunLifecycle } from './lifecycle/run-lifecycle.js';
 export { loadLifecycleFunctions } from './lifecycle/functions.js';

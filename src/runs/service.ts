@@ -18,15 +18,6 @@ import { cancelRefusal } from './state.js';
 import * as store from './store.js';
 import { callerVisibility } from './visibility.js';
 
-export type {
-  AgentDirectory,
-  EnvironmentDirectory,
-  McpServerDirectory,
-  SecretAccess,
-  SkillResolver,
-} from './collaborators.js';
-export type { RunOrigin } from './create-request.js';
-
 export interface RunsServiceOptions extends RunCreationDependencies {
   db: Kysely<DB>;
   /** Every write of a run's state, events and inputs. */
