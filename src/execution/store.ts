@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../database.js';
+import { ACTIVE_STATES, stateList } from '../runs/index.js';
 
 /** Reads of the execution engine: a run's files and its conversation's transcript. Writes go through RunLifecycle. */
 
@@ -73,7 +74,7 @@ export async function workspacesInUse(
     FROM unnest(${executions.map((execution) => execution.runId)}::text[],
       ${executions.map((execution) => execution.executionId)}::int[]) AS w(run_id, execution_id)
     JOIN runs r ON r.id = w.run_id
-    WHERE (r.execution_id = w.execution_id AND (r.state IN ('PENDING', 'CLAIMED', 'INPROGRESS')
+    WHERE (r.execution_id = w.execution_id AND (r.state IN (${stateList(ACTIVE_STATES)})
         OR (r.sandbox_running AND r.lease_expires_at > clock_timestamp())))
       OR (r.debug_session IS NOT NULL
         AND right(r.debug_session->>'workspace', length(w.run_id || '.' || w.execution_id) + 1)

@@ -23,6 +23,7 @@ export {
   isTerminal,
   OPERATOR_CANCELLABLE_STATES,
   RUN_STATES,
+  stateList,
   TERMINAL_STATES,
   unreachable,
   type EndState,
