@@ -162,9 +162,13 @@ export async function connectSandbox(pid: number, owner: RunUser, api: ApiRoute 
     } finally {
       pastaPid = pidIn(pidFile);
     }
+    // nsenter drops supplementary groups when it enters a user namespace, and fails when neither the host nor the
+    // namespace (setgroups is `deny` there) lets it: always so for a server that is not root (Hangar's image runs
+    // as uid 10001). That server is itself the namespace's uid 0, so it keeps its credentials instead.
+    const credentials = process.getuid?.() === 0 ? [] : ['--preserve-credentials'];
     await run(
       'nsenter',
-      ['-t', String(pid), '-U', '-n', '--', 'sh', '-c', 'ip -4 addr flush dev lo && exec nft -f -'],
+      ['-t', String(pid), '-U', '-n', ...credentials, '--', 'sh', '-c', 'ip -4 addr flush dev lo && exec nft -f -'],
       egressRules(api),
     );
     return disconnect;
