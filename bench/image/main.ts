@@ -7,6 +7,7 @@
  *   BENCH_IMAGE_ROUNDS   starts of each kind (default 5)
  */
 import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,13 +23,21 @@ import {
 
 const ROUNDS = Number(process.env.BENCH_IMAGE_ROUNDS ?? 5);
 const DATABASE = 'hangar_image_bench';
+// One key for every start: the second start on a database must read what the first one wrote.
+const SECRET_KEY = crypto.randomBytes(32).toString('base64');
 const SANDBOX_OPTIONS = ['--security-opt', 'seccomp=unconfined', '--security-opt', 'systempaths=unconfined'];
 
 async function containerStart(image: string, databaseUrl: string): Promise<number> {
   const name = `hangar-image-bench-${process.pid}`;
   await removeContainer(name);
   try {
-    const started = await startImage({ image, name, databaseUrl, podmanArgs: SANDBOX_OPTIONS });
+    const started = await startImage({
+      image,
+      name,
+      databaseUrl,
+      podmanArgs: SANDBOX_OPTIONS,
+      env: { HANGAR_SECRET_KEY: SECRET_KEY },
+    });
     return started.readyAfterMs;
   } finally {
     await podman('stop', '--time', '30', name);
@@ -41,7 +50,13 @@ async function hostStart(databaseUrl: string): Promise<number> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-image-bench-'));
   const begun = performance.now();
   const child = spawn(process.execPath, ['dist/main.js', 'serve'], {
-    env: { ...process.env, PORT: String(port), DATABASE_URL: databaseUrl, HANGAR_DATA_DIR: dataDir },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DATABASE_URL: databaseUrl,
+      HANGAR_DATA_DIR: dataDir,
+      HANGAR_SECRET_KEY: SECRET_KEY,
+    },
     stdio: 'ignore',
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -34,6 +34,19 @@ const STOP_TIMEOUT_SECONDS = 30;
 const name = `hangar-image-check-${process.pid}`;
 
 let container: ImageContainer;
+let failed = false;
+
+/** A test whose failure also prints the container's log (at the end, in `after`). */
+function check(title: string, body: () => Promise<void>): void {
+  test(title, async () => {
+    try {
+      await body();
+    } catch (error) {
+      failed = true;
+      throw error;
+    }
+  });
+}
 
 const api = (method: string, route: string, body?: unknown) =>
   fetch(`${container.url}/api/v1${route}`, {
@@ -44,7 +57,9 @@ const api = (method: string, route: string, body?: unknown) =>
 
 before(async () => {
   const image = imageUnderTest();
-  await removeContainer(name);
+  // Containers a killed earlier check left behind (only this check's names start so).
+  const leftovers = await podman('ps', '--all', '--filter', 'name=^hangar-image-check-', '--format', '{{.Names}}');
+  for (const leftover of leftovers.split('\n').filter(Boolean)) await removeContainer(leftover);
   const databaseUrl = await freshDatabase(DATABASE);
   container = await startImage({
     image,
@@ -63,18 +78,18 @@ before(async () => {
 });
 
 after(async () => {
-  if (process.exitCode) process.stderr.write(await containerLog(name));
+  if (failed) process.stderr.write(`--- the container's log ---\n${await containerLog(name)}`);
   await removeContainer(name);
   await dropDatabase(DATABASE);
 });
 
-test("the image's HEALTHCHECK passes once the server is ready", async () => {
+check("the image's HEALTHCHECK passes once the server is ready", async () => {
   // `podman healthcheck run` runs the image's own HEALTHCHECK command in the container; exit 0 is healthy.
   assert.equal(await podman('inspect', '--format', '{{.Config.Healthcheck.Test}}', name).then(Boolean), true);
   await podman('healthcheck', 'run', name);
 });
 
-test('the server runs as the unprivileged hangar user, tini as PID 1 and the server below it', async () => {
+check('the server runs as the unprivileged hangar user, tini as PID 1 and the server below it', async () => {
   assert.equal(await podman('exec', name, 'id', '-un'), 'hangar');
   // Seen from the host (rootful Podman maps no user namespace): the container's first process and its child.
   const init = Number(await podman('inspect', '--format', '{{.State.Pid}}', name));
@@ -106,7 +121,7 @@ async function runToEnd(body: Record<string, unknown>): Promise<any> {
   return run;
 }
 
-test('a run with the example command harness succeeds, in bubblewrap', async () => {
+check('a run with the example command harness succeeds, in bubblewrap', async () => {
   const log = await containerLog(name);
   assert.doesNotMatch(log, /NOT isolated/);
   const run = await runToEnd({ prompt: 'hello from the image check' });
@@ -114,12 +129,12 @@ test('a run with the example command harness succeeds, in bubblewrap', async () 
   assert.equal(run.status_message?.message, 'Echoed the prompt');
 });
 
-test("a networked run's sandbox gets its network from a server that is not root", async () => {
+check("a networked run's sandbox gets its network from a server that is not root", async () => {
   const run = await runToEnd({ prompt: 'hello with a network', config: { harness: { type: 'echo-networked' } } });
   assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
 });
 
-test('SIGTERM stops the server cleanly within the grace period', async () => {
+check('SIGTERM stops the server cleanly within the grace period', async () => {
   // `podman stop` sends SIGTERM (to tini, which forwards it) and SIGKILL only after the stop timeout; a kill would
   // show as exit code 137. Exit 0 and the server's own shutdown line mean Hangar ended by itself in time.
   await podman('stop', '--time', String(STOP_TIMEOUT_SECONDS), name);
