@@ -2,7 +2,7 @@
 # with git, bubblewrap and tini, running as an unprivileged user. README.md ("Deploy") explains how to run it.
 #
 #   docker build -t hangar .                                  # the server
-#   docker build --target with-agent-clis -t hangar:clis .    # plus Claude Code, Codex and Gemini CLI (~700 MB more)
+#   docker build --target with-agent-clis -t hangar:clis .    # plus Claude Code, Codex and Gemini CLI (~770 MB more)
 #   podman build --format docker -t hangar .                  # Podman: the OCI format would drop the HEALTHCHECK
 #
 # NODE_IMAGE may name any Debian bookworm image with Node 24 and npm in /usr/local (CI builds one locally, because
