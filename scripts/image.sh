@@ -81,8 +81,9 @@ if ! podman image exists "$image"; then
     --build-arg "REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
     --build-arg "CREATED=$(git log -1 --format=%cI 2>/dev/null || date -u +%Y-%m-%dT%H:%M:%SZ)" \
     -t "$image" . >&2
-  # Older builds of this target are untagged (their layers stay cached for the next build).
+  # Older builds of this target are removed, with the layers only they used; the layers the new build shares with
+  # them (the dependency installs) stay cached.
   podman images --format '{{.Repository}}:{{.Tag}}' localhost/hangar |
-    grep "^localhost/hangar:${target}-" | grep -vx "$image" | xargs -r podman untag >&2 || true
+    grep "^localhost/hangar:${target}-" | grep -vx "$image" | xargs -r podman rmi >&2 || true
 fi
 echo "$image"
