@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
+import { generateApiKey } from '../../src/platform/crypto.js';
+import { databaseEnv, stopChild } from '../support/processes.js';
 import { after, before, describe, test } from 'node:test';
 import { executionContainers, testEngines, testImage, type TestEngine } from '../support/container-engines.js';
 import { eventually, harnessEnv, outputTexts, waitForState } from '../support/engine.js';
 import { createRun } from '../support/runs.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { createTestDatabase, spawnServer, startTestServer, type TestServer } from '../support/server.js';
 
 const SHELL_HARNESS = fileURLToPath(new URL('./fixtures/shell-harness.mjs', import.meta.url));
 /** A tool the host lacks and a mark in the image's os-release: what only the environment's image has. */
@@ -16,21 +18,19 @@ const PIDS = '64';
 
 const { engines, skipReason } = testEngines();
 
-/** A server whose runs go to containers on `engine`, with the shell harness as its default. */
-async function containerServer(engine: TestEngine, image: string): Promise<TestServer> {
-  return startTestServer(
-    harnessEnv(
-      { shell: { command: [process.execPath, SHELL_HARNESS], timeout_minutes: 5 } },
-      {
-        HANGAR_SANDBOX: 'container',
-        DOCKER_HOST: engine.dockerHost,
-        HANGAR_DEFAULT_IMAGE: image,
-        HANGAR_RUN_MEMORY: MEMORY,
-        HANGAR_RUN_PIDS: PIDS,
-        // Setup with network would give the whole execution's container network (one container per execution).
-        HANGAR_SETUP_NETWORK: 'false',
-      },
-    ),
+/** The settings of a server whose runs go to containers on `engine`, with the shell harness. */
+function containerEnv(engine: TestEngine, image: string): Record<string, string> {
+  return harnessEnv(
+    { shell: { command: [process.execPath, SHELL_HARNESS], timeout_minutes: 5 } },
+    {
+      HANGAR_SANDBOX: 'container',
+      DOCKER_HOST: engine.dockerHost,
+      HANGAR_DEFAULT_IMAGE: image,
+      HANGAR_RUN_MEMORY: MEMORY,
+      HANGAR_RUN_PIDS: PIDS,
+      // Setup with network would give the whole execution's container network (one container per execution).
+      HANGAR_SETUP_NETWORK: 'false',
+    },
   );
 }
 
@@ -62,7 +62,7 @@ for (const [index, engine] of engines.entries()) {
     let image: string;
     before(async () => {
       image = await testImage(engine, IMAGE_RECIPE);
-      hangar = await containerServer(engine, image);
+      hangar = await startTestServer(containerEnv(engine, image));
     });
     after(() => hangar?.stop());
 
@@ -135,6 +135,81 @@ for (const [index, engine] of engines.entries()) {
         assert.deepEqual(await executionContainers(engine, runId), []);
       },
     );
+    test(
+      'the debug window keeps the container: the debug agent runs in the image, beside what setup left',
+      firstEngine,
+      async () => {
+        const environmentId = await environment(hangar, {
+          docker_image: image,
+          setup_commands: ['touch /tmp/from-setup; exit 7'],
+          failure_session_retention_minutes: 5,
+        });
+        const runId = await createRun(hangar, {
+          prompt: 'true',
+          config: { harness: { type: 'shell' }, environment_id: environmentId },
+        });
+        const failed = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+        assert.equal(failed.status_message?.error_code, 'environment_setup_failed', JSON.stringify(failed));
+        assert.equal((await executionContainers(engine, runId)).length, 1, 'kept for the debug window');
+        const followup = await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message: 'why?' } });
+        assert.equal(followup.status, 200, JSON.stringify(followup.body));
+        await eventually('the debug agent answered', async () =>
+          (await outputTexts(hangar, runId).catch(() => [] as string[])).includes('debugging in image-tool-ok /tmp/from-setup'),
+        );
+        await hangar.server.engine!.debugSessions.close(runId);
+        assert.deepEqual(await executionContainers(engine, runId), [], 'removed when the window closes');
+      },
+    );
+
+    test("a follow-up's execution runs in the same image", firstEngine, async () => {
+      const environmentId = await environment(hangar, { docker_image: image });
+      const { runId, run } = await runShell(hangar, 'echo first', { environment_id: environmentId });
+      assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run));
+      const followup = await hangar.request('POST', `/agent/runs/${runId}/followups`, {
+        body: { message: 'hangar-image-tool' },
+      });
+      assert.equal(followup.status, 200, JSON.stringify(followup.body));
+      await eventually('the follow-up ran in the image', async () =>
+        (await outputTexts(hangar, runId).catch(() => [] as string[])).includes('image-tool-ok'),
+      );
+    });
+
+    test('a server killed with SIGKILL leaves no container behind once it is back', firstEngine, async (t) => {
+      const database = await createTestDatabase();
+      t.after(() => database.drop());
+      const apiKey = generateApiKey();
+      const env = {
+        ...containerEnv(engine, image),
+        HANGAR_RUN_LEASE_SECONDS: '3',
+        ...databaseEnv(database),
+        HANGAR_BOOTSTRAP_API_KEY: apiKey,
+      };
+      const doomed = await spawnServer(env);
+      t.after(() => stopChild(doomed.child, 'SIGKILL'));
+      const response = await fetch(`${doomed.url}/api/v1/agent/runs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt: 'sleep 300', config: { harness: { type: 'shell' } } }),
+      });
+      assert.equal(response.status, 200, await response.clone().text());
+      const { run_id: runId } = (await response.json()) as { run_id: string };
+      await eventually('the run is in progress in its container', async () => {
+        const run = await fetch(`${doomed.url}/api/v1/agent/runs/${runId}`, {
+          headers: { authorization: `Bearer ${apiKey}` },
+        });
+        return ((await run.json()) as { state: string }).state === 'INPROGRESS';
+      });
+      await stopChild(doomed.child, 'SIGKILL');
+      assert.equal((await executionContainers(engine, runId)).length, 1, 'the engine keeps it after the kill');
+
+      const survivor = await startTestServer(env, { database });
+      t.after(() => survivor.stop());
+      await waitForState(survivor, runId, 'ERROR');
+      await eventually(
+        'the dead server’s container is removed',
+        async () => (await executionContainers(engine, runId)).length === 0,
+      );
+    });
   });
 }
 
