@@ -154,7 +154,9 @@ for (const [index, engine] of engines.entries()) {
         const followup = await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message: 'why?' } });
         assert.equal(followup.status, 200, JSON.stringify(followup.body));
         await eventually('the debug agent answered', async () =>
-          (await outputTexts(hangar, runId).catch(() => [] as string[])).includes('debugging in image-tool-ok /tmp/from-setup'),
+          (await outputTexts(hangar, runId).catch(() => [] as string[])).includes(
+            'debugging in image-tool-ok /tmp/from-setup',
+          ),
         );
         await hangar.server.engine!.debugSessions.close(runId);
         assert.deepEqual(await executionContainers(engine, runId), [], 'removed when the window closes');
