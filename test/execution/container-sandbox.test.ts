@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+import { AnthropicServer } from '../support/model-servers/index.js';
 import { generateApiKey } from '../../src/platform/crypto.js';
 import { databaseEnv, stopChild } from '../support/processes.js';
 import { after, before, describe, test } from 'node:test';
 import { executionContainers, testEngines, testImage, type TestEngine } from '../support/container-engines.js';
-import { eventually, harnessEnv, outputTexts, waitForState } from '../support/engine.js';
+import { eventually, outputTexts, waitForState } from '../support/engine.js';
 import { createRun } from '../support/runs.js';
 import { createTestDatabase, spawnServer, startTestServer, type TestServer } from '../support/server.js';
 
@@ -18,20 +23,48 @@ const PIDS = '64';
 
 const { engines, skipReason } = testEngines();
 
-/** The settings of a server whose runs go to containers on `engine`, with the shell harness. */
+/** The model the oz harness talks to (on the server's side: only its commands run in the container). */
+const anthropic = new AnthropicServer();
+const configDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-container-config-'));
+before(() => anthropic.listen());
+after(async () => {
+  await anthropic.close();
+  fs.rmSync(configDirectory, { recursive: true, force: true });
+});
+
+/** The settings of a server whose runs go to containers on `engine`, with the shell harness and oz. */
 function containerEnv(engine: TestEngine, image: string): Record<string, string> {
-  return harnessEnv(
-    { shell: { command: [process.execPath, SHELL_HARNESS], timeout_minutes: 5 } },
-    {
-      HANGAR_SANDBOX: 'container',
-      DOCKER_HOST: engine.dockerHost,
-      HANGAR_DEFAULT_IMAGE: image,
-      HANGAR_RUN_MEMORY: MEMORY,
-      HANGAR_RUN_PIDS: PIDS,
-      // Setup with network would give the whole execution's container network (one container per execution).
-      HANGAR_SETUP_NETWORK: 'false',
-    },
+  const file = path.join(configDirectory, `${engine.name}.yaml`);
+  fs.writeFileSync(
+    file,
+    YAML.stringify({
+      default_model: 'sonnet-test',
+      builtin_harnesses: { oz: { max_steps: 5 } },
+      models: [
+        {
+          id: 'sonnet-test',
+          provider: 'ANTHROPIC',
+          model: 'claude-sonnet-4-20250514',
+          base_url: anthropic.baseURL,
+          api_key_env: 'OZ_CONTAINER_TEST_KEY',
+          cost: { input: 0, output: 0 },
+        },
+      ],
+      harnesses: { shell: { command: [process.execPath, SHELL_HARNESS], timeout_minutes: 5 } },
+    }),
   );
+  return {
+    HANGAR_CONFIG: file,
+    OZ_CONTAINER_TEST_KEY: 'sk-test',
+    HANGAR_RUN_LEASE_SECONDS: '6',
+    HANGAR_SANDBOX: 'container',
+    DOCKER_HOST: engine.dockerHost,
+    HANGAR_DEFAULT_IMAGE: image,
+    HANGAR_RUN_MEMORY: MEMORY,
+    HANGAR_RUN_PIDS: PIDS,
+    // Setup with network would give the whole execution's container network (one container per execution).
+    HANGAR_SETUP_NETWORK: 'false',
+  };
 }
 
 async function environment(hangar: TestServer, body: Record<string, unknown>): Promise<string> {
@@ -175,6 +208,32 @@ for (const [index, engine] of engines.entries()) {
         (await outputTexts(hangar, runId).catch(() => [] as string[])).includes('image-tool-ok'),
       );
     });
+
+    test(
+      "the oz harness's commands run in the container; its file tools and artifacts use the workspace",
+      firstEngine,
+      async () => {
+        anthropic.script(
+          { toolCalls: [{ name: 'write_file', input: { path: 'notes.txt', content: 'from oz\n' } }] },
+          { toolCalls: [{ name: 'run_command', input: { command: 'hangar-image-tool; cat notes.txt; pwd' } }] },
+          {
+            toolCalls: [
+              { name: 'report_artifact', input: { artifact_type: 'FILE', path: 'notes.txt', description: 'notes' } },
+            ],
+          },
+          { text: 'Done in the image.' },
+        );
+        const runId = await createRun(hangar, { prompt: 'Use the image tool', config: { harness: { type: 'oz' } } });
+        const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+        assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
+        const toolResults = JSON.stringify(anthropic.requests.at(-2)!.body.messages);
+        assert.match(toolResults, /image-tool-ok\\+nfrom oz\\+n\/workspace/);
+        assert.ok(
+          run.artifacts.some((artifact: any) => artifact.artifact_type === 'FILE'),
+          JSON.stringify(run.artifacts),
+        );
+      },
+    );
 
     test('a server killed with SIGKILL leaves no container behind once it is back', firstEngine, async (t) => {
       const database = await createTestDatabase();
