@@ -152,7 +152,10 @@ export class ContainerBackend implements ExecutionSandboxes {
     return spawnInContainer(options, {
       client: this.client,
       containerId: open.id,
-      argv: options.argv.map(inside),
+      // The server's own node is Hangar's node in the container.
+      argv: options.argv.map((arg, index) =>
+        index === 0 && arg === process.execPath ? `${RUNTIME_BIN}/node` : inside(arg),
+      ),
       cwd: inside(realPath(options.cwd)),
       env,
       limitPassed: () => this.limitPassed(open),

@@ -33,8 +33,11 @@ export function containerRuntimePaths(options: {
 }): string[] {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
   const wanted = [path.join(root, 'dist'), path.join(root, 'node_modules')];
+  // A system program a harness names (/bin/true, /usr/bin/python3) is the image's own, never bound over it; the
+  // server's node is Hangar's, at /opt/hangar/bin/node (the backend translates it).
   for (const argv of options.commands)
-    for (const arg of argv) if (path.isAbsolute(arg) && isFile(arg)) wanted.push(realPath(arg));
+    for (const arg of argv)
+      if (path.isAbsolute(arg) && isFile(arg) && !inSystem(arg) && arg !== process.execPath) wanted.push(realPath(arg));
   for (const binary of options.binaries) {
     const directory = path.dirname(binary);
     // An install of its own (`<prefix>/bin/claude` linking into `<prefix>/lib/...`): the whole prefix.
@@ -50,6 +53,10 @@ export function containerRuntimePaths(options: {
   return [...new Set(existing)].filter(
     (candidate) => !existing.some((other) => other !== candidate && within(candidate, other)),
   );
+}
+
+function inSystem(file: string): boolean {
+  return /^\/(usr|bin|sbin|lib|lib32|lib64|libx32|etc)\//.test(file);
 }
 
 /** The directory of the npm package a file belongs to (the nearest with a package.json), else its own directory. */
