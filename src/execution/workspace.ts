@@ -129,7 +129,8 @@ export class Workspaces {
 
   async remove(directory: string): Promise<void> {
     // The execution's sandbox (a container) goes first: nothing may still write in the workspace while it goes.
-    await this.options.sandbox.executions?.close(directory);
+    // An engine that does not answer leaves it to the sweeps (by its label); the workspace still goes.
+    await this.options.sandbox.executions?.close(directory).catch(() => undefined);
     // A harness that left nothing behind: one rmdir instead of a walk. Otherwise a walk that follows nothing.
     const removedEmpty = await fs.promises.rmdir(directory).then(
       () => true,
@@ -149,7 +150,7 @@ export class Workspaces {
     keep: Set<string>,
   ): Promise<number> {
     // Containers of executions whose workspace is already gone are judged too (their engine died in between).
-    const containers = (await this.options.sandbox.executions?.removeUnused(keep, inUse)) ?? 0;
+    const containers = (await this.options.sandbox.executions?.removeUnused(keep, inUse).catch(() => 0)) ?? 0;
     const entries = await fs.promises.readdir(this.options.root).catch(() => [] as string[]);
     const executions = entries.flatMap((name) => {
       const match = /^(.+)\.(\d{1,9})$/.exec(name);
@@ -171,9 +172,9 @@ export class Workspaces {
 
   /** Removes what dead engines left behind in this data directory, except the directories still in use. */
   async removeAllExcept(keep: Set<string>): Promise<void> {
-    await this.options.sandbox.executions?.removeUnused(
-      new Set([...keep].map((directory) => path.basename(directory))),
-    );
+    await this.options.sandbox.executions
+      ?.removeUnused(new Set([...keep].map((directory) => path.basename(directory))))
+      .catch(() => undefined);
     const entries = await fs.promises.readdir(this.options.root).catch(() => [] as string[]);
     for (const entry of entries) {
       const full = path.join(this.options.root, entry);

@@ -88,6 +88,10 @@ export class Worker {
 
   /** Connects and works until stopped (resolves) or refused by the server (rejects). */
   run(): Promise<void> {
+    // Containers a killed worker left in its workspace root: none of its executions runs any more.
+    void this.context.sandbox.executions
+      ?.removeUnused(new Set())
+      .catch((error) => this.context.log.warn({ err: error }, 'removing what an earlier worker left failed'));
     this.link.connect();
     return this.link.ended;
   }
