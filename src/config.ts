@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { parseBytes } from './platform/bytes.js';
 import { parseSecretKey, SECRET_KEY_BYTES } from './platform/crypto.js';
 import { loadOperatorConfig, OperatorConfigError, type OperatorConfig } from './config-file.js';
 import { presentCredentials } from './models/index.js';
@@ -35,8 +36,10 @@ export interface Config {
   planMaxAgents: number;
   /** `HANGAR_CONFIG`: the operator's YAML file (harnesses). */
   operator: OperatorConfig;
-  /** `bwrap`, `process`, or undefined to use bwrap when it works here. */
+  /** `bwrap`, `process`, `container`, or undefined to use bwrap when it works here. */
   sandbox: string | undefined;
+  /** The container sandbox: its engine (DOCKER_HOST), default image and each run's limits. */
+  container: ContainerSettings;
   /** Runs executing at once across all replicas, and per team. */
   maxConcurrentRuns: number;
   maxConcurrentRunsPerTeam: number;
@@ -186,10 +189,37 @@ function s3Options(env: Env): S3BlobOptions | undefined {
 
 function sandboxMode(env: Env): string | undefined {
   const raw = text(env, 'HANGAR_SANDBOX');
-  if (raw !== undefined && raw !== 'bwrap' && raw !== 'process') {
-    throw new ConfigError(`HANGAR_SANDBOX must be bwrap or process, got "${raw}"`);
+  if (raw !== undefined && raw !== 'bwrap' && raw !== 'process' && raw !== 'container') {
+    throw new ConfigError(`HANGAR_SANDBOX must be bwrap, process or container, got "${raw}"`);
   }
   return raw;
+}
+
+export interface ContainerSettings {
+  /** `DOCKER_HOST`: the Docker Engine API (Docker or Podman's compatible service). */
+  dockerHost: string;
+  /** `HANGAR_DEFAULT_IMAGE`: the image of a run whose environment names none. */
+  defaultImage: string;
+  /** `HANGAR_RUN_MEMORY`, `HANGAR_RUN_CPUS`, `HANGAR_RUN_PIDS`: each run container's limits. */
+  limits: { memoryBytes: number; cpus: number; pids: number };
+}
+
+function containerSettings(env: Env): ContainerSettings {
+  const memoryRaw = text(env, 'HANGAR_RUN_MEMORY') ?? '2g';
+  const memoryBytes = parseBytes(memoryRaw);
+  if (memoryBytes === undefined || memoryBytes < 16 * 1024 * 1024)
+    throw new ConfigError(`HANGAR_RUN_MEMORY must be a size of at least 16m (e.g. 2g, 512m), got "${memoryRaw}"`);
+  const cpusRaw = text(env, 'HANGAR_RUN_CPUS') ?? '1';
+  const cpus = Number(cpusRaw);
+  if (!Number.isFinite(cpus) || cpus < 0.01 || cpus > 1024)
+    throw new ConfigError(
+      `HANGAR_RUN_CPUS must be a number of CPUs between 0.01 and 1024 (e.g. 1.5), got "${cpusRaw}"`,
+    );
+  return {
+    dockerHost: text(env, 'DOCKER_HOST') ?? 'unix:///var/run/docker.sock',
+    defaultImage: text(env, 'HANGAR_DEFAULT_IMAGE') ?? 'debian:bookworm',
+    limits: { memoryBytes, cpus, pids: integer(env, 'HANGAR_RUN_PIDS', 1024, 16, 1_000_000) },
+  };
 }
 
 /** The default run user of a root server: an id no distribution hands out to a login or a system service. */
@@ -279,6 +309,7 @@ export function loadConfig(env: Env = process.env): Config {
     operator,
     modelCredentials: presentCredentials(operator.catalogue, env),
     sandbox: sandboxMode(env),
+    container: containerSettings(env),
     maxConcurrentRuns,
     maxConcurrentRunsPerTeam: integer(env, 'HANGAR_MAX_CONCURRENT_RUNS_PER_TEAM', maxConcurrentRuns, 1, 100_000),
     runLeaseSeconds: integer(env, 'HANGAR_RUN_LEASE_SECONDS', 30, 2, 3600),

@@ -9,7 +9,7 @@ import { eventReader, transcriptFormat } from '../execution/index.js';
 import type { Harness } from '../execution/index.js';
 import { configuredHarnesses } from '../execution/index.js';
 import type { EnvironmentSetups } from '../execution/index.js';
-import { allowRunUserToWorkspaces, resolveSandboxMode } from '../execution/index.js';
+import { allowRunUserToWorkspaces, containerPolicy, resolveSandboxMode } from '../execution/index.js';
 import type { TaskTokens } from '../execution/index.js';
 import { sandboxHiddenPaths } from '../execution/index.js';
 import { FactoryDefinitions } from '../factory/index.js';
@@ -57,9 +57,13 @@ export type Services = ReturnType<typeof buildServices>;
 export function buildServices(platform: Platform, options: { now?: () => Date; harnesses?: Harness[] }) {
   const { config, db, bus, cursors, signer, tokens, address } = platform;
   const apiUrl = address.apiUrl;
-  const sandbox = resolveSandboxMode(config.sandbox, { runAs: config.runUser, apiUrl });
-  if (config.runUser) allowRunUserToWorkspaces(config);
   const hiddenPaths = sandboxHiddenPaths(config);
+  const sandbox = resolveSandboxMode(config.sandbox, {
+    runAs: config.runUser,
+    apiUrl,
+    container: containerPolicy(config, hiddenPaths),
+  });
+  if (config.runUser) allowRunUserToWorkspaces(config);
   const models = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);
   const harnesses = configuredHarnesses(config, sandbox.mode, hiddenPaths, true);
   for (const harness of options.harnesses ?? []) harnesses.set(harness.name, harness);

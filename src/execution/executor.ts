@@ -6,6 +6,7 @@ import type { ExecutionContext } from './context.js';
 import { startHarnessRun } from './harness-run.js';
 import { outcomeOf } from './outcome.js';
 import type { ClaimedRun, Outcome, RunState, TimelineEvent, Transition, TranscriptRow } from '../runs/index.js';
+import type { EnvironmentConfig } from '../environments/index.js';
 import { WorkspacePathError } from './workspace-files.js';
 import { workspaceName } from './workspace.js';
 
@@ -139,15 +140,23 @@ export class Execution {
       workspace = await context.workspaces.create(run.id, run.execution_id);
       if (run.attachment_count > 0)
         await context.workspaces.addFiles(workspace, await context.ledger.attachments(run.id));
-      this.unwritten.push({ type: 'worker_container_ready', payload: { sandbox: context.sandbox.kind } });
+      // A sandbox per execution (a container) is ready once it is opened, below.
+      const perExecution = context.sandbox.executions;
+      if (!perExecution)
+        this.unwritten.push({ type: 'worker_container_ready', payload: { sandbox: context.sandbox.kind } });
       const harnessName =
         run.harness ?? (run.agent_config.harness as { type?: string } | undefined)?.type ?? context.defaultHarness;
       const harness = context.harnesses.get(harnessName);
       // A model or MCP server that cannot be used fails the run before anything is cloned or set up.
       const builtIn = harness ? await this.prepareBuiltIn(harnessName) : undefined;
       if (builtIn === null) return;
+      const environment =
+        run.environment_id !== null
+          ? await context.ledger.environment(run.team_uid, run.environment_id, run.id)
+          : undefined;
+      if (perExecution && !(await this.openSandbox(workspace, environment, harness))) return;
       if (run.environment_id !== null) {
-        const retained = await this.setUpEnvironment(workspace, run.environment_id, harnessName);
+        const retained = await this.setUpEnvironment(workspace, run.environment_id, environment, harnessName);
         if (retained === 'stop') return;
         if (retained) {
           keepWorkspace = true;
@@ -231,14 +240,43 @@ export class Execution {
     }
   }
 
+  /**
+   * Opens the execution's sandbox (its container, from the environment's image): false when it cannot be, with the
+   * outcome set. The container gets network when setup commands or the harness ask for it.
+   */
+  private async openSandbox(
+    workspace: string,
+    environment: EnvironmentConfig | undefined,
+    harness: Harness | undefined,
+  ): Promise<boolean> {
+    const { context } = this;
+    const setupNetwork = (environment?.setup_commands.length ?? 0) > 0 && context.workspaces.setupNetwork;
+    const opened = await context.sandbox.executions!.open({
+      workspace,
+      image: environment?.docker_image,
+      network: setupNetwork || harness?.network === true,
+      report: (type, payload) => this.event(type, payload),
+    });
+    if (this.stopping) return false;
+    if (!opened.ok) {
+      this.outcome = failedToStart(new HarnessStartError(opened.message, 'environment_setup_failed'));
+      return false;
+    }
+    this.unwritten.push({
+      type: 'worker_container_ready',
+      payload: { sandbox: context.sandbox.kind, ...opened.details },
+    });
+    return true;
+  }
+
   /** null: ready; 'stop': cancelled or ended; a retained workspace: failed, kept for debugging. */
   private async setUpEnvironment(
     workspace: string,
     environmentId: string,
+    environment: EnvironmentConfig | undefined,
     harness: string | undefined,
   ): Promise<RetainedWorkspace | 'stop' | null> {
     const { context, run } = this;
-    const environment = await context.ledger.environment(run.team_uid, environmentId, run.id);
     if (!environment) {
       this.outcome = {
         state: 'FAILED',

@@ -19,6 +19,7 @@ export {
 } from './ledger.js';
 export { resolveRunModel } from './run-model.js';
 export { allowRunUserToWorkspaces, resolveSandboxMode, runUserWarning } from './sandbox/index.js';
+export { containerPolicy } from './container-policy.js';
 export { conversationHistory, runAttachments, type RunFile, workspacesInUse } from './store.js';
 export { TaskTokens } from './task-token.js';
 export { sandboxHiddenPaths, Workspaces } from './workspace.js';

@@ -15,6 +15,18 @@ export function outcomeOf(result: HarnessRunResult, harness: string): Outcome {
     ...(diagnostics.length > 0 && exit.code !== 0 ? { stderr_tail: diagnostics.join('\n') } : {}),
   };
   if (final) return { ...finalOutcome(final), usage, eventPayload: payload };
+  if (exit.limitExceeded) {
+    return {
+      state: 'FAILED',
+      statusMessage: {
+        message: `The harness ${harness} ${exit.limitExceeded} and was stopped`,
+        error_code: 'budget_exceeded',
+        retryable: false,
+      },
+      usage,
+      eventPayload: { ...payload, limit_exceeded: exit.limitExceeded },
+    };
+  }
   if (exit.timedOut) {
     return {
       state: 'FAILED',

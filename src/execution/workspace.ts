@@ -122,7 +122,15 @@ export class Workspaces {
     });
   }
 
+  /** Whether setup commands get network (HANGAR_SETUP_NETWORK). */
+  get setupNetwork(): boolean {
+    return this.options.setupNetwork;
+  }
+
   async remove(directory: string): Promise<void> {
+    // The execution's sandbox (a container) goes first: nothing may still write in the workspace while it goes.
+    // An engine that does not answer leaves it to the sweeps (by its label); the workspace still goes.
+    await this.options.sandbox.executions?.close(directory).catch(() => undefined);
     // A harness that left nothing behind: one rmdir instead of a walk. Otherwise a walk that follows nothing.
     const removedEmpty = await fs.promises.rmdir(directory).then(
       () => true,
@@ -141,14 +149,16 @@ export class Workspaces {
     inUse: (executions: Array<{ runId: string; executionId: number }>) => Promise<Set<string>>,
     keep: Set<string>,
   ): Promise<number> {
+    // Containers of executions whose workspace is already gone are judged too (their engine died in between).
+    const containers = (await this.options.sandbox.executions?.removeUnused(keep, inUse).catch(() => 0)) ?? 0;
     const entries = await fs.promises.readdir(this.options.root).catch(() => [] as string[]);
     const executions = entries.flatMap((name) => {
       const match = /^(.+)\.(\d{1,9})$/.exec(name);
       return match && !keep.has(name) ? [{ name, runId: match[1]!, executionId: Number(match[2]) }] : [];
     });
-    if (executions.length === 0) return 0;
+    if (executions.length === 0) return containers;
     const used = await inUse(executions);
-    let removed = 0;
+    let removed = containers;
     for (const { name } of executions) {
       if (used.has(name)) continue;
       // Another replica may be removing it at the same time: whoever comes second finds less or nothing.
@@ -162,6 +172,9 @@ export class Workspaces {
 
   /** Removes what dead engines left behind in this data directory, except the directories still in use. */
   async removeAllExcept(keep: Set<string>): Promise<void> {
+    await this.options.sandbox.executions
+      ?.removeUnused(new Set([...keep].map((directory) => path.basename(directory))))
+      .catch(() => undefined);
     const entries = await fs.promises.readdir(this.options.root).catch(() => [] as string[]);
     for (const entry of entries) {
       const full = path.join(this.options.root, entry);
@@ -252,11 +265,13 @@ export class Workspaces {
         continue;
       }
       await report('environment_setup_step_failed', { ...payload, timed_out: exit.timedOut });
-      const why = exit.timedOut
-        ? `timed out after ${Math.round(this.options.setupTimeoutMs / 60000)} minutes`
-        : exit.code === null
-          ? `was killed by ${exit.signal}`
-          : `exited with code ${exit.code}`;
+      const why = exit.limitExceeded
+        ? exit.limitExceeded
+        : exit.timedOut
+          ? `timed out after ${Math.round(this.options.setupTimeoutMs / 60000)} minutes`
+          : exit.code === null
+            ? `was killed by ${exit.signal}`
+            : `exited with code ${exit.code}`;
       return { ok: false, message: `Environment setup failed: setup command \`${command}\` ${why}` };
     }
     return { ok: true };

@@ -7,6 +7,7 @@ import {
   Execution,
   configuredHarnesses,
   allowRunUserToWorkspaces,
+  containerPolicy,
   resolveSandboxMode,
   runUserWarning,
   sandboxHiddenPaths,
@@ -61,12 +62,16 @@ export class Worker {
     const apiUrl = `${options.server.replace(/\/+$/, '')}/api/v1`;
     this.ledger = new RemoteLedger(this.link, apiUrl, config.maxArtifactBytes);
     // Runs drop to the run user as they do on the server, and a networked run still reaches the API it is given.
-    const sandbox = resolveSandboxMode(config.sandbox, { runAs: config.runUser, apiUrl: () => apiUrl });
+    const hiddenPaths = sandboxHiddenPaths(config);
+    const sandbox = resolveSandboxMode(config.sandbox, {
+      runAs: config.runUser,
+      apiUrl: () => apiUrl,
+      container: containerPolicy(config, hiddenPaths),
+    });
     if (config.runUser) allowRunUserToWorkspaces(config);
     if (sandbox.warning) log.warn(sandbox.warning);
     const asRoot = runUserWarning(config.runUser);
     if (asRoot) log.warn(asRoot);
-    const hiddenPaths = sandboxHiddenPaths(config);
     const catalogue = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);
     this.context = {
       engineId: `worker:${options.workerId}`,
@@ -83,6 +88,10 @@ export class Worker {
 
   /** Connects and works until stopped (resolves) or refused by the server (rejects). */
   run(): Promise<void> {
+    // Containers a killed worker left in its workspace root: none of its executions runs any more.
+    void this.context.sandbox.executions
+      ?.removeUnused(new Set())
+      .catch((error) => this.context.log.warn({ err: error }, 'removing what an earlier worker left failed'));
     this.link.connect();
     return this.link.ended;
   }

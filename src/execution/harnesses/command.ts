@@ -25,6 +25,10 @@ export class CommandHarness implements Harness {
     this.name = config.name;
   }
 
+  get network(): boolean {
+    return this.config.network;
+  }
+
   get transcriptFormat(): 'events' | 'text' {
     return this.config.output;
   }

@@ -28,6 +28,11 @@ export interface Harness {
   readonly name: string;
   start(task: HarnessTask, sink: HarnessSink): Promise<HarnessSession>;
   /**
+   * Whether its processes get network: a sandbox that decides once per execution (a container) gives the
+   * execution network when its harness or its setup asks. Undefined: none.
+   */
+  readonly network?: boolean;
+  /**
    * The protocol events on a line of the harness's own stream format (a CLI's stream JSON); absent for harnesses
    * that write the command-harness protocol itself.
    */

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { ContainerBackend, type ContainerBackendOptions } from './container/backend.js';
 import type { RunUser, SandboxMode } from './types.js';
 
 const NOT_ISOLATED =
@@ -67,6 +68,8 @@ export interface SandboxPolicy {
   runAs?: RunUser;
   /** Hangar's API as runs reach it; a networked run may still reach it. */
   apiUrl?: () => string | undefined;
+  /** The container sandbox's engine, image, limits and mounts (HANGAR_SANDBOX=container). */
+  container?: Omit<ContainerBackendOptions, 'user'>;
 }
 
 /**
@@ -85,6 +88,16 @@ export function resolveSandboxMode(
   });
   const warnings: string[] = [];
   let kind: SandboxMode['kind'];
+  if (value === 'container') {
+    if (!policy.container) throw new Error('HANGAR_SANDBOX=container needs the container settings');
+    // Never root inside: the run user of a root server, else the server's own user (a rootless engine's).
+    const user = policy.runAs ?? { uid: process.getuid?.() ?? 64000, gid: process.getgid?.() ?? 64000 };
+    const executions = new ContainerBackend({
+      ...policy.container,
+      user: user.uid === 0 ? { uid: 64000, gid: 64000 } : user,
+    });
+    return { mode: { ...mode('container'), executions } };
+  }
   if (value === 'process') {
     kind = 'process';
     warnings.push(`HANGAR_SANDBOX=process: ${NOT_ISOLATED}`);
@@ -101,7 +114,7 @@ export function resolveSandboxMode(
     if (problem) warnings.push(`WARNING: ${problem}. ${NOT_ISOLATED} ${INSTALL_HINT}`);
   } else {
     throw new Error(
-      `HANGAR_SANDBOX must be "bwrap", "process" or "auto" (the same as unset), not ${JSON.stringify(requested)}`,
+      `HANGAR_SANDBOX must be "bwrap", "process", "container" or "auto" (the same as unset), not ${JSON.stringify(requested)}`,
     );
   }
   const absent = missing(NEEDED[kind]);

@@ -180,7 +180,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * Delivers a stream's lines until it has passed `maxBytes`, then drops the rest while still reading, so the child
  * never blocks on a full pipe. Returns a function that delivers the unterminated last line.
  */
-function deliverLines(
+export function deliverLines(
   stream: Readable,
   maxBytes: number,
   deliver: (line: string) => void,
@@ -220,6 +220,8 @@ function deliverLines(
 export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
   const [command] = options.argv;
   if (command === undefined) throw new Error('spawnSandboxed: argv is empty');
+  // The container sandbox runs every process in its execution's container (container/backend.ts).
+  if (options.mode.executions) return options.mode.executions.spawn(options);
   const stdoutListeners: Array<(line: string) => void> = [];
   const stderrListeners: Array<(line: string) => void> = [];
   const toStdout = (line: string) => {

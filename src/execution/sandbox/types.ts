@@ -11,7 +11,7 @@ export interface RunUser {
  * `process` is only a process group in the workspace, for machines without bubblewrap, and is not confined.
  */
 export interface SandboxMode {
-  kind: 'bwrap' | 'process';
+  kind: 'bwrap' | 'process' | 'container';
   /**
    * Who runs run code on the host: set when the server is root (HANGAR_RUN_USER, 64000 by default); undefined
    * means the server's own user.
@@ -19,6 +19,43 @@ export interface SandboxMode {
   runAs: RunUser | undefined;
   /** Hangar's API as runs reach it (HANGAR_API_URL): the one host destination a networked run may still reach. */
   apiUrl: () => string | undefined;
+  /**
+   * A sandbox that holds something per execution (the container sandbox's container): opened before the
+   * environment is set up, every process of the execution runs in it, closed when its workspace is removed.
+   * Undefined for bwrap and process, whose processes each stand alone.
+   */
+  executions?: ExecutionSandboxes;
+}
+
+/** What an execution's sandbox is made from. */
+export interface SandboxOpenRequest {
+  /** The execution's workspace (its directory name says whose: `<run id>.<execution id>`). */
+  workspace: string;
+  /** The environment's image; undefined takes the operator's default. */
+  image: string | undefined;
+  /** Whether any process of the execution (setup or harness) asks for network. */
+  network: boolean;
+  /** Credentials for the image's registry (from a team secret), never logged. */
+  registryAuth?: { username: string; password: string; serveraddress?: string };
+  /** Records a timeline event of the preparation (an image pull's progress and time). */
+  report: (type: string, payload: Record<string, unknown>) => Promise<void>;
+}
+
+export type SandboxOpenResult = { ok: true; details: Record<string, unknown> } | { ok: false; message: string };
+
+export interface ExecutionSandboxes {
+  open(request: SandboxOpenRequest): Promise<SandboxOpenResult>;
+  /** Ends the execution's sandbox and everything running in it; nothing happens when there is none. */
+  close(workspace: string): Promise<void>;
+  /**
+   * Removes the sandboxes of executions this replica's workspace root holds that are not in `keep` and that `inUse`
+   * (the database's judgement) does not name; without `inUse`, every one not in `keep`.
+   */
+  removeUnused(
+    keep: Set<string>,
+    inUse?: (executions: Array<{ runId: string; executionId: number }>) => Promise<Set<string>>,
+  ): Promise<number>;
+  spawn(options: SandboxSpawnOptions): SandboxedProcess;
 }
 
 export interface SandboxSpawnOptions {
@@ -51,6 +88,8 @@ export interface SandboxExit {
   /** Ended because `kill()` was called. */
   killed: boolean;
   outputTruncated: boolean;
+  /** A limit of the sandbox that ended the process, said for its owner (e.g. "exceeded its memory limit of 2 GiB"). */
+  limitExceeded?: string;
 }
 
 export interface SandboxedProcess {

@@ -59,6 +59,8 @@ function proxiedCredentials(
 export class CliHarness implements Harness {
   readonly name: string;
   readonly translate: (line: string) => HarnessEvent[];
+  /** The CLI reaches its model endpoint itself. */
+  readonly network = true;
 
   constructor(
     private readonly cli: AgentCli,

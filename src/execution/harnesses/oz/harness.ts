@@ -38,6 +38,10 @@ export class OzHarness implements Harness {
 
   constructor(private readonly options: OzHarnessOptions) {}
 
+  get network(): boolean {
+    return this.options.network;
+  }
+
   async start(task: HarnessTask, sink: HarnessSink): Promise<HarnessSession> {
     const { options } = this;
     const model = task.model;

@@ -1,0 +1,272 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type {
+  ExecutionSandboxes,
+  RunUser,
+  SandboxOpenRequest,
+  SandboxOpenResult,
+  SandboxSpawnOptions,
+  SandboxedProcess,
+} from '../types.js';
+import { EngineClient, EngineError } from './engine-client.js';
+import { runQuietly, spawnInContainer } from './exec.js';
+import { exceededMessage, limitsPayload, type ContainerLimits } from './limits.js';
+import { pullImage } from './pull.js';
+
+/** Where the workspace is inside every container. */
+export const CONTAINER_WORKSPACE = '/workspace';
+/** Hangar's node and setsid inside every container, read-only. */
+const RUNTIME_BIN = '/opt/hangar/bin';
+const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+const LABEL_EXECUTION = 'dev.hangar.execution';
+const LABEL_ROOT = 'dev.hangar.workspace-root';
+
+export interface ContainerBackendOptions {
+  dockerHost: string;
+  defaultImage: string;
+  limits: ContainerLimits;
+  /** Who runs inside (the workspace's owner); never root. */
+  user: RunUser;
+  /** The workspace root: containers are labelled with it, and a replica only ever removes its own root's. */
+  workspaceRoot: string;
+  /** Host files and directories harnesses need (Hangar's dist and node_modules, agent CLIs), bound read-only at the same path. */
+  runtimePaths: string[];
+}
+
+interface OpenContainer {
+  id: string;
+  workspace: string;
+  /** The OOM kills and pids-limit refusals counted so far: a rise after a failed exit says which limit it hit. */
+  counters: { oom: number; pids: number };
+}
+
+/**
+ * The container sandbox: one container per execution, from the environment's image, created before setup and
+ * removed with the workspace. Each setup command and the harness run in it as execs, so what setup installs is there
+ * for the agent. The container runs as the workspace's owner with every capability dropped, no-new-privileges, the
+ * engine's default seccomp profile, its limits, and no network unless the execution asks for it.
+ */
+export class ContainerBackend implements ExecutionSandboxes {
+  readonly client: EngineClient;
+  private readonly containers = new Map<string, OpenContainer>();
+  private readonly rootLabel: string;
+
+  constructor(private readonly options: ContainerBackendOptions) {
+    this.client = new EngineClient(options.dockerHost);
+    this.rootLabel = realPath(options.workspaceRoot);
+  }
+
+  /** Null when the engine answers; otherwise why not (said at start). */
+  async problem(): Promise<string | null> {
+    try {
+      await this.client.call('GET', '/_ping');
+      return null;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  }
+
+  async open(request: SandboxOpenRequest): Promise<SandboxOpenResult> {
+    const image = request.image ?? this.options.defaultImage;
+    const workspace = realPath(request.workspace);
+    const name = path.basename(workspace);
+    const { limits } = this.options;
+    try {
+      await pullImage(this.client, image, request.registryAuth, request.report);
+    } catch (error) {
+      return { ok: false, message: `Could not pull the image ${image}: ${(error as Error).message}` };
+    }
+    try {
+      const id = await this.create(image, workspace, name, request.network);
+      this.containers.set(workspace, { id, workspace, counters: { oom: 0, pids: 0 } });
+      await this.client.call('POST', `/containers/${id}/start`);
+    } catch (error) {
+      await this.close(workspace);
+      return { ok: false, message: `Could not start a container from the image ${image}: ${(error as Error).message}` };
+    }
+    return {
+      ok: true,
+      details: { image, network: request.network, limits: limitsPayload(limits) },
+    };
+  }
+
+  private async create(image: string, workspace: string, name: string, network: boolean): Promise<string> {
+    const { limits, user } = this.options;
+    const containerName = `hangar-${hash(this.rootLabel)}-${name.replace(/[^a-zA-Z0-9_.-]/g, '_')}`;
+    const body = {
+      Image: image,
+      // The container only has to stay up; setup and the harness are execs. The image's own entrypoint is not run.
+      Entrypoint: ['sleep'],
+      Cmd: ['infinity'],
+      User: `${user.uid}:${user.gid}`,
+      WorkingDir: CONTAINER_WORKSPACE,
+      Labels: { [LABEL_EXECUTION]: name, [LABEL_ROOT]: this.rootLabel },
+      NetworkDisabled: !network,
+      HostConfig: {
+        Binds: [
+          `${workspace}:${CONTAINER_WORKSPACE}:rw`,
+          `${process.execPath}:${RUNTIME_BIN}/node:ro`,
+          `${setsidPath()}:${RUNTIME_BIN}/setsid:ro`,
+          ...this.options.runtimePaths.map((runtime) => `${runtime}:${runtime}:ro`),
+        ],
+        NetworkMode: network ? 'bridge' : 'none',
+        CapDrop: ['ALL'],
+        SecurityOpt: ['no-new-privileges'],
+        Memory: limits.memoryBytes,
+        MemorySwap: limits.memoryBytes,
+        NanoCpus: Math.round(limits.cpus * 1e9),
+        PidsLimit: limits.pids,
+        // An init reaps what the run's processes leave behind.
+        Init: true,
+      },
+    };
+    const create = () =>
+      this.client.call<{ Id: string }>('POST', `/containers/create?name=${encodeURIComponent(containerName)}`, body);
+    try {
+      return (await create()).body.Id;
+    } catch (error) {
+      // A leftover of the same execution (its engine died before removing it) is replaced.
+      if (!(error instanceof EngineError) || error.status !== 409) throw error;
+      await this.remove(containerName);
+      return (await create()).body.Id;
+    }
+  }
+
+  spawn(options: SandboxSpawnOptions): SandboxedProcess {
+    const open = this.containerOf(options.cwd);
+    if (!open) {
+      return spawnInContainer(options, {
+        client: this.client,
+        containerId: 'none',
+        argv: [],
+        cwd: '/',
+        env: [],
+        limitPassed: async () => undefined,
+      });
+    }
+    const inside = (value: string) => translate(value, open.workspace);
+    const env = Object.entries({ ...options.env, PATH: this.containerPath(options.env.PATH) }).map(
+      ([key, value]) => `${key}=${inside(value)}`,
+    );
+    return spawnInContainer(options, {
+      client: this.client,
+      containerId: open.id,
+      // The server's own node is Hangar's node in the container.
+      argv: options.argv.map((arg, index) =>
+        index === 0 && arg === process.execPath ? `${RUNTIME_BIN}/node` : inside(arg),
+      ),
+      cwd: inside(realPath(options.cwd)),
+      env,
+      limitPassed: () => this.limitPassed(open),
+    });
+  }
+
+  /** The image's usual directories, the directories of Hangar's runtime the caller's PATH names, then Hangar's node. */
+  private containerPath(hostPath: string | undefined): string {
+    const runtime = (hostPath ?? '')
+      .split(':')
+      .filter((entry) => this.options.runtimePaths.some((root) => entry === root || entry.startsWith(`${root}/`)));
+    return [SYSTEM_PATH, ...runtime, RUNTIME_BIN].join(':');
+  }
+
+  private containerOf(cwd: string): OpenContainer | undefined {
+    const directory = realPath(cwd);
+    for (const open of this.containers.values())
+      if (directory === open.workspace || directory.startsWith(`${open.workspace}/`)) return open;
+    return undefined;
+  }
+
+  /**
+   * Which limit the container's cgroup counters say was passed since the last look: the OOM killer's kills
+   * (Podman 4.3 reports OOMKilled false for them) and the pids controller's refusals. cgroup v1 and v2 files.
+   */
+  private async limitPassed(open: OpenContainer): Promise<string | undefined> {
+    const text = await runQuietly(this.client, open.id, [
+      '/bin/sh',
+      '-c',
+      'cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/pids.events /sys/fs/cgroup/pids/pids.events 2>/dev/null',
+    ]).catch(() => '');
+    const count = (pattern: RegExp) => Math.max(0, ...[...text.matchAll(pattern)].map((match) => Number(match[1])));
+    const oom = count(/^oom_kill (\d+)$/gm);
+    const pids = count(/^max (\d+)$/gm);
+    const before = open.counters;
+    open.counters = { oom, pids };
+    if (oom > before.oom) return exceededMessage('memory', this.options.limits);
+    if (pids > before.pids) return exceededMessage('pids', this.options.limits);
+    return undefined;
+  }
+
+  async close(workspace: string): Promise<void> {
+    const key = realPath(workspace);
+    const open = this.containers.get(key);
+    if (!open) return;
+    this.containers.delete(key);
+    await this.remove(open.id);
+  }
+
+  /** Kills and removes a container; one already gone is fine. */
+  private async remove(idOrName: string): Promise<void> {
+    await this.client.call(
+      'DELETE',
+      `/containers/${encodeURIComponent(idOrName)}?force=true&v=true`,
+      undefined,
+      {},
+      [404],
+    );
+  }
+
+  async removeUnused(
+    keep: Set<string>,
+    inUse?: (executions: Array<{ runId: string; executionId: number }>) => Promise<Set<string>>,
+  ): Promise<number> {
+    const filters = JSON.stringify({ label: [`${LABEL_ROOT}=${this.rootLabel}`] });
+    const { body } = await this.client.call<Array<{ Id: string; Labels: Record<string, string> | null }>>(
+      'GET',
+      `/containers/json?all=true&filters=${encodeURIComponent(filters)}`,
+    );
+    const open = new Set([...this.containers.values()].map((container) => container.id));
+    const candidates = body.flatMap((container) => {
+      const name = container.Labels?.[LABEL_EXECUTION] ?? '';
+      const match = /^(.+)\.(\d{1,9})$/.exec(name);
+      if (!match || keep.has(name) || open.has(container.Id)) return [];
+      return [{ id: container.Id, name, runId: match[1]!, executionId: Number(match[2]) }];
+    });
+    if (candidates.length === 0) return 0;
+    const used = inUse ? await inUse(candidates) : new Set<string>();
+    let removed = 0;
+    for (const candidate of candidates) {
+      if (used.has(candidate.name)) continue;
+      await this.remove(candidate.id).then(
+        () => removed++,
+        () => undefined,
+      );
+    }
+    return removed;
+  }
+}
+
+/** A host path as the container sees it: the workspace at /workspace; anything else (runtime paths) unchanged. */
+function translate(value: string, workspace: string): string {
+  // Only the workspace itself or a path below it: `<run>.1` is not a prefix of its sibling `<run>.10`.
+  const escaped = workspace.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return value.replace(new RegExp(`${escaped}(?=/|:|$)`, 'g'), CONTAINER_WORKSPACE);
+}
+
+function realPath(file: string): string {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return path.resolve(file);
+  }
+}
+
+function hash(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 8);
+}
+
+let setsid: string | undefined;
+function setsidPath(): string {
+  setsid ??= ['/usr/bin/setsid', '/bin/setsid'].find((candidate) => fs.existsSync(candidate)) ?? '/usr/bin/setsid';
+  return setsid;
+}

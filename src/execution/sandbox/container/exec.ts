@@ -1,0 +1,209 @@
+import { randomBytes } from 'node:crypto';
+import { PassThrough } from 'node:stream';
+import { deliverLines } from '../spawn.js';
+import type { SandboxExit, SandboxSpawnOptions, SandboxedProcess } from '../types.js';
+import { demultiplex, type EngineClient } from './engine-client.js';
+
+const DEFAULT_GRACE_MS = 2000;
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** What an exec needs of its execution's container. */
+export interface ExecTarget {
+  client: EngineClient;
+  containerId: string;
+  /** The argv, cwd and environment as the container sees them (workspace and runtime paths translated). */
+  argv: string[];
+  cwd: string;
+  env: string[];
+  /** After a failed exit: the limit the container's counters say was passed, if any. */
+  limitPassed: () => Promise<string | undefined>;
+}
+
+/**
+ * Each exec's process starts in a session of its own (setsid, from Hangar's runtime) and leaves its process group's
+ * id in the container's /tmp, so a kill reaches its whole tree and nothing else in the container (an oz run's MCP
+ * servers run beside its commands). The Engine API has no way to signal one exec.
+ */
+const LAUNCH = 'echo $$ > "/tmp/.hangar-exec-$0" && exec "$@"';
+const SIGNAL_GROUP = 'p=$(cat "/tmp/.hangar-exec-$0" 2>/dev/null) && [ -n "$p" ] && kill -s "$1" -- "-$p"';
+
+/** A process in the execution's container, with the same contract as spawnSandboxed's. */
+export function spawnInContainer(options: SandboxSpawnOptions, target: ExecTarget): SandboxedProcess {
+  const { client, containerId } = target;
+  const token = randomBytes(8).toString('hex');
+  const stdoutListeners: Array<(line: string) => void> = [];
+  const stderrListeners: Array<(line: string) => void> = [];
+  const toStdout = (line: string) => {
+    for (const listener of stdoutListeners) listener(line);
+  };
+  const toStderr = (line: string) => {
+    for (const listener of stderrListeners) listener(line);
+  };
+  let resolveExited!: (exit: SandboxExit) => void;
+  const exited = new Promise<SandboxExit>((resolve) => (resolveExited = resolve));
+  let finished = false;
+  let timedOut = false;
+  let killed = false;
+  let terminating = false;
+  let outputTruncated = false;
+  const timers: NodeJS.Timeout[] = [];
+  let input: NodeJS.WritableStream | undefined;
+  // Resolved once the exec runs (or could not start): a kill waits for it, since before then there is nothing to signal.
+  let markStarted!: () => void;
+  const started = new Promise<void>((resolve) => (markStarted = resolve));
+
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  const flushStdout = deliverLines(stdout, options.maxOutputBytes, toStdout, () => (outputTruncated = true));
+  const flushStderr = deliverLines(stderr, options.maxOutputBytes, toStderr, () => (outputTruncated = true));
+
+  const finish = (exit: Omit<SandboxExit, 'timedOut' | 'killed' | 'outputTruncated'>) => {
+    if (finished) return;
+    finished = true;
+    timers.forEach(clearTimeout);
+    stdout.end();
+    stderr.end();
+    // The PassThroughs deliver their last chunks on the next ticks.
+    setImmediate(() => {
+      flushStdout();
+      flushStderr();
+      resolveExited({ ...exit, timedOut, killed, outputTruncated });
+    });
+  };
+
+  const signalGroup = async (name: 'TERM' | 'KILL') => {
+    await started;
+    if (finished) return;
+    const signalled = await runQuietly(client, containerId, ['/bin/sh', '-c', SIGNAL_GROUP, token, name]).then(
+      () => true,
+      () => false,
+    );
+    // No exec can start (the container is at its process limit, or stopped): the whole container is killed, which
+    // is the only way left to end the process. Its execution cannot run anything more in it anyway.
+    if (!signalled && name === 'KILL' && !finished)
+      await client
+        .call('POST', `/containers/${containerId}/kill?signal=KILL`, undefined, {}, [404, 409])
+        .catch(() => undefined);
+  };
+  const terminate = (graceMs: number) => {
+    if (terminating || finished) return;
+    terminating = true;
+    void signalGroup('TERM');
+    timers.push(setTimeout(() => void signalGroup('KILL'), graceMs));
+  };
+
+  const run = async () => {
+    const attachStdin = options.keepStdinOpen || options.stdinText !== undefined;
+    const exec = await client.call<{ Id: string }>('POST', `/containers/${containerId}/exec`, {
+      Cmd: ['/opt/hangar/bin/setsid', '-w', '/bin/sh', '-c', LAUNCH, token, ...target.argv],
+      Env: target.env,
+      WorkingDir: target.cwd,
+      AttachStdin: attachStdin,
+      AttachStdout: true,
+      AttachStderr: true,
+      Tty: false,
+    });
+    const streams = await client.hijack(`/exec/${exec.body.Id}/start`, { Detach: false, Tty: false });
+    markStarted();
+    const ended = new Promise<void>((resolve) => {
+      streams.output.once('end', resolve);
+      streams.output.once('close', resolve);
+      streams.output.once('error', () => resolve());
+    });
+    demultiplex(
+      streams.output,
+      (chunk) => stdout.write(chunk),
+      (chunk) => stderr.write(chunk),
+    );
+    if (attachStdin && streams.input) {
+      input = streams.input;
+      streams.input.on('error', () => undefined);
+      if (options.stdinText !== undefined) streams.input.write(options.stdinText);
+      if (!options.keepStdinOpen) streams.input.end();
+    }
+    await ended;
+    input = undefined;
+    streams.output.destroy();
+    const code = await exitCode(client, exec.body.Id);
+    const signalled = killed || timedOut;
+    const bySignal = signalled && (code === 137 || code === 143);
+    const limitExceeded = code !== 0 && !signalled ? await target.limitPassed() : undefined;
+    finish({
+      code: bySignal ? null : code,
+      signal: bySignal ? (code === 137 ? 'SIGKILL' : 'SIGTERM') : null,
+      ...(limitExceeded ? { limitExceeded } : {}),
+    });
+  };
+  void run()
+    .catch((error: Error) => {
+      // Later, so that the caller's listeners (set after this returns) hear why.
+      setImmediate(() => {
+        toStderr(`hangar sandbox: cannot run in the container: ${error.message}`);
+        finish({ code: 126, signal: null });
+      });
+    })
+    .finally(markStarted);
+
+  if (Number.isFinite(options.timeoutMs)) {
+    timers.push(
+      setTimeout(
+        () => {
+          timedOut = true;
+          terminate(DEFAULT_GRACE_MS);
+        },
+        Math.min(Math.max(options.timeoutMs, 0), MAX_TIMER_MS),
+      ),
+    );
+  }
+
+  return {
+    pid: 0,
+    onStdoutLine: (listener) => void stdoutListeners.push(listener),
+    onStderrLine: (listener) => void stderrListeners.push(listener),
+    write(text) {
+      if (finished || !input) return false;
+      input.write(text);
+      return true;
+    },
+    exited,
+    kill(graceMs = DEFAULT_GRACE_MS) {
+      if (!finished && !terminating) killed = true;
+      terminate(graceMs);
+      return exited;
+    },
+  };
+}
+
+/** An exec's exit code once the engine has it (Podman may still say Running for a moment after the stream ends). */
+async function exitCode(client: EngineClient, execId: string): Promise<number | null> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const { body } = await client.call<{ Running: boolean; ExitCode: number | null }>('GET', `/exec/${execId}/json`);
+    if (!body.Running) return body.ExitCode;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return null;
+}
+
+/** Runs a short command in the container and returns its stdout (the kill of an exec, the limits probe). */
+export async function runQuietly(client: EngineClient, containerId: string, argv: string[]): Promise<string> {
+  const exec = await client.call<{ Id: string }>('POST', `/containers/${containerId}/exec`, {
+    Cmd: argv,
+    AttachStdout: true,
+    AttachStderr: true,
+    Tty: false,
+  });
+  const { output } = await client.hijack(`/exec/${exec.body.Id}/start`, { Detach: false, Tty: false });
+  const chunks: Buffer[] = [];
+  demultiplex(
+    output,
+    (chunk) => chunks.push(chunk),
+    () => undefined,
+  );
+  await new Promise<void>((resolve) => {
+    output.once('end', resolve);
+    output.once('close', resolve);
+    output.once('error', () => resolve());
+  });
+  output.destroy();
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,278 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+import { AnthropicServer } from '../support/model-servers/index.js';
+import { generateApiKey } from '../../src/platform/crypto.js';
+import { databaseEnv, stopChild } from '../support/processes.js';
+import { after, before, describe, test } from 'node:test';
+import { executionContainers, testEngines, testImage, type TestEngine } from '../support/container-engines.js';
+import { eventually, outputTexts, waitForState } from '../support/engine.js';
+import { createRun } from '../support/runs.js';
+import { createTestDatabase, spawnServer, startTestServer, type TestServer } from '../support/server.js';
+
+const SHELL_HARNESS = fileURLToPath(new URL('./fixtures/shell-harness.mjs', import.meta.url));
+/** A tool the host lacks and a mark in the image's os-release: what only the environment's image has. */
+const IMAGE_RECIPE =
+  "printf '#!/bin/sh\\necho image-tool-ok\\n' > /usr/local/bin/hangar-image-tool && chmod 755 /usr/local/bin/hangar-image-tool && echo HANGAR_TEST_IMAGE=yes >> /usr/lib/os-release";
+/** Small enough that the tests' hogs reach them at once, large enough for the harness (node) itself. */
+const MEMORY = '192m';
+const PIDS = '64';
+
+const { engines, skipReason } = testEngines();
+
+/** The model the oz harness talks to (on the server's side: only its commands run in the container). */
+const anthropic = new AnthropicServer();
+const configDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-container-config-'));
+before(() => anthropic.listen());
+after(async () => {
+  await anthropic.close();
+  fs.rmSync(configDirectory, { recursive: true, force: true });
+});
+
+/** The settings of a server whose runs go to containers on `engine`, with the shell harness and oz. */
+function containerEnv(engine: TestEngine, image: string): Record<string, string> {
+  const file = path.join(configDirectory, `${engine.name}.yaml`);
+  fs.writeFileSync(
+    file,
+    YAML.stringify({
+      default_model: 'sonnet-test',
+      builtin_harnesses: { oz: { max_steps: 5 } },
+      models: [
+        {
+          id: 'sonnet-test',
+          provider: 'ANTHROPIC',
+          model: 'claude-sonnet-4-20250514',
+          base_url: anthropic.baseURL,
+          api_key_env: 'OZ_CONTAINER_TEST_KEY',
+          cost: { input: 0, output: 0 },
+        },
+      ],
+      harnesses: { shell: { command: [process.execPath, SHELL_HARNESS], timeout_minutes: 5 } },
+    }),
+  );
+  return {
+    HANGAR_CONFIG: file,
+    OZ_CONTAINER_TEST_KEY: 'sk-test',
+    HANGAR_RUN_LEASE_SECONDS: '6',
+    HANGAR_SANDBOX: 'container',
+    DOCKER_HOST: engine.dockerHost,
+    HANGAR_DEFAULT_IMAGE: image,
+    HANGAR_RUN_MEMORY: MEMORY,
+    HANGAR_RUN_PIDS: PIDS,
+    // Setup with network would give the whole execution's container network (one container per execution).
+    HANGAR_SETUP_NETWORK: 'false',
+  };
+}
+
+async function environment(hangar: TestServer, body: Record<string, unknown>): Promise<string> {
+  const response = await hangar.request('POST', '/api/v1/environments', {
+    body: { name: `env ${Math.random()}`, ...body },
+  });
+  assert.equal(response.status, 201, JSON.stringify(response.body));
+  return response.body.uid;
+}
+
+async function runShell(hangar: TestServer, command: string, config: Record<string, unknown> = {}) {
+  const runId = await createRun(hangar, { prompt: command, config: { harness: { type: 'shell' }, ...config } });
+  const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED');
+  const lines = run.state === 'SUCCEEDED' ? await outputTexts(hangar, runId) : [];
+  return { runId, run, lines };
+}
+
+async function timeline(hangar: TestServer, runId: string): Promise<Array<{ event_type: string; payload?: any }>> {
+  return (await hangar.request('GET', `/agent/runs/${runId}/timeline`)).body.events;
+}
+
+for (const [index, engine] of engines.entries()) {
+  // The core behaviours on every engine; the rest on the first one only, to keep CI lean.
+  const everyEngine = { skip: skipReason };
+  const firstEngine = { skip: skipReason || (index > 0 ? 'covered on the first engine' : false) };
+  describe(`container sandbox on ${engine.name}`, everyEngine, () => {
+    let hangar: TestServer;
+    let image: string;
+    before(async () => {
+      image = await testImage(engine, IMAGE_RECIPE);
+      hangar = await startTestServer(containerEnv(engine, image));
+    });
+    after(() => hangar?.stop());
+
+    test("setup and the agent run in the environment's image, as a non-root user without network", async () => {
+      const environmentId = await environment(hangar, {
+        docker_image: image,
+        // Outside the workspace: only there for the agent if setup ran in the same container.
+        setup_commands: [
+          "mkdir -p /tmp/tools && printf '#!/bin/sh\\necho setup-tool-ok\\n' > /tmp/tools/setup-tool && chmod +x /tmp/tools/setup-tool",
+        ],
+      });
+      const { runId, run, lines } = await runShell(
+        hangar,
+        'grep HANGAR_TEST_IMAGE /etc/os-release; hangar-image-tool; /tmp/tools/setup-tool; id -u; pwd; ls /sys/class/net',
+        { environment_id: environmentId },
+      );
+      assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run));
+      assert.deepEqual(lines, ['HANGAR_TEST_IMAGE=yes', 'image-tool-ok', 'setup-tool-ok', '64000', '/workspace', 'lo']);
+      const ready = (await timeline(hangar, runId)).find((event) => event.event_type === 'worker_container_ready');
+      assert.equal(ready?.payload?.sandbox, 'container');
+      assert.equal(ready?.payload?.image, image);
+      assert.equal(ready?.payload?.network, false);
+      assert.equal(ready?.payload?.limits?.memory, '192 MiB');
+      assert.equal(ready?.payload?.limits?.pids, 64);
+      assert.deepEqual(await executionContainers(engine, runId), [], 'the container is removed with the workspace');
+    });
+
+    test('a run that exceeds its memory limit fails with budget_exceeded, saying the limit', async () => {
+      const { run } = await runShell(
+        hangar,
+        '/opt/hangar/bin/node -e "const a = []; for (;;) a.push(Buffer.alloc(1 << 20, 1))"',
+      );
+      assert.equal(run.state, 'FAILED', JSON.stringify(run));
+      assert.equal(run.status_message?.error_code, 'budget_exceeded');
+      assert.match(run.status_message?.message, /exceeded its memory limit of 192 MiB/);
+    });
+
+    test('a run that exceeds its process limit fails with budget_exceeded, saying the limit', async () => {
+      const { run } = await runShell(hangar, 'for i in $(seq 200); do sleep 300 >/dev/null 2>&1 & done; exit 3');
+      assert.equal(run.state, 'FAILED', JSON.stringify(run));
+      assert.equal(run.status_message?.error_code, 'budget_exceeded');
+      assert.match(run.status_message?.message, /exceeded its process limit of 64 processes/);
+    });
+
+    test('cancel kills the run and removes its container', async () => {
+      const runId = await createRun(hangar, { prompt: 'sleep 300', config: { harness: { type: 'shell' } } });
+      await waitForState(hangar, runId, 'INPROGRESS');
+      assert.equal((await executionContainers(engine, runId)).length, 1);
+      const response = await hangar.request('POST', `/agent/runs/${runId}/cancel`);
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      await waitForState(hangar, runId, 'CANCELLED');
+      await eventually('the container is gone', async () => (await executionContainers(engine, runId)).length === 0);
+    });
+
+    test(
+      'an image that cannot be pulled fails the run with environment_setup_failed, naming it',
+      firstEngine,
+      async () => {
+        const missing = 'localhost/hangar-test/no-such-image:missing';
+        const environmentId = await environment(hangar, { docker_image: missing });
+        const { runId, run } = await runShell(hangar, 'true', { environment_id: environmentId });
+        assert.equal(run.state, 'FAILED', JSON.stringify(run));
+        assert.equal(run.status_message?.error_code, 'environment_setup_failed');
+        assert.match(
+          run.status_message?.message,
+          /Could not pull the image localhost\/hangar-test\/no-such-image:missing: \S/,
+        );
+        const types = (await timeline(hangar, runId)).map((event) => event.event_type);
+        assert.ok(types.includes('container_image_pull_started'), types.join());
+        assert.deepEqual(await executionContainers(engine, runId), []);
+      },
+    );
+    test(
+      'the debug window keeps the container: the debug agent runs in the image, beside what setup left',
+      firstEngine,
+      async () => {
+        const environmentId = await environment(hangar, {
+          docker_image: image,
+          setup_commands: ['touch /tmp/from-setup; exit 7'],
+          failure_session_retention_minutes: 5,
+        });
+        const runId = await createRun(hangar, {
+          prompt: 'true',
+          config: { harness: { type: 'shell' }, environment_id: environmentId },
+        });
+        const failed = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+        assert.equal(failed.status_message?.error_code, 'environment_setup_failed', JSON.stringify(failed));
+        assert.equal((await executionContainers(engine, runId)).length, 1, 'kept for the debug window');
+        const followup = await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message: 'why?' } });
+        assert.equal(followup.status, 200, JSON.stringify(followup.body));
+        await eventually('the debug agent answered', async () =>
+          (await outputTexts(hangar, runId).catch(() => [] as string[])).includes(
+            'debugging in image-tool-ok /tmp/from-setup',
+          ),
+        );
+        await hangar.server.engine!.debugSessions.close(runId);
+        assert.deepEqual(await executionContainers(engine, runId), [], 'removed when the window closes');
+      },
+    );
+
+    test("a follow-up's execution runs in the same image", firstEngine, async () => {
+      const environmentId = await environment(hangar, { docker_image: image });
+      const { runId, run } = await runShell(hangar, 'echo first', { environment_id: environmentId });
+      assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run));
+      const followup = await hangar.request('POST', `/agent/runs/${runId}/followups`, {
+        body: { message: 'hangar-image-tool' },
+      });
+      assert.equal(followup.status, 200, JSON.stringify(followup.body));
+      await eventually('the follow-up ran in the image', async () =>
+        (await outputTexts(hangar, runId).catch(() => [] as string[])).includes('image-tool-ok'),
+      );
+    });
+
+    test(
+      "the oz harness's commands run in the container; its file tools and artifacts use the workspace",
+      firstEngine,
+      async () => {
+        anthropic.script(
+          { toolCalls: [{ name: 'write_file', input: { path: 'notes.txt', content: 'from oz\n' } }] },
+          { toolCalls: [{ name: 'run_command', input: { command: 'hangar-image-tool; cat notes.txt; pwd' } }] },
+          {
+            toolCalls: [
+              { name: 'report_artifact', input: { artifact_type: 'FILE', path: 'notes.txt', description: 'notes' } },
+            ],
+          },
+          { text: 'Done in the image.' },
+        );
+        const runId = await createRun(hangar, { prompt: 'Use the image tool', config: { harness: { type: 'oz' } } });
+        const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+        assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
+        const toolResults = JSON.stringify(anthropic.requests.at(-2)!.body.messages);
+        assert.match(toolResults, /image-tool-ok\\+nfrom oz\\+n\/workspace/);
+        assert.ok(
+          run.artifacts.some((artifact: any) => artifact.artifact_type === 'FILE'),
+          JSON.stringify(run.artifacts),
+        );
+      },
+    );
+
+    test('a server killed with SIGKILL leaves no container behind once it is back', firstEngine, async (t) => {
+      const database = await createTestDatabase();
+      t.after(() => database.drop());
+      const apiKey = generateApiKey();
+      const env = {
+        ...containerEnv(engine, image),
+        HANGAR_RUN_LEASE_SECONDS: '3',
+        ...databaseEnv(database),
+        HANGAR_BOOTSTRAP_API_KEY: apiKey,
+      };
+      const doomed = await spawnServer(env);
+      t.after(() => stopChild(doomed.child, 'SIGKILL'));
+      const response = await fetch(`${doomed.url}/api/v1/agent/runs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt: 'sleep 300', config: { harness: { type: 'shell' } } }),
+      });
+      assert.equal(response.status, 200, await response.clone().text());
+      const { run_id: runId } = (await response.json()) as { run_id: string };
+      await eventually('the run is in progress in its container', async () => {
+        const run = await fetch(`${doomed.url}/api/v1/agent/runs/${runId}`, {
+          headers: { authorization: `Bearer ${apiKey}` },
+        });
+        return ((await run.json()) as { state: string }).state === 'INPROGRESS';
+      });
+      await stopChild(doomed.child, 'SIGKILL');
+      assert.equal((await executionContainers(engine, runId)).length, 1, 'the engine keeps it after the kill');
+
+      const survivor = await startTestServer(env, { database });
+      t.after(() => survivor.stop());
+      await waitForState(survivor, runId, 'ERROR');
+      await eventually(
+        'the dead server’s container is removed',
+        async () => (await executionContainers(engine, runId)).length === 0,
+      );
+    });
+  });
+}
+
+// Without any engine the suite says why it skips, once.
+if (engines.length === 0) test('container sandbox', { skip: skipReason }, () => undefined);
