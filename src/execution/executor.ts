@@ -8,6 +8,9 @@ import { outcomeOf } from './outcome.js';
 import type { ClaimedRun, Outcome, RunState, TimelineEvent, Transition, TranscriptRow } from '../runs/index.js';
 import { WorkspacePathError } from './workspace-files.js';
 import { workspaceName } from './workspace.js';
+import { activateRedactor } from '../platform/redaction/active.js';
+import type { Redactor } from '../platform/redaction/redactor.js';
+import { addBuiltInSecrets, operatorRedactor, redactedContext } from './redaction/index.js';
 
 /** A workspace kept after a failed setup, handed to the debug sessions when the run has ended. */
 export interface RetainedWorkspace {
@@ -42,16 +45,23 @@ export class Execution {
   /** How the execution ends; written after the sandbox is cleaned up, so the timeline is complete at the end. */
   private outcome: Outcome | undefined;
   readonly done: Promise<void>;
+  /** The run's secret values (the operator's keys, and what a built-in harness is given), kept out of all it writes. */
+  private readonly redactor: Redactor;
+  private readonly context: ExecutionContext;
 
   constructor(
-    private readonly context: ExecutionContext,
+    context: ExecutionContext,
     private readonly run: ClaimedRun,
     /** Takes a workspace kept after a failed setup; without it (a worker), no workspace is kept. */
     private readonly onRetained?: (retained: RetainedWorkspace) => void,
   ) {
-    this.done = this.execute().catch((error) =>
-      context.log.error({ err: error, runId: run.id }, 'execution failed unexpectedly'),
-    );
+    this.redactor = operatorRedactor(context);
+    this.context = redactedContext(context, this.redactor);
+    // Log lines written while the execution runs are redacted of its values too, whoever writes them.
+    const deactivate = activateRedactor(run.id, run.execution_id, this.redactor);
+    this.done = this.execute()
+      .catch((error) => context.log.error({ err: error, runId: run.id }, 'execution failed unexpectedly'))
+      .finally(deactivate);
   }
 
   get runId(): string {
@@ -311,7 +321,9 @@ export class Execution {
   /** The built-in harness's model and MCP servers (see builtInSetup); null when the run cannot start (the outcome says why). */
   private async prepareBuiltIn(harnessName: string): Promise<BuiltInSetup | undefined | null> {
     try {
-      return await builtInSetup(this.context, this.run, harnessName);
+      const setup = await builtInSetup(this.context, this.run, harnessName);
+      addBuiltInSecrets(this.redactor, harnessName, this.run.agent_config, setup);
+      return setup;
     } catch (error) {
       if (!(error instanceof HarnessStartError)) throw error;
       this.outcome = failedToStart(error);

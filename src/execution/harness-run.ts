@@ -6,6 +6,7 @@ import type { TranscriptRow } from '../runs/index.js';
 import type { ExecutionContext } from './context.js';
 import { progressPayload } from '../runs/index.js';
 import { recordArtifactEvent } from './artifact-events.js';
+import { SplitLineRedaction } from './redaction/index.js';
 
 export type FinalEvent = Extract<HarnessEvent, { type: 'done' | 'failed' | 'ask_user' }>;
 
@@ -65,6 +66,7 @@ export async function startHarnessRun(
     },
     task.runId,
     task.executionId,
+    context.redactor ? new SplitLineRedaction(context.redactor) : undefined,
   );
   const structured = transcriptFormat(harness) === 'events';
   const eventsOf = eventReader(harness);

@@ -25,6 +25,11 @@ export class CommandHarness implements Harness {
     this.name = config.name;
   }
 
+  /** The operator's `env` for it: what of it is a credential is redacted from its runs' output. */
+  get credentials(): Readonly<Record<string, string>> {
+    return this.config.env;
+  }
+
   get transcriptFormat(): 'events' | 'text' {
     return this.config.output;
   }
