@@ -77,6 +77,8 @@ export interface Config {
   modelCredentials: Record<string, string>;
   /** `HANGAR_MCP_ALLOWED_HOSTS`: non-public hosts and ranges HTTP MCP servers may be at (none by default). */
   mcpAllowedHosts: AllowedHosts;
+  /** Audit entries older than this many days are deleted (HANGAR_AUDIT_RETENTION_DAYS, default 365). */
+  auditRetentionDays: number;
 }
 
 export class ConfigError extends Error {}
@@ -294,6 +296,7 @@ export function loadConfig(env: Env = process.env): Config {
     authFailuresPerMinute: integer(env, 'HANGAR_AUTH_FAILURES_PER_MINUTE', 30, 1, 1_000_000),
     trustProxy: trustProxy(env),
     mcpAllowedHosts: allowedHosts(env, 'HANGAR_MCP_ALLOWED_HOSTS'),
+    auditRetentionDays: integer(env, 'HANGAR_AUDIT_RETENTION_DAYS', 365, 1, 100 * 365),
   };
 }
 

@@ -1,3 +1,4 @@
+import { auditRetention } from '../audit/index.js';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { AutomationEvaluator } from '../automations/index.js';
@@ -58,6 +59,7 @@ export class Loops implements Component {
     }
     if (options.role === 'api') return;
     this.chores.push(webhookRetention(database.db, log), idempotencyKeyRetention(database.db, log));
+    this.chores.push(auditRetention(database.db, log, config.auditRetentionDays));
     this.scheduler = new Scheduler({ db: database.db, runs: services.runs, log, now: options.now });
     this.evaluator = new AutomationEvaluator({ database, runs: services.runs, log });
     const { sandbox, models } = services.execution;

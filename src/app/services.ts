@@ -1,3 +1,4 @@
+import { AuditLog } from '../audit/index.js';
 import path from 'node:path';
 import { ArtifactsService } from '../artifacts/index.js';
 import { AutomationsService } from '../automations/index.js';
@@ -161,6 +162,7 @@ export function buildServices(platform: Platform, options: { now?: () => Date; h
     agents,
     models,
     admin: new AdminService({ db }),
+    audit: new AuditLog({ db, cursors, log: platform.log }),
     factories,
     definitions: new FactoryDefinitions({ db, webhooks, automations, agents, secrets, onApplied: schedulesChanged }),
     webhooks,
