@@ -79,6 +79,10 @@ export interface Config {
   mcpAllowedHosts: AllowedHosts;
   /** Audit entries older than this many days are deleted (HANGAR_AUDIT_RETENTION_DAYS, default 365). */
   auditRetentionDays: number;
+  /** The highest `config.max_cost_usd` a run may ask for (HANGAR_RUN_MAX_COST_USD); undefined: none. */
+  runMaxCostUsd: number | undefined;
+  /** The cap of runs that give no `config.max_cost_usd` (HANGAR_RUN_DEFAULT_MAX_COST_USD); undefined: none. */
+  runDefaultMaxCostUsd: number | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -297,6 +301,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env),
     mcpAllowedHosts: allowedHosts(env, 'HANGAR_MCP_ALLOWED_HOSTS'),
     auditRetentionDays: integer(env, 'HANGAR_AUDIT_RETENTION_DAYS', 365, 1, 100 * 365),
+    ...costCaps(env),
   };
 }
 
@@ -306,4 +311,21 @@ function allowedHosts(env: Env, name: string): AllowedHosts {
   } catch (error) {
     throw new ConfigError(`${name}: ${(error as Error).message}`);
   }
+}
+
+/** HANGAR_RUN_MAX_COST_USD and HANGAR_RUN_DEFAULT_MAX_COST_USD: positive amounts, the default within the maximum. */
+function costCaps(env: Env): { runMaxCostUsd: number | undefined; runDefaultMaxCostUsd: number | undefined } {
+  const amount = (name: string) => {
+    const raw = text(env, name);
+    if (raw === undefined) return undefined;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value <= 0)
+      throw new ConfigError(`${name} must be a positive amount in USD, got "${raw}"`);
+    return value;
+  };
+  const runMaxCostUsd = amount('HANGAR_RUN_MAX_COST_USD');
+  const runDefaultMaxCostUsd = amount('HANGAR_RUN_DEFAULT_MAX_COST_USD') ?? runMaxCostUsd;
+  if (runMaxCostUsd !== undefined && runDefaultMaxCostUsd! > runMaxCostUsd)
+    throw new ConfigError('HANGAR_RUN_DEFAULT_MAX_COST_USD must not be above HANGAR_RUN_MAX_COST_USD');
+  return { runMaxCostUsd, runDefaultMaxCostUsd };
 }

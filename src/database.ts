@@ -4,6 +4,7 @@ import type { RunsTables } from './runs/tables.js';
 import type { WorkersTables } from './workers/tables.js';
 import type { ArtifactsTables } from './artifacts/tables.js';
 import type { AuditTables } from './audit/tables.js';
+import type { BudgetsTables } from './budgets/tables.js';
 import type { AutomationsTables } from './automations/tables.js';
 import type { EnvironmentsTables } from './environments/tables.js';
 import type { ExecutionTables } from './execution/tables.js';
@@ -19,6 +20,7 @@ export interface DB
   extends PlatformTables,
     ArtifactsTables,
     AuditTables,
+    BudgetsTables,
     AutomationsTables,
     EnvironmentsTables,
     ExecutionTables,

@@ -1,4 +1,5 @@
 import { recordAuditedRoutes, registerAuditRoutes } from '../audit/index.js';
+import { registerBudgetRoutes } from '../budgets/index.js';
 import type { FastifyInstance } from 'fastify';
 import { registerArtifactRoutes } from '../artifacts/index.js';
 import { registerAutomationRoutes } from '../automations/index.js';
@@ -99,6 +100,7 @@ function registerApiRoutes(api: FastifyInstance, platform: Platform, services: S
   const verifyTaskToken = (token: string) => tokens.verify(token);
   recordAuditedRoutes(api, services.audit);
   registerAuditRoutes(api, services.audit);
+  registerBudgetRoutes(api, services.budgets);
   registerRunRoutes(api, services.runs);
   registerRunOutputRoutes(api, { outputs: services.outputs, signer, db, bus });
   registerScoreRoutes(api, { scores: services.scores, authenticate, verifyTaskToken });

@@ -113,6 +113,7 @@ export class Loops implements Component {
         models,
         sandbox: sandbox.mode,
         price: (modelId, input, output) => models.cost(modelId, input, output),
+        defaultMaxCostUsd: this.platform.config.runDefaultMaxCostUsd,
       },
       bus,
       limits,

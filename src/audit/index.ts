@@ -4,3 +4,4 @@ export { recordAuditedRoutes, routeKey } from './hook.js';
 export { registerAuditRoutes } from './http.js';
 export { auditRetention } from './retention.js';
 export { AuditLog } from './service.js';
+export { registerAuditCommands } from './cli.js';

@@ -22,6 +22,8 @@ export interface ExecutionContext {
   sandbox: SandboxMode;
   /** USD for tokens of a catalogue model (undefined for a model it does not know), for harnesses that report tokens only. */
   price?: (modelId: string, inputTokens: number, outputTokens: number) => number | undefined;
+  /** The spend cap of runs that set no `config.max_cost_usd` (HANGAR_RUN_DEFAULT_MAX_COST_USD). */
+  defaultMaxCostUsd?: number;
   /** The secret values of the execution's run, replaced in its transcript (its ledger redacts the rest). */
   redactor?: Redactor;
 }

@@ -42,6 +42,8 @@ export class Execution {
   private delivery: Promise<void> = Promise.resolve();
   /** The harness's last transcript lines, written with the end (one write less per run). */
   private transcriptTail: TranscriptRow[] = [];
+  /** The run's spend cap and what it had spent when it went past it: the harness is stopped, the run fails. */
+  private overBudget: { cap: number; spent: number } | undefined;
   /** How the execution ends; written after the sandbox is cleaned up, so the timeline is complete at the end. */
   private outcome: Outcome | undefined;
   readonly done: Promise<void>;
@@ -368,6 +370,18 @@ export class Execution {
       : [];
     if (this.stopping) return;
     const basePrompt = run.agent_config.base_prompt;
+    const cap = spendCap(run.agent_config, context.defaultMaxCostUsd);
+    // Checked on every usage event: the harness is stopped on the first one that takes the run past its cap.
+    const onUsage =
+      cap === undefined
+        ? undefined
+        : (usage: Readonly<Record<string, number>>) => {
+            if (this.overBudget) return;
+            const spent = this.costOf(usage, modelId);
+            if (spent === undefined || spent <= cap) return;
+            this.overBudget = { cap, spent };
+            void this.session?.cancel();
+          };
     let startRecorded!: (recorded: boolean) => void;
     const recorded = new Promise<boolean>((resolve) => (startRecorded = resolve));
     if (recordedFirst) startRecorded(true);
@@ -392,6 +406,7 @@ export class Execution {
       run.team_uid,
       true,
       recorded,
+      onUsage,
     ).catch((error) => {
       startRecorded(false);
       throw error;
@@ -414,7 +429,7 @@ export class Execution {
     }
     this.agentStarted = true;
     this.session = session;
-    if (this.stopping) void session.cancel();
+    if (this.stopping || this.overBudget) void session.cancel();
     // Follow-ups that arrived after the harness was given its own: sent to it, or kept for the next execution.
     await this.deliverFollowups();
     const finished = await result;
@@ -422,8 +437,19 @@ export class Execution {
     this.harnessExited = true;
     await this.delivery;
     if (this.stopping) return;
-    this.outcome = outcomeOf(finished, harness.name);
+    this.outcome = this.overBudget
+      ? budgetExceeded(this.overBudget, finished.usage)
+      : outcomeOf(finished, harness.name);
     this.priceUsage(this.outcome.usage, builtIn?.model.id);
+  }
+
+  /** USD spent according to `usage` (see priceUsage); undefined when it says nothing of cost. */
+  private costOf(usage: Readonly<Record<string, number>>, resolvedModelId: string | undefined): number | undefined {
+    if (resolvedModelId === undefined && usage.inference_cost !== undefined) return usage.inference_cost;
+    const modelId = resolvedModelId ?? requestedModelId(this.run.agent_config);
+    if (modelId === undefined || !this.context.price) return usage.inference_cost;
+    if (usage.input_tokens === undefined && usage.output_tokens === undefined) return usage.inference_cost;
+    return this.context.price(modelId, usage.input_tokens ?? 0, usage.output_tokens ?? 0) ?? usage.inference_cost;
   }
 
   /**
@@ -464,5 +490,24 @@ function failedToStart(error: HarnessStartError): Outcome {
     state: 'FAILED',
     statusMessage: { message: error.message, error_code: error.errorCode, retryable: false },
     usage: null,
+  };
+}
+
+/** A run's spend cap: its `config.max_cost_usd`, else the operator's default (none when neither is set). */
+function spendCap(agentConfig: Record<string, unknown>, operatorDefault: number | undefined): number | undefined {
+  const own = agentConfig.max_cost_usd;
+  return typeof own === 'number' && own > 0 ? own : operatorDefault;
+}
+
+/** A run stopped by its spend cap: FAILED with budget_exceeded, naming the cap and what was spent. */
+function budgetExceeded(over: { cap: number; spent: number }, usage: Record<string, number> | null): Outcome {
+  return {
+    state: 'FAILED',
+    statusMessage: {
+      message: `The run was stopped at its spend cap of ${over.cap} USD (config.max_cost_usd): it had spent ${over.spent.toFixed(4)} USD`,
+      error_code: 'budget_exceeded',
+      retryable: false,
+    },
+    usage,
   };
 }

@@ -57,6 +57,8 @@ export async function startHarnessRun(
    * cancelled or taken back meanwhile) is stopped, and what it wrote is dropped.
    */
   startRecorded: Promise<boolean> = Promise.resolve(true),
+  /** Called with the usage so far after each usage event (the run's spend cap is checked on it). */
+  onUsage?: (usage: Readonly<Record<string, number>>) => void,
 ): Promise<HarnessRun> {
   const { ledger: writes, log } = context;
   const run = { runId: task.runId, executionId: task.executionId, teamUid };
@@ -100,6 +102,7 @@ export async function startHarnessRun(
         ) {
           usage.total_tokens = (usage.total_tokens ?? 0) + (event.input_tokens ?? 0) + (event.output_tokens ?? 0);
         }
+        onUsage?.(usage);
         break;
       }
       case 'progress':
