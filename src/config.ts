@@ -79,6 +79,8 @@ export interface Config {
   mcpAllowedHosts: AllowedHosts;
   /** Audit entries older than this many days are deleted (HANGAR_AUDIT_RETENTION_DAYS, default 365). */
   auditRetentionDays: number;
+  /** Ended runs older than this many days are deleted (HANGAR_RUN_RETENTION_DAYS); undefined: kept forever. */
+  runRetentionDays: number | undefined;
   /** The highest `config.max_cost_usd` a run may ask for (HANGAR_RUN_MAX_COST_USD); undefined: none. */
   runMaxCostUsd: number | undefined;
   /** The cap of runs that give no `config.max_cost_usd` (HANGAR_RUN_DEFAULT_MAX_COST_USD); undefined: none. */
@@ -301,6 +303,10 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env),
     mcpAllowedHosts: allowedHosts(env, 'HANGAR_MCP_ALLOWED_HOSTS'),
     auditRetentionDays: integer(env, 'HANGAR_AUDIT_RETENTION_DAYS', 365, 1, 100 * 365),
+    runRetentionDays:
+      text(env, 'HANGAR_RUN_RETENTION_DAYS') === undefined
+        ? undefined
+        : integer(env, 'HANGAR_RUN_RETENTION_DAYS', 0, 1, 100 * 365),
     ...costCaps(env),
   };
 }
