@@ -5,6 +5,11 @@ import type { RunLifecycle } from './lifecycle/run-lifecycle.js';
 
 /** Runs deleted per statement: each batch is a short transaction, so lists and writes never wait long behind it. */
 export const RETENTION_BATCH = 200;
+/**
+ * A pause between batches, so the API's queries get their turn: PGlite is one connection in this process (each
+ * batch holds it and the event loop), and on PostgreSQL it leaves the I/O to the requests for a moment.
+ */
+const PAUSE_MS = 25;
 
 /**
  * One retention pass: deletes the runs ended more than `days` ago, a batch at a time until none is left, then
@@ -18,6 +23,7 @@ export async function deleteExpiredRuns(options: {
   log: FastifyBaseLogger;
   now?: () => Date;
   batch?: number;
+  pauseMs?: number;
   afterDeleting?: () => Promise<void>;
 }): Promise<number> {
   const batch = options.batch ?? RETENTION_BATCH;
@@ -31,6 +37,7 @@ export async function deleteExpiredRuns(options: {
         .delete(key)
         .catch((error) => options.log.warn({ err: error, key }, 'retention could not delete an artifact blob'));
     if (runs < batch) break;
+    await new Promise((resolve) => setTimeout(resolve, options.pauseMs ?? PAUSE_MS));
   }
   if (deleted > 0) await options.afterDeleting?.();
   return deleted;
