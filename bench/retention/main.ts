@@ -21,9 +21,14 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? Number.NaN;
 }
 
-/** Lists the first page at a fixed rate until `until` settles; the latencies in ms, sorted. */
-async function listAtRate(url: string, apiKey: string, until: Promise<unknown>): Promise<number[]> {
-  const latencies: number[] = [];
+/** Lists the first page at a fixed rate until `until` settles; the latencies in ms, sorted (`failed`: non-200s). */
+async function listAtRate(
+  url: string,
+  apiKey: string,
+  until: Promise<unknown>,
+): Promise<number[] & { failed?: number }> {
+  const latencies: number[] & { failed?: number } = [];
+  latencies.failed = 0;
   const inFlight: Promise<void>[] = [];
   let done = false;
   void until.finally(() => (done = true));
@@ -33,15 +38,16 @@ async function listAtRate(url: string, apiKey: string, until: Promise<unknown>):
       fetch(`${url}/api/v1/agent/runs?limit=20`, { headers: { authorization: `Bearer ${apiKey}` } }).then(
         async (response) => {
           await response.arrayBuffer();
-          if (response.status !== 200) throw new Error(`list answered ${response.status}`);
-          latencies.push(performance.now() - started);
+          if (response.status === 200) latencies.push(performance.now() - started);
+          else latencies.failed! += 1;
         },
       ),
     );
     await new Promise((resolve) => setTimeout(resolve, 1000 / RATE));
   }
   await Promise.all(inFlight);
-  return latencies.sort((a, b) => a - b);
+  latencies.sort((a, b) => a - b);
+  return latencies;
 }
 
 async function measure(database: 'PostgreSQL' | 'PGlite', databaseUrl: string | undefined): Promise<string> {
@@ -74,7 +80,7 @@ async function measure(database: 'PostgreSQL' | 'PGlite', databaseUrl: string | 
     const deleted = await deleting;
     const seconds = (performance.now() - started) / 1000;
     const ms = (value: number) => `${value.toFixed(1)} ms`;
-    return `| ${database} | ${RUNS} | ${deleted} | ${seconds.toFixed(1)} s (${Math.round(deleted / seconds)} runs/s) | ${ms(percentile(baseline, 50))} / ${ms(percentile(baseline, 99))} | ${ms(percentile(during, 50))} / ${ms(percentile(during, 99))} | ${ms(during.at(-1)!)} |`;
+    return `| ${database} | ${RUNS} | ${deleted} | ${seconds.toFixed(1)} s (${Math.round(deleted / seconds)} runs/s) | ${ms(percentile(baseline, 50))} / ${ms(percentile(baseline, 99))} | ${ms(percentile(during, 50))} / ${ms(percentile(during, 99))} | ${ms(during.at(-1)!)} | ${baseline.failed} / ${during.failed} |`;
   } finally {
     await server.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
