@@ -80,6 +80,14 @@ export interface Config {
   modelCredentials: Record<string, string>;
   /** `HANGAR_MCP_ALLOWED_HOSTS`: non-public hosts and ranges HTTP MCP servers may be at (none by default). */
   mcpAllowedHosts: AllowedHosts;
+  /** Audit entries older than this many days are deleted (HANGAR_AUDIT_RETENTION_DAYS, default 365). */
+  auditRetentionDays: number;
+  /** Ended runs older than this many days are deleted (HANGAR_RUN_RETENTION_DAYS); undefined: kept forever. */
+  runRetentionDays: number | undefined;
+  /** The highest `config.max_cost_usd` a run may ask for (HANGAR_RUN_MAX_COST_USD); undefined: none. */
+  runMaxCostUsd: number | undefined;
+  /** The cap of runs that give no `config.max_cost_usd` (HANGAR_RUN_DEFAULT_MAX_COST_USD); undefined: none. */
+  runDefaultMaxCostUsd: number | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -325,6 +333,12 @@ export function loadConfig(env: Env = process.env): Config {
     authFailuresPerMinute: integer(env, 'HANGAR_AUTH_FAILURES_PER_MINUTE', 30, 1, 1_000_000),
     trustProxy: trustProxy(env),
     mcpAllowedHosts: allowedHosts(env, 'HANGAR_MCP_ALLOWED_HOSTS'),
+    auditRetentionDays: integer(env, 'HANGAR_AUDIT_RETENTION_DAYS', 365, 1, 100 * 365),
+    runRetentionDays:
+      text(env, 'HANGAR_RUN_RETENTION_DAYS') === undefined
+        ? undefined
+        : integer(env, 'HANGAR_RUN_RETENTION_DAYS', 0, 1, 100 * 365),
+    ...costCaps(env),
   };
 }
 
@@ -334,4 +348,21 @@ function allowedHosts(env: Env, name: string): AllowedHosts {
   } catch (error) {
     throw new ConfigError(`${name}: ${(error as Error).message}`);
   }
+}
+
+/** HANGAR_RUN_MAX_COST_USD and HANGAR_RUN_DEFAULT_MAX_COST_USD: positive amounts, the default within the maximum. */
+function costCaps(env: Env): { runMaxCostUsd: number | undefined; runDefaultMaxCostUsd: number | undefined } {
+  const amount = (name: string) => {
+    const raw = text(env, name);
+    if (raw === undefined) return undefined;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value <= 0)
+      throw new ConfigError(`${name} must be a positive amount in USD, got "${raw}"`);
+    return value;
+  };
+  const runMaxCostUsd = amount('HANGAR_RUN_MAX_COST_USD');
+  const runDefaultMaxCostUsd = amount('HANGAR_RUN_DEFAULT_MAX_COST_USD') ?? runMaxCostUsd;
+  if (runMaxCostUsd !== undefined && runDefaultMaxCostUsd! > runMaxCostUsd)
+    throw new ConfigError('HANGAR_RUN_DEFAULT_MAX_COST_USD must not be above HANGAR_RUN_MAX_COST_USD');
+  return { runMaxCostUsd, runDefaultMaxCostUsd };
 }

@@ -3,6 +3,8 @@ import type { PlatformTables } from './platform/db/tables.js';
 import type { RunsTables } from './runs/tables.js';
 import type { WorkersTables } from './workers/tables.js';
 import type { ArtifactsTables } from './artifacts/tables.js';
+import type { AuditTables } from './audit/tables.js';
+import type { BudgetsTables } from './budgets/tables.js';
 import type { AutomationsTables } from './automations/tables.js';
 import type { EnvironmentsTables } from './environments/tables.js';
 import type { ExecutionTables } from './execution/tables.js';
@@ -17,6 +19,8 @@ import type { WebhooksTables } from './webhooks/tables.js';
 export interface DB
   extends PlatformTables,
     ArtifactsTables,
+    AuditTables,
+    BudgetsTables,
     AutomationsTables,
     EnvironmentsTables,
     ExecutionTables,

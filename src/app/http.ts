@@ -1,3 +1,5 @@
+import { recordAuditedRoutes, registerAuditRoutes } from '../audit/index.js';
+import { registerBudgetRoutes } from '../budgets/index.js';
 import type { FastifyInstance } from 'fastify';
 import { registerArtifactRoutes } from '../artifacts/index.js';
 import { registerAutomationRoutes } from '../automations/index.js';
@@ -96,6 +98,9 @@ function registerApiRoutes(api: FastifyInstance, platform: Platform, services: S
   const { config, db, bus, signer, tokens } = platform;
   const { authenticate, secrets, mcpServers } = services;
   const verifyTaskToken = (token: string) => tokens.verify(token);
+  recordAuditedRoutes(api, services.audit);
+  registerAuditRoutes(api, services.audit);
+  registerBudgetRoutes(api, services.budgets);
   registerRunRoutes(api, services.runs);
   registerRunOutputRoutes(api, { outputs: services.outputs, signer, db, bus });
   registerScoreRoutes(api, { scores: services.scores, authenticate, verifyTaskToken });

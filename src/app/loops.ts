@@ -1,3 +1,4 @@
+import { auditRetention } from '../audit/index.js';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { AutomationEvaluator } from '../automations/index.js';
@@ -11,7 +12,7 @@ import { EnginePresence } from '../execution/index.js';
 import { workspacesInUse } from '../execution/index.js';
 import type { ModelCatalogue } from '../models/index.js';
 import { PollingLoop } from '../platform/loop.js';
-import { idempotencyKeyRetention } from '../runs/index.js';
+import { idempotencyKeyRetention, runRetention } from '../runs/index.js';
 import { Scheduler } from '../schedules/index.js';
 import { webhookRetention } from '../webhooks/index.js';
 import { WorkerHub } from '../workers/index.js';
@@ -58,6 +59,21 @@ export class Loops implements Component {
     }
     if (options.role === 'api') return;
     this.chores.push(webhookRetention(database.db, log), idempotencyKeyRetention(database.db, log));
+    this.chores.push(auditRetention(database.db, log, config.auditRetentionDays));
+    if (config.runRetentionDays !== undefined)
+      this.chores.push(
+        runRetention({
+          lifecycle: services.runSetup.lifecycle,
+          blobs: platform.blobs,
+          days: config.runRetentionDays,
+          log,
+          now: options.now,
+          // PGlite has no autovacuum: the deleted rows' space is made reusable at once.
+          afterDeleting: async () => {
+            if (database.kind === 'pglite') await sql`VACUUM (ANALYZE)`.execute(database.db);
+          },
+        }),
+      );
     this.scheduler = new Scheduler({ db: database.db, runs: services.runs, log, now: options.now });
     this.evaluator = new AutomationEvaluator({ database, runs: services.runs, log });
     const { sandbox, models } = services.execution;
@@ -111,6 +127,7 @@ export class Loops implements Component {
         models,
         sandbox: sandbox.mode,
         price: (modelId, input, output) => models.cost(modelId, input, output),
+        defaultMaxCostUsd: this.platform.config.runDefaultMaxCostUsd,
       },
       bus,
       limits,

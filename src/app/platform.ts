@@ -13,6 +13,8 @@ import { type Database, openDatabase } from '../platform/db/connect.js';
 import { appliedVersions, loadMigrations, migrate } from '../platform/db/migrate.js';
 import { CursorCodec } from '../platform/http/pagination.js';
 import { createLogger } from '../platform/logger.js';
+import { setStandingRedactor } from '../platform/redaction/active.js';
+import { Redactor } from '../platform/redaction/redactor.js';
 import { checkSecretKey, loadSecretKey } from '../platform/secret-key.js';
 import { instanceSecret } from '../platform/settings.js';
 import { UrlSigner } from '../platform/signed-urls.js';
@@ -104,6 +106,8 @@ async function onDatabase(
   );
   const tokens = new TaskTokens(await instanceSecret(db, 'task_token_key', secretKey));
   const bus = await Bus.open(database);
+  // The operator's provider keys never reach a log line, whatever writes it.
+  setStandingRedactor(new Redactor().addAll(config.modelCredentials));
   const blobs = config.s3 ? new S3BlobStore(config.s3) : new LocalBlobStore(path.join(config.dataDir, 'blobs'));
   return {
     config,

@@ -1,3 +1,5 @@
+import { AuditLog } from '../audit/index.js';
+import { BudgetsService } from '../budgets/index.js';
 import path from 'node:path';
 import { ArtifactsService } from '../artifacts/index.js';
 import { AutomationsService } from '../automations/index.js';
@@ -99,6 +101,7 @@ export function buildServices(platform: Platform, options: { now?: () => Date; h
   });
   const addressPolicy = new AddressPolicy(config.mcpAllowedHosts);
   const mcpServers = new McpServersService({ db, secrets, addressPolicy });
+  const budgets = new BudgetsService({ db, now: options.now });
   const runs = new RunsService({
     db,
     lifecycle,
@@ -114,6 +117,8 @@ export function buildServices(platform: Platform, options: { now?: () => Date; h
     addressPolicy,
     harnessNames: () => [...new Set([...harnesses.keys(), ...HARNESS_TYPES])],
     modelRefusal: (modelId, harness, ownKey) => models.refusal(modelId, harness, ownKey),
+    maxCostUsd: config.runMaxCostUsd,
+    checkTeamBudget: (trx, teamUid) => budgets.checkNewRun(trx, teamUid),
     onQueued: () => bus.announceDispatch(),
   });
   const runSetup: RunSetup = {
@@ -165,6 +170,8 @@ export function buildServices(platform: Platform, options: { now?: () => Date; h
     agents,
     models,
     admin: new AdminService({ db }),
+    budgets,
+    audit: new AuditLog({ db, cursors, log: platform.log }),
     factories,
     definitions: new FactoryDefinitions({ db, webhooks, automations, agents, secrets, onApplied: schedulesChanged }),
     webhooks,

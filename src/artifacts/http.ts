@@ -4,6 +4,8 @@ import { Type } from 'typebox';
 import { callerOf, type Authenticator } from '../identities/index.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
 import { SignedLinkQuery, type UrlSigner } from '../platform/signed-urls.js';
+import { activeRedactor } from '../platform/redaction/active.js';
+import { redactBytes } from '../platform/redaction/bytes.js';
 import {
   ArtifactParams,
   ArtifactResponse,
@@ -125,7 +127,11 @@ export function registerArtifactRoutes(parent: FastifyInstance, deps: ArtifactRo
       },
       config: { public: true },
     },
-    async (request, reply) => reply.code(201).send(await artifacts.report(await executing(request), request.body)),
+    async (request, reply) => {
+      const run = await executing(request);
+      const body = activeRedactor(run.runId, run.executionId)?.deep(request.body) ?? request.body;
+      return reply.code(201).send(await artifacts.report(run, body));
+    },
   );
 
   app.post(
@@ -140,7 +146,11 @@ export function registerArtifactRoutes(parent: FastifyInstance, deps: ArtifactRo
       config: { public: true },
     },
     async (request) => {
-      await artifacts.reportProgress(await executing(request), request.body);
+      const run = await executing(request);
+      await artifacts.reportProgress(
+        run,
+        activeRedactor(run.runId, run.executionId)?.deep(request.body) ?? request.body,
+      );
       return {};
     },
   );
@@ -165,8 +175,13 @@ export function registerArtifactRoutes(parent: FastifyInstance, deps: ArtifactRo
       },
       async (request, reply) => {
         const run = await executing(request);
-        const bytes = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        return reply.code(201).send(await artifacts.upload(run, request.query, bytes, request.headers['content-type']));
+        const given = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const mediaType = request.headers['content-type'];
+        // The run's secret values out of a text file, when the execution runs in this process (see docs/security.md).
+        const redactor = activeRedactor(run.runId, run.executionId);
+        const bytes = redactor ? redactBytes(redactor, given, mediaType) : given;
+        const query = redactor ? redactor.deep(request.query) : request.query;
+        return reply.code(201).send(await artifacts.upload(run, query, bytes, mediaType));
       },
     );
   });

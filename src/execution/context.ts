@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ModelCatalogue } from '../models/index.js';
+import type { Redactor } from '../platform/redaction/redactor.js';
 import type { RunLifecycle } from '../runs/index.js';
 import type { Harness } from './harnesses/harness.js';
 import type { RunLedger } from './ledger.js';
@@ -21,6 +22,10 @@ export interface ExecutionContext {
   sandbox: SandboxMode;
   /** USD for tokens of a catalogue model (undefined for a model it does not know), for harnesses that report tokens only. */
   price?: (modelId: string, inputTokens: number, outputTokens: number) => number | undefined;
+  /** The spend cap of runs that set no `config.max_cost_usd` (HANGAR_RUN_DEFAULT_MAX_COST_USD). */
+  defaultMaxCostUsd?: number;
+  /** The secret values of the execution's run, replaced in its transcript (its ledger redacts the rest). */
+  redactor?: Redactor;
 }
 
 /** A server's engine: it claims, keeps and takes back runs, and keeps debug windows, through the run lifecycle. */

@@ -3,6 +3,8 @@ import type { RetainedWorkspace } from './executor.js';
 import { builtInSetup, type BuiltInSetup } from './built-in-setup.js';
 import { startHarnessRun } from './harness-run.js';
 import { HarnessStartError, type HarnessSession } from './harnesses/harness.js';
+import { activateRedactor } from '../platform/redaction/active.js';
+import { addBuiltInSecrets, operatorRedactor, redactedContext } from './redaction/index.js';
 
 interface DebugSession {
   retained: RetainedWorkspace;
@@ -88,8 +90,11 @@ export class DebugSessions {
       harness: harness.name,
       workspace_retained: true,
     });
+    const redactor = operatorRedactor(context);
+    addBuiltInSecrets(redactor, harness.name, retained.agentConfig, builtIn);
+    const deactivate = activateRedactor(retained.runId, executionId, redactor);
     const { session: agent, result } = await startHarnessRun(
-      context,
+      redactedContext(context, redactor),
       harness,
       {
         runId: retained.runId,
@@ -107,9 +112,12 @@ export class DebugSessions {
         ...builtIn,
       },
       retained.teamUid,
-    );
+    ).catch((error: unknown) => {
+      deactivate();
+      throw error;
+    });
     session.agent = agent;
-    const finished = await result;
+    const finished = await result.finally(deactivate);
     session.agent = undefined;
     const until = new Date(Date.now() + retained.retentionMinutes * 60_000);
     retained.until = until;

@@ -9,6 +9,9 @@ import type { ClaimedRun, Outcome, RunState, TimelineEvent, Transition, Transcri
 import type { EnvironmentConfig } from '../environments/index.js';
 import { WorkspacePathError } from './workspace-files.js';
 import { workspaceName } from './workspace.js';
+import { activateRedactor } from '../platform/redaction/active.js';
+import type { Redactor } from '../platform/redaction/redactor.js';
+import { addBuiltInSecrets, operatorRedactor, redactedContext } from './redaction/index.js';
 
 /** A workspace kept after a failed setup, handed to the debug sessions when the run has ended. */
 export interface RetainedWorkspace {
@@ -40,19 +43,28 @@ export class Execution {
   private delivery: Promise<void> = Promise.resolve();
   /** The harness's last transcript lines, written with the end (one write less per run). */
   private transcriptTail: TranscriptRow[] = [];
+  /** The run's spend cap and what it had spent when it went past it: the harness is stopped, the run fails. */
+  private overBudget: { cap: number; spent: number } | undefined;
   /** How the execution ends; written after the sandbox is cleaned up, so the timeline is complete at the end. */
   private outcome: Outcome | undefined;
   readonly done: Promise<void>;
+  /** The run's secret values (the operator's keys, and what a built-in harness is given), kept out of all it writes. */
+  private readonly redactor: Redactor;
+  private readonly context: ExecutionContext;
 
   constructor(
-    private readonly context: ExecutionContext,
+    context: ExecutionContext,
     private readonly run: ClaimedRun,
     /** Takes a workspace kept after a failed setup; without it (a worker), no workspace is kept. */
     private readonly onRetained?: (retained: RetainedWorkspace) => void,
   ) {
-    this.done = this.execute().catch((error) =>
-      context.log.error({ err: error, runId: run.id }, 'execution failed unexpectedly'),
-    );
+    this.redactor = operatorRedactor(context);
+    this.context = redactedContext(context, this.redactor);
+    // Log lines written while the execution runs are redacted of its values too, whoever writes them.
+    const deactivate = activateRedactor(run.id, run.execution_id, this.redactor);
+    this.done = this.execute()
+      .catch((error) => context.log.error({ err: error, runId: run.id }, 'execution failed unexpectedly'))
+      .finally(deactivate);
   }
 
   get runId(): string {
@@ -349,7 +361,9 @@ export class Execution {
   /** The built-in harness's model and MCP servers (see builtInSetup); null when the run cannot start (the outcome says why). */
   private async prepareBuiltIn(harnessName: string): Promise<BuiltInSetup | undefined | null> {
     try {
-      return await builtInSetup(this.context, this.run, harnessName);
+      const setup = await builtInSetup(this.context, this.run, harnessName);
+      addBuiltInSecrets(this.redactor, harnessName, this.run.agent_config, setup);
+      return setup;
     } catch (error) {
       if (!(error instanceof HarnessStartError)) throw error;
       this.outcome = failedToStart(error);
@@ -394,6 +408,18 @@ export class Execution {
       : [];
     if (this.stopping) return;
     const basePrompt = run.agent_config.base_prompt;
+    const cap = spendCap(run.agent_config, context.defaultMaxCostUsd);
+    // Checked on every usage event: the harness is stopped on the first one that takes the run past its cap.
+    const onUsage =
+      cap === undefined
+        ? undefined
+        : (usage: Readonly<Record<string, number>>) => {
+            if (this.overBudget) return;
+            const spent = this.costOf(usage, modelId);
+            if (spent === undefined || spent <= cap) return;
+            this.overBudget = { cap, spent };
+            void this.session?.cancel();
+          };
     let startRecorded!: (recorded: boolean) => void;
     const recorded = new Promise<boolean>((resolve) => (startRecorded = resolve));
     if (recordedFirst) startRecorded(true);
@@ -418,6 +444,7 @@ export class Execution {
       run.team_uid,
       true,
       recorded,
+      onUsage,
     ).catch((error) => {
       startRecorded(false);
       throw error;
@@ -440,7 +467,7 @@ export class Execution {
     }
     this.agentStarted = true;
     this.session = session;
-    if (this.stopping) void session.cancel();
+    if (this.stopping || this.overBudget) void session.cancel();
     // Follow-ups that arrived after the harness was given its own: sent to it, or kept for the next execution.
     await this.deliverFollowups();
     const finished = await result;
@@ -448,8 +475,19 @@ export class Execution {
     this.harnessExited = true;
     await this.delivery;
     if (this.stopping) return;
-    this.outcome = outcomeOf(finished, harness.name);
+    this.outcome = this.overBudget
+      ? budgetExceeded(this.overBudget, finished.usage)
+      : outcomeOf(finished, harness.name);
     this.priceUsage(this.outcome.usage, builtIn?.model.id);
+  }
+
+  /** USD spent according to `usage` (see priceUsage); undefined when it says nothing of cost. */
+  private costOf(usage: Readonly<Record<string, number>>, resolvedModelId: string | undefined): number | undefined {
+    if (resolvedModelId === undefined && usage.inference_cost !== undefined) return usage.inference_cost;
+    const modelId = resolvedModelId ?? requestedModelId(this.run.agent_config);
+    if (modelId === undefined || !this.context.price) return usage.inference_cost;
+    if (usage.input_tokens === undefined && usage.output_tokens === undefined) return usage.inference_cost;
+    return this.context.price(modelId, usage.input_tokens ?? 0, usage.output_tokens ?? 0) ?? usage.inference_cost;
   }
 
   /**
@@ -490,5 +528,24 @@ function failedToStart(error: HarnessStartError): Outcome {
     state: 'FAILED',
     statusMessage: { message: error.message, error_code: error.errorCode, retryable: false },
     usage: null,
+  };
+}
+
+/** A run's spend cap: its `config.max_cost_usd`, else the operator's default (none when neither is set). */
+function spendCap(agentConfig: Record<string, unknown>, operatorDefault: number | undefined): number | undefined {
+  const own = agentConfig.max_cost_usd;
+  return typeof own === 'number' && own > 0 ? own : operatorDefault;
+}
+
+/** A run stopped by its spend cap: FAILED with budget_exceeded, naming the cap and what was spent. */
+function budgetExceeded(over: { cap: number; spent: number }, usage: Record<string, number> | null): Outcome {
+  return {
+    state: 'FAILED',
+    statusMessage: {
+      message: `The run was stopped at its spend cap of ${over.cap} USD (config.max_cost_usd): it had spent ${over.spent.toFixed(4)} USD`,
+      error_code: 'budget_exceeded',
+      retryable: false,
+    },
+    usage,
   };
 }

@@ -6,6 +6,7 @@ import type { TranscriptRow } from '../runs/index.js';
 import type { ExecutionContext } from './context.js';
 import { progressPayload } from '../runs/index.js';
 import { recordArtifactEvent } from './artifact-events.js';
+import { SplitLineRedaction } from './redaction/index.js';
 
 export type FinalEvent = Extract<HarnessEvent, { type: 'done' | 'failed' | 'ask_user' }>;
 
@@ -56,6 +57,8 @@ export async function startHarnessRun(
    * cancelled or taken back meanwhile) is stopped, and what it wrote is dropped.
    */
   startRecorded: Promise<boolean> = Promise.resolve(true),
+  /** Called with the usage so far after each usage event (the run's spend cap is checked on it). */
+  onUsage?: (usage: Readonly<Record<string, number>>) => void,
 ): Promise<HarnessRun> {
   const { ledger: writes, log } = context;
   const run = { runId: task.runId, executionId: task.executionId, teamUid };
@@ -65,6 +68,7 @@ export async function startHarnessRun(
     },
     task.runId,
     task.executionId,
+    context.redactor ? new SplitLineRedaction(context.redactor) : undefined,
   );
   const structured = transcriptFormat(harness) === 'events';
   const eventsOf = eventReader(harness);
@@ -98,6 +102,7 @@ export async function startHarnessRun(
         ) {
           usage.total_tokens = (usage.total_tokens ?? 0) + (event.input_tokens ?? 0) + (event.output_tokens ?? 0);
         }
+        onUsage?.(usage);
         break;
       }
       case 'progress':

@@ -1,4 +1,5 @@
 import type { TranscriptRow } from '../runs/index.js';
+import type { SplitLineRedaction } from './redaction/index.js';
 
 /** Lines written in one batch at most; a busy harness is written every FLUSH_MS in batches. */
 const BATCH_LINES = 500;
@@ -18,10 +19,14 @@ export class TranscriptWriter {
     private readonly write: (rows: TranscriptRow[]) => Promise<void>,
     private readonly runId: string,
     private readonly executionId: number,
+    /** The run's secret values out of every line before it is buffered; a line may be held back (see there). */
+    private readonly redaction?: SplitLineRedaction,
   ) {}
 
   add(stream: 'input' | 'output', line: string): void {
-    this.buffer.push({ run_id: this.runId, execution_id: this.executionId, stream, line });
+    const ready = this.redaction ? this.redaction.push(stream, line) : [{ stream, line }];
+    for (const row of ready)
+      this.buffer.push({ run_id: this.runId, execution_id: this.executionId, stream: row.stream, line: row.line });
     if (this.buffer.length >= BATCH_LINES) this.schedule(0);
     else this.schedule(FLUSH_MS);
   }
@@ -29,7 +34,7 @@ export class TranscriptWriter {
   private schedule(delay: number): void {
     if (this.timer && delay > 0) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.flush().catch(() => undefined), delay);
+    this.timer = setTimeout(() => void this.writeBuffered().catch(() => undefined), delay);
   }
 
   /** Why a batch could not be written, if one could not. */
@@ -42,6 +47,7 @@ export class TranscriptWriter {
    * already on their way are written: nothing is written out of order.
    */
   async takeRest(): Promise<TranscriptRow[]> {
+    this.releaseHeld();
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.writing;
@@ -50,8 +56,19 @@ export class TranscriptWriter {
     return rows;
   }
 
-  /** Writes everything added so far; rejects if any batch could not be written. */
+  /** The line the redaction held back, if any: no line follows any more. */
+  private releaseHeld(): void {
+    for (const row of this.redaction?.end() ?? [])
+      this.buffer.push({ run_id: this.runId, execution_id: this.executionId, stream: row.stream, line: row.line });
+  }
+
+  /** Writes everything added so far (the output has ended); rejects if any batch could not be written. */
   flush(): Promise<void> {
+    this.releaseHeld();
+    return this.writeBuffered();
+  }
+
+  private writeBuffered(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
     const rows = this.buffer;

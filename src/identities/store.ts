@@ -21,6 +21,8 @@ export interface Principal {
   memberships: Membership[];
   /** Agents only: within the team's plan limit, so it may execute runs. */
   available?: boolean;
+  /** The UID of the API key the request came with (for the audit log). */
+  keyUid?: string;
 }
 
 /**
@@ -38,6 +40,7 @@ export async function findPrincipalsByKeyHashes(
     .leftJoin('agent_identities as a', 'a.uid', 'k.agent_uid')
     .select([
       'k.key_hash',
+      'k.uid as key_uid',
       'k.user_uid',
       'k.agent_uid',
       'u.display_name',
@@ -66,6 +69,7 @@ export async function findPrincipalsByKeyHashes(
         isAdmin: false,
         memberships: [{ team_uid: row.agent_team_uid, role: 'member' }],
         available: Number(row.older_agents) < planMaxAgents,
+        keyUid: row.key_uid,
       });
     } else if (row.user_uid) {
       principals.set(row.key_hash, {
@@ -75,6 +79,7 @@ export async function findPrincipalsByKeyHashes(
         email: row.email ?? null,
         isAdmin: row.is_admin ?? false,
         memberships: row.memberships,
+        keyUid: row.key_uid,
       });
     }
   }

@@ -68,6 +68,15 @@ export function secretNames(definition: McpDefinition): string[] {
   return [...new Set(names)].sort();
 }
 
+/** Which `env` or `headers` keys are set from a team secret, and from which (key -> secret name). */
+export function secretKeys(definition: McpDefinition): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(valuesOf(definition)).flatMap(([key, value]) =>
+      typeof value === 'string' ? [] : [[key, value.secret] as const],
+    ),
+  );
+}
+
 /** A definition as a run starts it: every value plain. */
 export type ResolvedDefinition =
   | { command: string; args: string[]; env: Record<string, string> }

@@ -8,6 +8,7 @@ import type { AddressPolicy } from '../platform/net/address-policy.js';
 import type { SecretsService } from '../secrets/index.js';
 import {
   definitionFrom,
+  secretKeys,
   secretNames,
   withSecretValues,
   type McpDefinition,
@@ -30,7 +31,12 @@ const nameTaken = (name: string) => ({
 });
 
 /** A server ready to start for a run: secret references replaced by their values. Never send it to a client. */
-export type ResolvedMcpServer = { uid: string; name: string } & ResolvedDefinition;
+/** `secret_names`: the keys whose values came from team secrets, with the secrets' names (for their redaction). */
+export type ResolvedMcpServer = {
+  uid: string;
+  name: string;
+  secret_names: Record<string, string>;
+} & ResolvedDefinition;
 
 function render(row: store.McpServerRow, viewerTeamUid: string): McpServerItem {
   const owned = row.team_uid === viewerTeamUid;
@@ -186,6 +192,11 @@ export class McpServersService {
         throw invalidRequest(`MCP server ${row.name} uses secret ${name}, which its owning team no longer has`);
       values.set(name, value);
     }
-    return { uid: row.uid, name: row.name, ...withSecretValues(row.definition, values) };
+    return {
+      uid: row.uid,
+      name: row.name,
+      ...withSecretValues(row.definition, values),
+      secret_names: secretKeys(row.definition),
+    };
   }
 }

@@ -1,18 +1,23 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { type LoggerOptions, pino } from 'pino';
 import { redactCredentials, serializeRequest } from './http/log-redaction.js';
+import { redactActiveValues } from './redaction/active.js';
 
 /**
  * The process's one logger, shared by the HTTP app and the background loops. `false` is silent (tests, benchmarks),
  * `true` pino's defaults, an object those pino options; by default, the configured level. Whatever the options,
  * the credentials requests carry are kept out: headers (API keys) are never logged, and every line is written with
  * the credentials of the URLs in it redacted (a url_token webhook's token, a download link's signature, the model
- * proxy's `?key=`), whichever field or message holds the URL.
+ * proxy's `?key=`), whichever field or message holds the URL; and the secret values of the runs executing in this
+ * process, with the operator's provider keys, are replaced by `[REDACTED:NAME]` (see redaction/active.ts).
  */
 export function createLogger(level: string, option: boolean | object | undefined): FastifyBaseLogger {
   if (option === false) return pino({ enabled: false });
   const redacting = (options: LoggerOptions): FastifyBaseLogger =>
-    pino({ ...options, hooks: { ...options.hooks, streamWrite: redactCredentials } });
+    pino({
+      ...options,
+      hooks: { ...options.hooks, streamWrite: (line) => redactActiveValues(redactCredentials(line)) },
+    });
   if (option === true) return redacting({});
   if (option) return redacting(option as LoggerOptions);
   return redacting({

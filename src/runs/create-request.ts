@@ -40,6 +40,10 @@ export interface RunCreationDependencies {
    * `ownKey`: the run names a team secret with its key.
    */
   modelRefusal?: (modelId: string, harness: BuiltInHarness, ownKey: boolean) => ApiError | null;
+  /** The operator's highest `config.max_cost_usd` (HANGAR_RUN_MAX_COST_USD); undefined: no maximum. */
+  maxCostUsd?: number;
+  /** Throws 403 budget_exceeded when the team has spent its monthly budget (see budgets/). */
+  checkTeamBudget?: (db: Kysely<DB>, teamUid: string) => Promise<void>;
 }
 
 /** Where a run comes from, beyond what its creator asked for. */
@@ -69,6 +73,7 @@ export async function prepareRun(
   const skillSpec = body.skill ?? config.skill_spec ?? null;
   checkSkillSpec(skillSpec, config);
   checkHarnessAndModel(dependencies, config);
+  checkCostCap(dependencies, config);
   const prompt = body.prompt ?? '';
   if (prompt.trim() === '' && skillSpec === null) throw invalidRequest('prompt is required unless a skill is given');
   const agentSkill = skillSpec === null ? null : await resolveSkill(dependencies, db, caller, skillSpec, config);
@@ -89,6 +94,8 @@ export async function prepareRun(
   ) {
     throw invalidRequest(`conversation ${body.conversation_id} does not exist or is not visible to you`);
   }
+  // A team over its monthly budget starts nothing more (schedules and automations record the refusal).
+  await dependencies.checkTeamBudget?.(db, caller.teamUid);
   const executor = await executorOf(dependencies, db, caller, body, config);
   await checkNewRunSecrets(
     dependencies.secrets,
@@ -254,4 +261,13 @@ async function executorOf(
 function selfHostedWorker(config: AgentConfig): string | null {
   const host = config.worker_host?.trim();
   return !host || host === 'warp' ? null : host;
+}
+
+/** `config.max_cost_usd` may not exceed the operator's maximum. */
+function checkCostCap(dependencies: RunCreationDependencies, config: AgentConfig): void {
+  const cap = config.max_cost_usd;
+  if (cap !== undefined && dependencies.maxCostUsd !== undefined && cap > dependencies.maxCostUsd)
+    throw invalidRequest(
+      `config.max_cost_usd: ${cap} is above this server's maximum of ${dependencies.maxCostUsd} USD (HANGAR_RUN_MAX_COST_USD)`,
+    );
 }

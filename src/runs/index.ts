@@ -62,3 +62,5 @@ export {
 export { normalizeConversation, type Conversation } from './conversation.js';
 export { engineGraceSeconds, leaseRenewalIntervalMs, takebackCheckIntervalMs } from './lifecycle/lease-cadence.js';
 export type { Takeback, TakebackOptions } from './lifecycle/leases.js';
+export { monthStart, teamSpendSince } from './spend.js';
+export { deleteExpiredRuns, runRetention } from './retention.js';

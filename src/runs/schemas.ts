@@ -39,6 +39,13 @@ export const AgentConfig = Type.Object(
     name: Type.Optional(Type.String({ maxLength: 200 })),
     model_id: Type.Optional(Type.String({ maxLength: 200 })),
     base_prompt: Type.Optional(Type.String({ maxLength: 100_000 })),
+    max_cost_usd: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        description:
+          "Spend cap of the run in USD: it ends FAILED with budget_exceeded once its inference cost goes past it (default and maximum: the operator's)",
+      }),
+    ),
     environment_id: Type.Optional(Type.String({ maxLength: 64 })),
     skill_spec: Type.Optional(Type.String({ maxLength: 1024 })),
     skills: Type.Optional(Type.Array(Type.String({ maxLength: 1024 }), { maxItems: 50 })),

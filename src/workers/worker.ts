@@ -83,6 +83,7 @@ export class Worker {
       models: catalogue,
       sandbox: sandbox.mode,
       price: (modelId, input, output) => catalogue.cost(modelId, input, output),
+      defaultMaxCostUsd: config.runDefaultMaxCostUsd,
     };
   }
 

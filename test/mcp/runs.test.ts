@@ -150,12 +150,14 @@ describe('resolveForRun', () => {
       command: 'npx',
       args: ['server-github'],
       env: { GITHUB_TOKEN: 'ghp_owner-value', MODE: 'read-only' },
+      secret_names: { GITHUB_TOKEN: 'GH_TOKEN' },
     });
     const expected = {
       uid: sharedWithUs,
       name: 'linear',
       url: 'https://mcp.example.com/mcp',
       headers: { Authorization: 'other-team-value' },
+      secret_names: { Authorization: 'OTHER_TOKEN' },
     };
     assert.deepEqual(
       await resolve(hangar.teamUid, sharedWithUs),

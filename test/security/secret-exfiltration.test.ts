@@ -73,9 +73,12 @@ test("a member's run cannot read an admin-only team secret through the team's MC
   }
   assert.equal(attempt.status, 403, JSON.stringify(attempt.body));
 
-  // The admin's own run gets the value: the mechanism works, only the member was kept from it.
+  // The admin's own run gets the value: the mechanism works, only the member was kept from it. What the tool
+  // returned is stored with the value replaced by the secret's name (redaction, docs/security.md).
   const own = await hangar.request('POST', '/api/v1/agent/runs', { body });
   assert.equal(own.status, 200);
   assert.equal((await waitForState(hangar, own.body.run_id, 'SUCCEEDED', 'FAILED', 'ERROR')).state, 'SUCCEEDED');
-  assert.ok(JSON.stringify(await conversationBlocks(hangar, own.body.run_id)).includes(SECRET_VALUE));
+  const conversation = JSON.stringify(await conversationBlocks(hangar, own.body.run_id));
+  assert.ok(conversation.includes('[REDACTED:ADMIN_ONLY]'), conversation);
+  assert.ok(!conversation.includes(SECRET_VALUE));
 });

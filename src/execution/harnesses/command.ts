@@ -29,6 +29,11 @@ export class CommandHarness implements Harness {
     return this.config.network;
   }
 
+  /** The operator's `env` for it: what of it is a credential is redacted from its runs' output. */
+  get credentials(): Readonly<Record<string, string>> {
+    return this.config.env;
+  }
+
   get transcriptFormat(): 'events' | 'text' {
     return this.config.output;
   }

@@ -64,6 +64,8 @@ export const upgradeRequired = (detail: string, protocol: string) =>
 export const authenticationRequired = (detail: string) => new ApiError(401, 'authentication_required', detail);
 export const notAuthorized = (detail: string) => new ApiError(403, 'not_authorized', detail);
 export const featureNotAvailable = (detail: string) => new ApiError(403, 'feature_not_available', detail);
+/** 403: the team's monthly budget is spent; the detail says how much and who can raise it. */
+export const budgetExceeded = (detail: string) => new ApiError(403, 'budget_exceeded', detail);
 export const integrationDisabled = (detail: string) => new ApiError(403, 'integration_disabled', detail);
 export const notFound = (detail: string) => new ApiError(404, 'resource_not_found', detail);
 /** 409: the state of a resource refuses the request; `retryable` when the state is about to change by itself. */

@@ -15,6 +15,7 @@ import {
   type TakebackOptions,
   takeBack,
 } from './leases.js';
+import { deleteEndedRuns } from './retention.js';
 import { CANCELLABLE_STATES, type RunState } from './states.js';
 import { appendTranscript, applyTransitions, insertEvents, returnInputs, takeInputRows } from './transitions.js';
 import type {
@@ -40,6 +41,11 @@ import type {
  */
 export class RunLifecycle {
   constructor(private readonly db: Kysely<DB>) {}
+
+  /** Retention: deletes a batch of runs ended before the date (see retention.ts); their artifacts' blob keys. */
+  deleteEnded(endedBefore: Date, batch: number): Promise<{ runs: number; blobKeys: string[] }> {
+    return deleteEndedRuns(this.db, endedBefore, batch);
+  }
 
   /** The same lifecycle inside a caller's transaction. */
   within(db: Kysely<DB>): RunLifecycle {
