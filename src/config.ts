@@ -77,6 +77,10 @@ export interface Config {
   modelCredentials: Record<string, string>;
   /** `HANGAR_MCP_ALLOWED_HOSTS`: non-public hosts and ranges HTTP MCP servers may be at (none by default). */
   mcpAllowedHosts: AllowedHosts;
+  /** `HANGAR_METRICS_TOKEN`: /metrics is served on the API port to requests bearing it (and required on the metrics port). */
+  metricsToken: string | undefined;
+  /** `HANGAR_METRICS_PORT`: /metrics on a port of its own (at HOST), for a scraper inside the network; 0 picks one. */
+  metricsPort: number | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -294,7 +298,17 @@ export function loadConfig(env: Env = process.env): Config {
     authFailuresPerMinute: integer(env, 'HANGAR_AUTH_FAILURES_PER_MINUTE', 30, 1, 1_000_000),
     trustProxy: trustProxy(env),
     mcpAllowedHosts: allowedHosts(env, 'HANGAR_MCP_ALLOWED_HOSTS'),
+    metricsToken: metricsToken(env),
+    metricsPort:
+      text(env, 'HANGAR_METRICS_PORT') === undefined ? undefined : integer(env, 'HANGAR_METRICS_PORT', 0, 0, 65535),
   };
+}
+
+function metricsToken(env: Env): string | undefined {
+  const token = text(env, 'HANGAR_METRICS_TOKEN');
+  if (token !== undefined && !/^[\x21-\x7e]{16,200}$/.test(token))
+    throw new ConfigError('HANGAR_METRICS_TOKEN must be 16 to 200 printable characters without spaces');
+  return token;
 }
 
 function allowedHosts(env: Env, name: string): AllowedHosts {

@@ -7,6 +7,7 @@ import { startHarnessRun } from './harness-run.js';
 import { outcomeOf } from './outcome.js';
 import type { ClaimedRun, Outcome, RunState, TimelineEvent, Transition, TranscriptRow } from '../runs/index.js';
 import { WorkspacePathError } from './workspace-files.js';
+import { setupTime } from './metrics.js';
 import { workspaceName } from './workspace.js';
 
 /** A workspace kept after a failed setup, handed to the debug sessions when the run has ended. */
@@ -122,6 +123,9 @@ export class Execution {
       ...extra,
     });
   }
+
+  /** When this execution began (its claim), for the setup time. */
+  private readonly began = performance.now();
 
   private async execute(): Promise<void> {
     const { context, run } = this;
@@ -401,6 +405,7 @@ export class Execution {
       }
     }
     this.agentStarted = true;
+    setupTime.observe((performance.now() - this.began) / 1000);
     this.session = session;
     if (this.stopping) void session.cancel();
     // Follow-ups that arrived after the harness was given its own: sent to it, or kept for the next execution.

@@ -8,6 +8,7 @@ import { registerDashboard } from './dashboard.js';
 import { addSecurityHeaders } from './security-headers.js';
 import { validatorCompiler } from './validation.js';
 import { answerClientError } from './client-errors.js';
+import { observeRequests } from './request-metrics.js';
 
 /** The settings the HTTP application reads (a part of config.ts's Config). */
 export interface AppConfig {
@@ -56,6 +57,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler: answerClientError(publicUrl),
   });
   app.setValidatorCompiler(validatorCompiler);
+  observeRequests(app);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
