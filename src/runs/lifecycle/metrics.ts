@@ -172,7 +172,8 @@ async function endedRuns(db: Kysely<DB>, runs: EndedRun[]): Promise<void> {
   }
   for (const run of runs) {
     const row = columns.get(run.id);
-    const harness = harnesses.of(row?.harness ?? 'unknown');
+    // Without its row (not read, or gone) the harness is unknown; a run no harness took has none.
+    const harness = row ? harnesses.of(row.harness) : 'unknown';
     const state = run.state;
     ended.inc({
       state,
