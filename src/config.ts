@@ -5,6 +5,7 @@ import { loadOperatorConfig, OperatorConfigError, type OperatorConfig } from './
 import { presentCredentials } from './models/index.js';
 import type { S3BlobOptions } from './platform/blobs/s3.js';
 import { parseAllowedHosts, type AllowedHosts } from './platform/net/address-policy.js';
+import { tracingRequested } from './platform/tracing.js';
 
 /** Every setting Hangar reads from its environment, parsed and validated once at start. */
 export interface Config {
@@ -81,6 +82,8 @@ export interface Config {
   metricsToken: string | undefined;
   /** `HANGAR_METRICS_PORT`: /metrics on a port of its own (at HOST), for a scraper inside the network; 0 picks one. */
   metricsPort: number | undefined;
+  /** OpenTelemetry traces are exported: OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) is set (platform/tracing.ts). */
+  tracing: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -299,6 +302,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env),
     mcpAllowedHosts: allowedHosts(env, 'HANGAR_MCP_ALLOWED_HOSTS'),
     metricsToken: metricsToken(env),
+    tracing: tracingRequested(env),
     metricsPort:
       text(env, 'HANGAR_METRICS_PORT') === undefined ? undefined : integer(env, 'HANGAR_METRICS_PORT', 0, 0, 65535),
   };

@@ -10,6 +10,8 @@ import { closing, StartedComponents } from './components.js';
 import { Http } from './http.js';
 import { Loops, type Role } from './loops.js';
 import { MetricsEndpoint } from './metrics.js';
+import { flushTracing, startTracing } from '../platform/tracing.js';
+import { VERSION } from '../version.js';
 import { openPlatform } from './platform.js';
 import { buildServices, type Services } from './services.js';
 
@@ -48,9 +50,12 @@ export interface RunningServer {
  */
 export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
   const role = options.role ?? 'all';
+  if (config.tracing) startTracing(VERSION);
   const platform = await openPlatform(config, options);
   const started = new StartedComponents();
   try {
+    // Stopped last: the spans of the shutdown are sent too.
+    await started.start(closing(() => flushTracing()));
     await started.start(closing(() => platform.close()));
     const services = buildServices(platform, options);
     const loops = new Loops(platform, services, { role, now: options.now, harnesses: options.harnesses });

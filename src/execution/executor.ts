@@ -8,6 +8,8 @@ import { outcomeOf } from './outcome.js';
 import type { ClaimedRun, Outcome, RunState, TimelineEvent, Transition, TranscriptRow } from '../runs/index.js';
 import { WorkspacePathError } from './workspace-files.js';
 import { setupTime } from './metrics.js';
+import { withLogFields } from '../platform/log-context.js';
+import { contextOf, endSpan, inSpan, type Span, startSpan, withSpan } from '../platform/tracing.js';
 import { workspaceName } from './workspace.js';
 
 /** A workspace kept after a failed setup, handed to the debug sessions when the run has ended. */
@@ -43,16 +45,33 @@ export class Execution {
   /** How the execution ends; written after the sandbox is cleaned up, so the timeline is complete at the end. */
   private outcome: Outcome | undefined;
   readonly done: Promise<void>;
+  /** The execution's span (tracing on): a child of what created the run, the parent of claim, setup, agent, end. */
+  private readonly span: Span | undefined;
 
   constructor(
     private readonly context: ExecutionContext,
     private readonly run: ClaimedRun,
     /** Takes a workspace kept after a failed setup; without it (a worker), no workspace is kept. */
     private readonly onRetained?: (retained: RetainedWorkspace) => void,
+    /** When the engine's claim of this run started (its claim span); a worker's claim happens here. */
+    claimStarted?: Date,
   ) {
-    this.done = this.execute().catch((error) =>
-      context.log.error({ err: error, runId: run.id }, 'execution failed unexpectedly'),
-    );
+    this.span = startSpan('run', {
+      parent: contextOf(run.trace_parent),
+      attributes: { 'hangar.run_id': run.id, 'hangar.team': run.team_uid, 'hangar.execution_id': run.execution_id },
+    });
+    if (claimStarted) endSpan(withSpan(this.span, () => startSpan('claim', { startTime: claimStarted })));
+    // Every line logged about this execution carries its run_id (and, tracing on, its trace_id).
+    this.done = withLogFields({ run_id: run.id }, () =>
+      withSpan(this.span, () =>
+        this.execute().catch((error) =>
+          context.log.error({ err: error, runId: run.id }, 'execution failed unexpectedly'),
+        ),
+      ),
+    ).finally(() => {
+      this.span?.setAttribute('hangar.state', this.outcome?.state ?? this.reason ?? 'none');
+      endSpan(this.span);
+    });
   }
 
   get runId(): string {
@@ -133,12 +152,16 @@ export class Execution {
     if (
       run.state === 'PENDING' &&
       !(
-        await this.transition('PENDING', 'CLAIMED', [{ type: 'oz_run_claimed', payload: { engine: context.engineId } }])
+        await inSpan('claim', {}, () =>
+          this.transition('PENDING', 'CLAIMED', [{ type: 'oz_run_claimed', payload: { engine: context.engineId } }]),
+        )
       ).moved
     )
       return;
     let workspace: string | undefined;
     let keepWorkspace = false;
+    // Workspace, files, model, clones and setup commands: the setup span, ended when the agent is about to start.
+    const setup = startSpan('setup');
     try {
       workspace = await context.workspaces.create(run.id, run.execution_id);
       if (run.attachment_count > 0)
@@ -147,11 +170,14 @@ export class Execution {
       const harnessName =
         run.harness ?? (run.agent_config.harness as { type?: string } | undefined)?.type ?? context.defaultHarness;
       const harness = context.harnesses.get(harnessName);
+      this.span?.setAttribute('hangar.harness', harnessName);
       // A model or MCP server that cannot be used fails the run before anything is cloned or set up.
       const builtIn = harness ? await this.prepareBuiltIn(harnessName) : undefined;
       if (builtIn === null) return;
       if (run.environment_id !== null) {
-        const retained = await this.setUpEnvironment(workspace, run.environment_id, harnessName);
+        const retained = await withSpan(setup, () =>
+          this.setUpEnvironment(workspace!, run.environment_id!, harnessName),
+        );
         if (retained === 'stop') return;
         if (retained) {
           keepWorkspace = true;
@@ -168,8 +194,11 @@ export class Execution {
         );
         return;
       }
-      await this.runAgent(harness, workspace, builtIn);
+      endSpan(setup);
+      const inWorkspace = workspace;
+      await inSpan('agent', { 'hangar.harness': harness.name }, () => this.runAgent(harness, inWorkspace, builtIn));
     } catch (error) {
+      endSpan(setup, error);
       if (this.stopping) return;
       if (error instanceof HarnessStartError) {
         this.outcome = failedToStart(error);
@@ -193,7 +222,8 @@ export class Execution {
       const shutdown: TimelineEvent[] = keepWorkspace
         ? []
         : [{ type: 'vm_shutdown', ...(this.reason ? { payload: { reason: this.reason } } : {}) }];
-      await this.settle(this.withUnwritten(shutdown)).catch((error) =>
+      endSpan(setup);
+      await inSpan('end', {}, () => this.settle(this.withUnwritten(shutdown))).catch((error) =>
         context.log.error({ err: error, runId: run.id }, 'could not record how the run ended'),
       );
     }

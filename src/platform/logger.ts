@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { type LoggerOptions, pino } from 'pino';
 import { redactCredentials, serializeRequest } from './http/log-redaction.js';
+import { logContext } from './log-context.js';
 
 /**
  * The process's one logger, shared by the HTTP app and the background loops. `false` is silent (tests, benchmarks),
@@ -12,7 +13,7 @@ import { redactCredentials, serializeRequest } from './http/log-redaction.js';
 export function createLogger(level: string, option: boolean | object | undefined): FastifyBaseLogger {
   if (option === false) return pino({ enabled: false });
   const redacting = (options: LoggerOptions): FastifyBaseLogger =>
-    pino({ ...options, hooks: { ...options.hooks, streamWrite: redactCredentials } });
+    pino({ mixin: logContext, ...options, hooks: { ...options.hooks, streamWrite: redactCredentials } });
   if (option === true) return redacting({});
   if (option) return redacting(option as LoggerOptions);
   return redacting({

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { eventually, harnessEnv, script, waitForState } from '../support/engine.js';
 import { prometheusInstalled, startPrometheus, type TestPrometheus } from '../support/prometheus.js';
@@ -8,7 +9,9 @@ import { startTestServer, type TestServer } from '../support/server.js';
 const TOKEN = 'metrics-token-0123456789';
 const ENDED = ['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'];
 
-describe('/metrics on the API port, scraped by a real Prometheus', { skip: !prometheusInstalled() }, () => {
+describe('/metrics on the API port, scraped by a real Prometheus', {
+  skip: !prometheusInstalled() && !process.env.CI,
+}, () => {
   let hangar: TestServer;
   let prometheus: TestPrometheus;
   before(async () => {
@@ -53,6 +56,22 @@ describe('/metrics on the API port, scraped by a real Prometheus', { skip: !prom
       'nodejs_eventloop_lag_seconds',
     ])
       assert.match(text, new RegExp(`^# TYPE ${name} `, 'm'), name);
+  });
+
+  test('every Hangar metric the operations guide and the Grafana dashboard name is served', async () => {
+    const text = await (await fetch(`${hangar.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+    const served = new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((match) => match[1]!));
+    const named = (file: string) =>
+      new Set(
+        [...fs.readFileSync(file, 'utf8').matchAll(/\bhangar_[a-z_]+/g)].map((match) =>
+          match[0].replace(/_(bucket|count|sum)$/, ''),
+        ),
+      );
+    const guide = named('docs/operations.md');
+    const dashboard = named('docs/grafana/hangar.json');
+    assert.ok(guide.size >= 20 && dashboard.size >= 20);
+    for (const name of [...guide, ...dashboard]) assert.ok(served.has(name), `${name} is not served`);
+    for (const name of served) if (name.startsWith('hangar_')) assert.ok(guide.has(name), `${name} is not documented`);
   });
 
   test('run counters and histograms move as runs are created and end', async () => {
