@@ -50,7 +50,7 @@ export interface RunningServer {
  */
 export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
   const role = options.role ?? 'all';
-  if (config.tracing) startTracing(VERSION);
+  if (config.tracing) await startTracing(VERSION);
   const platform = await openPlatform(config, options);
   const started = new StartedComponents();
   try {

@@ -9,10 +9,7 @@ import {
   SpanStatusCode,
   trace,
 } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { NodeSDK } from '@opentelemetry/sdk-node';
-import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { NodeSDK } from '@opentelemetry/sdk-node';
 
 /**
  * OpenTelemetry traces, off unless the standard variables point at an OTLP/HTTP receiver
@@ -35,9 +32,17 @@ export function tracingRequested(env: NodeJS.ProcessEnv = process.env): boolean 
 
 /**
  * Starts the SDK once per process, with the OTLP/HTTP exporter behind a batching processor. Later calls (a
- * second server in one process) share it.
+ * second server in one process) share it. The SDK is loaded only here: it takes seconds to import, which no
+ * process without tracing (and no CLI verb) should pay.
  */
-export function startTracing(serviceVersion: string): void {
+export async function startTracing(serviceVersion: string): Promise<void> {
+  if (sdk) return;
+  const [{ NodeSDK }, { OTLPTraceExporter }, { resourceFromAttributes }, { BatchSpanProcessor }] = await Promise.all([
+    import('@opentelemetry/sdk-node'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace-base'),
+  ]);
   if (sdk) return;
   sdk = new NodeSDK({
     serviceName: process.env.OTEL_SERVICE_NAME?.trim() || 'hangar',

@@ -71,7 +71,7 @@ export function registerWorkerCommands(program: Command): void {
       }
       const log = pino({ level: config.logLevel, base: { worker: options.workerId }, mixin: logContext });
       // With the OTEL_* variables set, the worker's spans join each run's trace (its traceparent comes with the task).
-      if (config.tracing) startTracing(VERSION);
+      if (config.tracing) await startTracing(VERSION);
       // Loaded only here: the other verbs need none of the executor.
       const { Worker } = await import('./worker.js');
       const worker = new Worker({
