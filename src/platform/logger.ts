@@ -8,7 +8,8 @@ import { logContext } from './log-context.js';
  * `true` pino's defaults, an object those pino options; by default, the configured level. Whatever the options,
  * the credentials requests carry are kept out: headers (API keys) are never logged, and every line is written with
  * the credentials of the URLs in it redacted (a url_token webhook's token, a download link's signature, the model
- * proxy's `?key=`), whichever field or message holds the URL.
+ * proxy's `?key=`), whichever field or message holds the URL. Lines carry the fields of the work in progress
+ * (a run's `run_id`) and the active span's `trace_id` (log-context.ts).
  */
 export function createLogger(level: string, option: boolean | object | undefined): FastifyBaseLogger {
   if (option === false) return pino({ enabled: false });
