@@ -1,4 +1,6 @@
-import { startOtlpReceiver } from '../../test/support/otlp-receiver.js';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import type { RunningServer } from '../../src/server.js';
 
 /** What a benchmark process observes: nothing, metrics scraped every second, or metrics and traces exported. */
@@ -20,13 +22,14 @@ export interface Observer {
 }
 
 /**
- * Sets up what the benchmark's servers are observed by. Tracing exports to a real OTLP/HTTP receiver in this
- * process (test/support/otlp-receiver.ts), which decodes every batch as a collector would. The tracing SDK is
- * process-wide, so each observation runs in a process of its own (bench/observability/compare.ts).
+ * Sets up what the benchmark's servers are observed by. Tracing exports to a real OTLP/HTTP receiver
+ * (test/support/otlp-receiver.ts, which decodes every batch as a collector would) in a process of its own, so that
+ * its work is not counted as the server's. The tracing SDK is process-wide, so each observation runs in a process
+ * of its own too (bench/observability/compare.ts).
  */
 export async function observer(kind: Observation): Promise<Observer> {
   if (kind === 'off') return { env: {}, watch: () => undefined, stop: async () => undefined };
-  const receiver = kind === 'tracing' ? await startOtlpReceiver() : undefined;
+  const receiver = kind === 'tracing' ? await startReceiver() : undefined;
   if (receiver) process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
   const scrapers: NodeJS.Timeout[] = [];
   return {
@@ -44,6 +47,23 @@ export async function observer(kind: Observation): Promise<Observer> {
     async stop() {
       for (const scraper of scrapers) clearInterval(scraper);
       await receiver?.stop();
+    },
+  };
+}
+
+/** The receiver's process; stopped by closing its standard input. */
+async function startReceiver(): Promise<{ url: string; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./receiver.ts', import.meta.url))], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  while (!output.includes('\n')) await once(child.stdout, 'data');
+  return {
+    url: output.split('\n')[0]!.trim(),
+    async stop() {
+      child.stdin.end();
+      if (child.exitCode === null) await once(child, 'exit');
     },
   };
 }
