@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { logContext, withLogFields } from '../../src/platform/log-context.js';
 import { endSpan, startSpan, withSpan } from '../../src/platform/tracing.js';
-import { harnessEnv, script, waitForState } from '../support/engine.js';
+import { eventually, harnessEnv, script, waitForState } from '../support/engine.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../support/otlp-receiver.js';
 import { createRun } from '../support/runs.js';
 import { stopChild } from '../support/processes.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { startWorker, waitForConnections } from '../support/workers.js';
+import { connectedWorkers, startWorker } from '../support/workers.js';
 
 const SERVER = 2;
 
@@ -81,7 +81,12 @@ describe('OpenTelemetry traces, exported to a real OTLP/HTTP receiver', () => {
       env: { ...harnessEnv(), OTEL_SERVICE_NAME: 'hangar-worker-test', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
     });
     try {
-      await waitForConnections(hangar, 'traced-worker', 1);
+      // The worker loads the tracing SDK before it connects, which takes seconds on a busy machine.
+      await eventually(
+        'the worker connected',
+        async () => (await connectedWorkers(hangar)).some((worker) => worker.worker_host === 'traced-worker'),
+        120_000,
+      );
       const runId = await createRun(hangar, {
         prompt: script({ say: 'hi' }),
         config: { worker_host: 'traced-worker' },
@@ -110,7 +115,10 @@ describe('OpenTelemetry traces, exported to a real OTLP/HTTP receiver', () => {
     const traceId = missing.body.trace_id as string;
     assert.match(traceId, /^[0-9a-f]{32}$/);
     assert.equal(missing.headers.get('x-request-id'), traceId);
-    const spans = await receiver.waitFor('the 404 request', (all) => all.some((span) => span.traceId === traceId));
+    // The request's own span ends after its database spans, which may come in an earlier batch.
+    const spans = await receiver.waitFor('the 404 request', (all) =>
+      all.some((span) => span.traceId === traceId && span.kind === SERVER),
+    );
     const span = one(spans, (candidate) => candidate.traceId === traceId && candidate.kind === SERVER)!;
     assert.equal(span.attributes['http.route'], '/api/v1/agent/runs/:runId');
     assert.equal(span.attributes['http.response.status_code'], 404);
@@ -123,7 +131,9 @@ describe('OpenTelemetry traces, exported to a real OTLP/HTTP receiver', () => {
     });
     assert.equal(response.status, 200);
     assert.equal(response.headers.get('x-request-id'), callerTrace);
-    const spans = await receiver.waitFor('the caller trace', (all) => all.some((span) => span.traceId === callerTrace));
+    const spans = await receiver.waitFor('the caller trace', (all) =>
+      all.some((span) => span.traceId === callerTrace && span.kind === SERVER),
+    );
     assert.equal(
       one(spans, (span) => span.traceId === callerTrace && span.kind === SERVER)!.parentSpanId,
       '00f067aa0ba902b7',
