@@ -6,6 +6,7 @@ import { loadOperatorConfig, OperatorConfigError, type OperatorConfig } from './
 import { presentCredentials } from './models/index.js';
 import type { S3BlobOptions } from './platform/blobs/s3.js';
 import { parseAllowedHosts, type AllowedHosts } from './platform/net/address-policy.js';
+import { tracingRequested } from './platform/tracing.js';
 
 /** Every setting Hangar reads from its environment, parsed and validated once at start. */
 export interface Config {
@@ -88,6 +89,12 @@ export interface Config {
   runMaxCostUsd: number | undefined;
   /** The cap of runs that give no `config.max_cost_usd` (HANGAR_RUN_DEFAULT_MAX_COST_USD); undefined: none. */
   runDefaultMaxCostUsd: number | undefined;
+  /** `HANGAR_METRICS_TOKEN`: /metrics is served on the API port to requests bearing it (and required on the metrics port). */
+  metricsToken: string | undefined;
+  /** `HANGAR_METRICS_PORT`: /metrics on a port of its own (at HOST), for a scraper inside the network; 0 picks one. */
+  metricsPort: number | undefined;
+  /** OpenTelemetry traces are exported: OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) is set (platform/tracing.ts). */
+  tracing: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -339,7 +346,18 @@ export function loadConfig(env: Env = process.env): Config {
         ? undefined
         : integer(env, 'HANGAR_RUN_RETENTION_DAYS', 0, 1, 100 * 365),
     ...costCaps(env),
+    metricsToken: metricsToken(env),
+    tracing: tracingRequested(env),
+    metricsPort:
+      text(env, 'HANGAR_METRICS_PORT') === undefined ? undefined : integer(env, 'HANGAR_METRICS_PORT', 0, 0, 65535),
   };
+}
+
+function metricsToken(env: Env): string | undefined {
+  const token = text(env, 'HANGAR_METRICS_TOKEN');
+  if (token !== undefined && !/^[\x21-\x7e]{16,200}$/.test(token))
+    throw new ConfigError('HANGAR_METRICS_TOKEN must be 16 to 200 printable characters without spaces');
+  return token;
 }
 
 function allowedHosts(env: Env, name: string): AllowedHosts {

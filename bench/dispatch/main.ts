@@ -27,6 +27,7 @@ import { RunLifecycle, type NewRun } from '../../src/runs/index.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { createScratchDatabase, defaultOwner, type ScratchDatabase } from '../runs-api/database.js';
 import { watchCpu } from '../runs-api/machine.js';
+import { observation, observer } from '../observability/observe.js';
 
 const count = (name: string, fallback: number) => {
   const value = Number(process.env[name] || fallback);
@@ -56,6 +57,8 @@ const settings = {
   workspaces: process.env.BENCH_WORKSPACES || (fs.existsSync('/dev/shm') ? 'tmpfs' : 'data'),
 };
 if (!['tmpfs', 'data'].includes(settings.workspaces)) throw new Error('BENCH_WORKSPACES must be tmpfs or data');
+/** BENCH_OBSERVE: off, metrics (served and scraped every second) or tracing (and exported); see observability.ts. */
+const observed = await observer(observation());
 const NODE22_VERSION = '22.23.3';
 const TARGET_P50_MS = 5;
 const TARGET_P99_MS = 25;
@@ -127,8 +130,12 @@ function startHangar(
     HANGAR_SANDBOX: 'process',
     HANGAR_MAX_CONCURRENT_RUNS: String(settings.concurrency),
     HANGAR_MAX_CONCURRENT_RUNS_PER_TEAM: String(settings.concurrency),
+    ...observed.env,
   });
-  return startServer(config, { logger: false, role, harnesses: [harness] });
+  return startServer(config, { logger: false, role, harnesses: [harness] }).then((server) => {
+    observed.watch(server);
+    return server;
+  });
 }
 
 /** The item whose value is the median (the lower middle one of an even count); undefined when there is none. */
@@ -521,3 +528,4 @@ if (pickup && inProcess && command && graphile) {
       `graphile-worker ${rates(graphileRuns.map((run) => run.drain.jobsPerSecond))} jobs/s (the table shows the medians)`,
   );
 }
+await observed.stop();

@@ -9,6 +9,9 @@ import type { Scheduler } from '../schedules/index.js';
 import { closing, StartedComponents } from './components.js';
 import { Http } from './http.js';
 import { Loops, type Role } from './loops.js';
+import { MetricsEndpoint } from './metrics.js';
+import { flushTracing, startTracing } from '../platform/tracing.js';
+import { VERSION } from '../version.js';
 import { openPlatform } from './platform.js';
 import { buildServices, type Services } from './services.js';
 
@@ -28,6 +31,8 @@ export interface RunningServer {
   database: Database;
   /** Where the server listens, e.g. http://127.0.0.1:8080 */
   url: string;
+  /** Where HANGAR_METRICS_PORT's /metrics listens; undefined without one. */
+  metricsUrl: string | undefined;
   bootstrap: BootstrapResult;
   /** Present in engine processes. */
   scheduler: Scheduler | undefined;
@@ -45,14 +50,20 @@ export interface RunningServer {
  */
 export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
   const role = options.role ?? 'all';
+  if (config.tracing) await startTracing(VERSION);
   const platform = await openPlatform(config, options);
   const started = new StartedComponents();
   try {
+    // Stopped last: the spans of the shutdown are sent too.
+    await started.start(closing(() => flushTracing()));
     await started.start(closing(() => platform.close()));
     const services = buildServices(platform, options);
     const loops = new Loops(platform, services, { role, now: options.now, harnesses: options.harnesses });
     // API processes hold the workers' connections: the hub exists exactly when the API is served.
     const http = await Http.build(platform, services, { api: loops.hub && { hub: loops.hub }, now: options.now });
+    const metrics = new MetricsEndpoint(platform);
+    metrics.register(http.app);
+    await started.start(metrics);
     await started.start(http);
     await started.start(loops);
     let stopping: Promise<void> | undefined;
@@ -60,6 +71,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       app: http.app,
       database: platform.database,
       url: http.url,
+      metricsUrl: metrics.url,
       bootstrap: platform.bootstrap,
       scheduler: loops.scheduler,
       engine: loops.engine,

@@ -10,6 +10,7 @@ import { deliveryQueue } from '../webhooks/index.js';
 import { deliveryPrompt, PAYLOAD_FILE } from './envelope.js';
 import { checkTriggers } from './service.js';
 import * as store from './store.js';
+import { observeFirings } from './metrics.js';
 
 export interface EvaluatorOptions {
   database: Database;
@@ -61,7 +62,7 @@ export class AutomationEvaluator {
 
   /** One pass over a batch of waiting deliveries. Returns how many it evaluated. */
   async evaluatePending(): Promise<number> {
-    const { evaluated, started } = await this.db.transaction().execute(async (trx) => {
+    const { evaluated, started, refused } = await this.db.transaction().execute(async (trx) => {
       const deliveries = await deliveryQueue.claimPending(trx, this.batchSize);
       const requests: RunRequest[] = [];
       const firings: Array<Omit<store.Firing, 'run_id' | 'error'>> = [];
@@ -121,8 +122,10 @@ export class AutomationEvaluator {
       return {
         evaluated: deliveries.length,
         started: outcomes.filter((outcome) => !(outcome instanceof ApiError)).length,
+        refused: outcomes.filter((outcome) => outcome instanceof ApiError).length,
       };
     });
+    observeFirings(started, refused);
     if (started > 0) this.options.runs.announceQueued();
     return evaluated;
   }

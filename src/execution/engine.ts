@@ -6,6 +6,7 @@ import { DebugSessions } from './debug-sessions.js';
 import type { EnginePresence } from './engine-presence.js';
 import { Execution } from './executor.js';
 import { TakebackLoop } from './takeback-loop.js';
+import { dispatchPickup, executionsInFlight } from './metrics.js';
 import { type CapacityLimits, type ClaimedRun, leaseRenewalIntervalMs } from '../runs/index.js';
 
 export interface EngineOptions {
@@ -129,16 +130,26 @@ export class Engine {
     const free = limits.global - this.executions.size;
     if (free <= 0) return undefined;
     const requested = Math.min(free, this.claimBatch);
+    const passStarted = performance.now();
+    const claimStarted = new Date();
     const runs = await context.lifecycle.claim(context.engineId, leaseSeconds, limits, requested);
-    for (const run of runs) this.execute(run);
+    for (const run of runs) this.execute(run, claimStarted);
+    if (runs.length > 0) dispatchPickup.observe((performance.now() - passStarted) / 1000);
     // A full batch means more may be waiting.
     return runs.length > 0 && runs.length === requested ? 'now' : undefined;
   }
 
-  private execute(run: ClaimedRun): void {
-    const execution = new Execution(this.options.context, run, (retained) => this.debugSessions.retain(retained));
+  private execute(run: ClaimedRun, claimStarted: Date): void {
+    const execution = new Execution(
+      this.options.context,
+      run,
+      (retained) => this.debugSessions.retain(retained),
+      claimStarted,
+    );
     this.executions.set(run.id, execution);
+    executionsInFlight.inc();
     void execution.done.finally(() => {
+      executionsInFlight.dec();
       if (this.executions.get(run.id) === execution) this.executions.delete(run.id);
       this.poke();
     });

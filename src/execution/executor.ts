@@ -8,6 +8,9 @@ import { outcomeOf } from './outcome.js';
 import type { ClaimedRun, Outcome, RunState, TimelineEvent, Transition, TranscriptRow } from '../runs/index.js';
 import type { EnvironmentConfig } from '../environments/index.js';
 import { WorkspacePathError } from './workspace-files.js';
+import { setupTime } from './metrics.js';
+import { withLogFields } from '../platform/log-context.js';
+import { contextOf, endSpan, inSpan, type Span, startSpan, withSpan } from '../platform/tracing.js';
 import { workspaceName } from './workspace.js';
 import { activateRedactor } from '../platform/redaction/active.js';
 import type { Redactor } from '../platform/redaction/redactor.js';
@@ -51,20 +54,38 @@ export class Execution {
   /** The run's secret values (the operator's keys, and what a built-in harness is given), kept out of all it writes. */
   private readonly redactor: Redactor;
   private readonly context: ExecutionContext;
+  /** The execution's span (tracing on): a child of what created the run, the parent of claim, setup, agent, end. */
+  private readonly span: Span | undefined;
 
   constructor(
     context: ExecutionContext,
     private readonly run: ClaimedRun,
     /** Takes a workspace kept after a failed setup; without it (a worker), no workspace is kept. */
     private readonly onRetained?: (retained: RetainedWorkspace) => void,
+    /** When the engine's claim of this run started (its claim span); a worker's claim happens here. */
+    claimStarted?: Date,
   ) {
     this.redactor = operatorRedactor(context);
     this.context = redactedContext(context, this.redactor);
+    this.span = startSpan('run', {
+      parent: contextOf(run.trace_parent),
+      attributes: { 'hangar.run_id': run.id, 'hangar.team': run.team_uid, 'hangar.execution_id': run.execution_id },
+    });
+    if (claimStarted) endSpan(withSpan(this.span, () => startSpan('claim', { startTime: claimStarted })));
     // Log lines written while the execution runs are redacted of its values too, whoever writes them.
     const deactivate = activateRedactor(run.id, run.execution_id, this.redactor);
-    this.done = this.execute()
-      .catch((error) => context.log.error({ err: error, runId: run.id }, 'execution failed unexpectedly'))
-      .finally(deactivate);
+    // Every line logged about this execution carries its run_id (and, tracing on, its trace_id).
+    this.done = withLogFields({ run_id: run.id }, () =>
+      withSpan(this.span, () =>
+        this.execute().catch((error) =>
+          context.log.error({ err: error, runId: run.id }, 'execution failed unexpectedly'),
+        ),
+      ),
+    ).finally(() => {
+      deactivate();
+      this.span?.setAttribute('hangar.state', this.outcome?.state ?? this.reason ?? 'none');
+      endSpan(this.span);
+    });
   }
 
   get runId(): string {
@@ -136,18 +157,25 @@ export class Execution {
     });
   }
 
+  /** When this execution began (its claim), for the setup time. */
+  private readonly began = performance.now();
+
   private async execute(): Promise<void> {
     const { context, run } = this;
     // The server's engine claims runs straight into CLAIMED; a worker takes its assigned run here.
     if (
       run.state === 'PENDING' &&
       !(
-        await this.transition('PENDING', 'CLAIMED', [{ type: 'oz_run_claimed', payload: { engine: context.engineId } }])
+        await inSpan('claim', {}, () =>
+          this.transition('PENDING', 'CLAIMED', [{ type: 'oz_run_claimed', payload: { engine: context.engineId } }]),
+        )
       ).moved
     )
       return;
     let workspace: string | undefined;
     let keepWorkspace = false;
+    // Workspace, files, model, clones and setup commands: the setup span, ended when the agent is about to start.
+    const setup = startSpan('setup');
     try {
       workspace = await context.workspaces.create(run.id, run.execution_id);
       if (run.attachment_count > 0)
@@ -159,6 +187,7 @@ export class Execution {
       const harnessName =
         run.harness ?? (run.agent_config.harness as { type?: string } | undefined)?.type ?? context.defaultHarness;
       const harness = context.harnesses.get(harnessName);
+      this.span?.setAttribute('hangar.harness', harnessName);
       // A model or MCP server that cannot be used fails the run before anything is cloned or set up.
       const builtIn = harness ? await this.prepareBuiltIn(harnessName) : undefined;
       if (builtIn === null) return;
@@ -168,7 +197,9 @@ export class Execution {
           : undefined;
       if (perExecution && !(await this.openSandbox(workspace, environment, harness))) return;
       if (run.environment_id !== null) {
-        const retained = await this.setUpEnvironment(workspace, run.environment_id, environment, harnessName);
+        const retained = await withSpan(setup, () =>
+          this.setUpEnvironment(workspace!, run.environment_id!, environment, harnessName),
+        );
         if (retained === 'stop') return;
         if (retained) {
           keepWorkspace = true;
@@ -185,8 +216,11 @@ export class Execution {
         );
         return;
       }
-      await this.runAgent(harness, workspace, builtIn);
+      endSpan(setup);
+      const inWorkspace = workspace;
+      await inSpan('agent', { 'hangar.harness': harness.name }, () => this.runAgent(harness, inWorkspace, builtIn));
     } catch (error) {
+      endSpan(setup, error);
       if (this.stopping) return;
       if (error instanceof HarnessStartError) {
         this.outcome = failedToStart(error);
@@ -210,7 +244,8 @@ export class Execution {
       const shutdown: TimelineEvent[] = keepWorkspace
         ? []
         : [{ type: 'vm_shutdown', ...(this.reason ? { payload: { reason: this.reason } } : {}) }];
-      await this.settle(this.withUnwritten(shutdown)).catch((error) =>
+      endSpan(setup);
+      await inSpan('end', {}, () => this.settle(this.withUnwritten(shutdown))).catch((error) =>
         context.log.error({ err: error, runId: run.id }, 'could not record how the run ended'),
       );
     }
@@ -466,6 +501,7 @@ export class Execution {
       }
     }
     this.agentStarted = true;
+    setupTime.observe((performance.now() - this.began) / 1000);
     this.session = session;
     if (this.stopping || this.overBudget) void session.cancel();
     // Follow-ups that arrived after the harness was given its own: sent to it, or kept for the next execution.

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Config } from '../config.js';
 import type { EnvironmentConfig } from '../environments/index.js';
+import { endSpan, startSpan } from '../platform/tracing.js';
 import { cloneGitConfig } from './clone-git-config.js';
 import { scrubbedEnvironment, spawnSandboxed } from './sandbox/index.js';
 import type { SandboxMode, SandboxedProcess } from './sandbox/types.js';
@@ -198,6 +199,8 @@ export class Workspaces {
       if (abort.aborted) return { ok: false, message: 'cancelled' };
       const started = Date.now();
       const url = `${this.options.gitBaseUrl}/${owner}/${repo}`;
+      // The repository's name, never its URL (the base URL may carry credentials).
+      const span = startSpan('clone', { attributes: { 'hangar.repo': `${owner}/${repo}` } });
       try {
         // As the run user, so the checkout is the run's to change; from inside the workspace (the directories above
         // it are only traversable), into a name relative to it.
@@ -214,8 +217,10 @@ export class Workspaces {
           },
           maxBuffer: 1024 * 1024,
         });
+        endSpan(span);
         await report('environment_repo_cloned', { repo: `${owner}/${repo}`, duration_ms: Date.now() - started });
       } catch (error) {
+        endSpan(span, new Error('the clone failed'));
         const stderr = String((error as { stderr?: string }).stderr ?? (error as Error).message).trim();
         await report('environment_setup_step_failed', {
           repo: `${owner}/${repo}`,
@@ -228,9 +233,11 @@ export class Workspaces {
         };
       }
     }
-    for (const command of environment.setup_commands) {
+    for (const [index, command] of environment.setup_commands.entries()) {
       if (abort.aborted) return { ok: false, message: 'cancelled' };
       const started = Date.now();
+      // Its position, not its text: a command line may hold what its author would not want in a trace.
+      const span = startSpan('setup command', { attributes: { 'hangar.setup.index': index } });
       const output: string[] = [];
       const child: SandboxedProcess = spawnSandboxed({
         mode: this.options.sandbox,
@@ -253,6 +260,8 @@ export class Workspaces {
       abort.addEventListener('abort', onAbort, { once: true });
       const exit = await child.exited;
       abort.removeEventListener('abort', onAbort);
+      span?.setAttribute('process.exit.code', exit.code ?? -1);
+      endSpan(span, exit.code === 0 ? undefined : new Error(exit.timedOut ? 'timed out' : 'exited with an error'));
       if (exit.killed || abort.aborted) return { ok: false, message: 'cancelled' };
       const payload = {
         command,

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { type LoggerOptions, pino } from 'pino';
 import { redactCredentials, serializeRequest } from './http/log-redaction.js';
 import { redactActiveValues } from './redaction/active.js';
+import { logContext } from './log-context.js';
 
 /**
  * The process's one logger, shared by the HTTP app and the background loops. `false` is silent (tests, benchmarks),
@@ -9,12 +10,14 @@ import { redactActiveValues } from './redaction/active.js';
  * the credentials requests carry are kept out: headers (API keys) are never logged, and every line is written with
  * the credentials of the URLs in it redacted (a url_token webhook's token, a download link's signature, the model
  * proxy's `?key=`), whichever field or message holds the URL; and the secret values of the runs executing in this
- * process, with the operator's provider keys, are replaced by `[REDACTED:NAME]` (see redaction/active.ts).
+ * process, with the operator's provider keys, are replaced by `[REDACTED:NAME]` (see redaction/active.ts). Lines
+ * carry the fields of the work in progress (a run's `run_id`) and the active span's `trace_id` (log-context.ts).
  */
 export function createLogger(level: string, option: boolean | object | undefined): FastifyBaseLogger {
   if (option === false) return pino({ enabled: false });
   const redacting = (options: LoggerOptions): FastifyBaseLogger =>
     pino({
+      mixin: logContext,
       ...options,
       hooks: { ...options.hooks, streamWrite: (line) => redactActiveValues(redactCredentials(line)) },
     });

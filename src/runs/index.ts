@@ -64,3 +64,4 @@ export { engineGraceSeconds, leaseRenewalIntervalMs, takebackCheckIntervalMs } f
 export type { Takeback, TakebackOptions } from './lifecycle/leases.js';
 export { monthStart, teamSpendSince } from './spend.js';
 export { deleteExpiredRuns, runRetention } from './retention.js';
+export { queueDepth, type QueueDepth } from './queue-depth.js';

@@ -47,6 +47,8 @@ export interface RunsTable {
   debug_session: NullableJson<{ owner: string; workspace: string; until: string }>;
   search_text: ColumnType<string, never, never>;
   attachment_count: Generated<number>;
+  /** The traceparent of what created the run, with tracing on (migration 0022). */
+  trace_parent: string | null;
 }
 
 export interface RunAttachmentsTable {

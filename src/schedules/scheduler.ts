@@ -8,6 +8,7 @@ import { type NextPass, PollingLoop } from '../platform/loop.js';
 import { nextTickAfter } from './cron.js';
 import type { Clock } from './service.js';
 import * as store from './store.js';
+import { type FiredTick, observeTicks } from './metrics.js';
 
 export interface SchedulerOptions {
   db: Kysely<DB>;
@@ -94,16 +95,18 @@ export class Scheduler {
 
   /** One pass: claim a batch of due schedules, start their runs, move them on. Returns how many it claimed. */
   async fireDue(): Promise<number> {
-    const fired = await this.fireDueInTransaction();
-    if (fired > 0) this.options.runs.announceQueued();
-    return fired;
+    const ticks = await this.fireDueInTransaction();
+    if (ticks.length > 0) this.options.runs.announceQueued();
+    observeTicks(ticks);
+    return ticks.length;
   }
 
-  private fireDueInTransaction(): Promise<number> {
+  /** The ticks fired, once committed: each one's delay after its due second and whether its run started. */
+  private fireDueInTransaction(): Promise<FiredTick[]> {
     return this.options.db.transaction().execute(async (trx) => {
       const now = this.now();
       const due = await store.claimDue(trx, now, this.batchSize);
-      if (due.length === 0) return 0;
+      if (due.length === 0) return [];
       const outcomes = await this.options.runs.createWithin(
         trx,
         due.map((schedule) => ({
@@ -144,7 +147,10 @@ export class Scheduler {
         if (error)
           this.options.log.warn({ schedule_id: due[i]!.id, reason: error.detail }, 'scheduled run not started');
       }
-      return due.length;
+      return due.map((schedule, i) => ({
+        delaySeconds: Math.max(0, now.getTime() - schedule.next_run_at!.getTime()) / 1000,
+        started: errors[i] === null,
+      }));
     });
   }
 }

@@ -20,6 +20,7 @@ import { countAuthFailure, type SenderCounts } from './limits.js';
 import { SIGNATURE_SCHEMES, type SchemeVerdict, type SignatureSchemeName } from './schemes/index.js';
 import type { WebhooksService } from './service.js';
 import * as store from './store.js';
+import { countDelivery } from './metrics.js';
 
 /** The interface's limit on a delivery's body. */
 export const MAX_DELIVERY_BYTES = 256 * 1024;
@@ -134,6 +135,9 @@ export async function registerIngressRoutes(app: FastifyInstance, options: Ingre
         error.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
           ? payloadTooLarge(`a delivery body is at most ${MAX_DELIVERY_BYTES} bytes`)
           : toApiError(error);
+      if (problem.status === 413) countDelivery('Rejected (too large)');
+      else if (problem.status === 429) countDelivery('Rejected (rate limited)');
+      else if (problem.status === 404 && request.method === 'POST') countDelivery('Rejected (no webhook)');
       if (problem.status === 413 && request.webhook) {
         const size = Number(request.headers['content-length']) || MAX_DELIVERY_BYTES + 1;
         const identity =
@@ -171,6 +175,7 @@ export async function registerIngressRoutes(app: FastifyInstance, options: Ingre
           )
         : { ok: false, reason: `the webhook's secret ${webhook.secret_name ?? ''} no longer exists in the team` };
       if (!verdict.ok) {
+        countDelivery('Rejected (auth)');
         await Promise.all([
           countAuthFailure(db, webhook.uid, request.ip),
           store.recordRejected(
@@ -185,6 +190,7 @@ export async function registerIngressRoutes(app: FastifyInstance, options: Ingre
       }
       const identity = deliveryIdentity(request.headers, body, sources) ?? bodyHash(body);
       if (parseJson(body) === undefined) {
+        countDelivery('Rejected (invalid JSON)');
         await store.recordRejected(db, webhook.uid, identity, 'Rejected (invalid JSON)', body.length);
         throw invalidRequest(
           body.length === 0 ? 'the delivery has no body; send a JSON document' : 'the body is not valid JSON (UTF-8)',
@@ -197,6 +203,7 @@ export async function registerIngressRoutes(app: FastifyInstance, options: Ingre
         body: body.toString('utf8'),
         sizeBytes: body.length,
       });
+      countDelivery(status);
       if (status === 'Accepted') options.announceDelivery();
       return reply.code(202).send({ delivery_id: identity });
     };

@@ -3,6 +3,9 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { pino } from 'pino';
 import { type Config, ConfigError, loadConfig } from '../config.js';
 import { callAndPrint } from '../platform/http/client.js';
+import { logContext } from '../platform/log-context.js';
+import { flushTracing, startTracing } from '../platform/tracing.js';
+import { VERSION } from '../version.js';
 import { workerIdProblem } from './protocol.js';
 
 interface WorkerCommandOptions {
@@ -66,7 +69,9 @@ export function registerWorkerCommands(program: Command): void {
         if (error instanceof ConfigError) fail(`configuration error: ${error.message}`, 2);
         throw error;
       }
-      const log = pino({ level: config.logLevel, base: { worker: options.workerId } });
+      const log = pino({ level: config.logLevel, base: { worker: options.workerId }, mixin: logContext });
+      // With the OTEL_* variables set, the worker's spans join each run's trace (its traceparent comes with the task).
+      if (config.tracing) await startTracing(VERSION);
       // Loaded only here: the other verbs need none of the executor.
       const { Worker } = await import('./worker.js');
       const worker = new Worker({
@@ -94,8 +99,10 @@ export function registerWorkerCommands(program: Command): void {
       try {
         await worker.run();
       } catch (error) {
+        await flushTracing();
         fail((error as Error).message, 3);
       }
+      await flushTracing();
       log.info('stopped');
     });
 

@@ -219,6 +219,7 @@ export class WorkerHub {
             })),
       auth_secrets: await this.authSecrets(run),
       mcp_servers: await this.mcpServers(run),
+      ...(run.trace_parent ? { traceparent: run.trace_parent } : {}),
     };
   }
 

@@ -5,3 +5,4 @@ export { WorkerHub } from './hub.js';
 export { WorkerKeyAuthenticator } from './keys/authenticate.js';
 export { WorkerKeysService } from './keys/service.js';
 export { reportedSkills } from './store.js';
+export { workerConnectionCounts } from './store.js';

@@ -44,6 +44,8 @@ export interface TaskAssignment {
   auth_secrets?: Record<string, string>;
   /** The registered MCP servers the run names by `warp_id`, by uid, with their secrets filled in. */
   mcp_servers?: Record<string, ResolvedDefinition>;
+  /** W3C traceparent of the run's trace (server tracing on): the worker's spans of the execution join it. */
+  traceparent?: string;
 }
 
 export type ServerMessage =

@@ -128,3 +128,19 @@ export async function reportedSkills(db: Kysely<DB>, teamUid: string) {
     .orderBy('skill_path')
     .execute();
 }
+
+/** Self-hosted worker connections alive across every team and replica, and the distinct workers they are (metrics). */
+export async function workerConnectionCounts(
+  db: Kysely<DB>,
+  staleSeconds: number,
+): Promise<{ connections: number; workers: number }> {
+  const row = await db
+    .selectFrom('worker_connections')
+    .select([
+      sql<number>`count(*)::int`.as('connections'),
+      sql<number>`count(DISTINCT (team_uid, worker_host))::int`.as('workers'),
+    ])
+    .where(sql<boolean>`last_seen_at >= clock_timestamp() - make_interval(secs => ${staleSeconds})`)
+    .executeTakeFirstOrThrow();
+  return row;
+}

@@ -136,6 +136,7 @@ export class Worker {
       conversation_id: task.conversation_id,
       harness: task.harness,
       attachment_count: assignment.attachments?.length ?? 0,
+      trace_parent: assignment.traceparent ?? null,
       // The server assigned it in PENDING: the worker takes it when its execution starts.
       state: 'PENDING',
     });

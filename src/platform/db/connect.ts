@@ -15,7 +15,19 @@ export interface Database {
   kind: 'pglite' | 'postgres';
   /** Subscribes to a NOTIFY channel; resolves once listening. The returned function unsubscribes. */
   listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>>;
+  /** The connection pool now: connections open, idle, and queries waiting for one (metrics). */
+  poolUse(): PoolUse;
   close(): Promise<void>;
+}
+
+export interface PoolUse {
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
+function poolUse(pool: pg.Pool): PoolUse {
+  return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
 }
 
 export interface DatabaseOptions {
@@ -60,6 +72,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       db,
       kind: 'postgres',
       listen: (channel, handler) => listener.listen(channel, handler),
+      poolUse: () => poolUse(pool),
       close: async () => {
         await listener.close();
         await db.destroy();
@@ -78,6 +91,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     return {
       db,
       kind: 'pglite',
+      poolUse: () => poolUse(pool),
       listen: async (channel, handler) => {
         const unsubscribe = await pglite.listen(channel, handler);
         return () => unsubscribe();

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { endSpan, SpanKind, startChildSpan } from '../tracing.js';
 
 /**
  * Sends parameterised statements as named prepared statements, named after their text: PostgreSQL then parses
@@ -36,6 +37,31 @@ function statementName(client: PreparingClient, text: string): string | undefine
   const [text, values] = args;
   const parameterised = typeof text === 'string' && args.length === 2 && Array.isArray(values) && values.length > 0;
   const name = parameterised ? statementName(this as PreparingClient, text) : undefined;
-  if (name === undefined) return plainQuery.apply(this, args);
-  return plainQuery.call(this, { name, text, values });
+  const span = typeof text === 'string' ? statementSpan(text, parameterised) : undefined;
+  const result = name === undefined ? plainQuery.apply(this, args) : plainQuery.call(this, { name, text, values });
+  if (span) {
+    if (result instanceof Promise)
+      result.then(
+        () => endSpan(span),
+        (error: unknown) => endSpan(span, error),
+      );
+    else endSpan(span);
+  }
+  return result;
 };
+
+/**
+ * A database span for a statement made inside a trace (a request, a run's execution). A parameterised text holds
+ * no values, so it is recorded whole; any other text only by its first word, as it may hold literals.
+ */
+function statementSpan(text: string, parameterised: boolean) {
+  const operation = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? 'QUERY';
+  return startChildSpan(`db ${operation}`, {
+    kind: SpanKind.CLIENT,
+    attributes: {
+      'db.system.name': 'postgresql',
+      'db.operation.name': operation,
+      ...(parameterised ? { 'db.query.text': text.length > 2000 ? `${text.slice(0, 2000)}...` : text } : {}),
+    },
+  });
+}

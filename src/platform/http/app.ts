@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ERROR_CODES, invalidRequest, notFound, renderProblem, toApiError, type ErrorCode } from './errors.js';
@@ -8,6 +7,8 @@ import { registerDashboard } from './dashboard.js';
 import { addSecurityHeaders } from './security-headers.js';
 import { validatorCompiler } from './validation.js';
 import { answerClientError } from './client-errors.js';
+import { observeRequests } from './request-metrics.js';
+import { requestId, traceRequests } from './request-tracing.js';
 
 /** The settings the HTTP application reads (a part of config.ts's Config). */
 export interface AppConfig {
@@ -41,8 +42,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: deps.config.bodyLimitBytes,
     // request.ip, by which failed authentications and webhook senders are counted, is the proxy's unless trusted.
     trustProxy: deps.config.trustProxy,
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // The caller's X-Request-Id or a new UUID; with tracing on, the request's trace id (request-tracing.ts).
+    requestIdHeader: false,
+    genReqId: requestId,
     // Errors Fastify raises before routing (a malformed %-escape in the path, an overlong path parameter); no
     // hooks run for them, so the request id header is set here.
     frameworkErrors: (error, request, reply) => {
@@ -56,6 +58,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler: answerClientError(publicUrl),
   });
   app.setValidatorCompiler(validatorCompiler);
+  observeRequests(app);
+  traceRequests(app);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

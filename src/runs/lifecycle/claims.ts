@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../database.js';
+import { tracingOn } from '../../platform/tracing.js';
 import { checkMove } from './states.js';
 import type { CapacityLimits, ClaimedRun } from './types.js';
 
@@ -23,7 +24,19 @@ export async function claimRuns(
     SELECT * FROM hangar_claim_runs(${engineId}, ${leaseSeconds}::int, ${limits.perTeam}::int, ${limits.global}::int, ${batch}::int, ${CLAIM_SCAN}::int)`.execute(
     db,
   );
+  if (tracingOn() && claimed.rows.length > 0) await addTraceParents(db, claimed.rows);
   return claimed.rows;
+}
+
+/**
+ * The claim function's columns are fixed (changing them means replacing it while other replicas call it): with
+ * tracing on, the runs' traceparents are read in one more statement per claim batch.
+ */
+async function addTraceParents(db: Kysely<DB>, runs: ClaimedRun[]): Promise<void> {
+  const parents = await sql<{ id: string; trace_parent: string | null }>`
+    SELECT id, trace_parent FROM runs WHERE id = ANY(${runs.map((run) => run.id)}::text[])`.execute(db);
+  const byId = new Map(parents.rows.map((row) => [row.id, row.trace_parent]));
+  for (const run of runs) run.trace_parent = byId.get(run.id) ?? null;
 }
 
 /** A self-hosted worker of a team, and the lease owner its runs are held by (any of its connections may act). */
@@ -53,7 +66,7 @@ export async function claimWorkerRuns(
         SELECT id FROM runs WHERE state = 'QUEUED' AND team_uid = ${teamUid} AND worker_host = ${workerHost}
         ORDER BY created_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
       RETURNING r.id, r.team_uid, r.execution_id, r.prompt, r.agent_config, r.environment_id, r.conversation_id, r.harness,
-        r.attachment_count, r.state, r.created_at
+        r.attachment_count, r.state, r.created_at, r.trace_parent
     ), events AS (
       INSERT INTO run_events (event_uuid, run_id, execution_id, event_type, payload)
       SELECT gen_random_uuid()::text, c.id, c.execution_id::text, 'run_dispatched', jsonb_build_object('worker_host', ${workerHost}::text) FROM claimed c

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../database.js';
+import { activeTraceparent } from '../../platform/tracing.js';
 import { NEW_RUN_COLUMNS, type CapacityLimits, type NewAttachment, type NewRun } from './types.js';
 
 /**
@@ -21,8 +22,14 @@ export async function insertRuns(
     : sql<boolean>`false`;
   // The rows travel as one JSON parameter: one statement text for any number of runs (prepared once per
   // connection), and no per-value parameters to build and bind (a scheduler batch is 500 runs of 29 columns).
-  const rows = runs.map((run) => ({ ...run, schedule_id: run.schedule?.schedule_id ?? null }));
-  const columns = sql.raw(NEW_RUN_COLUMNS.join(', '));
+  // With tracing on, the run's execution joins the trace of what created it (a request, a scheduler pass).
+  const traceParent = activeTraceparent() ?? null;
+  const rows = runs.map((run) => ({
+    ...run,
+    schedule_id: run.schedule?.schedule_id ?? null,
+    trace_parent: traceParent,
+  }));
+  const columns = sql.raw([...NEW_RUN_COLUMNS, 'trace_parent'].join(', '));
   const result = await sql<{ at_capacity: boolean }>`
     WITH inserted AS (
       INSERT INTO runs (${columns})

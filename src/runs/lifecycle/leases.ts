@@ -68,6 +68,8 @@ export interface TakebackOptions {
 export interface Takeback {
   /** Runs taken back by this pass. */
   taken: number;
+  /** Of those, the ones that ended ERROR (their agent was running). */
+  errored: string[];
   /** Milliseconds until the earliest lease of a run still active passes (negative: passed, row busy); null: none. */
   nextExpiryInMs: number | null;
 }
@@ -86,7 +88,7 @@ export async function takeBack(db: Kysely<DB>, options: TakebackOptions): Promis
   checkMove(REQUEUABLE_STATES, 'QUEUED');
   checkMove('INPROGRESS', 'ERROR');
   const sole = options.soleEngine ?? null;
-  const result = await sql<{ taken: number; next_expiry_in_ms: number | null }>`
+  const result = await sql<{ taken: number; errored: string[]; next_expiry_in_ms: number | null }>`
     WITH gone AS (
       SELECT e.id FROM engines e
       WHERE e.id IS DISTINCT FROM ${sole}::text AND (${sole}::text IS NOT NULL OR (
@@ -118,10 +120,11 @@ export async function takeBack(db: Kysely<DB>, options: TakebackOptions): Promis
           AND r.id NOT IN (SELECT id FROM reaped))
     )
     SELECT (SELECT count(*) FROM reaped)::int AS taken,
+      coalesce((SELECT array_agg(id) FROM reaped WHERE state = 'ERROR'), '{}')::text[] AS errored,
       (SELECT extract(epoch FROM min(r.lease_expires_at) - clock_timestamp()) * 1000 FROM runs r
         WHERE r.state IN (${active}) AND r.id NOT IN (SELECT id FROM reaped))::float8 AS next_expiry_in_ms`.execute(db);
   const row = result.rows[0]!;
-  return { taken: row.taken, nextExpiryInMs: row.next_expiry_in_ms };
+  return { taken: row.taken, errored: row.errored, nextExpiryInMs: row.next_expiry_in_ms };
 }
 
 /**

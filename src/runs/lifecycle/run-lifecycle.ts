@@ -16,6 +16,14 @@ import {
   takeBack,
 } from './leases.js';
 import { deleteEndedRuns } from './retention.js';
+import {
+  observeClaimed,
+  observeCreated,
+  observeEnded,
+  observeExpiries,
+  observeRenewals,
+  observeStarted,
+} from './metrics.js';
 import { CANCELLABLE_STATES, type RunState } from './states.js';
 import { appendTranscript, applyTransitions, insertEvents, returnInputs, takeInputRows } from './transitions.js';
 import type {
@@ -58,15 +66,23 @@ export class RunLifecycle {
   }
 
   /** Inserts queued runs with their `oz_run_created` events; with `limits`, tells whether they will wait. */
-  insert(runs: NewRun[], limits?: CapacityLimits): Promise<{ atCapacity: boolean }> {
+  async insert(runs: NewRun[], limits?: CapacityLimits): Promise<{ atCapacity: boolean }> {
     checkQueued(runs);
-    return insertRuns(this.db, runs, limits);
+    const result = await insertRuns(this.db, runs, limits);
+    observeCreated(runs);
+    return result;
   }
 
   /** A run with its files, committed together. */
-  insertWithFiles(run: NewRun, files: NewAttachment[], limits?: CapacityLimits): Promise<{ atCapacity: boolean }> {
+  async insertWithFiles(
+    run: NewRun,
+    files: NewAttachment[],
+    limits?: CapacityLimits,
+  ): Promise<{ atCapacity: boolean }> {
     checkQueued([run]);
-    return insertRun(this.db, run, files, limits);
+    const result = await insertRun(this.db, run, files, limits);
+    observeCreated([run]);
+    return result;
   }
 
   /** Files for the workspace of a run inserted in the same transaction. */
@@ -75,13 +91,15 @@ export class RunLifecycle {
   }
 
   /** Cancels the run if it is still in `states`; false when it is not (or `who` cannot see it). */
-  cancel(
+  async cancel(
     who: Visibility | 'operator',
     runId: string,
     cancelledBy: string,
     states: readonly RunState[] = CANCELLABLE_STATES,
   ): Promise<boolean> {
-    return cancelRunIfActive(this.db, who, runId, cancelledBy, states);
+    const cancelled = await cancelRunIfActive(this.db, who, runId, cancelledBy, states);
+    if (cancelled) observeEnded(this.db, [{ id: runId, state: 'CANCELLED' }]);
+    return cancelled;
   }
 
   /** Accepts a follow-up and routes it by the run's state (an ended run is queued for a new execution). */
@@ -90,23 +108,40 @@ export class RunLifecycle {
   }
 
   /** The server's engine claims queued runs within the limits (QUEUED -> CLAIMED). */
-  claim(engineId: string, leaseSeconds: number, limits: CapacityLimits, batch: number): Promise<ClaimedRun[]> {
-    return claimRuns(this.db, engineId, leaseSeconds, limits, batch);
+  async claim(engineId: string, leaseSeconds: number, limits: CapacityLimits, batch: number): Promise<ClaimedRun[]> {
+    const runs = await claimRuns(this.db, engineId, leaseSeconds, limits, batch);
+    observeClaimed(this.db, 'engine', runs);
+    return runs;
   }
 
   /** A self-hosted worker's queued runs are assigned to it (QUEUED -> PENDING). */
-  claimForWorker(worker: WorkerRef, limit: number, leaseSeconds: number): Promise<ClaimedRun[]> {
-    return claimWorkerRuns(this.db, worker, limit, leaseSeconds);
+  async claimForWorker(worker: WorkerRef, limit: number, leaseSeconds: number): Promise<ClaimedRun[]> {
+    const runs = await claimWorkerRuns(this.db, worker, limit, leaseSeconds);
+    observeClaimed(this.db, 'worker', runs);
+    return runs;
   }
 
   /** Moves runs `owner` holds, each only if it is still in its `from` state under that owner. */
-  transition(owner: string, items: Transition[]): Promise<TransitionResult[]> {
-    return applyTransitions(this.db, owner, items);
+  async transition(owner: string, items: Transition[]): Promise<TransitionResult[]> {
+    const results = await applyTransitions(this.db, owner, items);
+    items.forEach((item, index) => {
+      if (item.started && results[index]?.moved) observeStarted(item.harness);
+    });
+    return results;
   }
 
   /** Ends executions `owner` holds (or continues them when follow-ups wait), with their last transcript lines. */
-  finish(owner: string, items: Finish[]): Promise<FinishResult[]> {
-    return finishExecutions(this.db, owner, items);
+  async finish(owner: string, items: Finish[]): Promise<FinishResult[]> {
+    const results = await finishExecutions(this.db, owner, items);
+    observeEnded(
+      this.db,
+      items.flatMap((item, index) =>
+        results[index] === 'ended'
+          ? [{ id: item.runId, state: item.outcome.state, errorCode: errorCodeOf(item), usage: item.outcome.usage }]
+          : [],
+      ),
+    );
+    return results;
   }
 
   /** Puts a run `owner` holds whose agent never started back in the queue. */
@@ -114,13 +149,21 @@ export class RunLifecycle {
     return requeue(this.db, run, reason);
   }
 
-  renewLeases(owner: string, runIds: string[], leaseSeconds: number): Promise<Set<string>> {
-    return renewLeases(this.db, owner, runIds, leaseSeconds);
+  async renewLeases(owner: string, runIds: string[], leaseSeconds: number): Promise<Set<string>> {
+    const held = await renewLeases(this.db, owner, runIds, leaseSeconds);
+    observeRenewals(held.size);
+    return held;
   }
 
   /** Takes back the runs of engines that are gone and of executors that stopped renewing their leases. */
-  takeBack(options: TakebackOptions): Promise<Takeback> {
-    return takeBack(this.db, options);
+  async takeBack(options: TakebackOptions): Promise<Takeback> {
+    const takeback = await takeBack(this.db, options);
+    observeExpiries(takeback.taken);
+    observeEnded(
+      this.db,
+      takeback.errored.map((id) => ({ id, state: 'ERROR', errorCode: 'resource_unavailable' })),
+    );
+    return takeback;
   }
 
   clearSandboxIfCancelled(owner: string, runId: string, executionId: number): Promise<void> {
@@ -163,6 +206,11 @@ export class RunLifecycle {
   closeDebugWindow(runId: string): Promise<void> {
     return closeDebugWindow(this.db, runId);
   }
+}
+
+function errorCodeOf(item: Finish): string | undefined {
+  const code = item.outcome.statusMessage?.error_code;
+  return typeof code === 'string' ? code : undefined;
 }
 
 /** A run is born QUEUED: any other state would skip the moves of the transition table. */

@@ -68,6 +68,8 @@ export interface ClaimedRun {
    * PENDING when the executor still has to take it (a run assigned to a self-hosted worker).
    */
   state: 'PENDING' | 'CLAIMED';
+  /** The traceparent of what created the run (tracing on): its execution's spans join that trace. */
+  trace_parent?: string | null;
 }
 
 export interface TimelineEvent {

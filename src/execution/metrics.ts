@@ -1,0 +1,26 @@
+import { Gauge, Histogram } from 'prom-client';
+import { metricsRegistry, REQUEST_SECONDS_BUCKETS, RUN_SECONDS_BUCKETS } from '../platform/metrics.js';
+
+/** The engine's metrics: what this replica executes now, and how fast it picks runs up and sets them up. */
+
+const registers = [metricsRegistry];
+
+export const executionsInFlight = new Gauge({
+  name: 'hangar_executions_in_flight',
+  help: "Executions this replica's engine is running now (claimed, setting up, or with their agent running)",
+  registers,
+});
+
+export const dispatchPickup = new Histogram({
+  name: 'hangar_dispatch_pickup_seconds',
+  help: "Time of one dispatch pass of this replica's engine: from its start (woken by a new run, freed capacity or its interval) to its claimed runs' executions starting",
+  buckets: REQUEST_SECONDS_BUCKETS,
+  registers,
+});
+
+export const setupTime = new Histogram({
+  name: 'hangar_run_setup_seconds',
+  help: "Time from a run's claim to its agent starting: workspace, clone, environment setup commands, harness start",
+  buckets: RUN_SECONDS_BUCKETS,
+  registers,
+});

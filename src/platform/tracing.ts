@@ -1,0 +1,152 @@
+import {
+  type Attributes,
+  type Context,
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
+import type { NodeSDK } from '@opentelemetry/sdk-node';
+
+/**
+ * OpenTelemetry traces, off unless the standard variables point at an OTLP/HTTP receiver
+ * (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT). The SDK reads the other OTEL_* variables
+ * itself (OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_HEADERS, OTEL_BSP_SCHEDULE_DELAY, OTEL_TRACES_SAMPLER, ...).
+ * Spans are Hangar's own (requests, run executions, database statements): no automatic instrumentation is loaded,
+ * so nothing patches modules behind the program's back and the cost is what these spans cost.
+ */
+
+const tracer = trace.getTracer('hangar');
+let sdk: NodeSDK | undefined;
+
+/** Whether the environment asks for traces: an OTLP endpoint is set and the SDK is not disabled. */
+export function tracingRequested(env: NodeJS.ProcessEnv = process.env): boolean {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((name) => name.trim());
+  if (exporters.includes('none')) return false;
+  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
+}
+
+/**
+ * Starts the SDK once per process, with the OTLP/HTTP exporter behind a batching processor. Later calls (a
+ * second server in one process) share it. The SDK is loaded only here: it takes seconds to import, which no
+ * process without tracing (and no CLI verb) should pay.
+ */
+export async function startTracing(serviceVersion: string): Promise<void> {
+  if (sdk) return;
+  const [{ NodeSDK }, { OTLPTraceExporter }, { resourceFromAttributes }, { BatchSpanProcessor }] = await Promise.all([
+    import('@opentelemetry/sdk-node'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace-base'),
+  ]);
+  if (sdk) return;
+  sdk = new NodeSDK({
+    serviceName: process.env.OTEL_SERVICE_NAME?.trim() || 'hangar',
+    resource: resourceFromAttributes({ 'service.version': serviceVersion }),
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+    instrumentations: [],
+    // Metrics are Prometheus' (/metrics) and logs are pino's: the SDK exports traces only.
+    metricReaders: [],
+    logRecordProcessors: [],
+  });
+  sdk.start();
+}
+
+export function tracingOn(): boolean {
+  return sdk !== undefined;
+}
+
+/** Sends the spans ended so far (a server stopping; the SDK keeps running for the process's other servers). */
+export async function flushTracing(): Promise<void> {
+  if (!sdk) return;
+  const provider = trace.getTracerProvider() as { getDelegate?: () => { forceFlush?: () => Promise<void> } };
+  await provider
+    .getDelegate?.()
+    .forceFlush?.()
+    .catch(() => undefined);
+}
+
+/** A span started now under `parent` (the active context by default); undefined when tracing is off. */
+export function startSpan(
+  name: string,
+  options: { attributes?: Attributes; kind?: SpanKind; parent?: Context; startTime?: Date } = {},
+): Span | undefined {
+  if (!sdk) return undefined;
+  const { parent, ...rest } = options;
+  return tracer.startSpan(name, rest, parent ?? context.active());
+}
+
+/** A span started as a child of the active one, only when there is one (a statement outside any trace gets none). */
+export function startChildSpan(
+  name: string,
+  options: { attributes?: Attributes; kind?: SpanKind } = {},
+): Span | undefined {
+  if (!sdk || !trace.getSpan(context.active())?.isRecording()) return undefined;
+  return tracer.startSpan(name, options);
+}
+
+/** Runs `work` with `span` as the active span (so that spans started inside are its children). */
+export function withSpan<T>(span: Span | undefined, work: () => T): T {
+  if (!span) return work();
+  return context.with(trace.setSpan(context.active(), span), work);
+}
+
+/** Ends a span, marked as an error when `error` is given; a span already ended stays as it ended. */
+export function endSpan(span: Span | undefined, error?: unknown): void {
+  if (!span?.isRecording()) return;
+  if (error !== undefined) {
+    span.recordException(error instanceof Error ? error : String(error));
+    span.setStatus({ code: SpanStatusCode.ERROR });
+  }
+  span.end();
+}
+
+/** `work` in a child span of the active one, ended when it settles (an error when it throws). */
+export async function inSpan<T>(
+  name: string,
+  attributes: Attributes,
+  work: (span: Span | undefined) => Promise<T>,
+): Promise<T> {
+  const span = startSpan(name, { attributes });
+  try {
+    const result = await withSpan(span, () => work(span));
+    endSpan(span);
+    return result;
+  } catch (error) {
+    endSpan(span, error);
+    throw error;
+  }
+}
+
+/** The active span's trace and span ids, for log lines; empty outside a recorded span. */
+export function traceFields(): { trace_id?: string; span_id?: string } {
+  const span = sdk ? trace.getSpan(context.active()) : undefined;
+  if (!span?.isRecording()) return {};
+  const { traceId, spanId } = span.spanContext();
+  return { trace_id: traceId, span_id: spanId };
+}
+
+/** The active context as a W3C `traceparent` value, to carry it elsewhere (a run's row, a worker); undefined when off. */
+export function activeTraceparent(): string | undefined {
+  if (!sdk) return undefined;
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent;
+}
+
+/** The context a carried `traceparent` names (the root context when there is none). */
+export function contextOf(traceparent: string | null | undefined): Context {
+  if (!traceparent) return ROOT_CONTEXT;
+  return propagation.extract(ROOT_CONTEXT, { traceparent });
+}
+
+/** The context an incoming request's headers carry (`traceparent`, `tracestate`). */
+export function contextOfHeaders(headers: Record<string, string | string[] | undefined>): Context {
+  return propagation.extract(ROOT_CONTEXT, headers);
+}
+
+export { SpanKind, type Span };

@@ -1,0 +1,216 @@
+import { sql, type Kysely } from 'kysely';
+import { Counter, Histogram } from 'prom-client';
+import type { DB } from '../../database.js';
+import { BoundedLabel, metricsRegistry, metricsServed, RUN_SECONDS_BUCKETS } from '../../platform/metrics.js';
+import type { NewRun } from './types.js';
+
+/**
+ * The run lifecycle's metrics. Every run is created, claimed, started and ended through RunLifecycle, whether the
+ * server's engine or a self-hosted worker executes it, so its counters are complete on whichever replica wrote the
+ * move. No label names a run, a user or a team; harnesses, models and error codes are bounded (BoundedLabel).
+ */
+
+const registers = [metricsRegistry];
+const harnesses = new BoundedLabel(32);
+const sources = new BoundedLabel(16);
+const errorCodes = new BoundedLabel(64);
+const models = new BoundedLabel(64);
+
+const created = new Counter({
+  name: 'hangar_runs_created_total',
+  help: 'Runs created, by source (API, SCHEDULED_AGENT, ...) and harness',
+  labelNames: ['source', 'harness'] as const,
+  registers,
+});
+
+const claimed = new Counter({
+  name: 'hangar_runs_claimed_total',
+  help: "Runs taken from the queue, by executor (the server's engine, or a self-hosted worker)",
+  labelNames: ['executor'] as const,
+  registers,
+});
+
+const started = new Counter({
+  name: 'hangar_runs_started_total',
+  help: 'Executions whose agent started (CLAIMED -> INPROGRESS), by harness',
+  labelNames: ['harness'] as const,
+  registers,
+});
+
+const ended = new Counter({
+  name: 'hangar_runs_ended_total',
+  help: 'Runs ended, by end state, error_code (none for a success), harness and source',
+  labelNames: ['state', 'error_code', 'harness', 'source'] as const,
+  registers,
+});
+
+const queueWait = new Histogram({
+  name: 'hangar_run_queue_wait_seconds',
+  help: 'Time from a run being queued (created) to it being claimed, by executor',
+  labelNames: ['executor'] as const,
+  buckets: RUN_SECONDS_BUCKETS,
+  registers,
+});
+
+const agentTime = new Histogram({
+  name: 'hangar_run_agent_seconds',
+  help: "Time from a run's agent starting to its end, by harness and end state",
+  labelNames: ['harness', 'state'] as const,
+  buckets: RUN_SECONDS_BUCKETS,
+  registers,
+});
+
+const runTime = new Histogram({
+  name: 'hangar_run_duration_seconds',
+  help: 'Time from a run being created to its end, by end state',
+  labelNames: ['state'] as const,
+  buckets: RUN_SECONDS_BUCKETS,
+  registers,
+});
+
+const renewals = new Counter({
+  name: 'hangar_lease_renewals_total',
+  help: 'Run leases renewed by their executor',
+  registers,
+});
+
+const expiries = new Counter({
+  name: 'hangar_lease_expiries_total',
+  help: 'Runs taken back from an executor that stopped renewing their lease or is gone',
+  registers,
+});
+
+const tokens = new Counter({
+  name: 'hangar_model_tokens_total',
+  help: 'Tokens used by ended executions, by model and direction (input, output)',
+  labelNames: ['model', 'direction'] as const,
+  registers,
+});
+
+const cost = new Counter({
+  name: 'hangar_inference_cost_usd_total',
+  help: 'Inference cost of ended executions in US dollars, by model',
+  labelNames: ['model'] as const,
+  registers,
+});
+
+export function observeCreated(runs: NewRun[]): void {
+  for (const run of runs) {
+    const harness = (run.agent_config.harness as { type?: string } | undefined)?.type;
+    created.inc({ source: sources.of(run.source), harness: harnesses.of(harness ?? 'default') });
+  }
+}
+
+export function observeStarted(harness: string | undefined): void {
+  started.inc({ harness: harnesses.of(harness ?? 'default') });
+}
+
+export function observeRenewals(count: number): void {
+  if (count > 0) renewals.inc(count);
+}
+
+export function observeExpiries(count: number): void {
+  if (count > 0) expiries.inc(count);
+}
+
+/**
+ * Claimed runs and how long they waited (in the background: the claim does not wait for its figures). A worker's claim returns each run's creation time; the engine's claim
+ * (hangar_claim_runs) does not, so it is read once per claim batch, and only when /metrics is served.
+ */
+export function observeClaimed(
+  db: Kysely<DB>,
+  executor: 'engine' | 'worker',
+  runs: Array<{ id: string; created_at?: Date }>,
+): void {
+  void claimedRuns(db, executor, runs).catch(() => undefined);
+}
+
+async function claimedRuns(
+  db: Kysely<DB>,
+  executor: 'engine' | 'worker',
+  runs: Array<{ id: string; created_at?: Date }>,
+): Promise<void> {
+  if (runs.length === 0) return;
+  claimed.inc({ executor }, runs.length);
+  if (!metricsServed()) return;
+  let createdAt = runs.flatMap((run) => (run.created_at ? [run.created_at] : []));
+  if (createdAt.length < runs.length) {
+    const rows = await sql<{ created_at: Date }>`
+      SELECT created_at FROM runs WHERE id = ANY(${runs.map((run) => run.id)}::text[])`.execute(db);
+    createdAt = rows.rows.map((row) => row.created_at);
+  }
+  const now = Date.now();
+  for (const at of createdAt) queueWait.observe({ executor }, Math.max(0, now - at.getTime()) / 1000);
+}
+
+/** A run that ended: its end state, and when given, the error code and usage of its last execution. */
+export interface EndedRun {
+  id: string;
+  state: string;
+  errorCode?: string | undefined;
+  usage?: Record<string, number> | null | undefined;
+}
+
+/**
+ * Counts ended runs (in the background, like claims). Their harness, source, model and times are columns of the run, read in one statement per
+ * batch of ends when /metrics is served (a failure to read them loses the figures, never the end).
+ */
+export function observeEnded(db: Kysely<DB>, runs: EndedRun[]): void {
+  void endedRuns(db, runs).catch(() => undefined);
+}
+
+async function endedRuns(db: Kysely<DB>, runs: EndedRun[]): Promise<void> {
+  if (runs.length === 0) return;
+  const columns = new Map<string, EndedColumns>();
+  if (metricsServed()) {
+    const rows = await sql<EndedColumns>`
+      SELECT id, source, harness, model_id, created_at, started_at, ended_at
+      FROM runs WHERE id = ANY(${runs.map((run) => run.id)}::text[])`
+      .execute(db)
+      .catch(() => ({ rows: [] as EndedColumns[] }));
+    for (const row of rows.rows) columns.set(row.id, row);
+  }
+  for (const run of runs) {
+    const row = columns.get(run.id);
+    // Without its row (not read, or gone) the harness is unknown; a run no harness took has none.
+    const harness = row ? harnesses.of(row.harness) : 'unknown';
+    const state = run.state;
+    ended.inc({
+      state,
+      error_code: errorCodes.of(run.errorCode),
+      harness,
+      source: sources.of(row?.source ?? 'unknown'),
+    });
+    if (!row?.ended_at) continue;
+    runTime.observe({ state }, seconds(row.created_at, row.ended_at));
+    if (row.started_at) agentTime.observe({ harness, state }, seconds(row.started_at, row.ended_at));
+    observeUsage(row.model_id, run.usage);
+  }
+}
+
+interface EndedColumns {
+  id: string;
+  source: string;
+  harness: string | null;
+  model_id: string | null;
+  created_at: Date;
+  started_at: Date | null;
+  ended_at: Date | null;
+}
+
+function observeUsage(modelId: string | null, usage: Record<string, number> | null | undefined): void {
+  if (!usage) return;
+  const model = models.of(modelId ?? 'unknown');
+  // A harness reports these; anything but a positive number is no figure (a counter only goes up).
+  if (positive(usage.input_tokens)) tokens.inc({ model, direction: 'input' }, usage.input_tokens);
+  if (positive(usage.output_tokens)) tokens.inc({ model, direction: 'output' }, usage.output_tokens);
+  if (positive(usage.inference_cost)) cost.inc({ model }, usage.inference_cost);
+}
+
+function positive(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0;
+}
+
+function seconds(from: Date, to: Date): number {
+  return Math.max(0, to.getTime() - from.getTime()) / 1000;
+}

@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { logContext, withLogFields } from '../../src/platform/log-context.js';
+import { endSpan, startSpan, withSpan } from '../../src/platform/tracing.js';
+import { eventually, harnessEnv, script, waitForState } from '../support/engine.js';
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../support/otlp-receiver.js';
+import { createRun } from '../support/runs.js';
+import { stopChild } from '../support/processes.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { connectedWorkers, startWorker } from '../support/workers.js';
+
+const SERVER = 2;
+
+describe('OpenTelemetry traces, exported to a real OTLP/HTTP receiver', () => {
+  let receiver: OtlpReceiver;
+  let hangar: TestServer;
+  before(async () => {
+    receiver = await startOtlpReceiver();
+    // The SDK reads the standard variables from the process's environment; the configuration from its own.
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
+    process.env.OTEL_BSP_SCHEDULE_DELAY = '50';
+    process.env.OTEL_SERVICE_NAME = 'hangar-test';
+    hangar = await startTestServer(harnessEnv({}, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }));
+  });
+  after(async () => {
+    await hangar?.stop();
+    await receiver?.stop();
+  });
+
+  const one = (spans: ReceivedSpan[], check: (span: ReceivedSpan) => boolean) => spans.find(check);
+
+  test("a run's trace: the create request, then the run with its claim, setup, setup command, agent and end", async () => {
+    const environment = await hangar.request('POST', '/api/v1/environments', {
+      body: { name: 'traced', setup_commands: ['echo ready'] },
+    });
+    assert.equal(environment.status, 201, JSON.stringify(environment.body));
+    const runId = await createRun(hangar, {
+      prompt: script({ say: 'hi' }),
+      config: { environment_id: environment.body.uid },
+    });
+    assert.equal((await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR')).state, 'SUCCEEDED');
+
+    const spans = await receiver.waitFor('the run, ended', (all) =>
+      all.some((span) => span.name === 'run' && span.attributes['hangar.run_id'] === runId),
+    );
+    const run = one(spans, (span) => span.name === 'run' && span.attributes['hangar.run_id'] === runId)!;
+    assert.equal(run.service, 'hangar-test');
+    assert.equal(run.attributes['hangar.team'], hangar.teamUid);
+    assert.equal(run.attributes['hangar.harness'], 'script');
+    assert.equal(run.attributes['hangar.state'], 'SUCCEEDED');
+    const request = one(spans, (span) => span.spanId === run.parentSpanId)!;
+    assert.ok(request, 'the run span is a child of the request that created the run');
+    assert.equal(request.kind, SERVER);
+    assert.equal(request.name, 'POST /api/v1/agent/runs');
+    assert.equal(request.attributes['http.route'], '/api/v1/agent/runs');
+    assert.equal(request.attributes['http.response.status_code'], 200);
+    assert.equal(request.traceId, run.traceId);
+    assert.ok(
+      spans.some(
+        (span) =>
+          span.parentSpanId === request.spanId && String(span.attributes['db.query.text']).includes('INSERT INTO runs'),
+      ),
+      'the insert of the run is a database span of the request',
+    );
+
+    const children = (parent: ReceivedSpan) => spans.filter((span) => span.parentSpanId === parent.spanId);
+    const underRun = children(run).map((span) => span.name);
+    for (const name of ['claim', 'setup', 'agent', 'end']) assert.ok(underRun.includes(name), `${name} under run`);
+    const setup = one(children(run), (span) => span.name === 'setup')!;
+    const command = one(children(setup), (span) => span.name === 'setup command')!;
+    assert.ok(command, 'each setup command is a span under setup');
+    assert.equal(command.attributes['hangar.setup.index'], 0);
+    assert.equal(command.attributes['process.exit.code'], 0);
+    const agent = one(children(run), (span) => span.name === 'agent')!;
+    assert.equal(agent.attributes['hangar.harness'], 'script');
+    for (const span of [setup, command, agent]) assert.equal(span.traceId, run.traceId);
+  });
+
+  test("a self-hosted worker's spans join the run's trace: context crosses the websocket", async () => {
+    const worker = startWorker(hangar, 'traced-worker', {
+      env: { ...harnessEnv(), OTEL_SERVICE_NAME: 'hangar-worker-test', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+    });
+    try {
+      // The worker loads the tracing SDK before it connects, which takes seconds on a busy machine.
+      await eventually(
+        'the worker connected',
+        async () => (await connectedWorkers(hangar)).some((worker) => worker.worker_host === 'traced-worker'),
+        120_000,
+      );
+      const runId = await createRun(hangar, {
+        prompt: script({ say: 'hi' }),
+        config: { worker_host: 'traced-worker' },
+      });
+      assert.equal((await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR')).state, 'SUCCEEDED');
+      const spans = await receiver.waitFor("the worker's run span", (all) =>
+        all.some((span) => span.service === 'hangar-worker-test' && span.attributes['hangar.run_id'] === runId),
+      );
+      const run = one(spans, (span) => span.service === 'hangar-worker-test' && span.name === 'run')!;
+      const request = one(spans, (span) => span.spanId === run.parentSpanId)!;
+      assert.ok(request, "the worker's run span is a child of the server's create request");
+      assert.equal(request.service, 'hangar-test');
+      assert.equal(request.attributes['http.route'], '/api/v1/agent/runs');
+      assert.equal(run.traceId, request.traceId);
+      await receiver.waitFor("the worker's agent span", (all) =>
+        all.some((span) => span.name === 'agent' && span.parentSpanId === run.spanId),
+      );
+    } finally {
+      await stopChild(worker.child);
+    }
+  });
+
+  test("a problem+json answer's trace_id is its request span's trace id, also in x-request-id", async () => {
+    const missing = await hangar.request('GET', '/api/v1/agent/runs/00000000-0000-0000-0000-000000000000');
+    assert.equal(missing.status, 404);
+    const traceId = missing.body.trace_id as string;
+    assert.match(traceId, /^[0-9a-f]{32}$/);
+    assert.equal(missing.headers.get('x-request-id'), traceId);
+    // The request's own span ends after its database spans, which may come in an earlier batch.
+    const spans = await receiver.waitFor('the 404 request', (all) =>
+      all.some((span) => span.traceId === traceId && span.kind === SERVER),
+    );
+    const span = one(spans, (candidate) => candidate.traceId === traceId && candidate.kind === SERVER)!;
+    assert.equal(span.attributes['http.route'], '/api/v1/agent/runs/:runId');
+    assert.equal(span.attributes['http.response.status_code'], 404);
+  });
+
+  test("a caller's traceparent makes the request a child of the caller's span", async () => {
+    const callerTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const response = await hangar.request('GET', '/api/v1/agent/runs', {
+      headers: { traceparent: `00-${callerTrace}-00f067aa0ba902b7-01` },
+    });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('x-request-id'), callerTrace);
+    const spans = await receiver.waitFor('the caller trace', (all) =>
+      all.some((span) => span.traceId === callerTrace && span.kind === SERVER),
+    );
+    assert.equal(
+      one(spans, (span) => span.traceId === callerTrace && span.kind === SERVER)!.parentSpanId,
+      '00f067aa0ba902b7',
+    );
+  });
+
+  test('span attributes carry no credentials of URLs: webhook tokens, signatures, task tokens', async () => {
+    const token = 'whsec-path-token-that-must-not-leak';
+    const delivered = await fetch(`${hangar.url}/webhooks/w/wh_nosuch/${token}`, { method: 'POST', body: '{}' });
+    assert.equal(delivered.status, 404);
+    const key = 'task-token-that-must-not-leak';
+    const proxied = await fetch(`${hangar.url}/api/v1/nothing-here?key=${key}&signature=sig-that-must-not-leak`);
+    assert.equal(proxied.status, 404);
+    const ids = [delivered.headers.get('x-request-id'), proxied.headers.get('x-request-id')];
+    const spans = await receiver.waitFor('both requests', (all) =>
+      ids.every((id) => all.some((span) => span.traceId === id && span.kind === SERVER)),
+    );
+    const text = JSON.stringify(spans);
+    for (const secret of [token, key, 'sig-that-must-not-leak']) assert.ok(!text.includes(secret), secret);
+    const webhook = one(spans, (span) => span.traceId === ids[0] && span.kind === SERVER)!;
+    assert.equal(webhook.attributes['url.path'], '/webhooks/w/wh_nosuch/[redacted]');
+    const api = one(spans, (span) => span.traceId === ids[1] && span.kind === SERVER)!;
+    assert.equal(api.attributes['url.path'], '/api/v1/nothing-here?key=[redacted]&signature=[redacted]');
+  });
+
+  test("log lines carry the active span's trace_id and the run_id of the work in progress", () => {
+    const span = startSpan('log test');
+    const fields = withLogFields({ run_id: 'run-1' }, () => withSpan(span, () => logContext()));
+    endSpan(span);
+    assert.equal(fields.run_id, 'run-1');
+    assert.equal(fields.trace_id, span!.spanContext().traceId);
+    assert.equal(fields.span_id, span!.spanContext().spanId);
+    assert.deepEqual(logContext(), {}, 'nothing outside the work and the span');
+  });
+});

@@ -1,0 +1,124 @@
+import { EventEmitter } from 'node:events';
+import http from 'node:http';
+import { gunzipSync } from 'node:zlib';
+
+/** A span as an OTLP/HTTP receiver gets it, with its attributes flattened to plain values. */
+export interface ReceivedSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId: string | undefined;
+  name: string;
+  kind: number;
+  attributes: Record<string, string | number | boolean>;
+  /** The `service.name` of the resource that sent it. */
+  service: string | undefined;
+}
+
+export interface OtlpReceiver {
+  /** The base URL: what OTEL_EXPORTER_OTLP_ENDPOINT is set to (spans are posted to /v1/traces under it). */
+  url: string;
+  spans: ReceivedSpan[];
+  /** Resolves with the spans received so far once `check` holds over them (checked as each batch arrives). */
+  waitFor(what: string, check: (spans: ReceivedSpan[]) => boolean, timeoutMs?: number): Promise<ReceivedSpan[]>;
+  stop(): Promise<void>;
+}
+
+interface AnyValue {
+  stringValue?: string;
+  intValue?: string | number;
+  doubleValue?: number;
+  boolValue?: boolean;
+}
+
+/**
+ * A small OpenTelemetry collector: an HTTP server that takes OTLP/HTTP trace exports in JSON (what
+ * @opentelemetry/exporter-trace-otlp-http sends; gzip or not) and keeps their spans, as a tracing backend would.
+ * Protobuf bodies are refused with 415, so an exporter configured for them shows up as a failure, not silence.
+ */
+export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+  const spans: ReceivedSpan[] = [];
+  const arrived = new EventEmitter();
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      if (request.method !== 'POST' || request.url !== '/v1/traces') {
+        response.writeHead(404).end();
+        return;
+      }
+      if (!(request.headers['content-type'] ?? '').startsWith('application/json')) {
+        response.writeHead(415).end();
+        return;
+      }
+      let body = Buffer.concat(chunks);
+      if (request.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
+      try {
+        spans.push(...decode(JSON.parse(body.toString('utf8'))));
+      } catch {
+        response.writeHead(400, { 'content-type': 'application/json' }).end('{}');
+        return;
+      }
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      arrived.emit('spans');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    spans,
+    waitFor(what, check, timeoutMs = 30_000) {
+      return new Promise((resolve, reject) => {
+        const look = () => {
+          if (!check(spans)) return;
+          clearTimeout(timer);
+          arrived.off('spans', look);
+          resolve(spans);
+        };
+        const timer = setTimeout(() => {
+          arrived.off('spans', look);
+          reject(new Error(`no spans for ${what} (${spans.length} received: ${spans.map((s) => s.name).join(', ')})`));
+        }, timeoutMs);
+        arrived.on('spans', look);
+        look();
+      });
+    },
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** ExportTraceServiceRequest in OTLP/JSON: resourceSpans -> scopeSpans -> spans, ids as hex strings. */
+function decode(request: any): ReceivedSpan[] {
+  const spans: ReceivedSpan[] = [];
+  for (const resourceSpans of request.resourceSpans ?? []) {
+    const resource = attributes(resourceSpans.resource?.attributes);
+    for (const scopeSpans of resourceSpans.scopeSpans ?? []) {
+      for (const span of scopeSpans.spans ?? []) {
+        spans.push({
+          traceId: span.traceId,
+          spanId: span.spanId,
+          parentSpanId: span.parentSpanId || undefined,
+          name: span.name,
+          kind: span.kind,
+          attributes: attributes(span.attributes),
+          service: typeof resource['service.name'] === 'string' ? resource['service.name'] : undefined,
+        });
+      }
+    }
+  }
+  return spans;
+}
+
+function attributes(list: Array<{ key: string; value: AnyValue }> | undefined): ReceivedSpan['attributes'] {
+  const result: ReceivedSpan['attributes'] = {};
+  for (const { key, value } of list ?? []) {
+    if (value.stringValue !== undefined) result[key] = value.stringValue;
+    else if (value.intValue !== undefined) result[key] = Number(value.intValue);
+    else if (value.doubleValue !== undefined) result[key] = value.doubleValue;
+    else if (value.boolValue !== undefined) result[key] = value.boolValue;
+  }
+  return result;
+}
