@@ -37,6 +37,8 @@ export interface Config {
   operator: OperatorConfig;
   /** `bwrap`, `process`, or undefined to use bwrap when it works here. */
   sandbox: string | undefined;
+  /** `HANGAR_SANDBOX_READ_ONLY_PATHS`: paths under /tmp or /run a bwrap sandbox still shows, read-only. */
+  sandboxReadOnlyPaths: string[];
   /** Runs executing at once across all replicas, and per team. */
   maxConcurrentRuns: number;
   maxConcurrentRunsPerTeam: number;
@@ -192,6 +194,18 @@ function sandboxMode(env: Env): string | undefined {
   return raw;
 }
 
+/** Colon-separated absolute paths, like PATH; each must exist (a typo would only show as a run failing later). */
+function sandboxReadOnlyPaths(env: Env): string[] {
+  const raw = text(env, 'HANGAR_SANDBOX_READ_ONLY_PATHS');
+  if (raw === undefined) return [];
+  const paths = raw.split(':').filter((entry) => entry !== '');
+  for (const entry of paths) {
+    if (!path.isAbsolute(entry) || !fs.existsSync(entry))
+      throw new ConfigError(`HANGAR_SANDBOX_READ_ONLY_PATHS: "${entry}" is not an existing absolute path`);
+  }
+  return paths.map((entry) => fs.realpathSync(entry));
+}
+
 /** The default run user of a root server: an id no distribution hands out to a login or a system service. */
 const DEFAULT_RUN_ID = 64000;
 
@@ -279,6 +293,7 @@ export function loadConfig(env: Env = process.env): Config {
     operator,
     modelCredentials: presentCredentials(operator.catalogue, env),
     sandbox: sandboxMode(env),
+    sandboxReadOnlyPaths: sandboxReadOnlyPaths(env),
     maxConcurrentRuns,
     maxConcurrentRunsPerTeam: integer(env, 'HANGAR_MAX_CONCURRENT_RUNS_PER_TEAM', maxConcurrentRuns, 1, 100_000),
     runLeaseSeconds: integer(env, 'HANGAR_RUN_LEASE_SECONDS', 30, 2, 3600),

@@ -57,7 +57,11 @@ export type Services = ReturnType<typeof buildServices>;
 export function buildServices(platform: Platform, options: { now?: () => Date; harnesses?: Harness[] }) {
   const { config, db, bus, cursors, signer, tokens, address } = platform;
   const apiUrl = address.apiUrl;
-  const sandbox = resolveSandboxMode(config.sandbox, { runAs: config.runUser, apiUrl });
+  const sandbox = resolveSandboxMode(config.sandbox, {
+    runAs: config.runUser,
+    apiUrl,
+    readOnlyPaths: config.sandboxReadOnlyPaths,
+  });
   if (config.runUser) allowRunUserToWorkspaces(config);
   const hiddenPaths = sandboxHiddenPaths(config);
   const models = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);

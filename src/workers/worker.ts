@@ -61,7 +61,11 @@ export class Worker {
     const apiUrl = `${options.server.replace(/\/+$/, '')}/api/v1`;
     this.ledger = new RemoteLedger(this.link, apiUrl, config.maxArtifactBytes);
     // Runs drop to the run user as they do on the server, and a networked run still reaches the API it is given.
-    const sandbox = resolveSandboxMode(config.sandbox, { runAs: config.runUser, apiUrl: () => apiUrl });
+    const sandbox = resolveSandboxMode(config.sandbox, {
+      runAs: config.runUser,
+      apiUrl: () => apiUrl,
+      readOnlyPaths: config.sandboxReadOnlyPaths,
+    });
     if (config.runUser) allowRunUserToWorkspaces(config);
     if (sandbox.warning) log.warn(sandbox.warning);
     const asRoot = runUserWarning(config.runUser);

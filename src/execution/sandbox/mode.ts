@@ -67,6 +67,8 @@ export interface SandboxPolicy {
   runAs?: RunUser;
   /** Hangar's API as runs reach it; a networked run may still reach it. */
   apiUrl?: () => string | undefined;
+  /** HANGAR_SANDBOX_READ_ONLY_PATHS. */
+  readOnlyPaths?: string[];
 }
 
 /**
@@ -82,6 +84,7 @@ export function resolveSandboxMode(
     kind,
     runAs: policy.runAs,
     apiUrl: policy.apiUrl ?? (() => undefined),
+    readOnlyPaths: policy.readOnlyPaths ?? [],
   });
   const warnings: string[] = [];
   let kind: SandboxMode['kind'];
