@@ -35,6 +35,8 @@ export interface Config {
   planMaxAgents: number;
   /** `HANGAR_CONFIG`: the operator's YAML file (harnesses). */
   operator: OperatorConfig;
+  /** The operator file's path as given (HANGAR_CONFIG), for the start summary and `hangar doctor`. */
+  operatorFile: string | undefined;
   /** `bwrap`, `process`, or undefined to use bwrap when it works here. */
   sandbox: string | undefined;
   /** `HANGAR_SANDBOX_READ_ONLY_PATHS`: paths under /tmp or /run a bwrap sandbox still shows, read-only. */
@@ -291,6 +293,7 @@ export function loadConfig(env: Env = process.env): Config {
     secretKey: secretKey(env),
     planMaxAgents: integer(env, 'HANGAR_PLAN_MAX_AGENTS', 25, 0, 1_000_000),
     operator,
+    operatorFile: text(env, 'HANGAR_CONFIG'),
     modelCredentials: presentCredentials(operator.catalogue, env),
     sandbox: sandboxMode(env),
     sandboxReadOnlyPaths: sandboxReadOnlyPaths(env),

@@ -35,6 +35,7 @@ import { WebhooksService } from '../webhooks/index.js';
 import { reportedSkills } from '../workers/index.js';
 import { authenticator } from './authenticate.js';
 import type { Platform } from './platform.js';
+import { canExecute, queueFacts } from './readiness.js';
 
 /** What a run needs to start, wherever it executes: in this server's engine or on a worker. */
 export interface RunSetup {
@@ -54,7 +55,10 @@ export type Services = ReturnType<typeof buildServices>;
  * The slices' services, each built once with its dependencies. They never reach a background loop: what they
  * have to wake (engines, worker hubs, the scheduler) listens on the bus.
  */
-export function buildServices(platform: Platform, options: { now?: () => Date; harnesses?: Harness[] }) {
+export function buildServices(
+  platform: Platform,
+  options: { now?: () => Date; harnesses?: Harness[]; role?: 'api' | 'engine' | 'all' },
+) {
   const { config, db, bus, cursors, signer, tokens, address } = platform;
   const apiUrl = address.apiUrl;
   const sandbox = resolveSandboxMode(config.sandbox, {
@@ -115,6 +119,10 @@ export function buildServices(platform: Platform, options: { now?: () => Date; h
     harnessNames: () => [...new Set([...harnesses.keys(), ...HARNESS_TYPES])],
     modelRefusal: (modelId, harness, ownKey) => models.refusal(modelId, harness, ownKey),
     onQueued: () => bus.announceDispatch(),
+    queueFacts: queueFacts(config, {
+      role: options.role ?? 'all',
+      executes: canExecute(config, models, options.harnesses),
+    }),
   });
   const runSetup: RunSetup = {
     db,
