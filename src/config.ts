@@ -21,6 +21,8 @@ export interface Config {
   bootstrapApiKey: string | undefined;
   metadataFiltering: boolean;
   logLevel: string;
+  /** `HANGAR_LOG_FORMAT`: `pretty` (readable lines) or `json` (one object a line); unset, pretty on a terminal. */
+  logFormat: 'pretty' | 'json';
   /** Embedded mode only: PGlite never autovacuums, so Hangar runs VACUUM (ANALYZE) this often. */
   vacuumIntervalSeconds: number;
   bodyLimitBytes: number;
@@ -196,6 +198,14 @@ function sandboxMode(env: Env): string | undefined {
   return raw;
 }
 
+function logFormat(env: Env): 'pretty' | 'json' {
+  const raw = text(env, 'HANGAR_LOG_FORMAT');
+  if (raw === undefined) return process.stdout.isTTY ? 'pretty' : 'json';
+  if (raw !== 'pretty' && raw !== 'json')
+    throw new ConfigError(`HANGAR_LOG_FORMAT must be pretty or json, got "${raw}"`);
+  return raw;
+}
+
 /** Colon-separated absolute paths, like PATH; each must exist (a typo would only show as a run failing later). */
 function sandboxReadOnlyPaths(env: Env): string[] {
   const raw = text(env, 'HANGAR_SANDBOX_READ_ONLY_PATHS');
@@ -280,6 +290,7 @@ export function loadConfig(env: Env = process.env): Config {
     bootstrapApiKey,
     metadataFiltering: boolean(env, 'HANGAR_METADATA_FILTERING', true),
     logLevel,
+    logFormat: logFormat(env),
     vacuumIntervalSeconds: integer(env, 'HANGAR_VACUUM_INTERVAL_SECONDS', 3600, 60, 7 * 24 * 3600),
     bodyLimitBytes: integer(env, 'HANGAR_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     dbPoolSize: integer(env, 'HANGAR_DB_POOL_SIZE', 10, 1, 200),

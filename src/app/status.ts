@@ -72,21 +72,30 @@ export async function instanceStatus(
         (missingKeys.length > 0 ? `. ${missingKeys.join(' ')}` : ''),
     },
   ];
+  return { summary: instanceSummary(config, options.dashboardUrl, { sandbox, harnesses, usable }), checks };
+}
+
+/** The summary alone (the start's): no probe beyond the sandbox's, which the server makes anyway. */
+export function instanceSummary(
+  config: Config,
+  dashboardUrl: string | undefined,
+  known?: { sandbox: ReturnType<typeof sandboxStatus>; harnesses: { lines: string[] }; usable: string[] },
+): InstanceStatus['summary'] {
+  const sandbox = known?.sandbox ?? sandboxStatus(config);
+  const models = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);
   return {
-    summary: {
-      sandbox: sandbox.kind,
-      reason: sandbox.reason,
-      harnesses: harnesses.lines,
-      default_harness: config.operator.defaultHarness,
-      models: usable,
-      config_file: config.operatorFile ?? null,
-      data_dir: config.dataDir,
-      database: config.databaseUrl
-        ? `PostgreSQL ${redactCredentials(config.databaseUrl)}`
-        : `PGlite (embedded) in ${path.join(config.dataDir, 'pglite')}`,
-      dashboard_url: options.dashboardUrl ?? config.publicUrl,
-    },
-    checks,
+    sandbox: sandbox.kind,
+    reason: sandbox.reason,
+    harnesses: (known?.harnesses ?? harnessStatus(config)).lines,
+    default_harness: config.operator.defaultHarness,
+    models:
+      known?.usable ?? models.models.filter((model) => models.availability(model).usable).map((model) => model.id),
+    config_file: config.operatorFile ?? null,
+    data_dir: config.dataDir,
+    database: config.databaseUrl
+      ? `PostgreSQL ${redactCredentials(config.databaseUrl)}`
+      : `PGlite (embedded) in ${path.join(config.dataDir, 'pglite')}`,
+    dashboard_url: dashboardUrl ?? config.publicUrl,
   };
 }
 
