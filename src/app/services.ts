@@ -100,6 +100,7 @@ export function buildServices(
     planMaxAgents: config.planMaxAgents,
     environmentAccessible: (teamUid, environmentId) => environments.isAccessible(teamUid, environmentId),
     missingSecrets: (teamUid, names) => secrets.missingSecrets(teamUid, names),
+    knownModel: (modelId) => models.find(modelId) !== undefined,
   });
   const addressPolicy = new AddressPolicy(config.mcpAllowedHosts);
   const mcpServers = new McpServersService({ db, secrets, addressPolicy });
