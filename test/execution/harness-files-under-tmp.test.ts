@@ -96,9 +96,11 @@ describe('commandFileBinds', () => {
     }
   });
 
-  test('a bind inside another is dropped', () => {
+  test('a directory argument is never bound (it is data, not the command); a bind inside another is dropped', () => {
+    assert.deepEqual(commandFileBinds(['sh', path.join(root, 'loose')], '/usr/bin/sh'), []);
+    fs.writeFileSync(path.join(root, 'pkg', 'other.mjs'), '');
     const binds = commandFileBinds(
-      [path.join(root, 'pkg', 'bin', 'run.mjs'), path.join(root, 'pkg', 'bin'), path.join(root, 'pkg')],
+      [path.join(root, 'pkg', 'bin', 'run.mjs'), path.join(root, 'pkg', 'other.mjs'), path.join(root, 'pkg')],
       undefined,
     );
     assert.deepEqual(binds, [path.join(root, 'pkg')]);

@@ -8,7 +8,7 @@ export const SANDBOX_PRIVATE_DIRECTORIES = ['/tmp', '/run'];
  * What a sandboxed command needs to see of its own files when they live under a directory the sandbox makes
  * private: a harness script in a checkout under /tmp (issue 26) would otherwise be missing inside, and node fail with
  * "Cannot find module". For each argument that is an existing absolute path (the program included, as PATH finds
- * it), the directory to bind read-only: the package the file belongs to (the nearest directory with a
+ * it), the directory to bind read-only (for files only, never a directory argument): the package the file belongs to (the nearest directory with a
  * package.json, so its node_modules come along), or else the file's own directory, or only the file when that
  * directory is the private one itself (never all of /tmp). The command is the operator's (a configured harness or
  * MCP server, or a setup command's shell), so its files are no secret; hidden paths are covered again afterwards.
@@ -20,9 +20,10 @@ export function commandFileBinds(argv: string[], program: string | undefined): s
     const file = realPath(candidate);
     const privateRoot = SANDBOX_PRIVATE_DIRECTORIES.find((root) => file.startsWith(`${root}/`));
     if (!privateRoot) continue;
-    const stat = fs.statSync(file, { throwIfNoEntry: false });
-    if (!stat) continue;
-    const directory = stat.isDirectory() ? file : path.dirname(file);
+    // Only files (a script, the program): a directory in the arguments is data the command works on, which the
+    // sandbox must not be handed because the operator named it.
+    if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) continue;
+    const directory = path.dirname(file);
     binds.add(packageRoot(directory, privateRoot) ?? (directory === privateRoot ? file : directory));
   }
   // An ancestor's bind already shows its descendants.
