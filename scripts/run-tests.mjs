@@ -32,7 +32,16 @@ process.stdout.write(
 const result = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-force-exit', '--test-reporter=spec', ...files],
-  { stdio: 'inherit', env: { ...process.env, HANGAR_TEST_TEMPLATE: JSON.stringify(template) } },
+  {
+    stdio: 'inherit',
+    env: {
+      ...process.env,
+      HANGAR_TEST_TEMPLATE: JSON.stringify(template),
+      // The suite's harnesses and MCP servers are files of this checkout: a bwrap sandbox must see it even when it
+      // lives under /tmp, which the sandbox replaces with an empty one. HANGAR_SANDBOX picks the sandbox as usual.
+      HANGAR_SANDBOX_READ_ONLY_PATHS: process.env.HANGAR_SANDBOX_READ_ONLY_PATHS ?? process.cwd(),
+    },
+  },
 );
 
 if (template.kind === 'postgres') {

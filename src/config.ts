@@ -23,6 +23,8 @@ export interface Config {
   bootstrapApiKey: string | undefined;
   metadataFiltering: boolean;
   logLevel: string;
+  /** `HANGAR_LOG_FORMAT`: `pretty` (readable lines) or `json` (one object a line); unset, pretty on a terminal. */
+  logFormat: 'pretty' | 'json';
   /** Embedded mode only: PGlite never autovacuums, so Hangar runs VACUUM (ANALYZE) this often. */
   vacuumIntervalSeconds: number;
   bodyLimitBytes: number;
@@ -37,10 +39,14 @@ export interface Config {
   planMaxAgents: number;
   /** `HANGAR_CONFIG`: the operator's YAML file (harnesses). */
   operator: OperatorConfig;
+  /** The operator file's path as given (HANGAR_CONFIG), for the start summary and `hangar doctor`. */
+  operatorFile: string | undefined;
   /** `bwrap`, `process`, `container`, or undefined to use bwrap when it works here. */
   sandbox: string | undefined;
   /** The container sandbox: its engine (DOCKER_HOST), default image and each run's limits. */
   container: ContainerSettings;
+  /** `HANGAR_SANDBOX_READ_ONLY_PATHS`: paths under /tmp or /run a bwrap sandbox still shows, read-only. */
+  sandboxReadOnlyPaths: string[];
   /** Runs executing at once across all replicas, and per team. */
   maxConcurrentRuns: number;
   maxConcurrentRunsPerTeam: number;
@@ -237,6 +243,26 @@ function containerSettings(env: Env): ContainerSettings {
   };
 }
 
+function logFormat(env: Env): 'pretty' | 'json' {
+  const raw = text(env, 'HANGAR_LOG_FORMAT');
+  if (raw === undefined) return process.stdout.isTTY ? 'pretty' : 'json';
+  if (raw !== 'pretty' && raw !== 'json')
+    throw new ConfigError(`HANGAR_LOG_FORMAT must be pretty or json, got "${raw}"`);
+  return raw;
+}
+
+/** Colon-separated absolute paths, like PATH; each must exist (a typo would only show as a run failing later). */
+function sandboxReadOnlyPaths(env: Env): string[] {
+  const raw = text(env, 'HANGAR_SANDBOX_READ_ONLY_PATHS');
+  if (raw === undefined) return [];
+  const paths = raw.split(':').filter((entry) => entry !== '');
+  for (const entry of paths) {
+    if (!path.isAbsolute(entry) || !fs.existsSync(entry))
+      throw new ConfigError(`HANGAR_SANDBOX_READ_ONLY_PATHS: "${entry}" is not an existing absolute path`);
+  }
+  return paths.map((entry) => fs.realpathSync(entry));
+}
+
 /** The default run user of a root server: an id no distribution hands out to a login or a system service. */
 const DEFAULT_RUN_ID = 64000;
 
@@ -309,6 +335,7 @@ export function loadConfig(env: Env = process.env): Config {
     bootstrapApiKey,
     metadataFiltering: boolean(env, 'HANGAR_METADATA_FILTERING', true),
     logLevel,
+    logFormat: logFormat(env),
     vacuumIntervalSeconds: integer(env, 'HANGAR_VACUUM_INTERVAL_SECONDS', 3600, 60, 7 * 24 * 3600),
     bodyLimitBytes: integer(env, 'HANGAR_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     dbPoolSize: integer(env, 'HANGAR_DB_POOL_SIZE', 10, 1, 200),
@@ -322,9 +349,11 @@ export function loadConfig(env: Env = process.env): Config {
     secretKey: secretKey(env),
     planMaxAgents: integer(env, 'HANGAR_PLAN_MAX_AGENTS', 25, 0, 1_000_000),
     operator,
+    operatorFile: text(env, 'HANGAR_CONFIG'),
     modelCredentials: presentCredentials(operator.catalogue, env),
     sandbox: sandboxMode(env),
     container: containerSettings(env),
+    sandboxReadOnlyPaths: sandboxReadOnlyPaths(env),
     maxConcurrentRuns,
     maxConcurrentRunsPerTeam: integer(env, 'HANGAR_MAX_CONCURRENT_RUNS_PER_TEAM', maxConcurrentRuns, 1, 100_000),
     runLeaseSeconds: integer(env, 'HANGAR_RUN_LEASE_SECONDS', 30, 2, 3600),

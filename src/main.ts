@@ -16,6 +16,8 @@ import { registerAutomationCommands } from './automations/index.js';
 import { registerFactoryCommands } from './factory/index.js';
 import type { Role, RunningServer } from './server.js';
 import { VERSION } from './version.js';
+import { registerDoctorCommand } from './app/doctor-cli.js';
+import { formatStatus } from './app/status-text.js';
 
 function fail(message: string, code = 1): never {
   process.stderr.write(`hangar: ${message}\n`);
@@ -46,10 +48,12 @@ async function serve(options: { role: Role }): Promise<void> {
         `  ${server.bootstrap.generatedKey}\n\n`,
     );
   }
-  server.app.log.info(
-    { url: server.url, role: options.role, database: server.database.kind, version: VERSION },
-    'Hangar is serving',
-  );
+  // One summary of what this instance is (issue 26): readable on a terminal, one log line otherwise.
+  const { instanceSummary } = await import('./app/status.js');
+  const summary = instanceSummary(config, config.publicUrlExplicit ? config.publicUrl : server.url);
+  if (config.logFormat === 'pretty')
+    process.stdout.write(`\nHangar ${VERSION} is serving (role ${options.role})\n${formatStatus({ summary })}\n`);
+  else server.app.log.info({ url: server.url, role: options.role, version: VERSION, ...summary }, 'Hangar is serving');
   const shutdown = (signal: string) => {
     server.app.log.info({ signal }, 'shutting down');
     server.stop().then(
@@ -96,6 +100,7 @@ registerWorkerCommands(program);
 registerWebhookCommands(program);
 registerAutomationCommands(program);
 registerFactoryCommands(program);
+registerDoctorCommand(program);
 
 program.parseAsync().catch((error: unknown) => {
   if (error instanceof InvalidArgumentError) fail(error.message, 2);

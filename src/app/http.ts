@@ -29,6 +29,7 @@ import { WorkerKeysService } from '../workers/index.js';
 import type { Component } from './components.js';
 import type { Platform } from './platform.js';
 import type { Services } from './services.js';
+import { registerStatusRoute } from './status-http.js';
 
 /**
  * The HTTP side: the Fastify app with every slice's routes, listening. Processes without the API (role engine)
@@ -133,6 +134,7 @@ function registerApiRoutes(api: FastifyInstance, platform: Platform, services: S
   registerAgentRoutes(api, services.agents);
   registerModelRoutes(api, services.models);
   registerAdminRoutes(api, services.admin);
+  registerStatusRoute(api, config, () => platform.address.url);
   registerFactoryRoutes(api, services.factories);
   registerDefinitionRoutes(api, services.definitions);
   registerWebhookRoutes(api, services.webhooks);

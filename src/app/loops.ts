@@ -10,7 +10,6 @@ import { Workspaces } from '../execution/index.js';
 import { EngineWrites } from '../execution/index.js';
 import { EnginePresence } from '../execution/index.js';
 import { workspacesInUse } from '../execution/index.js';
-import type { ModelCatalogue } from '../models/index.js';
 import { PollingLoop } from '../platform/loop.js';
 import { idempotencyKeyRetention, runRetention } from '../runs/index.js';
 import { Scheduler } from '../schedules/index.js';
@@ -18,6 +17,7 @@ import { webhookRetention } from '../webhooks/index.js';
 import { WorkerHub } from '../workers/index.js';
 import { type Component, StartedComponents } from './components.js';
 import type { Platform } from './platform.js';
+import { canExecute, NO_HARNESS_HINT } from './readiness.js';
 import type { Services } from './services.js';
 
 /** What a process does: serve the API, run the engine loops (scheduler, ...), or both. */
@@ -80,10 +80,10 @@ export class Loops implements Component {
     if (sandbox.warning) log.warn(sandbox.warning);
     const asRoot = runUserWarning(config.runUser);
     if (asRoot) log.warn(asRoot);
-    if (canExecute(platform, models, options.harnesses)) this.engine = this.buildEngine();
+    if (canExecute(config, models, options.harnesses)) this.engine = this.buildEngine();
     else
       log.warn(
-        'no model has credentials and no harness is configured (HANGAR_CONFIG), so runs stay QUEUED; see docs/harnesses.md and docs/models.md',
+        `no model has credentials and no harness is configured (HANGAR_CONFIG), so runs stay QUEUED. ${NO_HARNESS_HINT} See docs/harnesses.md and docs/models.md.`,
       );
   }
 
@@ -151,14 +151,4 @@ function vacuum({ database, config, log }: Platform): PollingLoop {
     },
     onError: (error) => log.warn({ err: error }, 'vacuum failed'),
   });
-}
-
-/**
- * Whether anything here could execute a run: a harness of the operator's (or the caller's), a catalogue model with
- * credentials for the built-in agent, or built-in harnesses the operator set up (teams may bring their own keys).
- * Without any, the engine does not start and runs wait in QUEUED for an operator to configure one.
- */
-function canExecute({ config }: Platform, models: ModelCatalogue, extra: Harness[] | undefined): boolean {
-  if (config.operator.harnesses.size > 0 || config.operator.builtInConfigured || (extra?.length ?? 0) > 0) return true;
-  return models.models.some((model) => models.availability(model).usable);
 }

@@ -111,7 +111,7 @@ async function onDatabase(
   const blobs = config.s3 ? new S3BlobStore(config.s3) : new LocalBlobStore(path.join(config.dataDir, 'blobs'));
   return {
     config,
-    log: createLogger(config.logLevel, options.logger),
+    log: createLogger(config.logLevel, options.logger, config.logFormat),
     database,
     db,
     bootstrap,

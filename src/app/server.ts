@@ -57,7 +57,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     // Stopped last: the spans of the shutdown are sent too.
     await started.start(closing(() => flushTracing()));
     await started.start(closing(() => platform.close()));
-    const services = buildServices(platform, options);
+    const services = buildServices(platform, { ...options, role });
     const loops = new Loops(platform, services, { role, now: options.now, harnesses: options.harnesses });
     // API processes hold the workers' connections: the hub exists exactly when the API is served.
     const http = await Http.build(platform, services, { api: loops.hub && { hub: loops.hub }, now: options.now });

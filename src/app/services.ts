@@ -37,6 +37,7 @@ import { WebhooksService } from '../webhooks/index.js';
 import { reportedSkills } from '../workers/index.js';
 import { authenticator } from './authenticate.js';
 import type { Platform } from './platform.js';
+import { canExecute, queueFacts } from './readiness.js';
 
 /** What a run needs to start, wherever it executes: in this server's engine or on a worker. */
 export interface RunSetup {
@@ -56,13 +57,17 @@ export type Services = ReturnType<typeof buildServices>;
  * The slices' services, each built once with its dependencies. They never reach a background loop: what they
  * have to wake (engines, worker hubs, the scheduler) listens on the bus.
  */
-export function buildServices(platform: Platform, options: { now?: () => Date; harnesses?: Harness[] }) {
+export function buildServices(
+  platform: Platform,
+  options: { now?: () => Date; harnesses?: Harness[]; role?: 'api' | 'engine' | 'all' },
+) {
   const { config, db, bus, cursors, signer, tokens, address } = platform;
   const apiUrl = address.apiUrl;
   const hiddenPaths = sandboxHiddenPaths(config);
   const sandbox = resolveSandboxMode(config.sandbox, {
     runAs: config.runUser,
     apiUrl,
+    readOnlyPaths: config.sandboxReadOnlyPaths,
     container: containerPolicy(config, hiddenPaths),
   });
   if (config.runUser) allowRunUserToWorkspaces(config);
@@ -98,6 +103,7 @@ export function buildServices(platform: Platform, options: { now?: () => Date; h
     planMaxAgents: config.planMaxAgents,
     environmentAccessible: (teamUid, environmentId) => environments.isAccessible(teamUid, environmentId),
     missingSecrets: (teamUid, names) => secrets.missingSecrets(teamUid, names),
+    knownModel: (modelId) => models.find(modelId) !== undefined,
   });
   const addressPolicy = new AddressPolicy(config.mcpAllowedHosts);
   const mcpServers = new McpServersService({ db, secrets, addressPolicy });
@@ -120,6 +126,10 @@ export function buildServices(platform: Platform, options: { now?: () => Date; h
     maxCostUsd: config.runMaxCostUsd,
     checkTeamBudget: (trx, teamUid) => budgets.checkNewRun(trx, teamUid),
     onQueued: () => bus.announceDispatch(),
+    queueFacts: queueFacts(config, {
+      role: options.role ?? 'all',
+      executes: canExecute(config, models, options.harnesses),
+    }),
   });
   const runSetup: RunSetup = {
     db,

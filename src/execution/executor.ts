@@ -41,6 +41,8 @@ export class Execution {
   private session: HarnessSession | undefined;
   private stopping = false;
   private reason: 'cancelled' | 'lost' | 'shutdown' | undefined;
+  /** When this execution was claimed: a run end's log line gives its duration. */
+  private readonly startedAt = Date.now();
   private agentStarted = false;
   private harnessExited = false;
   private delivery: Promise<void> = Promise.resolve();
@@ -284,6 +286,7 @@ export class Execution {
       );
     } else if (this.reason !== undefined) {
       if (this.agentStarted) await context.ledger.clearSandboxIfCancelled(run.id, run.execution_id);
+      if (this.reason === 'cancelled') this.logEnd('CANCELLED', undefined);
     }
   }
 
@@ -541,14 +544,30 @@ export class Execution {
     if (cost !== undefined) usage.inference_cost = cost;
   }
 
-  private finish(outcome: Outcome, before: TimelineEvent[]) {
-    return this.context.ledger.finish({
+  private async finish(outcome: Outcome, before: TimelineEvent[]) {
+    const result = await this.context.ledger.finish({
       runId: this.run.id,
       executionId: this.run.execution_id,
       outcome,
       before,
       transcript: this.takeTranscriptTail(),
     });
+    if (result === 'ended') this.logEnd(outcome.state, outcome.statusMessage?.error_code);
+    return result;
+  }
+
+  /** One line per run end at info (issue 26): operators see failed runs in the server log, not only in the API. */
+  private logEnd(state: RunState, errorCode: unknown): void {
+    const durationMs = Date.now() - this.startedAt;
+    this.context.log.info(
+      {
+        runId: this.run.id,
+        state,
+        ...(typeof errorCode === 'string' ? { error_code: errorCode } : {}),
+        duration_ms: durationMs,
+      },
+      `run ${this.run.id} ended ${state}${typeof errorCode === 'string' ? ` (${errorCode})` : ''} after ${(durationMs / 1000).toFixed(1)} s`,
+    );
   }
 
   private takeTranscriptTail(): TranscriptRow[] {

@@ -7,6 +7,7 @@ import type { ExecutionContext } from './context.js';
 import { progressPayload } from '../runs/index.js';
 import { recordArtifactEvent } from './artifact-events.js';
 import { SplitLineRedaction } from './redaction/index.js';
+import { OutputTail } from './output-tail.js';
 
 export type FinalEvent = Extract<HarnessEvent, { type: 'done' | 'failed' | 'ask_user' }>;
 
@@ -15,14 +16,11 @@ export interface HarnessRunResult {
   /** The last `done`, `failed` or `ask_user` event, if the harness wrote one. */
   final: FinalEvent | null;
   usage: Record<string, number> | null;
-  /** The last lines the harness wrote to stderr. */
+  /** What the harness wrote to stderr that explains a failure: its first error lines and its last lines (OutputTail). */
   diagnostics: string[];
   /** Transcript lines left for the caller to write with the execution's end (only with `deferTranscriptTail`). */
   transcriptTail: TranscriptRow[];
 }
-
-/** Lines of stderr kept to explain a failure. */
-const DIAGNOSTIC_LINES = 20;
 
 export interface HarnessRun {
   session: HarnessSession;
@@ -87,7 +85,7 @@ export async function startHarnessRun(
       })
       .catch((error) => log.warn({ err: error, runId: task.runId }, `could not record ${what}`));
   };
-  const diagnostics: string[] = [];
+  const diagnostics = new OutputTail();
 
   const onEvent = (event: HarnessEvent) => {
     switch (event.type) {
@@ -136,10 +134,7 @@ export async function startHarnessRun(
 
   const session = await harness.start(task, {
     input: (line) => transcript.add('input', line),
-    diagnostic: (line) => {
-      diagnostics.push(line);
-      if (diagnostics.length > DIAGNOSTIC_LINES) diagnostics.shift();
-    },
+    diagnostic: (line) => diagnostics.push(line),
     output: (line) => {
       transcript.add('output', line);
       if (!structured) return;
@@ -155,7 +150,7 @@ export async function startHarnessRun(
       transcriptTail = await transcript.takeRest();
       if (transcript.writeError) notWritten(transcript.writeError);
     } else await transcript.flush().catch(notWritten);
-    return { exit, final, usage, diagnostics, transcriptTail };
+    return { exit, final, usage, diagnostics: diagnostics.lines(), transcriptTail };
   });
   return { session, result };
 }

@@ -6,6 +6,7 @@ export { TakebackLoop } from './takeback-loop.js';
 export { Execution } from './executor.js';
 export { eventReader, transcriptFormat } from './harness-run.js';
 export { PROXY_PROVIDERS } from './harnesses/cli/proxied.js';
+export { AGENT_CLIS, locateBinary } from './harnesses/cli/index.js';
 export { HarnessStartError, type Harness, type TranscriptLine } from './harnesses/harness.js';
 export { parseEvent, type HarnessEvent } from '../runs/index.js';
 export { configuredHarnesses } from './harnesses/registry.js';
@@ -20,7 +21,7 @@ export {
 export { resolveRunModel } from './run-model.js';
 export { allowRunUserToWorkspaces, resolveSandboxMode, runUserWarning } from './sandbox/index.js';
 export { containerPolicy } from './container-policy.js';
-export { conversationHistory, runAttachments, type RunFile, workspacesInUse } from './store.js';
+export { conversationHistory, engineAlive, runAttachments, type RunFile, workspacesInUse } from './store.js';
 export { TaskTokens } from './task-token.js';
 export { sandboxHiddenPaths, Workspaces } from './workspace.js';
 export { EngineWrites } from './writes.js';

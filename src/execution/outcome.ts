@@ -1,5 +1,6 @@
 import { unreachable, type Outcome } from '../runs/index.js';
 import type { FinalEvent, HarnessRunResult } from './harness-run.js';
+import { failureReason } from './output-tail.js';
 
 /**
  * How an execution ends, from what the harness said last and how its process exited. A final event wins (the
@@ -41,8 +42,9 @@ export function outcomeOf(result: HarnessRunResult, harness: string): Outcome {
   }
   if (exit.code === 0) return { state: 'SUCCEEDED', statusMessage: null, usage, eventPayload: payload };
   const how = exit.code === null ? `was killed by ${exit.signal ?? 'a signal'}` : `exited with code ${exit.code}`;
-  const lastWords = diagnostics.findLast((line) => line.trim() !== '');
-  const message = `The harness ${harness} ${how}${lastWords ? `: ${lastWords.trim().slice(0, 500)}` : ''}`;
+  // The error itself (`Error: Cannot find module ...`), not node's closing `Node.js v20` line.
+  const reason = failureReason(diagnostics);
+  const message = `The harness ${harness} ${how}${reason ? `: ${reason.slice(0, 500)}` : ''}`;
   return { state: 'FAILED', statusMessage: { message }, usage, eventPayload: payload };
 }
 

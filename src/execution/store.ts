@@ -82,3 +82,14 @@ export async function workspacesInUse(
         AND (r.sandbox_running OR (r.debug_session->>'until')::timestamptz > clock_timestamp()))`.execute(db);
   return new Set(rows.rows.map((row) => row.name));
 }
+
+/** Whether some engine's heartbeat (engine-presence.ts) is more recent than `staleSeconds`. */
+export async function engineAlive(db: Kysely<DB>, staleSeconds: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('engines')
+    .select('id')
+    .where(sql<boolean>`heartbeat_at >= clock_timestamp() - make_interval(secs => ${staleSeconds})`)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}

@@ -10,6 +10,7 @@ import { scrubbedEnvironment, spawnSandboxed } from './sandbox/index.js';
 import type { SandboxMode, SandboxedProcess } from './sandbox/types.js';
 import type { RunFile } from './store.js';
 import { removeTree, WorkspaceFiles, type FileOwner } from './workspace-files.js';
+import { failureReason, OutputTail, tailOf } from './output-tail.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -28,9 +29,6 @@ export interface WorkspaceOptions {
 }
 
 export type SetupResult = { ok: true } | { ok: false; message: string };
-
-/** Lines of a failed step's output kept in its timeline event. */
-const OUTPUT_TAIL_LINES = 20;
 
 /** The HOME of an execution's processes, relative to its workspace. */
 export const HOME_DIRECTORY = '.home';
@@ -222,14 +220,14 @@ export class Workspaces {
       } catch (error) {
         endSpan(span, new Error('the clone failed'));
         const stderr = String((error as { stderr?: string }).stderr ?? (error as Error).message).trim();
+        const lines = tailOf(stderr).lines();
         await report('environment_setup_step_failed', {
           repo: `${owner}/${repo}`,
-          output_tail: tail(stderr.split('\n')),
+          output_tail: lines.join('\n'),
         });
         return {
           ok: false,
-          message:
-            `Environment setup failed: cloning ${owner}/${repo} failed: ${stderr.split('\n').pop() ?? ''}`.trim(),
+          message: `Environment setup failed: cloning ${owner}/${repo} failed: ${failureReason(lines) ?? ''}`.trim(),
         };
       }
     }
@@ -238,7 +236,7 @@ export class Workspaces {
       const started = Date.now();
       // Its position, not its text: a command line may hold what its author would not want in a trace.
       const span = startSpan('setup command', { attributes: { 'hangar.setup.index': index } });
-      const output: string[] = [];
+      const output = new OutputTail();
       const child: SandboxedProcess = spawnSandboxed({
         mode: this.options.sandbox,
         argv: ['sh', '-c', command],
@@ -250,10 +248,7 @@ export class Workspaces {
         maxOutputBytes: this.options.maxOutputBytes,
         keepStdinOpen: false,
       });
-      const keep = (line: string) => {
-        output.push(line);
-        if (output.length > OUTPUT_TAIL_LINES) output.shift();
-      };
+      const keep = (line: string) => output.push(line);
       child.onStdoutLine(keep);
       child.onStderrLine(keep);
       const onAbort = () => void child.kill();
@@ -267,7 +262,7 @@ export class Workspaces {
         command,
         exit_code: exit.code,
         duration_ms: Date.now() - started,
-        output_tail: output.join('\n'),
+        output_tail: output.lines().join('\n'),
       };
       if (exit.code === 0) {
         await report('environment_setup_command', payload);
@@ -281,12 +276,12 @@ export class Workspaces {
           : exit.code === null
             ? `was killed by ${exit.signal}`
             : `exited with code ${exit.code}`;
-      return { ok: false, message: `Environment setup failed: setup command \`${command}\` ${why}` };
+      const reason = exit.limitExceeded ? undefined : failureReason(output.lines());
+      return {
+        ok: false,
+        message: `Environment setup failed: setup command \`${command}\` ${why}${reason ? `: ${reason.slice(0, 500)}` : ''}`,
+      };
     }
     return { ok: true };
   }
-}
-
-function tail(lines: string[]): string {
-  return lines.slice(-OUTPUT_TAIL_LINES).join('\n');
 }

@@ -1,5 +1,7 @@
+import { createRequire } from 'node:module';
 import type { FastifyBaseLogger } from 'fastify';
 import { type LoggerOptions, pino } from 'pino';
+import type { PrettyOptions } from 'pino-pretty';
 import { redactCredentials, serializeRequest } from './http/log-redaction.js';
 import { redactActiveValues } from './redaction/active.js';
 import { logContext } from './log-context.js';
@@ -13,14 +15,25 @@ import { logContext } from './log-context.js';
  * process, with the operator's provider keys, are replaced by `[REDACTED:NAME]` (see redaction/active.ts). Lines
  * carry the fields of the work in progress (a run's `run_id`) and the active span's `trace_id` (log-context.ts).
  */
-export function createLogger(level: string, option: boolean | object | undefined): FastifyBaseLogger {
+export function createLogger(
+  level: string,
+  option: boolean | object | undefined,
+  /** `pretty`: readable lines for a terminal (HANGAR_LOG_FORMAT); the redaction applies before either. */
+  format: 'pretty' | 'json' = 'json',
+): FastifyBaseLogger {
   if (option === false) return pino({ enabled: false });
   const redacting = (options: LoggerOptions): FastifyBaseLogger =>
-    pino({
-      mixin: logContext,
-      ...options,
-      hooks: { ...options.hooks, streamWrite: (line) => redactActiveValues(redactCredentials(line)) },
-    });
+    pino(
+      {
+        mixin: logContext,
+        ...options,
+        hooks: { ...options.hooks, streamWrite: (line) => redactActiveValues(redactCredentials(line)) },
+      },
+      // Synchronous, in this thread: a line is on the terminal before the process can exit.
+      format === 'pretty'
+        ? prettyStream({ sync: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' })
+        : undefined,
+    );
   if (option === true) return redacting({});
   if (option) return redacting(option as LoggerOptions);
   return redacting({
@@ -28,4 +41,12 @@ export function createLogger(level: string, option: boolean | object | undefined
     redact: ['req.headers.authorization', 'req.headers["x-api-key"]'],
     serializers: { req: serializeRequest },
   });
+}
+
+/** pino-pretty, loaded only when wanted: a JSON-logging server does not carry it. */
+function prettyStream(options: PrettyOptions): NodeJS.WritableStream {
+  const load = createRequire(import.meta.url)('pino-pretty') as {
+    default: (options: PrettyOptions) => NodeJS.WritableStream;
+  };
+  return load.default(options);
 }

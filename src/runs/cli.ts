@@ -10,6 +10,7 @@ import {
   type ClientOptions,
 } from '../platform/http/client.js';
 import { createRunOnce } from './cli-create.js';
+import { failureBlock, waitingLine } from './cli-explain.js';
 import type { RunItem } from './schemas.js';
 
 function collect(value: string, previous: string[]): string[] {
@@ -93,12 +94,16 @@ const openInDashboard = (run: Pick<RunItem, 'session_link'>) => `open in dashboa
  * for whoever would rather watch it in the dashboard.
  */
 async function followToEnd(client: ClientOptions, runId: string): Promise<void> {
-  const { session_link } = await callApi<Pick<RunItem, 'session_link'>>(client, 'GET', runPath(runId));
-  process.stdout.write(`${openInDashboard({ session_link })}\n`);
+  const start = await callApi<Pick<RunItem, 'session_link' | 'queue_reason'>>(client, 'GET', runPath(runId));
+  process.stdout.write(`${openInDashboard(start)}\n${waitingLine(start) ?? ''}`);
   const state = await followRun(client, runId);
-  const run = await callApi<{ status_message?: { message?: string } }>(client, 'GET', runPath(runId));
+  const run = await callApi<Pick<RunItem, 'failure_output'> & { status_message?: { message?: string } }>(
+    client,
+    'GET',
+    runPath(runId),
+  );
   const message = run.status_message?.message;
-  process.stdout.write(`${state}${message ? `: ${message}` : ''}\n`);
+  process.stdout.write(`${state}${message ? `: ${message}` : ''}\n${failureBlock(run) ?? ''}`);
   process.exitCode = state === 'SUCCEEDED' ? 0 : 1;
 }
 

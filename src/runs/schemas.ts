@@ -99,11 +99,33 @@ export const CreateRunBody = Type.Object({
 });
 export type CreateRunBody = Static<typeof CreateRunBody>;
 
+export const QueueReason = Type.Object(
+  {
+    code: Type.String({
+      description:
+        'no_harness (no engine can execute runs: no model key and no harness, or no engine process), at_capacity, team_at_capacity, waiting_for_worker, waiting_for_engine; more may come.',
+    }),
+    message: Type.String({ description: 'In words, naming what to set or start.' }),
+  },
+  { description: 'Why a QUEUED or PENDING run waits; absent in every other state.' },
+);
+
+export const FailureOutput = Type.Object(
+  {
+    command: Type.String({ description: 'The failing setup command, `git clone owner/repo`, or `harness <name>`.' }),
+    lines: Type.Array(Type.String(), {
+      description: "Its output's last ~20 lines; its first error lines are kept when they scrolled out of those.",
+    }),
+  },
+  { description: 'What the failing command printed, on a FAILED or ERROR run whose setup command or harness failed.' },
+);
+
 export const CreateRunResponse = Type.Object({
   run_id: Type.String(),
   task_id: Type.String({ description: 'Same as run_id (deprecated).' }),
   state: Type.String(),
   at_capacity: Type.Optional(Type.Boolean()),
+  queue_reason: Type.Optional(QueueReason),
 });
 
 export const RunIdParams = Type.Object({ runId: Type.String({ minLength: 1, maxLength: 200 }) });
@@ -163,6 +185,8 @@ export const RunItem = Type.Object({
   started_at: Type.Optional(Type.String({ format: 'date-time' })),
   run_time: Type.Optional(Type.String({ description: 'ISO 8601 duration' })),
   status_message: Type.Optional(LooseObject),
+  queue_reason: Type.Optional(QueueReason),
+  failure_output: Type.Optional(FailureOutput),
   source: Type.String(),
   execution_location: Type.String(),
   schedule: Type.Optional(

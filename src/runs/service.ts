@@ -4,8 +4,10 @@ import type { DB } from '../database.js';
 import { ApiError, conflict, featureNotAvailable, invalidRequest, notFound } from '../platform/http/errors.js';
 import { type CursorCodec, InvalidCursorError, type CursorValue } from '../platform/http/pagination.js';
 import { prepareRun, type RunCreationDependencies, type RunOrigin } from './create-request.js';
+import { failureOutput, isFailedState } from './failure-output.js';
 import { createOnce, type CreatedRun, type IdempotencyKey } from './idempotency.js';
 import { MAX_METADATA_FILTER_PAIRS, metadataPairProblem } from './metadata.js';
+import { isWaiting, type QueueFacts, type QueueReason, queueReasons } from './queue-reason.js';
 import { renderEvent, renderRun } from './render.js';
 import { RunInserts } from './lifecycle/insert-batches.js';
 import type { RunLifecycle } from './lifecycle/run-lifecycle.js';
@@ -29,6 +31,8 @@ export interface RunsServiceOptions extends RunCreationDependencies {
   limits: CapacityLimits;
   /** Called once new runs are committed in QUEUED, to wake the engines. */
   onQueued(): void;
+  /** What explains why a run waits (queue_reason). */
+  queueFacts: QueueFacts;
 }
 
 /** A run another slice starts on someone's behalf (a schedule's tick, a webhook delivery). */
@@ -60,24 +64,43 @@ export class RunsService {
     caller: Caller,
     body: CreateRunBody,
     origin: RunOrigin = { source: 'API' },
-  ): Promise<{ run_id: string; task_id: string; state: string; at_capacity?: boolean }> {
+  ): Promise<CreatedRun & { queue_reason?: QueueReason }> {
     const { run, attachments } = await prepareRun(this.options, this.db, caller, body, origin);
     const { atCapacity } = await this.inserts.insert(run, attachments);
-    return { run_id: run.id, task_id: run.id, state: run.state, ...(atCapacity ? { at_capacity: true } : {}) };
+    return this.explained({
+      run_id: run.id,
+      task_id: run.id,
+      state: run.state,
+      ...(atCapacity ? { at_capacity: true } : {}),
+    });
+  }
+
+  /** A create's answer with why the run waits, as things are now (a replayed answer too). */
+  private async explained(answer: CreatedRun): Promise<CreatedRun & { queue_reason?: QueueReason }> {
+    if (!isWaiting(answer.state)) return answer;
+    const run = await this.db
+      .selectFrom('runs')
+      .select(['state', 'team_uid', 'worker_host'])
+      .where('id', '=', answer.run_id)
+      .executeTakeFirst();
+    if (!run) return answer;
+    const [reason] = await queueReasons(this.db, this.options.queueFacts, [run]);
+    return reason ? { ...answer, queue_reason: reason } : answer;
   }
 
   /**
    * Creates a run under an Idempotency-Key: the same key from the same team within the window answers what the
    * first request got (`replayed`) and creates nothing.
    */
-  createOnce(
+  async createOnce(
     caller: Caller,
     body: CreateRunBody,
     key: IdempotencyKey,
-  ): Promise<{ answer: CreatedRun; replayed: boolean }> {
-    return createOnce(this.options, caller.teamUid, key, () =>
+  ): Promise<{ answer: CreatedRun & { queue_reason?: QueueReason }; replayed: boolean }> {
+    const { answer, replayed } = await createOnce(this.options, caller.teamUid, key, () =>
       prepareRun(this.options, this.db, caller, body, { source: 'API' }),
     );
+    return { answer: await this.explained(answer), replayed };
   }
 
   /** For runs created inside another slice's transaction (the scheduler's), once it has committed. */
@@ -124,7 +147,14 @@ export class RunsService {
   async get(caller: Caller, runId: string): Promise<RunItem> {
     const row = await store.findRun(this.db, callerVisibility(caller), runId);
     if (!row) throw notFound(`run ${runId} not found`);
-    return renderRun(row, this.options.publicUrl());
+    const item = renderRun(row, this.options.publicUrl());
+    const [reason] = await queueReasons(this.db, this.options.queueFacts, [row]);
+    if (reason) item.queue_reason = reason;
+    if (isFailedState(row.state)) {
+      const output = await failureOutput(this.db, runId);
+      if (output) item.failure_output = output;
+    }
+    return item;
   }
 
   async list(caller: Caller, query: ListRunsQuery, metadataFilter: Record<string, string> | null) {
@@ -151,8 +181,14 @@ export class RunsService {
     const page = rows.slice(0, query.limit);
     const hasNext = rows.length > query.limit;
     const last = page[page.length - 1];
+    const reasons = await queueReasons(this.db, this.options.queueFacts, page);
     return {
-      runs: page.map((row) => renderRun(row, this.options.publicUrl())),
+      runs: page.map((row, index) => {
+        const item = renderRun(row, this.options.publicUrl());
+        const reason = reasons[index];
+        if (reason) item.queue_reason = reason;
+        return item;
+      }),
       page_info: {
         has_next_page: hasNext,
         next_cursor:

@@ -4,5 +4,4 @@ export { registerWorkerRoutes } from './http.js';
 export { WorkerHub } from './hub.js';
 export { WorkerKeyAuthenticator } from './keys/authenticate.js';
 export { WorkerKeysService } from './keys/service.js';
-export { reportedSkills } from './store.js';
-export { workerConnectionCounts } from './store.js';
+export { reportedSkills, workerConnected, workerConnectionCounts } from './store.js';

@@ -144,3 +144,21 @@ export async function workerConnectionCounts(
     .executeTakeFirstOrThrow();
   return row;
 }
+
+/** Whether a worker of `workerHost` is connected for the team (a connection refreshed within `staleSeconds`). */
+export async function workerConnected(
+  db: Kysely<DB>,
+  teamUid: string,
+  workerHost: string,
+  staleSeconds: number,
+): Promise<boolean> {
+  const row = await db
+    .selectFrom('worker_connections')
+    .select('id')
+    .where('team_uid', '=', teamUid)
+    .where('worker_host', '=', workerHost)
+    .where(sql<boolean>`last_seen_at >= clock_timestamp() - make_interval(secs => ${staleSeconds})`)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}

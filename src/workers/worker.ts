@@ -67,6 +67,7 @@ export class Worker {
       runAs: config.runUser,
       apiUrl: () => apiUrl,
       container: containerPolicy(config, hiddenPaths),
+      readOnlyPaths: config.sandboxReadOnlyPaths,
     });
     if (config.runUser) allowRunUserToWorkspaces(config);
     if (sandbox.warning) log.warn(sandbox.warning);

@@ -48,7 +48,7 @@ describe('agent identities', () => {
         description: 'Cuts releases',
         prompt: 'Follow RELEASING.md',
         environment_id: environment,
-        base_model: 'claude-x',
+        base_model: 'claude-sonnet-4',
         skills: ['acme/ops:skills/release/SKILL.md'],
         secrets: [{ name: 'NPM_TOKEN' }],
         harness: { type: 'claude' },
@@ -81,7 +81,7 @@ describe('agent identities', () => {
     assert.equal(updated.body.prompt, undefined);
     assert.deepEqual(updated.body.skills, []);
     assert.equal(updated.body.harness, undefined);
-    assert.equal(updated.body.base_model, 'claude-x');
+    assert.equal(updated.body.base_model, 'claude-sonnet-4');
 
     const deleted = await hangar.request('DELETE', `/agent/identities/${created.uid}`, { apiKey: team.apiKey });
     assert.equal(deleted.status, 204);
@@ -235,12 +235,15 @@ describe('agent identities', () => {
       201,
     );
     const created = await hangarCli(
-      ['agents', 'create', '--name', 'Cli bot', '--model', 'm1', '--skill', 'a:b', '--secret', 'TOKEN'],
+      ['agents', 'create', '--name', 'Cli bot', '--model', 'claude-sonnet-4', '--skill', 'a:b', '--secret', 'TOKEN'],
       env,
     );
     assert.equal(created.code, 0, created.stderr);
     const agent = JSON.parse(created.stdout);
-    assert.deepEqual([agent.base_model, agent.skills, agent.secrets], ['m1', ['a:b'], [{ name: 'TOKEN' }]]);
+    assert.deepEqual(
+      [agent.base_model, agent.skills, agent.secrets],
+      ['claude-sonnet-4', ['a:b'], [{ name: 'TOKEN' }]],
+    );
     assert.match((await hangarCli(['agents', 'list'], env)).stdout, /Cli bot/);
     const updated = JSON.parse(
       (await hangarCli(['agents', 'update', agent.uid, '--description', 'does things'], env)).stdout,

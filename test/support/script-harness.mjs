@@ -58,6 +58,7 @@ for (const step of steps) {
     }
   }
   if (step.raw !== undefined) process.stdout.write(`${step.raw}\n`);
+  if (step.stderr !== undefined) process.stderr.write(`${step.stderr}\n`);
   // A file in the workspace (base64 content for binary files).
   if (step.file)
     fs.writeFileSync(step.file.path, step.file.base64 ? Buffer.from(step.file.base64, 'base64') : step.file.content);

@@ -89,6 +89,20 @@ export interface TestServer {
 }
 
 /**
+ * The sandbox the suite runs under, chosen like a server's: HANGAR_SANDBOX (bwrap when it works here, unset) and
+ * HANGAR_SANDBOX_READ_ONLY_PATHS (scripts/run-tests.mjs sets the checkout, whose harnesses and MCP servers runs
+ * start: a bwrap sandbox's /tmp is empty, and the checkout may live there).
+ */
+function sandboxSelection(): Record<string, string> {
+  const selected: Record<string, string> = {};
+  for (const name of ['HANGAR_SANDBOX', 'HANGAR_SANDBOX_READ_ONLY_PATHS']) {
+    const value = process.env[name];
+    if (value) selected[name] = value;
+  }
+  return selected;
+}
+
+/**
  * Starts the real server in this process on a random port, on its own copy of the database (or on `database`,
  * to share one with other servers). `now` replaces the clock of cron evaluation.
  */
@@ -105,6 +119,7 @@ export async function startTestServer(
     HANGAR_BOOTSTRAP_API_KEY: apiKey,
     HANGAR_LOG_LEVEL: 'silent',
     ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
+    ...sandboxSelection(),
     ...env,
   });
   const server = await startServer(config, { logger: false, role: options.role, now: options.now });

@@ -55,6 +55,7 @@ export class CommandHarness implements Harness {
       maxOutputBytes: this.options.maxOutputBytes,
       keepStdinOpen: this.config.acceptsInput,
       stdinText: `${taskLine}\n`,
+      operatorFiles: this.config.command,
     });
     child.onStdoutLine((line) => sink.output(line));
     child.onStderrLine((line) => sink.diagnostic(line));

@@ -70,6 +70,8 @@ export interface SandboxPolicy {
   apiUrl?: () => string | undefined;
   /** The container sandbox's engine, image, limits and mounts (HANGAR_SANDBOX=container). */
   container?: Omit<ContainerBackendOptions, 'user'>;
+  /** HANGAR_SANDBOX_READ_ONLY_PATHS. */
+  readOnlyPaths?: string[];
 }
 
 /**
@@ -85,6 +87,7 @@ export function resolveSandboxMode(
     kind,
     runAs: policy.runAs,
     apiUrl: policy.apiUrl ?? (() => undefined),
+    readOnlyPaths: policy.readOnlyPaths ?? [],
   });
   const warnings: string[] = [];
   let kind: SandboxMode['kind'];

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import { commandFileBinds } from './command-files.js';
 import { leaderStartTime, markedProcesses, SANDBOX_MARK } from './marked-processes.js';
 import { apiRoute, connectSandbox, type Disconnect, sandboxResolvConf, writeIdMaps } from './network.js';
 import { processTable } from './proc.js';
@@ -54,6 +55,8 @@ function decodeLine(bytes: Buffer): string {
  */
 export function bwrapArguments(
   options: Pick<SandboxSpawnOptions, 'argv' | 'cwd' | 'hiddenPaths' | 'allowNetwork'>,
+  /** Paths under /tmp or /run the command must still see, read-only (commandFileBinds, HANGAR_SANDBOX_READ_ONLY_PATHS). */
+  visible: string[] = [],
 ): string[] {
   // fd 3 receives {"child-pid": N}: the sandbox's PID 1, which is what gets killed (see spawnSandboxed).
   // No capability inside either, even for a sandbox started by root without a run user (bwrap keeps them for uid 0).
@@ -62,6 +65,8 @@ export function bwrapArguments(
   // /run holds Unix sockets (PostgreSQL, Docker, D-Bus): they stay connectable through a read-only bind and a
   // separate network namespace does not cover them.
   args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/run');
+  // What must stay visible under those (a checkout in /tmp), read-only, before the hidden paths cover theirs again.
+  for (const bind of visible) args.push('--ro-bind', bind, bind);
   for (const hidden of options.hiddenPaths.map(realPath)) {
     const stat = fs.statSync(hidden, { throwIfNoEntry: false });
     // Nothing to hide, and bwrap could not create a mount point on the read-only root anyway.
@@ -262,7 +267,8 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
     });
 
   // Looked up first because bwrap reports a missing command as its own exit 1, not 127.
-  if (!findExecutable(command, options.env.PATH, options.cwd)) {
+  const program = findExecutable(command, options.env.PATH, options.cwd);
+  if (!program) {
     fail(`command not found: ${command} (PATH=${options.env.PATH ?? ''})`, 127);
     return handle;
   }
@@ -278,7 +284,11 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
       );
       return handle;
     }
-    argv = [bwrap, ...bwrapArguments(options)];
+    const visible = [
+      ...(options.mode.readOnlyPaths ?? []),
+      ...commandFileBinds(options.operatorFiles ?? [], options.operatorFiles?.includes(command) ? program : undefined),
+    ];
+    argv = [bwrap, ...bwrapArguments(options, visible)];
   } else argv = ['setpriv', ...processModePrivileges(runAs), ...argv];
   // Started early: the route is resolved while bwrap sets up.
   const route = network ? apiRoute(options.mode.apiUrl()) : undefined;

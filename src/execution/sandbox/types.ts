@@ -20,6 +20,11 @@ export interface SandboxMode {
   /** Hangar's API as runs reach it (HANGAR_API_URL): the one host destination a networked run may still reach. */
   apiUrl: () => string | undefined;
   /**
+   * Existing paths under /tmp or /run that every bwrap sandbox still sees, read-only (HANGAR_SANDBOX_READ_ONLY_PATHS):
+   * the sandbox's /tmp and /run are otherwise empty.
+   */
+  readOnlyPaths?: string[];
+  /**
    * A sandbox that holds something per execution (the container sandbox's container): opened before the
    * environment is set up, every process of the execution runs in it, closed when its workspace is removed.
    * Undefined for bwrap and process, whose processes each stand alone.
@@ -75,6 +80,11 @@ export interface SandboxSpawnOptions {
   maxOutputBytes: number;
   /** Keep stdin open for writing (harnesses that accept input while running); otherwise it is closed at once. */
   keepStdinOpen: boolean;
+  /**
+   * The operator's own command and files (a configured harness's command, a CLI's path): under bwrap, those that live
+   * under /tmp or /run stay visible, read-only (commandFileBinds). Never a path an API caller or a run chose.
+   */
+  operatorFiles?: string[];
   /** Written to stdin first. */
   stdinText?: string;
 }

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../database.js';
 import { newUid } from '../../platform/crypto.js';
-import { invalidRequest, notAuthorized, notFound } from '../../platform/http/errors.js';
+import { withConflicts } from '../../platform/db/conflicts.js';
+import { conflict, invalidRequest, notAuthorized, notFound } from '../../platform/http/errors.js';
 import type { Caller } from '../caller.js';
 import type { AgentItem, CreateAgentBody, UpdateAgentBody } from './schemas.js';
 import * as store from './store.js';
@@ -14,6 +15,8 @@ export interface AgentsServiceOptions {
   environmentAccessible: (teamUid: string, environmentId: string) => Promise<boolean>;
   /** The names among `names` that are not secrets of the team. */
   missingSecrets: (teamUid: string, names: string[]) => Promise<string[]>;
+  /** Whether the model catalogue has `modelId` (a model the server does not know could never run). */
+  knownModel: (modelId: string) => boolean;
 }
 
 function render(row: store.AgentRow): AgentItem {
@@ -66,6 +69,15 @@ export class AgentsService {
     if (new Set(secretNames).size !== secretNames.length) throw invalidRequest('secrets lists a name twice');
     const missing = await this.options.missingSecrets(caller.teamUid, secretNames);
     if (missing.length > 0) throw invalidRequest(`secrets names ${missing.join(', ')}, which this team does not have`);
+    for (const [field, modelId] of [
+      ['base_model', values.base_model],
+      ['harness.model_id', values.harness?.model_id],
+    ] as const) {
+      if (typeof modelId === 'string' && modelId !== '' && !this.options.knownModel(modelId))
+        throw invalidRequest(
+          `${field}: model ${modelId} is not in this server's catalogue; \`hangar models\` (GET /agent/models) lists the models`,
+        );
+    }
     return { ...values, name: values.name.trim() };
   }
 
@@ -84,12 +96,10 @@ export class AgentsService {
       harness: emptyToNull(body.harness ?? null),
     });
     const uid = newUid();
-    await store.insertAgent(this.db, {
-      ...values,
-      uid,
-      team_uid: caller.teamUid,
-      created_by_uid: caller.principal.uid,
-    });
+    await withConflicts(
+      store.insertAgent(this.db, { ...values, uid, team_uid: caller.teamUid, created_by_uid: caller.principal.uid }),
+      nameTaken(values.name),
+    );
     return this.get(caller, uid);
   }
 
@@ -121,7 +131,7 @@ export class AgentsService {
       mcp_servers: pick('mcp_servers', current.mcp_servers),
       harness: pick('harness', current.harness),
     });
-    await store.updateAgent(this.db, caller.teamUid, uid, values);
+    await withConflicts(store.updateAgent(this.db, caller.teamUid, uid, values), nameTaken(values.name));
     return this.get(caller, uid);
   }
 
@@ -174,4 +184,11 @@ export class AgentsService {
     const row = await store.findAgent(db, teamUid, uid, this.options.planMaxAgents);
     return row && { uid: row.uid, name: row.name, available: row.available, worker_host: row.worker_host };
   }
+}
+
+/** Names are unique per team (migration 0020), as schedules' and webhooks' are. */
+function nameTaken(name: string) {
+  return {
+    agent_identities_team_name: () => conflict(`an agent identity named "${name}" already exists in this team`),
+  };
 }

@@ -81,8 +81,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   refuseUpgradesOfPlainRoutes(app);
   await registerOpenApi(app, publicUrl, deps.version);
 
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+  // Probes poll these every few seconds: their request lines (info) are not logged, their failures (warn) still are.
+  const probe = { schema: { hide: true }, logLevel: 'warn' } as const;
+  app.get('/healthz', probe, async () => ({ status: 'ok' }));
+  app.get('/readyz', probe, async (_request, reply) => {
     const ready = await deps.isReady().catch(() => false);
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready' });
   });

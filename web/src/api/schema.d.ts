@@ -644,6 +644,20 @@ export interface paths {
                                 status_message?: {
                                     [key: string]: unknown;
                                 };
+                                /** @description Why a QUEUED or PENDING run waits; absent in every other state. */
+                                queue_reason?: {
+                                    /** @description no_harness (no engine can execute runs: no model key and no harness, or no engine process), at_capacity, team_at_capacity, waiting_for_worker, waiting_for_engine; more may come. */
+                                    code: string;
+                                    /** @description In words, naming what to set or start. */
+                                    message: string;
+                                };
+                                /** @description What the failing command printed, on a FAILED or ERROR run whose setup command or harness failed. */
+                                failure_output?: {
+                                    /** @description The failing setup command, `git clone owner/repo`, or `harness <name>`. */
+                                    command: string;
+                                    /** @description Its output's last ~20 lines; its first error lines are kept when they scrolled out of those. */
+                                    lines: string[];
+                                };
                                 source: string;
                                 execution_location: string;
                                 schedule?: {
@@ -852,6 +866,13 @@ export interface paths {
                             task_id: string;
                             state: string;
                             at_capacity?: boolean;
+                            /** @description Why a QUEUED or PENDING run waits; absent in every other state. */
+                            queue_reason?: {
+                                /** @description no_harness (no engine can execute runs: no model key and no harness, or no engine process), at_capacity, team_at_capacity, waiting_for_worker, waiting_for_engine; more may come. */
+                                code: string;
+                                /** @description In words, naming what to set or start. */
+                                message: string;
+                            };
                         };
                     };
                 };
@@ -1004,6 +1025,13 @@ export interface paths {
                             task_id: string;
                             state: string;
                             at_capacity?: boolean;
+                            /** @description Why a QUEUED or PENDING run waits; absent in every other state. */
+                            queue_reason?: {
+                                /** @description no_harness (no engine can execute runs: no model key and no harness, or no engine process), at_capacity, team_at_capacity, waiting_for_worker, waiting_for_engine; more may come. */
+                                code: string;
+                                /** @description In words, naming what to set or start. */
+                                message: string;
+                            };
                         };
                     };
                 };
@@ -1098,6 +1126,20 @@ export interface paths {
                             run_time?: string;
                             status_message?: {
                                 [key: string]: unknown;
+                            };
+                            /** @description Why a QUEUED or PENDING run waits; absent in every other state. */
+                            queue_reason?: {
+                                /** @description no_harness (no engine can execute runs: no model key and no harness, or no engine process), at_capacity, team_at_capacity, waiting_for_worker, waiting_for_engine; more may come. */
+                                code: string;
+                                /** @description In words, naming what to set or start. */
+                                message: string;
+                            };
+                            /** @description What the failing command printed, on a FAILED or ERROR run whose setup command or harness failed. */
+                            failure_output?: {
+                                /** @description The failing setup command, `git clone owner/repo`, or `harness <name>`. */
+                                command: string;
+                                /** @description Its output's last ~20 lines; its first error lines are kept when they scrolled out of those. */
+                                lines: string[];
                             };
                             source: string;
                             execution_location: string;
@@ -2412,6 +2454,13 @@ export interface paths {
                             task_id: string;
                             state: string;
                             at_capacity?: boolean;
+                            /** @description Why a QUEUED or PENDING run waits; absent in every other state. */
+                            queue_reason?: {
+                                /** @description no_harness (no engine can execute runs: no model key and no harness, or no engine process), at_capacity, team_at_capacity, waiting_for_worker, waiting_for_engine; more may come. */
+                                code: string;
+                                /** @description In words, naming what to set or start. */
+                                message: string;
+                            };
                         };
                     };
                 };
@@ -7792,6 +7841,111 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The instance's status
+         * @description The summary the server prints at start (sandbox and why, harnesses, usable models, config file, data directory, database, dashboard URL) and the checks of `hangar doctor`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            summary: {
+                                /** @description bwrap or process; "unusable" when HANGAR_SANDBOX=bwrap cannot work here. */
+                                sandbox: string;
+                                /** @description Why that sandbox: the setting, or what the probe found. */
+                                reason: string;
+                                /** @description Each harness, with what it is and whether it can run. */
+                                harnesses: string[];
+                                default_harness: string;
+                                /** @description Catalogue models that have a key (usable now). */
+                                models: string[];
+                                /** @description HANGAR_CONFIG, or null. */
+                                config_file: string | null;
+                                data_dir: string;
+                                /** @description PGlite in the data directory, or PostgreSQL (URL without credentials). */
+                                database: string;
+                                dashboard_url: string;
+                            };
+                            checks: {
+                                name: string;
+                                ok: boolean;
+                                /** @description What was found; when not ok, what to do. */
+                                detail: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;

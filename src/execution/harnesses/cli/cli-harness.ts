@@ -105,6 +105,7 @@ export class CliHarness implements Harness {
       maxOutputBytes: options.maxOutputBytes,
       keepStdinOpen: false,
       stdinText: invocation.stdin,
+      operatorFiles: [binary],
     });
     child.onStdoutLine((line) => sink.output(line));
     child.onStderrLine((line) => sink.diagnostic(line));

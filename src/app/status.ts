@@ -1,0 +1,192 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Type, type Static } from 'typebox';
+import type { Config } from '../config.js';
+import { AGENT_CLIS, locateBinary, resolveSandboxMode } from '../execution/index.js';
+import { ModelCatalogue } from '../models/index.js';
+import { redactCredentials } from '../platform/http/log-redaction.js';
+import { canExecute, NO_HARNESS_HINT } from './readiness.js';
+
+/**
+ * What an operator wants to know about this instance (issue 26): the start summary, `hangar doctor` and
+ * `GET /api/v1/admin/status` (the dashboard's Status page) all show this one document.
+ */
+export const InstanceStatus = Type.Object({
+  summary: Type.Object({
+    sandbox: Type.String({ description: 'bwrap or process; "unusable" when HANGAR_SANDBOX=bwrap cannot work here.' }),
+    reason: Type.String({ description: 'Why that sandbox: the setting, or what the probe found.' }),
+    harnesses: Type.Array(Type.String(), { description: 'Each harness, with what it is and whether it can run.' }),
+    default_harness: Type.String(),
+    models: Type.Array(Type.String(), { description: 'Catalogue models that have a key (usable now).' }),
+    config_file: Type.Union([Type.String(), Type.Null()], { description: 'HANGAR_CONFIG, or null.' }),
+    data_dir: Type.String(),
+    database: Type.String({ description: 'PGlite in the data directory, or PostgreSQL (URL without credentials).' }),
+    dashboard_url: Type.String(),
+  }),
+  checks: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      ok: Type.Boolean(),
+      detail: Type.String({ description: 'What was found; when not ok, what to do.' }),
+    }),
+  ),
+});
+export type InstanceStatus = Static<typeof InstanceStatus>;
+type Check = InstanceStatus['checks'][number];
+
+/** Reads the instance's status from its configuration and this machine (probes bwrap, the workspace directory, git). */
+export async function instanceStatus(
+  config: Config,
+  options: { dashboardUrl?: string; gitTimeoutMs?: number } = {},
+): Promise<InstanceStatus> {
+  const models = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);
+  const sandbox = sandboxStatus(config);
+  const harnesses = harnessStatus(config);
+  const usable = models.models.filter((model) => models.availability(model).usable).map((model) => model.id);
+  const executes = canExecute(config, models, undefined);
+  const missingKeys = [
+    ...new Set(
+      models.models.flatMap((model) => {
+        const availability = models.availability(model);
+        return !availability.usable && availability.why === 'credentials' ? [availability.detail] : [];
+      }),
+    ),
+  ];
+  const checks: Check[] = [
+    { name: 'sandbox', ok: sandbox.ok, detail: sandbox.detail },
+    {
+      name: 'runs can execute',
+      ok: executes,
+      detail: executes
+        ? `harness for runs that name none: ${config.operator.defaultHarness}`
+        : `No model has a key and no harness is configured: runs stay QUEUED. ${NO_HARNESS_HINT}`,
+    },
+    workspaceCheck(config.workspaceDir),
+    await gitCheck(config.gitBaseUrl, options.gitTimeoutMs ?? 5000),
+    ...harnesses.checks,
+    {
+      name: 'model keys',
+      ok: usable.length > 0 || executes,
+      detail:
+        (usable.length > 0 ? `usable: ${usable.join(', ')}` : 'no model has a key') +
+        (missingKeys.length > 0 ? `. ${missingKeys.join(' ')}` : ''),
+    },
+  ];
+  return { summary: instanceSummary(config, options.dashboardUrl, { sandbox, harnesses, usable }), checks };
+}
+
+/** The summary alone (the start's): no probe beyond the sandbox's, which the server makes anyway. */
+export function instanceSummary(
+  config: Config,
+  dashboardUrl: string | undefined,
+  known?: { sandbox: ReturnType<typeof sandboxStatus>; harnesses: { lines: string[] }; usable: string[] },
+): InstanceStatus['summary'] {
+  const sandbox = known?.sandbox ?? sandboxStatus(config);
+  const models = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);
+  return {
+    sandbox: sandbox.kind,
+    reason: sandbox.reason,
+    harnesses: (known?.harnesses ?? harnessStatus(config)).lines,
+    default_harness: config.operator.defaultHarness,
+    models:
+      known?.usable ?? models.models.filter((model) => models.availability(model).usable).map((model) => model.id),
+    config_file: config.operatorFile ?? null,
+    data_dir: config.dataDir,
+    database: config.databaseUrl
+      ? `PostgreSQL ${redactCredentials(config.databaseUrl)}`
+      : `PGlite (embedded) in ${path.join(config.dataDir, 'pglite')}`,
+    dashboard_url: dashboardUrl ?? config.publicUrl,
+  };
+}
+
+function sandboxStatus(config: Config): { kind: string; reason: string; ok: boolean; detail: string } {
+  try {
+    const { mode, warning } = resolveSandboxMode(config.sandbox, { runAs: config.runUser });
+    const reason = config.sandbox
+      ? `HANGAR_SANDBOX=${config.sandbox}`
+      : mode.kind === 'bwrap'
+        ? 'HANGAR_SANDBOX unset, and bubblewrap works here'
+        : 'HANGAR_SANDBOX unset, and bubblewrap does not work here';
+    const runUser = mode.runAs ? `; runs run as uid ${mode.runAs.uid}` : '';
+    return {
+      kind: mode.kind,
+      reason,
+      ok: mode.kind === 'bwrap' && !warning,
+      detail: warning ?? `bwrap works: runs are isolated${runUser}`,
+    };
+  } catch (error) {
+    const message = (error as Error).message;
+    return { kind: 'unusable', reason: `HANGAR_SANDBOX=${config.sandbox ?? ''}`, ok: false, detail: message };
+  }
+}
+
+function harnessStatus(config: Config): { lines: string[]; checks: Check[] } {
+  const lines = ['oz (built-in agent, in the server)'];
+  const checks: Check[] = [];
+  for (const cli of Object.values(AGENT_CLIS)) {
+    const configured = config.operator.builtIn[cli.name].path;
+    const found = locateBinary(configured ?? cli.binary, process.env.PATH);
+    lines.push(`${cli.name} (${cli.binary} CLI: ${found ?? 'not installed'})`);
+    // Only a CLI the operator set up is a problem when missing; the others are optional.
+    if (configured || config.operator.defaultHarness === cli.name) {
+      checks.push({
+        name: `harness ${cli.name}`,
+        ok: found !== undefined,
+        detail: found
+          ? `found at ${found}`
+          : `${configured ?? cli.binary} not found: install the npm package ${cli.npmPackage} or fix builtin_harnesses.${cli.name}.path`,
+      });
+    }
+  }
+  for (const harness of config.operator.harnesses.values()) {
+    const [program = ''] = harness.command;
+    const found = locateBinary(program, process.env.PATH);
+    const files = harness.command.slice(1).filter((arg) => path.isAbsolute(arg) && !fs.existsSync(arg));
+    lines.push(`${harness.name} (command: ${harness.command.join(' ')})`);
+    checks.push({
+      name: `harness ${harness.name}`,
+      ok: found !== undefined && files.length === 0,
+      detail: !found
+        ? `${program} not found on PATH or not executable`
+        : files.length > 0
+          ? `${files.join(', ')} does not exist`
+          : `${program} found at ${found}`,
+    });
+  }
+  return { lines, checks };
+}
+
+function workspaceCheck(directory: string): Check {
+  const name = 'workspace directory writable';
+  try {
+    fs.mkdirSync(directory, { recursive: true });
+    const probe = fs.mkdtempSync(path.join(directory, '.doctor-'));
+    fs.rmSync(probe, { recursive: true });
+    return { name, ok: true, detail: directory };
+  } catch (error) {
+    return {
+      name,
+      ok: false,
+      detail: `${directory}: ${(error as Error).message} (HANGAR_WORKSPACE_DIR, HANGAR_DATA_DIR)`,
+    };
+  }
+}
+
+/** An answer of any status proves the host is reachable; only a transport failure is a problem. */
+async function gitCheck(baseUrl: string, timeoutMs: number): Promise<Check> {
+  const name = 'git base URL reachable';
+  const url = new URL(baseUrl);
+  if (url.protocol === 'file:') {
+    const ok = fs.existsSync(url.pathname);
+    return { name, ok, detail: ok ? baseUrl : `${url.pathname} does not exist (HANGAR_GIT_BASE_URL)` };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return { name, ok: true, detail: `${baseUrl} (not probed)` };
+  try {
+    const response = await fetch(baseUrl, { method: 'HEAD', signal: AbortSignal.timeout(timeoutMs) });
+    return { name, ok: true, detail: `${redactCredentials(baseUrl)} answered ${response.status}` };
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
+    return { name, ok: false, detail: `${redactCredentials(baseUrl)} unreachable: ${cause} (HANGAR_GIT_BASE_URL)` };
+  }
+}
