@@ -62,3 +62,4 @@ export {
 export { normalizeConversation, type Conversation } from './conversation.js';
 export { engineGraceSeconds, leaseRenewalIntervalMs, takebackCheckIntervalMs } from './lifecycle/lease-cadence.js';
 export type { Takeback, TakebackOptions } from './lifecycle/leases.js';
+export { runOverview, type OverviewWindow, type RunOverview } from './overview.js';

@@ -47,6 +47,10 @@ export interface RunsTable {
   debug_session: NullableJson<{ owner: string; workspace: string; until: string }>;
   search_text: ColumnType<string, never, never>;
   attachment_count: Generated<number>;
+  /** Generated from request_usage (migration 0021), for the overview's covering index. */
+  inference_cost: ColumnType<number | null, never, never>;
+  /** Generated from status_message (migration 0021), for the overview's covering index. */
+  error_code: ColumnType<string | null, never, never>;
 }
 
 export interface RunAttachmentsTable {
