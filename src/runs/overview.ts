@@ -1,7 +1,8 @@
 // The run aggregates of the overview page: one team's runs created in a window, counted by hour and state, by
 // error code, by day and model (spend), by schedule, plus the queue now and over time and the p50/p95 of queue
-// wait and run time. Every query is bounded by the team and the window and reads the covering index
-// runs_team_overview (migration 0021) only, so the cost grows with the runs in the window, never the table.
+// wait and run time. Every query is bounded by the team and the window, reads the covering index
+// runs_team_overview (migration 0021) only and aggregates by hashing (no sort of the window's runs), so the cost
+// grows with the runs in the window, never the table.
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../database.js';
 import { ACTIVE_STATES, TERMINAL_STATES } from './lifecycle/states.js';
@@ -42,17 +43,51 @@ export interface RunOverview {
   busiestSchedules: { scheduleId: string; name: string; runs: number }[];
 }
 
-interface GroupedRow {
-  set: number;
+/**
+ * One group of the window's runs. The query groups by several sets at once; `set` says which: 'runs' (hour,
+ * state, model, error code), 'left' (the hour runs stopped waiting), 'schedule', 'wait' and 'run' (time bins).
+ */
+interface GroupRow {
+  set: 'runs' | 'left' | 'schedule' | 'wait' | 'run';
   bucket: Date | null;
+  left_bucket: Date | null;
   state: string | null;
-  day: Date | null;
   model_id: string | null;
   error_code: string | null;
   schedule_id: string | null;
-  left_bucket: Date | null;
+  bin: number | null;
   runs: number;
   cost: number | null;
+}
+
+/**
+ * Percentiles come from a histogram of log-spaced bins (each 1/BINS_PER_E of a natural log wide, about 5%), so
+ * that they are hash aggregates like the rest rather than a sort of every run in the window: a figure is exact to
+ * within half a bin.
+ */
+const BINS_PER_E = 20;
+const binOf = (seconds: ReturnType<typeof sql>) =>
+  sql`floor(ln(1 + greatest(${seconds}, 0)) * ${sql.lit(BINS_PER_E)})::int`;
+const binMiddle = (bin: number) => Math.exp((bin + 0.5) / BINS_PER_E) - 1;
+
+function percentiles(bins: { bin: number | null; runs: number }[]): {
+  p50: number | null;
+  p95: number | null;
+  runs: number;
+} {
+  const sorted = bins.filter((bin): bin is { bin: number; runs: number } => bin.bin !== null);
+  sorted.sort((a, b) => a.bin - b.bin);
+  const runs = sorted.reduce((sum, bin) => sum + bin.runs, 0);
+  const at = (fraction: number) => {
+    if (runs === 0) return null;
+    let seen = 0;
+    for (const bin of sorted) {
+      seen += bin.runs;
+      if (seen >= fraction * runs) return binMiddle(bin.bin);
+    }
+    return binMiddle(sorted.at(-1)!.bin);
+  };
+  return { p50: at(0.5), p95: at(0.95), runs };
 }
 
 /** Buckets start at `since` and are `bucketSeconds` long; a time maps to the start of its bucket. */
@@ -69,37 +104,30 @@ function bucketStarts(window: OverviewWindow): string[] {
   return starts;
 }
 
+const add = <Key>(map: Map<Key, number>, key: Key, count: number) => map.set(key, (map.get(key) ?? 0) + count);
+
 export async function runOverview(db: Kysely<DB>, teamUid: string, window: OverviewWindow): Promise<RunOverview> {
   const { since, until } = window;
   const interval = `${window.bucketSeconds} seconds`;
   const left = sql`coalesce(started_at, ended_at)`;
-  // One scan of the window, several groupings: GROUPING() tells the sets apart (bit set = column not grouped).
-  const grouped = sql<GroupedRow>`
-    SELECT GROUPING(bucket, state, day, model_id, error_code, schedule_id, left_bucket)::int AS set,
-           bucket, state, day, model_id, error_code, schedule_id, left_bucket,
+  const inWindow = sql`team_uid = ${teamUid} AND created_at >= ${since} AND created_at < ${until}`;
+  // One scan of the window and one hash table per grouping set: every figure is rolled up from these groups.
+  // GROUPING() has a bit per argument, first highest, set when the row's set does not group by that column.
+  const groups = sql<GroupRow>`
+    SELECT CASE GROUPING(bucket, left_bucket, schedule_id, wait_bin, run_bin)
+             WHEN 15 THEN 'runs' WHEN 23 THEN 'left' WHEN 27 THEN 'schedule' WHEN 29 THEN 'wait' ELSE 'run'
+           END AS set,
+           bucket, left_bucket, state, model_id, error_code, schedule_id, coalesce(wait_bin, run_bin) AS bin,
            count(*)::int AS runs, sum(inference_cost)::float8 AS cost
     FROM (
-      SELECT date_bin(${interval}::interval, created_at, ${since}) AS bucket, state,
-             date_trunc('day', created_at, 'UTC') AS day, model_id, error_code, schedule_id, inference_cost,
-             date_bin(${interval}::interval, ${left}, ${since}) AS left_bucket
-      FROM runs
-      WHERE team_uid = ${teamUid} AND created_at >= ${since} AND created_at < ${until}
+      SELECT date_bin(${interval}::interval, created_at, ${since}) AS bucket,
+             date_bin(${interval}::interval, ${left}, ${since}) AS left_bucket,
+             state, model_id, error_code, schedule_id, inference_cost,
+             ${binOf(sql`date_part('epoch', started_at - created_at)`)} AS wait_bin,
+             ${binOf(sql`date_part('epoch', ended_at - started_at)`)} AS run_bin
+      FROM runs WHERE ${inWindow}
     ) AS windowed
-    GROUP BY GROUPING SETS ((bucket, state), (day, model_id), (state, error_code), (schedule_id), (left_bucket))`;
-  const timings = sql<{
-    wait: number[] | null;
-    run: number[] | null;
-    waited: number;
-    ran: number;
-  }>`
-    SELECT percentile_cont(ARRAY[0.5, 0.95]) WITHIN GROUP (ORDER BY extract(epoch FROM started_at - created_at))
-             FILTER (WHERE started_at IS NOT NULL) AS wait,
-           percentile_cont(ARRAY[0.5, 0.95]) WITHIN GROUP (ORDER BY extract(epoch FROM ended_at - started_at))
-             FILTER (WHERE started_at IS NOT NULL AND ended_at IS NOT NULL) AS run,
-           count(*) FILTER (WHERE started_at IS NOT NULL)::int AS waited,
-           count(*) FILTER (WHERE started_at IS NOT NULL AND ended_at IS NOT NULL)::int AS ran
-    FROM runs
-    WHERE team_uid = ${teamUid} AND created_at >= ${since} AND created_at < ${until}`;
+    GROUP BY GROUPING SETS ((bucket, state, model_id, error_code), (left_bucket), (schedule_id), (wait_bin), (run_bin))`;
   // Runs created before the window that were still waiting when it opened, by the bucket they stopped waiting in.
   const carried = sql<{ left_bucket: Date | null; runs: number }>`
     SELECT date_bin(${interval}::interval, ${left}, ${since}) AS left_bucket, count(*)::int AS runs
@@ -112,74 +140,70 @@ export async function runOverview(db: Kysely<DB>, teamUid: string, window: Overv
     WHERE team_uid = ${teamUid} AND state IN (${sql.join([...WAITING_STATES, ...ACTIVE_STATES])})
     GROUP BY state`;
 
-  const [groupedRows, timingRows, carriedRows, nowRows] = await Promise.all([
-    grouped.execute(db),
-    timings.execute(db),
+  const [groupRows, carriedRows, nowRows] = await Promise.all([
+    // The planner cannot know how few groups the hours and states make (it guesses one per run), so it would
+    // sort the whole window for some sets instead of hashing them all in one pass, and the sort's cost would turn
+    // JIT compilation on: together twice as slow at 200k runs (bench/overview). The hash tables stay small (a
+    // few thousand groups); work_mem only lets the planner expect so.
+    db.transaction().execute(async (trx) => {
+      await sql`SET LOCAL enable_sort = off`.execute(trx);
+      await sql`SET LOCAL work_mem = '64MB'`.execute(trx);
+      await sql`SET LOCAL jit = off`.execute(trx);
+      return groups.execute(trx);
+    }),
     carried.execute(db),
     now.execute(db),
   ]);
-  const rows = groupedRows.rows;
-  // GROUPING's bits, first argument highest: bucket 64, state 32, day 16, model_id 8, error_code 4, schedule 2,
-  // left 1; a bit is set for each column the row's set does not group by. `of` takes the set's own columns.
-  const of = (...columns: number[]) => {
-    const grouping = 127 & ~columns.reduce((all, bit) => all | bit, 0);
-    return rows.filter((row) => row.set === grouping);
-  };
+  const rows = groupRows.rows;
+  const timingRows = rows.filter((row) => row.set === 'wait' || row.set === 'run');
 
   const starts = bucketStarts(window);
   const byBucket = new Map(starts.map((at) => [at, {} as Record<string, number>]));
-  for (const row of of(64, 32)) {
-    const counts = byBucket.get(bucketKey(window, row.bucket!));
-    if (counts) counts[row.state!] = (counts[row.state!] ?? 0) + row.runs;
+  const arrivals = new Map<string, number>();
+  const departures = new Map<string, number>();
+  const failures = new Map<string | null, number>();
+  const spend = new Map<string, { day: string; modelId: string | null; costUsd: number; runs: number }>();
+  const schedules = new Map<string, number>();
+  for (const row of rows) {
+    if (row.set === 'left' && row.left_bucket) add(departures, bucketKey(window, row.left_bucket), row.runs);
+    if (row.set === 'schedule' && row.schedule_id !== null) add(schedules, row.schedule_id, row.runs);
+    if (row.set !== 'runs') continue;
+    const bucket = row.bucket!;
+    const state = row.state!;
+    const key = bucketKey(window, bucket);
+    const counts = byBucket.get(key);
+    if (counts) counts[state] = (counts[state] ?? 0) + row.runs;
+    add(arrivals, key, row.runs);
+    if (FAILURE_STATES.includes(state as (typeof FAILURE_STATES)[number])) add(failures, row.error_code, row.runs);
+    // Buckets are whole hours (UTC), so each lies in one UTC day.
+    const day = bucket.toISOString().slice(0, 10);
+    const spent = spend.get(`${day} ${row.model_id}`) ?? { day, modelId: row.model_id, costUsd: 0, runs: 0 };
+    spent.costUsd += row.cost ?? 0;
+    spent.runs += row.runs;
+    spend.set(`${day} ${row.model_id}`, spent);
   }
-  const runsByBucket = [...byBucket].map(([at, counts]) => ({ at, counts }));
 
   // The queue at the end of each bucket: those waiting when the window opened, plus arrivals, less departures.
-  const arrivals = new Map<string, number>();
-  for (const { at, counts } of runsByBucket)
-    arrivals.set(
-      at,
-      Object.values(counts).reduce((sum, count) => sum + count, 0),
-    );
-  const departures = new Map<string, number>();
   let waiting = 0;
-  for (const row of [...of(1), ...carriedRows.rows]) {
-    if (row.left_bucket === null) continue;
-    const key = bucketKey(window, row.left_bucket);
-    departures.set(key, (departures.get(key) ?? 0) + row.runs);
+  for (const row of carriedRows.rows) {
+    waiting += row.runs;
+    if (row.left_bucket) add(departures, bucketKey(window, row.left_bucket), row.runs);
   }
-  for (const row of carriedRows.rows) waiting += row.runs;
   const overTime = starts.map((at) => {
     waiting += (arrivals.get(at) ?? 0) - (departures.get(at) ?? 0);
     return { at, waiting: Math.max(0, waiting) };
   });
 
   const stateCount = (state: string) => nowRows.rows.find((row) => row.state === state)?.runs ?? 0;
-  const failures = new Map<string | null, number>();
-  for (const row of of(32, 4)) {
-    if (!FAILURE_STATES.includes(row.state as (typeof FAILURE_STATES)[number])) continue;
-    failures.set(row.error_code, (failures.get(row.error_code) ?? 0) + row.runs);
-  }
-
-  const scheduleCounts = of(2)
-    .filter((row) => row.schedule_id !== null)
-    .sort((a, b) => b.runs - a.runs || a.schedule_id!.localeCompare(b.schedule_id!))
-    .slice(0, TOP);
+  const busiest = [...schedules].sort(([a, aRuns], [b, bRuns]) => bRuns - aRuns || a.localeCompare(b)).slice(0, TOP);
   const names = await scheduleNames(
     db,
     teamUid,
-    scheduleCounts.map((row) => row.schedule_id!),
+    busiest.map(([scheduleId]) => scheduleId),
   );
 
-  const timing = timingRows.rows[0];
-  const percentiles = (values: number[] | null | undefined, runs: number) => ({
-    p50: values?.[0] ?? null,
-    p95: values?.[1] ?? null,
-    runs,
-  });
-
   return {
-    runsByBucket,
+    runsByBucket: [...byBucket].map(([at, counts]) => ({ at, counts })),
     queue: {
       waitingNow: WAITING_STATES.reduce((sum, state) => sum + stateCount(state), 0),
       queuedNow: stateCount('QUEUED'),
@@ -191,24 +215,19 @@ export async function runOverview(db: Kysely<DB>, teamUid: string, window: Overv
       overTime,
     },
     timings: {
-      queueWait: percentiles(timing?.wait, timing?.waited ?? 0),
-      runTime: percentiles(timing?.run, timing?.ran ?? 0),
+      queueWait: percentiles(timingRows.filter((row) => row.set === 'wait')),
+      runTime: percentiles(timingRows.filter((row) => row.set === 'run')),
     },
     failures: [...failures]
       .map(([errorCode, runs]) => ({ errorCode, runs }))
       .sort((a, b) => b.runs - a.runs || String(a.errorCode).localeCompare(String(b.errorCode))),
-    spendByDay: of(16, 8)
-      .map((row) => ({
-        day: row.day!.toISOString().slice(0, 10),
-        modelId: row.model_id,
-        costUsd: row.cost ?? 0,
-        runs: row.runs,
-      }))
-      .sort((a, b) => a.day.localeCompare(b.day) || String(a.modelId).localeCompare(String(b.modelId))),
-    busiestSchedules: scheduleCounts.map((row) => ({
-      scheduleId: row.schedule_id!,
-      name: names.get(row.schedule_id!) ?? row.schedule_id!,
-      runs: row.runs,
+    spendByDay: [...spend.values()].sort(
+      (a, b) => a.day.localeCompare(b.day) || String(a.modelId).localeCompare(String(b.modelId)),
+    ),
+    busiestSchedules: busiest.map(([scheduleId, runs]) => ({
+      scheduleId,
+      name: names.get(scheduleId) ?? scheduleId,
+      runs,
     })),
   };
 }

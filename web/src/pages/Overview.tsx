@@ -116,13 +116,13 @@ function OverviewCharts({ data, tick }: { data: Overview; tick(at: string): stri
     (sum, bucket) => sum + Object.values(bucket.counts).reduce((a, b) => a + b, 0),
     0,
   );
-  const models = [...new Set(data.spend_by_day.map((spend) => spend.model_id ?? 'unknown'))];
-  const days = [...new Set(data.spend_by_day.map((spend) => spend.day))].map((day) => ({
+  // Runs that reported no cost (no usage, or a harness that does not price it) draw nothing.
+  const spending = data.spend_by_day.filter((spend) => spend.cost_usd > 0);
+  const models = [...new Set(spending.map((spend) => spend.model_id ?? 'unknown'))];
+  const days = [...new Set(spending.map((spend) => spend.day))].map((day) => ({
     day,
     ...Object.fromEntries(
-      data.spend_by_day
-        .filter((spend) => spend.day === day)
-        .map((spend) => [spend.model_id ?? 'unknown', spend.cost_usd]),
+      spending.filter((spend) => spend.day === day).map((spend) => [spend.model_id ?? 'unknown', spend.cost_usd]),
     ),
   }));
   const spent = data.spend_by_day.reduce((sum, spend) => sum + spend.cost_usd, 0);
@@ -175,7 +175,14 @@ function OverviewCharts({ data, tick }: { data: Overview; tick(at: string): stri
               <Tooltip {...TOOLTIP} labelFormatter={(at) => fullFormat.format(new Date(String(at)))} />
               <Legend formatter={(state) => stateLabel(String(state))} />
               {states.map((state) => (
-                <Bar key={state} dataKey={state} name={state} stackId="runs" fill={STATE_COLOURS[state]} />
+                <Bar
+                  key={state}
+                  dataKey={state}
+                  name={state}
+                  stackId="runs"
+                  fill={STATE_COLOURS[state]}
+                  maxBarSize={48}
+                />
               ))}
             </BarChart>
           </ResponsiveContainer>
@@ -191,7 +198,7 @@ function OverviewCharts({ data, tick }: { data: Overview; tick(at: string): stri
               <XAxis dataKey="at" tickFormatter={tick} minTickGap={24} />
               <YAxis allowDecimals={false} width={40} />
               <Tooltip {...TOOLTIP} labelFormatter={(at) => fullFormat.format(new Date(String(at)))} />
-              <Area type="stepAfter" dataKey="waiting" name="Waiting" stroke="#3b7dd8" fill="#a9c7f2" />
+              <Area type="linear" dataKey="waiting" name="Waiting" stroke="#3b7dd8" fill="#a9c7f2" />
             </AreaChart>
           </ResponsiveContainer>
         </Chart>
@@ -216,7 +223,7 @@ function OverviewCharts({ data, tick }: { data: Overview; tick(at: string): stri
                 <XAxis type="number" allowDecimals={false} />
                 <YAxis type="category" dataKey="code" width={150} />
                 <Tooltip {...TOOLTIP} />
-                <Bar dataKey="runs" name="Runs" fill={STATE_COLOURS.FAILED} />
+                <Bar dataKey="runs" name="Runs" fill={STATE_COLOURS.FAILED} maxBarSize={32} />
               </BarChart>
             </ResponsiveContainer>
           )}
@@ -241,6 +248,7 @@ function OverviewCharts({ data, tick }: { data: Overview; tick(at: string): stri
                     key={model}
                     dataKey={model}
                     stackId="spend"
+                    maxBarSize={64}
                     fill={SERIES_COLOURS[index % SERIES_COLOURS.length]}
                   />
                 ))}
