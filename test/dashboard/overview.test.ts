@@ -163,6 +163,34 @@ describe('dashboard: overview and run pages', { skip: browserMissing }, () => {
     }
   });
 
+  test('a banner on the overview and the runs list when runs wait because no harness can run them', async () => {
+    // No operator file and no model key: nothing can run the default harness.
+    const bare = await startTestServer({ HANGAR_CONFIG: '', ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' });
+    const other = await openPage(browser, bare.url);
+    try {
+      const created = await bare.request('POST', '/api/v1/agent/runs', { body: { prompt: 'hello' } });
+      assert.equal(created.status, 200, JSON.stringify(created.body));
+      const run = await getRun(bare, created.body.run_id);
+      await signIn(other.page, bare.apiKey);
+      const banner = other.page.getByRole('alert').filter({ hasText: 'because no harness can run' });
+      if (run.queue_reason?.code === 'no_harness') {
+        await banner.getByText(run.queue_reason.message).waitFor();
+        await screenshot(other.page, 'overview-no-harness');
+        await other.page.getByRole('link', { name: 'See the waiting runs' }).click();
+        await other.page.getByRole('heading', { level: 1, name: 'Runs' }).waitFor();
+        await banner.waitFor();
+      } else {
+        // A server that does not explain waits yet: the page makes up no reason.
+        await other.page.getByRole('figure', { name: 'Queue depth' }).waitFor();
+        assert.equal(await banner.count(), 0);
+      }
+      assert.deepEqual(other.problems, []);
+    } finally {
+      await other.context.close();
+      await bare.stop();
+    }
+  });
+
   test('the status page shows the instance administrator what the API reports', async () => {
     const status = await hangar.request('GET', '/api/v1/admin/status');
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Status' }).click();

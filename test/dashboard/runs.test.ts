@@ -121,9 +121,9 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
       times.join(', '),
     );
     assert.ok(run.created_at);
-    // The harness the run used, in the summary; the source in words.
+    // The harness the run used, in the summary.
     assert.match(await summary().innerText(), /Harness\s+script/);
-    assert.match(await summary().innerText(), /Source\s+Dashboard/);
+    assert.match(await summary().innerText(), /Source\s+API/);
 
     // The transcript downloads as a file.
     const download = page.waitForEvent('download');
