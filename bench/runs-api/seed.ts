@@ -45,6 +45,14 @@ export async function seedRuns(
   from: number,
   to: number,
 ): Promise<{ insertSeconds: number; indexSeconds: number }> {
+  return withRunIndexesRebuilt(query, () => insertRuns(query, team, from, to));
+}
+
+/** Runs `insert` with the secondary indexes of `runs` dropped, then builds them again (see seedRuns). */
+export async function withRunIndexesRebuilt(
+  query: Query,
+  insert: () => Promise<void>,
+): Promise<{ insertSeconds: number; indexSeconds: number }> {
   const indexes = await query<{ name: string; definition: string }>(
     `SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS definition
      FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
@@ -53,7 +61,7 @@ export async function seedRuns(
   );
   for (const index of indexes) await query(`DROP INDEX "${index.name}"`);
   const started = Date.now();
-  await insertRuns(query, team, from, to);
+  await insert();
   const inserted = Date.now();
   // Two lanes for two cores: the GIN indexes (slow to build) beside the B-trees. One statement each, so the
   // memory setting applies to the session that builds (on a pool each query may get another connection).

@@ -11,6 +11,7 @@ import { registerAdminRoutes } from '../identities/index.js';
 import { registerAgentRoutes } from '../identities/index.js';
 import { registerMcpServerRoutes } from '../mcp/index.js';
 import { registerModelRoutes } from '../models/index.js';
+import { registerOverviewRoutes } from '../overview/index.js';
 import { buildApp } from '../platform/http/app.js';
 import { guardedDispatcher } from '../platform/net/guarded-fetch.js';
 import { registerRunRoutes } from '../runs/index.js';
@@ -139,6 +140,7 @@ function registerApiRoutes(api: FastifyInstance, platform: Platform, services: S
   registerDefinitionRoutes(api, services.definitions);
   registerWebhookRoutes(api, services.webhooks);
   registerAutomationRoutes(api, services.automations);
+  registerOverviewRoutes(api, services.overview);
   registerWorkerRoutes(api, {
     hub,
     db,

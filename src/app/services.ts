@@ -23,6 +23,7 @@ import { roleInTeam } from '../identities/index.js';
 import type { ResolvedDefinition } from '../mcp/index.js';
 import { McpServersService } from '../mcp/index.js';
 import { ModelCatalogue } from '../models/index.js';
+import { OverviewService } from '../overview/index.js';
 import type { Database } from '../platform/db/connect.js';
 import { AddressPolicy } from '../platform/net/address-policy.js';
 import { RunActivity } from '../runs/index.js';
@@ -186,5 +187,6 @@ export function buildServices(
     definitions: new FactoryDefinitions({ db, webhooks, automations, agents, secrets, onApplied: schedulesChanged }),
     webhooks,
     automations,
+    overview: new OverviewService({ db, now: options.now }),
   };
 }

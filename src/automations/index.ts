@@ -6,3 +6,4 @@ export { registerAutomationRoutes } from './http.js';
 export { MAX_TRIGGERS, ScheduleTrigger, WebhookTrigger, type Trigger } from './schemas.js';
 export { AutomationsService } from './service.js';
 export type { AutomationValues } from './store.js';
+export { busiestAutomations } from './store.js';

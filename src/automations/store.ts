@@ -110,3 +110,25 @@ export async function insertFirings(db: Kysely<DB>, firings: Firing[]): Promise<
   if (firings.length === 0) return;
   await db.insertInto('automation_firings').values(firings).execute();
 }
+
+/** The team's automations that started the most runs since `since` (webhook firings), for the overview. */
+export async function busiestAutomations(
+  db: Kysely<DB>,
+  teamUid: string,
+  since: Date,
+  limit: number,
+): Promise<{ automation_id: string; name: string; runs: number }[]> {
+  return db
+    .selectFrom('automations as a')
+    .innerJoin('automation_firings as f', 'f.automation_id', 'a.id')
+    .where('a.team_uid', '=', teamUid)
+    .where('f.fired_at', '>=', since)
+    .where('f.run_id', 'is not', null)
+    .groupBy(['a.id', 'a.name'])
+    .select((eb) => ['a.id as automation_id', 'a.name', eb.fn.countAll<number>().as('runs')])
+    .orderBy('runs', 'desc')
+    .orderBy('a.name')
+    .limit(limit)
+    .execute()
+    .then((rows) => rows.map((row) => ({ ...row, runs: Number(row.runs) })));
+}

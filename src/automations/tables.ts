@@ -23,6 +23,8 @@ export interface AutomationFiringsTable {
   automation_id: string;
   run_id: string | null;
   error: string | null;
+  /** When the run was started (migration 0021); the overview counts firings in its window. */
+  fired_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
 /** The automations slice's tables, as Kysely sees them (src/database.ts composes every slice's into DB). */

@@ -73,14 +73,17 @@ class StepBuilder {
     this.step.completed_at = time;
   }
 
-  /** Appends a block to the open message of `role`, or opens a new one. */
-  add(role: Message['role'], block: Block, at: Date): void {
+  /**
+   * Appends a block to the open message of `role`, or opens a new one. A streamed piece of text (`join`) is added
+   * to the text block before it; other texts are blocks of their own, which readers show apart.
+   */
+  add(role: Message['role'], block: Block, at: Date, join = false): void {
     if (!this.current || this.current.role !== role || role === 'user') {
       this.current = { role, timestamp: rfc3339(at), content: [] };
       this.step.messages.push(this.current);
     }
     const last = this.current.content[this.current.content.length - 1];
-    if (block.type === 'text' && last?.type === 'text') last.text += block.text;
+    if (join && block.type === 'text' && last?.type === 'text') last.text += block.text;
     else this.current.content.push(block);
   }
 
@@ -95,7 +98,7 @@ class StepBuilder {
   output(event: HarnessEvent, at: Date): void {
     switch (event.type) {
       case 'text':
-        return this.add('assistant', { type: 'text', text: event.text }, at);
+        return this.add('assistant', { type: 'text', text: event.text }, at, event.delta === true);
       case 'tool_call': {
         const category = categoryOf(event.name, event.category);
         this.tools.set(event.id, { name: event.name, category });

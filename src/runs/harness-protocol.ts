@@ -5,7 +5,12 @@ import { Compile } from 'typebox/compile';
  * The JSON Lines event protocol a harness writes on stdout, one object per line. Lines that are not one of these
  * events are kept in the transcript but carry no meaning. docs/harnesses.md documents it for operators.
  */
-const Text = Type.Object({ type: Type.Literal('text'), text: Type.String() });
+const Text = Type.Object({
+  type: Type.Literal('text'),
+  text: Type.String(),
+  /** A streamed piece of the text event before it: joined to it with no break (separate texts stay apart). */
+  delta: Type.Optional(Type.Boolean()),
+});
 const ToolCall = Type.Object({
   type: Type.Literal('tool_call'),
   id: Type.String({ minLength: 1 }),

@@ -66,3 +66,4 @@ export type { Takeback, TakebackOptions } from './lifecycle/leases.js';
 export { monthStart, teamSpendSince } from './spend.js';
 export { deleteExpiredRuns, runRetention } from './retention.js';
 export { queueDepth, type QueueDepth } from './queue-depth.js';
+export { runOverview, type OverviewWindow, type RunOverview } from './overview.js';

@@ -49,6 +49,10 @@ export interface RunsTable {
   attachment_count: Generated<number>;
   /** The traceparent of what created the run, with tracing on (migration 0022). */
   trace_parent: string | null;
+  /** Generated from request_usage (migration 0021), for the overview's covering index. */
+  inference_cost: ColumnType<number | null, never, never>;
+  /** Generated from status_message (migration 0021), for the overview's covering index. */
+  error_code: ColumnType<string | null, never, never>;
 }
 
 export interface RunAttachmentsTable {

@@ -48,10 +48,10 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
     assert.match(await refused.innerText(), /authentication_required/);
 
     await signIn(page, hangar.apiKey);
-    await page.getByText('No runs yet.').waitFor();
+    await page.getByText('No runs in this period.').waitFor();
     // The key stays for the tab: a reload keeps the session.
     await page.reload();
-    await page.getByRole('heading', { level: 1, name: 'Runs' }).waitFor();
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').waitFor();
@@ -60,10 +60,12 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
   });
 
   test('a run created in the dashboard is followed live to its end, with its conversation, artifacts and timeline', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Runs' }).click();
     await page.getByRole('link', { name: 'New run' }).click();
     await page.getByLabel('Prompt', { exact: true }).fill(
       script(
         { say: 'Looking at the flaky test.' },
+        { say: 'And then: the login test.' },
         { tool: 'npm test -- login' },
         { artifact: true },
         { file: { path: 'report.txt', content: 'all green\n' } },
@@ -84,6 +86,8 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
 
     // The conversation as a chat: the prompt, the agent's text, the tool call collapsed until opened.
     await conversation().getByText('Looking at the flaky test.', { exact: true }).waitFor();
+    // Two texts of one message stay two paragraphs, not "…test.And then: …".
+    await conversation().getByText('And then: the login test.', { exact: true }).waitFor();
     await conversation().getByText('Summary: Fixed the flaky login test.', { exact: true }).waitFor();
     const toolCall = conversation().getByRole('group').filter({ hasText: 'npm test -- login' });
     assert.equal(await toolCall.getByText('Output').isVisible(), false, 'a tool call starts collapsed');
@@ -102,9 +106,24 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
     const fileDownload = await file;
     assert.equal(fileDownload.suggestedFilename(), 'report.txt');
     assert.equal(fs.readFileSync((await fileDownload.path())!, 'utf8'), 'all green\n');
+    // The timeline in people's words, the API's names in the tooltips, absolute times and step durations.
     const timeline = page.getByRole('region', { name: 'Timeline' });
-    await timeline.getByText('agent started').waitFor();
-    await timeline.getByText('run done').waitFor();
+    const started = timeline.getByText('Agent started', { exact: true });
+    await started.waitFor();
+    assert.equal(await started.getAttribute('title'), 'API event: agent_started');
+    await timeline.getByText('Finished', { exact: true }).waitFor();
+    await timeline.getByText(/^Setup took \d+ (ms|s)$/).waitFor();
+    await timeline.getByText(/^The agent worked \d+ (ms|s)$/).waitFor();
+    const run = await getRun(hangar, runId);
+    const times = await timeline.locator('time').allInnerTexts();
+    assert.ok(
+      times.every((text) => /^\d{1,2}:\d{2}:\d{2}/.test(text ?? '')),
+      times.join(', '),
+    );
+    assert.ok(run.created_at);
+    // The harness the run used, in the summary.
+    assert.match(await summary().innerText(), /Harness\s+script/);
+    assert.match(await summary().innerText(), /Source\s+API/);
 
     // The transcript downloads as a file.
     const download = page.waitForEvent('download');
@@ -161,6 +180,8 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Runs' }).click();
     const row = page.getByRole('row').filter({ hasText: 'Refactor the billing module' });
     await row.getByText('Cancelled', { exact: true }).waitFor();
+    // Its source in words, with the API's name in the tooltip.
+    assert.equal(await row.getByText('API', { exact: true }).getAttribute('title'), 'API');
     await screenshot(page, 'runs');
   });
 
@@ -204,12 +225,13 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
     }
     await page.goto('/runs');
     // Two misspelled words of the titles.
+    // Filters apply as they change: no button to press.
     await page.getByRole('searchbox', { name: 'Search' }).fill('zebracon audits');
+    await page.waitForURL(/q=zebracon/);
     await page.getByLabel('Sort by').selectOption('title');
     await page.getByLabel('Order').selectOption('asc');
     await page.getByLabel('Per page').selectOption('10');
     await page.getByRole('checkbox', { name: 'Queued' }).check();
-    await page.getByRole('button', { name: 'Apply filters' }).click();
 
     const titles = async () => (await page.getByRole('rowheader').allInnerTexts()).map((text) => text.trim());
     const expected = Array.from({ length: 12 }, (_, index) => `Zebracorn audit ${String(index + 1).padStart(2, '0')}`);
@@ -235,8 +257,11 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
     // Another state filter: none of them matches.
     await page.getByRole('checkbox', { name: 'Queued' }).uncheck();
     await page.getByRole('checkbox', { name: 'Succeeded' }).check();
-    await page.getByRole('button', { name: 'Apply filters' }).click();
     await page.getByText('No run matches these filters.').waitFor();
+    // Typing keeps its place: the search box still has the focus and the words typed.
+    await page.getByRole('searchbox', { name: 'Search' }).fill('zebracorn');
+    await page.waitForURL(/q=zebracorn&|q=zebracorn$/);
+    assert.equal(await page.getByRole('searchbox', { name: 'Search' }).inputValue(), 'zebracorn');
 
     // A bad filter value is the API's problem, shown to the person.
     await page.goto('/runs?created_after=yesterday');

@@ -147,10 +147,10 @@ const cases: Array<{ cli: keyof typeof AGENT_CLIS; file: string; events: Harness
     cli: 'gemini',
     file: 'gemini.jsonl',
     events: [
-      // Text arrives in deltas; the conversation joins consecutive text.
-      { type: 'text', text: 'Let me l' },
-      { type: 'text', text: 'ook at t' },
-      { type: 'text', text: 'he file.' },
+      // Text arrives in deltas, marked so: the conversation joins them into one text.
+      { type: 'text', text: 'Let me l', delta: true },
+      { type: 'text', text: 'ook at t', delta: true },
+      { type: 'text', text: 'he file.', delta: true },
       {
         type: 'tool_call',
         id: GEMINI_CAT,
@@ -181,7 +181,11 @@ const cases: Array<{ cli: keyof typeof AGENT_CLIS; file: string; events: Harness
       },
       // Gemini CLI reports a command's non-zero exit as a successful tool call.
       { type: 'tool_result', id: GEMINI_EXIT, status: 'completed', output: 'Command exited with code: 3' },
-      ...['I change', 'd hello.', 'txt to g', 'reet the', ' world.'].map((text) => ({ type: 'text' as const, text })),
+      ...['I change', 'd hello.', 'txt to g', 'reet the', ' world.'].map((text) => ({
+        type: 'text' as const,
+        text,
+        delta: true,
+      })),
       { type: 'usage', input_tokens: 475, output_tokens: 63 },
       { type: 'done' },
     ],

@@ -58,12 +58,12 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(ARTIFACTS_DIR, `${name}.png`), fullPage: true });
 }
 
-/** Signs in on the sign-in page with `apiKey` and waits for the runs page. */
+/** Signs in on the sign-in page with `apiKey` and waits for the landing page (the overview). */
 export async function signIn(page: Page, apiKey: string): Promise<void> {
   await page.goto('/');
   await page.getByLabel('API key').fill(apiKey);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { level: 1, name: 'Runs' }).waitFor();
+  await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
 }
 
 /** Accepts the next confirm() the page shows. */

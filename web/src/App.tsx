@@ -6,10 +6,12 @@ import { AutomationsPage } from './pages/Automations';
 import { EnvironmentsPage } from './pages/Environments';
 import { ModelsPage } from './pages/Models';
 import { NewRunPage } from './pages/NewRun';
+import { OverviewPage } from './pages/Overview';
 import { RunPage } from './pages/Run';
 import { RunsPage } from './pages/Runs';
 import { SchedulesPage } from './pages/Schedules';
 import { SignInPage } from './pages/SignIn';
+import { StatusPage } from './pages/Status';
 import { WebhookPage } from './pages/Webhook';
 import { WebhooksPage } from './pages/Webhooks';
 import { WorkersPage } from './pages/Workers';
@@ -18,6 +20,7 @@ import { useSession } from './session';
 // Client-side routes. None may start with a path the server owns (/api, /webhooks, /docs, /errors, /healthz,
 // /readyz, /assets): the server answers those itself (src/platform/http/dashboard.ts).
 const NAV = [
+  ['/', 'Overview'],
   ['/runs', 'Runs'],
   ['/schedules', 'Schedules'],
   ['/environments', 'Environments'],
@@ -26,6 +29,7 @@ const NAV = [
   ['/workers', 'Workers'],
   ['/factory/webhooks', 'Webhooks'],
   ['/factory/automations', 'Automations'],
+  ['/status', 'Status'],
 ] as const;
 
 export function App() {
@@ -42,7 +46,7 @@ export function App() {
         Skip to content
       </a>
       <header className="topbar">
-        <Link className="brand" to="/runs">
+        <Link className="brand" to="/">
           Hangar
         </Link>
         <button
@@ -58,7 +62,9 @@ export function App() {
           <ul>
             {NAV.map(([to, label]) => (
               <li key={to}>
-                <NavLink to={to}>{label}</NavLink>
+                <NavLink to={to} end={to === '/'}>
+                  {label}
+                </NavLink>
               </li>
             ))}
           </ul>
@@ -69,7 +75,8 @@ export function App() {
       </header>
       <main id="main">
         <Routes>
-          <Route path="/" element={<Navigate to="/runs" replace />} />
+          <Route path="/" element={<OverviewPage />} />
+          <Route path="/overview" element={<Navigate to="/" replace />} />
           <Route path="/runs" element={<RunsPage />} />
           <Route path="/runs/new" element={<NewRunPage />} />
           <Route path="/runs/:runId" element={<RunPage />} />
@@ -81,6 +88,7 @@ export function App() {
           <Route path="/factory/webhooks" element={<WebhooksPage />} />
           <Route path="/factory/webhooks/:uid" element={<WebhookPage />} />
           <Route path="/factory/automations" element={<AutomationsPage />} />
+          <Route path="/status" element={<StatusPage />} />
           <Route path="*" element={<NotFound />} />
         </Routes>
       </main>

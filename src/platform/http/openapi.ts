@@ -24,6 +24,14 @@ export const Problem = Type.Object(
 /** Error responses every authenticated route may give; listed so the OpenAPI document shows them. */
 export const ProblemResponses = { '4xx': Problem, '5xx': Problem };
 
+/** Hangar's mark (the dashboard's favicon) and name, in place of the reference page's default logo and title. */
+const MARK =
+  '<rect width="32" height="32" rx="6" fill="#1f4e8c"/><path d="M6 22 16 8l10 14h-4l-6-8-6 8z" fill="#fff"/>';
+const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">${MARK}</svg>`;
+const LOGO =
+  `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 190 40" width="190" height="40"><g transform="translate(0 4)">${MARK}</g>` +
+  '<text x="42" y="28" font-family="system-ui, sans-serif" font-size="22" font-weight="600" fill="#fff">Hangar API</text></svg>';
+
 export async function registerOpenApi(app: FastifyInstance, publicUrl: string, version: string): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -47,6 +55,11 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string, v
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { docExpansion: 'list', deepLinking: true, validatorUrl: null },
+    logo: { type: 'image/svg+xml', content: LOGO, href: '/', target: '_self' },
+    theme: {
+      title: 'Hangar API reference',
+      favicon: [{ filename: 'favicon.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: FAVICON }],
+    },
     staticCSP:
       `default-src 'self'; connect-src 'self' ${new URL(publicUrl).origin}; img-src 'self' data:; font-src 'self' data:; ` +
       "style-src 'self' 'unsafe-inline'; script-src 'self'; script-src-attr 'none'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",

@@ -9723,6 +9723,169 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The team's runs at a glance: per hour by state, the queue, wait and run times, failures, spend
+         * @description Aggregates over the runs of the caller’s team created in the window (hours in UTC). A Hangar extension.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The last 24 hours (default) or the last 7 days */
+                    window?: "24h" | "7d";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            window: "24h" | "7d";
+                            /**
+                             * Format: date-time
+                             * @description Start of the first bucket (whole hour, UTC)
+                             */
+                            since: string;
+                            /**
+                             * Format: date-time
+                             * @description When the figures were taken
+                             */
+                            until: string;
+                            bucket_seconds: number;
+                            runs_by_hour: {
+                                /**
+                                 * Format: date-time
+                                 * @description Start of the hour
+                                 */
+                                at: string;
+                                /** @description Runs created in the hour, by their state now */
+                                counts: {
+                                    [key: string]: number;
+                                };
+                            }[];
+                            queue: {
+                                /** @description Runs not started yet: QUEUED and PENDING */
+                                waiting_now: number;
+                                queued_now: number;
+                                pending_now: number;
+                                /** @description Runs CLAIMED or INPROGRESS */
+                                running_now: number;
+                                over_time: {
+                                    /**
+                                     * Format: date-time
+                                     * @description Start of the hour
+                                     */
+                                    at: string;
+                                    /** @description Runs waiting at the end of the hour (now, for the current one) */
+                                    waiting: number;
+                                }[];
+                            };
+                            queue_wait: {
+                                p50_seconds: number | null;
+                                p95_seconds: number | null;
+                                /** @description How many runs the figures are taken over */
+                                runs: number;
+                            };
+                            run_time: {
+                                p50_seconds: number | null;
+                                p95_seconds: number | null;
+                                /** @description How many runs the figures are taken over */
+                                runs: number;
+                            };
+                            /** @description FAILED, ERROR and BLOCKED runs created in the window, by error code, most first */
+                            failures: {
+                                /** @description null: the run ended without one */
+                                error_code: string | null;
+                                runs: number;
+                            }[];
+                            spend_by_day: {
+                                /**
+                                 * Format: date
+                                 * @description UTC day the runs were created
+                                 */
+                                day: string;
+                                model_id: string | null;
+                                cost_usd: number;
+                                runs: number;
+                            }[];
+                            busiest_schedules: {
+                                schedule_id: string;
+                                name: string;
+                                runs: number;
+                            }[];
+                            busiest_automations: {
+                                automation_id: string;
+                                name: string;
+                                runs: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/selfhosted/worker-keys": {
         parameters: {
             query?: never;

@@ -120,6 +120,7 @@ export type Conversation = Omit<ConversationAnswer, 'steps'> & { steps: Step[] }
 export type Artifact = Answer<'/agent/artifacts/{artifactUid}'>;
 export type Schedule = Answer<'/agent/schedules'>['schedules'][number];
 export type Environment = Answer<'/agent/environments'>['environments'][number];
+export type EnvironmentDetail = Answer<'/environments/{uid}'>;
 export type AgentIdentity = Answer<'/agent/identities'>['agents'][number];
 export type ConnectedWorker = Answer<'/agent/connected-self-hosted-workers'>['workers'][number];
 export type ModelList = Answer<'/agent/models'>;
@@ -131,3 +132,29 @@ export type CreateEnvironmentRequest = RequestOf<'/environments'>;
 export type ScheduleRequest = RequestOf<'/agent/schedules'>;
 export type TestFilterRequest = RequestOf<'/factory/automations/test-filter'>;
 export type TestFilterResult = Answer<'/factory/automations/test-filter', 'post'>;
+export type Overview = Answer<'/overview'>;
+
+/**
+ * Why a QUEUED or PENDING run waits, and the output of the command a failed run ended on (issue 26). Written here
+ * as well as generated: the intersection below still compiles once the generated schema has the fields itself.
+ */
+export interface QueueReason {
+  code: 'no_harness' | 'at_capacity' | 'team_at_capacity' | 'waiting_for_worker' | (string & {});
+  message: string;
+}
+export interface FailureOutput {
+  command: string;
+  lines: string[];
+}
+interface Explained {
+  queue_reason?: QueueReason | null;
+  failure_output?: FailureOutput | null;
+}
+export type ExplainedRun = Run & Explained;
+export type ExplainedRunItem = RunList['runs'][number] & Explained;
+
+/** GET /admin/status (instance administrators): the same summary and checks as `hangar doctor`. */
+export interface InstanceStatus {
+  summary: Record<string, unknown>;
+  checks: { name: string; ok: boolean; detail?: string | null }[];
+}

@@ -103,7 +103,11 @@ function EnvironmentCard({ environment, onChanged }: { environment: Environment;
         </dd>
         <dt>Last run</dt>
         <dd>
-          <Time value={environment.last_task_run_timestamp} />
+          {/* A run that never started (a failed setup, one still queued) is a run too: the latest creation counts. */}
+          <Time value={environment.last_task_created ?? environment.last_task_run_timestamp} />
+          {environment.last_task_created && !environment.last_task_run_timestamp && (
+            <span className="muted"> (none has started)</span>
+          )}
         </dd>
         <dt>Updated</dt>
         <dd>

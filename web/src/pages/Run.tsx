@@ -2,12 +2,20 @@ import { Fragment, useCallback, useEffect, useRef, useState, type FormEvent } fr
 import { Link, useParams } from 'react-router';
 import { ApiProblem, seg } from '../api/client';
 import { followRunEvents } from '../api/events';
-import { isTerminal, type Conversation, type Run, type TimelineEvent } from '../api/types';
+import {
+  isTerminal,
+  type Conversation,
+  type EnvironmentDetail,
+  type ExplainedRun,
+  type FailureOutput,
+  type TimelineEvent,
+} from '../api/types';
 import { ArtifactList } from '../components/Artifacts';
 import { ConversationView } from '../components/Conversation';
 import { ErrorMessage, Json, Loading, PageHeader, StateBadge, Time, confirmed, duration } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
+import { eventLabel, secondsInWords, sourceLabel, stepDurations } from '../words';
 
 type Live = 'connecting' | 'live' | 'reconnecting' | 'ended' | 'failed';
 const LIVE_LABELS: Record<Live, string> = {
@@ -33,34 +41,100 @@ function useThrottle(work: () => void, ms: number): () => void {
   }, [ms]);
 }
 
-const eventLabel = (type: string) => type.replace(/^oz_/, '').replace(/_/g, ' ');
+const clock = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+const fullTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'full', timeStyle: 'long' });
+
+/** What an event's payload adds in words: the setup command or repository and how long it took. */
+function eventDetail(event: TimelineEvent): string | undefined {
+  const payload = (event.payload ?? {}) as Record<string, unknown>;
+  const took = typeof payload.duration_ms === 'number' ? ` (${secondsInWords(payload.duration_ms / 1000)})` : '';
+  if (typeof payload.command === 'string') return `${payload.command}${took}`;
+  if (typeof payload.repo === 'string') return `${payload.repo}${took}`;
+  if (typeof payload.message === 'string') return payload.message;
+  if (typeof payload.reason === 'string') return payload.reason;
+  return undefined;
+}
 
 function TimelineView({ events }: { events: TimelineEvent[] }) {
   if (events.length === 0) return <p className="muted">Nothing has happened yet.</p>;
+  const durations = stepDurations(events);
   return (
     <ol className="timeline">
-      {events.map((event) => (
-        <li key={event.event_uuid}>
-          <span className="timeline-type">{eventLabel(event.event_type)}</span> <Time value={event.occurred_at} />
-          {event.execution_id && event.execution_id !== '1' && (
-            <span className="muted"> · execution {event.execution_id}</span>
-          )}
-          {event.payload && Object.keys(event.payload).length > 0 && (
-            <details>
-              <summary>Details</summary>
-              <Json value={event.payload} />
-            </details>
-          )}
-        </li>
-      ))}
+      {events.map((event, index) => {
+        const at = new Date(event.occurred_at);
+        const detail = eventDetail(event);
+        return (
+          <li key={event.event_uuid}>
+            <span className="timeline-head">
+              <span className="timeline-type" title={`API event: ${event.event_type}`}>
+                {eventLabel(event.event_type)}
+              </span>
+              <time dateTime={event.occurred_at} title={fullTime.format(at)} className="timeline-at">
+                {clock.format(at)}
+              </time>
+            </span>
+            {durations[index] && <span className="timeline-step">{durations[index]}</span>}
+            {detail && <span className="timeline-detail">{detail}</span>}
+            {event.execution_id && event.execution_id !== '1' && (
+              <span className="muted small"> Execution {event.execution_id}</span>
+            )}
+            {event.payload && Object.keys(event.payload).length > 0 && (
+              <details>
+                <summary>Details</summary>
+                <Json value={event.payload} />
+              </details>
+            )}
+          </li>
+        );
+      })}
     </ol>
+  );
+}
+
+const FAILED_STATES = ['FAILED', 'ERROR', 'BLOCKED'];
+const TAIL_LINES = 20;
+
+/**
+ * The output of the command a failed run ended on: the API's failure_output, else (from servers without it) the
+ * tail the last failed setup step or harness left on the timeline.
+ */
+function failureOutputOf(run: ExplainedRun, events: TimelineEvent[]): FailureOutput | undefined {
+  if (!FAILED_STATES.includes(run.state)) return undefined;
+  if (run.failure_output && run.failure_output.lines.length > 0) return run.failure_output;
+  for (const event of [...events].reverse()) {
+    const payload = (event.payload ?? {}) as Record<string, unknown>;
+    const tail = payload.output_tail ?? payload.stderr_tail;
+    if (typeof tail !== 'string' || tail.trim() === '') continue;
+    const command =
+      typeof payload.command === 'string'
+        ? payload.command
+        : typeof payload.repo === 'string'
+          ? `git clone ${payload.repo}`
+          : typeof payload.harness === 'string'
+            ? `the ${payload.harness} harness`
+            : eventLabel(event.event_type);
+    return { command, lines: tail.split('\n').slice(-TAIL_LINES) };
+  }
+  return undefined;
+}
+
+function FailureOutputView({ output }: { output: FailureOutput }) {
+  return (
+    <div className="failure-output">
+      <p className="small">
+        Last {output.lines.length === 1 ? 'line' : `${output.lines.length} lines`} of <code>{output.command}</code>:
+      </p>
+      <pre className="output" role="region" aria-label="Failure output" tabIndex={0}>
+        {output.lines.join('\n')}
+      </pre>
+    </div>
   );
 }
 
 export function RunPage() {
   const client = useClient();
   const runId = useParams().runId!;
-  const run = useResource((signal) => client.get<Run>(`/agent/runs/${seg(runId)}`, undefined, signal), runId);
+  const run = useResource((signal) => client.get<ExplainedRun>(`/agent/runs/${seg(runId)}`, undefined, signal), runId);
   const conversation = useResource<Conversation | null>(async (signal) => {
     try {
       return await client.get<Conversation>(`/agent/runs/${seg(runId)}/conversation`, undefined, signal);
@@ -123,6 +197,20 @@ export function RunPage() {
   const [message, setMessage] = useState('');
   const [sent, setSent] = useState<string>();
 
+  const config = (run.data?.agent_config ?? {}) as {
+    environment_id?: string;
+    harness?: { type?: string };
+    model_id?: string;
+  };
+  // The environment by its name; its ID stays in the tooltip (and shows alone if the environment is gone).
+  const environment = useResource<EnvironmentDetail | null>(
+    async (signal) =>
+      config.environment_id
+        ? await client.get<EnvironmentDetail>(`/environments/${seg(config.environment_id)}`, undefined, signal)
+        : null,
+    config.environment_id ?? '',
+  );
+
   const item = run.data;
   if (!item) {
     return (
@@ -156,8 +244,20 @@ export function RunPage() {
     if (live === 'ended' || live === 'failed') setGeneration((value) => value + 1);
   };
 
-  const config = item.agent_config as { environment_id?: string; harness?: { type?: string }; model_id?: string };
   const ended = isTerminal(item.state);
+  // What the run used: as asked, else as the agent started with it (the defaults the server chose).
+  const started = [...events].reverse().find((event) => event.event_type === 'agent_started')?.payload as
+    | { harness?: unknown; model_id?: unknown }
+    | undefined;
+  const harness = config.harness?.type ?? (typeof started?.harness === 'string' ? started.harness : undefined);
+  const model = config.model_id ?? (typeof started?.model_id === 'string' ? started.model_id : undefined);
+  const failureOutput = failureOutputOf(item, events);
+  const waiting = (item.state === 'QUEUED' || item.state === 'PENDING') && item.queue_reason;
+  // 404 on the conversation: nothing was written, so there is no transcript to download either.
+  const hasTranscript =
+    Boolean(conversation.data) ||
+    (conversation.error instanceof ApiProblem && conversation.error.code === 'operation_not_supported');
+  const metadata = Object.entries(item.metadata);
   // status_message is an open object: its members are read only when they are strings.
   const { message: statusMessage, error_code: errorCode } = item.status_message ?? {};
 
@@ -169,16 +269,18 @@ export function RunPage() {
             {cancel.pending ? 'Cancelling…' : 'Cancel run'}
           </button>
         )}
-        <button
-          type="button"
-          className="secondary"
-          disabled={transcript.pending}
-          onClick={() =>
-            transcript.run(() => client.download(`/agent/runs/${seg(runId)}/transcript`, `transcript-${runId}.jsonl`))
-          }
-        >
-          Download transcript
-        </button>
+        {hasTranscript && (
+          <button
+            type="button"
+            className="secondary"
+            disabled={transcript.pending}
+            onClick={() =>
+              transcript.run(() => client.download(`/agent/runs/${seg(runId)}/transcript`, `transcript-${runId}.jsonl`))
+            }
+          >
+            Download transcript
+          </button>
+        )}
       </PageHeader>
       <ErrorMessage error={cancel.error} title="Could not cancel the run" />
       <ErrorMessage error={transcript.error} title="No transcript" />
@@ -194,12 +296,46 @@ export function RunPage() {
             {LIVE_LABELS[live]}
           </span>
         </p>
+        {waiting && (
+          <div className="banner banner-warning" role="status">
+            <p>
+              <strong>Why it waits:</strong> {item.queue_reason!.message}
+            </p>
+          </div>
+        )}
         {typeof statusMessage === 'string' && statusMessage && (
           <p className={item.state === 'SUCCEEDED' ? 'notice' : 'error'}>
             {typeof errorCode === 'string' && errorCode && <code>{errorCode}</code>} {statusMessage}
           </p>
         )}
+        {failureOutput && <FailureOutputView output={failureOutput} />}
         <dl className="facts">
+          {harness && (
+            <>
+              <dt>Harness</dt>
+              <dd>{harness}</dd>
+            </>
+          )}
+          {model && (
+            <>
+              <dt>Model</dt>
+              <dd>{model}</dd>
+            </>
+          )}
+          {config.environment_id && (
+            <>
+              <dt>Environment</dt>
+              <dd title={`Environment ID: ${config.environment_id}`}>
+                {environment.data ? (
+                  <Link to={`/runs?environment_id=${encodeURIComponent(config.environment_id)}`}>
+                    {environment.data.config.name}
+                  </Link>
+                ) : (
+                  <code>{config.environment_id}</code>
+                )}
+              </dd>
+            </>
+          )}
           <dt>Run ID</dt>
           <dd>
             <code>{item.run_id}</code>
@@ -218,7 +354,7 @@ export function RunPage() {
             </>
           )}
           <dt>Source</dt>
-          <dd>{item.source}</dd>
+          <dd title={item.source}>{sourceLabel(item.source)}</dd>
           <dt>Creator</dt>
           <dd>{item.creator.display_name ?? item.creator.uid}</dd>
           <dt>Executor</dt>
@@ -233,26 +369,6 @@ export function RunPage() {
           </dd>
           <dt>Run time</dt>
           <dd>{duration(item.run_time) || '—'}</dd>
-          {config.harness?.type && (
-            <>
-              <dt>Harness</dt>
-              <dd>{config.harness.type}</dd>
-            </>
-          )}
-          {config.model_id && (
-            <>
-              <dt>Model</dt>
-              <dd>{config.model_id}</dd>
-            </>
-          )}
-          {config.environment_id && (
-            <>
-              <dt>Environment</dt>
-              <dd>
-                <code>{config.environment_id}</code>
-              </dd>
-            </>
-          )}
           {item.schedule && (
             <>
               <dt>Schedule</dt>
@@ -272,13 +388,22 @@ export function RunPage() {
               </dd>
             </>
           )}
-          {Object.entries(item.metadata).map(([name, value]) => (
-            <Fragment key={name}>
-              <dt>{name}</dt>
-              <dd>{value}</dd>
-            </Fragment>
-          ))}
         </dl>
+        {metadata.length > 0 && (
+          <section aria-labelledby="metadata-title" className="metadata">
+            <h3 id="metadata-title">Metadata</h3>
+            <dl className="facts">
+              {metadata.map(([name, value]) => (
+                <Fragment key={name}>
+                  <dt>
+                    <code>{name}</code>
+                  </dt>
+                  <dd>{value}</dd>
+                </Fragment>
+              ))}
+            </dl>
+          </section>
+        )}
         <details>
           <summary>Prompt</summary>
           <pre className="prompt">{item.prompt}</pre>
@@ -302,7 +427,11 @@ export function RunPage() {
         <section aria-labelledby="conversation-title" className="run-main">
           <h2 id="conversation-title">Conversation</h2>
           {conversation.loading && conversation.data === undefined && <Loading what="Loading the conversation" />}
-          {conversation.data === null && <p className="muted">The agent has not said anything yet.</p>}
+          {conversation.data === null && (
+            <p className="muted">
+              {ended ? 'The agent said nothing in this run.' : 'The agent has not said anything yet.'}
+            </p>
+          )}
           {conversation.error instanceof ApiProblem && conversation.error.code === 'operation_not_supported' ? (
             <>
               <p className="muted">

@@ -1,13 +1,26 @@
-import { useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import type { Query } from '../api/client';
 import { ARTIFACT_TYPES, RUN_SOURCES, RUN_STATES, SORT_FIELDS, type RunList } from '../api/types';
 import { Empty, ErrorMessage, Loading, PageHeader, StateBadge, Time, duration, stateLabel } from '../components/ui';
 import { useResource } from '../hooks';
 import { useClient } from '../session';
+import { WaitingBanner } from '../components/WaitingBanner';
+import { sourceLabel } from '../words';
 
 /** How often the list looks again, so state changes show without a reload. */
 const POLL_MS = 3000;
+/** How long typing in a text filter pauses before the list follows it. */
+const TYPING_MS = 400;
+const FAILURE_STATES = ['FAILED', 'ERROR', 'BLOCKED'];
+
+/** Why a run failed, in one line: its status message, with the error code in the tooltip. */
+function failureReason(run: RunList['runs'][number]): { text: string; code?: string } | undefined {
+  if (!FAILURE_STATES.includes(run.state)) return undefined;
+  const { message, error_code: code } = (run.status_message ?? {}) as { message?: unknown; error_code?: unknown };
+  if (typeof message !== 'string' || !message) return typeof code === 'string' ? { text: code, code } : undefined;
+  return { text: message, code: typeof code === 'string' ? code : undefined };
+}
 
 /** Filters kept in the page's address (so a filtered list can be shared), named as the API names them. */
 const TEXT_FILTERS = [
@@ -60,16 +73,40 @@ export function RunsPage() {
     pollMs: POLL_MS,
   });
 
-  const applyFilters = (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
+  // The form is rebuilt from the address only when the address changed by other means (clear, back, a link):
+  // while a person types, it keeps its focus and what they typed.
+  const applied = useRef<string | undefined>(undefined);
+  const [formKey, setFormKey] = useState(key);
+  useEffect(() => {
+    if (key !== applied.current) setFormKey(key);
+  }, [key]);
+  const typing = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(() => () => clearTimeout(typing.current), []);
+
+  /** Filters apply as they change: at once for a choice, after a pause in typing for text. */
+  const apply = (form: HTMLFormElement) => {
+    clearTimeout(typing.current);
     const next = new URLSearchParams();
-    for (const [name, value] of form.entries()) {
+    for (const [name, value] of new FormData(form).entries()) {
       if (typeof value !== 'string' || value === '') continue;
       next.append(name, DATE_FILTERS.some(([date]) => date === name) ? toIso(value) : value);
     }
+    if (next.toString() === params.toString()) return;
+    applied.current = next.toString();
     setPrevious([]);
     setParams(next);
+  };
+  const onFilterChange = (event: FormEvent<HTMLFormElement>) => {
+    const target = event.target as HTMLInputElement;
+    const form = event.currentTarget;
+    const typed = target.tagName === 'INPUT' && ['search', 'text'].includes(target.type);
+    if (!typed) return apply(form);
+    clearTimeout(typing.current);
+    typing.current = setTimeout(() => apply(form), TYPING_MS);
+  };
+  const applyFilters = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    apply(event.currentTarget);
   };
 
   const goTo = (cursor: string | undefined) => {
@@ -93,7 +130,15 @@ export function RunsPage() {
         </Link>
       </PageHeader>
 
-      <form className="filters card" onSubmit={applyFilters} key={key} aria-label="Filter runs" role="search">
+      <WaitingBanner />
+      <form
+        className="filters card"
+        onSubmit={applyFilters}
+        onChange={onFilterChange}
+        key={formKey}
+        aria-label="Filter runs"
+        role="search"
+      >
         <div className="filter-row">
           <label className="grow">
             Search
@@ -147,7 +192,9 @@ export function RunsPage() {
               <select name="source" defaultValue={params.get('source') ?? ''}>
                 <option value="">Any</option>
                 {RUN_SOURCES.map((source) => (
-                  <option key={source}>{source}</option>
+                  <option key={source} value={source}>
+                    {sourceLabel(source)}
+                  </option>
                 ))}
               </select>
             </label>
@@ -183,13 +230,17 @@ export function RunsPage() {
           </div>
         </details>
         <div className="row">
-          <button type="submit">Apply filters</button>
+          {/* Filters apply as they change; Enter in a text filter applies it without waiting. */}
+          <button type="submit" className="visually-hidden" tabIndex={-1}>
+            Apply filters
+          </button>
           {filtered && (
             <button
               type="button"
               className="secondary"
               onClick={() => {
                 setPrevious([]);
+                clearTimeout(typing.current);
                 setParams(new URLSearchParams());
               }}
             >
@@ -218,6 +269,7 @@ export function RunsPage() {
               <th scope="col">Title</th>
               <th scope="col">State</th>
               <th scope="col">Source</th>
+              <th scope="col">Failure reason</th>
               <th scope="col">Creator</th>
               <th scope="col">Created</th>
               <th scope="col">Updated</th>
@@ -233,7 +285,18 @@ export function RunsPage() {
                 <td data-label="State">
                   <StateBadge state={run.state} />
                 </td>
-                <td data-label="Source">{run.source}</td>
+                <td data-label="Source" title={run.source}>
+                  {sourceLabel(run.source)}
+                </td>
+                <td data-label="Failure reason" className="reason">
+                  {(() => {
+                    const reason = failureReason(run);
+                    if (!reason) return <span className="muted">—</span>;
+                    return (
+                      <span title={reason.code ? `${reason.code}: ${reason.text}` : reason.text}>{reason.text}</span>
+                    );
+                  })()}
+                </td>
                 <td data-label="Creator">{run.creator.display_name ?? run.creator.uid}</td>
                 <td data-label="Created">
                   <Time value={run.created_at} />

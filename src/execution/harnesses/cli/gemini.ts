@@ -118,8 +118,8 @@ export const gemini: AgentCli = {
 function events(line: Line): HarnessEvent[] {
   switch (line.type) {
     case 'message':
-      // Assistant text comes in deltas; consecutive text events join into one block.
-      return line.role === 'assistant' ? [{ type: 'text', text: line.content }] : [];
+      // Assistant text comes in deltas: each joins the text before it in one block.
+      return line.role === 'assistant' ? [{ type: 'text', text: line.content, delta: true }] : [];
     case 'tool_use': {
       const category = CATEGORIES[line.tool_name];
       return [
