@@ -140,7 +140,7 @@ async function main(): Promise<void> {
     await timeRequests('count(*) of the 7 d window (baseline: one bare scan)', settings.requests, count(168)),
     await timeRequests('GET /overview?window=7d', settings.requests, () => get('/overview?window=7d')),
   ];
-  // The same without the covering index: what migration 0021 buys.
+  // The same without the covering index: what migration 0020 buys.
   await query('DROP INDEX runs_team_overview');
   await query('ANALYZE runs');
   rows.push(

@@ -23,7 +23,7 @@ export interface AutomationFiringsTable {
   automation_id: string;
   run_id: string | null;
   error: string | null;
-  /** When the run was started (migration 0021); the overview counts firings in its window. */
+  /** When the run was started (migration 0020); the overview counts firings in its window. */
   fired_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 

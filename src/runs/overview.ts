@@ -1,7 +1,7 @@
 // The run aggregates of the overview page: one team's runs created in a window, counted by hour and state, by
 // error code, by day and model (spend), by schedule, plus the queue now and over time and the p50/p95 of queue
 // wait and run time. Every query is bounded by the team and the window, reads the covering index
-// runs_team_overview (migration 0021) only and aggregates by hashing (no sort of the window's runs), so the cost
+// runs_team_overview (migration 0020) only and aggregates by hashing (no sort of the window's runs), so the cost
 // grows with the runs in the window, never the table.
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../database.js';

@@ -47,11 +47,11 @@ export interface RunsTable {
   debug_session: NullableJson<{ owner: string; workspace: string; until: string }>;
   search_text: ColumnType<string, never, never>;
   attachment_count: Generated<number>;
-  /** The traceparent of what created the run, with tracing on (migration 0022). */
+  /** The traceparent of what created the run, with tracing on (migration 0021). */
   trace_parent: string | null;
-  /** Generated from request_usage (migration 0021), for the overview's covering index. */
+  /** Generated from request_usage (migration 0020), for the overview's covering index. */
   inference_cost: ColumnType<number | null, never, never>;
-  /** Generated from status_message (migration 0021), for the overview's covering index. */
+  /** Generated from status_message (migration 0020), for the overview's covering index. */
   error_code: ColumnType<string | null, never, never>;
 }
 

@@ -186,7 +186,7 @@ export class AgentsService {
   }
 }
 
-/** Names are unique per team (migration 0020), as schedules' and webhooks' are. */
+/** Names are unique per team (migration 0019), as schedules' and webhooks' are. */
 function nameTaken(name: string) {
   return {
     agent_identities_team_name: () => conflict(`an agent identity named "${name}" already exists in this team`),
