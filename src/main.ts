@@ -1,17 +1,8 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { type Config, ConfigError, loadConfig } from './config.js';
-import { registerEnvironmentCommands } from './environments/index.js';
 import { DataDirLockedError } from './platform/db/lock-file.js';
-import { registerMcpServerCommands } from './mcp/index.js';
-import { registerIdentityCommands } from './identities/index.js';
-import { registerRunCommands } from './runs/index.js';
-import { registerScheduleCommands } from './schedules/index.js';
-import { registerSecretCommands } from './secrets/index.js';
-import { registerWorkerCommands } from './workers/index.js';
-import { registerWebhookCommands } from './webhooks/index.js';
-import { registerAutomationCommands } from './automations/index.js';
-import { registerFactoryCommands } from './factory/index.js';
+import { registerClientCommands } from './cli-commands.js';
 import type { Role, RunningServer } from './server.js';
 import { VERSION } from './version.js';
 
@@ -82,16 +73,7 @@ program
   )
   .action(serve);
 
-registerRunCommands(program);
-registerScheduleCommands(program);
-registerEnvironmentCommands(program);
-registerIdentityCommands(program);
-registerSecretCommands(program);
-registerMcpServerCommands(program);
-registerWorkerCommands(program);
-registerWebhookCommands(program);
-registerAutomationCommands(program);
-registerFactoryCommands(program);
+registerClientCommands(program);
 
 program.parseAsync().catch((error: unknown) => {
   if (error instanceof InvalidArgumentError) fail(error.message, 2);
