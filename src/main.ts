@@ -1,7 +1,9 @@
 #!/usr/bin/env node
+import fs from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { DataDirLockedError } from './platform/db/lock-file.js';
+import { withProgress } from './platform/cli/progress.js';
 import { registerClientCommands } from './cli-commands.js';
 import type { Role, RunningServer } from './server.js';
 import { VERSION } from './version.js';
@@ -23,7 +25,16 @@ async function serve(options: { role: Role }): Promise<void> {
   try {
     // Loaded only here: the client verbs need none of the server, and start faster without it.
     const { startServer } = await import('./server.js');
-    server = await startServer(config, { role: options.role });
+    const { pgliteDirectory } = await import('./platform/db/connect.js');
+    // The first start creates the embedded database, which takes a while: the wait is said, not silent.
+    const firstStart = !config.databaseUrl && !fs.existsSync(pgliteDirectory(config.dataDir));
+    const starting = startServer(config, { role: options.role });
+    server = firstStart
+      ? await withProgress(
+          `Creating the embedded database in ${pgliteDirectory(config.dataDir)} (first start only)`,
+          starting,
+        )
+      : await starting;
   } catch (error) {
     if (error instanceof DataDirLockedError) fail(error.message, 3);
     fail(`could not start: ${(error as Error).message}`);
