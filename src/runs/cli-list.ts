@@ -58,7 +58,7 @@ function withFilters(command: Command): Command {
       [],
     )
     .option('-q, --query <words>', 'runs whose title, prompt or skill has every word (a typo in a word is forgiven)')
-    .option('--name <text>', 'runs whose title contains this')
+    .option('--name <config_name>', "runs whose config name (the run's config.name) is exactly this")
     .option('--model <model_id>', 'runs on this model')
     .option('--creator <uid>', 'runs this user or agent created')
     .option('--executor <uid>', 'runs this agent identity executed')

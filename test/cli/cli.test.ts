@@ -98,7 +98,11 @@ describe('human output by default, --json and --output for scripts', () => {
 
   test('runs list passes every filter the API has', async () => {
     const early = await createRun(hangar, { title: 'Filter early', metadata: { lane: 'f' } });
-    const late = await createRun(hangar, { title: 'Filter late', metadata: { lane: 'f' } });
+    const late = await createRun(hangar, {
+      title: 'Filter late',
+      metadata: { lane: 'f' },
+      config: { name: 'nightly' },
+    });
     await setRunColumns(hangar, early, {
       state: 'FAILED',
       source: 'SCHEDULED_AGENT',
@@ -114,7 +118,7 @@ describe('human output by default, --json and --output for scripts', () => {
       [['--source', 'scheduled_agent', '--schedule', 'sched-cli'], [early]],
       [['--created-before', '2026-02-01'], [early]],
       [['--created-after', '1d'], [late]],
-      [['--name', 'late'], [late]],
+      [['--name', 'nightly'], [late]],
       [
         ['--sort', 'created_at', '--order', 'asc'],
         [early, late],
