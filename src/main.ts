@@ -1,19 +1,10 @@
 #!/usr/bin/env node
+import fs from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { type Config, ConfigError, loadConfig } from './config.js';
-import { registerEnvironmentCommands } from './environments/index.js';
 import { DataDirLockedError } from './platform/db/lock-file.js';
-import { registerMcpServerCommands } from './mcp/index.js';
-import { registerIdentityCommands } from './identities/index.js';
-import { registerBudgetCommands } from './budgets/index.js';
-import { registerAuditCommands } from './audit/index.js';
-import { registerRunCommands } from './runs/index.js';
-import { registerScheduleCommands } from './schedules/index.js';
-import { registerSecretCommands } from './secrets/index.js';
-import { registerWorkerCommands } from './workers/index.js';
-import { registerWebhookCommands } from './webhooks/index.js';
-import { registerAutomationCommands } from './automations/index.js';
-import { registerFactoryCommands } from './factory/index.js';
+import { withProgress } from './platform/cli/progress.js';
+import { registerClientCommands } from './cli-commands.js';
 import type { Role, RunningServer } from './server.js';
 import { VERSION } from './version.js';
 import { registerDoctorCommand } from './app/doctor-cli.js';
@@ -36,7 +27,16 @@ async function serve(options: { role: Role }): Promise<void> {
   try {
     // Loaded only here: the client verbs need none of the server, and start faster without it.
     const { startServer } = await import('./server.js');
-    server = await startServer(config, { role: options.role });
+    const { pgliteDirectory } = await import('./platform/db/connect.js');
+    // The first start creates the embedded database, which takes a while: the wait is said, not silent.
+    const firstStart = !config.databaseUrl && !fs.existsSync(pgliteDirectory(config.dataDir));
+    const starting = startServer(config, { role: options.role });
+    server = firstStart
+      ? await withProgress(
+          `Creating the embedded database in ${pgliteDirectory(config.dataDir)} (first start only)`,
+          starting,
+        )
+      : await starting;
   } catch (error) {
     if (error instanceof DataDirLockedError) fail(error.message, 3);
     fail(`could not start: ${(error as Error).message}`);
@@ -88,18 +88,7 @@ program
   )
   .action(serve);
 
-registerRunCommands(program);
-registerScheduleCommands(program);
-registerEnvironmentCommands(program);
-registerIdentityCommands(program);
-registerBudgetCommands(program);
-registerAuditCommands(program);
-registerSecretCommands(program);
-registerMcpServerCommands(program);
-registerWorkerCommands(program);
-registerWebhookCommands(program);
-registerAutomationCommands(program);
-registerFactoryCommands(program);
+registerClientCommands(program);
 registerDoctorCommand(program);
 
 program.parseAsync().catch((error: unknown) => {

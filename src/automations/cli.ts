@@ -1,6 +1,8 @@
 import fs from 'node:fs';
+import { say, show } from '../platform/cli/output.js';
+import { table } from '../platform/cli/table.js';
 import type { Command } from 'commander';
-import { callAndPrint, callApi, clientOptionsFromEnv, printJson } from '../platform/http/client.js';
+import { callAndPrint, callApi, clientOptionsFromEnv } from '../platform/http/client.js';
 import type { AutomationItem } from './schemas.js';
 
 const path = (id: string) => `/factory/automations/${encodeURIComponent(id)}`;
@@ -88,29 +90,52 @@ export function registerAutomationCommands(program: Command): void {
   automations
     .command('list')
     .description('list automations')
-    .option('--json', 'print the raw response')
-    .action(async (options: { json?: boolean }) => {
+    .addHelpText('after', '\nExamples:\n  $ hangar automations list\n')
+    .action(async () => {
       const result = await callApi<{ automations: AutomationItem[] }>(
         clientOptionsFromEnv(),
         'GET',
         '/factory/automations',
       );
-      if (options.json) return printJson(result);
-      for (const item of result.automations) {
-        const sources = item.triggers
-          .map((trigger) => ((trigger as { provider: string }).provider === 'webhook' ? 'webhook' : 'cron'))
-          .join('+');
-        const gone = item.webhooks.filter((webhook) => webhook.state === 'deleted').length;
-        process.stdout.write(
-          `${item.id}  ${item.enabled ? 'enabled ' : 'disabled'}  ${sources.padEnd(12)}  ${item.name}${gone ? `  (${gone} selected webhook(s) deleted)` : ''}\n`,
-        );
-      }
+      show(result, ({ automations }) =>
+        table(
+          automations,
+          [
+            { header: 'ID', value: (item) => item.id },
+            { header: 'NAME', value: (item) => item.name },
+            { header: 'ENABLED', value: (item) => (item.enabled ? 'yes' : 'no') },
+            {
+              header: 'TRIGGERS',
+              value: (item) =>
+                item.triggers.map((trigger) =>
+                  (trigger as { provider: string }).provider === 'webhook' ? 'webhook' : 'cron',
+                ),
+            },
+            {
+              header: 'NOTE',
+              value: (item) => {
+                const gone = item.webhooks.filter((webhook) => webhook.state === 'deleted').length;
+                return gone ? `${gone} selected webhook(s) deleted` : '';
+              },
+            },
+          ],
+          'No automations. Create one with `hangar automations create`.',
+        ),
+      );
     });
   withAutomationOptions(
     automations.command('create').description('create an automation').requiredOption('--name <name>'),
   )
     .option('--disabled', 'create it disabled')
     .option('--factory <uid>', "factory (default: the team's default factory)")
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ hangar automations create --name triage --prompt "Label the issue." --webhook <uid> --filter '{"action": ["opened"]}'
+  $ hangar automations create --name nightly --prompt-file nightly.md --cron "0 3 * * *"
+`,
+    )
     .action((options: AutomationOptions) => callAndPrint('POST', '/factory/automations', body(options, true)));
   withAutomationOptions(
     automations
@@ -140,7 +165,7 @@ export function registerAutomationCommands(program: Command): void {
     .argument('<id>')
     .action(async (id: string) => {
       await callApi(clientOptionsFromEnv(), 'DELETE', path(id));
-      process.stdout.write(`deleted automation ${id}\n`);
+      say(`Deleted automation ${id}.`);
     });
   automations
     .command('test-filter')

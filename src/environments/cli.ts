@@ -1,10 +1,24 @@
+import { collect, examples, oneOf } from '../platform/cli/options.js';
+import { say, show } from '../platform/cli/output.js';
+import { table } from '../platform/cli/table.js';
 import { InvalidArgumentError, type Command } from 'commander';
-import { callApi, clientOptionsFromEnv, printJson as print } from '../platform/http/client.js';
+import { callApi, clientOptionsFromEnv } from '../platform/http/client.js';
 import type { EnvironmentConfigBody, EnvironmentItem } from './schemas.js';
 import type { ListAgentsResponse } from './skills/schemas.js';
 
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
+function environmentsTable({ environments }: { environments: EnvironmentItem[] }): string {
+  return table(
+    environments,
+    [
+      { header: 'UID', value: (item) => item.uid },
+      { header: 'NAME', value: (item) => item.config.name },
+      { header: 'ACCESS', value: (item) => item.access },
+      { header: 'IMAGE', value: (item) => item.config.docker_image },
+      { header: 'REPOSITORIES', value: (item) => item.config.github_repos.map((repo) => `${repo.owner}/${repo.repo}`) },
+      { header: 'UPDATED', value: (item) => item.last_updated },
+    ],
+    'No environments. Create one with `hangar environments create --name <name>`.',
+  );
 }
 
 function minutes(value: string): number {
@@ -55,35 +69,30 @@ export function registerEnvironmentCommands(program: Command): void {
   environments
     .command('list')
     .description('list the environments your team owns or reaches')
-    .option('--sort <order>', 'name or last_updated', 'last_updated')
-    .option('--json', 'print the raw response')
-    .action(async (options: { sort: string; json?: boolean }) => {
+    .option('--sort <order>', 'name or last_updated', oneOf('--sort', ['name', 'last_updated']), 'last_updated')
+    .addHelpText('after', '\nExamples:\n  $ hangar environments list --sort name\n')
+    .action(async (options: { sort: string }) => {
       const result = await callApi<{ environments: EnvironmentItem[] }>(
         clientOptionsFromEnv(),
         'GET',
         `/agent/environments?${new URLSearchParams({ sort_by: options.sort })}`,
       );
-      if (options.json) return print(result);
-      for (const item of result.environments) {
-        const repos = item.config.github_repos.map((repo) => `${repo.owner}/${repo.repo}`).join(',');
-        process.stdout.write(
-          `${item.uid}  ${item.access.padEnd(5)}  ${item.last_updated}  ${item.config.name}${repos ? `  (${repos})` : ''}\n`,
-        );
-      }
+      show(result, environmentsTable);
     });
   environments
     .command('get')
     .description('show one environment')
     .argument('<uid>')
-    .action(async (uid: string) => print(await callApi(clientOptionsFromEnv(), 'GET', path(uid))));
-  withConfigOptions(environments.command('create').description('create an environment')).action(
-    async (options: ConfigOptions) =>
-      print(await callApi(clientOptionsFromEnv(), 'POST', '/environments', config(options))),
+    .action(async (uid: string) => show(await callApi(clientOptionsFromEnv(), 'GET', path(uid))));
+  examples(withConfigOptions(environments.command('create').description('create an environment')), [
+    ['hangar environments create --name Backend --image node:22 --repo acme/api --setup "npm ci"', 'clone and set up'],
+  ]).action(async (options: ConfigOptions) =>
+    show(await callApi(clientOptionsFromEnv(), 'POST', '/environments', config(options))),
   );
   withConfigOptions(
     environments.command('update').description("replace an environment's config").argument('<uid>'),
   ).action(async (uid: string, options: ConfigOptions) =>
-    print(await callApi(clientOptionsFromEnv(), 'PUT', path(uid), config(options))),
+    show(await callApi(clientOptionsFromEnv(), 'PUT', path(uid), config(options))),
   );
   environments
     .command('delete')
@@ -91,7 +100,7 @@ export function registerEnvironmentCommands(program: Command): void {
     .argument('<uid>')
     .action(async (uid: string) => {
       await callApi(clientOptionsFromEnv(), 'DELETE', path(uid));
-      process.stdout.write(`deleted ${uid}\n`);
+      say(`Deleted environment ${uid}.`);
     });
   environments
     .command('share')
@@ -99,7 +108,7 @@ export function registerEnvironmentCommands(program: Command): void {
     .argument('<uid>')
     .argument('<team_uid>')
     .action(async (uid: string, teamUid: string) =>
-      print(await callApi(clientOptionsFromEnv(), 'POST', path(uid, '/guests'), { team_uid: teamUid })),
+      show(await callApi(clientOptionsFromEnv(), 'POST', path(uid, '/guests'), { team_uid: teamUid })),
     );
   environments
     .command('unshare')
@@ -108,19 +117,19 @@ export function registerEnvironmentCommands(program: Command): void {
     .argument('<team_uid>')
     .action(async (uid: string, teamUid: string) => {
       await callApi(clientOptionsFromEnv(), 'DELETE', path(uid, `/guests/${encodeURIComponent(teamUid)}`));
-      process.stdout.write(`removed ${teamUid} from ${uid}\n`);
+      say(`Removed team ${teamUid} from environment ${uid}.`);
     });
   environments
     .command('share-link')
     .description('make a share link token (shown once; replaces the previous one)')
     .argument('<uid>')
-    .action(async (uid: string) => print(await callApi(clientOptionsFromEnv(), 'POST', path(uid, '/share-link'))));
+    .action(async (uid: string) => show(await callApi(clientOptionsFromEnv(), 'POST', path(uid, '/share-link'))));
   environments
     .command('join')
     .description('give your team access to the environment a share link token names')
     .argument('<token>')
     .action(async (token: string) =>
-      print(await callApi(clientOptionsFromEnv(), 'POST', '/environments/join', { token })),
+      show(await callApi(clientOptionsFromEnv(), 'POST', '/environments/join', { token })),
     );
 
   program
@@ -130,29 +139,25 @@ export function registerEnvironmentCommands(program: Command): void {
     .description('list skills')
     .option('--repo <owner/repo>', 'only this repository')
     .option('--refresh', 'fetch the repositories again')
-    .option('--sort <order>', 'name or last_run', 'name')
+    .option('--sort <order>', 'name or last_run', oneOf('--sort', ['name', 'last_run']), 'name')
     .option('--include-malformed', 'also list SKILL.md files that could not be parsed')
-    .option('--json', 'print the raw response')
-    .action(
-      async (options: {
-        repo?: string;
-        refresh?: boolean;
-        sort: string;
-        includeMalformed?: boolean;
-        json?: boolean;
-      }) => {
-        const params = new URLSearchParams({ sort_by: options.sort });
-        if (options.repo) params.set('repo', options.repo);
-        if (options.refresh) params.set('refresh', 'true');
-        if (options.includeMalformed) params.set('include_malformed_skills', 'true');
-        const result = await callApi<ListAgentsResponse>(clientOptionsFromEnv(), 'GET', `/agent?${params}`);
-        if (options.json) return print(result);
-        for (const agent of result.agents) {
-          for (const variant of agent.variants) {
-            const note = variant.error ? `  MALFORMED: ${variant.error}` : `  ${variant.description}`;
-            process.stdout.write(`${agent.name}  ${variant.id}${note}\n`);
-          }
-        }
-      },
-    );
+    .addHelpText('after', '\nExamples:\n  $ hangar skills list --repo acme/ops --refresh\n')
+    .action(async (options: { repo?: string; refresh?: boolean; sort: string; includeMalformed?: boolean }) => {
+      const params = new URLSearchParams({ sort_by: options.sort });
+      if (options.repo) params.set('repo', options.repo);
+      if (options.refresh) params.set('refresh', 'true');
+      if (options.includeMalformed) params.set('include_malformed_skills', 'true');
+      const result = await callApi<ListAgentsResponse>(clientOptionsFromEnv(), 'GET', `/agent?${params}`);
+      show(result, ({ agents }) =>
+        table(
+          agents.flatMap((agent) => agent.variants.map((variant) => ({ name: agent.name, ...variant }))),
+          [
+            { header: 'SKILL', value: (row) => row.name },
+            { header: 'SPEC', value: (row) => row.id },
+            { header: 'DESCRIPTION', value: (row) => (row.error ? `MALFORMED: ${row.error}` : row.description) },
+          ],
+          "No skills found in your environments' repositories.",
+        ),
+      );
+    });
 }

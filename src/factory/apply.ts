@@ -11,6 +11,7 @@ import {
 } from '../webhooks/index.js';
 import { withConflicts } from '../platform/db/conflicts.js';
 import {
+  compareErrors,
   parseDefinition,
   type AutomationDefinition,
   type DefinitionError,
@@ -123,15 +124,20 @@ export class FactoryDefinitions {
   private async run(caller: Caller, files: Record<string, string>, commit: boolean): Promise<ApplyResult> {
     requireFactoryManager(caller);
     const parsed = parseDefinition(files);
+    // Every problem in one answer: what the files say, then what only the database can tell (secrets, UIDs, models,
+    // environments) about the files without errors of their own, found by a reconcile that is always rolled back
+    // when anything is wrong.
     const errors = [...parsed.errors];
-    if (parsed.definition) errors.push(...(await this.checkReferences(caller, parsed.definition)));
-    if (!parsed.definition || errors.length > 0) throw definitionProblem(errors);
-    const definition = parsed.definition;
+    const definition = parsed.valid;
+    if (!definition) throw definitionProblem(errors);
+    errors.push(...(await this.checkReferences(caller, definition)));
     try {
       const result = await this.options.db.transaction().execute(async (trx) => {
         const outcome = await this.reconcile(trx, caller, definition);
+        errors.push(...outcome.errors);
+        if (errors.length > 0) throw definitionProblem(errors.sort(compareErrors));
         if (!commit) throw new PlanOnly(outcome);
-        return outcome;
+        return { factory: outcome.factory, changes: outcome.changes };
       });
       this.options.onApplied?.();
       return { applied: true, ...result };
@@ -189,8 +195,9 @@ export class FactoryDefinitions {
     trx: Kysely<DB>,
     caller: Caller,
     definition: FactoryDefinition,
-  ): Promise<Omit<ApplyResult, 'applied'>> {
+  ): Promise<Omit<ApplyResult, 'applied'> & { errors: DefinitionError[] }> {
     const changes: DefinitionChange[] = [];
+    const errors: DefinitionError[] = [];
     let factory = await store.findFactoryByName(trx, caller.teamUid, definition.name);
     if (!factory) {
       // A unique violation aborts this transaction: the 409 leaves it, and the whole apply is rolled back.
@@ -215,11 +222,17 @@ export class FactoryDefinitions {
     await store.setDescription(trx, factory.uid, definition.description);
 
     changes.push(...(await this.reconcileSkills(trx, caller, factory, definition)));
-    const { changes: agentChanges, uids: agentUids } = await this.reconcileAgents(trx, caller, factory, definition);
+    const { changes: agentChanges, uids: agentUids } = await this.reconcileAgents(
+      trx,
+      caller,
+      factory,
+      definition,
+      errors,
+    );
     changes.push(...agentChanges);
-    changes.push(...(await this.reconcileWebhooks(trx, caller, factory.uid, definition)));
-    changes.push(...(await this.reconcileAutomations(trx, caller, factory.uid, definition, agentUids)));
-    return { factory: { uid: factory.uid, name: factory.name }, changes };
+    changes.push(...(await this.reconcileWebhooks(trx, caller, factory.uid, definition, errors)));
+    changes.push(...(await this.reconcileAutomations(trx, caller, factory.uid, definition, agentUids, errors)));
+    return { factory: { uid: factory.uid, name: factory.name }, changes, errors };
   }
 
   private async reconcileSkills(
@@ -255,13 +268,13 @@ export class FactoryDefinitions {
     caller: Caller,
     factory: store.FactoryRow,
     definition: FactoryDefinition,
+    errors: DefinitionError[],
   ) {
     const existing = new Map(
       (await this.options.agents.managedBy(trx, caller.teamUid, factory.uid)).map((row) => [row.name, row]),
     );
     const changes: DefinitionChange[] = [];
     const uids = new Map<string, string>();
-    const errors: DefinitionError[] = [];
     for (const agent of definition.agents) {
       const values: AgentValues = {
         name: agent.name,
@@ -290,7 +303,6 @@ export class FactoryDefinitions {
       }
       existing.delete(agent.name);
     }
-    if (errors.length > 0) throw definitionProblem(errors);
     for (const row of existing.values()) {
       await this.options.agents.deleteManaged(trx, caller.teamUid, row.uid);
       changes.push({ kind: 'agent', name: row.name, action: 'delete', uid: row.uid });
@@ -303,19 +315,13 @@ export class FactoryDefinitions {
     caller: Caller,
     factoryUid: string,
     definition: FactoryDefinition,
+    errors: DefinitionError[],
   ): Promise<DefinitionChange[]> {
     const existing = new Map(
       (await this.options.webhooks.inFactory(trx, caller.teamUid, factoryUid)).map((row) => [row.name, row]),
     );
-    if (definition.webhooks.length > MAX_WEBHOOKS_PER_FACTORY) {
-      throw definitionProblem([
-        {
-          file: 'webhooks/',
-          line: null,
-          message: `a factory holds at most ${MAX_WEBHOOKS_PER_FACTORY} webhooks; this definition has ${definition.webhooks.length}`,
-        },
-      ]);
-    }
+    // parseDefinition reports more webhooks than a factory holds; nothing of them is saved.
+    if (definition.webhooks.length > MAX_WEBHOOKS_PER_FACTORY) return [];
     const changes: DefinitionChange[] = [];
     for (const webhook of definition.webhooks) {
       const values: WebhookValues = {
@@ -328,12 +334,18 @@ export class FactoryDefinitions {
       };
       const before = existing.get(webhook.name);
       const item = change('webhook', webhook.name, before?.uid ?? null, before && pick(before, values), values);
-      const uid =
-        item.action === 'unchanged'
-          ? before!.uid
-          : await this.options.webhooks.saveManaged(trx, caller.teamUid, factoryUid, before, values);
-      changes.push({ ...item, uid });
       existing.delete(webhook.name);
+      try {
+        const uid =
+          item.action === 'unchanged'
+            ? before!.uid
+            : await this.options.webhooks.saveManaged(trx, caller.teamUid, factoryUid, before, values);
+        changes.push({ ...item, uid });
+      } catch (error) {
+        // A conflict (409) may have aborted the transaction: it ends the reconcile as it is.
+        if (!(error instanceof ApiError) || error.status >= 500 || error.status === 409) throw error;
+        errors.push({ file: webhook.file, line: null, message: error.detail });
+      }
     }
     for (const row of existing.values()) {
       await this.options.webhooks.deleteManaged(trx, caller.teamUid, row.uid);
@@ -348,24 +360,31 @@ export class FactoryDefinitions {
     factoryUid: string,
     definition: FactoryDefinition,
     agentUids: Map<string, string>,
+    errors: DefinitionError[],
   ): Promise<DefinitionChange[]> {
     const existing = new Map(
       (await this.options.automations.inFactory(trx, caller.teamUid, factoryUid)).map((row) => [row.name, row]),
     );
     const changes: DefinitionChange[] = [];
     for (const automation of definition.automations) {
-      const values = this.automationValues(
-        automation,
-        automation.agent === null ? null : agentUids.get(automation.agent)!,
-      );
       const before = existing.get(automation.name);
-      const item = change('automation', automation.name, before?.id ?? null, before && pick(before, values), values);
-      const id =
-        item.action === 'unchanged'
-          ? before!.id
-          : await this.options.automations.saveManaged(trx, caller, factoryUid, before, values);
-      changes.push({ ...item, uid: id });
       existing.delete(automation.name);
+      const agentUid = automation.agent === null ? null : agentUids.get(automation.agent);
+      // Its agent could not be saved: that agent's problem is reported, and this automation waits for it.
+      if (agentUid === undefined) continue;
+      const values = this.automationValues(automation, agentUid);
+      const item = change('automation', automation.name, before?.id ?? null, before && pick(before, values), values);
+      try {
+        const id =
+          item.action === 'unchanged'
+            ? before!.id
+            : await this.options.automations.saveManaged(trx, caller, factoryUid, before, values);
+        changes.push({ ...item, uid: id });
+      } catch (error) {
+        // A conflict (409) may have aborted the transaction: it ends the reconcile as it is.
+        if (!(error instanceof ApiError) || error.status >= 500 || error.status === 409) throw error;
+        errors.push({ file: automation.file, line: null, message: error.detail });
+      }
     }
     for (const row of existing.values()) {
       await this.options.automations.deleteManaged(trx, caller.teamUid, row.id);

@@ -1,8 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { show } from '../platform/cli/output.js';
+import { withProgress } from '../platform/cli/progress.js';
+import { table } from '../platform/cli/table.js';
 import type { Command } from 'commander';
 import { ApiProblem } from '../platform/http/api-fetch.js';
-import { callAndPrint, callApi, clientOptionsFromEnv, printJson } from '../platform/http/client.js';
+import { callAndPrint, callApi, clientOptionsFromEnv } from '../platform/http/client.js';
 import type { ApplyResult } from './apply.js';
 
 /** Directories a definition never lives in. */
@@ -36,33 +39,31 @@ export function readDefinitionDirectory(root: string): Record<string, string> {
   return files;
 }
 
-function printResult(result: ApplyResult): void {
+function describeResult(result: ApplyResult): string {
   const verb = { create: '+', update: '~', delete: '-', unchanged: ' ' } as const;
-  process.stdout.write(
-    `${result.applied ? 'Applied' : 'Plan for'} factory ${result.factory.name}${result.factory.uid ? ` (${result.factory.uid})` : ''}\n`,
-  );
+  const lines = [
+    `${result.applied ? 'Applied' : 'Plan for'} factory ${result.factory.name}${result.factory.uid ? ` (${result.factory.uid})` : ''}`,
+  ];
   for (const item of result.changes) {
     const fields = item.fields?.length ? ` (${item.fields.join(', ')})` : '';
     const uid = item.uid ? `  ${item.uid}` : '';
-    process.stdout.write(
-      `${verb[item.action as keyof typeof verb] ?? '?'} ${item.kind.padEnd(10)} ${item.name}${fields}${uid}\n`,
-    );
+    lines.push(`${verb[item.action as keyof typeof verb] ?? '?'} ${item.kind.padEnd(10)} ${item.name}${fields}${uid}`);
   }
   const pending = result.changes.filter((item) => item.action !== 'unchanged').length;
   if (!result.applied)
-    process.stdout.write(
-      pending === 0 ? 'Nothing to change.\n' : `${pending} change(s); run "hangar factory apply" to make them.\n`,
-    );
+    lines.push(pending === 0 ? 'Nothing to change.' : `${pending} change(s); run "hangar factory apply" to make them.`);
+  return `${lines.join('\n')}\n`;
 }
 
-async function send(action: 'plan' | 'apply', directory: string, options: { json?: boolean }): Promise<void> {
+async function send(action: 'plan' | 'apply', directory: string): Promise<void> {
   const files = readDefinitionDirectory(directory);
+  const count = Object.keys(files).length;
   try {
-    const result = await callApi<ApplyResult>(clientOptionsFromEnv(), 'POST', `/factory/definitions/${action}`, {
-      files,
-    });
-    if (options.json) printJson(result);
-    else printResult(result);
+    const result = await withProgress(
+      `${action === 'plan' ? 'Planning' : 'Applying'} ${directory} (${count} file${count === 1 ? '' : 's'})`,
+      callApi<ApplyResult>(clientOptionsFromEnv(), 'POST', `/factory/definitions/${action}`, { files }),
+    );
+    show(result, describeResult);
   } catch (error) {
     const problems = error instanceof ApiProblem ? error.problem.errors : undefined;
     if (!problems) throw error;
@@ -81,17 +82,36 @@ export function registerFactoryCommands(program: Command): void {
   factory
     .command('list')
     .description("list the team's factories")
-    .action(() => callAndPrint('GET', '/factory/factories'));
+    .action(() =>
+      callAndPrint<{ factories: Array<{ uid: string; name: string; description?: string | null }> }>(
+        'GET',
+        '/factory/factories',
+        undefined,
+        ({ factories }) =>
+          table(
+            factories,
+            [
+              { header: 'UID', value: (item) => item.uid },
+              { header: 'NAME', value: (item) => item.name },
+              { header: 'DESCRIPTION', value: (item) => item.description },
+            ],
+            'No factories. `hangar factory apply <dir>` makes one from a definition directory.',
+          ),
+      ),
+    );
   factory
     .command('plan')
     .description('show what applying a definition directory would change (changes nothing)')
     .argument('<dir>', 'directory with factory.yaml, webhooks/, automations/, agents/, skills/')
-    .option('--json', 'print the raw response')
-    .action((directory: string, options: { json?: boolean }) => send('plan', directory, options));
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ hangar factory plan ./factory   # every problem at once, or what would change\n',
+    )
+    .action((directory: string) => send('plan', directory));
   factory
     .command('apply')
     .description('make the factory match a definition directory: all of it or nothing')
     .argument('<dir>', 'directory with factory.yaml, webhooks/, automations/, agents/, skills/')
-    .option('--json', 'print the raw response')
-    .action((directory: string, options: { json?: boolean }) => send('apply', directory, options));
+    .addHelpText('after', '\nExamples:\n  $ hangar factory apply ./factory --json\n')
+    .action((directory: string) => send('apply', directory));
 }

@@ -129,7 +129,7 @@ function byName<T extends { name: string }>(items: Array<T | null>): T[] {
 }
 
 /** Errors grouped by file, in line order; a file's own errors (line null) first. */
-function compareErrors(a: DefinitionError, b: DefinitionError): number {
+export function compareErrors(a: DefinitionError, b: DefinitionError): number {
   if (a.file !== b.file) return a.file < b.file ? -1 : 1;
   return (a.line ?? 0) - (b.line ?? 0);
 }
@@ -141,6 +141,11 @@ function compareErrors(a: DefinitionError, b: DefinitionError): number {
 export function parseDefinition(files: Record<string, string>): {
   definition: FactoryDefinition | null;
   errors: DefinitionError[];
+  /**
+   * With errors: the files that have none (and whose skills and agents have none), so that the checks only the
+   * database can make still run on them and every problem is reported in one answer. Null without a factory name.
+   */
+  valid: FactoryDefinition | null;
 } {
   const errors: DefinitionError[] = [];
   const found = layout(Object.keys(files), errors);
@@ -182,16 +187,35 @@ export function parseDefinition(files: Record<string, string>): {
   const skills = each(found.folders.skills, (file, name) => parseSkillFile(file, name, text(file), errors));
 
   errors.sort(compareErrors);
-  if (errors.length > 0 || factory === null) return { definition: null, errors };
+  if (factory === null || !factory.name) return { definition: null, errors, valid: null };
+  const whole: FactoryDefinition = {
+    name: factory.name,
+    description: factory.description,
+    webhooks: byName(webhooks),
+    automations: byName(automations),
+    agents: byName(agents),
+    skills: byName(skills),
+  };
+  if (errors.length === 0) return { definition: whole, errors, valid: whole };
+  return { definition: null, errors, valid: withoutBroken(whole, errors) };
+}
+
+/** The definition less every file with an error, and less what refers to such a file (its problem is reported). */
+function withoutBroken(definition: FactoryDefinition, errors: DefinitionError[]): FactoryDefinition {
+  const broken = new Set(errors.map((error) => error.file));
+  const skills = definition.skills.filter((skill) => !broken.has(skill.file));
+  const skillNames = new Set(skills.map((skill) => skill.name));
+  const agents = definition.agents.filter(
+    (agent) => !broken.has(agent.file) && agent.skills.every((skill) => skillNames.has(skill)),
+  );
+  const agentNames = new Set(agents.map((agent) => agent.name));
   return {
-    definition: {
-      name: factory.name,
-      description: factory.description,
-      webhooks: byName(webhooks),
-      automations: byName(automations),
-      agents: byName(agents),
-      skills: byName(skills),
-    },
-    errors,
+    ...definition,
+    webhooks: definition.webhooks.filter((webhook) => !broken.has(webhook.file)),
+    automations: definition.automations.filter(
+      (automation) => !broken.has(automation.file) && (automation.agent === null || agentNames.has(automation.agent)),
+    ),
+    agents,
+    skills,
   };
 }

@@ -1,5 +1,7 @@
+import { say, show } from '../platform/cli/output.js';
+import { table } from '../platform/cli/table.js';
 import type { Command } from 'commander';
-import { callAndPrint, callApi, clientOptionsFromEnv, printJson } from '../platform/http/client.js';
+import { callAndPrint, callApi, clientOptionsFromEnv } from '../platform/http/client.js';
 import type { McpServerItem } from './schemas.js';
 
 function collect(value: string, previous: string[]): string[] {
@@ -58,15 +60,21 @@ export function registerMcpServerCommands(program: Command): void {
   servers
     .command('list')
     .description("list the team's MCP servers and those shared with it")
-    .option('--json', 'print the raw response')
-    .action(async (options: { json?: boolean }) => {
+    .addHelpText('after', '\nExamples:\n  $ hangar mcp-servers list --json\n')
+    .action(async () => {
       const result = await callApi<{ mcp_servers: McpServerItem[] }>(clientOptionsFromEnv(), 'GET', '/mcp-servers');
-      if (options.json) return printJson(result);
-      for (const item of result.mcp_servers) {
-        const where = item.command ?? item.url;
-        const shared = item.shared_with ? '' : `  (shared by team ${item.owner_team_uid})`;
-        process.stdout.write(`${item.uid}  ${item.name}  ${where}${shared}\n`);
-      }
+      show(result, ({ mcp_servers }) =>
+        table(
+          mcp_servers,
+          [
+            { header: 'UID', value: (item) => item.uid },
+            { header: 'NAME', value: (item) => item.name },
+            { header: 'COMMAND OR URL', value: (item) => item.command ?? item.url },
+            { header: 'OWNER', value: (item) => (item.shared_with ? 'this team' : `team ${item.owner_team_uid}`) },
+          ],
+          'No MCP servers. Define one with `hangar mcp-servers create`.',
+        ),
+      );
     });
   servers
     .command('create')
@@ -89,6 +97,15 @@ export function registerMcpServerCommands(program: Command): void {
       collect,
       [],
     )
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ hangar mcp-servers create --name github --command npx --arg -y --arg @modelcontextprotocol/server-github \\
+      --secret-env GITHUB_PERSONAL_ACCESS_TOKEN=GITHUB_TOKEN
+  $ hangar mcp-servers create --name docs --url https://mcp.example.com/mcp --secret-header Authorization=DOCS_AUTH
+`,
+    )
     .action((options: CreateOptions) => callAndPrint('POST', '/mcp-servers', body(options)));
   servers
     .command('get')
@@ -101,7 +118,7 @@ export function registerMcpServerCommands(program: Command): void {
     .argument('<uid>')
     .action(async (uid: string) => {
       await callApi(clientOptionsFromEnv(), 'DELETE', path(uid));
-      process.stdout.write(`deleted MCP server ${uid}\n`);
+      say(`Deleted MCP server ${uid}.`);
     });
   servers
     .command('share')
@@ -116,6 +133,6 @@ export function registerMcpServerCommands(program: Command): void {
     .argument('<team_uid>')
     .action(async (uid: string, teamUid: string) => {
       await callApi(clientOptionsFromEnv(), 'DELETE', path(uid, `/shares/${encodeURIComponent(teamUid)}`));
-      process.stdout.write(`MCP server ${uid} is no longer shared with team ${teamUid}\n`);
+      say(`MCP server ${uid} is no longer shared with team ${teamUid}.`);
     });
 }

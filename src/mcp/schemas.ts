@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { PATTERN_IN_WORDS } from '../platform/http/validation-message.js';
 import { SecretName } from '../secrets/index.js';
 
 /** Wire schemas of shared MCP servers. Secret values never appear: a reference names the team secret. */
@@ -19,6 +20,8 @@ export const McpServerBody = Type.Object(
   {
     name: Type.String({
       pattern: MCP_SERVER_NAME_PATTERN,
+      [PATTERN_IN_WORDS]:
+        '1-128 letters, digits, underscores, dots or dashes, starting with a letter, a digit or an underscore',
       description: '1-128 characters of [A-Za-z0-9_.-], unique in the team',
     }),
     command: Type.Optional(

@@ -76,7 +76,9 @@ export class McpServersService {
     const names = secretNames(definition);
     const missing = await this.options.secrets.missingSecrets(caller.teamUid, names);
     if (missing.length > 0)
-      throw invalidRequest(`no team secret named ${missing.join(', ')}; create it first with POST /secrets`);
+      throw invalidRequest(
+        `no team secret named ${missing.join(', ')}; create it first with \`hangar secrets set <name>\` (POST /secrets)`,
+      );
     const refused = await this.options.secrets.unusableSecrets(
       this.db,
       {
@@ -89,7 +91,7 @@ export class McpServersService {
     );
     if (refused.length > 0) {
       throw notAuthorized(
-        `team secret ${refused.join(', ')} is not granted to you; a team admin can grant it (POST /secrets/{name}/grants) or define this server`,
+        `team secret ${refused.join(', ')} is not granted to you; a team admin can grant it with \`hangar secrets grant <name> --member <uid>\` (POST /secrets/{name}/grants) or define this server`,
       );
     }
     return definition;

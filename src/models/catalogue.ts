@@ -200,7 +200,9 @@ export class ModelCatalogue {
   refusal(id: string, harness?: BuiltInHarness, ownKey = false): ApiError | null {
     const model = this.byId.get(id);
     if (!model)
-      return invalidRequest(`model ${id} is not in this server's catalogue; GET /agent/models lists the models`);
+      return invalidRequest(
+        `model ${id} is not in this server's catalogue; \`hangar models\` (GET /agent/models) lists the models`,
+      );
     if (harness && !HARNESS_PROVIDERS[harness].includes(model.provider)) {
       return invalidRequest(
         `model ${id} is a ${model.provider} model, but the ${harness} harness works with ${HARNESS_PROVIDERS[harness].join(' or ')} models`,

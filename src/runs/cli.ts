@@ -2,20 +2,14 @@ import { createParser } from 'eventsource-parser';
 import type { Command } from 'commander';
 import type { HarnessEvent } from './harness-protocol.js';
 import { ApiProblem, problemOf } from '../platform/http/api-fetch.js';
-import {
-  callApi,
-  clientOptionsFromEnv,
-  printJson as print,
-  sendApiAnswer,
-  type ClientOptions,
-} from '../platform/http/client.js';
+import { callApi, clientOptionsFromEnv, sendApiAnswer, type ClientOptions } from '../platform/http/client.js';
+import { collect, examples, oneOf } from '../platform/cli/options.js';
+import { show } from '../platform/cli/output.js';
 import { createRunOnce } from './cli-create.js';
 import { failureBlock, waitingLine } from './cli-explain.js';
+import { registerRunListCommands } from './cli-list.js';
+import { runView, timelineTable } from './cli-views.js';
 import type { RunItem } from './schemas.js';
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
 
 const runPath = (runId: string, action = '') => `/agent/runs/${encodeURIComponent(runId)}${action}`;
 
@@ -109,7 +103,7 @@ async function followToEnd(client: ClientOptions, runId: string): Promise<void> 
 
 /** `hangar run` and `hangar runs ...`: the runs API from the command line (HANGAR_URL, HANGAR_API_KEY). */
 export function registerRunCommands(program: Command): void {
-  program
+  const run = program
     .command('run')
     .description('create a run from a prompt')
     .argument('<prompt>', 'what the agent should do')
@@ -119,105 +113,111 @@ export function registerRunCommands(program: Command): void {
     .option('--skill <skill_spec>', 'skill spec, e.g. owner/repo:path/to/SKILL.md')
     .option('--meta <key=value>', 'metadata pair (repeatable)', collect, [])
     .option('--harness <name>', 'harness to run the agent with (config.harness.type)')
-    .option('--follow', "print the run's events until it ends; exit 1 unless it succeeded")
-    .action(
-      async (
-        prompt: string,
-        options: {
-          title?: string;
-          model?: string;
-          environment?: string;
-          skill?: string;
-          meta: string[];
-          harness?: string;
-          follow?: boolean;
-        },
-      ) => {
-        const metadata = Object.fromEntries(
-          options.meta.map((pair) => {
-            const at = pair.indexOf('=');
-            if (at < 1) throw new Error(`--meta takes key=value, got "${pair}"`);
-            return [pair.slice(0, at), pair.slice(at + 1)];
-          }),
-        );
-        const config = {
-          ...(options.model ? { model_id: options.model } : {}),
-          ...(options.environment ? { environment_id: options.environment } : {}),
-          ...(options.harness ? { harness: { type: options.harness } } : {}),
-        };
-        const client = clientOptionsFromEnv();
-        const created = await createRunOnce(client, {
-          prompt,
-          ...(options.title ? { title: options.title } : {}),
-          ...(options.skill ? { skill: options.skill } : {}),
-          ...(Object.keys(config).length ? { config } : {}),
-          ...(options.meta.length ? { metadata } : {}),
-        });
-        if (!options.follow) return print(created);
-        process.stdout.write(`run ${created.run_id} ${created.state}\n`);
-        await followToEnd(client, created.run_id);
+    .option('--follow', "print the run's events until it ends; exit 1 unless it succeeded");
+  examples(run, [
+    ['hangar run "Fix the flaky login test" --follow', 'create a run and print its events until it ends'],
+    [
+      'hangar run "Bump the deps" --model claude-sonnet-4 --meta ticket=ENG-42',
+      'pick a model (`hangar models`), tag it',
+    ],
+    ['hangar run "Triage" --environment <id> --json', 'in an environment; print the answer as JSON'],
+  ]).action(
+    async (
+      prompt: string,
+      options: {
+        title?: string;
+        model?: string;
+        environment?: string;
+        skill?: string;
+        meta: string[];
+        harness?: string;
+        follow?: boolean;
       },
-    );
+    ) => {
+      const metadata = Object.fromEntries(
+        options.meta.map((pair) => {
+          const at = pair.indexOf('=');
+          if (at < 1) throw new Error(`--meta takes key=value, got "${pair}"`);
+          return [pair.slice(0, at), pair.slice(at + 1)];
+        }),
+      );
+      const config = {
+        ...(options.model ? { model_id: options.model } : {}),
+        ...(options.environment ? { environment_id: options.environment } : {}),
+        ...(options.harness ? { harness: { type: options.harness } } : {}),
+      };
+      const client = clientOptionsFromEnv();
+      const created = await createRunOnce(client, {
+        prompt,
+        ...(options.title ? { title: options.title } : {}),
+        ...(options.skill ? { skill: options.skill } : {}),
+        ...(Object.keys(config).length ? { config } : {}),
+        ...(options.meta.length ? { metadata } : {}),
+      });
+      if (!options.follow)
+        return show(
+          created,
+          (run) => `Created run ${run.run_id} (${run.state}).\nFollow it: hangar runs events ${run.run_id}\n`,
+        );
+      process.stdout.write(`run ${created.run_id} ${created.state}\n`);
+      await followToEnd(client, created.run_id);
+    },
+  );
 
   const runs = program.command('runs').description('list, inspect, follow and cancel runs; send follow-ups');
-  runs
-    .command('list')
-    .description('list runs, newest update first')
-    .option('--state <state>', 'only runs in this state (repeatable)', collect, [])
-    .option('--limit <n>', 'page size (1-500)', '20')
-    .option('--cursor <cursor>', 'cursor from a previous page')
-    .option('-q, --query <words>', 'runs whose title, prompt or skill has every word (a typo in a word is forgiven)')
-    .option('--json', 'print the raw response')
-    .action(async (options: { state: string[]; limit: string; cursor?: string; query?: string; json?: boolean }) => {
-      const params = new URLSearchParams({ limit: options.limit });
-      for (const state of options.state) params.append('state', state);
-      if (options.cursor) params.set('cursor', options.cursor);
-      if (options.query) params.set('q', options.query);
-      const page = await callApi<{ runs: RunItem[]; page_info: { next_cursor?: string } }>(
-        clientOptionsFromEnv(),
-        'GET',
-        `/agent/runs?${params}`,
-      );
-      if (options.json) return print(page);
-      // The link goes on a line of its own: the title before it may hold any text.
-      for (const run of page.runs)
-        process.stdout.write(
-          `${run.run_id}  ${run.state.padEnd(10)}  ${run.updated_at}  ${run.title}\n  ${openInDashboard(run)}\n`,
-        );
-      if (page.page_info.next_cursor) process.stdout.write(`next page: --cursor ${page.page_info.next_cursor}\n`);
-    });
+  registerRunListCommands(runs);
   runs
     .command('get')
     .description('show one run')
     .argument('<run_id>')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ hangar runs get <run_id>          # state, times, model, prompt\n  $ hangar runs get <run_id> --json   # every field, for scripts\n',
+    )
     .action(async (runId: string) =>
-      print(await callApi(clientOptionsFromEnv(), 'GET', `/agent/runs/${encodeURIComponent(runId)}`)),
+      show(await callApi<RunItem>(clientOptionsFromEnv(), 'GET', runPath(runId)), runView),
     );
   runs
     .command('cancel')
     .description('cancel a queued or running run')
     .argument('<run_id>')
     .option('--operator', "as an instance administrator: any team's run, self-hosted ones and runs being prepared too")
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ hangar runs cancel <run_id>\n  $ hangar runs cancel <run_id> --operator   # an administrator stopping any run\n',
+    )
     .action(async (runId: string, options: { operator?: boolean }) =>
-      print(
-        await callApi(
+      show(
+        await callApi<string>(
           clientOptionsFromEnv(),
           'POST',
           `${options.operator ? '/admin' : '/agent'}/runs/${encodeURIComponent(runId)}/cancel`,
         ),
+        (id) => `Cancelled run ${id}.`,
       ),
     );
   runs
     .command('timeline')
     .description('show the lifecycle events of a run')
     .argument('<run_id>')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ hangar runs timeline <run_id>   # each step with its time and how long after the previous one\n',
+    )
     .action(async (runId: string) =>
-      print(await callApi(clientOptionsFromEnv(), 'GET', `/agent/runs/${encodeURIComponent(runId)}/timeline`)),
+      show(
+        await callApi<Parameters<typeof timelineTable>[0]>(clientOptionsFromEnv(), 'GET', runPath(runId, '/timeline')),
+        timelineTable,
+      ),
     );
   runs
     .command('events')
     .description('print the events of a run as they happen until it ends; exit 1 unless it succeeded')
     .argument('<run_id>')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ hangar runs events <run_id>   # the live output; exits 1 unless the run succeeds\n',
+    )
     .action(async (runId: string) => followToEnd(clientOptionsFromEnv(), runId));
   runs
     .command('followup')
@@ -226,21 +226,31 @@ export function registerRunCommands(program: Command): void {
     )
     .argument('<run_id>')
     .argument('<message>')
-    .option('--mode <mode>', 'normal, plan or orchestrate')
+    .option(
+      '--mode <mode>',
+      'normal, plan or orchestrate (any case)',
+      oneOf('--mode', ['normal', 'plan', 'orchestrate']),
+    )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ hangar runs followup <run_id> "Also update the changelog"\n  $ hangar runs followup <run_id> "Plan the migration first" --mode plan\n',
+    )
     .action(async (runId: string, message: string, options: { mode?: string }) =>
-      print(
+      show(
         await callApi(clientOptionsFromEnv(), 'POST', runPath(runId, '/followups'), {
           message,
           ...(options.mode ? { mode: options.mode } : {}),
         }),
+        () => `Sent the follow-up to run ${runId}; \`hangar runs get ${runId}\` shows its state.`,
       ),
     );
   runs
     .command('conversation')
     .description('show the normalized conversation of a run')
     .argument('<run_id>')
+    .addHelpText('after', '\nExamples:\n  $ hangar runs conversation <run_id> --output yaml\n')
     .action(async (runId: string) =>
-      print(await callApi(clientOptionsFromEnv(), 'GET', runPath(runId, '/conversation'))),
+      show(await callApi(clientOptionsFromEnv(), 'GET', runPath(runId, '/conversation'))),
     );
   runs
     .command('transcript')

@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf, principalOf } from '../identities/index.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
+import { PATTERN_IN_WORDS } from '../platform/http/validation-message.js';
 import { metadataFilterFromQuery } from './metadata.js';
 import {
   CreateRunBody,
@@ -24,6 +25,7 @@ const CreateRunHeaders = Type.Object({
       maxLength: MAX_IDEMPOTENCY_KEY_LENGTH,
       // Visible ASCII and spaces, as a UUID or any client's own scheme is written.
       pattern: '^[\\x20-\\x7e]*[\\x21-\\x7e][\\x20-\\x7e]*$',
+      [PATTERN_IN_WORDS]: 'printable ASCII characters and spaces, not only spaces',
       description: `Makes the create safe to retry: the same key from the same team within ${IDEMPOTENCY_KEY_HOURS} hours gets the first request's answer again (with the header Idempotent-Replayed: true) and creates no run; with a different body, or from another member, 422 idempotency_key_reused. One new key per run, e.g. a UUID.`,
     }),
   ),

@@ -30,7 +30,7 @@ export async function checkNewRunSecrets(
   if (refused.length > 0) {
     throw notAuthorized(
       `this run would use team secret${refused.length > 1 ? 's' : ''} ${refused.join(', ')}, which ${refused.length > 1 ? 'are' : 'is'} not granted to you, ` +
-        "to the run's agent identity or to its environment; a team admin can grant it (POST /secrets/{name}/grants)",
+        "to the run's agent identity or to its environment; a team admin can grant it with `hangar secrets grant <name> --agent <uid>` or `--environment <id>` (POST /secrets/{name}/grants)",
     );
   }
 }

@@ -1,7 +1,9 @@
 import fs from 'node:fs';
+import { say, show } from '../platform/cli/output.js';
+import { table } from '../platform/cli/table.js';
 import type { Command } from 'commander';
 import { ApiProblem } from '../platform/http/api-fetch.js';
-import { callApi, clientOptionsFromEnv, printJson } from '../platform/http/client.js';
+import { callApi, clientOptionsFromEnv } from '../platform/http/client.js';
 import type { SecretGrantItem, SecretItem } from './schemas.js';
 
 const path = (name: string) => `/secrets/${encodeURIComponent(name)}`;
@@ -32,11 +34,20 @@ export function registerSecretCommands(program: Command): void {
   secrets
     .command('list')
     .description('list secret names (values are never shown)')
-    .option('--json', 'print the raw response')
-    .action(async (options: { json?: boolean }) => {
+    .addHelpText('after', '\nExamples:\n  $ hangar secrets list\n  $ hangar secrets list --json\n')
+    .action(async () => {
       const result = await callApi<{ secrets: SecretItem[] }>(clientOptionsFromEnv(), 'GET', '/secrets');
-      if (options.json) return printJson(result);
-      for (const item of result.secrets) process.stdout.write(`${item.name}  updated ${item.updated_at}\n`);
+      show(result, ({ secrets }) =>
+        table(
+          secrets,
+          [
+            { header: 'NAME', value: (item) => item.name },
+            { header: 'CREATED', value: (item) => item.created_at },
+            { header: 'UPDATED', value: (item) => item.updated_at },
+          ],
+          'No secrets. Add one with `hangar secrets set NAME`.',
+        ),
+      );
     });
   secrets
     .command('set')
@@ -49,14 +60,22 @@ export function registerSecretCommands(program: Command): void {
       'the value (visible to other users of this machine; prefer --from-file or standard input)',
     )
     .option('--from-file <path>', 'read the value from a file, exactly as it is')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ printf '%s' "$GITHUB_TOKEN" | hangar secrets set GITHUB_TOKEN   # from standard input
+  $ hangar secrets set DEPLOY_KEY --from-file ~/.ssh/deploy_key      # byte for byte
+`,
+    )
     .action(async (name: string, options: { value?: string; fromFile?: string }) => {
       const value = await valueFrom(options);
       const client = clientOptionsFromEnv();
       try {
-        printJson(await callApi(client, 'PUT', path(name), { value }));
+        show(await callApi(client, 'PUT', path(name), { value }), () => `Replaced the value of secret ${name}.`);
       } catch (error) {
         if (!(error instanceof ApiProblem && error.status === 404)) throw error;
-        printJson(await callApi(client, 'POST', '/secrets', { name, value }));
+        show(await callApi(client, 'POST', '/secrets', { name, value }), () => `Created secret ${name}.`);
       }
     });
   secrets
@@ -65,22 +84,29 @@ export function registerSecretCommands(program: Command): void {
     .argument('<name>')
     .action(async (name: string) => {
       await callApi(clientOptionsFromEnv(), 'DELETE', path(name));
-      process.stdout.write(`deleted secret ${name}\n`);
+      say(`Deleted secret ${name}.`);
     });
   secrets
     .command('grants')
     .description('who besides team admins may use a secret in runs')
     .argument('<name>')
-    .option('--json', 'print the raw response')
-    .action(async (name: string, options: { json?: boolean }) => {
+    .action(async (name: string) => {
       const result = await callApi<{ grants: SecretGrantItem[] }>(
         clientOptionsFromEnv(),
         'GET',
         `${path(name)}/grants`,
       );
-      if (options.json) return printJson(result);
-      for (const grant of result.grants)
-        process.stdout.write(`${grant.grantee_type} ${grant.grantee_uid}  since ${grant.created_at}\n`);
+      show(result, ({ grants }) =>
+        table(
+          grants,
+          [
+            { header: 'GRANTEE', value: (grant) => grant.grantee_type },
+            { header: 'UID', value: (grant) => grant.grantee_uid },
+            { header: 'SINCE', value: (grant) => grant.created_at },
+          ],
+          `Secret ${name} has no grants: only team admins use it.`,
+        ),
+      );
     });
   secrets
     .command('grant')
@@ -90,7 +116,11 @@ export function registerSecretCommands(program: Command): void {
     .option('--agent <uid>', 'runs this agent identity executes')
     .option('--environment <id>', 'runs in this environment')
     .action(async (name: string, options: GranteeOptions) => {
-      printJson(await callApi(clientOptionsFromEnv(), 'POST', `${path(name)}/grants`, grantee(options)));
+      const given = grantee(options);
+      show(
+        await callApi(clientOptionsFromEnv(), 'POST', `${path(name)}/grants`, given),
+        () => `Granted ${name} to ${given.grantee_type} ${given.grantee_uid}.`,
+      );
     });
   secrets
     .command('revoke')
@@ -106,7 +136,7 @@ export function registerSecretCommands(program: Command): void {
         'DELETE',
         `${path(name)}/grants/${grantee_type}/${encodeURIComponent(grantee_uid)}`,
       );
-      process.stdout.write(`revoked ${name} from ${grantee_type} ${grantee_uid}\n`);
+      say(`Revoked ${name} from ${grantee_type} ${grantee_uid}.`);
     });
 }
 

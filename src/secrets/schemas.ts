@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { PATTERN_IN_WORDS } from '../platform/http/validation-message.js';
 
 /** Wire schemas of team secrets. A value goes in and is never sent back out: no response carries one. */
 
@@ -8,6 +9,7 @@ export const MAX_SECRET_VALUE_BYTES = 64 * 1024;
 
 export const SecretName = Type.String({
   pattern: SECRET_NAME_PATTERN,
+  [PATTERN_IN_WORDS]: '1-128 letters, digits, underscores, dots or dashes, starting with a letter or an underscore',
   description: '1-128 characters of [A-Za-z0-9_.-], starting with a letter or underscore',
 });
 

@@ -75,7 +75,9 @@ export class SecretsService {
     const sealed = sealValue(this.options.key, body.value, context(caller.teamUid, body.name));
     const row = await withConflicts(store.insertSecret(this.db, caller.teamUid, body.name, sealed), {
       secrets_pkey: () =>
-        conflict(`a secret named ${body.name} already exists; change its value with PUT /secrets/${body.name}`),
+        conflict(
+          `a secret named ${body.name} already exists; change its value with \`hangar secrets set ${body.name}\` (PUT /secrets/${body.name})`,
+        ),
     });
     return render(row);
   }

@@ -1,5 +1,7 @@
+import { say, show } from '../platform/cli/output.js';
+import { table } from '../platform/cli/table.js';
 import type { Command } from 'commander';
-import { callAndPrint, callApi, clientOptionsFromEnv, printJson } from '../platform/http/client.js';
+import { callAndPrint, callApi, clientOptionsFromEnv } from '../platform/http/client.js';
 import type { DeliveryItem, WebhookItem } from './schemas.js';
 
 const path = (uid: string, action = '') => `/factory/webhooks/${encodeURIComponent(uid)}${action}`;
@@ -30,7 +32,7 @@ function body(options: WebhookOptions) {
 
 /** A webhook with a freshly issued secret: the secret is printed once, with a warning to keep it. */
 function printIssued(item: WebhookItem): void {
-  printJson(item);
+  show(item);
   if (item.secret !== undefined)
     process.stderr.write('\nThe secret above is shown only this once: store it with the sender now.\n');
 }
@@ -41,16 +43,25 @@ export function registerWebhookCommands(program: Command): void {
   webhooks
     .command('list')
     .description('list webhooks with their URL')
-    .option('--json', 'print the raw response')
-    .action(async (options: { json?: boolean }) => {
+    .addHelpText('after', '\nExamples:\n  $ hangar webhooks list\n')
+    .action(async () => {
       const result = await callApi<{ webhooks: WebhookItem[] }>(clientOptionsFromEnv(), 'GET', '/factory/webhooks');
-      if (options.json) return printJson(result);
-      for (const item of result.webhooks) {
-        const how = item.auth_mode === 'signature' ? `signature:${item.signature_scheme}` : item.auth_mode;
-        process.stdout.write(
-          `${item.uid}  ${item.enabled ? 'enabled ' : 'disabled'}  ${how.padEnd(28)}  ${item.name}  ${item.url}\n`,
-        );
-      }
+      show(result, ({ webhooks }) =>
+        table(
+          webhooks,
+          [
+            { header: 'UID', value: (item) => item.uid },
+            { header: 'NAME', value: (item) => item.name },
+            { header: 'ENABLED', value: (item) => (item.enabled ? 'yes' : 'no') },
+            {
+              header: 'AUTHENTICATION',
+              value: (item) => (item.auth_mode === 'signature' ? `signature:${item.signature_scheme}` : item.auth_mode),
+            },
+            { header: 'URL', value: (item) => item.url },
+          ],
+          'No webhooks. Create one with `hangar webhooks create --name <name>`.',
+        ),
+      );
     });
   webhooks
     .command('create')
@@ -69,6 +80,14 @@ export function registerWebhookCommands(program: Command): void {
     .option('--delivery-id-header <header>', 'header the sender stamps its own event ID into')
     .option('--factory <uid>', "factory (default: the team's default factory)")
     .option('--disabled', 'create it disabled')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ hangar webhooks create --name issues --scheme github --secret "$GITHUB_WEBHOOK_SECRET"
+  $ hangar webhooks create --name alerts                      # token mode: the token is printed once
+`,
+    )
     .action(async (options: WebhookOptions) =>
       printIssued(await callApi<WebhookItem>(clientOptionsFromEnv(), 'POST', '/factory/webhooks', body(options))),
     );
@@ -123,26 +142,32 @@ export function registerWebhookCommands(program: Command): void {
     .argument('<uid>')
     .action(async (uid: string) => {
       await callApi(clientOptionsFromEnv(), 'DELETE', path(uid));
-      process.stdout.write(`deleted webhook ${uid}\n`);
+      say(`Deleted webhook ${uid}.`);
     });
   webhooks
     .command('deliveries')
     .description("a webhook's delivery log, newest first")
     .argument('<uid>')
     .option('--limit <n>', 'how many', '50')
-    .option('--json', 'print the raw response')
-    .action(async (uid: string, options: { limit: string; json?: boolean }) => {
+    .addHelpText('after', '\nExamples:\n  $ hangar webhooks deliveries <uid> --limit 10\n')
+    .action(async (uid: string, options: { limit: string }) => {
       const result = await callApi<{ deliveries: DeliveryItem[] }>(
         clientOptionsFromEnv(),
         'GET',
         `${path(uid, '/deliveries')}?limit=${encodeURIComponent(options.limit)}`,
       );
-      if (options.json) return printJson(result);
-      for (const item of result.deliveries) {
-        process.stdout.write(
-          `${item.received_at}  ${item.status.padEnd(23)}  ${String(item.size_bytes).padStart(7)} B  ${item.delivery_id}\n`,
-        );
-      }
+      show(result, ({ deliveries }) =>
+        table(
+          deliveries,
+          [
+            { header: 'RECEIVED', value: (item) => item.received_at },
+            { header: 'STATUS', value: (item) => item.status },
+            { header: 'SIZE', value: (item) => `${item.size_bytes} B` },
+            { header: 'DELIVERY ID', value: (item) => item.delivery_id },
+          ],
+          'No deliveries yet.',
+        ),
+      );
     });
   webhooks
     .command('delivery')

@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
+import { PATTERN_IN_WORDS } from '../platform/http/validation-message.js';
 import { SecretName } from '../secrets/index.js';
 
 /** Wire schemas of the webhook management API (/api/v1/factory/webhooks). */
@@ -30,6 +31,7 @@ const Scheme = Type.Union(
 /** An HTTP header name (RFC 9110 token). */
 const HeaderName = Type.String({
   pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$",
+  [PATTERN_IN_WORDS]: "an HTTP header name: 1-100 letters, digits or any of !#$%&'*+.^_`|~-",
   description: 'A header the sender stamps its own event ID into',
 });
 const Secret = Type.String({

@@ -97,7 +97,9 @@ export class WebhooksService {
   /** A team secret named as the credential must exist, and be usable in a URL for url_token. */
   async checkSecretName(teamUid: string, name: string, mode: string): Promise<void> {
     if ((await this.options.secrets.missingSecrets(teamUid, [name])).length > 0) {
-      throw invalidRequest(`secret_name ${name} does not name a secret of this team; create it first (POST /secrets)`);
+      throw invalidRequest(
+        `secret_name ${name} does not name a secret of this team; create it first with \`hangar secrets set ${name}\` (POST /secrets)`,
+      );
     }
     if (mode === 'url_token' && !isUrlSafe((await this.options.secrets.readSecretValue(teamUid, name)) ?? '')) {
       throw invalidRequest(`the value of secret ${name} cannot be a url_token: it must use only A-Z a-z 0-9 - . _ ~`);
@@ -235,7 +237,7 @@ export class WebhooksService {
     const row = await this.load(caller.teamUid, uid);
     if (row.secret_name !== null) {
       throw conflict(
-        `this webhook's credential is the team secret ${row.secret_name}; rotate it with PUT /secrets/${row.secret_name}`,
+        `this webhook's credential is the team secret ${row.secret_name}; rotate it with \`hangar secrets set ${row.secret_name}\` (PUT /secrets/${row.secret_name})`,
       );
     }
     const secret = issueSecret(row.auth_mode, row.signature_scheme, given);

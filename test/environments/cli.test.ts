@@ -25,7 +25,7 @@ function cli(args: string[], apiKey = hangar.apiKey) {
 }
 
 async function json(args: string[], apiKey?: string): Promise<any> {
-  const result = await cli(args, apiKey);
+  const result = await cli([...args, '--json'], apiKey);
   assert.equal(result.code, 0, result.stderr);
   return JSON.parse(result.stdout);
 }
@@ -63,7 +63,7 @@ describe('hangar environments and hangar skills', () => {
 
     const listed = await cli(['environments', 'list']);
     assert.equal(listed.code, 0, listed.stderr);
-    assert.match(listed.stdout, new RegExp(`${created.uid}\\s+owner\\s+\\S+\\s+CLI env\\s+\\(acme/api\\)`));
+    assert.match(listed.stdout, new RegExp(`^${created.uid}\\s+CLI env\\s+owner\\s+.*acme/api`, 'm'));
     const sorted = await json(['environments', 'list', '--sort', 'name', '--json']);
     assert.ok(sorted.environments.some((environment: { uid: string }) => environment.uid === created.uid));
 
@@ -78,7 +78,7 @@ describe('hangar environments and hangar skills', () => {
 
     const deleted = await cli(['environments', 'delete', created.uid]);
     assert.equal(deleted.code, 0, deleted.stderr);
-    assert.match(deleted.stdout, /deleted/);
+    assert.match(deleted.stdout, /Deleted environment/);
     const missing = await cli(['environments', 'get', created.uid]);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /HTTP 404/);
@@ -125,12 +125,15 @@ describe('hangar environments and hangar skills', () => {
     await json(['environments', 'create', '--name', 'With skills', '--repo', 'acme/api'], team.apiKey);
     const plain = await cli(['skills', 'list'], team.apiKey);
     assert.equal(plain.code, 0, plain.stderr);
-    assert.equal(plain.stdout, 'deploy  acme/api:skills/deploy/SKILL.md  Deploy the API\n');
+    assert.match(
+      plain.stdout,
+      /^SKILL\s+SPEC\s+DESCRIPTION\ndeploy\s+acme\/api:skills\/deploy\/SKILL.md\s+Deploy the API\n$/,
+    );
     const malformed = await cli(
       ['skills', 'list', '--include-malformed', '--refresh', '--sort', 'last_run'],
       team.apiKey,
     );
-    assert.match(malformed.stdout, /broken {2}acme\/api:skills\/broken\/SKILL.md {2}MALFORMED: no YAML front matter/);
+    assert.match(malformed.stdout, /broken\s+acme\/api:skills\/broken\/SKILL.md\s+MALFORMED: no YAML front matter/);
     const raw = await json(['skills', 'list', '--repo', 'acme/api', '--json']);
     assert.equal(raw.agents[0].variants[0].id, 'acme/api:skills/deploy/SKILL.md');
     const bad = await cli(['skills', 'list', '--repo', 'nope']);

@@ -106,7 +106,7 @@ describe('hangar run --follow and hangar runs followup, events, conversation, tr
     assert.ok(lines.includes('[oz_run_failed]'), failed.stdout);
     assert.equal(lines[lines.length - 1], 'FAILED: the tests are red');
 
-    const created = await cli(['run', 'plain words', '--harness', 'text']);
+    const created = await cli(['run', 'plain words', '--harness', 'text', '--json']);
     assert.equal(created.code, 0, created.stderr);
     const { run_id: runId } = JSON.parse(created.stdout);
     assert.deepEqual((await getRun(hangar, runId)).agent_config.harness, { type: 'text' });
@@ -121,7 +121,7 @@ describe('hangar run --follow and hangar runs followup, events, conversation, tr
     const runId = await createRun(hangar, { prompt: script({ task: true }, { done: 'done' }) });
     await waitForState(hangar, runId, 'SUCCEEDED');
 
-    const followup = await cli(['runs', 'followup', runId, 'and the docs', '--mode', 'plan']);
+    const followup = await cli(['runs', 'followup', runId, 'and the docs', '--mode', 'plan', '--json']);
     assert.equal(followup.code, 0, followup.stderr);
     assert.deepEqual(JSON.parse(followup.stdout), {});
     const events = await cli(['runs', 'events', runId]);
@@ -132,7 +132,7 @@ describe('hangar run --follow and hangar runs followup, events, conversation, tr
     assert.equal(lines[lines.length - 1], 'SUCCEEDED: done');
     assert.equal((await getRun(hangar, runId)).state, 'SUCCEEDED');
 
-    const conversation = await cli(['runs', 'conversation', runId]);
+    const conversation = await cli(['runs', 'conversation', runId, '--json']);
     assert.equal(conversation.code, 0, conversation.stderr);
     assert.deepEqual(
       JSON.parse(conversation.stdout),
@@ -168,6 +168,6 @@ describe('hangar run --follow and hangar runs followup, events, conversation, tr
     const runId = await createRun(hangar, { prompt: script({ done: 'done' }) });
     const refused = await cli(['runs', 'followup', runId, 'x', '--mode', 'turbo']);
     assert.equal(refused.code, 1);
-    assert.match(refused.stderr, /HTTP 400/);
+    assert.match(refused.stderr, /--mode takes one of normal, plan, orchestrate; got "turbo"/);
   });
 });

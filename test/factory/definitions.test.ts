@@ -188,6 +188,31 @@ describe('factory definitions', () => {
     );
   });
 
+  test('plan reports every problem in one answer: the files, the secrets, and what saving would refuse', async () => {
+    // Issue 26 item 7: each of these used to surface only after the one before it was fixed.
+    const root = directory({
+      ...base,
+      'factory.yaml': 'name: all-at-once\n',
+      // A typo in a file (found by parsing).
+      'webhooks/typo.yaml': 'secretName: ALERTS_TOKEN\nenabeld: true\n',
+      // A secret that does not exist (found in the database, for a file without errors of its own).
+      'webhooks/github.yaml': 'authMode: signature\nsignatureScheme: github\nsecretName: NO_SUCH_SECRET\n',
+      // An environment this team cannot use (found only when the agent is saved).
+      'agents/triager/agent.md': '---\nenvironment: no-such-environment\nskills: [labeling]\n---\nCareful.\n',
+    });
+    const result = await cli(['plan', root]);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /webhooks\/typo\.yaml:2: .*enabeld/);
+    assert.match(result.stderr, /webhooks\/github\.yaml:3: .*NO_SUCH_SECRET/);
+    assert.match(result.stderr, /agents\/triager\/agent\.md: .*no-such-environment/);
+    assert.match(result.stderr, /^3 problem\(s\); nothing was changed\.$/m);
+    assert.ok(
+      !(await hangar.request('GET', '/api/v1/factory/factories')).body.factories.some(
+        (factory: { name: string }) => factory.name === 'all-at-once',
+      ),
+    );
+  });
+
   test('applying needs the team admin role', async () => {
     const member = await hangar.addUser(hangar.teamUid, 'member');
     const response = await hangar.request('POST', '/api/v1/factory/definitions/plan', {

@@ -143,15 +143,18 @@ describe('admin API', () => {
 
   test('the admin CLI verbs', async () => {
     const env = { url: hangar.url, apiKey: hangar.apiKey };
-    const team = await hangarCli(['admin', 'teams', 'create', 'cli-team'], env);
+    const team = await hangarCli(['admin', 'teams', 'create', 'cli-team', '--json'], env);
     assert.equal(team.code, 0, team.stderr);
     const teamUid = JSON.parse(team.stdout).uid;
-    const user = await hangarCli(['admin', 'users', 'create', '--name', 'Cli User', '--email', 'cli@example.com'], env);
+    const user = await hangarCli(
+      ['admin', 'users', 'create', '--name', 'Cli User', '--email', 'cli@example.com', '--json'],
+      env,
+    );
     const userUid = JSON.parse(user.stdout).uid;
     assert.equal((await hangarCli(['admin', 'members', 'set', teamUid, userUid, '--role', 'admin'], env)).code, 0);
     assert.match((await hangarCli(['admin', 'members', 'list', teamUid], env)).stdout, /Cli User/);
     const key = JSON.parse(
-      (await hangarCli(['admin', 'keys', 'create', '--name', 'ci', '--user', userUid], env)).stdout,
+      (await hangarCli(['admin', 'keys', 'create', '--name', 'ci', '--user', userUid, '--json'], env)).stdout,
     );
     assert.match(key.key, /^hgr_/);
     assert.equal((await hangarCli(['runs', 'list'], { url: hangar.url, apiKey: key.key })).code, 0);

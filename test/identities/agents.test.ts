@@ -235,7 +235,7 @@ describe('agent identities', () => {
       201,
     );
     const created = await hangarCli(
-      ['agents', 'create', '--name', 'Cli bot', '--model', 'claude-sonnet-4', '--skill', 'a:b', '--secret', 'TOKEN'],
+      ['agents', 'create', '--name', 'Cli bot', '--model', 'claude-sonnet-4', '--skill', 'a:b', '--secret', 'TOKEN', '--json'],
       env,
     );
     assert.equal(created.code, 0, created.stderr);
@@ -246,10 +246,10 @@ describe('agent identities', () => {
     );
     assert.match((await hangarCli(['agents', 'list'], env)).stdout, /Cli bot/);
     const updated = JSON.parse(
-      (await hangarCli(['agents', 'update', agent.uid, '--description', 'does things'], env)).stdout,
+      (await hangarCli(['agents', 'update', agent.uid, '--description', 'does things', '--json'], env)).stdout,
     );
     assert.equal(updated.description, 'does things');
-    assert.equal(JSON.parse((await hangarCli(['agents', 'get', agent.uid], env)).stdout).uid, agent.uid);
+    assert.equal(JSON.parse((await hangarCli(['agents', 'get', agent.uid, '--json'], env)).stdout).uid, agent.uid);
     assert.equal((await hangarCli(['agents', 'delete', agent.uid], env)).code, 0);
     assert.notEqual((await hangarCli(['agents', 'get', agent.uid], env)).code, 0);
   });

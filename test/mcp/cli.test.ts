@@ -26,6 +26,7 @@ describe('hangar mcp-servers', () => {
   test('create (stdio and HTTP), get, list, share, unshare, delete', async () => {
     const stdio = JSON.parse(
       await ok([
+        '--json',
         'create',
         '--name',
         'github',
@@ -48,6 +49,7 @@ describe('hangar mcp-servers', () => {
     );
     const http = JSON.parse(
       await ok([
+        '--json',
         'create',
         '--name',
         'linear',
@@ -61,10 +63,10 @@ describe('hangar mcp-servers', () => {
     );
     assert.deepEqual(http.headers, { 'X-A': 'b=c', Authorization: { secret: 'TOKEN' } });
 
-    assert.deepEqual(JSON.parse(await ok(['get', stdio.uid])), stdio);
+    assert.deepEqual(JSON.parse(await ok(['get', stdio.uid, '--json'])), stdio);
     const list = await ok(['list']);
-    assert.match(list, new RegExp(`^${http.uid} {2}linear {2}https://mcp.example.com/mcp$`, 'm'));
-    assert.match(list, new RegExp(`^${stdio.uid} {2}github {2}npx$`, 'm'));
+    assert.match(list, new RegExp(`^${http.uid}\\s+linear\\s+https://mcp.example.com/mcp\\s+this team$`, 'm'));
+    assert.match(list, new RegExp(`^${stdio.uid}\\s+github\\s+npx\\s+this team$`, 'm'));
     assert.deepEqual(
       JSON.parse(await ok(['list', '--json'])).mcp_servers.map((item: { name: string }) => item.name),
       ['github', 'linear'],
@@ -72,15 +74,15 @@ describe('hangar mcp-servers', () => {
     assert.equal((list + JSON.stringify(stdio) + JSON.stringify(http)).includes('cli-secret-value'), false);
 
     const other = await hangar.createTeamWithUser();
-    assert.deepEqual(JSON.parse(await ok(['share', stdio.uid, other.teamUid])).shared_with, [other.teamUid]);
+    assert.deepEqual(JSON.parse(await ok(['share', stdio.uid, other.teamUid, '--json'])).shared_with, [other.teamUid]);
     assert.match(
       await ok(['list'], other.apiKey),
-      new RegExp(`^${stdio.uid} {2}github {2}npx {2}\\(shared by team ${hangar.teamUid}\\)$`, 'm'),
+      new RegExp(`^${stdio.uid}\\s+github\\s+npx\\s+team ${hangar.teamUid}$`, 'm'),
     );
     assert.match(await ok(['unshare', stdio.uid, other.teamUid]), /no longer shared/);
-    assert.equal(await ok(['list'], other.apiKey), '');
+    assert.match(await ok(['list'], other.apiKey), /^No MCP servers\./);
 
-    assert.match(await ok(['delete', stdio.uid]), new RegExp(`deleted MCP server ${stdio.uid}`));
+    assert.match(await ok(['delete', stdio.uid]), new RegExp(`Deleted MCP server ${stdio.uid}`));
     const gone = await cli(['get', stdio.uid]);
     assert.equal(gone.code, 1);
     assert.match(gone.stderr, /HTTP 404/);

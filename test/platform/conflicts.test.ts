@@ -41,7 +41,7 @@ describe('unique names answer 409', () => {
       'POST',
       '/secrets',
       { name: 'TAKEN', value: 'w' },
-      'a secret named TAKEN already exists; change its value with PUT /secrets/TAKEN',
+      'a secret named TAKEN already exists; change its value with `hangar secrets set TAKEN` (PUT /secrets/TAKEN)',
     );
     await created('POST', '/mcp-servers', { name: 'taken', command: 'x' });
     const other = await created('POST', '/mcp-servers', { name: 'free', command: 'x' });

@@ -228,7 +228,7 @@ describe('a lost answer', () => {
     t.after(() => proxy.close());
     const prompt = `cli ${randomUUID()}`;
     const dropped = proxy.dropNextAnswer();
-    const cli = await hangarCli(['run', prompt], { url: proxy.url, apiKey: hangar.apiKey });
+    const cli = await hangarCli(['run', prompt, '--json'], { url: proxy.url, apiKey: hangar.apiKey });
     await dropped;
     assert.equal(cli.code, 0, cli.stderr);
     const printed = JSON.parse(cli.stdout) as { run_id: string };

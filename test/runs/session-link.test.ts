@@ -63,20 +63,20 @@ describe('session link and conversation id', () => {
     await waitForState(running, next, 'SUCCEEDED');
   });
 
-  test('the CLI prints the link under each listed run, in a run it shows, and before following one', async () => {
+  test('the CLI prints the link beside each listed run, in a run it shows, and before following one', async () => {
     const runId = await createRun(proxied, { title: 'Listed in the CLI' });
     const env = { url: proxied.url, apiKey: proxied.apiKey };
     const list = await hangarCli(['runs', 'list'], env);
     assert.equal(list.code, 0, list.stderr);
-    const lines = list.stdout.split('\n');
-    const at = lines.findIndex((line) => line.startsWith(`${runId}  `));
-    assert.ok(at >= 0, list.stdout);
-    assert.match(lines[at]!, /Listed in the CLI$/);
-    assert.equal(lines[at + 1], `  open in dashboard: ${PUBLIC_URL}/runs/${runId}`);
+    const row = list.stdout.split('\n').find((line) => line.startsWith(`${runId}  `));
+    assert.ok(row, list.stdout);
+    assert.match(row, new RegExp(`Listed in the CLI  ${PUBLIC_URL}/runs/${runId}$`));
 
     const shown = await hangarCli(['runs', 'get', runId], env);
     assert.equal(shown.code, 0, shown.stderr);
-    assert.equal(JSON.parse(shown.stdout).session_link, `${PUBLIC_URL}/runs/${runId}`);
+    assert.match(shown.stdout, new RegExp(`^Dashboard: +${PUBLIC_URL}/runs/${runId}$`, 'm'));
+    const json = await hangarCli(['runs', 'get', runId, '--json'], env);
+    assert.equal(JSON.parse(json.stdout).session_link, `${PUBLIC_URL}/runs/${runId}`);
 
     const ended = await createRun(running, { prompt: script({ done: 'followed' }) });
     await waitForState(running, ended, 'SUCCEEDED');

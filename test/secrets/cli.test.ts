@@ -16,20 +16,20 @@ const readValue = (name: string) => hangar.server.services.secrets.readSecretVal
 
 describe('hangar secrets', () => {
   test('set creates, then replaces; list shows names only; delete removes', async () => {
-    const created = await cli(['set', 'DEPLOY_KEY', '--value', 'first-value']);
+    const created = await cli(['set', 'DEPLOY_KEY', '--value', 'first-value', '--json']);
     assert.equal(created.code, 0, created.stderr);
     assert.equal(JSON.parse(created.stdout).name, 'DEPLOY_KEY');
     assert.equal(created.stdout.includes('first-value'), false);
     assert.equal(await readValue('DEPLOY_KEY'), 'first-value');
 
-    const replaced = await cli(['set', 'DEPLOY_KEY', '--value', 'second-value']);
+    const replaced = await cli(['set', 'DEPLOY_KEY', '--value', 'second-value', '--json']);
     assert.equal(replaced.code, 0, replaced.stderr);
     assert.equal(JSON.parse(replaced.stdout).created_at, JSON.parse(created.stdout).created_at);
     assert.equal(await readValue('DEPLOY_KEY'), 'second-value');
 
     const list = await cli(['list']);
     assert.equal(list.code, 0, list.stderr);
-    assert.match(list.stdout, /^DEPLOY_KEY {2}updated \d{4}-/m);
+    assert.match(list.stdout, /^DEPLOY_KEY\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC\s+\d{4}-/m);
     assert.equal(list.stdout.includes('second-value'), false);
     const json = await cli(['list', '--json']);
     assert.deepEqual(
@@ -39,7 +39,7 @@ describe('hangar secrets', () => {
 
     const deleted = await cli(['delete', 'DEPLOY_KEY']);
     assert.equal(deleted.code, 0, deleted.stderr);
-    assert.match(deleted.stdout, /deleted secret DEPLOY_KEY/);
+    assert.match(deleted.stdout, /Deleted secret DEPLOY_KEY/);
     assert.equal(await readValue('DEPLOY_KEY'), null);
     const again = await cli(['delete', 'DEPLOY_KEY']);
     assert.equal(again.code, 1);

@@ -1,4 +1,5 @@
 /** A small client for Hangar's own API, used by the `hangar` CLI verbs. */
+import { show } from '../cli/output.js';
 import { ApiProblem, fetchApi, jsonOf } from './api-fetch.js';
 
 export interface ClientOptions {
@@ -59,12 +60,12 @@ export async function callApi<T>(options: ClientOptions, method: string, path: s
   return jsonOf<T>(response);
 }
 
-export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-}
-
-/** The common CLI verb: one API call with the environment's credentials, its answer printed as JSON. */
-export async function callAndPrint(method: string, path: string, body?: unknown): Promise<void> {
-  const result = await callApi(clientOptionsFromEnv(), method, path, body);
-  if (result !== undefined) printJson(result);
+/** The common CLI verb: one API call with the environment's credentials, its answer shown (platform/cli/output.ts). */
+export async function callAndPrint<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  human?: (answer: T) => string,
+): Promise<void> {
+  show(await callApi<T>(clientOptionsFromEnv(), method, path, body), human);
 }

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/sql-state.js';
+import { describeValidation } from './validation-message.js';
 
 /** Every error code the interface names, with the title shown in problem+json bodies and on /errors/<code>. */
 export const ERROR_CODES = {
@@ -136,23 +137,6 @@ export function problemBody(
     retryable: error.retryable,
     trace_id: where.traceId,
   };
-}
-
-function describeValidation(error: FastifyError): string {
-  const first = error.validation?.[0];
-  if (!first) return error.message;
-  const where = error.validationContext ?? 'request';
-  const params = first.params as Record<string, unknown>;
-  const field =
-    typeof params.missingProperty === 'string'
-      ? `${first.instancePath}/${params.missingProperty}`
-      : typeof params.additionalProperty === 'string'
-        ? `${first.instancePath}/${params.additionalProperty}`
-        : first.instancePath;
-  const name = field.replace(/^\//, '').replace(/\//g, '.');
-  if (typeof params.missingProperty === 'string') return `${where}: required field "${name}" is missing`;
-  if (typeof params.additionalProperty === 'string') return `${where}: unknown field "${name}"`;
-  return `${where}${name ? ` field "${name}"` : ''} ${first.message ?? 'is invalid'}`;
 }
 
 /**

@@ -2,8 +2,16 @@ import { Ajv, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 
+/** `verbose`: an error carries its schema and the value, from which validation-message.ts says what was expected. */
 function ajv(options: Options): Ajv {
-  const instance = new Ajv({ removeAdditional: false, useDefaults: true, allErrors: false, strict: false, ...options });
+  const instance = new Ajv({
+    removeAdditional: false,
+    useDefaults: true,
+    allErrors: false,
+    strict: false,
+    verbose: true,
+    ...options,
+  });
   addFormats.default(instance);
   return instance;
 }

@@ -1,0 +1,106 @@
+// How the runs verbs show their answers to people: the runs table, one run, its timeline. `--json` and
+// `--output yaml` print the API's answers instead (platform/cli/output.ts).
+import { duration, isoDuration, relative, time } from '../platform/cli/format.js';
+import { table } from '../platform/cli/table.js';
+import type { RunItem } from './schemas.js';
+
+export interface RunsPage {
+  runs: RunItem[];
+  page_info: { has_next_page?: boolean; next_cursor?: string };
+}
+
+const statusMessage = (run: Pick<RunItem, 'status_message'>) =>
+  (run.status_message as { message?: string } | undefined)?.message;
+
+export function runsTable(page: RunsPage): string {
+  const rows = table(
+    page.runs,
+    [
+      { header: 'RUN ID', value: (run) => run.run_id },
+      { header: 'STATE', value: (run) => run.state },
+      { header: 'UPDATED', value: (run) => relative(run.updated_at) },
+      { header: 'RUN TIME', value: (run) => (run.run_time ? isoDuration(run.run_time) : '') },
+      { header: 'SOURCE', value: (run) => run.source },
+      { header: 'TITLE', value: (run) => run.title },
+      { header: 'DASHBOARD', value: (run) => run.session_link },
+    ],
+    'No runs match.',
+  );
+  const next = page.page_info.next_cursor ? `More runs: add --cursor ${page.page_info.next_cursor}\n` : '';
+  return `${rows}${next}`;
+}
+
+/** One run: what a person asks first (state and why, how long, where to look), then the rest of its fields. */
+export function runView(run: RunItem): string {
+  const config = run.agent_config as { model_id?: string; environment_id?: string; harness?: { type?: string } };
+  const message = statusMessage(run);
+  const lines: Array<[string, string | undefined]> = [
+    ['Run', run.run_id],
+    ['Title', run.title],
+    ['State', `${run.state}${message ? `: ${message}` : ''}`],
+    ['Created', time(run.created_at)],
+    ['Started', run.started_at ? time(run.started_at) : undefined],
+    ['Updated', time(run.updated_at)],
+    ['Run time', run.run_time ? isoDuration(run.run_time) : undefined],
+    ['Source', run.schedule ? `${run.source} (schedule ${run.schedule.schedule_name})` : run.source],
+    ['Creator', run.creator.display_name ?? run.creator.uid],
+    ['Model', config.model_id],
+    ['Harness', config.harness?.type],
+    ['Environment', config.environment_id],
+    ['Skill', run.agent_skill?.full_path],
+    ['Parent run', run.parent_run_id],
+    ['Conversation', run.conversation_id],
+    [
+      'Metadata',
+      Object.keys(run.metadata ?? {}).length
+        ? Object.entries(run.metadata)
+            .map(([key, value]) => `${key}=${value}`)
+            .join(', ')
+        : undefined,
+    ],
+    [
+      'Artifacts',
+      run.artifacts.length ? run.artifacts.map((artifact) => artifact.artifact_type).join(', ') : undefined,
+    ],
+    ['Dashboard', run.session_link],
+  ];
+  const width = Math.max(...lines.map(([name]) => name.length));
+  const head = lines
+    .filter(([, value]) => value !== undefined && value !== '')
+    .map(([name, value]) => `${`${name}:`.padEnd(width + 1)} ${value}`)
+    .join('\n');
+  return `${head}\n\nPrompt:\n${run.prompt.replace(/^/gm, '  ')}\n`;
+}
+
+interface TimelineEvent {
+  event_type: string;
+  occurred_at: string;
+  payload?: Record<string, unknown>;
+}
+
+/** Each event with its time and how long after the previous one it came ("setup took 42 s" reads off the gaps). */
+export function timelineTable(answer: { events: TimelineEvent[] }): string {
+  let previous: number | undefined;
+  return table(
+    answer.events.map((event) => {
+      const at = Date.parse(event.occurred_at);
+      const after = previous === undefined ? '' : `+${duration((at - previous) / 1000)}`;
+      previous = at;
+      return { ...event, after };
+    }),
+    [
+      { header: 'TIME', value: (event) => event.occurred_at },
+      { header: 'AFTER', value: (event) => event.after },
+      { header: 'EVENT', value: (event) => event.event_type },
+      {
+        header: 'DETAIL',
+        value: (event) => {
+          const payload = event.payload ?? {};
+          const said = payload.message ?? payload.error ?? payload.state ?? payload.reason;
+          return typeof said === 'string' ? said : Object.keys(payload).length ? payload : '';
+        },
+      },
+    ],
+    'No events yet.',
+  );
+}
