@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { registerDoctorCommand } from './app/doctor-cli.js';
 import { registerAuditCommands } from './audit/index.js';
 import { registerAutomationCommands } from './automations/index.js';
 import { registerBudgetCommands } from './budgets/index.js';
@@ -35,6 +36,7 @@ export function registerClientCommands(program: Command): void {
   registerAutomationCommands(program);
   registerFactoryCommands(program);
   registerModelCommands(program);
+  registerDoctorCommand(program);
 
   program
     .command('completion')

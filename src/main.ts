@@ -7,7 +7,6 @@ import { withProgress } from './platform/cli/progress.js';
 import { registerClientCommands } from './cli-commands.js';
 import type { Role, RunningServer } from './server.js';
 import { VERSION } from './version.js';
-import { registerDoctorCommand } from './app/doctor-cli.js';
 import { formatStatus } from './app/status-text.js';
 
 function fail(message: string, code = 1): never {
@@ -89,7 +88,6 @@ program
   .action(serve);
 
 registerClientCommands(program);
-registerDoctorCommand(program);
 
 program.parseAsync().catch((error: unknown) => {
   if (error instanceof InvalidArgumentError) fail(error.message, 2);

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
-import { callApi, clientOptionsFromEnv, printJson } from '../platform/http/client.js';
+import { show } from '../platform/cli/output.js';
+import { callApi, clientOptionsFromEnv } from '../platform/http/client.js';
 import type { InstanceStatus } from './status.js';
 import { formatStatus } from './status-text.js';
 
@@ -16,12 +17,11 @@ export function registerDoctorCommand(program: Command): void {
       "check this machine's Hangar setup: sandbox, harnesses, model keys, workspace directory, git host; exit 1 if a check fails",
     )
     .option('--remote', "ask the server at HANGAR_URL instead (GET /admin/status, an administrator's API key)")
-    .option('--json', 'print the status as JSON')
     .addHelpText(
       'after',
       '\nExamples:\n  HANGAR_CONFIG=examples/hangar.yaml hangar doctor\n  hangar doctor --remote --json',
     )
-    .action(async (options: { remote?: boolean; json?: boolean }) => {
+    .action(async (options: { remote?: boolean }) => {
       let status: InstanceStatus;
       if (options.remote) status = await callApi<InstanceStatus>(clientOptionsFromEnv(), 'GET', '/admin/status');
       else {
@@ -29,8 +29,7 @@ export function registerDoctorCommand(program: Command): void {
         const { instanceStatus } = await import('./status.js');
         status = await instanceStatus(loadConfig());
       }
-      if (options.json) printJson(status);
-      else process.stdout.write(`Hangar\n${formatStatus(status)}`);
+      show(status, (answer) => `Hangar\n${formatStatus(answer)}`);
       if (status.checks.some((check) => !check.ok)) process.exitCode = 1;
     });
 }

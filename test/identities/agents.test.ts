@@ -235,7 +235,19 @@ describe('agent identities', () => {
       201,
     );
     const created = await hangarCli(
-      ['agents', 'create', '--name', 'Cli bot', '--model', 'claude-sonnet-4', '--skill', 'a:b', '--secret', 'TOKEN', '--json'],
+      [
+        'agents',
+        'create',
+        '--name',
+        'Cli bot',
+        '--model',
+        'claude-sonnet-4',
+        '--skill',
+        'a:b',
+        '--secret',
+        'TOKEN',
+        '--json',
+      ],
       env,
     );
     assert.equal(created.code, 0, created.stderr);
