@@ -19,7 +19,7 @@ export function registerDoctorCommand(program: Command): void {
     .option('--remote', "ask the server at HANGAR_URL instead (GET /admin/status, an administrator's API key)")
     .addHelpText(
       'after',
-      '\nExamples:\n  HANGAR_CONFIG=examples/hangar.yaml hangar doctor\n  hangar doctor --remote --json',
+      '\nExamples:\n  $ HANGAR_CONFIG=examples/hangar.yaml hangar doctor\n  $ hangar doctor --remote --json\n',
     )
     .action(async (options: { remote?: boolean }) => {
       let status: InstanceStatus;

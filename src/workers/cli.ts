@@ -55,6 +55,14 @@ export function registerWorkerCommands(program: Command): void {
       positiveInteger,
       60,
     )
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ HANGAR_API_KEY=<worker key> hangar worker --server https://hangar.example --worker-id build-box-1
+  $ hangar worker --server http://127.0.0.1:8080 --worker-id gpu --api-key <worker key> --max-concurrent-tasks 2
+`,
+    )
     .action(async (options: WorkerCommandOptions) => {
       const server = options.server ?? process.env.HANGAR_URL;
       const apiKey = options.apiKey ?? process.env.HANGAR_API_KEY;

@@ -186,7 +186,10 @@ export class AgentsService {
   }
 }
 
-/** Names are unique per team (migration 0019), as schedules' and webhooks' are. */
+/**
+ * Names are unique per team among the agents made through the API, and within each factory definition (migration
+ * 0019), as webhooks' are within their factory.
+ */
 function nameTaken(name: string) {
   return {
     agent_identities_team_name: () => conflict(`an agent identity named "${name}" already exists in this team`),
