@@ -207,11 +207,11 @@ describe('dashboard: management pages', { skip: browserMissing }, () => {
     await page.getByRole('button', { name: 'New agent identity' }).click();
     const form = page.getByRole('form', { name: 'New agent identity' });
     await form.getByLabel('Name').fill('Release bot');
-    await form.getByLabel('Base model').fill('claude-x');
+    await form.getByLabel('Base model').fill('claude-sonnet-4');
     await form.getByRole('button', { name: 'Create agent identity' }).click();
     const row = page.getByRole('row').filter({ hasText: 'Release bot' });
     await row.getByText('Available', { exact: true }).waitFor();
-    await row.getByText('claude-x').waitFor();
+    await row.getByText('claude-sonnet-4', { exact: true }).waitFor();
     await screenshot(page, 'agents');
   });
 
