@@ -26,8 +26,8 @@ describe('hangar mcp-servers', () => {
   test('create (stdio and HTTP), get, list, share, unshare, delete', async () => {
     const stdio = JSON.parse(
       await ok([
-        '--json',
         'create',
+        '--json',
         '--name',
         'github',
         '--command',
@@ -49,8 +49,8 @@ describe('hangar mcp-servers', () => {
     );
     const http = JSON.parse(
       await ok([
-        '--json',
         'create',
+        '--json',
         '--name',
         'linear',
         '--url',
