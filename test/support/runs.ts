@@ -54,7 +54,15 @@ export async function addEnvironment(hangar: TestServer, teamUid = hangar.teamUi
 
 export async function addAgentIdentity(hangar: TestServer, teamUid = hangar.teamUid): Promise<string> {
   const uid = newUid();
-  await hangar.db.insertInto('agent_identities').values({ uid, team_uid: teamUid, name: 'Release bot' }).execute();
+  // Names are unique in a team: the first is "Release bot", later ones are numbered.
+  const { count } = await hangar.db
+    .selectFrom('agent_identities')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('team_uid', '=', teamUid)
+    .where('name', 'like', 'Release bot%')
+    .executeTakeFirstOrThrow();
+  const name = Number(count) === 0 ? 'Release bot' : `Release bot ${Number(count) + 1}`;
+  await hangar.db.insertInto('agent_identities').values({ uid, team_uid: teamUid, name }).execute();
   return uid;
 }
 
