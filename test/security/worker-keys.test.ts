@@ -22,7 +22,7 @@ describe('security: worker keys on the worker websocket', () => {
   /** A worker key made the way a team admin makes one: through the CLI. */
   const createKey = async (workerId: string, apiKey = hangar.apiKey) => {
     const created = await hangarCli(
-      ['workers', 'keys', 'create', '--worker-id', workerId, '--name', `key for ${workerId}`],
+      ['workers', 'keys', 'create', '--worker-id', workerId, '--name', `key for ${workerId}`, '--json'],
       { url: hangar.url, apiKey },
     );
     assert.equal(created.code, 0, created.stderr);

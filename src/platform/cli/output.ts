@@ -55,7 +55,8 @@ export function addOutputOptions(program: Command, alsoOn: Command[] = []): void
   }
   for (const command of leaves(program)) if (!NO_OUTPUT.has(command.name())) addMissingExample(command);
   program.hook('preAction', (_program, action) => {
-    const options = action.opts<{ json?: boolean; output?: OutputFormat }>();
+    // With globals: `workers` answers itself and has subcommands, so its --json also catches `workers keys create --json`.
+    const options = action.optsWithGlobals<{ json?: boolean; output?: OutputFormat }>();
     chosen = options.json ? 'json' : (options.output ?? 'table');
   });
 }
