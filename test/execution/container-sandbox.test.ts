@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
+import { installedBinary } from '../harnesses/scripted-runs.js';
 import { AnthropicServer } from '../support/model-servers/index.js';
 import { generateApiKey } from '../../src/platform/crypto.js';
 import { databaseEnv, stopChild } from '../support/processes.js';
@@ -39,7 +41,10 @@ function containerEnv(engine: TestEngine, image: string): Record<string, string>
     file,
     YAML.stringify({
       default_model: 'sonnet-test',
-      builtin_harnesses: { oz: { max_steps: 5 } },
+      builtin_harnesses: {
+        oz: { max_steps: 5 },
+        ...(installedBinary('claude') ? { claude: { path: installedBinary('claude'), timeout_minutes: 3 } } : {}),
+      },
       models: [
         {
           id: 'sonnet-test',
@@ -50,7 +55,10 @@ function containerEnv(engine: TestEngine, image: string): Record<string, string>
           cost: { input: 0, output: 0 },
         },
       ],
-      harnesses: { shell: { command: [process.execPath, SHELL_HARNESS], timeout_minutes: 5 } },
+      harnesses: {
+        shell: { command: [process.execPath, SHELL_HARNESS], timeout_minutes: 5 },
+        'shell-with-network': { command: [process.execPath, SHELL_HARNESS], timeout_minutes: 5, network: true },
+      },
     }),
   );
   return {
@@ -121,6 +129,68 @@ for (const [index, engine] of engines.entries()) {
       assert.equal(ready?.payload?.limits?.memory, '192 MiB');
       assert.equal(ready?.payload?.limits?.pids, 64);
       assert.deepEqual(await executionContainers(engine, runId), [], 'the container is removed with the workspace');
+    });
+
+    test("with or without network, the API is on the container's loopback; with it, neither the host nor private or link-local addresses are", async (t) => {
+      // A service of the host's at its own non-loopback address: what a networked run must not reach.
+      const hostAddress = Object.values(os.networkInterfaces())
+        .flatMap((entries) => entries ?? [])
+        .find((entry) => entry.family === 'IPv4' && !entry.internal)?.address;
+      assert.ok(hostAddress, 'the host has a non-loopback IPv4 address');
+      let reached = 0;
+      const service = net.createServer((socket) => {
+        reached++;
+        socket.destroy();
+      });
+      await new Promise<void>((resolve) => service.listen(0, '0.0.0.0', resolve));
+      t.after(() => service.close());
+      const port = (service.address() as net.AddressInfo).port;
+      const probe = [
+        "const net = require('node:net');",
+        'const reach = (host, port) => new Promise((done) => {',
+        '  const socket = net.connect({ host, port });',
+        "  socket.setTimeout(5000, () => { socket.destroy(); done('timeout'); });",
+        "  socket.on('connect', () => { socket.destroy(); done('open'); });",
+        "  socket.on('error', (error) => done(error.code));",
+        '});',
+        '(async () => {',
+        `  console.log('host ' + (await reach('${hostAddress}', ${port})));`,
+        "  console.log('metadata ' + (await reach('169.254.169.254', 80)));",
+        "  console.log('private ' + (await reach('10.0.0.1', 80)));",
+        "  const answer = await fetch(process.env.HANGAR_API_URL + '/harness-support/report-artifact', {",
+        "    method: 'POST',",
+        "    headers: { authorization: 'Bearer ' + process.env.HANGAR_TASK_TOKEN, 'content-type': 'application/json' },",
+        "    body: JSON.stringify({ artifact_type: 'PLAN', data: { title: 'From the container', content: 'relayed' } }),",
+        '  });',
+        "  console.log('api ' + answer.status);",
+        '})();',
+      ].join('\n');
+      const command = `/opt/hangar/bin/node -e '${probe.replaceAll("'", '"')}'`;
+
+      const isolated = await runShell(hangar, command);
+      assert.equal(isolated.run.state, 'SUCCEEDED', JSON.stringify(isolated.run));
+      assert.equal(isolated.lines.at(-1), 'api 201', 'the API without any network');
+      assert.ok(!isolated.lines.some((line) => line.endsWith(' open')), isolated.lines.join());
+
+      const networked = await runShell(hangar, command, { harness: { type: 'shell-with-network' } });
+      assert.equal(networked.run.state, 'SUCCEEDED', JSON.stringify(networked.run));
+      // Refused by the container's own rules (a reject, at once), not merely unrouted.
+      assert.deepEqual(networked.lines, [
+        'host ECONNREFUSED',
+        'metadata ECONNREFUSED',
+        'private ECONNREFUSED',
+        'api 201',
+      ]);
+      assert.equal(reached, 0, "nothing reached the host's service");
+      const ready = (await timeline(hangar, networked.runId)).find(
+        (event) => event.event_type === 'worker_container_ready',
+      );
+      assert.equal(ready?.payload?.egress, 'filtered');
+      assert.equal(ready?.payload?.api, 'relayed');
+      assert.ok(
+        networked.run.artifacts.some((artifact: any) => artifact.artifact_type === 'PLAN'),
+        JSON.stringify(networked.run.artifacts),
+      );
     });
 
     test('a run that exceeds its memory limit fails with budget_exceeded, saying the limit', async () => {

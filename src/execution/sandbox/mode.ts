@@ -97,6 +97,7 @@ export function resolveSandboxMode(
     const user = policy.runAs ?? { uid: process.getuid?.() ?? 64000, gid: process.getgid?.() ?? 64000 };
     const executions = new ContainerBackend({
       ...policy.container,
+      apiUrl: policy.apiUrl,
       user: user.uid === 0 ? { uid: 64000, gid: 64000 } : user,
     });
     return { mode: { ...mode('container'), executions } };

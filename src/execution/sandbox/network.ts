@@ -57,8 +57,12 @@ function isLoopback(address: string): boolean {
   return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
 }
 
-/** The nft ruleset of a sandbox's namespace: the API and DNS first, then every refused destination. */
-export function egressRules(api: ApiRoute | undefined): string {
+/**
+ * The nft ruleset of a sandbox's namespace: the API and DNS first, then every refused destination. `resolvers` are
+ * the DNS servers the sandbox may ask (bwrap's is pasta's forwarder; a container's are those of its resolv.conf,
+ * often a private address).
+ */
+export function egressRules(api: ApiRoute | undefined, resolvers: string[] = [SANDBOX_RESOLVER]): string {
   const own = Object.values(os.networkInterfaces())
     .flatMap((entries) => entries ?? [])
     .map((entry) => entry.address.split('%')[0]!);
@@ -70,7 +74,11 @@ export function egressRules(api: ApiRoute | undefined): string {
     '  chain egress {',
     '    type filter hook output priority 0; policy accept;',
     '    oifname "lo" accept',
-    `    ip daddr ${SANDBOX_RESOLVER} udp dport 53 accept`,
+    ...resolvers.flatMap((resolver) =>
+      ['udp', 'tcp'].map(
+        (protocol) => `    ${net.isIPv6(resolver) ? 'ip6' : 'ip'} daddr ${resolver} ${protocol} dport 53 accept`,
+      ),
+    ),
     ...allowed.map(
       (address) => `    ${net.isIPv6(address) ? 'ip6' : 'ip'} daddr ${address} tcp dport ${api!.port} accept`,
     ),

@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { apiRoute } from '../network.js';
 import type {
   ExecutionSandboxes,
   RunUser,
@@ -9,6 +12,8 @@ import type {
   SandboxSpawnOptions,
   SandboxedProcess,
 } from '../types.js';
+import { ApiSocket, CONTAINER_API_SOCKET, apiSocketFile, loopbackApi, startRelay } from './api-relay.js';
+import { confineContainerEgress } from './egress.js';
 import { EngineClient, EngineError } from './engine-client.js';
 import { runQuietly, spawnInContainer } from './exec.js';
 import { exceededMessage, limitsPayload, type ContainerLimits } from './limits.js';
@@ -32,6 +37,8 @@ export interface ContainerBackendOptions {
   workspaceRoot: string;
   /** Host files and directories harnesses need (Hangar's dist and node_modules, agent CLIs), bound read-only at the same path. */
   runtimePaths: string[];
+  /** Hangar's API as runs reach it (HANGAR_API_URL): relayed into every container when it is on loopback. */
+  apiUrl?: () => string | undefined;
 }
 
 interface OpenContainer {
@@ -39,6 +46,9 @@ interface OpenContainer {
   workspace: string;
   /** The OOM kills and pids-limit refusals counted so far: a rise after a failed exit says which limit it hit. */
   counters: { oom: number; pids: number };
+  /** The execution's API socket on the host and the output of the relay in the container, when the API is relayed. */
+  apiSocket?: ApiSocket;
+  relay?: Readable;
 }
 
 /**
@@ -51,6 +61,8 @@ export class ContainerBackend implements ExecutionSandboxes {
   readonly client: EngineClient;
   private readonly containers = new Map<string, OpenContainer>();
   private readonly rootLabel: string;
+  /** The API sockets of this server's containers: a directory only the server enters (each socket is bound alone). */
+  private socketDirectory: string | undefined;
 
   constructor(private readonly options: ContainerBackendOptions) {
     this.client = new EngineClient(options.dockerHost);
@@ -77,23 +89,54 @@ export class ContainerBackend implements ExecutionSandboxes {
     } catch (error) {
       return { ok: false, message: `Could not pull the image ${image}: ${(error as Error).message}` };
     }
+    const containerName = `hangar-${hash(this.rootLabel)}-${name.replace(/[^a-zA-Z0-9_.-]/g, '_')}`;
+    const apiUrl = this.options.apiUrl?.();
+    const relayed = loopbackApi(apiUrl);
+    const open: OpenContainer = { id: '', workspace, counters: { oom: 0, pids: 0 } };
+    this.containers.set(workspace, open);
     try {
-      const id = await this.create(image, workspace, name, request.network);
-      this.containers.set(workspace, { id, workspace, counters: { oom: 0, pids: 0 } });
-      await this.client.call('POST', `/containers/${id}/start`);
+      if (relayed)
+        open.apiSocket = await ApiSocket.listen(
+          apiSocketFile(this.sockets(), containerName),
+          relayed.host,
+          relayed.port,
+        );
+      open.id = await this.create(image, workspace, containerName, name, request.network, open.apiSocket?.file);
+      await this.client.call('POST', `/containers/${open.id}/start`);
+      // Before anything of the run executes: its network is filtered, and the API is on its loopback.
+      if (request.network) await confineContainerEgress(this.client, open.id, await apiRoute(apiUrl));
+      if (relayed) open.relay = await startRelay(this.client, open.id, `${RUNTIME_BIN}/node`, relayed.port);
     } catch (error) {
       await this.close(workspace);
       return { ok: false, message: `Could not start a container from the image ${image}: ${(error as Error).message}` };
     }
     return {
       ok: true,
-      details: { image, network: request.network, limits: limitsPayload(limits) },
+      details: {
+        image,
+        network: request.network,
+        ...(request.network ? { egress: 'filtered' } : {}),
+        ...(relayed ? { api: 'relayed' } : {}),
+        limits: limitsPayload(limits),
+      },
     };
   }
 
-  private async create(image: string, workspace: string, name: string, network: boolean): Promise<string> {
+  /** The server's private directory of API sockets, made on first use. */
+  private sockets(): string {
+    this.socketDirectory ??= fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-api-sockets-'));
+    return this.socketDirectory;
+  }
+
+  private async create(
+    image: string,
+    workspace: string,
+    containerName: string,
+    name: string,
+    network: boolean,
+    apiSocket: string | undefined,
+  ): Promise<string> {
     const { limits, user } = this.options;
-    const containerName = `hangar-${hash(this.rootLabel)}-${name.replace(/[^a-zA-Z0-9_.-]/g, '_')}`;
     const body = {
       Image: image,
       // The container only has to stay up; setup and the harness are execs. The image's own entrypoint is not run.
@@ -109,6 +152,7 @@ export class ContainerBackend implements ExecutionSandboxes {
           `${process.execPath}:${RUNTIME_BIN}/node:ro`,
           `${setsidPath()}:${RUNTIME_BIN}/setsid:ro`,
           ...this.options.runtimePaths.map((runtime) => `${runtime}:${runtime}:ro`),
+          ...(apiSocket ? [`${apiSocket}:${CONTAINER_API_SOCKET}:ro`] : []),
         ],
         NetworkMode: network ? 'bridge' : 'none',
         CapDrop: ['ALL'],
@@ -202,7 +246,9 @@ export class ContainerBackend implements ExecutionSandboxes {
     const open = this.containers.get(key);
     if (!open) return;
     this.containers.delete(key);
-    await this.remove(open.id);
+    open.relay?.destroy();
+    if (open.id) await this.remove(open.id);
+    open.apiSocket?.close();
   }
 
   /** Kills and removes a container; one already gone is fine. */

@@ -1,0 +1,132 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { demultiplex, type EngineClient } from './engine-client.js';
+
+/** Where the execution's API socket is inside its container. */
+export const CONTAINER_API_SOCKET = '/opt/hangar/api.sock';
+/** How long the relay in the container may take to listen. */
+const READY_TIMEOUT_MS = 15_000;
+
+/**
+ * The relay inside the container, run by Hangar's node: it listens on the container's loopback at the API's own
+ * port (so HANGAR_API_URL and the CLIs' model-proxy URLs need no change) and carries each connection to the
+ * execution's socket. Loopback only: nothing on the bridge reaches it.
+ */
+const RELAY_SCRIPT = `
+const net = require('node:net');
+const [port, socket] = process.argv.slice(1);
+const relay = (client) => {
+  const upstream = net.connect(socket);
+  client.on('error', () => upstream.destroy());
+  upstream.on('error', () => client.destroy());
+  client.pipe(upstream).pipe(client);
+};
+const v4 = net.createServer(relay);
+v4.on('error', (error) => { process.stderr.write(String(error) + '\\n'); process.exit(1); });
+v4.listen(Number(port), '127.0.0.1', () => {
+  const v6 = net.createServer(relay);
+  v6.on('error', () => undefined); // a container without IPv6 loopback: 127.0.0.1 alone
+  v6.listen(Number(port), '::1');
+  process.stdout.write('ready\\n');
+});
+`;
+
+/**
+ * Hangar's API for the processes of one container, which cannot reach the host's loopback (no network, or a bridge
+ * whose rules refuse the host): a unix socket on the host, private to the server except for the socket itself,
+ * bound into that container alone. Each connection is carried to the API's loopback address and port, and nowhere
+ * else, whatever the run sends; it is the same API a bwrap run reaches through pasta's loopback splice.
+ */
+export class ApiSocket {
+  private constructor(
+    private readonly server: net.Server,
+    readonly file: string,
+  ) {}
+
+  /** Listens at `file` (a path in a directory only the server can enter) and relays to `host`:`port`. */
+  static async listen(file: string, host: string, port: number): Promise<ApiSocket> {
+    fs.rmSync(file, { force: true });
+    const server = net.createServer((client) => {
+      const upstream = net.connect({ host, port });
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(file, () => resolve());
+    });
+    // The container's user (the run user) connects to it; the directory around it stays the server's own.
+    fs.chmodSync(file, 0o666);
+    return new ApiSocket(server, file);
+  }
+
+  close(): void {
+    this.server.close();
+    fs.rmSync(this.file, { force: true });
+  }
+}
+
+/** The loopback host and port of Hangar's API when runs reach it there, else undefined (no relay is needed). */
+export function loopbackApi(apiUrl: string | undefined): { host: string; port: number } | undefined {
+  if (!apiUrl) return undefined;
+  let url: URL;
+  try {
+    url = new URL(apiUrl);
+  } catch {
+    return undefined;
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const loopback = host === 'localhost' || host === '::1' || (net.isIPv4(host) && host.startsWith('127.'));
+  if (!loopback) return undefined;
+  return { host, port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)) };
+}
+
+/** The socket file of one execution in the server's private directory. */
+export function apiSocketFile(directory: string, containerName: string): string {
+  return path.join(directory, `${containerName}.sock`);
+}
+
+/**
+ * Starts the relay in the container and resolves once it listens; the returned stream is its output, open as long
+ * as it runs (destroying it does not stop it: the container's removal does).
+ */
+export async function startRelay(
+  client: EngineClient,
+  containerId: string,
+  node: string,
+  port: number,
+): Promise<Readable> {
+  const exec = await client.call<{ Id: string }>('POST', `/containers/${containerId}/exec`, {
+    Cmd: [node, '-e', RELAY_SCRIPT, String(port), CONTAINER_API_SOCKET],
+    AttachStdout: true,
+    AttachStderr: true,
+    Tty: false,
+  });
+  const { output } = await client.hijack(`/exec/${exec.body.Id}/start`, { Detach: false, Tty: false });
+  await new Promise<void>((resolve, reject) => {
+    let said = '';
+    let errors = '';
+    const timer = setTimeout(() => fail('it did not start listening in time'), READY_TIMEOUT_MS);
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      reject(new Error(`the API relay in the container failed: ${why}`));
+    };
+    demultiplex(
+      output,
+      (chunk) => {
+        said += chunk.toString();
+        if (said.includes('ready\n')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      },
+      (chunk) => (errors += chunk.toString()),
+    );
+    output.once('end', () => fail(errors.trim() || 'it ended'));
+    output.once('error', (error) => fail(error.message));
+  });
+  return output;
+}

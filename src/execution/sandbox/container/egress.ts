@@ -1,0 +1,81 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import { type ApiRoute, egressRules } from '../network.js';
+import type { EngineClient } from './engine-client.js';
+import { runQuietly } from './exec.js';
+
+/** How long loading the rules may take before the container is given up. */
+const STEP_TIMEOUT_MS = 10_000;
+
+/**
+ * Confines a networked container's egress the way a networked bwrap sandbox's is (network.ts): nft rules in the
+ * container's own network namespace refuse the host's addresses (the bridge's gateway among them), loopback of the
+ * host, private, link-local (the cloud metadata service), shared, reserved and multicast destinations; DNS goes only
+ * to the resolvers of the container's resolv.conf, and Hangar's API at a non-loopback address stays reachable. The
+ * container has no capability (CapDrop ALL, no-new-privileges), so nothing in it can change the rules.
+ *
+ * Called after the container starts and before anything of the run executes in it. The rules are loaded from the
+ * host with nsenter into the container's network namespace, which needs the server to run as root next to a rootful
+ * engine (as the container sandbox does anyway: it binds host paths); anything else throws, and the run does not
+ * start with an unfiltered network.
+ */
+export async function confineContainerEgress(
+  client: EngineClient,
+  containerId: string,
+  api: ApiRoute | undefined,
+): Promise<void> {
+  const { body } = await client.call<{ State?: { Pid?: number; Running?: boolean } }>(
+    'GET',
+    `/containers/${containerId}/json`,
+  );
+  const pid = body.State?.Pid;
+  if (!body.State?.Running || !pid || pid <= 1) throw new Error('the container is not running');
+  // The rules must never land in the server's own namespace (a pid that ended and was reused by a host process).
+  if (namespaceOf(pid) === namespaceOf('self'))
+    throw new Error(`process ${pid} shares the server's network namespace, not the container's`);
+  // Read before any run code has executed in the container; its resolv.conf is the engine's, read-only to the run.
+  const resolvers = nameservers(await runQuietly(client, containerId, ['cat', '/etc/resolv.conf']));
+  await nftInNamespace(pid, egressRules(api && !api.spliced ? api : undefined, resolvers));
+}
+
+/** The literal addresses of a resolv.conf's `nameserver` lines (a zone index dropped). */
+export function nameservers(resolvConf: string): string[] {
+  return [...resolvConf.matchAll(/^\s*nameserver\s+(\S+)/gm)]
+    .map((match) => match[1]!.split('%')[0]!)
+    .filter((address) => net.isIP(address) !== 0);
+}
+
+function namespaceOf(pid: number | 'self'): string {
+  try {
+    return fs.readlinkSync(`/proc/${pid}/ns/net`);
+  } catch (error) {
+    throw new Error(
+      `cannot see the network namespace of process ${pid} (${(error as NodeJS.ErrnoException).code}): a networked container needs the server to run as root beside a rootful engine`,
+    );
+  }
+}
+
+function nftInNamespace(pid: number, rules: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('nsenter', ['-t', String(pid), '-n', '--', 'nft', '-f', '-'], {
+      stdio: ['pipe', 'ignore', 'pipe'],
+      timeout: STEP_TIMEOUT_MS,
+      killSignal: 'SIGKILL',
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.stdin.on('error', () => undefined);
+    child.on('error', (error) => reject(new Error(`cannot run nsenter and nft: ${error.message}`)));
+    child.on('close', (code, signal) =>
+      code === 0
+        ? resolve()
+        : reject(
+            new Error(
+              `loading the egress rules failed (${code ?? signal}): ${stderr.trim().split('\n').slice(-3).join(' ')}`,
+            ),
+          ),
+    );
+    child.stdin.end(rules);
+  });
+}
