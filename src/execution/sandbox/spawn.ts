@@ -6,8 +6,9 @@ import { commandFileBinds } from './command-files.js';
 import { leaderStartTime, markedProcesses, SANDBOX_MARK } from './marked-processes.js';
 import { apiRoute, connectSandbox, type Disconnect, sandboxResolvConf, writeIdMaps } from './network.js';
 import { processTable } from './proc.js';
+import { ProcessOutput } from './process-output.js';
 import { parentDeathArguments, serverBoundMark } from './server-death.js';
-import type { RunUser, SandboxExit, SandboxSpawnOptions, SandboxedProcess } from './types.js';
+import type { RunUser, SandboxSpawnOptions, SandboxedProcess } from './types.js';
 
 const DEFAULT_GRACE_MS = 2000;
 const POLL_MS = 25;
@@ -15,37 +16,6 @@ const POLL_MS = 25;
 const DRAIN_MS = 1000;
 /** setTimeout fires at once for longer delays. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** Splits a byte stream into lines; bytes are decoded per line, so a character split across chunks stays whole. */
-export class LineSplitter {
-  private pending: Buffer[] = [];
-
-  push(chunk: Buffer): string[] {
-    const lines: string[] = [];
-    let start = 0;
-    for (let end = chunk.indexOf(10, start); end !== -1; end = chunk.indexOf(10, start)) {
-      this.pending.push(chunk.subarray(start, end));
-      lines.push(decodeLine(Buffer.concat(this.pending)));
-      this.pending = [];
-      start = end + 1;
-    }
-    if (start < chunk.length) this.pending.push(chunk.subarray(start));
-    return lines;
-  }
-
-  /** The last line when the stream ended without a newline. */
-  flush(): string | undefined {
-    if (this.pending.length === 0) return undefined;
-    const line = decodeLine(Buffer.concat(this.pending));
-    this.pending = [];
-    return line;
-  }
-}
-
-function decodeLine(bytes: Buffer): string {
-  const text = bytes.toString('utf8');
-  return text.endsWith('\r') ? text.slice(0, -1) : text;
-}
 
 /**
  * The bwrap command line: the whole system read-only, empty /tmp and /run, every hidden path covered, then the
@@ -182,42 +152,6 @@ function signal(id: number, name: NodeJS.Signals): void {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Delivers a stream's lines until it has passed `maxBytes`, then drops the rest while still reading, so the child
- * never blocks on a full pipe. Returns a function that delivers the unterminated last line.
- */
-export function deliverLines(
-  stream: Readable,
-  maxBytes: number,
-  deliver: (line: string) => void,
-  truncated: () => void,
-): () => void {
-  const splitter = new LineSplitter();
-  let received = 0;
-  let open = true;
-  stream.on('data', (chunk: Buffer) => {
-    if (!open) return;
-    const room = maxBytes - received;
-    received += chunk.length;
-    if (chunk.length > room) {
-      // The lines that fit whole are kept; the one cut by the limit is not.
-      open = false;
-      truncated();
-      splitter.push(chunk.subarray(0, room)).forEach(deliver);
-      return;
-    }
-    splitter.push(chunk).forEach(deliver);
-  });
-  const flush = () => {
-    if (!open) return;
-    open = false;
-    const last = splitter.flush();
-    if (last !== undefined) deliver(last);
-  };
-  stream.on('end', flush);
-  return flush;
-}
-
-/**
  * Starts a harness process confined as `options.mode` says, as the leader of its own process group so the whole
  * tree can be signalled. `exited` resolves (never rejects) once nothing of the tree is left; a command that
  * cannot be found ends with code 127 and a line on stderr.
@@ -227,34 +161,23 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
   if (command === undefined) throw new Error('spawnSandboxed: argv is empty');
   // The container sandbox runs every process in its execution's container (container/backend.ts).
   if (options.mode.executions) return options.mode.executions.spawn(options);
-  const stdoutListeners: Array<(line: string) => void> = [];
-  const stderrListeners: Array<(line: string) => void> = [];
-  const toStdout = (line: string) => {
-    for (const listener of stdoutListeners) listener(line);
-  };
-  const toStderr = (line: string) => {
-    for (const listener of stderrListeners) listener(line);
-  };
-  let resolveExited!: (exit: SandboxExit) => void;
-  const exited = new Promise<SandboxExit>((resolve) => (resolveExited = resolve));
-  let finished = false;
+  const output = new ProcessOutput(options.maxOutputBytes);
+  const { exited } = output;
   let terminating = false;
   let treeGone = false;
   let timedOut = false;
   let killed = false;
-  let outputTruncated = false;
   const timers: NodeJS.Timeout[] = [];
 
   const finish = (code: number | null, signalName: NodeJS.Signals | null) => {
-    if (finished) return;
-    finished = true;
+    if (output.done) return;
     timers.forEach(clearTimeout);
-    resolveExited({ code, signal: signalName, timedOut, killed, outputTruncated });
+    output.settle({ code, signal: signalName, timedOut, killed });
   };
   const handle: SandboxedProcess = {
     pid: 0,
-    onStdoutLine: (listener) => void stdoutListeners.push(listener),
-    onStderrLine: (listener) => void stderrListeners.push(listener),
+    onStdoutLine: output.onStdoutLine,
+    onStderrLine: output.onStderrLine,
     write: () => false,
     exited,
     kill: () => exited,
@@ -262,7 +185,7 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
   // Later, so that the caller's listeners (set after this returns) hear why.
   const fail = (message: string, code: number) =>
     setImmediate(() => {
-      toStderr(`hangar sandbox: ${message}`);
+      output.stderr(`hangar sandbox: ${message}`);
       finish(code, null);
     });
 
@@ -323,8 +246,8 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
   // Lets the search for escaped processes skip every process older than this sandbox.
   const since = kind === 'process' ? leaderStartTime(leader) : 0;
 
-  const flushStdout = deliverLines(child.stdout, options.maxOutputBytes, toStdout, () => (outputTruncated = true));
-  const flushStderr = deliverLines(child.stderr, options.maxOutputBytes, toStderr, () => (outputTruncated = true));
+  const flushStdout = output.read(child.stdout, 'stdout');
+  const flushStderr = output.read(child.stderr, 'stderr');
   const closed = new Promise((resolve) => child.once('close', resolve));
   child.stdin.on('error', () => undefined); // EPIPE once the child has stopped reading
   if (options.stdinText !== undefined) child.stdin.write(options.stdinText);
@@ -358,7 +281,7 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
       if (terminating || treeGone) return disconnect();
       hold!.end('1');
     } catch (error) {
-      toStderr(`hangar sandbox: cannot set up the run's network: ${(error as Error).message}`);
+      output.stderr(`hangar sandbox: cannot set up the run's network: ${(error as Error).message}`);
       killSandbox();
     }
   };

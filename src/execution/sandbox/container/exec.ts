@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
-import { deliverLines } from '../spawn.js';
+import { ProcessOutput } from '../process-output.js';
 import type { SandboxExit, SandboxSpawnOptions, SandboxedProcess } from '../types.js';
 import { demultiplex, type EngineClient } from './engine-client.js';
 
@@ -31,21 +31,12 @@ const SIGNAL_GROUP = 'p=$(cat "/tmp/.hangar-exec-$0" 2>/dev/null) && [ -n "$p" ]
 export function spawnInContainer(options: SandboxSpawnOptions, target: ExecTarget): SandboxedProcess {
   const { client, containerId } = target;
   const token = randomBytes(8).toString('hex');
-  const stdoutListeners: Array<(line: string) => void> = [];
-  const stderrListeners: Array<(line: string) => void> = [];
-  const toStdout = (line: string) => {
-    for (const listener of stdoutListeners) listener(line);
-  };
-  const toStderr = (line: string) => {
-    for (const listener of stderrListeners) listener(line);
-  };
-  let resolveExited!: (exit: SandboxExit) => void;
-  const exited = new Promise<SandboxExit>((resolve) => (resolveExited = resolve));
+  const output = new ProcessOutput(options.maxOutputBytes);
+  const { exited } = output;
   let finished = false;
   let timedOut = false;
   let killed = false;
   let terminating = false;
-  let outputTruncated = false;
   const timers: NodeJS.Timeout[] = [];
   let input: NodeJS.WritableStream | undefined;
   // Resolved once the exec runs (or could not start): a kill waits for it, since before then there is nothing to signal.
@@ -54,8 +45,8 @@ export function spawnInContainer(options: SandboxSpawnOptions, target: ExecTarge
 
   const stdout = new PassThrough();
   const stderr = new PassThrough();
-  const flushStdout = deliverLines(stdout, options.maxOutputBytes, toStdout, () => (outputTruncated = true));
-  const flushStderr = deliverLines(stderr, options.maxOutputBytes, toStderr, () => (outputTruncated = true));
+  const flushStdout = output.read(stdout, 'stdout');
+  const flushStderr = output.read(stderr, 'stderr');
 
   const finish = (exit: Omit<SandboxExit, 'timedOut' | 'killed' | 'outputTruncated'>) => {
     if (finished) return;
@@ -67,7 +58,7 @@ export function spawnInContainer(options: SandboxSpawnOptions, target: ExecTarge
     setImmediate(() => {
       flushStdout();
       flushStderr();
-      resolveExited({ ...exit, timedOut, killed, outputTruncated });
+      output.settle({ ...exit, timedOut, killed });
     });
   };
 
@@ -138,7 +129,7 @@ export function spawnInContainer(options: SandboxSpawnOptions, target: ExecTarge
     .catch((error: Error) => {
       // Later, so that the caller's listeners (set after this returns) hear why.
       setImmediate(() => {
-        toStderr(`hangar sandbox: cannot run in the container: ${error.message}`);
+        output.stderr(`hangar sandbox: cannot run in the container: ${error.message}`);
         finish({ code: 126, signal: null });
       });
     })
@@ -158,8 +149,8 @@ export function spawnInContainer(options: SandboxSpawnOptions, target: ExecTarge
 
   return {
     pid: 0,
-    onStdoutLine: (listener) => void stdoutListeners.push(listener),
-    onStderrLine: (listener) => void stderrListeners.push(listener),
+    onStdoutLine: output.onStdoutLine,
+    onStderrLine: output.onStderrLine,
     write(text) {
       if (finished || !input) return false;
       input.write(text);
