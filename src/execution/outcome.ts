@@ -21,7 +21,8 @@ export function outcomeOf(result: HarnessRunResult, harness: string): Outcome {
       state: 'FAILED',
       statusMessage: {
         message: `The harness ${harness} ${exit.limitExceeded} and was stopped`,
-        error_code: 'budget_exceeded',
+        // The container's memory or process limit (not spend or time, which are budget_exceeded).
+        error_code: 'resource_limit_exceeded',
         retryable: false,
       },
       usage,

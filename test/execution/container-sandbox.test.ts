@@ -11,7 +11,7 @@ import { generateApiKey } from '../../src/platform/crypto.js';
 import { databaseEnv, stopChild } from '../support/processes.js';
 import { after, before, describe, test } from 'node:test';
 import { executionContainers, testEngines, testImage, type TestEngine } from '../support/container-engines.js';
-import { eventually, outputTexts, waitForState } from '../support/engine.js';
+import { eventually, outputTexts, waitForRun, waitForState } from '../support/engine.js';
 import { createRun } from '../support/runs.js';
 import { createTestDatabase, spawnServer, startTestServer, type TestServer } from '../support/server.js';
 
@@ -24,6 +24,7 @@ const MEMORY = '192m';
 const PIDS = '64';
 
 const { engines, skipReason } = testEngines();
+const TERMINAL = ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'];
 
 /** The model the oz harness talks to (on the server's side: only its commands run in the container). */
 const anthropic = new AnthropicServer();
@@ -193,20 +194,20 @@ for (const [index, engine] of engines.entries()) {
       );
     });
 
-    test('a run that exceeds its memory limit fails with budget_exceeded, saying the limit', async () => {
+    test('a run that exceeds its memory limit fails with resource_limit_exceeded, saying the limit', async () => {
       const { run } = await runShell(
         hangar,
         '/opt/hangar/bin/node -e "const a = []; for (;;) a.push(Buffer.alloc(1 << 20, 1))"',
       );
       assert.equal(run.state, 'FAILED', JSON.stringify(run));
-      assert.equal(run.status_message?.error_code, 'budget_exceeded');
+      assert.equal(run.status_message?.error_code, 'resource_limit_exceeded');
       assert.match(run.status_message?.message, /exceeded its memory limit of 192 MiB/);
     });
 
-    test('a run that exceeds its process limit fails with budget_exceeded, saying the limit', async () => {
+    test('a run that exceeds its process limit fails with resource_limit_exceeded, saying the limit', async () => {
       const { run } = await runShell(hangar, 'for i in $(seq 200); do sleep 300 >/dev/null 2>&1 & done; exit 3');
       assert.equal(run.state, 'FAILED', JSON.stringify(run));
-      assert.equal(run.status_message?.error_code, 'budget_exceeded');
+      assert.equal(run.status_message?.error_code, 'resource_limit_exceeded');
       assert.match(run.status_message?.message, /exceeded its process limit of 64 processes/);
     });
 
@@ -304,6 +305,34 @@ for (const [index, engine] of engines.entries()) {
         );
       },
     );
+
+    test('the claude CLI runs in the container and reaches the model through the relayed API', {
+      skip: firstEngine.skip || (installedBinary('claude') ? false : 'the claude CLI is not installed here'),
+    }, async () => {
+      anthropic.script(
+        {
+          toolCalls: [{ name: 'Bash', input: { command: 'hangar-image-tool; pwd', description: 'Use the tool' } }],
+        },
+        { text: 'The image tool said ok.' },
+      );
+      const before = anthropic.requests.length;
+      const runId = await createRun(hangar, {
+        prompt: 'Use the image tool',
+        config: { harness: { type: 'claude', model_id: 'sonnet-test' } },
+      });
+      // The CLI starts slowly on a busy machine; the wait is a ceiling, not a measure.
+      const run = await waitForRun(hangar, runId, (current) => TERMINAL.includes(current.state), 180_000).catch(
+        (error) => {
+          console.log('model requests', anthropic.requests.length - before);
+          throw error;
+        },
+      );
+      assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
+      const calls = anthropic.requests.slice(before).filter((request) => request.method === 'POST');
+      assert.match(JSON.stringify(calls.at(-1)!.body.messages), /image-tool-ok\\n\/workspace/);
+      // The model key stays on the server: the CLI only had the task token.
+      assert.ok(calls.every((call) => call.headers['x-api-key'] === 'sk-test'));
+    });
 
     test('a server killed with SIGKILL leaves no container behind once it is back', firstEngine, async (t) => {
       const database = await createTestDatabase();

@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   integration_disabled: 'Integration disabled',
   integration_not_configured: 'Integration not configured',
   environment_setup_failed: 'Environment setup failed',
+  resource_limit_exceeded: 'Resource limit exceeded',
   content_policy_violation: 'Content policy violation',
   resource_unavailable: 'Resource unavailable',
   idempotency_key_reused: 'Idempotency key reused',
