@@ -59,7 +59,7 @@ export class Loops implements Component {
     }
     if (options.role === 'api') return;
     this.chores.push(webhookRetention(database.db, log), idempotencyKeyRetention(database.db, log));
-    this.chores.push(auditRetention(database.db, log, config.auditRetentionDays));
+    this.chores.push(auditRetention(database.db, log, config.auditRetentionDays, { now: options.now }));
     if (config.runRetentionDays !== undefined)
       this.chores.push(
         runRetention({

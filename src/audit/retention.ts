@@ -15,12 +15,12 @@ export function auditRetention(
   db: Kysely<DB>,
   log: FastifyBaseLogger,
   retentionDays: number,
-  intervalMs = 60 * 60_000,
+  options: { intervalMs?: number; now?: () => Date } = {},
 ): PollingLoop {
   return new PollingLoop({
-    intervalMs,
+    intervalMs: options.intervalMs ?? 60 * 60_000,
     pass: async () => {
-      const cutoff = new Date(Date.now() - retentionDays * 86_400_000);
+      const cutoff = new Date((options.now?.() ?? new Date()).getTime() - retentionDays * 86_400_000);
       while ((await pruneEntries(db, cutoff, BATCH)) === BATCH) {
         // Another batch: there may be more.
       }

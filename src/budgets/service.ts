@@ -7,7 +7,7 @@ import type { SetBudgetBody, TeamSpend } from './schemas.js';
 /**
  * Team monthly budgets: set by instance administrators, checked at every run creation (the API's, schedules' and
  * automations'), shown with the month's spend. The spend is the inference cost of the team's runs created this
- * calendar month (UTC) as recorded when their executions end, so runs still going count once they end.
+ * calendar month (UTC), runs still going included: an execution records its usage on the run as it arrives.
  */
 export class BudgetsService {
   constructor(private readonly options: { db: Kysely<DB>; now?: () => Date }) {}

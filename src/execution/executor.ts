@@ -9,6 +9,7 @@ import type { ClaimedRun, Outcome, RunState, TimelineEvent, Transition, Transcri
 import type { EnvironmentConfig } from '../environments/index.js';
 import { WorkspacePathError } from './workspace-files.js';
 import { setupTime } from './metrics.js';
+import { LiveUsage } from './live-usage.js';
 import { withLogFields } from '../platform/log-context.js';
 import { contextOf, endSpan, inSpan, type Span, startSpan, withSpan } from '../platform/tracing.js';
 import { workspaceName } from './workspace.js';
@@ -447,17 +448,22 @@ export class Execution {
     if (this.stopping) return;
     const basePrompt = run.agent_config.base_prompt;
     const cap = spendCap(run.agent_config, context.defaultMaxCostUsd);
-    // Checked on every usage event: the harness is stopped on the first one that takes the run past its cap.
-    const onUsage =
-      cap === undefined
-        ? undefined
-        : (usage: Readonly<Record<string, number>>) => {
-            if (this.overBudget) return;
-            const spent = this.costOf(usage, modelId);
-            if (spent === undefined || spent <= cap) return;
-            this.overBudget = { cap, spent };
-            void this.session?.cancel();
-          };
+    // The run's spend so far goes to the ledger as usage grows (budgets count runs in flight), and the cap is
+    // checked on every usage event: the harness is stopped on the first one that takes the run past it.
+    const live = new LiveUsage(
+      (usage) => context.ledger.usage(run.id, run.execution_id, usage),
+      (error) => context.log.warn({ err: error, runId: run.id }, 'could not record the usage of a run in flight'),
+    );
+    const onUsage = (usage: Readonly<Record<string, number>>) => {
+      const priced = { ...usage };
+      this.priceUsage(priced, modelId);
+      live.report(priced);
+      if (cap === undefined || this.overBudget) return;
+      const spent = this.costOf(usage, modelId);
+      if (spent === undefined || spent <= cap) return;
+      this.overBudget = { cap, spent };
+      void this.session?.cancel();
+    };
     let startRecorded!: (recorded: boolean) => void;
     const recorded = new Promise<boolean>((resolve) => (startRecorded = resolve));
     if (recordedFirst) startRecorded(true);

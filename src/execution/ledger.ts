@@ -56,6 +56,8 @@ export interface RunLedger {
   requeue(runId: string, executionId: number, reason: string): Promise<void>;
   /** After a cancel stopped the harness: the run no longer has a sandbox. */
   clearSandboxIfCancelled(runId: string, executionId: number): Promise<void>;
+  /** What the execution has used so far (priced): the run's request_usage while it runs, so budgets count it. */
+  usage(runId: string, executionId: number, usage: Record<string, number>): Promise<void>;
   /** The transcript of the conversation's earlier executions, for a harness to resume it. */
   history(conversationId: string, runId: string, executionId: number): Promise<TranscriptLine[]>;
   environment(teamUid: string, environmentId: string, runId: string): Promise<EnvironmentConfig | undefined>;
@@ -152,6 +154,11 @@ export class DatabaseLedger implements RunLedger {
   clearSandboxIfCancelled(runId: string, executionId: number) {
     const { lifecycle, engineId, writes } = this.options;
     return writes.retrying(() => lifecycle.clearSandboxIfCancelled(engineId, runId, executionId));
+  }
+
+  usage(runId: string, executionId: number, usage: Record<string, number>) {
+    const { lifecycle, engineId } = this.options;
+    return lifecycle.recordUsage(engineId, runId, executionId, usage);
   }
 
   async history(conversationId: string, runId: string, executionId: number): Promise<TranscriptLine[]> {

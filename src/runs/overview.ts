@@ -1,10 +1,14 @@
 // The run aggregates of the overview page: one team's runs created in a window, counted by hour and state, by
 // error code, by day and model (spend), by schedule, plus the queue now and over time and the p50/p95 of queue
-// wait and run time. Every query is bounded by the team and the window, reads the covering index
-// runs_team_overview (migration 0020) only and aggregates by hashing (no sort of the window's runs), so the cost
-// grows with the runs in the window, never the table.
-import { sql, type Kysely } from 'kysely';
+// wait and run time. Ended runs are read from the hourly rollup the lifecycle keeps (migration 0029,
+// lifecycle/overview-rollup.ts): a window reads at most a few hundred rows per hour, however many runs it holds.
+// The runs still going are aggregated from the runs themselves, through the partial index runs_team_overview_open,
+// by hashing (no sort of the window's runs). Both parts are read in one snapshot, so a run that ends meanwhile is
+// counted once. `from: 'runs'` aggregates every run from the rows (runs_team_overview, migration 0020): the
+// reference the rollup is checked against (test/overview, bench/overview).
+import { type RawBuilder, sql, type Kysely } from 'kysely';
 import type { DB } from '../database.js';
+import { BINS_PER_E, binOf, changeGroups, foldOverviewChanges } from './lifecycle/overview-rollup.js';
 import { ACTIVE_STATES, TERMINAL_STATES } from './lifecycle/states.js';
 
 /** States a run waits in before its agent starts. */
@@ -60,14 +64,7 @@ interface GroupRow {
   cost: number | null;
 }
 
-/**
- * Percentiles come from a histogram of log-spaced bins (each 1/BINS_PER_E of a natural log wide, about 5%), so
- * that they are hash aggregates like the rest rather than a sort of every run in the window: a figure is exact to
- * within half a bin.
- */
-const BINS_PER_E = 20;
-const binOf = (seconds: ReturnType<typeof sql>) =>
-  sql`floor(ln(1 + greatest(${seconds}, 0)) * ${sql.lit(BINS_PER_E)})::int`;
+/** The middle of a bin, in seconds (bins: lifecycle/overview-rollup.ts). */
 const binMiddle = (bin: number) => Math.exp((bin + 0.5) / BINS_PER_E) - 1;
 
 function percentiles(bins: { bin: number | null; runs: number }[]): {
@@ -106,11 +103,30 @@ function bucketStarts(window: OverviewWindow): string[] {
 
 const add = <Key>(map: Map<Key, number>, key: Key, count: number) => map.set(key, (map.get(key) ?? 0) + count);
 
-export async function runOverview(db: Kysely<DB>, teamUid: string, window: OverviewWindow): Promise<RunOverview> {
+const OPEN_STATES = ['QUEUED', ...ACTIVE_STATES] as const;
+const HOUR_SECONDS = 3600;
+
+interface Sources {
+  /** Read ended runs from the rollup ('rollup', the default, for hourly buckets) or every run from the rows. */
+  from?: 'rollup' | 'runs';
+}
+
+export async function runOverview(
+  db: Kysely<DB>,
+  teamUid: string,
+  window: OverviewWindow,
+  sources: Sources = {},
+): Promise<RunOverview> {
   const { since, until } = window;
+  const lookback = new Date(since.getTime() - LOOKBACK_MS);
+  const fromRollup =
+    (sources.from ?? 'rollup') === 'rollup' &&
+    window.bucketSeconds === HOUR_SECONDS &&
+    since.getTime() % (HOUR_SECONDS * 1000) === 0;
   const interval = `${window.bucketSeconds} seconds`;
   const left = sql`coalesce(started_at, ended_at)`;
-  const inWindow = sql`team_uid = ${teamUid} AND created_at >= ${since} AND created_at < ${until}`;
+  const openOnly = fromRollup ? sql`AND state IN (${sql.join([...OPEN_STATES])})` : sql``;
+  const inWindow = sql`team_uid = ${teamUid} AND created_at >= ${since} AND created_at < ${until} ${openOnly}`;
   // One scan of the window and one hash table per grouping set: every figure is rolled up from these groups.
   // GROUPING() has a bit per argument, first highest, set when the row's set does not group by that column.
   const groups = sql<GroupRow>`
@@ -132,7 +148,7 @@ export async function runOverview(db: Kysely<DB>, teamUid: string, window: Overv
   const carried = sql<{ left_bucket: Date | null; runs: number }>`
     SELECT date_bin(${interval}::interval, ${left}, ${since}) AS left_bucket, count(*)::int AS runs
     FROM runs
-    WHERE team_uid = ${teamUid} AND created_at >= ${new Date(since.getTime() - LOOKBACK_MS)} AND created_at < ${since}
+    WHERE team_uid = ${teamUid} AND created_at >= ${lookback} AND created_at < ${since} ${openOnly}
       AND (${left} IS NULL OR ${left} >= ${since})
     GROUP BY 1`;
   const now = sql<{ state: string; runs: number }>`
@@ -140,20 +156,33 @@ export async function runOverview(db: Kysely<DB>, teamUid: string, window: Overv
     WHERE team_uid = ${teamUid} AND state IN (${sql.join([...WAITING_STATES, ...ACTIVE_STATES])})
     GROUP BY state`;
 
-  const [groupRows, carriedRows, nowRows] = await Promise.all([
-    // The planner cannot know how few groups the hours and states make (it guesses one per run), so it would
-    // sort the whole window for some sets instead of hashing them all in one pass, and the sort's cost would turn
-    // JIT compilation on: together twice as slow at 200k runs (bench/overview). The hash tables stay small (a
-    // few thousand groups); work_mem only lets the planner expect so.
-    db.transaction().execute(async (trx) => {
+  if (fromRollup) await foldOverviewChanges(db, teamUid);
+  // One snapshot for every part: a run that ends meanwhile is either still going or in the rollup, never both.
+  const [groupRows, carriedRows, nowRows, endedRows] = await db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (trx) => {
+      // The planner cannot know how few groups the hours and states make (it guesses one per run), so it would
+      // sort the whole window for some sets instead of hashing them all in one pass, and the sort's cost would
+      // turn JIT compilation on: together twice as slow at 200k runs (bench/overview). The hash tables stay small
+      // (a few thousand groups); work_mem only lets the planner expect so.
       await sql`SET LOCAL enable_sort = off`.execute(trx);
       await sql`SET LOCAL work_mem = '64MB'`.execute(trx);
       await sql`SET LOCAL jit = off`.execute(trx);
-      return groups.execute(trx);
-    }),
-    carried.execute(db),
-    now.execute(db),
-  ]);
+      return [
+        await groups.execute(trx),
+        await carried.execute(trx),
+        await now.execute(trx),
+        fromRollup ? (await endedGroups(teamUid, lookback, until).execute(trx)).rows : [],
+      ] as const;
+    });
+  // Ended runs from the rollup: those of the window are groups like the rest; those created in the lookback whose
+  // wait ended in the window were still waiting when it opened.
+  for (const row of endedRows) {
+    if (row.bucket! >= since) groupRows.rows.push(row);
+    else if (row.set === 'left' && (row.left_bucket === null || row.left_bucket >= since))
+      carriedRows.rows.push({ left_bucket: row.left_bucket, runs: row.runs });
+  }
   const rows = groupRows.rows;
   const timingRows = rows.filter((row) => row.set === 'wait' || row.set === 'run');
 
@@ -230,6 +259,26 @@ export async function runOverview(db: Kysely<DB>, teamUid: string, window: Overv
       runs,
     })),
   };
+}
+
+/**
+ * The ended runs' groups of the hours from `since` up to `until`: the rollup's totals plus the changes not folded
+ * into them yet (a run that ended since the fold), summed per group; groups whose runs cancel out are left out.
+ */
+function endedGroups(teamUid: string, since: Date, until: Date): RawBuilder<GroupRow> {
+  const pending = sql`(SELECT * FROM run_overview_changes WHERE team_uid = ${teamUid})`;
+  return sql<GroupRow>`
+    SELECT kind AS set, hour AS bucket, left_hour AS left_bucket, state, model_id, error_code, schedule_id, bin,
+           sum(runs)::int AS runs, sum(cost)::float8 AS cost
+    FROM (
+      SELECT kind, hour, left_hour, state, model_id, error_code, schedule_id, bin, runs, cost
+      FROM run_overview_hours WHERE team_uid = ${teamUid} AND hour >= ${since} AND hour < ${until}
+      UNION ALL
+      SELECT kind, hour, left_hour, state, model_id, error_code, schedule_id, bin, runs, cost
+      FROM (${changeGroups(pending)}) AS changes WHERE hour >= ${since} AND hour < ${until}
+    ) AS ended
+    GROUP BY kind, hour, left_hour, state, model_id, error_code, schedule_id, bin
+    HAVING sum(runs) <> 0`;
 }
 
 /** The name each schedule had on its latest run (a run keeps its schedule's name as of its start). */

@@ -3,7 +3,7 @@ import type { DB } from '../database.js';
 
 /**
  * What a team's runs created since `since` cost, in USD: the sum of their `request_usage.inference_cost` (written
- * when each execution ends). Reads the runs_team_created index.
+ * as an execution's usage arrives, and finally when it ends). Reads the runs_team_created index.
  */
 export async function teamSpendSince(db: Kysely<DB>, teamUid: string, since: Date): Promise<number> {
   const row = await db

@@ -111,6 +111,7 @@ export const WorkerMessage = Type.Union([
     seqs: Type.Array(Type.String({ maxLength: 30 }), { maxItems: 10_000 }),
   }),
   message('task_environment', { ...TaskRef, environment_id: Type.String({ maxLength: 100 }), failed: Type.Boolean() }),
+  message('task_usage', { ...TaskRef, usage: Type.Record(Type.String(), Type.Number()) }),
   message('task_released', { ...TaskRef, reason: Type.String({ maxLength: 2000 }) }),
   message('task_stopped', TaskRef),
   message('task_completed', {

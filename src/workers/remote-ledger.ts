@@ -138,6 +138,10 @@ export class RemoteLedger implements RunLedger {
     await this.call('task_stopped', runId, executionId);
   }
 
+  async usage(runId: string, executionId: number, usage: Record<string, number>): Promise<void> {
+    await this.call('task_usage', runId, executionId, { usage });
+  }
+
   async history(_conversationId: string, runId: string): Promise<TranscriptLine[]> {
     return this.assignment(runId).history.map((entry) => ({
       executionId: entry.execution_id,

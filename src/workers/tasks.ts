@@ -201,6 +201,9 @@ export class WorkerTasks {
           message.data.lines.map((line) => ({ run_id: runId, execution_id: executionId, ...line })),
         );
         break;
+      case 'task_usage':
+        await lifecycle.recordUsage(owner, runId, executionId, message.data.usage);
+        break;
       case 'task_followups_take':
         return { held: true, followups: await lifecycle.takeInputs(runId, 'agent') };
       case 'task_followups_return':

@@ -8,6 +8,7 @@ import YAML from 'yaml';
 import { eventually, getRun, script, waitForState } from '../support/engine.js';
 import { AnthropicServer } from '../support/model-servers/index.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { createWebhook, deliver } from '../support/webhooks.js';
 
 // Spend caps for real: oz against a scripted model server whose every step costs 0.30 USD (100k input tokens at
 // 3 USD per million), a run cap that it crosses at its second step, and team budgets that refuse new runs.
@@ -146,6 +147,34 @@ test("a team over its monthly budget is warned, then refused at creation, and it
   });
   assert.match(item.last_spawn_error, /monthly budget/);
 
+  // An automation of the team is skipped too: the delivery is evaluated, no run starts, and its firing says why.
+  const hook = await createWebhook(hangar, { name: 'over-budget' }, team.apiKey);
+  const automation = await hangar.request('POST', '/api/v1/factory/automations', {
+    ...asTeam,
+    body: {
+      name: 'on-delivery',
+      prompt: 'react',
+      agent_config: { harness: { type: 'script' } },
+      triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid] } }],
+    },
+  });
+  assert.equal(automation.status, 201, JSON.stringify(automation.body));
+  const delivered = await deliver(hook.url, '{"action":"opened"}', {
+    authorization: `Bearer ${hook.secret}`,
+    'x-service-delivery-id': 'over-budget-1',
+  });
+  assert.equal(delivered.status, 202, JSON.stringify(delivered.body));
+  let delivery: any;
+  await eventually('the delivery is evaluated', async () => {
+    delivery = (await hangar.request('GET', `/api/v1/factory/webhooks/${hook.uid}/deliveries/over-budget-1`, asTeam))
+      .body;
+    return delivery.evaluated_at !== null;
+  });
+  assert.equal(delivery.runs.length, 1, JSON.stringify(delivery));
+  assert.equal(delivery.runs[0].automation_id, automation.body.id);
+  assert.equal(delivery.runs[0].run_id, null);
+  assert.match(delivery.runs[0].error, /monthly budget/);
+
   // Raising the budget lets runs start again.
   await hangar.request('PUT', `/api/v1/admin/teams/${team.teamUid}/budget`, { body: { monthly_budget_usd: 10 } });
   const again = await hangar.request('POST', '/agent/runs', {
@@ -157,4 +186,30 @@ test("a team over its monthly budget is warned, then refused at creation, and it
     ...asTeam,
     body: { name: 'tick', cron_schedule: '* * * * * *', prompt: 'tick', enabled: false },
   });
+});
+
+test('runs in flight count toward the month spend as their usage arrives, so they cannot overshoot the budget', async () => {
+  const team = await hangar.createTeamWithUser();
+  const asTeam = { apiKey: team.apiKey };
+  await hangar.request('PUT', `/api/v1/admin/teams/${team.teamUid}/budget`, { body: { monthly_budget_usd: 0.015 } });
+  // 0.02 USD of usage, then the run keeps going: it has not ended, yet what it spent counts now.
+  const running = await hangar.request('POST', '/agent/runs', {
+    ...asTeam,
+    body: {
+      prompt: script({ usage: true }, { usage: true }, { sleep: 60_000 }),
+      config: { harness: { type: 'script' } },
+    },
+  });
+  assert.equal(running.status, 200, JSON.stringify(running.body));
+  let spend: any;
+  await eventually('the running run spends the budget', async () => {
+    spend = (await hangar.request('GET', '/api/v1/team/spend', asTeam)).body;
+    return spend.status === 'exceeded';
+  });
+  assert.equal(spend.month_spend_usd, 0.02);
+  assert.equal((await getRun(hangar, running.body.run_id, team.apiKey)).state, 'INPROGRESS');
+  const refused = await hangar.request('POST', '/agent/runs', { ...asTeam, body: { prompt: 'more' } });
+  assert.equal(refused.status, 403);
+  assert.equal(refused.body.error_code, 'budget_exceeded');
+  await hangar.request('POST', `/agent/runs/${running.body.run_id}/cancel`, asTeam);
 });

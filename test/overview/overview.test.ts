@@ -2,6 +2,9 @@
 // webhook delivery: every figure of the overview page, for the caller's team only.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { runOverview } from '../../src/runs/index.js';
+import { deleteEndedRuns } from '../../src/runs/lifecycle/retention.js';
 import { eventually, harnessEnv, script, waitForState } from '../support/engine.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createWebhook, deliver } from '../support/webhooks.js';
@@ -109,6 +112,60 @@ describe('overview', () => {
     const week = await overview('?window=7d');
     assert.equal(week.runs_by_hour.length, 168);
     assert.equal(total(week, 'FAILED'), 1);
+  });
+
+  test('the rollup of ended runs agrees with the runs themselves, through follow-ups and deletions', async () => {
+    const HOUR = 3600_000;
+    const windows = [24, 168].map((hours) => {
+      const until = new Date();
+      const since = new Date(Math.floor(until.getTime() / HOUR) * HOUR - (hours - 1) * HOUR);
+      return { hours, since, until, bucketSeconds: 3600 };
+    });
+    const agree = async (when: string) => {
+      for (const window of windows) {
+        const fromRollup = await runOverview(hangar.db, hangar.teamUid, window);
+        const fromRuns = await runOverview(hangar.db, hangar.teamUid, window, { from: 'runs' });
+        // Costs are summed in another order (exactly, in numeric): equal to the cent's billionth.
+        const rounded = (overview: typeof fromRuns) =>
+          JSON.parse(
+            JSON.stringify(overview, (_, value) => (typeof value === 'number' ? Number(value.toFixed(9)) : value)),
+          );
+        assert.deepEqual(rounded(fromRollup), rounded(fromRuns), `${when}, ${window.hours} h`);
+      }
+      // The hourly totals hold every ended run of the team once (after folding the pending changes).
+      await overview();
+      const folded = await sql<{ runs: number }>`
+        SELECT coalesce(sum(runs), 0)::int AS runs FROM run_overview_hours
+        WHERE team_uid = ${hangar.teamUid} AND kind = 'runs'`.execute(hangar.db);
+      const ended = await sql<{ runs: number }>`
+        SELECT count(*)::int AS runs FROM runs
+        WHERE team_uid = ${hangar.teamUid} AND state IN ('SUCCEEDED', 'FAILED', 'BLOCKED', 'ERROR', 'CANCELLED')`.execute(
+        hangar.db,
+      );
+      assert.equal(folded.rows[0]!.runs, ended.rows[0]!.runs, when);
+      assert.ok(ended.rows[0]!.runs > 0);
+    };
+    await agree('after the first test');
+
+    // A follow-up takes an ended run back to the queue and ends it again: its old end leaves the totals. Read before
+    // any fold, the change is still pending and counted from run_overview_changes.
+    const [ended] = (await hangar.request('GET', '/api/v1/agent/runs?state=SUCCEEDED&limit=1')).body.runs;
+    const followup = await hangar.request('POST', `/api/v1/agent/runs/${ended.run_id}/followups`, {
+      body: { message: script({ done: 'again' }) },
+    });
+    assert.ok(followup.status < 300, JSON.stringify(followup.body));
+    await eventually('the follow-up ended', async () => {
+      const run = await hangar.request('GET', `/api/v1/agent/runs/${ended.run_id}`);
+      return ['SUCCEEDED', 'FAILED', 'ERROR'].includes(run.body.state);
+    });
+    const pending = await sql<{ changes: number }>`
+      SELECT count(*)::int AS changes FROM run_overview_changes WHERE team_uid = ${hangar.teamUid}`.execute(hangar.db);
+    assert.ok(pending.rows[0]!.changes >= 2, 'the follow-up left its changes to fold');
+    await agree('after a follow-up');
+
+    // Retention deletes ended runs: they leave the totals too.
+    assert.equal((await deleteEndedRuns(hangar.db, new Date(), 2)).runs, 2);
+    await agree('after deleting two runs');
   });
 
   test('another team sees none of these numbers, only its own', async () => {

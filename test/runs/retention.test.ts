@@ -9,9 +9,9 @@ import { LocalBlobStore } from '../../src/platform/blobs/local.js';
 import { S3BlobStore } from '../../src/platform/blobs/s3.js';
 import type { BlobStore } from '../../src/platform/blobs/store.js';
 import { deleteExpiredRuns, RunLifecycle } from '../../src/runs/index.js';
-import { getRun, harnessEnv, script, waitForState } from '../support/engine.js';
+import { eventually, getRun, harnessEnv, script, waitForState } from '../support/engine.js';
 import { createRun } from '../support/runs.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { createTestDatabase, startTestServer, type TestServer } from '../support/server.js';
 
 // Retention for real: runs that ended are deleted with everything of theirs, blobs included (local and the
 // suite's S3 server), while pinned runs, runs with an open debug window and runs still going are kept.
@@ -133,4 +133,40 @@ retentionSuite('S3 blobs', async () => {
       fs.rmSync(storage, { recursive: true, force: true });
     },
   };
+});
+
+// The loops' wiring: a server started with both retention settings deletes, by itself, the runs and the audit
+// entries that are past them (its clock 400 days on, over the database another server left).
+test('a server with HANGAR_RUN_RETENTION_DAYS and HANGAR_AUDIT_RETENTION_DAYS deletes old runs and audit entries by itself', async () => {
+  const database = await createTestDatabase();
+  const first = await startTestServer(harnessEnv({}, { HANGAR_SANDBOX: 'process' }), { database });
+  let later: TestServer | undefined;
+  try {
+    const old = await createRun(first, { prompt: script({ done: 'ok' }) });
+    const pinned = await createRun(first, { prompt: script({ done: 'ok' }), metadata: { keep: 'true' } });
+    for (const id of [old, pinned])
+      assert.equal((await waitForState(first, id, 'SUCCEEDED', 'FAILED')).state, 'SUCCEEDED');
+    const secret = await first.request('POST', '/api/v1/secrets', {
+      body: { name: 'OLD_TOKEN', value: 'old-token-value' },
+    });
+    assert.equal(secret.status, 201, JSON.stringify(secret.body));
+    const audited = async (server: TestServer) =>
+      (await server.request('GET', '/api/v1/audit?limit=100')).body.entries.map((entry: any) => entry.action);
+    assert.ok((await audited(first)).includes('secret.create'));
+    await first.stop();
+
+    later = await startTestServer(
+      { HANGAR_RUN_RETENTION_DAYS: '1', HANGAR_AUDIT_RETENTION_DAYS: '365', HANGAR_BOOTSTRAP_API_KEY: first.apiKey },
+      { database, now: () => new Date(Date.now() + 400 * DAY) },
+    );
+    const server = later;
+    await eventually('the old run and the old audit entry are deleted', async () => {
+      const run = await server.request('GET', `/agent/runs/${old}`);
+      return run.status === 404 && !(await audited(server)).includes('secret.create');
+    });
+    assert.equal((await getRun(server, pinned)).state, 'SUCCEEDED');
+  } finally {
+    await later?.stop();
+    await database.drop();
+  }
 });

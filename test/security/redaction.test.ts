@@ -2,10 +2,14 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import os from 'node:os';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
-import { harnessEnv, waitForState } from '../support/engine.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import YAML from 'yaml';
+import { generateApiKey } from '../../src/platform/crypto.js';
+import { eventually, harnessEnv, waitForState } from '../support/engine.js';
+import { databaseEnv, stopChild } from '../support/processes.js';
+import { createTestDatabase, spawnServer, startTestServer, type TestServer } from '../support/server.js';
 
 // A harness that prints every value it was given, every way a run's output is stored (see leaky-harness.mjs):
 // nothing of a value of 8 characters or more may be stored, and each is shown as [REDACTED:NAME].
@@ -122,4 +126,81 @@ test('a harness printing every value it was given leaves none stored: transcript
   assert.ok(transcript.includes(`boundary ${BOUNDARY.slice(0, 3)}`));
   assert.ok(transcript.includes('[REDACTED:BOUNDARY_TOKEN] after'));
   assert.ok(!everything.includes(BOUNDARY.slice(3)));
+});
+
+// Logs, through a real `hangar serve` process: the run's values reach the server in a request's path while the run
+// executes, and the request's info log line on stdout shows the mark, never the value.
+test("the server's log lines on stdout never hold a value given to a run", async () => {
+  const database = await createTestDatabase();
+  const configDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-log-redaction-'));
+  const configFile = path.join(configDirectory, 'hangar.yaml');
+  const deployToken = 'deploy-token-value-27182818';
+  fs.writeFileSync(
+    configFile,
+    YAML.stringify({
+      default_harness: 'leaky',
+      harnesses: {
+        leaky: {
+          command: [process.execPath, LEAKY_HARNESS],
+          network: true,
+          env: {
+            LEAK_NAMES: 'PROVIDER_API_KEY,DEPLOY_TOKEN',
+            LEAK_IN_URL: '1',
+            PROVIDER_API_KEY: '${ANTHROPIC_API_KEY}',
+            DEPLOY_TOKEN: deployToken,
+          },
+        },
+      },
+    }),
+  );
+  const apiKey = generateApiKey();
+  const server = await spawnServer({
+    ...databaseEnv(database),
+    HANGAR_CONFIG: configFile,
+    HANGAR_BOOTSTRAP_API_KEY: apiKey,
+    HANGAR_LOG_LEVEL: 'info',
+    HANGAR_LOG_FORMAT: 'json',
+    HANGAR_SANDBOX: 'process',
+    ANTHROPIC_API_KEY: PROVIDER_KEY,
+  });
+  try {
+    const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+    const created = await fetch(`${server.url}/api/v1/agent/runs`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ prompt: 'leak into the log' }),
+    });
+    assert.equal(created.status, 200);
+    const runId = ((await created.json()) as { run_id: string }).run_id;
+    await eventually('the run ends', async () => {
+      const run = (await (await fetch(`${server.url}/api/v1/agent/runs/${runId}`, { headers })).json()) as any;
+      return ['FAILED', 'SUCCEEDED', 'ERROR'].includes(run.state);
+    });
+    await eventually(
+      'the leaking requests are logged',
+      () =>
+        server
+          .output()
+          .split('\n')
+          .filter((line) => line.includes('/harness-support/leak/')).length >= 2,
+    );
+    const output = server.output();
+    const leaking = output.split('\n').filter((line) => line.includes('/harness-support/leak/'));
+    assert.ok(
+      leaking.some(
+        (line) => line.includes('REDACTED%3AANTHROPIC_API_KEY') || line.includes('[REDACTED:ANTHROPIC_API_KEY]'),
+      ),
+      leaking.join('\n'),
+    );
+    assert.ok(
+      leaking.some((line) => line.includes('REDACTED%3ADEPLOY_TOKEN') || line.includes('[REDACTED:DEPLOY_TOKEN]')),
+      leaking.join('\n'),
+    );
+    for (const value of [PROVIDER_KEY, deployToken])
+      assert.ok(!output.includes(value) && !output.includes(encodeURIComponent(value)), `${value} is in the log`);
+  } finally {
+    await stopChild(server.child);
+    await database.drop();
+    fs.rmSync(configDirectory, { recursive: true, force: true });
+  }
 });

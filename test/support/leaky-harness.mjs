@@ -1,6 +1,7 @@
 // A command harness for the redaction tests: it prints every value it was given (the variables named in
 // LEAK_NAMES) every way a run's output is stored: text events whole and split in two, plain lines whole and split,
-// progress, a PLAN, a text file artifact, a harness-support report, stderr and the failure message.
+// progress, a PLAN, a text file artifact, a harness-support report, stderr and the failure message; with
+// LEAK_IN_URL, also in the path of a request to the server.
 import fs from 'node:fs';
 import readline from 'node:readline';
 
@@ -32,6 +33,11 @@ for (const [name, value] of given) {
     }),
   });
   emit({ type: 'text', text: `report: ${report.status}` });
+  // In a request's path, which the server's request log line shows (LEAK_IN_URL: the log redaction test).
+  if (process.env.LEAK_IN_URL) {
+    const answer = await fetch(`${process.env.HANGAR_API_URL}/harness-support/leak/${encodeURIComponent(value)}`);
+    emit({ type: 'text', text: `leaked in a URL: ${answer.status}` });
+  }
 }
 // The boundary of a split: 3 characters on the first line (too short to be told from ordinary text: kept), the
 // rest on the next (replaced).

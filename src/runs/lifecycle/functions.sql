@@ -173,3 +173,19 @@ CREATE OR REPLACE FUNCTION hangar_engine_locked(engine text) RETURNS boolean LAN
       AND l.objid::bigint = (hashtext(engine)::bigint & 4294967295)
       AND l.database = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database()))
 $$;
+
+-- The overview's rollup (migration 0029, triggers runs_overview_*): one row into run_overview_changes for each
+-- change of an ended run, +1 for the run as it is now ended, -1 for the run as it was ended. Insert only, so
+-- concurrent run ends never wait on each other; src/runs/lifecycle/overview-rollup.ts folds them per team.
+CREATE OR REPLACE FUNCTION hangar_run_overview_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP <> 'INSERT' AND OLD.state IN ('SUCCEEDED', 'FAILED', 'BLOCKED', 'ERROR', 'CANCELLED') THEN
+    INSERT INTO run_overview_changes VALUES (OLD.team_uid, OLD.created_at, OLD.started_at, OLD.ended_at, OLD.state,
+      OLD.model_id, OLD.error_code, OLD.schedule_id, OLD.inference_cost, -1);
+  END IF;
+  IF TG_OP <> 'DELETE' AND NEW.state IN ('SUCCEEDED', 'FAILED', 'BLOCKED', 'ERROR', 'CANCELLED') THEN
+    INSERT INTO run_overview_changes VALUES (NEW.team_uid, NEW.created_at, NEW.started_at, NEW.ended_at, NEW.state,
+      NEW.model_id, NEW.error_code, NEW.schedule_id, NEW.inference_cost, 1);
+  END IF;
+  RETURN NULL;
+END $$;

@@ -16,6 +16,7 @@ import {
   takeBack,
 } from './leases.js';
 import { deleteEndedRuns } from './retention.js';
+import { recordUsage } from './usage.js';
 import {
   observeClaimed,
   observeCreated,
@@ -168,6 +169,11 @@ export class RunLifecycle {
 
   clearSandboxIfCancelled(owner: string, runId: string, executionId: number): Promise<void> {
     return clearSandboxIfCancelled(this.db, owner, runId, executionId);
+  }
+
+  /** What an execution has used so far, on its run while it runs (see usage.ts): budgets count runs in flight. */
+  recordUsage(owner: string, runId: string, executionId: number, usage: Record<string, number>): Promise<void> {
+    return recordUsage(this.db, owner, runId, executionId, usage);
   }
 
   /** Appends timeline events of any runs, in the order given. */
