@@ -28,6 +28,7 @@ import { startServer, type RunningServer } from '../../src/server.js';
 import { createScratchDatabase, defaultOwner, type ScratchDatabase } from '../runs-api/database.js';
 import { watchCpu } from '../runs-api/machine.js';
 import { observation, observer } from '../observability/observe.js';
+import { percentile } from '../support/latency.js';
 
 const count = (name: string, fallback: number) => {
   const value = Number(process.env[name] || fallback);
@@ -143,10 +144,6 @@ function medianBy<T>(items: T[], value: (item: T) => number): T | undefined {
   const sorted = [...items].sort((a, b) => value(a) - value(b));
   return sorted[Math.floor((sorted.length - 1) / 2)];
 }
-
-/** Nearest-rank percentile of ascending values. */
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
 /** CPU used meanwhile by processes other than this one, `childPid` and PostgreSQL, in % of a core (noise). */
 function watchNoise(childPid = 0): () => number {

@@ -16,6 +16,7 @@ import { runOverview } from '../../src/runs/index.js';
 import { startServer } from '../../src/server.js';
 import { createScratchDatabase, defaultOwner, poolQuery, type Query } from '../runs-api/database.js';
 import { withRunIndexesRebuilt } from '../runs-api/seed.js';
+import { percentile, timeSequentially } from '../support/latency.js';
 
 const wholeNumber = (name: string, fallback: number) => {
   const value = Number(process.env[name] ?? fallback);
@@ -73,19 +74,8 @@ async function seed(query: Query, teamUid: string, userUid: string, count: numbe
   );
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
 async function timeRequests(what: string, count: number, once: () => Promise<void>) {
-  await once(); // warm-up: plans and caches
-  const times: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const started = performance.now();
-    await once();
-    times.push(performance.now() - started);
-  }
-  times.sort((a, b) => a - b);
+  const times = await timeSequentially(count, once);
   const row = { what, p50: percentile(times, 50), p95: percentile(times, 95) };
   console.log(`${what}: p50 ${row.p50.toFixed(1)} ms, p95 ${row.p95.toFixed(1)} ms (${count} requests)`);
   return row;

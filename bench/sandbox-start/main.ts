@@ -19,6 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { loadConfig } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
+import { percentile } from '../support/latency.js';
 
 const count = (name: string, fallback: number) => {
   const value = Number(process.env[name] || fallback);
@@ -37,10 +38,6 @@ const settings = {
   ].filter(([, host]) => host !== '') as Array<[string, string]>,
 };
 const API_KEY = `hgr_bench_${randomUUID().replace(/-/g, '')}`;
-
-/** Nearest-rank percentile of ascending values. */
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 
 interface Subject {
   name: string;

@@ -62,7 +62,7 @@ export class AutomationEvaluator {
 
   /** One pass over a batch of waiting deliveries. Returns how many it evaluated. */
   async evaluatePending(): Promise<number> {
-    const { evaluated, started, refused } = await this.db.transaction().execute(async (trx) => {
+    const { evaluated, started, refused, created } = await this.db.transaction().execute(async (trx) => {
       const deliveries = await deliveryQueue.claimPending(trx, this.batchSize);
       const requests: RunRequest[] = [];
       const firings: Array<Omit<store.Firing, 'run_id' | 'error'>> = [];
@@ -120,13 +120,14 @@ export class AutomationEvaluator {
           );
       }
       return {
+        created: outcomes.created,
         evaluated: deliveries.length,
         started: outcomes.filter((outcome) => !(outcome instanceof ApiError)).length,
         refused: outcomes.filter((outcome) => outcome instanceof ApiError).length,
       };
     });
     observeFirings(started, refused);
-    if (started > 0) this.options.runs.announceQueued();
+    this.options.runs.announceQueued(created);
     return evaluated;
   }
 }

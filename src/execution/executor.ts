@@ -8,7 +8,6 @@ import { outcomeOf } from './outcome.js';
 import type { ClaimedRun, Outcome, RunState, TimelineEvent, Transition, TranscriptRow } from '../runs/index.js';
 import type { EnvironmentConfig } from '../environments/index.js';
 import { WorkspacePathError } from './workspace-files.js';
-import { setupTime } from './metrics.js';
 import { LiveUsage } from './live-usage.js';
 import { withLogFields } from '../platform/log-context.js';
 import { contextOf, endSpan, inSpan, type Span, startSpan, withSpan } from '../platform/tracing.js';
@@ -433,6 +432,8 @@ export class Execution {
           ...(modelId ? { modelId } : {}),
           takeInputs: true,
           ...(waiting ? { takeInputsUpTo: waiting.at(-1)?.seq ?? '0' } : {}),
+          // Counted where the start is recorded (the server, also for a worker's execution).
+          setupSeconds: (performance.now() - this.began) / 1000,
         },
       );
     const recordedFirst = waiting === undefined ? await recordStart() : undefined;
@@ -510,7 +511,6 @@ export class Execution {
       }
     }
     this.agentStarted = true;
-    setupTime.observe((performance.now() - this.began) / 1000);
     this.session = session;
     if (this.stopping || this.overBudget) void session.cancel();
     // Follow-ups that arrived after the harness was given its own: sent to it, or kept for the next execution.

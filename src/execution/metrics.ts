@@ -1,7 +1,7 @@
 import { Gauge, Histogram } from 'prom-client';
-import { metricsRegistry, REQUEST_SECONDS_BUCKETS, RUN_SECONDS_BUCKETS } from '../platform/metrics.js';
+import { metricsRegistry, REQUEST_SECONDS_BUCKETS } from '../platform/metrics.js';
 
-/** The engine's metrics: what this replica executes now, and how fast it picks runs up and sets them up. */
+/** The engine's metrics: what this replica executes now, and how fast it picks runs up (their setup time is the run lifecycle's: workers report theirs). */
 
 const registers = [metricsRegistry];
 
@@ -15,12 +15,5 @@ export const dispatchPickup = new Histogram({
   name: 'hangar_dispatch_pickup_seconds',
   help: "Time of one dispatch pass of this replica's engine: from its start (woken by a new run, freed capacity or its interval) to its claimed runs' executions starting",
   buckets: REQUEST_SECONDS_BUCKETS,
-  registers,
-});
-
-export const setupTime = new Histogram({
-  name: 'hangar_run_setup_seconds',
-  help: "Time from a run's claim to its agent starting: workspace, clone, environment setup commands, harness start",
-  buckets: RUN_SECONDS_BUCKETS,
   registers,
 });

@@ -97,6 +97,7 @@ export async function createOnce(
       if (!(await recordKey(trx, teamUid, key, created))) throw new KeyTaken();
       return created;
     });
+    target.lifecycle.countCreated([run]);
     target.onQueued();
     return { answer, replayed: false };
   } catch (error) {

@@ -8,7 +8,7 @@ export { registerRunOutputRoutes } from './output-http.js';
 export { RunOutputs, TRANSCRIPT_LINK_SECONDS } from './output.js';
 export { AgentConfig, CreateRunResponse, HARNESS_TYPES, RunIdParams, type RunItem } from './schemas.js';
 export type { AgentDirectory } from './collaborators.js';
-export { RunsService, type RunRequest } from './service.js';
+export { type CreatedWithin, RunsService, type RunRequest } from './service.js';
 export type { QueueFacts, QueueReason } from './queue-reason.js';
 
 export { RunLifecycle } from './lifecycle/run-lifecycle.js';

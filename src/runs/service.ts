@@ -48,6 +48,12 @@ export interface RunRequest {
 /** `environment_id` filter value that selects runs without an environment. */
 const EMPTY_ENVIRONMENT = 'empty-environment';
 
+/**
+ * What createWithin answers: per request, the run created or why not; `created` are the new runs, for
+ * announceQueued() once the caller's transaction has committed.
+ */
+export type CreatedWithin = Array<{ run_id: string } | ApiError> & { created: readonly NewRun[] };
+
 export class RunsService {
   private readonly inserts: RunInserts;
 
@@ -103,9 +109,13 @@ export class RunsService {
     return { answer: await this.explained(answer), replayed };
   }
 
-  /** For runs created inside another slice's transaction (the scheduler's), once it has committed. */
-  announceQueued(): void {
-    this.options.onQueued();
+  /**
+   * For runs created inside another slice's transaction (createWithin: the scheduler's, the evaluator's), once it
+   * has committed: counts them and wakes the engines. Never called for a transaction that rolled back.
+   */
+  announceQueued(created: CreatedWithin['created']): void {
+    this.options.lifecycle.countCreated(created);
+    if (created.length > 0) this.options.onQueued();
   }
 
   /** Routes a follow-up by the run's state; the new state shows in `GET /agent/runs/{id}`. */
@@ -121,7 +131,7 @@ export class RunsService {
    * the ones that pass are inserted together, the others come back with the reason. Announce them with
    * announceQueued() once the transaction has committed.
    */
-  async createWithin(db: Kysely<DB>, requests: RunRequest[]): Promise<Array<{ run_id: string } | ApiError>> {
+  async createWithin(db: Kysely<DB>, requests: RunRequest[]): Promise<CreatedWithin> {
     const runs: NewRun[] = [];
     const files: Array<[runId: string, attachments: NewAttachment[]]> = [];
     const outcomes: Array<{ run_id: string } | ApiError> = [];
@@ -141,7 +151,7 @@ export class RunsService {
     const lifecycle = this.options.lifecycle.within(db);
     await lifecycle.insert(runs);
     for (const [runId, attachments] of files) await lifecycle.attach(runId, attachments);
-    return outcomes;
+    return Object.assign(outcomes, { created: runs });
   }
 
   async get(caller: Caller, runId: string): Promise<RunItem> {

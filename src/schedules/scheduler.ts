@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import type { DB } from '../database.js';
-import type { RunsService } from '../runs/index.js';
+import type { CreatedWithin, RunsService } from '../runs/index.js';
 import { savedBy } from '../identities/index.js';
 import { ApiError } from '../platform/http/errors.js';
 import { type NextPass, PollingLoop } from '../platform/loop.js';
@@ -95,18 +95,18 @@ export class Scheduler {
 
   /** One pass: claim a batch of due schedules, start their runs, move them on. Returns how many it claimed. */
   async fireDue(): Promise<number> {
-    const ticks = await this.fireDueInTransaction();
-    if (ticks.length > 0) this.options.runs.announceQueued();
+    const { ticks, created } = await this.fireDueInTransaction();
+    this.options.runs.announceQueued(created);
     observeTicks(ticks);
     return ticks.length;
   }
 
   /** The ticks fired, once committed: each one's delay after its due second and whether its run started. */
-  private fireDueInTransaction(): Promise<FiredTick[]> {
+  private fireDueInTransaction(): Promise<{ ticks: FiredTick[]; created: CreatedWithin['created'] }> {
     return this.options.db.transaction().execute(async (trx) => {
       const now = this.now();
       const due = await store.claimDue(trx, now, this.batchSize);
-      if (due.length === 0) return [];
+      if (due.length === 0) return { ticks: [], created: [] };
       const outcomes = await this.options.runs.createWithin(
         trx,
         due.map((schedule) => ({
@@ -147,10 +147,11 @@ export class Scheduler {
         if (error)
           this.options.log.warn({ schedule_id: due[i]!.id, reason: error.detail }, 'scheduled run not started');
       }
-      return due.map((schedule, i) => ({
+      const ticks = due.map((schedule, i) => ({
         delaySeconds: Math.max(0, now.getTime() - schedule.next_run_at!.getTime()) / 1000,
         started: errors[i] === null,
       }));
+      return { ticks, created: outcomes.created };
     });
   }
 }

@@ -96,6 +96,7 @@ export const WorkerMessage = Type.Union([
     harness: Type.String({ maxLength: 200 }),
     conversation_id: Type.String({ maxLength: 100 }),
     model_id: Type.Optional(Type.String({ maxLength: 200 })),
+    setup_seconds: Type.Optional(Type.Number({ minimum: 0, maximum: 7 * 86_400 })),
   }),
   message('task_events', { ...TaskRef, events: Events }),
   message('task_output', {

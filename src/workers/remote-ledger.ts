@@ -75,6 +75,7 @@ export class RemoteLedger implements RunLedger {
         harness: transition.harness ?? '',
         conversation_id: transition.conversationId ?? '',
         ...(transition.modelId ? { model_id: transition.modelId } : {}),
+        ...(transition.setupSeconds !== undefined ? { setup_seconds: transition.setupSeconds } : {}),
       });
       return { moved: reply.moved === true, inputs: (reply.followups as string[] | undefined) ?? [] };
     }

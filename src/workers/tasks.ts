@@ -170,6 +170,7 @@ export class WorkerTasks {
             conversationId: message.data.conversation_id,
             harness: message.data.harness,
             ...(message.data.model_id ? { modelId: message.data.model_id } : {}),
+            ...(message.data.setup_seconds !== undefined ? { setupSeconds: message.data.setup_seconds } : {}),
             takeInputs: true,
           },
         ]);

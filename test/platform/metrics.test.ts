@@ -4,7 +4,9 @@ import { after, before, describe, test } from 'node:test';
 import { eventually, harnessEnv, script, waitForState } from '../support/engine.js';
 import { prometheusInstalled, startPrometheus, type TestPrometheus } from '../support/prometheus.js';
 import { createRun } from '../support/runs.js';
+import { stopChild } from '../support/processes.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { startWorker, waitForConnections, type WorkerProcess } from '../support/workers.js';
 
 const TOKEN = 'metrics-token-0123456789';
 const ENDED = ['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'];
@@ -127,12 +129,25 @@ describe('/metrics on the API port, scraped by a real Prometheus', {
 
 describe('/metrics on a port of its own', () => {
   let hangar: TestServer;
+  let worker: WorkerProcess | undefined;
   before(async () => {
-    hangar = await startTestServer({ HANGAR_METRICS_PORT: '0' });
+    hangar = await startTestServer(harnessEnv({}, { HANGAR_METRICS_PORT: '0' }));
   });
   after(async () => {
+    if (worker) await stopChild(worker.child, 'SIGKILL');
     await hangar?.stop();
   });
+
+  /** The sum of a metric's samples whose labels include every one of `labels` (the process's registry). */
+  const sampled = async (name: string, ...labels: string[]) => {
+    const text = await (await fetch(`${hangar.server.metricsUrl}/metrics`)).text();
+    let sum = 0;
+    for (const line of text.split('\n')) {
+      const match = /^(\w+)(\{[^}]*\})? (\S+)$/.exec(line);
+      if (match?.[1] === name && labels.every((label) => (match[2] ?? '').includes(label))) sum += Number(match[3]);
+    }
+    return sum;
+  };
 
   test('serves GET /metrics without a token, nothing else; the API port serves none', async () => {
     const metricsUrl = hangar.server.metricsUrl!;
@@ -143,5 +158,65 @@ describe('/metrics on a port of its own', () => {
     assert.equal((await fetch(`${metricsUrl}/api/v1/agent/runs`)).status, 404);
     assert.equal((await fetch(`${metricsUrl}/metrics`, { method: 'POST' })).status, 404);
     assert.equal((await fetch(`${hangar.url}/metrics`)).status, 404);
+  });
+
+  test('runs created in a transaction that rolls back are not counted; committed ones are', async () => {
+    const principal = {
+      type: 'user' as const,
+      uid: hangar.userUid,
+      displayName: 'Admin',
+      email: null,
+      isAdmin: true,
+      memberships: [{ team_uid: hangar.teamUid, role: 'admin' as const }],
+    };
+    // The scheduler's way: runs created inside the caller's transaction, announced once it committed.
+    const request = {
+      owner: { principal, teamUid: hangar.teamUid, role: 'admin' as const },
+      body: { prompt: script({ done: 'ok' }), config: { worker_host: 'nobody-here' } },
+      origin: {
+        source: 'SCHEDULED_AGENT' as const,
+        schedule: { schedule_id: 'metrics-test', schedule_name: 'metrics', cron_schedule: '@daily' },
+        scheduleTick: new Date(),
+      },
+    };
+    const runs = hangar.server.services.runs;
+    const created = () => sampled('hangar_runs_created_total', 'source="SCHEDULED_AGENT"');
+    const before = await created();
+    await assert.rejects(
+      hangar.db.transaction().execute(async (trx) => {
+        await runs.createWithin(trx, [request]);
+        throw new Error('rolled back');
+      }),
+      /rolled back/,
+    );
+    assert.equal(await created(), before, 'a rolled-back create was counted');
+    const committed = await hangar.db.transaction().execute((trx) => runs.createWithin(trx, [request]));
+    runs.announceQueued(committed.created);
+    assert.equal(await created(), before + 1);
+  });
+
+  test("every execution's tokens count, also one that follow-ups continue", async () => {
+    const tokens = () => sampled('hangar_model_tokens_total', 'direction="input"');
+    const before = await tokens();
+    // Each execution reports 10 input tokens; a follow-up sent while the first runs starts a second one (the
+    // harness's sleep only keeps it running while the follow-up arrives).
+    const runId = await createRun(hangar, { prompt: script({ usage: true }, { sleep: 3000 }, { done: 'ok' }) });
+    await waitForState(hangar, runId, 'INPROGRESS');
+    const sent = await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message: 'and more' } });
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    assert.equal((await waitForState(hangar, runId, ...ENDED)).state, 'SUCCEEDED');
+    const timeline = await hangar.request('GET', `/agent/runs/${runId}/timeline`);
+    assert.ok(JSON.stringify(timeline.body).includes('run_continued'), 'the follow-up continued the run');
+    await eventually('both executions counted', async () => (await tokens()) === before + 20);
+  });
+
+  test("a self-hosted worker's setup time is recorded by the server", async () => {
+    const setups = () => sampled('hangar_run_setup_seconds_count');
+    const before = await setups();
+    worker = startWorker(hangar, 'metrics-box', { env: harnessEnv() });
+    await waitForConnections(hangar, 'metrics-box', 1);
+    const runId = await createRun(hangar, { prompt: script({ done: 'ok' }), config: { worker_host: 'metrics-box' } });
+    assert.equal((await waitForState(hangar, runId, ...ENDED)).state, 'SUCCEEDED');
+    await eventually('the setup is recorded', async () => (await setups()) === before + 1);
   });
 });

@@ -44,6 +44,7 @@ export class RunInserts {
     };
     if (teams.size === 1) await writeAll(this.lifecycle);
     else await this.lifecycle.inTransaction(writeAll);
+    this.lifecycle.countCreated(runs);
     this.onQueued();
     return runs.map((run) => atCapacity.get(run.team_uid)!);
   }

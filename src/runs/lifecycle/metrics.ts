@@ -68,6 +68,13 @@ const runTime = new Histogram({
   registers,
 });
 
+const setupTime = new Histogram({
+  name: 'hangar_run_setup_seconds',
+  help: "Time from a run's claim to its agent starting: workspace, clone, environment setup commands, harness start (as its executor, the server's engine or a worker, reports it)",
+  buckets: RUN_SECONDS_BUCKETS,
+  registers,
+});
+
 const renewals = new Counter({
   name: 'hangar_lease_renewals_total',
   help: 'Run leases renewed by their executor',
@@ -82,27 +89,30 @@ const expiries = new Counter({
 
 const tokens = new Counter({
   name: 'hangar_model_tokens_total',
-  help: 'Tokens used by ended executions, by model and direction (input, output)',
+  help: 'Tokens used by executions, counted as each ends (also one that follow-ups continue), by model and direction (input, output)',
   labelNames: ['model', 'direction'] as const,
   registers,
 });
 
 const cost = new Counter({
   name: 'hangar_inference_cost_usd_total',
-  help: 'Inference cost of ended executions in US dollars, by model',
+  help: 'Inference cost of executions in US dollars, counted as each ends, by model',
   labelNames: ['model'] as const,
   registers,
 });
 
-export function observeCreated(runs: NewRun[]): void {
+export function observeCreated(runs: readonly NewRun[]): void {
   for (const run of runs) {
     const harness = (run.agent_config.harness as { type?: string } | undefined)?.type;
     created.inc({ source: sources.of(run.source), harness: harnesses.of(harness ?? 'default') });
   }
 }
 
-export function observeStarted(harness: string | undefined): void {
+export function observeStarted(harness: string | undefined, setupSeconds: number | undefined): void {
   started.inc({ harness: harnesses.of(harness ?? 'default') });
+  // A worker's figure: only a sane one (it comes over the wire).
+  if (typeof setupSeconds === 'number' && Number.isFinite(setupSeconds) && setupSeconds >= 0)
+    setupTime.observe(setupSeconds);
 }
 
 export function observeRenewals(count: number): void {
@@ -143,12 +153,16 @@ async function claimedRuns(
   for (const at of createdAt) queueWait.observe({ executor }, Math.max(0, now - at.getTime()) / 1000);
 }
 
-/** A run that ended: its end state, and when given, the error code and usage of its last execution. */
+/**
+ * An execution that ended: its run's end state, and when given, the error code and the execution's usage. With
+ * `continued`, the run did not end (follow-ups started its next execution): only the usage counts.
+ */
 export interface EndedRun {
   id: string;
   state: string;
   errorCode?: string | undefined;
   usage?: Record<string, number> | null | undefined;
+  continued?: boolean;
 }
 
 /**
@@ -172,6 +186,10 @@ async function endedRuns(db: Kysely<DB>, runs: EndedRun[]): Promise<void> {
   }
   for (const run of runs) {
     const row = columns.get(run.id);
+    if (run.continued) {
+      observeUsage(row?.model_id ?? null, run.usage);
+      continue;
+    }
     // Without its row (not read, or gone) the harness is unknown; a run no harness took has none.
     const harness = row ? harnesses.of(row.harness) : 'unknown';
     const state = run.state;

@@ -66,12 +66,19 @@ export class RunLifecycle {
     return this.db.transaction().execute((trx) => work(new RunLifecycle(trx)));
   }
 
-  /** Inserts queued runs with their `oz_run_created` events; with `limits`, tells whether they will wait. */
-  async insert(runs: NewRun[], limits?: CapacityLimits): Promise<{ atCapacity: boolean }> {
+  /**
+   * Inserts queued runs with their `oz_run_created` events; with `limits`, tells whether they will wait. They are
+   * not counted yet: the caller calls countCreated() once its transaction has committed (a rolled-back create
+   * counts nothing).
+   */
+  insert(runs: NewRun[], limits?: CapacityLimits): Promise<{ atCapacity: boolean }> {
     checkQueued(runs);
-    const result = await insertRuns(this.db, runs, limits);
+    return insertRuns(this.db, runs, limits);
+  }
+
+  /** Counts runs created (hangar_runs_created_total) once the transaction that inserted them has committed. */
+  countCreated(runs: readonly NewRun[]): void {
     observeCreated(runs);
-    return result;
   }
 
   /** A run with its files, committed together. */
@@ -82,7 +89,8 @@ export class RunLifecycle {
   ): Promise<{ atCapacity: boolean }> {
     checkQueued([run]);
     const result = await insertRun(this.db, run, files, limits);
-    observeCreated([run]);
+    // Committed by insertRun's own transaction, unless this lifecycle is inside a caller's (which counts it then).
+    if (!this.db.isTransaction) observeCreated([run]);
     return result;
   }
 
@@ -126,7 +134,7 @@ export class RunLifecycle {
   async transition(owner: string, items: Transition[]): Promise<TransitionResult[]> {
     const results = await applyTransitions(this.db, owner, items);
     items.forEach((item, index) => {
-      if (item.started && results[index]?.moved) observeStarted(item.harness);
+      if (item.started && results[index]?.moved) observeStarted(item.harness, item.setupSeconds);
     });
     return results;
   }
@@ -136,11 +144,17 @@ export class RunLifecycle {
     const results = await finishExecutions(this.db, owner, items);
     observeEnded(
       this.db,
-      items.flatMap((item, index) =>
-        results[index] === 'ended'
-          ? [{ id: item.runId, state: item.outcome.state, errorCode: errorCodeOf(item), usage: item.outcome.usage }]
-          : [],
-      ),
+      items.flatMap((item, index) => {
+        const ended = {
+          id: item.runId,
+          state: item.outcome.state,
+          errorCode: errorCodeOf(item),
+          usage: item.outcome.usage,
+        };
+        if (results[index] === 'ended') return [ended];
+        // A continued execution's tokens count too (the run ends later, with its next execution's usage).
+        return results[index] === 'continued' ? [{ ...ended, continued: true }] : [];
+      }),
     );
     return results;
   }

@@ -97,6 +97,8 @@ export interface Transition {
    * executor to deliver or put back.
    */
   takeInputsUpTo?: string;
+  /** With started: how long the execution took from its claim to this start (hangar_run_setup_seconds). */
+  setupSeconds?: number;
 }
 
 export interface TransitionResult {
