@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { harnessEnv, outputTexts, script, waitForState } from '../support/engine.js';
+import { getRun, harnessEnv, outputTexts, script, waitForState } from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -38,7 +38,7 @@ async function runIn(
   apiKey?: string,
 ) {
   const runId = await createRun(hangar, { prompt, config: { environment_id: environmentId }, ...extra }, apiKey);
-  const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+  const run = apiKey ? await waitAs(apiKey, runId) : await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
   const timeline = (await hangar.request('GET', `/agent/runs/${runId}/timeline`, { apiKey })).body.events as Array<{
     event_type: string;
     payload?: Record<string, any>;
@@ -47,6 +47,15 @@ async function runIn(
   const setupCommands = timeline.filter((event) => event.event_type === 'environment_setup_command').length;
   const started = timeline.find((event) => event.event_type === 'agent_started')?.payload;
   return { runId, run, done, setupCommands, started, output: () => outputTexts(hangar, runId) };
+}
+
+/** Another team's run, read with its key (waitForState reads with the first team's). */
+async function waitAs(apiKey: string, runId: string): Promise<any> {
+  for (;;) {
+    const run = await getRun(hangar, runId, apiKey);
+    if (['SUCCEEDED', 'FAILED', 'ERROR'].includes(run.state)) return run;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 async function snapshotRows(environmentId: string) {
