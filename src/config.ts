@@ -59,6 +59,12 @@ export interface Config {
    * through the sandbox's own egress, never the host's loopback or private addresses.
    */
   setupNetwork: boolean;
+  /** How long a setup snapshot may be used (HANGAR_SNAPSHOT_TTL, default 24 h); 0 turns snapshots off. */
+  snapshotTtlSeconds: number;
+  /** The bound on all setup snapshots of this data directory together; least recently used go first. */
+  snapshotMaxBytes: number;
+  /** The bound on the git object cache (the mirrors clones and skills read); least recently used go first. */
+  gitCacheMaxBytes: number;
   /**
    * Who setup commands and harnesses run as on the host when the server is root (`HANGAR_RUN_USER`, 64000:64000
    * by default); undefined when the server is not root: runs then run as the server's own user.
@@ -129,6 +135,18 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (['true', '1', 'yes', 'on'].includes(raw)) return true;
   if (['false', '0', 'no', 'off'].includes(raw)) return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+/** Seconds from a number of seconds or a number with a unit: `90s`, `30m`, `24h`, `7d`. */
+function duration(env: Env, name: string, fallback: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  const match = /^(\d+)\s*(s|m|h|d)?$/i.exec(raw);
+  if (!match) throw new ConfigError(`${name} must be a duration such as 3600, 90m, 24h or 7d, got "${raw}"`);
+  const unit = { s: 1, m: 60, h: 3600, d: 86_400 }[(match[2] ?? 's').toLowerCase() as 's' | 'm' | 'h' | 'd'];
+  const seconds = Number(match[1]) * unit;
+  if (seconds > 365 * 86_400) throw new ConfigError(`${name} must be at most a year, got "${raw}"`);
+  return seconds;
 }
 
 /** Never echoes the value: it is a key. */
@@ -359,6 +377,9 @@ export function loadConfig(env: Env = process.env): Config {
     runLeaseSeconds: integer(env, 'HANGAR_RUN_LEASE_SECONDS', 30, 2, 3600),
     setupTimeoutMinutes: integer(env, 'HANGAR_SETUP_TIMEOUT_MINUTES', 15, 1, 24 * 60),
     setupNetwork: boolean(env, 'HANGAR_SETUP_NETWORK', true),
+    snapshotTtlSeconds: duration(env, 'HANGAR_SNAPSHOT_TTL', 24 * 3600),
+    snapshotMaxBytes: integer(env, 'HANGAR_SNAPSHOT_MAX_MB', 20 * 1024, 1, 1024 * 1024 * 1024) * 1024 * 1024,
+    gitCacheMaxBytes: integer(env, 'HANGAR_GIT_CACHE_MAX_MB', 10 * 1024, 1, 1024 * 1024 * 1024) * 1024 * 1024,
     runUser: runUser(env, process.getuid?.()),
     maxOutputBytes: integer(env, 'HANGAR_MAX_OUTPUT_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     maxArtifactBytes: integer(env, 'HANGAR_MAX_ARTIFACT_BYTES', 50 * 1024 * 1024, 1024, 10 * 1024 * 1024 * 1024),

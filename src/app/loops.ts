@@ -6,7 +6,7 @@ import { Engine } from '../execution/index.js';
 import type { Harness } from '../execution/index.js';
 import { DatabaseLedger } from '../execution/index.js';
 import { runUserWarning } from '../execution/index.js';
-import { Workspaces } from '../execution/index.js';
+import { warmStartsFor, Workspaces } from '../execution/index.js';
 import { EngineWrites } from '../execution/index.js';
 import { EnginePresence } from '../execution/index.js';
 import { workspacesInUse } from '../execution/index.js';
@@ -104,6 +104,7 @@ export class Loops implements Component {
     const { runSetup, artifacts } = this.services;
     const { harnesses, models, sandbox, hiddenPaths, limits } = this.services.execution;
     const engineId = `engine-${randomUUID()}`;
+    const workspaces = Workspaces.fromConfig(config, sandbox.mode, hiddenPaths);
     return new Engine({
       context: {
         lifecycle: runSetup.lifecycle,
@@ -121,7 +122,10 @@ export class Loops implements Component {
           maxArtifactBytes: config.maxArtifactBytes,
         }),
         log,
-        workspaces: Workspaces.fromConfig(config, sandbox.mode, hiddenPaths),
+        workspaces,
+        warm: warmStartsFor(config, database.db, sandbox.mode, workspaces, (error, message) =>
+          log.warn({ err: error }, message),
+        ),
         harnesses,
         defaultHarness: config.operator.defaultHarness,
         models,

@@ -5,7 +5,7 @@ import { ArtifactsService } from '../artifacts/index.js';
 import { AutomationsService } from '../automations/index.js';
 import { EnvironmentsService } from '../environments/index.js';
 import { SkillCatalog } from '../environments/index.js';
-import { GitMirror } from '../environments/index.js';
+import { EnvironmentSnapshots, GitMirror } from '../environments/index.js';
 import { SkillsService } from '../environments/index.js';
 import { eventReader, transcriptFormat } from '../execution/index.js';
 import type { Harness } from '../execution/index.js';
@@ -79,14 +79,22 @@ export function buildServices(
 
   const lifecycle = new RunLifecycle(db);
   const runActivity = new RunActivity(db);
-  const environments = new EnvironmentsService({ db, runActivity });
+  const environments = new EnvironmentsService({
+    db,
+    runActivity,
+    snapshots: new EnvironmentSnapshots(db, config.snapshotTtlSeconds),
+  });
   const skills = new SkillsService({
     environments,
     runActivity,
     workerSkills: (teamUid) => reportedSkills(db, teamUid),
     factorySkills: (teamUid, within) => teamSkills(within ?? db, teamUid),
     catalog: new SkillCatalog({
-      git: new GitMirror({ baseUrl: config.gitBaseUrl, cacheDir: path.join(config.dataDir, 'git-cache') }),
+      git: new GitMirror({
+        baseUrl: config.gitBaseUrl,
+        cacheDir: path.join(config.dataDir, 'git-cache'),
+        maxBytes: config.gitCacheMaxBytes,
+      }),
       refreshSeconds: config.gitRefreshSeconds,
     }),
   });

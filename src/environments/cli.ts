@@ -3,7 +3,7 @@ import { say, show } from '../platform/cli/output.js';
 import { table } from '../platform/cli/table.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import { callApi, clientOptionsFromEnv } from '../platform/http/client.js';
-import type { EnvironmentConfigBody, EnvironmentItem } from './schemas.js';
+import type { EnvironmentConfigBody, EnvironmentItem, SetupOnUpdate } from './schemas.js';
 import type { ListAgentsResponse } from './skills/schemas.js';
 
 function environmentsTable({ environments }: { environments: EnvironmentItem[] }): string {
@@ -35,6 +35,7 @@ interface ConfigOptions {
   repo: string[];
   setup: string[];
   retention?: number;
+  setupOnUpdate?: SetupOnUpdate;
 }
 
 function config(options: ConfigOptions): EnvironmentConfigBody {
@@ -50,6 +51,7 @@ function config(options: ConfigOptions): EnvironmentConfigBody {
     }),
     setup_commands: options.setup,
     ...(options.retention !== undefined ? { failure_session_retention_minutes: options.retention } : {}),
+    ...(options.setupOnUpdate !== undefined ? { setup_on_update: options.setupOnUpdate } : {}),
   };
 }
 
@@ -60,7 +62,13 @@ function withConfigOptions(command: Command): Command {
     .option('--image <docker_image>', 'Docker image, e.g. ubuntu:24.04')
     .option('--repo <owner/repo>', 'GitHub repository to clone (repeatable)', collect, [])
     .option('--setup <command>', 'setup command, run in order (repeatable)', collect, [])
-    .option('--retention <minutes>', 'keep a failed setup for debugging this long (1-60)', minutes);
+    .option('--retention <minutes>', 'keep a failed setup for debugging this long (1-60)', minutes)
+    .option(
+      '--setup-on-update <when>',
+      'run setup again when a run starts from a snapshot whose repositories moved on: always, never or ' +
+        'when_lockfiles_change (the default)',
+      oneOf('--setup-on-update', ['always', 'never', 'when_lockfiles_change']),
+    );
 }
 
 /** `hangar environments ...` and `hangar skills list`: the environments API from the command line. */
@@ -124,6 +132,13 @@ export function registerEnvironmentCommands(program: Command): void {
     .description('make a share link token (shown once; replaces the previous one)')
     .argument('<uid>')
     .action(async (uid: string) => show(await callApi(clientOptionsFromEnv(), 'POST', path(uid, '/share-link'))));
+  environments
+    .command('rebuild')
+    .description("drop an environment's setup snapshots: its next run sets up from nothing (instance admins)")
+    .argument('<uid>')
+    .action(async (uid: string) =>
+      show(await callApi(clientOptionsFromEnv(), 'POST', `/admin${path(uid, '/rebuild')}`)),
+    );
   environments
     .command('join')
     .description('give your team access to the environment a share link token names')

@@ -36,6 +36,7 @@ export function normalizeConfig(body: EnvironmentConfigBody): { config: Environm
       github_repos: repos.map(({ owner, repo }) => ({ owner, repo })),
       setup_commands: commands,
       failure_session_retention_minutes: body.failure_session_retention_minutes ?? null,
+      ...(body.setup_on_update !== undefined ? { setup_on_update: body.setup_on_update } : {}),
     },
   };
 }
@@ -60,5 +61,10 @@ export function storedConfig(raw: Record<string, unknown>): EnvironmentConfig {
       ? raw.setup_commands.filter((command) => typeof command === 'string')
       : [],
     failure_session_retention_minutes: typeof retention === 'number' ? retention : null,
+    ...(raw.setup_on_update === 'always' ||
+    raw.setup_on_update === 'never' ||
+    raw.setup_on_update === 'when_lockfiles_change'
+      ? { setup_on_update: raw.setup_on_update }
+      : {}),
   };
 }

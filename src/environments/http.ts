@@ -10,6 +10,7 @@ import {
   EnvironmentParams,
   GuestParams,
   JoinBody,
+  RebuildResponse,
   ListEnvironmentsQuery,
   ListEnvironmentsResponse,
   ShareLinkResponse,
@@ -62,6 +63,20 @@ export function registerEnvironmentRoutes(parent: FastifyInstance, environments:
       },
     },
     async (request) => environments.join(callerOf(request), request.body.token),
+  );
+
+  app.post(
+    '/admin/environments/:uid/rebuild',
+    {
+      config: { adminOnly: true },
+      schema: {
+        tags: ['Administration'],
+        summary: "Drop an environment's setup snapshots (its next run sets up from nothing)",
+        params: EnvironmentParams,
+        response: { 200: RebuildResponse, ...ProblemResponses },
+      },
+    },
+    async (request) => environments.rebuild(request.params.uid),
   );
 
   app.get(

@@ -9,3 +9,5 @@ export { GitMirror } from './skills/git.js';
 export { registerSkillRoutes } from './skills/http.js';
 export { MAX_SKILL_BYTES, parseSkill } from './skills/parse.js';
 export { SkillsService } from './skills/service.js';
+export { EnvironmentSnapshots, type SnapshotRecord, type SnapshotScope } from './snapshots.js';
+export { repoKey, type RepoRef } from './github.js';

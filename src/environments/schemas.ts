@@ -10,6 +10,17 @@ const GithubRepo = Type.Object(
   { additionalProperties: false },
 );
 
+/** Whether setup runs again when a run starts from a setup snapshot whose repositories have moved on. */
+export const SetupOnUpdate = Type.Union(
+  [Type.Literal('always'), Type.Literal('never'), Type.Literal('when_lockfiles_change')],
+  {
+    description:
+      'When a run starts from the newest setup snapshot and its repositories have new commits: run setup again ' +
+      'always, never, or only when a lockfile changed (the default)',
+  },
+);
+export type SetupOnUpdate = Static<typeof SetupOnUpdate>;
+
 export const EnvironmentConfigBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -26,6 +37,7 @@ export const EnvironmentConfigBody = Type.Object(
         description: 'How long a sandbox whose setup failed is kept for debugging; null keeps none',
       }),
     ),
+    setup_on_update: Type.Optional(SetupOnUpdate),
   },
   { additionalProperties: false, description: 'Environment configuration; a PUT replaces all of it.' },
 );
@@ -38,6 +50,7 @@ export const EnvironmentConfig = Type.Object({
   github_repos: Type.Array(Type.Object({ owner: Type.String(), repo: Type.String() })),
   setup_commands: Type.Array(Type.String()),
   failure_session_retention_minutes: Type.Union([Type.Integer(), Type.Null()]),
+  setup_on_update: Type.Optional(SetupOnUpdate),
 });
 export type EnvironmentConfig = Static<typeof EnvironmentConfig>;
 
@@ -81,6 +94,21 @@ export const EnvironmentItem = Type.Object({
   }),
   created_at: Type.String({ format: 'date-time' }),
   sharing: Type.Optional(Sharing),
+  snapshot: Type.Optional(
+    Type.Object(
+      {
+        key: Type.String({ description: 'The start of the snapshot key (image, commits, setup commands)' }),
+        size_bytes: Type.Integer(),
+        created_at: Type.String({ format: 'date-time' }),
+        age_seconds: Type.Integer(),
+      },
+      {
+        description:
+          "Hangar's own extra field (the interface leaves an environment's other fields open): the newest setup " +
+          "snapshot a run of the caller's team would start from; absent when there is none",
+      },
+    ),
+  ),
 });
 export type EnvironmentItem = Static<typeof EnvironmentItem>;
 
@@ -112,3 +140,8 @@ export const JoinBody = Type.Object(
   { token: Type.String({ minLength: 1, maxLength: 200 }) },
   { additionalProperties: false },
 );
+
+export const RebuildResponse = Type.Object({
+  environment_uid: Type.String(),
+  snapshots_dropped: Type.Integer({ description: 'Setup snapshots dropped: the next run sets up from nothing' }),
+});

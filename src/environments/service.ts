@@ -8,12 +8,15 @@ import type { EnvironmentActivity, RunActivityLookup } from './run-activity.js';
 import { normalizeConfig, storedConfig } from './config.js';
 import { repoKey, type RepoRef } from './github.js';
 import type { EnvironmentConfig, EnvironmentConfigBody, EnvironmentItem } from './schemas.js';
+import type { EnvironmentSnapshots } from './snapshots.js';
 import * as store from './store.js';
 import { rfc3339 as iso } from '../platform/time.js';
 
 export interface EnvironmentsServiceOptions {
   db: Kysely<DB>;
   runActivity: RunActivityLookup;
+  /** Setup snapshots (issue 28): the list shows each environment's newest for the caller's team. */
+  snapshots?: EnvironmentSnapshots;
 }
 
 /** A repository named by the caller's accessible environments, with the environments that name it. */
@@ -106,7 +109,42 @@ export class EnvironmentsService {
       this.who(caller),
       rows.map((row) => row.uid),
     );
-    return { environments: rows.map((row) => render(row, activity.get(row.uid))) };
+    const snapshots = this.options.snapshots?.enabled
+      ? await this.options.snapshots.newestFor(
+          caller.teamUid,
+          rows.map((row) => row.uid),
+        )
+      : new Map();
+    return {
+      environments: rows.map((row) => {
+        const item = render(row, activity.get(row.uid));
+        const snapshot = snapshots.get(row.uid);
+        return snapshot
+          ? {
+              ...item,
+              snapshot: {
+                key: snapshot.key.slice(0, 16),
+                size_bytes: snapshot.sizeBytes,
+                created_at: iso(snapshot.createdAt),
+                age_seconds: Math.max(0, Math.round((Date.now() - snapshot.createdAt.getTime()) / 1000)),
+              },
+            }
+          : item;
+      }),
+    };
+  }
+
+  /**
+   * Drops every setup snapshot of an environment (an instance administrator's `hangar environments rebuild`): its
+   * next run sets up from nothing. The engines remove the files of dropped snapshots at their next maintenance.
+   */
+  async rebuild(uid: string): Promise<{ environment_uid: string; snapshots_dropped: number }> {
+    const exists =
+      UID.test(uid) &&
+      (await this.db.selectFrom('environments').select('uid').where('uid', '=', uid).executeTakeFirst()) !== undefined;
+    if (!exists) throw notFound(`environment ${uid} not found`);
+    const dropped = this.options.snapshots ? await this.options.snapshots.drop(uid) : 0;
+    return { environment_uid: uid, snapshots_dropped: dropped };
   }
 
   async get(caller: Caller, uid: string): Promise<EnvironmentItem> {

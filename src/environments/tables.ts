@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type { Timestamp, Json } from '../platform/db/columns.js';
 
 export interface EnvironmentsTable {
@@ -20,8 +20,22 @@ export interface EnvironmentAccessTable {
   created_at: Timestamp;
 }
 
+export interface EnvironmentSnapshotsTable {
+  id: string;
+  environment_uid: string;
+  team_uid: string;
+  key: string;
+  base_key: string;
+  commits: Json<Record<string, string>>;
+  state: Generated<'creating' | 'ready'>;
+  size_bytes: ColumnType<string | number, number | undefined, number>;
+  created_at: Timestamp;
+  last_used_at: Timestamp;
+}
+
 /** The environments slice's tables, as Kysely sees them (src/database.ts composes every slice's into DB). */
 export interface EnvironmentsTables {
   environments: EnvironmentsTable;
   environment_access: EnvironmentAccessTable;
+  environment_snapshots: EnvironmentSnapshotsTable;
 }

@@ -5,6 +5,7 @@ import type { RunLifecycle } from '../runs/index.js';
 import type { Harness } from './harnesses/harness.js';
 import type { RunLedger } from './ledger.js';
 import type { SandboxMode } from './sandbox/types.js';
+import type { WarmStarts } from './warm/warm-start.js';
 import type { Workspaces } from './workspace.js';
 
 /** Everything an execution needs around it, in a server's engine or in a self-hosted worker. */
@@ -15,6 +16,8 @@ export interface ExecutionContext {
   ledger: RunLedger;
   log: FastifyBaseLogger;
   workspaces: Workspaces;
+  /** Setup snapshots and warm starts (a server's engine under bwrap or the process sandbox); unset: always cold. */
+  warm?: WarmStarts;
   harnesses: Map<string, Harness>;
   defaultHarness: string;
   /** The catalogue the built-in harnesses take their model (and the operator's key for it) from. */

@@ -12,6 +12,7 @@ import { LiveUsage } from './live-usage.js';
 import { withLogFields } from '../platform/log-context.js';
 import { contextOf, endSpan, inSpan, type Span, startSpan, withSpan } from '../platform/tracing.js';
 import { workspaceName } from './workspace.js';
+import type { PreparedEnvironment } from './warm/warm-start.js';
 import { activateRedactor } from '../platform/redaction/active.js';
 import type { Redactor } from '../platform/redaction/redactor.js';
 import { addBuiltInSecrets, operatorRedactor, redactedContext } from './redaction/index.js';
@@ -159,6 +160,9 @@ export class Execution {
     });
   }
 
+  /** How long opening the execution's container took (its image pull included); unset without one. */
+  private pullMs: number | undefined;
+
   /** When this execution began (its claim), for the setup time. */
   private readonly began = performance.now();
 
@@ -180,8 +184,6 @@ export class Execution {
     const setup = startSpan('setup');
     try {
       workspace = await context.workspaces.create(run.id, run.execution_id);
-      if (run.attachment_count > 0)
-        await context.workspaces.addFiles(workspace, await context.ledger.attachments(run.id));
       // A sandbox per execution (a container) is ready once it is opened, below.
       const perExecution = context.sandbox.executions;
       if (!perExecution)
@@ -197,7 +199,9 @@ export class Execution {
         run.environment_id !== null
           ? await context.ledger.environment(run.team_uid, run.environment_id, run.id)
           : undefined;
+      const opening = performance.now();
       if (perExecution && !(await this.openSandbox(workspace, environment, harness))) return;
+      if (perExecution) this.pullMs = Math.round(performance.now() - opening);
       if (run.environment_id !== null) {
         const retained = await withSpan(setup, () =>
           this.setUpEnvironment(workspace!, run.environment_id!, environment, harnessName),
@@ -218,6 +222,9 @@ export class Execution {
         );
         return;
       }
+      // After the environment: a snapshot then never holds a run's attachments, and a restore never loses them.
+      if (run.attachment_count > 0)
+        await context.workspaces.addFiles(workspace, await context.ledger.attachments(run.id));
       endSpan(setup);
       const inWorkspace = workspace;
       await inSpan('agent', { 'hangar.harness': harness.name }, () => this.runAgent(harness, inWorkspace, builtIn));
@@ -344,16 +351,32 @@ export class Execution {
       repos: environment.github_repos.map(({ owner, repo }) => `${owner}/${repo}`),
       setup_commands: environment.setup_commands.length,
     });
-    const result = await context.workspaces.setUp(
-      workspace,
-      environment,
-      (type, payload) => this.event(type, payload),
-      this.abort.signal,
-    );
+    const report = (type: string, payload: Record<string, unknown>) => this.event(type, payload);
+    const prepared: PreparedEnvironment = context.warm
+      ? await context.warm.prepare({
+          workspace,
+          runId: run.id,
+          executionId: run.execution_id,
+          environmentUid: environmentId,
+          teamUid: run.team_uid,
+          environment,
+          mayTakeSnapshot: run.attachment_count === 0,
+          report,
+          abort: this.abort.signal,
+        })
+      : await this.setUpCold(workspace, environment, report);
+    const { result } = prepared;
     if (this.stopping) return 'stop';
     await context.ledger.recordSetupResult(environmentId, !result.ok, run.id, run.execution_id);
     if (result.ok) {
-      await this.event('environment_setup_done', { environment_id: environmentId });
+      // Which path it took and where the time went (issue 28): the pull (containers), fetch, clone or restore,
+      // update, setup, snapshot; the agent's own start is on agent_started.
+      await this.event('environment_setup_done', {
+        environment_id: environmentId,
+        path: prepared.path,
+        steps_ms: { ...(this.pullMs !== undefined ? { pull: this.pullMs } : {}), ...stepsOf(prepared.steps) },
+        ...(prepared.snapshotKey ? { snapshot_key: prepared.snapshotKey } : {}),
+      });
       return null;
     }
     const minutes = this.onRetained ? environment.failure_session_retention_minutes : null;
@@ -396,6 +419,17 @@ export class Execution {
     };
   }
 
+  /** Clone and setup without snapshots (a worker, or snapshots turned off), timed the same way. */
+  private async setUpCold(
+    workspace: string,
+    environment: EnvironmentConfig,
+    report: (type: string, payload: Record<string, unknown>) => Promise<void>,
+  ): Promise<PreparedEnvironment> {
+    const started = performance.now();
+    const result = await this.context.workspaces.setUp(workspace, environment, report, this.abort.signal);
+    return { result, path: 'cold', steps: { setup_ms: Math.round(performance.now() - started) } };
+  }
+
   /** The built-in harness's model and MCP servers (see builtInSetup); null when the run cannot start (the outcome says why). */
   private async prepareBuiltIn(harnessName: string): Promise<BuiltInSetup | undefined | null> {
     try {
@@ -419,12 +453,23 @@ export class Execution {
     // first: the conversation so far and the follow-ups waiting, which the start takes (later ones are delivered
     // below like any follow-up). A ledger that cannot read them without taking them (a worker's link) records the
     // start first, as before.
+    const agentBegan = performance.now();
     const waiting = context.ledger.waitingFollowups ? await context.ledger.waitingFollowups(run.id) : undefined;
     const recordStart = () =>
       this.transition(
         'CLAIMED',
         'INPROGRESS',
-        [{ type: 'agent_started', payload: { harness: harness.name, ...(modelId ? { model_id: modelId } : {}) } }],
+        [
+          {
+            type: 'agent_started',
+            payload: {
+              harness: harness.name,
+              ...(modelId ? { model_id: modelId } : {}),
+              // From the end of setup to the harness process (its files, history, spawn): the last step's time.
+              start_ms: Math.round(performance.now() - agentBegan),
+            },
+          },
+        ],
         {
           started: true,
           conversationId,
@@ -581,6 +626,11 @@ export class Execution {
     this.transcriptTail = [];
     return tail;
   }
+}
+
+/** `fetch_ms` and the like as `{ fetch: ... }`: the timeline's step durations. */
+function stepsOf(steps: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(steps).map(([name, ms]) => [name.replace(/_ms$/, ''), ms]));
 }
 
 /** A harness that could not start: the run fails with the reason, which its owner or the operator can act on. */

@@ -25,3 +25,4 @@ export { conversationHistory, engineAlive, runAttachments, type RunFile, workspa
 export { TaskTokens } from './task-token.js';
 export { sandboxHiddenPaths, Workspaces } from './workspace.js';
 export { EngineWrites } from './writes.js';
+export { warmStartsFor, WarmStarts } from './warm/index.js';

@@ -5,6 +5,8 @@ import { promisify } from 'node:util';
 import type { Config } from '../config.js';
 import type { EnvironmentConfig } from '../environments/index.js';
 import { endSpan, startSpan } from '../platform/tracing.js';
+import { repoKey, type RepoRef } from '../environments/index.js';
+import { GitObjectCache, gitReason } from '../platform/git/object-cache.js';
 import { cloneGitConfig } from './clone-git-config.js';
 import { scrubbedEnvironment, spawnSandboxed } from './sandbox/index.js';
 import type { SandboxMode, SandboxedProcess } from './sandbox/types.js';
@@ -26,6 +28,8 @@ export interface WorkspaceOptions {
   maxOutputBytes: number;
   /** Who the run's processes run as: what the server creates in a workspace is theirs (unset: the server's user). */
   owner?: FileOwner;
+  /** The mirrors repositories are cloned from (in the server's data directory). */
+  gitCache: GitObjectCache;
 }
 
 export type SetupResult = { ok: true } | { ok: false; message: string };
@@ -87,6 +91,7 @@ export class Workspaces {
       setupNetwork: config.setupNetwork,
       maxOutputBytes: config.maxOutputBytes,
       owner: config.runUser,
+      gitCache: GitObjectCache.shared(path.join(config.dataDir, 'git-cache'), config.gitCacheMaxBytes),
     });
   }
 
@@ -181,6 +186,38 @@ export class Workspaces {
     }
   }
 
+  /** The server's git object cache this workspace root clones from. */
+  get gitCache(): GitObjectCache {
+    return this.options.gitCache;
+  }
+
+  /** The URL of a repository under the operator's base URL (it may carry credentials: never shown). */
+  repoUrl({ owner, repo }: RepoRef): string {
+    return `${this.options.gitBaseUrl}/${owner}/${repo}`;
+  }
+
+  /**
+   * Brings the mirror of each repository up to date (one fetch per repository however many executions ask at
+   * once): the commit of each one's default branch, keyed by `owner/repo` as the environment spells it.
+   */
+  async fetchRepos(
+    repos: RepoRef[],
+    report: (type: string, payload: Record<string, unknown>) => Promise<void>,
+  ): Promise<{ ok: true; commits: Record<string, string> } | { ok: false; message: string }> {
+    const commits: Record<string, string> = {};
+    for (const ref of repos) {
+      const name = `${ref.owner}/${ref.repo}`;
+      try {
+        commits[name] = (await this.options.gitCache.update(repoKey(ref), this.repoUrl(ref))).head;
+      } catch (error) {
+        const reason = (error as Error).message.replace(/^could not fetch [^:]*: /, '');
+        await report('environment_setup_step_failed', { repo: name, output_tail: reason });
+        return { ok: false, message: `Environment setup failed: cloning ${name} failed: ${reason}`.trim() };
+      }
+    }
+    return { ok: true, commits };
+  }
+
   /**
    * Clones the environment's repositories and runs its setup commands in order, each under the time limit.
    * `report` receives a timeline entry per step; `abort` stops the step in progress (a cancel).
@@ -191,35 +228,65 @@ export class Workspaces {
     report: (type: string, payload: Record<string, unknown>) => Promise<void>,
     abort: AbortSignal,
   ): Promise<SetupResult> {
+    const fetched = await this.fetchRepos(environment.github_repos, report);
+    if (!fetched.ok) return fetched;
+    const cloned = await this.clone(directory, environment.github_repos, report, abort);
+    if (!cloned.ok) return cloned;
+    return this.runSetupCommands(directory, environment.setup_commands, report, abort);
+  }
+
+  /**
+   * Clones each repository from its mirror (fetched by fetchRepos) into the workspace, as the run user. The clone
+   * copies the mirror's packs and borrows nothing (no alternates, no hard links): nothing done in the checkout can
+   * reach the mirror. Its `origin` is then the repository's URL, as if cloned from there.
+   */
+  async clone(
+    directory: string,
+    repos: RepoRef[],
+    report: (type: string, payload: Record<string, unknown>) => Promise<void>,
+    abort: AbortSignal,
+  ): Promise<SetupResult> {
     const home = await workspaceHome(directory, this.options.owner);
     const user = this.options.owner;
-    for (const { owner, repo } of environment.github_repos) {
+    const cache = this.options.gitCache;
+    const gitOptions = {
+      ...(user ? { uid: user.uid, gid: user.gid } : {}),
+      timeout: this.options.setupTimeoutMs,
+      signal: abort,
+      env: {
+        ...scrubbedEnvironment(
+          { GIT_TERMINAL_PROMPT: '0', ...(user ? { GIT_CONFIG_GLOBAL: cloneGitConfig() } : {}) },
+          home,
+        ),
+      },
+      maxBuffer: 1024 * 1024,
+    };
+    for (const ref of repos) {
+      const { owner, repo } = ref;
       if (abort.aborted) return { ok: false, message: 'cancelled' };
       const started = Date.now();
-      const url = `${this.options.gitBaseUrl}/${owner}/${repo}`;
       // The repository's name, never its URL (the base URL may carry credentials).
       const span = startSpan('clone', { attributes: { 'hangar.repo': `${owner}/${repo}` } });
       try {
         // As the run user, so the checkout is the run's to change; from inside the workspace (the directories above
-        // it are only traversable), into a name relative to it.
-        await execFileAsync('git', ['clone', '--quiet', '--', url, repo], {
+        // it are only traversable), into a name relative to it. The checkout is fresh: nothing of the run has
+        // touched it yet when its origin is set.
+        await cache.reading(repoKey(ref), async () => {
+          await execFileAsync(
+            'git',
+            ['clone', '--quiet', '--no-hardlinks', '--', cache.mirrorPath(repoKey(ref)), repo],
+            { cwd: directory, ...gitOptions },
+          );
+        });
+        await execFileAsync('git', ['-C', repo, 'remote', 'set-url', 'origin', this.repoUrl(ref)], {
           cwd: directory,
-          ...(user ? { uid: user.uid, gid: user.gid } : {}),
-          timeout: this.options.setupTimeoutMs,
-          signal: abort,
-          env: {
-            ...scrubbedEnvironment(
-              { GIT_TERMINAL_PROMPT: '0', ...(user ? { GIT_CONFIG_GLOBAL: cloneGitConfig() } : {}) },
-              home,
-            ),
-          },
-          maxBuffer: 1024 * 1024,
+          ...gitOptions,
         });
         endSpan(span);
         await report('environment_repo_cloned', { repo: `${owner}/${repo}`, duration_ms: Date.now() - started });
       } catch (error) {
         endSpan(span, new Error('the clone failed'));
-        const stderr = String((error as { stderr?: string }).stderr ?? (error as Error).message).trim();
+        const stderr = gitReason(error, this.repoUrl(ref), `${owner}/${repo}`);
         const lines = tailOf(stderr).lines();
         await report('environment_setup_step_failed', {
           repo: `${owner}/${repo}`,
@@ -231,7 +298,18 @@ export class Workspaces {
         };
       }
     }
-    for (const [index, command] of environment.setup_commands.entries()) {
+    return { ok: true };
+  }
+
+  /** Runs setup commands in order in the sandbox, each under the time limit; the first that fails ends setup. */
+  async runSetupCommands(
+    directory: string,
+    commands: readonly string[],
+    report: (type: string, payload: Record<string, unknown>) => Promise<void>,
+    abort: AbortSignal,
+  ): Promise<SetupResult> {
+    const home = await workspaceHome(directory, this.options.owner);
+    for (const [index, command] of commands.entries()) {
       if (abort.aborted) return { ok: false, message: 'cancelled' };
       const started = Date.now();
       // Its position, not its text: a command line may hold what its author would not want in a trace.

@@ -118,6 +118,9 @@ export async function startTestServer(
     HANGAR_DATA_DIR: database.dataDir,
     HANGAR_BOOTSTRAP_API_KEY: apiKey,
     HANGAR_LOG_LEVEL: 'silent',
+    // Setup snapshots off unless a test turns them on: a second run of an environment then sets up again, as the
+    // suite's tests expect (test/environments/warm-start.test.ts tests the snapshots).
+    HANGAR_SNAPSHOT_TTL: '0',
     ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
     ...sandboxSelection(),
     ...env,

@@ -3947,6 +3947,8 @@ export interface paths {
                                     }[];
                                     setup_commands: string[];
                                     failure_session_retention_minutes: number | null;
+                                    /** @description When a run starts from the newest setup snapshot and its repositories have new commits: run setup again always, never, or only when a lockfile changed (the default) */
+                                    setup_on_update?: "always" | "never" | "when_lockfiles_change";
                                 };
                                 /** Format: date-time */
                                 last_updated: string;
@@ -3988,6 +3990,15 @@ export interface paths {
                                     }[];
                                     /** @description Whether a share link exists (its token is shown only when made) */
                                     link_active: boolean;
+                                };
+                                /** @description Hangar's own extra field (the interface leaves an environment's other fields open): the newest setup snapshot a run of the caller's team would start from; absent when there is none */
+                                snapshot?: {
+                                    /** @description The start of the snapshot key (image, commits, setup commands) */
+                                    key: string;
+                                    size_bytes: number;
+                                    /** Format: date-time */
+                                    created_at: string;
+                                    age_seconds: number;
                                 };
                             }[];
                         };
@@ -4080,6 +4091,8 @@ export interface paths {
                         setup_commands?: string[];
                         /** @description How long a sandbox whose setup failed is kept for debugging; null keeps none */
                         failure_session_retention_minutes?: number | null;
+                        /** @description When a run starts from the newest setup snapshot and its repositories have new commits: run setup again always, never, or only when a lockfile changed (the default) */
+                        setup_on_update?: "always" | "never" | "when_lockfiles_change";
                     };
                 };
             };
@@ -4103,6 +4116,8 @@ export interface paths {
                                 }[];
                                 setup_commands: string[];
                                 failure_session_retention_minutes: number | null;
+                                /** @description When a run starts from the newest setup snapshot and its repositories have new commits: run setup again always, never, or only when a lockfile changed (the default) */
+                                setup_on_update?: "always" | "never" | "when_lockfiles_change";
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -4144,6 +4159,15 @@ export interface paths {
                                 }[];
                                 /** @description Whether a share link exists (its token is shown only when made) */
                                 link_active: boolean;
+                            };
+                            /** @description Hangar's own extra field (the interface leaves an environment's other fields open): the newest setup snapshot a run of the caller's team would start from; absent when there is none */
+                            snapshot?: {
+                                /** @description The start of the snapshot key (image, commits, setup commands) */
+                                key: string;
+                                size_bytes: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                age_seconds: number;
                             };
                         };
                     };
@@ -4245,6 +4269,8 @@ export interface paths {
                                 }[];
                                 setup_commands: string[];
                                 failure_session_retention_minutes: number | null;
+                                /** @description When a run starts from the newest setup snapshot and its repositories have new commits: run setup again always, never, or only when a lockfile changed (the default) */
+                                setup_on_update?: "always" | "never" | "when_lockfiles_change";
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -4287,6 +4313,99 @@ export interface paths {
                                 /** @description Whether a share link exists (its token is shown only when made) */
                                 link_active: boolean;
                             };
+                            /** @description Hangar's own extra field (the interface leaves an environment's other fields open): the newest setup snapshot a run of the caller's team would start from; absent when there is none */
+                            snapshot?: {
+                                /** @description The start of the snapshot key (image, commits, setup commands) */
+                                key: string;
+                                size_bytes: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                age_seconds: number;
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/environments/{uid}/rebuild": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Drop an environment's setup snapshots (its next run sets up from nothing) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    uid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            environment_uid: string;
+                            /** @description Setup snapshots dropped: the next run sets up from nothing */
+                            snapshots_dropped: number;
                         };
                     };
                 };
@@ -4378,6 +4497,8 @@ export interface paths {
                                 }[];
                                 setup_commands: string[];
                                 failure_session_retention_minutes: number | null;
+                                /** @description When a run starts from the newest setup snapshot and its repositories have new commits: run setup again always, never, or only when a lockfile changed (the default) */
+                                setup_on_update?: "always" | "never" | "when_lockfiles_change";
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -4419,6 +4540,15 @@ export interface paths {
                                 }[];
                                 /** @description Whether a share link exists (its token is shown only when made) */
                                 link_active: boolean;
+                            };
+                            /** @description Hangar's own extra field (the interface leaves an environment's other fields open): the newest setup snapshot a run of the caller's team would start from; absent when there is none */
+                            snapshot?: {
+                                /** @description The start of the snapshot key (image, commits, setup commands) */
+                                key: string;
+                                size_bytes: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                age_seconds: number;
                             };
                         };
                     };
@@ -4495,6 +4625,8 @@ export interface paths {
                         setup_commands?: string[];
                         /** @description How long a sandbox whose setup failed is kept for debugging; null keeps none */
                         failure_session_retention_minutes?: number | null;
+                        /** @description When a run starts from the newest setup snapshot and its repositories have new commits: run setup again always, never, or only when a lockfile changed (the default) */
+                        setup_on_update?: "always" | "never" | "when_lockfiles_change";
                     };
                 };
             };
@@ -4518,6 +4650,8 @@ export interface paths {
                                 }[];
                                 setup_commands: string[];
                                 failure_session_retention_minutes: number | null;
+                                /** @description When a run starts from the newest setup snapshot and its repositories have new commits: run setup again always, never, or only when a lockfile changed (the default) */
+                                setup_on_update?: "always" | "never" | "when_lockfiles_change";
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -4559,6 +4693,15 @@ export interface paths {
                                 }[];
                                 /** @description Whether a share link exists (its token is shown only when made) */
                                 link_active: boolean;
+                            };
+                            /** @description Hangar's own extra field (the interface leaves an environment's other fields open): the newest setup snapshot a run of the caller's team would start from; absent when there is none */
+                            snapshot?: {
+                                /** @description The start of the snapshot key (image, commits, setup commands) */
+                                key: string;
+                                size_bytes: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                age_seconds: number;
                             };
                         };
                     };
@@ -4722,6 +4865,8 @@ export interface paths {
                                 }[];
                                 setup_commands: string[];
                                 failure_session_retention_minutes: number | null;
+                                /** @description When a run starts from the newest setup snapshot and its repositories have new commits: run setup again always, never, or only when a lockfile changed (the default) */
+                                setup_on_update?: "always" | "never" | "when_lockfiles_change";
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -4763,6 +4908,15 @@ export interface paths {
                                 }[];
                                 /** @description Whether a share link exists (its token is shown only when made) */
                                 link_active: boolean;
+                            };
+                            /** @description Hangar's own extra field (the interface leaves an environment's other fields open): the newest setup snapshot a run of the caller's team would start from; absent when there is none */
+                            snapshot?: {
+                                /** @description The start of the snapshot key (image, commits, setup commands) */
+                                key: string;
+                                size_bytes: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                age_seconds: number;
                             };
                         };
                     };

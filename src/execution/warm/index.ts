@@ -1,0 +1,35 @@
+import path from 'node:path';
+import type { Kysely } from 'kysely';
+import type { Config } from '../../config.js';
+import type { DB } from '../../database.js';
+import { EnvironmentSnapshots } from '../../environments/index.js';
+import type { SandboxMode } from '../sandbox/types.js';
+import type { Workspaces } from '../workspace.js';
+import { SnapshotFiles } from './snapshot-files.js';
+import { WarmStarts } from './warm-start.js';
+
+export { WarmStarts };
+
+/**
+ * The warm starts of a server's engine: undefined when snapshots are off (HANGAR_SNAPSHOT_TTL=0) or the sandbox is a
+ * container (whose snapshots, an engine commit of the container, are not built yet: those runs start cold, their
+ * clones still from the git object cache).
+ */
+export function warmStartsFor(
+  config: Config,
+  db: Kysely<DB>,
+  sandbox: SandboxMode,
+  workspaces: Workspaces,
+  warn: (error: unknown, message: string) => void,
+): WarmStarts | undefined {
+  if (config.snapshotTtlSeconds === 0 || sandbox.kind === 'container') return undefined;
+  return new WarmStarts({
+    snapshots: new EnvironmentSnapshots(db, config.snapshotTtlSeconds),
+    files: new SnapshotFiles(path.join(config.dataDir, 'snapshots'), config.runUser),
+    workspaces,
+    sandbox: sandbox.kind,
+    setupNetwork: config.setupNetwork,
+    maxBytes: config.snapshotMaxBytes,
+    warn,
+  });
+}

@@ -1,0 +1,258 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { getRun, harnessEnv, outputTexts, script, waitForState } from '../support/engine.js';
+import { GitFixtures } from '../support/git.js';
+import { createRun } from '../support/runs.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+// Warm starts (issue 28): the git object cache, setup snapshots and the path each execution took, against a real
+// server, a real database, real git repositories and real setup commands in the suite's sandbox.
+const git = new GitFixtures();
+let hangar: TestServer;
+before(async () => {
+  git.createRepo('acme', 'app', { 'README.md': '# app\n', 'package-lock.json': '{"v":1}\n' });
+  hangar = await startTestServer(harnessEnv({}, { HANGAR_GIT_BASE_URL: git.baseUrl, HANGAR_SNAPSHOT_TTL: '24h' }));
+});
+after(async () => {
+  await hangar.stop();
+  git.remove();
+});
+
+async function environment(body: Record<string, unknown>, apiKey?: string): Promise<string> {
+  const response = await hangar.request('POST', '/api/v1/environments', {
+    body: { name: `env ${Math.random()}`, github_repos: [{ owner: 'acme', repo: 'app' }], ...body },
+    apiKey,
+  });
+  assert.equal(response.status, 201, JSON.stringify(response.body));
+  return response.body.uid;
+}
+
+/** Runs `prompt` in the environment to its end; returns the run, its timeline and its output. */
+async function runIn(
+  environmentId: string,
+  prompt = script({ ls: '.' }),
+  extra: Record<string, unknown> = {},
+  apiKey?: string,
+) {
+  const runId = await createRun(hangar, { prompt, config: { environment_id: environmentId }, ...extra }, apiKey);
+  const run = apiKey ? await waitAs(apiKey, runId) : await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+  const timeline = (await hangar.request('GET', `/agent/runs/${runId}/timeline`, { apiKey })).body.events as Array<{
+    event_type: string;
+    payload?: Record<string, any>;
+  }>;
+  const done = timeline.find((event) => event.event_type === 'environment_setup_done')?.payload;
+  const setupCommands = timeline.filter((event) => event.event_type === 'environment_setup_command').length;
+  const started = timeline.find((event) => event.event_type === 'agent_started')?.payload;
+  return { runId, run, done, setupCommands, started, output: () => outputTexts(hangar, runId) };
+}
+
+/** Another team's run, read with its key (waitForState reads with the first team's). */
+async function waitAs(apiKey: string, runId: string): Promise<any> {
+  for (;;) {
+    const run = await getRun(hangar, runId, apiKey);
+    if (['SUCCEEDED', 'FAILED', 'ERROR'].includes(run.state)) return run;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function snapshotRows(environmentId: string) {
+  return hangar.db
+    .selectFrom('environment_snapshots')
+    .selectAll()
+    .where('environment_uid', '=', environmentId)
+    .execute();
+}
+
+/** Every file's bytes under a directory (links not followed), for looking for values that must not be there. */
+function allBytes(directory: string): string {
+  let text = '';
+  for (const entry of fs.readdirSync(directory, { withFileTypes: true, recursive: true })) {
+    const full = path.join(entry.parentPath, entry.name);
+    if (entry.isFile()) text += fs.readFileSync(full, 'latin1');
+  }
+  return text;
+}
+
+const snapshotsDir = () => path.join(hangar.dataDir, 'snapshots');
+
+describe('warm starts', () => {
+  test('cold, then warm from the snapshot, then updated when the repository moves on (setup per setup_on_update)', async () => {
+    // The setup counts its runs in a file outside the repository: a warm start must show the count of the cold one.
+    const environmentId = await environment({
+      setup_commands: ['echo run >> setup-count.txt && cp app/README.md built-readme.txt'],
+    });
+    const cold = await runIn(environmentId);
+    assert.equal(cold.run.state, 'SUCCEEDED', JSON.stringify(cold.run));
+    assert.equal(cold.done?.path, 'cold');
+    assert.equal(cold.setupCommands, 1);
+    for (const step of ['fetch', 'clone', 'setup', 'snapshot'])
+      assert.equal(typeof cold.done?.steps_ms[step], 'number');
+    assert.equal(typeof cold.started?.start_ms, 'number');
+    const [rows] = [await snapshotRows(environmentId)];
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0]!.state, 'ready');
+
+    const warm = await runIn(environmentId, script({ cat: 'setup-count.txt' }, { cat: 'built-readme.txt' }));
+    assert.equal(warm.run.state, 'SUCCEEDED', JSON.stringify(warm.run));
+    assert.equal(warm.done?.path, 'warm');
+    assert.equal(warm.setupCommands, 0, 'a warm start runs no setup');
+    assert.equal(typeof warm.done?.steps_ms.restore, 'number');
+    assert.deepEqual(await warm.output(), ['run\n', '# app\n']);
+
+    // A commit that touches no lockfile: the repository is brought up to date, setup does not run again.
+    const moved = git.commit('acme', 'app', { 'NEW.md': 'new\n' });
+    const updated = await runIn(
+      environmentId,
+      script({ cat: 'setup-count.txt' }, { cat: 'app/NEW.md' }, { cat: 'app/.git/HEAD' }),
+    );
+    assert.equal(updated.run.state, 'SUCCEEDED', JSON.stringify(updated.run));
+    assert.equal(updated.done?.path, 'updated');
+    assert.equal(updated.setupCommands, 0);
+    const [count, added, head] = await updated.output();
+    assert.equal(count, 'run\n');
+    assert.equal(added, 'new\n');
+    assert.equal(head, 'ref: refs/heads/main\n');
+    const afterUpdate = await snapshotRows(environmentId);
+    assert.equal(afterUpdate.length, 1, 'the updated snapshot supersedes the old one');
+    assert.equal((afterUpdate[0]!.commits as Record<string, string>)['acme/app'], moved);
+
+    // A lockfile change re-runs setup (when_lockfiles_change, the default).
+    git.commit('acme', 'app', { 'package-lock.json': '{"v":2}\n' });
+    const relocked = await runIn(environmentId, script({ cat: 'setup-count.txt' }));
+    assert.equal(relocked.done?.path, 'updated');
+    assert.equal(relocked.setupCommands, 1);
+    assert.deepEqual(await relocked.output(), ['run\nrun\n']);
+
+    // The environments list shows the newest snapshot.
+    const listed = (await hangar.request('GET', '/agent/environments')).body.environments.find(
+      (item: { uid: string }) => item.uid === environmentId,
+    );
+    assert.equal(listed.snapshot.key.length, 16);
+    assert.ok(listed.snapshot.size_bytes > 0);
+    assert.equal(typeof listed.snapshot.age_seconds, 'number');
+  });
+
+  test('a changed setup command or image never reuses an old snapshot', async () => {
+    const environmentId = await environment({ setup_commands: ['echo one > marker.txt'] });
+    assert.equal((await runIn(environmentId)).done?.path, 'cold');
+    assert.equal((await runIn(environmentId)).done?.path, 'warm');
+    const put = async (body: Record<string, unknown>) => {
+      const response = await hangar.request('PUT', `/api/v1/environments/${environmentId}`, {
+        body: { name: 'changed', github_repos: [{ owner: 'acme', repo: 'app' }], ...body },
+      });
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+    };
+    await put({ setup_commands: ['echo two > marker.txt'] });
+    const changed = await runIn(environmentId, script({ cat: 'marker.txt' }));
+    assert.equal(changed.done?.path, 'cold');
+    assert.deepEqual(await changed.output(), ['two\n']);
+    await put({ setup_commands: ['echo two > marker.txt'], docker_image: 'debian:bookworm' });
+    assert.equal((await runIn(environmentId)).done?.path, 'cold');
+  });
+
+  test('a failed setup is never snapshotted', async () => {
+    const environmentId = await environment({ setup_commands: ['echo partial > partial.txt && exit 3'] });
+    const failed = await runIn(environmentId);
+    assert.equal(failed.run.state, 'FAILED');
+    assert.equal((await snapshotRows(environmentId)).length, 0);
+    const again = await runIn(environmentId);
+    assert.equal(again.run.state, 'FAILED');
+    assert.equal(again.setupCommands, 0, 'the setup ran again (and failed again), from nothing');
+  });
+
+  test('two executions that would make the same snapshot at once make one', async () => {
+    const environmentId = await environment({ setup_commands: ['echo same > same.txt'] });
+    const both = await Promise.all([runIn(environmentId), runIn(environmentId)]);
+    for (const { run } of both) assert.equal(run.state, 'SUCCEEDED');
+    const rows = await snapshotRows(environmentId);
+    assert.equal(rows.length, 1);
+    const onDisk = fs.readdirSync(snapshotsDir()).filter((name) => rows.some((row) => row.id === name));
+    assert.equal(onDisk.length, 1);
+  });
+
+  test('a snapshot never serves another team, even through a shared environment', async () => {
+    const environmentId = await environment({ setup_commands: ['echo owner > owner.txt'] });
+    assert.equal((await runIn(environmentId)).done?.path, 'cold');
+    const guest = await hangar.createTeamWithUser();
+    const added = await hangar.request('POST', `/api/v1/environments/${environmentId}/guests`, {
+      body: { team_uid: guest.teamUid },
+    });
+    assert.equal(added.status, 200, JSON.stringify(added.body));
+    const guestRun = await runIn(environmentId, script({ ls: '.' }), {}, guest.apiKey);
+    assert.equal(guestRun.run.state, 'SUCCEEDED', JSON.stringify(guestRun.run));
+    assert.equal(guestRun.done?.path, 'cold');
+    assert.equal((await runIn(environmentId)).done?.path, 'warm');
+  });
+
+  test('execution-time secrets and a run’s attachments are never in a snapshot', async () => {
+    const environmentId = await environment({ setup_commands: ['env > setup-env.txt'] });
+    // A run with an attachment is not snapshotted (its files are its own) ...
+    const withAttachment = await runIn(environmentId, script({ token: true }), {
+      attachments: [
+        { file_name: 'private.txt', mime_type: 'text/plain', data: Buffer.from('ATTACHED-VALUE').toString('base64') },
+      ],
+    });
+    assert.equal(withAttachment.run.state, 'SUCCEEDED', JSON.stringify(withAttachment.run));
+    assert.equal((await snapshotRows(environmentId)).length, 0);
+    // ... and one without is, before its agent gets its task token (and writes anything).
+    const cold = await runIn(
+      environmentId,
+      script({ token: true }, { file: { path: 'agent-wrote.txt', content: 'AGENT-VALUE' } }),
+    );
+    const token = (await cold.output())[0]!.replace('token:', '');
+    assert.ok(token.length > 20);
+    const [row] = await snapshotRows(environmentId);
+    const bytes = allBytes(path.join(snapshotsDir(), row!.id));
+    assert.ok(bytes.includes('HOME='), 'the setup environment is in the snapshot');
+    for (const value of [
+      token,
+      'ATTACHED-VALUE',
+      'AGENT-VALUE',
+      (await withAttachment.output())[0]!.replace('token:', ''),
+    ])
+      assert.ok(!bytes.includes(value), `${value.slice(0, 12)}… is not in the snapshot`);
+    const warm = await runIn(environmentId, script({ ls: '.' }));
+    assert.equal(warm.done?.path, 'warm');
+    const listing = JSON.parse((await warm.output())[0]!) as string[];
+    assert.ok(!listing.includes('agent-wrote.txt') && !listing.includes('private.txt'));
+  });
+
+  test('clones borrow nothing from the mirror: a run that writes where alternates would point corrupts no other run', async () => {
+    const mirror = path.join(hangar.dataDir, 'git-cache', 'acme', 'app.git');
+    const environmentId = await environment({
+      setup_commands: [
+        // No alternates to follow; writing one, or into the mirror by its path, reaches nothing of the server's.
+        `test ! -e app/.git/objects/info/alternates && echo none > alternates.txt; ` +
+          `echo ${mirror}/objects > app/.git/objects/info/alternates; ` +
+          `(echo corrupt > ${mirror}/HEAD; echo corrupt > ${mirror}/objects/info/alternates) 2>/dev/null; true`,
+      ],
+    });
+    const attacker = await runIn(environmentId, script({ cat: 'alternates.txt' }));
+    assert.equal(attacker.run.state, 'SUCCEEDED', JSON.stringify(attacker.run));
+    assert.deepEqual(await attacker.output(), ['none\n']);
+    assert.match(fs.readFileSync(path.join(mirror, 'HEAD'), 'utf8'), /^ref: refs\/heads\/main/);
+    assert.ok(!fs.existsSync(path.join(mirror, 'objects', 'info', 'alternates')));
+    execFileSync('git', ['-C', mirror, 'fsck', '--no-progress'], { stdio: 'ignore' });
+    const other = await runIn(await environment({}), script({ cat: 'app/README.md' }));
+    assert.equal(other.run.state, 'SUCCEEDED', JSON.stringify(other.run));
+    assert.deepEqual(await other.output(), ['# app\n']);
+  });
+
+  test('an admin drops an environment’s snapshots: its next run is cold', async () => {
+    const environmentId = await environment({ setup_commands: ['true'] });
+    await runIn(environmentId);
+    assert.equal((await snapshotRows(environmentId)).length, 1);
+    const member = await hangar.addUser(hangar.teamUid, 'member');
+    const refused = await hangar.request('POST', `/api/v1/admin/environments/${environmentId}/rebuild`, {
+      apiKey: member.apiKey,
+    });
+    assert.equal(refused.status, 403);
+    const dropped = await hangar.request('POST', `/api/v1/admin/environments/${environmentId}/rebuild`);
+    assert.equal(dropped.status, 200, JSON.stringify(dropped.body));
+    assert.equal(dropped.body.snapshots_dropped, 1);
+    assert.equal((await runIn(environmentId)).done?.path, 'cold');
+  });
+});
