@@ -79,7 +79,7 @@ export function buildServices(
 
   const lifecycle = new RunLifecycle(db);
   const runActivity = new RunActivity(db);
-  const environments = new EnvironmentsService({ db, runActivity });
+  const environments = new EnvironmentsService({ db, runActivity, limitMaximums: config.container.maximums });
   const skills = new SkillsService({
     environments,
     runActivity,
