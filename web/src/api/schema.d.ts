@@ -3947,6 +3947,15 @@ export interface paths {
                                     }[];
                                     setup_commands: string[];
                                     failure_session_retention_minutes: number | null;
+                                    /** @description Container limits for this environment's runs (HANGAR_SANDBOX=container), each at most the operator's maximum (HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_CPUS_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the operator's default */
+                                    limits?: {
+                                        /** @description e.g. `512m`, `4g` (powers of 1024) */
+                                        memory?: string;
+                                        cpus?: number;
+                                        /** @description Processes and threads at once */
+                                        pids?: number;
+                                    };
+                                    registry_secret_name?: string;
                                 };
                                 /** Format: date-time */
                                 last_updated: string;
@@ -4080,6 +4089,16 @@ export interface paths {
                         setup_commands?: string[];
                         /** @description How long a sandbox whose setup failed is kept for debugging; null keeps none */
                         failure_session_retention_minutes?: number | null;
+                        /** @description Container limits for this environment's runs (HANGAR_SANDBOX=container), each at most the operator's maximum (HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_CPUS_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the operator's default */
+                        limits?: {
+                            /** @description e.g. `512m`, `4g` (powers of 1024) */
+                            memory?: string;
+                            cpus?: number;
+                            /** @description Processes and threads at once */
+                            pids?: number;
+                        };
+                        /** @description A team secret holding `username:password` (or token) for docker_image's registry; used by the server to pull, never given to the run */
+                        registry_secret_name?: string;
                     };
                 };
             };
@@ -4103,6 +4122,15 @@ export interface paths {
                                 }[];
                                 setup_commands: string[];
                                 failure_session_retention_minutes: number | null;
+                                /** @description Container limits for this environment's runs (HANGAR_SANDBOX=container), each at most the operator's maximum (HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_CPUS_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the operator's default */
+                                limits?: {
+                                    /** @description e.g. `512m`, `4g` (powers of 1024) */
+                                    memory?: string;
+                                    cpus?: number;
+                                    /** @description Processes and threads at once */
+                                    pids?: number;
+                                };
+                                registry_secret_name?: string;
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -4245,6 +4273,15 @@ export interface paths {
                                 }[];
                                 setup_commands: string[];
                                 failure_session_retention_minutes: number | null;
+                                /** @description Container limits for this environment's runs (HANGAR_SANDBOX=container), each at most the operator's maximum (HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_CPUS_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the operator's default */
+                                limits?: {
+                                    /** @description e.g. `512m`, `4g` (powers of 1024) */
+                                    memory?: string;
+                                    cpus?: number;
+                                    /** @description Processes and threads at once */
+                                    pids?: number;
+                                };
+                                registry_secret_name?: string;
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -4378,6 +4415,15 @@ export interface paths {
                                 }[];
                                 setup_commands: string[];
                                 failure_session_retention_minutes: number | null;
+                                /** @description Container limits for this environment's runs (HANGAR_SANDBOX=container), each at most the operator's maximum (HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_CPUS_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the operator's default */
+                                limits?: {
+                                    /** @description e.g. `512m`, `4g` (powers of 1024) */
+                                    memory?: string;
+                                    cpus?: number;
+                                    /** @description Processes and threads at once */
+                                    pids?: number;
+                                };
+                                registry_secret_name?: string;
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -4495,6 +4541,16 @@ export interface paths {
                         setup_commands?: string[];
                         /** @description How long a sandbox whose setup failed is kept for debugging; null keeps none */
                         failure_session_retention_minutes?: number | null;
+                        /** @description Container limits for this environment's runs (HANGAR_SANDBOX=container), each at most the operator's maximum (HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_CPUS_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the operator's default */
+                        limits?: {
+                            /** @description e.g. `512m`, `4g` (powers of 1024) */
+                            memory?: string;
+                            cpus?: number;
+                            /** @description Processes and threads at once */
+                            pids?: number;
+                        };
+                        /** @description A team secret holding `username:password` (or token) for docker_image's registry; used by the server to pull, never given to the run */
+                        registry_secret_name?: string;
                     };
                 };
             };
@@ -4518,6 +4574,15 @@ export interface paths {
                                 }[];
                                 setup_commands: string[];
                                 failure_session_retention_minutes: number | null;
+                                /** @description Container limits for this environment's runs (HANGAR_SANDBOX=container), each at most the operator's maximum (HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_CPUS_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the operator's default */
+                                limits?: {
+                                    /** @description e.g. `512m`, `4g` (powers of 1024) */
+                                    memory?: string;
+                                    cpus?: number;
+                                    /** @description Processes and threads at once */
+                                    pids?: number;
+                                };
+                                registry_secret_name?: string;
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -4722,6 +4787,15 @@ export interface paths {
                                 }[];
                                 setup_commands: string[];
                                 failure_session_retention_minutes: number | null;
+                                /** @description Container limits for this environment's runs (HANGAR_SANDBOX=container), each at most the operator's maximum (HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_CPUS_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the operator's default */
+                                limits?: {
+                                    /** @description e.g. `512m`, `4g` (powers of 1024) */
+                                    memory?: string;
+                                    cpus?: number;
+                                    /** @description Processes and threads at once */
+                                    pids?: number;
+                                };
+                                registry_secret_name?: string;
                             };
                             /** Format: date-time */
                             last_updated: string;
