@@ -124,6 +124,8 @@ test('registry credentials from a team secret reach the engine with the pull, an
   ] as Array<[string, string]>)
     assert.ok(!text.includes(REGISTRY_PASSWORD), `the registry password is in ${where}`);
   assert.match(server.output(), new RegExp(`run ${runId} ended FAILED`), 'the log covers the run');
+  // The start summary names the container sandbox (it once said "unusable": it was resolved without its settings).
+  assert.match(server.output(), /"sandbox":"container"/);
 
   // A secret that does not exist fails the run before any pull, naming the secret.
   const missing = await api('POST', '/environments', {
