@@ -241,23 +241,49 @@ export interface ContainerSettings {
   defaultImage: string;
   /** `HANGAR_RUN_MEMORY`, `HANGAR_RUN_CPUS`, `HANGAR_RUN_PIDS`: each run container's limits. */
   limits: { memoryBytes: number; cpus: number; pids: number };
+  /**
+   * `HANGAR_RUN_MEMORY_MAX`, `HANGAR_RUN_CPUS_MAX`, `HANGAR_RUN_PIDS_MAX`: the most an environment may ask for
+   * (default: the limits themselves, so an environment may only ask for less).
+   */
+  maximums: { memoryBytes: number; cpus: number; pids: number };
 }
 
 function containerSettings(env: Env): ContainerSettings {
-  const memoryRaw = text(env, 'HANGAR_RUN_MEMORY') ?? '2g';
-  const memoryBytes = parseBytes(memoryRaw);
-  if (memoryBytes === undefined || memoryBytes < 16 * 1024 * 1024)
-    throw new ConfigError(`HANGAR_RUN_MEMORY must be a size of at least 16m (e.g. 2g, 512m), got "${memoryRaw}"`);
-  const cpusRaw = text(env, 'HANGAR_RUN_CPUS') ?? '1';
-  const cpus = Number(cpusRaw);
-  if (!Number.isFinite(cpus) || cpus < 0.01 || cpus > 1024)
-    throw new ConfigError(
-      `HANGAR_RUN_CPUS must be a number of CPUs between 0.01 and 1024 (e.g. 1.5), got "${cpusRaw}"`,
-    );
+  const memory = (name: string, fallback: string) => {
+    const raw = text(env, name) ?? fallback;
+    const bytes = parseBytes(raw);
+    if (bytes === undefined || bytes < 16 * 1024 * 1024)
+      throw new ConfigError(`${name} must be a size of at least 16m (e.g. 2g, 512m), got "${raw}"`);
+    return bytes;
+  };
+  const cpuCount = (name: string, fallback: string) => {
+    const raw = text(env, name) ?? fallback;
+    const cpus = Number(raw);
+    if (!Number.isFinite(cpus) || cpus < 0.01 || cpus > 1024)
+      throw new ConfigError(`${name} must be a number of CPUs between 0.01 and 1024 (e.g. 1.5), got "${raw}"`);
+    return cpus;
+  };
+  const limits = {
+    memoryBytes: memory('HANGAR_RUN_MEMORY', '2g'),
+    cpus: cpuCount('HANGAR_RUN_CPUS', '1'),
+    pids: integer(env, 'HANGAR_RUN_PIDS', 1024, 16, 1_000_000),
+  };
+  const maximums = {
+    memoryBytes: memory('HANGAR_RUN_MEMORY_MAX', String(limits.memoryBytes)),
+    cpus: cpuCount('HANGAR_RUN_CPUS_MAX', String(limits.cpus)),
+    pids: integer(env, 'HANGAR_RUN_PIDS_MAX', limits.pids, 16, 1_000_000),
+  };
+  for (const [key, name] of [
+    ['memoryBytes', 'HANGAR_RUN_MEMORY'],
+    ['cpus', 'HANGAR_RUN_CPUS'],
+    ['pids', 'HANGAR_RUN_PIDS'],
+  ] as const)
+    if (maximums[key] < limits[key]) throw new ConfigError(`${name}_MAX must not be below ${name}`);
   return {
     dockerHost: text(env, 'DOCKER_HOST') ?? 'unix:///var/run/docker.sock',
     defaultImage: text(env, 'HANGAR_DEFAULT_IMAGE') ?? 'debian:bookworm',
-    limits: { memoryBytes, cpus, pids: integer(env, 'HANGAR_RUN_PIDS', 1024, 16, 1_000_000) },
+    limits,
+    maximums,
   };
 }
 

@@ -83,6 +83,7 @@ export function buildServices(
     db,
     runActivity,
     snapshots: new EnvironmentSnapshots(db, config.snapshotTtlSeconds),
+    limitMaximums: config.container.maximums,
   });
   const skills = new SkillsService({
     environments,

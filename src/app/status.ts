@@ -100,6 +100,14 @@ export function instanceSummary(
 }
 
 function sandboxStatus(config: Config): { kind: string; reason: string; ok: boolean; detail: string } {
+  // The engine is checked when the server starts (it answers or the server says why); here only what was chosen.
+  if (config.sandbox === 'container')
+    return {
+      kind: 'container',
+      reason: 'HANGAR_SANDBOX=container',
+      ok: true,
+      detail: `runs go to containers on ${config.container.dockerHost} (default image ${config.container.defaultImage}; networked ones filtered like bwrap's)`,
+    };
   try {
     const { mode, warning } = resolveSandboxMode(config.sandbox, { runAs: config.runUser });
     const reason = config.sandbox

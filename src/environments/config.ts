@@ -1,5 +1,13 @@
 import { ownerProblem, repoKey, repoProblem } from './github.js';
-import type { EnvironmentConfig, EnvironmentConfigBody } from './schemas.js';
+import { formatBytes, parseBytes } from '../platform/bytes.js';
+import type { EnvironmentConfig, EnvironmentConfigBody, EnvironmentLimits } from './schemas.js';
+
+/** The operator's largest container limits an environment may ask for (HANGAR_RUN_*_MAX). */
+export interface LimitMaximums {
+  memoryBytes: number;
+  cpus: number;
+  pids: number;
+}
 
 /** A Docker image reference: registry, path, tag and digest characters, no spaces. */
 const DOCKER_IMAGE = /^[A-Za-z0-9][A-Za-z0-9._\-/:@]*$/;
@@ -8,7 +16,10 @@ const DOCKER_IMAGE = /^[A-Za-z0-9][A-Za-z0-9._\-/:@]*$/;
  * Checks what the schema cannot (GitHub names, duplicates, blank strings) and fills in the defaults, so that
  * every stored config has the same shape. Returns the config or the first problem found.
  */
-export function normalizeConfig(body: EnvironmentConfigBody): { config: EnvironmentConfig } | { problem: string } {
+export function normalizeConfig(
+  body: EnvironmentConfigBody,
+  maximums?: LimitMaximums,
+): { config: EnvironmentConfig } | { problem: string } {
   const name = body.name.trim();
   if (name === '') return { problem: 'name must not be blank' };
   if (body.docker_image !== undefined && !DOCKER_IMAGE.test(body.docker_image)) {
@@ -28,6 +39,10 @@ export function normalizeConfig(body: EnvironmentConfigBody): { config: Environm
   const commands = body.setup_commands ?? [];
   const blank = commands.findIndex((command) => command.trim() === '');
   if (blank >= 0) return { problem: `setup_commands[${blank}] must not be blank` };
+  const limitsProblem = body.limits ? limitProblem(body.limits, maximums) : undefined;
+  if (limitsProblem) return { problem: limitsProblem };
+  const registrySecret = body.registry_secret_name?.trim();
+  if (registrySecret === '') return { problem: 'registry_secret_name must not be blank' };
   return {
     config: {
       name,
@@ -37,8 +52,28 @@ export function normalizeConfig(body: EnvironmentConfigBody): { config: Environm
       setup_commands: commands,
       failure_session_retention_minutes: body.failure_session_retention_minutes ?? null,
       ...(body.setup_on_update !== undefined ? { setup_on_update: body.setup_on_update } : {}),
+      ...(body.limits && Object.keys(body.limits).length > 0 ? { limits: { ...body.limits } } : {}),
+      ...(registrySecret ? { registry_secret_name: registrySecret } : {}),
     },
   };
+}
+
+/**
+ * Why a limits request cannot be kept: a memory that is not a size, or anything above the operator's maximum. Refused
+ * rather than lowered, so that an environment never silently runs with less than its owner asked for.
+ */
+function limitProblem(limits: EnvironmentLimits, maximums: LimitMaximums | undefined): string | undefined {
+  const memory = limits.memory === undefined ? undefined : parseBytes(limits.memory);
+  if (limits.memory !== undefined && (memory === undefined || memory < 16 * 1024 * 1024))
+    return `limits.memory "${limits.memory}" is not a size of at least 16m (e.g. 512m, 4g)`;
+  if (!maximums) return undefined;
+  if (memory !== undefined && memory > maximums.memoryBytes)
+    return `limits.memory ${limits.memory} is above this server's maximum of ${formatBytes(maximums.memoryBytes)} (HANGAR_RUN_MEMORY_MAX)`;
+  if (limits.cpus !== undefined && limits.cpus > maximums.cpus)
+    return `limits.cpus ${limits.cpus} is above this server's maximum of ${maximums.cpus} (HANGAR_RUN_CPUS_MAX)`;
+  if (limits.pids !== undefined && limits.pids > maximums.pids)
+    return `limits.pids ${limits.pids} is above this server's maximum of ${maximums.pids} (HANGAR_RUN_PIDS_MAX)`;
+  return undefined;
 }
 
 /** A stored config in today's shape: rows written before a field existed (or by hand) get its default. */
@@ -66,5 +101,18 @@ export function storedConfig(raw: Record<string, unknown>): EnvironmentConfig {
     raw.setup_on_update === 'when_lockfiles_change'
       ? { setup_on_update: raw.setup_on_update }
       : {}),
+    ...(storedLimits(raw.limits) ? { limits: storedLimits(raw.limits) } : {}),
+    ...(typeof raw.registry_secret_name === 'string' ? { registry_secret_name: raw.registry_secret_name } : {}),
   };
+}
+
+function storedLimits(raw: unknown): EnvironmentLimits | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const { memory, cpus, pids } = raw as Record<string, unknown>;
+  const limits: EnvironmentLimits = {
+    ...(typeof memory === 'string' ? { memory } : {}),
+    ...(typeof cpus === 'number' ? { cpus } : {}),
+    ...(typeof pids === 'number' ? { pids } : {}),
+  };
+  return Object.keys(limits).length > 0 ? limits : undefined;
 }

@@ -20,6 +20,24 @@ export const SetupOnUpdate = Type.Union(
   },
 );
 export type SetupOnUpdate = Static<typeof SetupOnUpdate>;
+/** What an environment's runs ask of the container sandbox, each within the operator's maximum. */
+export const EnvironmentLimits = Type.Object(
+  {
+    memory: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 32, description: 'e.g. `512m`, `4g` (powers of 1024)' }),
+    ),
+    cpus: Type.Optional(Type.Number({ minimum: 0.01, maximum: 1024 })),
+    pids: Type.Optional(
+      Type.Integer({ minimum: 16, maximum: 1_000_000, description: 'Processes and threads at once' }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Container limits for this environment's runs (HANGAR_SANDBOX=container), each at most the operator's maximum (HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_CPUS_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the operator's default",
+  },
+);
+export type EnvironmentLimits = Static<typeof EnvironmentLimits>;
 
 export const EnvironmentConfigBody = Type.Object(
   {
@@ -38,6 +56,15 @@ export const EnvironmentConfigBody = Type.Object(
       }),
     ),
     setup_on_update: Type.Optional(SetupOnUpdate),
+    limits: Type.Optional(EnvironmentLimits),
+    registry_secret_name: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          "A team secret holding `username:password` (or token) for docker_image's registry; used by the server to pull, never given to the run",
+      }),
+    ),
   },
   { additionalProperties: false, description: 'Environment configuration; a PUT replaces all of it.' },
 );
@@ -51,6 +78,8 @@ export const EnvironmentConfig = Type.Object({
   setup_commands: Type.Array(Type.String()),
   failure_session_retention_minutes: Type.Union([Type.Integer(), Type.Null()]),
   setup_on_update: Type.Optional(SetupOnUpdate),
+  limits: Type.Optional(EnvironmentLimits),
+  registry_secret_name: Type.Optional(Type.String()),
 });
 export type EnvironmentConfig = Static<typeof EnvironmentConfig>;
 

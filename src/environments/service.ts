@@ -5,7 +5,7 @@ import { newUid, randomBase62 } from '../platform/crypto.js';
 import type { DB } from '../database.js';
 import { invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import type { EnvironmentActivity, RunActivityLookup } from './run-activity.js';
-import { normalizeConfig, storedConfig } from './config.js';
+import { type LimitMaximums, normalizeConfig, storedConfig } from './config.js';
 import { repoKey, type RepoRef } from './github.js';
 import type { EnvironmentConfig, EnvironmentConfigBody, EnvironmentItem } from './schemas.js';
 import type { EnvironmentSnapshots } from './snapshots.js';
@@ -17,6 +17,8 @@ export interface EnvironmentsServiceOptions {
   runActivity: RunActivityLookup;
   /** Setup snapshots (issue 28): the list shows each environment's newest for the caller's team. */
   snapshots?: EnvironmentSnapshots;
+  /** The container limits an environment may ask for at most; undefined checks only their form. */
+  limitMaximums?: LimitMaximums;
 }
 
 /** A repository named by the caller's accessible environments, with the environments that name it. */
@@ -31,8 +33,8 @@ const SHARE_TOKEN_PREFIX = 'hgrenv_';
 
 const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 
-function configOf(body: EnvironmentConfigBody): EnvironmentConfig {
-  const result = normalizeConfig(body);
+function configOf(body: EnvironmentConfigBody, maximums: LimitMaximums | undefined): EnvironmentConfig {
+  const result = normalizeConfig(body, maximums);
   if ('problem' in result) throw invalidRequest(result.problem);
   return result.config;
 }
@@ -156,14 +158,14 @@ export class EnvironmentsService {
     await store.insertEnvironment(this.db, {
       uid,
       teamUid: caller.teamUid,
-      config: configOf(body),
+      config: configOf(body, this.options.limitMaximums),
       creator: { type: caller.principal.type, uid: caller.principal.uid },
     });
     return this.get(caller, uid);
   }
 
   async update(caller: Caller, uid: string, body: EnvironmentConfigBody): Promise<EnvironmentItem> {
-    const config = configOf(body);
+    const config = configOf(body, this.options.limitMaximums);
     await this.requireOwner(caller, uid);
     await store.updateConfig(this.db, caller.teamUid, uid, config);
     return this.get(caller, uid);

@@ -16,6 +16,8 @@ import type { PreparedEnvironment } from './warm/warm-start.js';
 import { activateRedactor } from '../platform/redaction/active.js';
 import type { Redactor } from '../platform/redaction/redactor.js';
 import { addBuiltInSecrets, operatorRedactor, redactedContext } from './redaction/index.js';
+import { registryOf } from './sandbox/container/pull.js';
+import type { SandboxOpenRequest } from './sandbox/types.js';
 
 /** A workspace kept after a failed setup, handed to the debug sessions when the run has ended. */
 export interface RetainedWorkspace {
@@ -308,10 +310,22 @@ export class Execution {
   ): Promise<boolean> {
     const { context } = this;
     const setupNetwork = (environment?.setup_commands.length ?? 0) > 0 && context.workspaces.setupNetwork;
+    const image = environment?.docker_image;
+    let registryAuth: SandboxOpenRequest['registryAuth'];
+    if (environment?.registry_secret_name) {
+      const credentials = await this.registryCredentials(environment.registry_secret_name, image);
+      if (typeof credentials === 'string') {
+        this.outcome = failedToStart(new HarnessStartError(credentials, 'environment_setup_failed'));
+        return false;
+      }
+      registryAuth = credentials;
+    }
     const opened = await context.sandbox.executions!.open({
       workspace,
-      image: environment?.docker_image,
+      image,
       network: setupNetwork || harness?.network === true,
+      ...(environment?.limits ? { limits: environment.limits } : {}),
+      ...(registryAuth ? { registryAuth } : {}),
       report: (type, payload) => this.event(type, payload),
     });
     if (this.stopping) return false;
@@ -324,6 +338,26 @@ export class Execution {
       payload: { sandbox: context.sandbox.kind, ...opened.details },
     });
     return true;
+  }
+
+  /**
+   * The registry credentials an environment names: its team secret, `username:password`, for the image's registry.
+   * They go to the engine with the pull and nowhere else (never into the sandbox, a log or the timeline); a problem
+   * comes back as the run's failure message, without the value.
+   */
+  private async registryCredentials(
+    secretName: string,
+    image: string | undefined,
+  ): Promise<NonNullable<SandboxOpenRequest['registryAuth']> | string> {
+    const value = await this.context.ledger.authSecret(this.run.team_uid, this.run.id, secretName);
+    if (value === undefined)
+      return `The environment's registry_secret_name names the team secret ${secretName}, which does not exist`;
+    const colon = value.indexOf(':');
+    if (colon <= 0)
+      return `The team secret ${secretName} (the environment's registry credentials) must be username:password`;
+    const password = value.slice(colon + 1);
+    this.redactor.add(`registry secret ${secretName}`, password);
+    return { username: value.slice(0, colon), password, serveraddress: registryOf(image ?? '') };
   }
 
   /** null: ready; 'stop': cancelled or ended; a retained workspace: failed, kept for debugging. */

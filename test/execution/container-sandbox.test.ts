@@ -14,6 +14,7 @@ import { executionContainers, testEngines, testImage, type TestEngine } from '..
 import { eventually, outputTexts, waitForRun, waitForState } from '../support/engine.js';
 import { createRun } from '../support/runs.js';
 import { createTestDatabase, spawnServer, startTestServer, type TestServer } from '../support/server.js';
+import { startWorker } from '../support/workers.js';
 
 const SHELL_HARNESS = fileURLToPath(new URL('./fixtures/shell-harness.mjs', import.meta.url));
 /** A tool the host lacks and a mark in the image's os-release: what only the environment's image has. */
@@ -111,6 +112,8 @@ for (const [index, engine] of engines.entries()) {
     test("setup and the agent run in the environment's image, as a non-root user without network", async () => {
       const environmentId = await environment(hangar, {
         docker_image: image,
+        // Below the operator's limits (192m, 64), which are also the maximums here.
+        limits: { memory: '160m', pids: 48 },
         // Outside the workspace: only there for the agent if setup ran in the same container.
         setup_commands: [
           "mkdir -p /tmp/tools && printf '#!/bin/sh\\necho setup-tool-ok\\n' > /tmp/tools/setup-tool && chmod +x /tmp/tools/setup-tool",
@@ -118,17 +121,27 @@ for (const [index, engine] of engines.entries()) {
       });
       const { runId, run, lines } = await runShell(
         hangar,
-        'grep HANGAR_TEST_IMAGE /etc/os-release; hangar-image-tool; /tmp/tools/setup-tool; id -u; pwd; ls /sys/class/net',
+        'grep HANGAR_TEST_IMAGE /etc/os-release; hangar-image-tool; /tmp/tools/setup-tool; id -u; pwd; ls /sys/class/net; cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null | head -1',
         { environment_id: environmentId },
       );
       assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run));
-      assert.deepEqual(lines, ['HANGAR_TEST_IMAGE=yes', 'image-tool-ok', 'setup-tool-ok', '64000', '/workspace', 'lo']);
+      assert.deepEqual(lines, [
+        'HANGAR_TEST_IMAGE=yes',
+        'image-tool-ok',
+        'setup-tool-ok',
+        '64000',
+        '/workspace',
+        'lo',
+        String(160 * 1024 * 1024),
+      ]);
       const ready = (await timeline(hangar, runId)).find((event) => event.event_type === 'worker_container_ready');
       assert.equal(ready?.payload?.sandbox, 'container');
       assert.equal(ready?.payload?.image, image);
       assert.equal(ready?.payload?.network, false);
-      assert.equal(ready?.payload?.limits?.memory, '192 MiB');
-      assert.equal(ready?.payload?.limits?.pids, 64);
+      // The environment's request, applied (the cgroup above) and shown.
+      assert.equal(ready?.payload?.limits?.memory, '160 MiB');
+      assert.equal(ready?.payload?.limits?.pids, 48);
+      assert.deepEqual(ready?.payload?.limits?.requested, { memory: '160m', pids: 48 });
       assert.deepEqual(await executionContainers(engine, runId), [], 'the container is removed with the workspace');
     });
 
@@ -332,6 +345,26 @@ for (const [index, engine] of engines.entries()) {
       assert.match(JSON.stringify(calls.at(-1)!.body.messages), /image-tool-ok\\n\/workspace/);
       // The model key stays on the server: the CLI only had the task token.
       assert.ok(calls.every((call) => call.headers['x-api-key'] === 'sk-test'));
+    });
+
+    test('a self-hosted worker with HANGAR_SANDBOX=container runs its run in the image', firstEngine, async (t) => {
+      const worker = startWorker(hangar, 'box-container', { env: containerEnv(engine, image) });
+      t.after(async () => {
+        await stopChild(worker.child, 'SIGTERM');
+        fs.rmSync(worker.dataDir, { recursive: true, force: true });
+      });
+      const environmentId = await environment(hangar, { docker_image: image });
+      const runId = await createRun(hangar, {
+        prompt: 'grep HANGAR_TEST_IMAGE /etc/os-release; hangar-image-tool; pwd',
+        config: { harness: { type: 'shell' }, environment_id: environmentId, worker_host: 'box-container' },
+      });
+      const run = await waitForRun(hangar, runId, (current) => TERMINAL.includes(current.state), 120_000);
+      assert.equal(run.state, 'SUCCEEDED', `${JSON.stringify(run.status_message)} ${worker.output().slice(-2000)}`);
+      assert.deepEqual(await outputTexts(hangar, runId), ['HANGAR_TEST_IMAGE=yes', 'image-tool-ok', '/workspace']);
+      const ready = (await timeline(hangar, runId)).find((event) => event.event_type === 'worker_container_ready');
+      assert.equal(ready?.payload?.sandbox, 'container');
+      assert.equal(ready?.payload?.image, image);
+      assert.deepEqual(await executionContainers(engine, runId), []);
     });
 
     test('a server killed with SIGKILL leaves no container behind once it is back', firstEngine, async (t) => {

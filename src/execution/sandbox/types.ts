@@ -40,6 +40,8 @@ export interface SandboxOpenRequest {
   image: string | undefined;
   /** Whether any process of the execution (setup or harness) asks for network. */
   network: boolean;
+  /** The environment's limit requests (memory, cpus, pids); each missing one is the operator's default. */
+  limits?: { memory?: string; cpus?: number; pids?: number };
   /** Credentials for the image's registry (from a team secret), never logged. */
   registryAuth?: { username: string; password: string; serveraddress?: string };
   /** Records a timeline event of the preparation (an image pull's progress and time). */

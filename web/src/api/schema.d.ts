@@ -3949,6 +3949,15 @@ export interface paths {
                                     failure_session_retention_minutes: number | null;
                                     /** @description When a run starts from the newest setup snapshot and its repositories have new commits: run setup again always, never, or only when a lockfile changed (the default) */
                                     setup_on_update?: "always" | "never" | "when_lockfiles_change";
+                                    /** @description Container limits for this environment's runs (HANGAR_SANDBOX=container), each at most the operator's maximum (HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_CPUS_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the operator's default */
+                                    limits?: {
+                                        /** @description e.g. `512m`, `4g` (powers of 1024) */
+                                        memory?: string;
+                                        cpus?: number;
+                                        /** @description Processes and threads at once */
+                                        pids?: number;
+                                    };
+                                    registry_secret_name?: string;
                                 };
                                 /** Format: date-time */
                                 last_updated: string;
@@ -4093,6 +4102,16 @@ export interface paths {
                         failure_session_retention_minutes?: number | null;
                         /** @description When a run starts from the newest setup snapshot and its repositories have new commits: run setup again always, never, or only when a lockfile changed (the default) */
                         setup_on_update?: "always" | "never" | "when_lockfiles_change";
+                        /** @description Container limits for this environment's runs (HANGAR_SANDBOX=container), each at most the operator's maximum (HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_CPUS_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the operator's default */
+                        limits?: {
+                            /** @description e.g. `512m`, `4g` (powers of 1024) */
+                            memory?: string;
+                            cpus?: number;
+                            /** @description Processes and threads at once */
+                            pids?: number;
+                        };
+                        /** @description A team secret holding `username:password` (or token) for docker_image's registry; used by the server to pull, never given to the run */
+                        registry_secret_name?: string;
                     };
                 };
             };
@@ -4118,6 +4137,15 @@ export interface paths {
                                 failure_session_retention_minutes: number | null;
                                 /** @description When a run starts from the newest setup snapshot and its repositories have new commits: run setup again always, never, or only when a lockfile changed (the default) */
                                 setup_on_update?: "always" | "never" | "when_lockfiles_change";
+                                /** @description Container limits for this environment's runs (HANGAR_SANDBOX=container), each at most the operator's maximum (HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_CPUS_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the operator's default */
+                                limits?: {
+                                    /** @description e.g. `512m`, `4g` (powers of 1024) */
+                                    memory?: string;
+                                    cpus?: number;
+                                    /** @description Processes and threads at once */
+                                    pids?: number;
+                                };
+                                registry_secret_name?: string;
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -4271,6 +4299,15 @@ export interface paths {
                                 failure_session_retention_minutes: number | null;
                                 /** @description When a run starts from the newest setup snapshot and its repositories have new commits: run setup again always, never, or only when a lockfile changed (the default) */
                                 setup_on_update?: "always" | "never" | "when_lockfiles_change";
+                                /** @description Container limits for this environment's runs (HANGAR_SANDBOX=container), each at most the operator's maximum (HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_CPUS_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the operator's default */
+                                limits?: {
+                                    /** @description e.g. `512m`, `4g` (powers of 1024) */
+                                    memory?: string;
+                                    cpus?: number;
+                                    /** @description Processes and threads at once */
+                                    pids?: number;
+                                };
+                                registry_secret_name?: string;
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -4499,6 +4536,15 @@ export interface paths {
                                 failure_session_retention_minutes: number | null;
                                 /** @description When a run starts from the newest setup snapshot and its repositories have new commits: run setup again always, never, or only when a lockfile changed (the default) */
                                 setup_on_update?: "always" | "never" | "when_lockfiles_change";
+                                /** @description Container limits for this environment's runs (HANGAR_SANDBOX=container), each at most the operator's maximum (HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_CPUS_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the operator's default */
+                                limits?: {
+                                    /** @description e.g. `512m`, `4g` (powers of 1024) */
+                                    memory?: string;
+                                    cpus?: number;
+                                    /** @description Processes and threads at once */
+                                    pids?: number;
+                                };
+                                registry_secret_name?: string;
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -4627,6 +4673,16 @@ export interface paths {
                         failure_session_retention_minutes?: number | null;
                         /** @description When a run starts from the newest setup snapshot and its repositories have new commits: run setup again always, never, or only when a lockfile changed (the default) */
                         setup_on_update?: "always" | "never" | "when_lockfiles_change";
+                        /** @description Container limits for this environment's runs (HANGAR_SANDBOX=container), each at most the operator's maximum (HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_CPUS_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the operator's default */
+                        limits?: {
+                            /** @description e.g. `512m`, `4g` (powers of 1024) */
+                            memory?: string;
+                            cpus?: number;
+                            /** @description Processes and threads at once */
+                            pids?: number;
+                        };
+                        /** @description A team secret holding `username:password` (or token) for docker_image's registry; used by the server to pull, never given to the run */
+                        registry_secret_name?: string;
                     };
                 };
             };
@@ -4652,6 +4708,15 @@ export interface paths {
                                 failure_session_retention_minutes: number | null;
                                 /** @description When a run starts from the newest setup snapshot and its repositories have new commits: run setup again always, never, or only when a lockfile changed (the default) */
                                 setup_on_update?: "always" | "never" | "when_lockfiles_change";
+                                /** @description Container limits for this environment's runs (HANGAR_SANDBOX=container), each at most the operator's maximum (HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_CPUS_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the operator's default */
+                                limits?: {
+                                    /** @description e.g. `512m`, `4g` (powers of 1024) */
+                                    memory?: string;
+                                    cpus?: number;
+                                    /** @description Processes and threads at once */
+                                    pids?: number;
+                                };
+                                registry_secret_name?: string;
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -4867,6 +4932,15 @@ export interface paths {
                                 failure_session_retention_minutes: number | null;
                                 /** @description When a run starts from the newest setup snapshot and its repositories have new commits: run setup again always, never, or only when a lockfile changed (the default) */
                                 setup_on_update?: "always" | "never" | "when_lockfiles_change";
+                                /** @description Container limits for this environment's runs (HANGAR_SANDBOX=container), each at most the operator's maximum (HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_CPUS_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the operator's default */
+                                limits?: {
+                                    /** @description e.g. `512m`, `4g` (powers of 1024) */
+                                    memory?: string;
+                                    cpus?: number;
+                                    /** @description Processes and threads at once */
+                                    pids?: number;
+                                };
+                                registry_secret_name?: string;
                             };
                             /** Format: date-time */
                             last_updated: string;

@@ -16,7 +16,7 @@ import { ApiSocket, CONTAINER_API_SOCKET, apiSocketFile, loopbackApi, startRelay
 import { confineContainerEgress } from './egress.js';
 import { EngineClient, EngineError } from './engine-client.js';
 import { runQuietly, spawnInContainer } from './exec.js';
-import { exceededMessage, limitsPayload, type ContainerLimits } from './limits.js';
+import { exceededMessage, limitsPayload, runLimits, type ContainerLimits } from './limits.js';
 import { pullImage } from './pull.js';
 
 /** Where the workspace is inside every container. */
@@ -31,6 +31,8 @@ export interface ContainerBackendOptions {
   dockerHost: string;
   defaultImage: string;
   limits: ContainerLimits;
+  /** The most an environment's request gets (HANGAR_RUN_*_MAX). */
+  maximums: ContainerLimits;
   /** Who runs inside (the workspace's owner); never root. */
   user: RunUser;
   /** The workspace root: containers are labelled with it, and a replica only ever removes its own root's. */
@@ -46,6 +48,8 @@ interface OpenContainer {
   workspace: string;
   /** The OOM kills and pids-limit refusals counted so far: a rise after a failed exit says which limit it hit. */
   counters: { oom: number; pids: number };
+  /** The limits this container got. */
+  limits: ContainerLimits;
   /** The execution's API socket on the host and the output of the relay in the container, when the API is relayed. */
   apiSocket?: ApiSocket;
   relay?: Readable;
@@ -83,7 +87,7 @@ export class ContainerBackend implements ExecutionSandboxes {
     const image = request.image ?? this.options.defaultImage;
     const workspace = realPath(request.workspace);
     const name = path.basename(workspace);
-    const { limits } = this.options;
+    const { limits, lowered } = runLimits(this.options.limits, this.options.maximums, request.limits);
     try {
       await pullImage(this.client, image, request.registryAuth, request.report);
     } catch (error) {
@@ -92,7 +96,7 @@ export class ContainerBackend implements ExecutionSandboxes {
     const containerName = `hangar-${hash(this.rootLabel)}-${name.replace(/[^a-zA-Z0-9_.-]/g, '_')}`;
     const apiUrl = this.options.apiUrl?.();
     const relayed = loopbackApi(apiUrl);
-    const open: OpenContainer = { id: '', workspace, counters: { oom: 0, pids: 0 } };
+    const open: OpenContainer = { id: '', workspace, counters: { oom: 0, pids: 0 }, limits };
     this.containers.set(workspace, open);
     try {
       if (relayed)
@@ -101,7 +105,7 @@ export class ContainerBackend implements ExecutionSandboxes {
           relayed.host,
           relayed.port,
         );
-      open.id = await this.create(image, workspace, containerName, name, request.network, open.apiSocket?.file);
+      open.id = await this.create(image, workspace, containerName, name, request.network, limits, open.apiSocket?.file);
       await this.client.call('POST', `/containers/${open.id}/start`);
       // Before anything of the run executes: its network is filtered, and the API is on its loopback.
       if (request.network) await confineContainerEgress(this.client, open.id, await apiRoute(apiUrl));
@@ -117,7 +121,11 @@ export class ContainerBackend implements ExecutionSandboxes {
         network: request.network,
         ...(request.network ? { egress: 'filtered' } : {}),
         ...(relayed ? { api: 'relayed' } : {}),
-        limits: limitsPayload(limits),
+        limits: {
+          ...limitsPayload(limits),
+          ...(request.limits ? { requested: request.limits } : {}),
+          ...(lowered.length > 0 ? { lowered_to_maximum: lowered } : {}),
+        },
       },
     };
   }
@@ -134,9 +142,10 @@ export class ContainerBackend implements ExecutionSandboxes {
     containerName: string,
     name: string,
     network: boolean,
+    limits: ContainerLimits,
     apiSocket: string | undefined,
   ): Promise<string> {
-    const { limits, user } = this.options;
+    const { user } = this.options;
     const body = {
       Image: image,
       // The container only has to stay up; setup and the harness are execs. The image's own entrypoint is not run.
@@ -236,8 +245,8 @@ export class ContainerBackend implements ExecutionSandboxes {
     const pids = count(/^max (\d+)$/gm);
     const before = open.counters;
     open.counters = { oom, pids };
-    if (oom > before.oom) return exceededMessage('memory', this.options.limits);
-    if (pids > before.pids) return exceededMessage('pids', this.options.limits);
+    if (oom > before.oom) return exceededMessage('memory', open.limits);
+    if (pids > before.pids) return exceededMessage('pids', open.limits);
     return undefined;
   }
 

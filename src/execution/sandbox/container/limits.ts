@@ -1,4 +1,4 @@
-import { formatBytes } from '../../../platform/bytes.js';
+import { formatBytes, parseBytes } from '../../../platform/bytes.js';
 
 /** What one run's container may use; the engine enforces each (see docs/sandbox-containers.md). */
 export interface ContainerLimits {
@@ -24,4 +24,43 @@ export function exceededMessage(limit: 'memory' | 'pids', limits: ContainerLimit
   return limit === 'memory'
     ? `exceeded its memory limit of ${formatBytes(limits.memoryBytes)}`
     : `exceeded its process limit of ${limits.pids} processes`;
+}
+
+/** What an environment asks for (its `limits`), as stored. */
+export interface LimitRequest {
+  memory?: string;
+  cpus?: number;
+  pids?: number;
+}
+
+/**
+ * A run's limits: the environment's request where it made one, else the operator's default. The API refuses requests
+ * above its maximums when the environment is saved; a self-hosted worker whose own maximums are lower lowers the
+ * request to them here, and says which it lowered.
+ */
+export function runLimits(
+  defaults: ContainerLimits,
+  maximums: ContainerLimits,
+  request: LimitRequest | undefined,
+): { limits: ContainerLimits; lowered: string[] } {
+  const memory = request?.memory === undefined ? undefined : parseBytes(request.memory);
+  const wanted: ContainerLimits = {
+    memoryBytes: memory ?? defaults.memoryBytes,
+    cpus: request?.cpus ?? defaults.cpus,
+    pids: request?.pids ?? defaults.pids,
+  };
+  const lowered: string[] = [];
+  const within = <K extends keyof ContainerLimits>(key: K, name: string): number => {
+    if (wanted[key] <= maximums[key]) return wanted[key];
+    lowered.push(name);
+    return maximums[key];
+  };
+  return {
+    limits: {
+      memoryBytes: within('memoryBytes', 'memory'),
+      cpus: within('cpus', 'cpus'),
+      pids: within('pids', 'pids'),
+    },
+    lowered,
+  };
 }

@@ -82,3 +82,13 @@ export async function pullImage(
   if (after.status === 404) throw new Error('the engine finished the pull, but the image is not there');
   await report('container_image_pulled', { image, duration_ms: Date.now() - started });
 }
+
+/**
+ * The registry an image reference names, as the engine's auth config says it: the first component when it is a host
+ * (a dot or a port in it, or `localhost`), else Docker Hub.
+ */
+export function registryOf(image: string): string {
+  const slash = image.indexOf('/');
+  const first = slash === -1 ? '' : image.slice(0, slash);
+  return first.includes('.') || first.includes(':') || first === 'localhost' ? first : 'https://index.docker.io/v1/';
+}
