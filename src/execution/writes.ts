@@ -42,7 +42,8 @@ export class EngineWrites {
     private readonly retry: EngineWritesOptions,
   ) {
     // Two batches of a kind in flight at most: one being written while the next gathers.
-    const options = { maxBatch: 100, maxInFlight: 2 };
+    // Outside traces: a batch holds many runs' writes, so its statements belong to no one run's trace.
+    const options = { maxBatch: 100, maxInFlight: 2, outsideTraces: true };
     this.transitions = new Batcher({ ...options, write: (items) => lifecycle.transition(engineId, items) });
     this.eventGroups = new Batcher({
       ...options,

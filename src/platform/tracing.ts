@@ -89,6 +89,11 @@ export function startChildSpan(
   return tracer.startSpan(name, options);
 }
 
+/** Runs `work` outside any trace: the statements it makes get no span (see startChildSpan). */
+export function outsideTraces<T>(work: () => T): T {
+  return sdk ? context.with(ROOT_CONTEXT, work) : work();
+}
+
 /** Runs `work` with `span` as the active span (so that spans started inside are its children). */
 export function withSpan<T>(span: Span | undefined, work: () => T): T {
   if (!span) return work();

@@ -1,3 +1,4 @@
+import { outsideTraces } from '../tracing.js';
 /**
  * Coalesces writes that many callers make at about the same time into one statement (group commit done by the
  * application). Under load a commit per item is what limits throughput: each waits for its own WAL flush, and a
@@ -12,6 +13,12 @@ export interface BatcherOptions<In, Out> {
   maxBatch: number;
   /** Batches being written at once (each holds a pooled connection). */
   maxInFlight: number;
+  /**
+   * Write the batches outside any trace, so their statements get no database span. For batches of many unrelated
+   * callers' items (the engine's writes for all its runs): they would join whichever caller's trace the batch
+   * started in, and on an engine executing many short runs these spans are most of what tracing costs.
+   */
+  outsideTraces?: boolean;
 }
 
 interface Waiting<In, Out> {
@@ -59,7 +66,8 @@ export class Batcher<In, Out> {
 
   private async writeBatch(batch: Array<Waiting<In, Out>>): Promise<void> {
     try {
-      const results = await this.options.write(batch.map((waiting) => waiting.item));
+      const write = () => this.options.write(batch.map((waiting) => waiting.item));
+      const results = await (this.options.outsideTraces ? outsideTraces(write) : write());
       for (const [index, waiting] of batch.entries()) waiting.resolve(results[index]!);
     } catch (error) {
       if (batch.length === 1) return batch[0]!.reject(error);
