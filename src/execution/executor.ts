@@ -12,6 +12,8 @@ import { setupTime } from './metrics.js';
 import { withLogFields } from '../platform/log-context.js';
 import { contextOf, endSpan, inSpan, type Span, startSpan, withSpan } from '../platform/tracing.js';
 import { workspaceName } from './workspace.js';
+import { GitHubSession } from './github-session.js';
+import { GitHubRefusal } from '../github/index.js';
 import { activateRedactor } from '../platform/redaction/active.js';
 import type { Redactor } from '../platform/redaction/redactor.js';
 import { addBuiltInSecrets, operatorRedactor, redactedContext } from './redaction/index.js';
@@ -56,6 +58,8 @@ export class Execution {
   /** The run's secret values (the operator's keys, and what a built-in harness is given), kept out of all it writes. */
   private readonly redactor: Redactor;
   private readonly context: ExecutionContext;
+  /** Its repositories' GitHub tokens and pull requests, when its team is linked to GitHub. */
+  private github: GitHubSession | null = null;
   /** The execution's span (tracing on): a child of what created the run, the parent of claim, setup, agent, end. */
   private readonly span: Span | undefined;
 
@@ -221,6 +225,13 @@ export class Execution {
       endSpan(setup);
       const inWorkspace = workspace;
       await inSpan('agent', { 'hangar.harness': harness.name }, () => this.runAgent(harness, inWorkspace, builtIn));
+      if (this.github && this.outcome?.state === 'SUCCEEDED' && !this.stopping) {
+        const github = this.github;
+        const succeeded = this.outcome;
+        this.outcome = await inSpan('publish', {}, () =>
+          github.publish(inWorkspace, succeeded, (type, payload) => this.event(type, payload)),
+        );
+      }
     } catch (error) {
       endSpan(setup, error);
       if (this.stopping) return;
@@ -242,6 +253,8 @@ export class Execution {
         usage: null,
       };
     } finally {
+      // The execution's tokens end with it (the workspace and its credential file go next).
+      await this.github?.close().catch(() => undefined);
       if (workspace !== undefined && !keepWorkspace) await context.workspaces.remove(workspace).catch(() => undefined);
       const shutdown: TimelineEvent[] = keepWorkspace
         ? []
@@ -344,11 +357,29 @@ export class Execution {
       repos: environment.github_repos.map(({ owner, repo }) => `${owner}/${repo}`),
       setup_commands: environment.setup_commands.length,
     });
+    try {
+      this.github = await GitHubSession.open(context, run, environment, this.redactor);
+    } catch (error) {
+      if (!(error instanceof GitHubRefusal)) throw error;
+      await this.event('github_token_failed', { reason: error.message });
+      this.outcome = {
+        state: 'FAILED',
+        statusMessage: {
+          message: `Environment setup failed: Hangar could not get a GitHub token for the run's repositories: ${error.message}`,
+          error_code: 'environment_setup_failed',
+          retryable: false,
+        },
+        usage: null,
+        eventPayload: { environment_id: environmentId },
+      };
+      return 'stop';
+    }
     const result = await context.workspaces.setUp(
       workspace,
       environment,
       (type, payload) => this.event(type, payload),
       this.abort.signal,
+      this.github?.cloneAccess(),
     );
     if (this.stopping) return 'stop';
     await context.ledger.recordSetupResult(environmentId, !result.ok, run.id, run.execution_id);
@@ -475,7 +506,10 @@ export class Execution {
         history,
         workspace,
         workspaceOwner: context.workspaces.owner,
-        env: context.ledger.variables(run.id, run.execution_id),
+        env: {
+          ...context.ledger.variables(run.id, run.execution_id),
+          ...(this.github ? await this.github.prepareHarness(workspace) : {}),
+        },
         agentConfig: run.agent_config,
         ...builtIn,
       },

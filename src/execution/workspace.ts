@@ -30,6 +30,20 @@ export interface WorkspaceOptions {
 
 export type SetupResult = { ok: true } | { ok: false; message: string };
 
+/** How the clones authenticate: a token per repository (`owner/repo`, lower case), and a branch to prefer. */
+export interface CloneAccess {
+  tokens: Map<string, string>;
+  /** Checked out instead of the default branch when the repository has it (a follow-up continues its branch). */
+  branch?: string;
+}
+
+/**
+ * git's credential helper for the server's clones: it answers with the token from the clone's own environment
+ * (HANGAR_GIT_PASSWORD), so the token is never in a command line, a URL or the clone's configuration.
+ */
+export const ENVIRONMENT_CREDENTIAL_HELPER =
+  '!f() { test "$1" = get || exit 0; echo username=x-access-token; echo "password=$HANGAR_GIT_PASSWORD"; }; f';
+
 /** The HOME of an execution's processes, relative to its workspace. */
 export const HOME_DIRECTORY = '.home';
 
@@ -121,6 +135,51 @@ export class Workspaces {
     });
   }
 
+  /** Where repositories are cloned from (HANGAR_GIT_BASE_URL). */
+  get gitBaseUrl(): string {
+    return this.options.gitBaseUrl;
+  }
+
+  /**
+   * Commits what is uncommitted in the workspace's `repo` with `message` and bundles its HEAD, inside the run's
+   * sandbox without network: the repository's configuration and hooks are the run's, so they run only where the
+   * run's own code runs, never in the server. The server then reads the bundle (plain data, no link followed).
+   */
+  async bundleChanges(directory: string, repo: string, message: string, maxBytes: number): Promise<Buffer> {
+    const home = await workspaceHome(directory, this.options.owner);
+    const bundle = `.hangar-publish-${repo}.bundle`;
+    const script = [
+      'cd -- "$1" || exit 1',
+      'git add --all || exit 1',
+      'git diff --cached --quiet || git -c user.name=Hangar -c user.email=hangar@users.noreply.github.com commit --quiet --no-verify -m "$2" || exit 1',
+      'rm -f -- "../$3"',
+      'git bundle create "../$3" HEAD 2>&1 || exit 1',
+    ].join('\n');
+    const output = new OutputTail();
+    const child = spawnSandboxed({
+      mode: this.options.sandbox,
+      argv: ['sh', '-c', script, 'sh', repo, message, bundle],
+      cwd: directory,
+      env: scrubbedEnvironment({ GIT_TERMINAL_PROMPT: '0' }, home),
+      hiddenPaths: this.options.hiddenPaths,
+      allowNetwork: false,
+      timeoutMs: this.options.setupTimeoutMs,
+      maxOutputBytes: this.options.maxOutputBytes,
+      keepStdinOpen: false,
+    });
+    child.onStdoutLine((line) => output.push(line));
+    child.onStderrLine((line) => output.push(line));
+    const exit = await child.exited;
+    if (exit.code !== 0)
+      throw new Error(`committing the changes of ${repo} failed: ${failureReason(output.lines()) ?? `exit ${exit.code}`}`);
+    try {
+      return await WorkspaceFiles.with(directory, this.options.owner, (files) => files.readFile(bundle, { maxBytes }));
+    } finally {
+      // A name at the top of the server's own directory: unlink removes whatever is there, link or not, following none.
+      await fs.promises.unlink(path.join(directory, bundle)).catch(() => undefined);
+    }
+  }
+
   /** Whether setup commands get network (HANGAR_SETUP_NETWORK). */
   get setupNetwork(): boolean {
     return this.options.setupNetwork;
@@ -190,6 +249,7 @@ export class Workspaces {
     environment: EnvironmentConfig,
     report: (type: string, payload: Record<string, unknown>) => Promise<void>,
     abort: AbortSignal,
+    access?: CloneAccess,
   ): Promise<SetupResult> {
     const home = await workspaceHome(directory, this.options.owner);
     const user = this.options.owner;
@@ -200,21 +260,49 @@ export class Workspaces {
       // The repository's name, never its URL (the base URL may carry credentials).
       const span = startSpan('clone', { attributes: { 'hangar.repo': `${owner}/${repo}` } });
       try {
+        const token = access?.tokens.get(`${owner}/${repo}`.toLowerCase());
         // As the run user, so the checkout is the run's to change; from inside the workspace (the directories above
         // it are only traversable), into a name relative to it.
-        await execFileAsync('git', ['clone', '--quiet', '--', url, repo], {
-          cwd: directory,
-          ...(user ? { uid: user.uid, gid: user.gid } : {}),
-          timeout: this.options.setupTimeoutMs,
-          signal: abort,
-          env: {
-            ...scrubbedEnvironment(
-              { GIT_TERMINAL_PROMPT: '0', ...(user ? { GIT_CONFIG_GLOBAL: cloneGitConfig() } : {}) },
-              home,
-            ),
-          },
-          maxBuffer: 1024 * 1024,
-        });
+        const clone = (branch: string | undefined) =>
+          execFileAsync(
+            'git',
+            [
+              // Top-level -c: the helper serves this command only, it is not written into the clone's config.
+              ...(token ? ['-c', 'credential.helper=', '-c', `credential.helper=${ENVIRONMENT_CREDENTIAL_HELPER}`] : []),
+              'clone',
+              '--quiet',
+              ...(branch ? ['--branch', branch] : []),
+              '--',
+              url,
+              repo,
+            ],
+            {
+              cwd: directory,
+              ...(user ? { uid: user.uid, gid: user.gid } : {}),
+              timeout: this.options.setupTimeoutMs,
+              signal: abort,
+              env: {
+                ...scrubbedEnvironment(
+                  {
+                    GIT_TERMINAL_PROMPT: '0',
+                    ...(user ? { GIT_CONFIG_GLOBAL: cloneGitConfig() } : {}),
+                    ...(token ? { HANGAR_GIT_PASSWORD: token } : {}),
+                  },
+                  home,
+                ),
+              },
+              maxBuffer: 1024 * 1024,
+            },
+          );
+        if (access?.branch && token) {
+          // A follow-up continues on the branch its run pushed; the first execution finds none and takes the default.
+          await clone(access.branch).catch(async (error: unknown) => {
+            if (!/Remote branch .* not found/i.test(String((error as { stderr?: string }).stderr))) throw error;
+            await clone(undefined);
+          });
+        } else {
+          await clone(undefined);
+        }
         endSpan(span);
         await report('environment_repo_cloned', { repo: `${owner}/${repo}`, duration_ms: Date.now() - started });
       } catch (error) {

@@ -82,7 +82,7 @@ export class GitHubServer {
 
   private constructor(
     readonly appId: number,
-    private readonly publicKey: KeyObject,
+    private publicKey: KeyObject,
     /** Where the repositories' git lives (the smart-HTTP server), for html and clone URLs. */
     private readonly gitBaseUrl: () => string,
   ) {}
@@ -110,6 +110,13 @@ export class GitHubServer {
       repos: new Set(repos.map((name) => name.toLowerCase())),
       revoked: false,
     });
+  }
+
+  /** The App's key is replaced on GitHub (the operator's copy is now a bad key); returns the old one. */
+  replaceAppKey(publicKey: KeyObject): KeyObject {
+    const old = this.publicKey;
+    this.publicKey = publicKey;
+    return old;
   }
 
   /** A fine-grained personal access token with write access to `repos` (lower-cased `owner/repo`). */
