@@ -37,7 +37,11 @@ export const AUDITED_ROUTES: Readonly<Record<string, AuditedRoute>> = {
     target: 'installationId',
     team: 'teamUid',
   },
-  'PUT /admin/teams/:teamUid/github/token-secret': { action: 'github.token_secret.set', target: 'teamUid', team: 'teamUid' },
+  'PUT /admin/teams/:teamUid/github/token-secret': {
+    action: 'github.token_secret.set',
+    target: 'teamUid',
+    team: 'teamUid',
+  },
   'DELETE /admin/teams/:teamUid/github/token-secret': {
     action: 'github.token_secret.delete',
     target: 'teamUid',

@@ -111,7 +111,10 @@ export class GitHubSession {
           branch: this.branch,
           draft: mode === 'draft',
           title,
-          body: [summary ?? '', runUrl ? `Made by Hangar run [${this.run.id}](${runUrl}).` : `Made by Hangar run ${this.run.id}.`]
+          body: [
+            summary ?? '',
+            runUrl ? `Made by Hangar run [${this.run.id}](${runUrl}).` : `Made by Hangar run ${this.run.id}.`,
+          ]
             .filter(Boolean)
             .join('\n\n'),
         });

@@ -171,7 +171,9 @@ export class Workspaces {
     child.onStderrLine((line) => output.push(line));
     const exit = await child.exited;
     if (exit.code !== 0)
-      throw new Error(`committing the changes of ${repo} failed: ${failureReason(output.lines()) ?? `exit ${exit.code}`}`);
+      throw new Error(
+        `committing the changes of ${repo} failed: ${failureReason(output.lines()) ?? `exit ${exit.code}`}`,
+      );
     try {
       return await WorkspaceFiles.with(directory, this.options.owner, (files) => files.readFile(bundle, { maxBytes }));
     } finally {
@@ -268,7 +270,9 @@ export class Workspaces {
             'git',
             [
               // Top-level -c: the helper serves this command only, it is not written into the clone's config.
-              ...(token ? ['-c', 'credential.helper=', '-c', `credential.helper=${ENVIRONMENT_CREDENTIAL_HELPER}`] : []),
+              ...(token
+                ? ['-c', 'credential.helper=', '-c', `credential.helper=${ENVIRONMENT_CREDENTIAL_HELPER}`]
+                : []),
               'clone',
               '--quiet',
               ...(branch ? ['--branch', branch] : []),

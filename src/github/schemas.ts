@@ -11,7 +11,8 @@ export const TokenSecretBody = Type.Object(
     secret_name: Type.String({
       minLength: 1,
       maxLength: 200,
-      description: "A team secret holding a fine-grained personal access token (contents, pull requests, issues: write)",
+      description:
+        'A team secret holding a fine-grained personal access token (contents, pull requests, issues: write)',
     }),
   },
   { additionalProperties: false },
@@ -22,7 +23,9 @@ export const GitHubLinks = Type.Object({
   links: Type.Array(
     Type.Object({
       installation_id: Type.Optional(Type.Integer()),
-      account: Type.Optional(Type.String({ description: "The installation's organization or user: the owner it covers" })),
+      account: Type.Optional(
+        Type.String({ description: "The installation's organization or user: the owner it covers" }),
+      ),
       token_secret: Type.Optional(Type.String({ description: 'The team secret holding a personal access token' })),
       created_at: Type.String({ format: 'date-time' }),
     }),

@@ -127,9 +127,11 @@ export class GitHubService implements GitHubAccess {
       publish: (request) => {
         const credential = credentials.find(
           (c) =>
-            c.owner.toLowerCase() === request.owner.toLowerCase() && c.repo.toLowerCase() === request.repo.toLowerCase(),
+            c.owner.toLowerCase() === request.owner.toLowerCase() &&
+            c.repo.toLowerCase() === request.repo.toLowerCase(),
         );
-        if (!credential) throw new GitHubRefusal(`no GitHub credential covers ${request.owner}/${request.repo}`, undefined);
+        if (!credential)
+          throw new GitHubRefusal(`no GitHub credential covers ${request.owner}/${request.repo}`, undefined);
         return this.publish(credential.token, request);
       },
       // Installation tokens end with the execution (GitHub would keep them an hour); a failure leaves that hour.

@@ -15,7 +15,10 @@ export async function links(db: Kysely<DB>, teamUid: string): Promise<GitHubLink
     .where('team_uid', '=', teamUid)
     .orderBy('id')
     .execute();
-  return rows.map((row) => ({ ...row, installation_id: row.installation_id === null ? null : Number(row.installation_id) }));
+  return rows.map((row) => ({
+    ...row,
+    installation_id: row.installation_id === null ? null : Number(row.installation_id),
+  }));
 }
 
 /** Links an installation (again: the account is refreshed). */
@@ -40,7 +43,11 @@ export async function linkInstallation(
 
 export async function setTokenSecret(db: Kysely<DB>, teamUid: string, secretName: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('github_links').where('team_uid', '=', teamUid).where('token_secret', 'is not', null).execute();
+    await trx
+      .deleteFrom('github_links')
+      .where('team_uid', '=', teamUid)
+      .where('token_secret', 'is not', null)
+      .execute();
     await trx.insertInto('github_links').values({ team_uid: teamUid, token_secret: secretName }).execute();
   });
 }

@@ -4,7 +4,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { conversationBlocks, harnessEnv, outputTexts, script, timelineTypes, waitForRun, waitForState } from '../support/engine.js';
+import {
+  conversationBlocks,
+  eventually,
+  harnessEnv,
+  outputTexts,
+  script,
+  timelineTypes,
+  waitForState,
+} from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
 import { GitHttpServer } from '../support/git-http.js';
 import { GitHubServer, testAppKey } from '../support/github-server.js';
@@ -120,7 +128,9 @@ describe('GitHub integration', () => {
     const token = tokens[0]!.token;
     assert.equal(tokens[0]!.revoked, true, 'the token ends with the execution');
     // The clone and the push authenticated with it (basic auth, x-access-token).
-    assert.ok(git.requests.some((r) => r.service === 'git-upload-pack' && r.user === 'x-access-token' && r.status === 200));
+    assert.ok(
+      git.requests.some((r) => r.service === 'git-upload-pack' && r.user === 'x-access-token' && r.status === 200),
+    );
     assert.ok(git.requests.some((r) => r.service === 'git-receive-pack' && r.status === 200));
 
     // The branch holds the agent's edit, committed with its summary.
@@ -148,7 +158,10 @@ describe('GitHub integration', () => {
 
     // The harness's git got the token through the credential helper, not its environment; it is redacted.
     const texts = await outputTexts(hangar, runId);
-    assert.ok(texts.some((text) => text.includes('password=[REDACTED:GITHUB_TOKEN]')), texts.join('\n'));
+    assert.ok(
+      texts.some((text) => text.includes('password=[REDACTED:GITHUB_TOKEN]')),
+      texts.join('\n'),
+    );
     assert.ok(texts.includes('env-tokens:0\n'), texts.join('\n'));
     const everything = JSON.stringify([
       texts,
@@ -163,10 +176,9 @@ describe('GitHub integration', () => {
     const runId = github.pulls[0]!.head.slice('hangar/'.length);
     const response = await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message: 'more' } });
     assert.ok(response.status === 200 || response.status === 202, JSON.stringify(response.body));
-    await waitForRun(
-      hangar,
-      runId,
-      async () => (await timelineTypes(hangar, runId)).filter((t) => t === 'github_pull_request_updated').length === 1,
+    await eventually(
+      'the follow-up updated the pull request',
+      async () => (await timelineTypes(hangar, runId)).includes('github_pull_request_updated'),
       60_000,
     );
     const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
@@ -178,7 +190,7 @@ describe('GitHub integration', () => {
     assert.equal(run.artifacts.filter((a: any) => a.artifact_type === 'PULL_REQUEST').length, 1);
   });
 
-  test("a hostile repository configuration runs no code in the server; GH_TOKEN is given when the run opts in", async () => {
+  test('a hostile repository configuration runs no code in the server; GH_TOKEN is given when the run opts in', async () => {
     const runId = await createRun(hangar, {
       prompt: script(
         {
@@ -199,7 +211,7 @@ describe('GitHub integration', () => {
     });
     const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
     assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
-    assert.equal(fs.existsSync(marker), false, 'no command of the run\'s repository ran as the server');
+    assert.equal(fs.existsSync(marker), false, "no command of the run's repository ran as the server");
     assert.equal(remoteFile('acme', 'api', `hangar/${runId}`, 'hostile.txt'), 'hostile\n');
     const pull = github.pulls.find((p) => p.head === `hangar/${runId}`);
     assert.equal(pull?.draft, true);
@@ -224,7 +236,7 @@ describe('GitHub integration', () => {
     }
   });
 
-  test('a revoked installation and a bad App key fail the setup with GitHub\'s answer', async () => {
+  test("a revoked installation and a bad App key fail the setup with GitHub's answer", async () => {
     const linked = await hangar.request('PUT', `/api/v1/admin/teams/${hangar.teamUid}/github/installations/8`);
     assert.equal(linked.status, 200);
     github.revokeInstallation(8);
