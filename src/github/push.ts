@@ -6,8 +6,15 @@ import { promisify } from 'node:util';
 
 const execFileAsync = promisify(execFile);
 
-/** A push GitHub refused, with what its git server said (`remote: ...`, `! [remote rejected] ...`). */
-export class PushRefused extends Error {}
+/** A git command that failed, with what git (and GitHub's git server: `remote: ...`) said, and no command line. */
+export class PushRefused extends Error {
+  constructor(
+    message: string,
+    readonly stderr = '',
+  ) {
+    super(message);
+  }
+}
 
 /**
  * The server's own git, in a bare repository it creates for one publication: the run's commits arrive as a bundle
@@ -47,8 +54,8 @@ export class PublishRepository {
       await this.git(['fetch', '--quiet', '--no-tags', url, `+refs/heads/${branch}:refs/remotes/${name}`]);
       return true;
     } catch (error) {
-      if (/couldn't find remote ref/i.test(String((error as { stderr?: string }).stderr))) return false;
-      throw new PushRefused(gitReason(error));
+      if (/couldn't find remote ref/i.test((error as PushRefused).stderr)) return false;
+      throw error;
     }
   }
 
@@ -59,11 +66,7 @@ export class PublishRepository {
   }
 
   async push(url: string, branch: string): Promise<void> {
-    try {
-      await this.git(['push', '--quiet', '--porcelain', url, `refs/heads/publish:refs/heads/${branch}`]);
-    } catch (error) {
-      throw new PushRefused(gitReason(error));
-    }
+    await this.git(['push', '--quiet', '--porcelain', url, `refs/heads/publish:refs/heads/${branch}`]);
   }
 
   async remove(): Promise<void> {
@@ -75,6 +78,7 @@ export class PublishRepository {
   }
 
   private async git(args: string[], cwd = this.repo): Promise<string> {
+    // The error of a failed command names its command line; what git said is enough (and says it better).
     const { stdout } = await execFileAsync(
       'git',
       [
@@ -101,7 +105,9 @@ export class PublishRepository {
         maxBuffer: 4 * 1024 * 1024,
         timeout: 5 * 60_000,
       },
-    );
+    ).catch((error: unknown) => {
+      throw new PushRefused(gitReason(error), String((error as { stderr?: string }).stderr ?? ''));
+    });
     return stdout;
   }
 }

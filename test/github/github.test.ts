@@ -230,6 +230,8 @@ describe('GitHub integration', () => {
       assert.match(run.status_message.message, /^Add x\n\n.*could not publish it to GitHub: acme\/api: .*GH006/s);
       const failed = (await timeline(runId)).find((event) => event.event_type === 'github_publish_failed');
       assert.match(failed.payload.reason, /GH006: Protected branch update failed/);
+      // GitHub's words, not the server's git command line.
+      assert.doesNotMatch(failed.payload.reason, /credential\.helper|Command failed/);
       assert.equal(run.artifacts.length, 0);
     } finally {
       git.unprotect('acme', 'api');
