@@ -271,4 +271,30 @@ describe('GitHub integration', () => {
       github.replaceAppKey(old);
     }
   });
+
+  test('a team secret holding a personal access token is the simpler path: it clones and opens the pull request', async () => {
+    const pat = 'github_pat_TEST0123456789abcdefghij';
+    github.addPersonalToken(pat, ['other/svc']);
+    const unlinked = await hangar.request('DELETE', `/api/v1/admin/teams/${hangar.teamUid}/github/installations/8`);
+    assert.equal(unlinked.status, 200);
+    const secret = await hangar.request('POST', '/api/v1/secrets', { body: { name: 'GITHUB_PAT', value: pat } });
+    assert.equal(secret.status, 201, JSON.stringify(secret.body));
+    const linked = await hangar.request('PUT', `/api/v1/admin/teams/${hangar.teamUid}/github/token-secret`, {
+      body: { secret_name: 'GITHUB_PAT' },
+    });
+    assert.equal(linked.status, 200, JSON.stringify(linked.body));
+    const other = await hangar.request('POST', '/api/v1/environments', {
+      body: { name: 'svc with a PAT', github_repos: [{ owner: 'other', repo: 'svc' }] },
+    });
+    const runId = await createRun(hangar, {
+      prompt: script({ sh: 'cd svc && echo fixed > fix.txt' }, { done: 'Fix svc' }),
+      config: { environment_id: other.body.uid },
+    });
+    const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+    assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
+    assert.equal(remoteFile('other', 'svc', `hangar/${runId}`, 'fix.txt'), 'fixed\n');
+    assert.ok(github.pulls.some((pull) => pull.repo === 'svc' && pull.head === `hangar/${runId}`));
+    // The team's token is not the execution's to revoke.
+    assert.equal(github.tokens.get(pat)?.revoked, false);
+  });
 });
