@@ -155,6 +155,12 @@ describe('GitHub integration', () => {
     assert.equal(artifact.data.branch, `hangar/${runId}`);
     const opened = (await timeline(runId)).find((event) => event.event_type === 'github_pull_request_opened');
     assert.equal(opened.payload.url, artifact.data.url);
+    // The pull request's address finds its run.
+    const found = await hangar.request(
+      'GET',
+      `/agent/run-by-external-reference?url=${encodeURIComponent(artifact.data.url)}`,
+    );
+    assert.deepEqual(found.body, { run_id: runId });
 
     // The harness's git got the token through the credential helper, not its environment; it is redacted.
     const texts = await outputTexts(hangar, runId);
