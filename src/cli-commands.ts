@@ -3,6 +3,7 @@ import { registerDoctorCommand } from './app/doctor-cli.js';
 import { registerAuditCommands } from './audit/index.js';
 import { registerAutomationCommands } from './automations/index.js';
 import { registerBudgetCommands } from './budgets/index.js';
+import { registerGitHubCommands } from './github/index.js';
 import { registerEnvironmentCommands } from './environments/index.js';
 import { registerFactoryCommands } from './factory/index.js';
 import { registerIdentityCommands } from './identities/index.js';
@@ -28,6 +29,7 @@ export function registerClientCommands(program: Command): void {
   registerEnvironmentCommands(program);
   registerIdentityCommands(program);
   registerBudgetCommands(program);
+  registerGitHubCommands(program);
   registerAuditCommands(program);
   registerSecretCommands(program);
   registerMcpServerCommands(program);

@@ -31,6 +31,10 @@ export interface Config {
   dbPoolSize: number;
   /** Where skill repositories are fetched from: `${gitBaseUrl}/${owner}/${repo}`. */
   gitBaseUrl: string;
+  /** The operator's GitHub App (HANGAR_GITHUB_APP_*); undefined when none is configured. */
+  githubApp: GitHubAppConfig | undefined;
+  /** GitHub's REST API (HANGAR_GITHUB_API_URL): https://api.github.com, or a GitHub Enterprise server's /api/v3. */
+  githubApiUrl: string;
   /** A repository's skills are fetched again at most this often unless a caller asks for a refresh. */
   gitRefreshSeconds: number;
   /** Encrypts team secrets at rest; absent means the key file generated in the data directory. */
@@ -346,6 +350,36 @@ function runUser(env: Env, serverUid: number | undefined): { uid: number; gid: n
   return user;
 }
 
+/** The GitHub App Hangar acts as: its ID, its private key (PEM, read from a file) and its webhook secret. */
+export interface GitHubAppConfig {
+  appId: number;
+  privateKey: string;
+  /** Checks the signature of the App's deliveries (/webhooks/github-app); undefined: they are refused. */
+  webhookSecret: string | undefined;
+}
+
+/** HANGAR_GITHUB_APP_ID with HANGAR_GITHUB_APP_PRIVATE_KEY_FILE (both or neither), HANGAR_GITHUB_WEBHOOK_SECRET. */
+function githubApp(env: Env): GitHubAppConfig | undefined {
+  const id = text(env, 'HANGAR_GITHUB_APP_ID');
+  const keyFile = text(env, 'HANGAR_GITHUB_APP_PRIVATE_KEY_FILE');
+  if (id === undefined && keyFile === undefined) return undefined;
+  if (id === undefined || keyFile === undefined)
+    throw new ConfigError('HANGAR_GITHUB_APP_ID and HANGAR_GITHUB_APP_PRIVATE_KEY_FILE are set together');
+  const appId = integer(env, 'HANGAR_GITHUB_APP_ID', 0, 1, Number.MAX_SAFE_INTEGER);
+  let privateKey: string;
+  try {
+    privateKey = fs.readFileSync(keyFile, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`HANGAR_GITHUB_APP_PRIVATE_KEY_FILE: ${keyFile} cannot be read: ${(error as Error).message}`);
+  }
+  if (!/-----BEGIN (RSA )?PRIVATE KEY-----/.test(privateKey))
+    throw new ConfigError(`HANGAR_GITHUB_APP_PRIVATE_KEY_FILE: ${keyFile} is not a PEM private key`);
+  const webhookSecret = text(env, 'HANGAR_GITHUB_WEBHOOK_SECRET');
+  if (webhookSecret !== undefined && webhookSecret.length < 16)
+    throw new ConfigError('HANGAR_GITHUB_WEBHOOK_SECRET must be at least 16 characters');
+  return { appId, privateKey, webhookSecret };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const host = text(env, 'HOST') ?? '127.0.0.1';
@@ -388,6 +422,11 @@ export function loadConfig(env: Env = process.env): Config {
       'http:',
       'ssh:',
       'file:',
+    ]).replace(/\/+$/, ''),
+    githubApp: githubApp(env),
+    githubApiUrl: url('HANGAR_GITHUB_API_URL', text(env, 'HANGAR_GITHUB_API_URL') ?? 'https://api.github.com', [
+      'https:',
+      'http:',
     ]).replace(/\/+$/, ''),
     gitRefreshSeconds: integer(env, 'HANGAR_GIT_REFRESH_SECONDS', 300, 0, 7 * 24 * 3600),
     secretKey: secretKey(env),

@@ -5,6 +5,7 @@ import type { WorkersTables } from './workers/tables.js';
 import type { ArtifactsTables } from './artifacts/tables.js';
 import type { AuditTables } from './audit/tables.js';
 import type { BudgetsTables } from './budgets/tables.js';
+import type { GitHubTables } from './github/tables.js';
 import type { AutomationsTables } from './automations/tables.js';
 import type { EnvironmentsTables } from './environments/tables.js';
 import type { ExecutionTables } from './execution/tables.js';
@@ -21,6 +22,7 @@ export interface DB
     ArtifactsTables,
     AuditTables,
     BudgetsTables,
+    GitHubTables,
     AutomationsTables,
     EnvironmentsTables,
     ExecutionTables,

@@ -132,6 +132,7 @@ export class Loops implements Component {
         sandbox: sandbox.mode,
         price: (modelId, input, output) => models.cost(modelId, input, output),
         defaultMaxCostUsd: this.platform.config.runDefaultMaxCostUsd,
+        github: this.services.github,
       },
       bus,
       limits,

@@ -1,5 +1,6 @@
 import { AuditLog } from '../audit/index.js';
 import { BudgetsService } from '../budgets/index.js';
+import { GitHubService } from '../github/index.js';
 import path from 'node:path';
 import { ArtifactsService } from '../artifacts/index.js';
 import { AutomationsService } from '../automations/index.js';
@@ -141,6 +142,14 @@ export function buildServices(
       executes: canExecute(config, models, options.harnesses),
     }),
   });
+  const github = new GitHubService({
+    db,
+    app: config.githubApp,
+    apiUrl: config.githubApiUrl,
+    gitBaseUrl: config.gitBaseUrl,
+    readSecret: (teamUid, name) => secrets.readSecretValue(teamUid, name),
+    runUrl: (runId) => `${address.url}/runs/${encodeURIComponent(runId)}`,
+  });
   const runSetup: RunSetup = {
     db,
     lifecycle,
@@ -191,6 +200,7 @@ export function buildServices(
     models,
     admin: new AdminService({ db }),
     budgets,
+    github,
     audit: new AuditLog({ db, cursors, log: platform.log }),
     factories,
     definitions: new FactoryDefinitions({ db, webhooks, automations, agents, secrets, onApplied: schedulesChanged }),

@@ -27,6 +27,26 @@ export const AUDITED_ROUTES: Readonly<Record<string, AuditedRoute>> = {
   'DELETE /admin/api-keys/:keyUid': { action: 'api_key.revoke', target: 'keyUid', instance: true },
   'PUT /admin/teams/:teamUid/budget': { action: 'budget.set', target: 'teamUid', team: 'teamUid' },
   'DELETE /admin/teams/:teamUid/budget': { action: 'budget.delete', target: 'teamUid', team: 'teamUid' },
+  'PUT /admin/teams/:teamUid/github/installations/:installationId': {
+    action: 'github.link',
+    target: 'installationId',
+    team: 'teamUid',
+  },
+  'DELETE /admin/teams/:teamUid/github/installations/:installationId': {
+    action: 'github.unlink',
+    target: 'installationId',
+    team: 'teamUid',
+  },
+  'PUT /admin/teams/:teamUid/github/token-secret': {
+    action: 'github.token_secret.set',
+    target: 'teamUid',
+    team: 'teamUid',
+  },
+  'DELETE /admin/teams/:teamUid/github/token-secret': {
+    action: 'github.token_secret.delete',
+    target: 'teamUid',
+    team: 'teamUid',
+  },
   // Agent identities.
   'POST /agent/identities': { action: 'agent.create' },
   'PUT /agent/identities/:uid': { action: 'agent.update', target: 'uid' },

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { GitHubAccess } from '../github/index.js';
 import type { ModelCatalogue } from '../models/index.js';
 import type { Redactor } from '../platform/redaction/redactor.js';
 import type { RunLifecycle } from '../runs/index.js';
@@ -27,6 +28,8 @@ export interface ExecutionContext {
   price?: (modelId: string, inputTokens: number, outputTokens: number) => number | undefined;
   /** The spend cap of runs that set no `config.max_cost_usd` (HANGAR_RUN_DEFAULT_MAX_COST_USD). */
   defaultMaxCostUsd?: number;
+  /** Tokens for the repositories of runs whose team is linked to GitHub, and their pull requests (a server's engine). */
+  github?: GitHubAccess;
   /** The secret values of the execution's run, replaced in its transcript (its ledger redacts the rest). */
   redactor?: Redactor;
 }

@@ -11,8 +11,10 @@ import { WorkspacePathError } from './workspace-files.js';
 import { LiveUsage } from './live-usage.js';
 import { withLogFields } from '../platform/log-context.js';
 import { contextOf, endSpan, inSpan, type Span, startSpan, withSpan } from '../platform/tracing.js';
-import { workspaceName } from './workspace.js';
+import { type CloneAccess, workspaceName } from './workspace.js';
 import type { PreparedEnvironment } from './warm/warm-start.js';
+import { GitHubSession } from './github-session.js';
+import { GitHubRefusal } from '../github/index.js';
 import { activateRedactor } from '../platform/redaction/active.js';
 import type { Redactor } from '../platform/redaction/redactor.js';
 import { addBuiltInSecrets, operatorRedactor, redactedContext } from './redaction/index.js';
@@ -59,6 +61,8 @@ export class Execution {
   /** The run's secret values (the operator's keys, and what a built-in harness is given), kept out of all it writes. */
   private readonly redactor: Redactor;
   private readonly context: ExecutionContext;
+  /** Its repositories' GitHub tokens and pull requests, when its team is linked to GitHub. */
+  private github: GitHubSession | null = null;
   /** The execution's span (tracing on): a child of what created the run, the parent of claim, setup, agent, end. */
   private readonly span: Span | undefined;
 
@@ -230,6 +234,13 @@ export class Execution {
       endSpan(setup);
       const inWorkspace = workspace;
       await inSpan('agent', { 'hangar.harness': harness.name }, () => this.runAgent(harness, inWorkspace, builtIn));
+      if (this.github && this.outcome?.state === 'SUCCEEDED' && !this.stopping) {
+        const github = this.github;
+        const succeeded = this.outcome;
+        this.outcome = await inSpan('publish', {}, () =>
+          github.publish(inWorkspace, succeeded, (type, payload) => this.event(type, payload)),
+        );
+      }
     } catch (error) {
       endSpan(setup, error);
       if (this.stopping) return;
@@ -251,6 +262,8 @@ export class Execution {
         usage: null,
       };
     } finally {
+      // The execution's tokens end with it (the workspace and its credential file go next).
+      await this.github?.close().catch(() => undefined);
       if (workspace !== undefined && !keepWorkspace) await context.workspaces.remove(workspace).catch(() => undefined);
       const shutdown: TimelineEvent[] = keepWorkspace
         ? []
@@ -385,20 +398,41 @@ export class Execution {
       repos: environment.github_repos.map(({ owner, repo }) => `${owner}/${repo}`),
       setup_commands: environment.setup_commands.length,
     });
+    try {
+      this.github = await GitHubSession.open(context, run, environment, this.redactor);
+    } catch (error) {
+      if (!(error instanceof GitHubRefusal)) throw error;
+      await this.event('github_token_failed', { reason: error.message });
+      this.outcome = {
+        state: 'FAILED',
+        statusMessage: {
+          message: `Environment setup failed: Hangar could not get a GitHub token for the run's repositories: ${error.message}`,
+          error_code: 'environment_setup_failed',
+          retryable: false,
+        },
+        usage: null,
+        eventPayload: { environment_id: environmentId },
+      };
+      return 'stop';
+    }
     const report = (type: string, payload: Record<string, unknown>) => this.event(type, payload);
-    const prepared: PreparedEnvironment = context.warm
-      ? await context.warm.prepare({
-          workspace,
-          runId: run.id,
-          executionId: run.execution_id,
-          environmentUid: environmentId,
-          teamUid: run.team_uid,
-          environment,
-          mayTakeSnapshot: run.attachment_count === 0,
-          report,
-          abort: this.abort.signal,
-        })
-      : await this.setUpCold(workspace, environment, report);
+    const access = this.github?.cloneAccess();
+    // Repositories read with the run's own GitHub token are cloned for this execution alone and never snapshotted:
+    // the mirror and the snapshots are shared by every run of the environment.
+    const prepared: PreparedEnvironment =
+      context.warm && !access?.tokens.size
+        ? await context.warm.prepare({
+            workspace,
+            runId: run.id,
+            executionId: run.execution_id,
+            environmentUid: environmentId,
+            teamUid: run.team_uid,
+            environment,
+            mayTakeSnapshot: run.attachment_count === 0,
+            report,
+            abort: this.abort.signal,
+          })
+        : await this.setUpCold(workspace, environment, report, access);
     const { result } = prepared;
     if (this.stopping) return 'stop';
     await context.ledger.recordSetupResult(environmentId, !result.ok, run.id, run.execution_id);
@@ -453,14 +487,15 @@ export class Execution {
     };
   }
 
-  /** Clone and setup without snapshots (a worker, or snapshots turned off), timed the same way. */
+  /** Clone and setup without snapshots (a worker, snapshots turned off, or GitHub-token repositories), timed the same way. */
   private async setUpCold(
     workspace: string,
     environment: EnvironmentConfig,
     report: (type: string, payload: Record<string, unknown>) => Promise<void>,
+    access: CloneAccess | undefined,
   ): Promise<PreparedEnvironment> {
     const started = performance.now();
-    const result = await this.context.workspaces.setUp(workspace, environment, report, this.abort.signal);
+    const result = await this.context.workspaces.setUp(workspace, environment, report, this.abort.signal, access);
     return { result, path: 'cold', steps: { setup_ms: Math.round(performance.now() - started) } };
   }
 
@@ -561,7 +596,10 @@ export class Execution {
         history,
         workspace,
         workspaceOwner: context.workspaces.owner,
-        env: context.ledger.variables(run.id, run.execution_id),
+        env: {
+          ...context.ledger.variables(run.id, run.execution_id),
+          ...(this.github ? await this.github.prepareHarness(workspace) : {}),
+        },
         agentConfig: run.agent_config,
         ...builtIn,
       },

@@ -34,6 +34,20 @@ export interface WorkspaceOptions {
 
 export type SetupResult = { ok: true } | { ok: false; message: string };
 
+/** How the clones authenticate: a token per repository (`owner/repo`, lower case), and a branch to prefer. */
+export interface CloneAccess {
+  tokens: Map<string, string>;
+  /** Checked out instead of the default branch when the repository has it (a follow-up continues its branch). */
+  branch?: string;
+}
+
+/**
+ * git's credential helper for the server's clones: it answers with the token from the clone's own environment
+ * (HANGAR_GIT_PASSWORD), so the token is never in a command line, a URL or the clone's configuration.
+ */
+export const ENVIRONMENT_CREDENTIAL_HELPER =
+  '!f() { test "$1" = get || exit 0; echo username=x-access-token; echo "password=$HANGAR_GIT_PASSWORD"; }; f';
+
 /** The HOME of an execution's processes, relative to its workspace. */
 export const HOME_DIRECTORY = '.home';
 
@@ -124,6 +138,53 @@ export class Workspaces {
         await workspace.writeFile(name, file.data);
       }
     });
+  }
+
+  /** Where repositories are cloned from (HANGAR_GIT_BASE_URL). */
+  get gitBaseUrl(): string {
+    return this.options.gitBaseUrl;
+  }
+
+  /**
+   * Commits what is uncommitted in the workspace's `repo` with `message` and bundles its HEAD, inside the run's
+   * sandbox without network: the repository's configuration and hooks are the run's, so they run only where the
+   * run's own code runs, never in the server. The server then reads the bundle (plain data, no link followed).
+   */
+  async bundleChanges(directory: string, repo: string, message: string, maxBytes: number): Promise<Buffer> {
+    const home = await workspaceHome(directory, this.options.owner);
+    const bundle = `.hangar-publish-${repo}.bundle`;
+    const script = [
+      'cd -- "$1" || exit 1',
+      'git add --all || exit 1',
+      'git diff --cached --quiet || git -c user.name=Hangar -c user.email=hangar@users.noreply.github.com commit --quiet --no-verify -m "$2" || exit 1',
+      'rm -f -- "../$3"',
+      'git bundle create "../$3" HEAD 2>&1 || exit 1',
+    ].join('\n');
+    const output = new OutputTail();
+    const child = spawnSandboxed({
+      mode: this.options.sandbox,
+      argv: ['sh', '-c', script, 'sh', repo, message, bundle],
+      cwd: directory,
+      env: scrubbedEnvironment({ GIT_TERMINAL_PROMPT: '0' }, home),
+      hiddenPaths: this.options.hiddenPaths,
+      allowNetwork: false,
+      timeoutMs: this.options.setupTimeoutMs,
+      maxOutputBytes: this.options.maxOutputBytes,
+      keepStdinOpen: false,
+    });
+    child.onStdoutLine((line) => output.push(line));
+    child.onStderrLine((line) => output.push(line));
+    const exit = await child.exited;
+    if (exit.code !== 0)
+      throw new Error(
+        `committing the changes of ${repo} failed: ${failureReason(output.lines()) ?? `exit ${exit.code}`}`,
+      );
+    try {
+      return await WorkspaceFiles.with(directory, this.options.owner, (files) => files.readFile(bundle, { maxBytes }));
+    } finally {
+      // A name at the top of the server's own directory: unlink removes whatever is there, link or not, following none.
+      await fs.promises.unlink(path.join(directory, bundle)).catch(() => undefined);
+    }
   }
 
   /** Whether setup commands get network (HANGAR_SETUP_NETWORK). */
@@ -227,10 +288,14 @@ export class Workspaces {
     environment: EnvironmentConfig,
     report: (type: string, payload: Record<string, unknown>) => Promise<void>,
     abort: AbortSignal,
+    access?: CloneAccess,
   ): Promise<SetupResult> {
-    const fetched = await this.fetchRepos(environment.github_repos, report);
+    const mirrored = environment.github_repos.filter(
+      (ref) => !access?.tokens.has(`${ref.owner}/${ref.repo}`.toLowerCase()),
+    );
+    const fetched = await this.fetchRepos(mirrored, report);
     if (!fetched.ok) return fetched;
-    const cloned = await this.clone(directory, environment.github_repos, report, abort);
+    const cloned = await this.clone(directory, environment.github_repos, report, abort, access);
     if (!cloned.ok) return cloned;
     return this.runSetupCommands(directory, environment.setup_commands, report, abort);
   }
@@ -238,13 +303,15 @@ export class Workspaces {
   /**
    * Clones each repository from its mirror (fetched by fetchRepos) into the workspace, as the run user. The clone
    * copies the mirror's packs and borrows nothing (no alternates, no hard links): nothing done in the checkout can
-   * reach the mirror. Its `origin` is then the repository's URL, as if cloned from there.
+   * reach the mirror. Its `origin` is then the repository's URL, as if cloned from there. A repository `access`
+   * holds a GitHub token for is cloned from its URL with that token instead (and on a follow-up, its run's branch).
    */
   async clone(
     directory: string,
     repos: RepoRef[],
     report: (type: string, payload: Record<string, unknown>) => Promise<void>,
     abort: AbortSignal,
+    access?: CloneAccess,
   ): Promise<SetupResult> {
     const home = await workspaceHome(directory, this.options.owner);
     const user = this.options.owner;
@@ -268,20 +335,45 @@ export class Workspaces {
       // The repository's name, never its URL (the base URL may carry credentials).
       const span = startSpan('clone', { attributes: { 'hangar.repo': `${owner}/${repo}` } });
       try {
+        const token = access?.tokens.get(`${owner}/${repo}`.toLowerCase());
         // As the run user, so the checkout is the run's to change; from inside the workspace (the directories above
-        // it are only traversable), into a name relative to it. The checkout is fresh: nothing of the run has
-        // touched it yet when its origin is set.
-        await cache.reading(repoKey(ref), async () => {
-          await execFileAsync(
-            'git',
-            ['clone', '--quiet', '--no-hardlinks', '--', cache.mirrorPath(repoKey(ref)), repo],
-            { cwd: directory, ...gitOptions },
-          );
-        });
-        await execFileAsync('git', ['-C', repo, 'remote', 'set-url', 'origin', this.repoUrl(ref)], {
-          cwd: directory,
-          ...gitOptions,
-        });
+        // it are only traversable), into a name relative to it.
+        if (token) {
+          // A repository reached with the execution's own GitHub token is cloned from GitHub, never through the
+          // shared mirror: the mirror serves every team, and this repository is only this run's to read.
+          const clone = (branch: string | undefined) =>
+            execFileAsync(
+              'git',
+              [
+                // Top-level -c: the helper serves this command only, it is not written into the clone's config.
+                ...['-c', 'credential.helper=', '-c', `credential.helper=${ENVIRONMENT_CREDENTIAL_HELPER}`],
+                ...['clone', '--quiet', ...(branch ? ['--branch', branch] : []), '--', this.repoUrl(ref), repo],
+              ],
+              { cwd: directory, ...gitOptions, env: { ...gitOptions.env, HANGAR_GIT_PASSWORD: token } },
+            );
+          if (access?.branch) {
+            // A follow-up continues on the branch its run pushed; the first execution finds none and takes the default.
+            await clone(access.branch).catch(async (error: unknown) => {
+              if (!/Remote branch .* not found/i.test(String((error as { stderr?: string }).stderr))) throw error;
+              await clone(undefined);
+            });
+          } else {
+            await clone(undefined);
+          }
+        } else {
+          // The checkout is fresh: nothing of the run has touched it yet when its origin is set.
+          await cache.reading(repoKey(ref), async () => {
+            await execFileAsync(
+              'git',
+              ['clone', '--quiet', '--no-hardlinks', '--', cache.mirrorPath(repoKey(ref)), repo],
+              { cwd: directory, ...gitOptions },
+            );
+          });
+          await execFileAsync('git', ['-C', repo, 'remote', 'set-url', 'origin', this.repoUrl(ref)], {
+            cwd: directory,
+            ...gitOptions,
+          });
+        }
         endSpan(span);
         await report('environment_repo_cloned', { repo: `${owner}/${repo}`, duration_ms: Date.now() - started });
       } catch (error) {

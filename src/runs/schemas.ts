@@ -63,6 +63,31 @@ export const AgentConfig = Type.Object(
         reasoning_level: Type.Optional(Type.String({ maxLength: 50 })),
       }),
     ),
+    github: Type.Optional(
+      Type.Object(
+        {
+          pull_request: Type.Optional(
+            Type.Union([Type.Literal('open'), Type.Literal('draft'), Type.Literal('off')], {
+              description:
+                'What Hangar does when the run ends SUCCEEDED with changes in a repository its team reaches through GitHub: push a branch and open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`)',
+            }),
+          ),
+          branch: Type.Optional(
+            Type.String({
+              pattern: '^(?!-)(?!.*\\.\\.)(?!.*//)(?!.*\\.lock$)[A-Za-z0-9._/-]{1,200}(?<![/.])$',
+              description: 'The branch Hangar pushes (default `hangar/<run-id>`); a follow-up pushes to it again',
+            }),
+          ),
+          gh_token: Type.Optional(
+            Type.Boolean({
+              description:
+                "Give the harness the execution's GitHub token as GH_TOKEN (for the gh CLI); git works without it, through a credential helper",
+            }),
+          ),
+        },
+        { description: "Hangar's GitHub behaviour for this run (docs/github.md)." },
+      ),
+    ),
     idle_timeout_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })),
     computer_use_enabled: Type.Optional(Type.Boolean()),
     harness_auth_secrets: Type.Optional(

@@ -1,6 +1,6 @@
 // A command harness for tests: it reads the task from stdin and follows a script given as the prompt, a JSON
 // array of steps, writing the Hangar event protocol on stdout. Plain Node, so it runs inside the sandbox.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import readline from 'node:readline';
 
@@ -58,6 +58,11 @@ for (const step of steps) {
     }
   }
   if (step.raw !== undefined) process.stdout.write(`${step.raw}\n`);
+  // A shell command in the workspace; its output (stdout and stderr) as a text event.
+  if (step.sh !== undefined) {
+    const result = spawnSync('sh', ['-c', step.sh], { encoding: 'utf8' });
+    emit({ type: 'text', text: `${result.stdout}${result.stderr}` });
+  }
   if (step.stderr !== undefined) process.stderr.write(`${step.stderr}\n`);
   // A file in the workspace (base64 content for binary files).
   if (step.file)

@@ -576,6 +576,435 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/teams/{teamUid}/github": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A team's GitHub links */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    teamUid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            links: {
+                                installation_id?: number;
+                                /** @description The installation's organization or user: the owner it covers */
+                                account?: string;
+                                /** @description The team secret holding a personal access token */
+                                token_secret?: string;
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/teams/{teamUid}/github/installations/{installationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Link a GitHub App installation to a team */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    teamUid: string;
+                    /** @description The GitHub App installation's ID */
+                    installationId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            links: {
+                                installation_id?: number;
+                                /** @description The installation's organization or user: the owner it covers */
+                                account?: string;
+                                /** @description The team secret holding a personal access token */
+                                token_secret?: string;
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Unlink an installation */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    teamUid: string;
+                    /** @description The GitHub App installation's ID */
+                    installationId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            links: {
+                                installation_id?: number;
+                                /** @description The installation's organization or user: the owner it covers */
+                                account?: string;
+                                /** @description The team secret holding a personal access token */
+                                token_secret?: string;
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/teams/{teamUid}/github/token-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Use a team secret's personal access token for repositories no installation covers */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    teamUid: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description A team secret holding a fine-grained personal access token (contents, pull requests, issues: write) */
+                        secret_name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            links: {
+                                installation_id?: number;
+                                /** @description The installation's organization or user: the owner it covers */
+                                account?: string;
+                                /** @description The team secret holding a personal access token */
+                                token_secret?: string;
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Stop using a personal access token */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    teamUid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            links: {
+                                installation_id?: number;
+                                /** @description The installation's organization or user: the owner it covers */
+                                account?: string;
+                                /** @description The team secret holding a personal access token */
+                                token_secret?: string;
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent/runs": {
         parameters: {
             query?: never;
@@ -818,6 +1247,15 @@ export interface paths {
                                 model_id?: string;
                                 reasoning_level?: string;
                             };
+                            /** @description Hangar's GitHub behaviour for this run (docs/github.md). */
+                            github?: {
+                                /** @description What Hangar does when the run ends SUCCEEDED with changes in a repository its team reaches through GitHub: push a branch and open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
+                                pull_request?: "open" | "draft" | "off";
+                                /** @description The branch Hangar pushes (default `hangar/<run-id>`); a follow-up pushes to it again */
+                                branch?: string;
+                                /** @description Give the harness the execution's GitHub token as GH_TOKEN (for the gh CLI); git works without it, through a credential helper */
+                                gh_token?: boolean;
+                            };
                             idle_timeout_minutes?: number;
                             computer_use_enabled?: boolean;
                             harness_auth_secrets?: {
@@ -976,6 +1414,15 @@ export interface paths {
                                 type?: string;
                                 model_id?: string;
                                 reasoning_level?: string;
+                            };
+                            /** @description Hangar's GitHub behaviour for this run (docs/github.md). */
+                            github?: {
+                                /** @description What Hangar does when the run ends SUCCEEDED with changes in a repository its team reaches through GitHub: push a branch and open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
+                                pull_request?: "open" | "draft" | "off";
+                                /** @description The branch Hangar pushes (default `hangar/<run-id>`); a follow-up pushes to it again */
+                                branch?: string;
+                                /** @description Give the harness the execution's GitHub token as GH_TOKEN (for the gh CLI); git works without it, through a credential helper */
+                                gh_token?: boolean;
                             };
                             idle_timeout_minutes?: number;
                             computer_use_enabled?: boolean;
@@ -2431,6 +2878,15 @@ export interface paths {
                                 model_id?: string;
                                 reasoning_level?: string;
                             };
+                            /** @description Hangar's GitHub behaviour for this run (docs/github.md). */
+                            github?: {
+                                /** @description What Hangar does when the run ends SUCCEEDED with changes in a repository its team reaches through GitHub: push a branch and open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
+                                pull_request?: "open" | "draft" | "off";
+                                /** @description The branch Hangar pushes (default `hangar/<run-id>`); a follow-up pushes to it again */
+                                branch?: string;
+                                /** @description Give the harness the execution's GitHub token as GH_TOKEN (for the gh CLI); git works without it, through a credential helper */
+                                gh_token?: boolean;
+                            };
                             idle_timeout_minutes?: number;
                             computer_use_enabled?: boolean;
                             harness_auth_secrets?: {
@@ -3220,6 +3676,15 @@ export interface paths {
                                 model_id?: string;
                                 reasoning_level?: string;
                             };
+                            /** @description Hangar's GitHub behaviour for this run (docs/github.md). */
+                            github?: {
+                                /** @description What Hangar does when the run ends SUCCEEDED with changes in a repository its team reaches through GitHub: push a branch and open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
+                                pull_request?: "open" | "draft" | "off";
+                                /** @description The branch Hangar pushes (default `hangar/<run-id>`); a follow-up pushes to it again */
+                                branch?: string;
+                                /** @description Give the harness the execution's GitHub token as GH_TOKEN (for the gh CLI); git works without it, through a credential helper */
+                                gh_token?: boolean;
+                            };
                             idle_timeout_minutes?: number;
                             computer_use_enabled?: boolean;
                             harness_auth_secrets?: {
@@ -3488,6 +3953,15 @@ export interface paths {
                                 type?: string;
                                 model_id?: string;
                                 reasoning_level?: string;
+                            };
+                            /** @description Hangar's GitHub behaviour for this run (docs/github.md). */
+                            github?: {
+                                /** @description What Hangar does when the run ends SUCCEEDED with changes in a repository its team reaches through GitHub: push a branch and open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
+                                pull_request?: "open" | "draft" | "off";
+                                /** @description The branch Hangar pushes (default `hangar/<run-id>`); a follow-up pushes to it again */
+                                branch?: string;
+                                /** @description Give the harness the execution's GitHub token as GH_TOKEN (for the gh CLI); git works without it, through a credential helper */
+                                gh_token?: boolean;
                             };
                             idle_timeout_minutes?: number;
                             computer_use_enabled?: boolean;
@@ -9452,6 +9926,15 @@ export interface paths {
                                 model_id?: string;
                                 reasoning_level?: string;
                             };
+                            /** @description Hangar's GitHub behaviour for this run (docs/github.md). */
+                            github?: {
+                                /** @description What Hangar does when the run ends SUCCEEDED with changes in a repository its team reaches through GitHub: push a branch and open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
+                                pull_request?: "open" | "draft" | "off";
+                                /** @description The branch Hangar pushes (default `hangar/<run-id>`); a follow-up pushes to it again */
+                                branch?: string;
+                                /** @description Give the harness the execution's GitHub token as GH_TOKEN (for the gh CLI); git works without it, through a credential helper */
+                                gh_token?: boolean;
+                            };
                             idle_timeout_minutes?: number;
                             computer_use_enabled?: boolean;
                             harness_auth_secrets?: {
@@ -9829,6 +10312,15 @@ export interface paths {
                                 type?: string;
                                 model_id?: string;
                                 reasoning_level?: string;
+                            };
+                            /** @description Hangar's GitHub behaviour for this run (docs/github.md). */
+                            github?: {
+                                /** @description What Hangar does when the run ends SUCCEEDED with changes in a repository its team reaches through GitHub: push a branch and open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
+                                pull_request?: "open" | "draft" | "off";
+                                /** @description The branch Hangar pushes (default `hangar/<run-id>`); a follow-up pushes to it again */
+                                branch?: string;
+                                /** @description Give the harness the execution's GitHub token as GH_TOKEN (for the gh CLI); git works without it, through a credential helper */
+                                gh_token?: boolean;
                             };
                             idle_timeout_minutes?: number;
                             computer_use_enabled?: boolean;

@@ -1,0 +1,155 @@
+import type { EnvironmentConfig } from '../environments/index.js';
+import type { RunGitHub } from '../github/index.js';
+import type { Redactor } from '../platform/redaction/redactor.js';
+import type { ClaimedRun, Outcome } from '../runs/index.js';
+import type { ExecutionContext } from './context.js';
+import { HOME_DIRECTORY, type CloneAccess } from './workspace.js';
+import { WorkspaceFiles } from './workspace-files.js';
+
+type Report = (type: string, payload: Record<string, unknown>) => Promise<void>;
+
+interface GitHubRunConfig {
+  pull_request?: 'open' | 'draft' | 'off';
+  branch?: string;
+  gh_token?: boolean;
+}
+
+/**
+ * One execution's GitHub side: the tokens of its repositories (for the clones, the harness's git through a
+ * credential helper, the pull requests), and after a SUCCEEDED agent the push and the pull request. Every token is
+ * added to the execution's redactor the moment it exists, so no write of the execution can carry it.
+ */
+export class GitHubSession {
+  private constructor(
+    private readonly context: ExecutionContext,
+    private readonly run: ClaimedRun,
+    private readonly access: RunGitHub,
+    private readonly settings: GitHubRunConfig,
+  ) {}
+
+  /** null when the run has no repository a GitHub link covers. Throws with GitHub's reason when it refuses a token. */
+  static async open(
+    context: ExecutionContext,
+    run: ClaimedRun,
+    environment: EnvironmentConfig,
+    redactor: Redactor,
+  ): Promise<GitHubSession | null> {
+    if (!context.github || environment.github_repos.length === 0) return null;
+    const access = await context.github.open(run.team_uid, environment.github_repos);
+    for (const credential of access.credentials) redactor.add('GITHUB_TOKEN', credential.token);
+    if (access.credentials.length === 0) {
+      await access.close();
+      return null;
+    }
+    const settings = (run.agent_config.github ?? {}) as GitHubRunConfig;
+    return new GitHubSession(context, run, access, settings);
+  }
+
+  get branch(): string {
+    return this.settings.branch ?? `hangar/${this.run.id}`;
+  }
+
+  /** What the clones authenticate with; a follow-up checks out the branch its run pushed. */
+  cloneAccess(): CloneAccess {
+    const tokens = new Map(this.access.credentials.map((c) => [`${c.owner}/${c.repo}`.toLowerCase(), c.token]));
+    return { tokens, ...(this.run.execution_id > 1 ? { branch: this.branch } : {}) };
+  }
+
+  /**
+   * The harness's git access: a `store` credential file in its HOME (0600, the run user's) and the configuration
+   * that points git at it, through GIT_CONFIG_* variables, so the token is in no variable and no command line.
+   * GH_TOKEN only when the run asks for it (config.github.gh_token).
+   */
+  async prepareHarness(workspace: string): Promise<Record<string, string>> {
+    const base = new URL(this.context.workspaces.gitBaseUrl);
+    const lines = this.access.credentials.map((credential) => {
+      const url = new URL(`${base.href.replace(/\/+$/, '')}/${credential.owner}/${credential.repo}`);
+      url.username = 'x-access-token';
+      url.password = credential.token;
+      return url.href;
+    });
+    await WorkspaceFiles.with(workspace, this.context.workspaces.owner, (files) =>
+      files.writeFile(`${HOME_DIRECTORY}/.git-credentials`, `${lines.join('\n')}\n`),
+    );
+    const first = this.access.credentials[0]!;
+    return {
+      GIT_CONFIG_COUNT: '2',
+      GIT_CONFIG_KEY_0: 'credential.helper',
+      GIT_CONFIG_VALUE_0: 'store',
+      GIT_CONFIG_KEY_1: 'credential.useHttpPath',
+      GIT_CONFIG_VALUE_1: 'true',
+      ...(this.settings.gh_token === true ? { GH_TOKEN: first.token } : {}),
+    };
+  }
+
+  /**
+   * After a SUCCEEDED agent: for each repository with changes, commits what is uncommitted with the agent's summary,
+   * pushes the branch and opens (or updates) the pull request, recording a PULL_REQUEST artifact for a new one. A
+   * refusal is on the timeline with GitHub's reason and in the run's status message; the run stays SUCCEEDED.
+   */
+  async publish(workspace: string, outcome: Outcome, report: Report): Promise<Outcome> {
+    const runUrl = this.context.github?.runUrl(this.run.id);
+    const mode = this.settings.pull_request ?? 'open';
+    if (mode === 'off') return outcome;
+    const message = outcome.statusMessage?.message;
+    const summary = (typeof message === 'string' ? message.trim() : '') || undefined;
+    const title = firstLine(summary ?? this.run.prompt);
+    const failures: string[] = [];
+    for (const credential of this.access.credentials) {
+      const name = `${credential.owner}/${credential.repo}`;
+      try {
+        const bundle = await this.context.workspaces.bundleChanges(
+          workspace,
+          credential.repo,
+          summary ?? `Changes by Hangar run ${this.run.id}`,
+          this.context.ledger.maxArtifactBytes,
+        );
+        const result = await this.access.publish({
+          owner: credential.owner,
+          repo: credential.repo,
+          bundle,
+          branch: this.branch,
+          draft: mode === 'draft',
+          title,
+          body: [
+            summary ?? '',
+            runUrl ? `Made by Hangar run [${this.run.id}](${runUrl}).` : `Made by Hangar run ${this.run.id}.`,
+          ]
+            .filter(Boolean)
+            .join('\n\n'),
+        });
+        if (result.status === 'no_changes') continue;
+        await report(result.created ? 'github_pull_request_opened' : 'github_pull_request_updated', {
+          repo: name,
+          branch: result.branch,
+          commit: result.commit,
+          number: result.number,
+          url: result.url,
+        });
+        if (result.created)
+          await this.context.ledger.artifacts.report(
+            { runId: this.run.id, executionId: this.run.execution_id, teamUid: this.run.team_uid },
+            { artifact_type: 'PULL_REQUEST', data: { url: result.url, branch: result.branch } },
+          );
+      } catch (error) {
+        const reason = (error as Error).message;
+        failures.push(`${name}: ${reason}`);
+        await report('github_publish_failed', { repo: name, branch: this.branch, reason });
+      }
+    }
+    if (failures.length === 0) return outcome;
+    const note = `The agent's work is done and kept in its transcript, but Hangar could not publish it to GitHub: ${failures.join('; ')}`;
+    return { ...outcome, statusMessage: { message: summary ? `${summary}\n\n${note}` : note } };
+  }
+
+  /** Revokes the execution's installation tokens: they end with it. */
+  close(): Promise<void> {
+    return this.access.close();
+  }
+}
+
+function firstLine(text: string): string {
+  const line = text.split('\n').find((candidate) => candidate.trim() !== '') ?? 'Changes by Hangar';
+  const trimmed = line.trim();
+  return trimmed.length > 72 ? `${trimmed.slice(0, 71)}…` : trimmed;
+}

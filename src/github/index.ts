@@ -1,0 +1,6 @@
+// The public surface of the github slice: other slices and the composition root import only this module.
+export type { GitHubAccess, PublishRequest, PublishResult, RepoCredential, RunGitHub } from './access.js';
+export { GitHubRefusal } from './app-client.js';
+export { registerGitHubCommands } from './cli.js';
+export { registerGitHubRoutes } from './http.js';
+export { GitHubService } from './service.js';

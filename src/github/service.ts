@@ -1,0 +1,202 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../database.js';
+import { integrationNotConfigured, invalidRequest, notFound, upstreamUnreachable } from '../platform/http/errors.js';
+import type { GitHubAccess, PublishRequest, PublishResult, RepoCredential, RepoName, RunGitHub } from './access.js';
+import { GitHubAppClient, GitHubRefusal, refusalOf, restClient } from './app-client.js';
+import { PublishRepository } from './push.js';
+import * as store from './store.js';
+
+export interface GitHubServiceOptions {
+  db: Kysely<DB>;
+  /** The operator's App; undefined: installations cannot be linked, personal access tokens still work. */
+  app: { appId: number; privateKey: string } | undefined;
+  apiUrl: string;
+  /** Where repositories are cloned and pushed: `${gitBaseUrl}/${owner}/${repo}` (HANGAR_GIT_BASE_URL). */
+  gitBaseUrl: string;
+  readSecret: (teamUid: string, name: string) => Promise<string | null>;
+  runUrl: (runId: string) => string;
+}
+
+export interface LinkView {
+  installation_id?: number;
+  account?: string;
+  token_secret?: string;
+  created_at: string;
+}
+
+/** GitHub for a team: its links (App installations, a PAT secret), and each execution's tokens and pull requests. */
+export class GitHubService implements GitHubAccess {
+  private readonly app: GitHubAppClient | undefined;
+
+  constructor(private readonly options: GitHubServiceOptions) {
+    this.app = options.app ? new GitHubAppClient({ ...options.app, baseUrl: options.apiUrl }) : undefined;
+  }
+
+  async links(teamUid: string): Promise<{ links: LinkView[] }> {
+    const rows = await store.links(this.options.db, teamUid);
+    return {
+      links: rows.map((row) => ({
+        ...(row.installation_id !== null ? { installation_id: row.installation_id, account: row.account_login! } : {}),
+        ...(row.token_secret !== null ? { token_secret: row.token_secret } : {}),
+        created_at: row.created_at.toISOString(),
+      })),
+    };
+  }
+
+  /** Links an installation after asking GitHub whose it is (so a wrong ID is refused now, not at a run). */
+  async linkInstallation(teamUid: string, installationId: number): Promise<{ links: LinkView[] }> {
+    if (!this.app)
+      throw integrationNotConfigured(
+        'No GitHub App is configured on this server (HANGAR_GITHUB_APP_ID, HANGAR_GITHUB_APP_PRIVATE_KEY_FILE)',
+      );
+    let account: string;
+    try {
+      account = await this.app.installationAccount(installationId);
+    } catch (error) {
+      if (error instanceof GitHubRefusal && error.status === 404)
+        throw notFound(`GitHub does not know installation ${installationId} of this App`);
+      throw upstreamUnreachable((error as Error).message);
+    }
+    await store.linkInstallation(this.options.db, teamUid, installationId, account);
+    return this.links(teamUid);
+  }
+
+  async unlinkInstallation(teamUid: string, installationId: number): Promise<{ links: LinkView[] }> {
+    if (!(await store.unlinkInstallation(this.options.db, teamUid, installationId)))
+      throw notFound(`installation ${installationId} is not linked to this team`);
+    return this.links(teamUid);
+  }
+
+  /** The team secret holding a fine-grained personal access token, used for repositories no installation covers. */
+  async setTokenSecret(teamUid: string, secretName: string): Promise<{ links: LinkView[] }> {
+    if ((await this.options.readSecret(teamUid, secretName)) === null)
+      throw invalidRequest(`the team has no secret named "${secretName}"`);
+    await store.setTokenSecret(this.options.db, teamUid, secretName);
+    return this.links(teamUid);
+  }
+
+  async clearTokenSecret(teamUid: string): Promise<{ links: LinkView[] }> {
+    if (!(await store.clearTokenSecret(this.options.db, teamUid))) throw notFound('the team has no token secret');
+    return this.links(teamUid);
+  }
+
+  runUrl(runId: string): string {
+    return this.options.runUrl(runId);
+  }
+
+  async open(teamUid: string, repos: RepoName[]): Promise<RunGitHub> {
+    const links = repos.length > 0 ? await store.links(this.options.db, teamUid) : [];
+    const credentials: RepoCredential[] = [];
+    const minted: string[] = [];
+    const run = this.runGitHub(credentials, minted);
+    try {
+      const byOwner = new Map<string, RepoName[]>();
+      for (const name of repos) {
+        const key = name.owner.toLowerCase();
+        byOwner.set(key, [...(byOwner.get(key) ?? []), name]);
+      }
+      const tokenSecret = links.find((link) => link.token_secret !== null)?.token_secret ?? null;
+      let pat: string | null | undefined;
+      for (const [owner, names] of byOwner) {
+        const installation = links.find((link) => link.account_login?.toLowerCase() === owner);
+        if (installation && this.app) {
+          const { token } = await this.app.mintToken(
+            installation.installation_id!,
+            names.map((name) => name.repo),
+          );
+          minted.push(token);
+          for (const name of names) credentials.push({ ...name, token, source: 'installation' });
+          continue;
+        }
+        if (tokenSecret === null) continue;
+        pat ??= await this.options.readSecret(teamUid, tokenSecret);
+        if (pat === null)
+          throw new GitHubRefusal(`the team's GitHub token secret "${tokenSecret}" no longer exists`, undefined);
+        for (const name of names) credentials.push({ ...name, token: pat, source: 'personal_access_token' });
+      }
+      return run;
+    } catch (error) {
+      await run.close();
+      throw error;
+    }
+  }
+
+  private runGitHub(credentials: RepoCredential[], minted: string[]): RunGitHub {
+    return {
+      credentials,
+      publish: (request) => {
+        const credential = credentials.find(
+          (c) =>
+            c.owner.toLowerCase() === request.owner.toLowerCase() &&
+            c.repo.toLowerCase() === request.repo.toLowerCase(),
+        );
+        if (!credential)
+          throw new GitHubRefusal(`no GitHub credential covers ${request.owner}/${request.repo}`, undefined);
+        return this.publish(credential.token, request);
+      },
+      // Installation tokens end with the execution (GitHub would keep them an hour); a failure leaves that hour.
+      close: async () => {
+        await Promise.all(
+          minted.splice(0).map((token) =>
+            restClient(this.options.apiUrl, token)
+              .request('DELETE /installation/token')
+              .catch(() => undefined),
+          ),
+        );
+      },
+    };
+  }
+
+  private async publish(token: string, request: PublishRequest): Promise<PublishResult> {
+    const { owner, repo, branch } = request;
+    const rest = restClient(this.options.apiUrl, token);
+    let defaultBranch: string;
+    try {
+      defaultBranch = (await rest.repos.get({ owner, repo })).data.default_branch;
+    } catch (error) {
+      throw refusalOf(error, `reading ${owner}/${repo}`);
+    }
+    const url = `${this.options.gitBaseUrl}/${owner}/${repo}`;
+    const local = await PublishRepository.create(token);
+    let commit: string;
+    try {
+      commit = await local.takeBundle(request.bundle);
+      await local.fetchBranch(url, defaultBranch, 'base');
+      const branchExists = await local.fetchBranch(url, branch, 'branch');
+      // Changes are commits the default branch does not have and the branch does not have yet.
+      const ahead = await local.commitsAhead('refs/remotes/base');
+      if (ahead === 0 || (branchExists && (await local.commitsAhead('refs/remotes/branch')) === 0))
+        return { status: 'no_changes' };
+      await local.push(url, branch);
+    } finally {
+      await local.remove();
+    }
+    try {
+      const open = await rest.pulls.list({ owner, repo, head: `${owner}:${branch}`, state: 'open' });
+      const existing = open.data[0];
+      if (existing) {
+        await rest.pulls.update({ owner, repo, pull_number: existing.number, body: request.body });
+        return { status: 'published', url: existing.html_url, number: existing.number, created: false, commit, branch };
+      }
+      const created = await rest.pulls.create({
+        owner,
+        repo,
+        head: branch,
+        base: defaultBranch,
+        title: request.title,
+        body: request.body,
+        draft: request.draft,
+      });
+      return {
+        status: 'published',
+        url: created.data.html_url,
+        number: created.data.number,
+        created: true,
+        commit,
+        branch,
+      };
+    } catch (error) {
+      throw refusalOf(error, `opening the pull request of ${owner}/${repo}`);
+    }
+  }
+}

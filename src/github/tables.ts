@@ -1,0 +1,16 @@
+import type { ColumnType, Generated } from 'kysely';
+import type { Timestamp } from '../platform/db/columns.js';
+
+export interface GitHubLinksTable {
+  id: Generated<string>;
+  team_uid: string;
+  /** bigint: read as a string. */
+  installation_id: ColumnType<string | null, number | null | undefined, never>;
+  account_login: string | null;
+  token_secret: string | null;
+  created_at: Timestamp;
+}
+
+export interface GitHubTables {
+  github_links: GitHubLinksTable;
+}
