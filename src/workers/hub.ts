@@ -217,7 +217,7 @@ export class WorkerHub {
               file_name: file.file_name,
               data_base64: file.data.toString('base64'),
             })),
-      auth_secrets: await this.authSecrets(run),
+      auth_secrets: await this.authSecrets(run, environment?.registry_secret_name),
       mcp_servers: await this.mcpServers(run),
       ...(run.trace_parent ? { traceparent: run.trace_parent } : {}),
     };
@@ -235,11 +235,14 @@ export class WorkerHub {
     return servers;
   }
 
-  /** The values of the team secrets the run names in `harness_auth_secrets`; the worker's harness needs them. */
-  private async authSecrets(run: ClaimedRun): Promise<Record<string, string>> {
+  /**
+   * The values of the team secrets the run names in `harness_auth_secrets` (the worker's harness needs them) and of
+   * its environment's registry secret (the worker's container sandbox pulls with it).
+   */
+  private async authSecrets(run: ClaimedRun, registrySecret: string | undefined): Promise<Record<string, string>> {
     const named = (run.agent_config as { harness_auth_secrets?: Record<string, unknown> }).harness_auth_secrets ?? {};
     const secrets: Record<string, string> = {};
-    for (const name of Object.values(named)) {
+    for (const name of [...Object.values(named), ...(registrySecret ? [registrySecret] : [])]) {
       if (typeof name !== 'string' || name in secrets) continue;
       const value = await this.options.readSecret(run.team_uid, name);
       if (value !== null) secrets[name] = value;

@@ -10,13 +10,16 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import YAML from 'yaml';
 import { generateApiKey } from '../../src/platform/crypto.js';
-import { eventually } from '../support/engine.js';
+import { eventually, waitForState } from '../support/engine.js';
 import { databaseEnv, stopChild } from '../support/processes.js';
 import { PullOnlyEngine } from '../support/pull-only-engine.js';
-import { createTestDatabase, spawnServer, type TestDatabase } from '../support/server.js';
+import { createRun } from '../support/runs.js';
+import { createTestDatabase, spawnServer, startTestServer, type TestDatabase } from '../support/server.js';
+import { startWorker } from '../support/workers.js';
 
 const REGISTRY_PASSWORD = 'registry-token-7f3a9c1e55d2';
 const engine = new PullOnlyEngine();
+const engineAddress = engine.listen();
 const apiKey = generateApiKey();
 let database: TestDatabase;
 let server: Awaited<ReturnType<typeof spawnServer>>;
@@ -51,7 +54,7 @@ before(async () => {
     HANGAR_CONFIG: file,
     HANGAR_LOG_LEVEL: 'debug',
     HANGAR_SANDBOX: 'container',
-    DOCKER_HOST: await engine.listen(),
+    DOCKER_HOST: await engineAddress,
     HANGAR_RUN_MEMORY: '1g',
     HANGAR_RUN_MEMORY_MAX: '2g',
     HANGAR_RUN_CPUS_MAX: '2',
@@ -142,4 +145,47 @@ test('registry credentials from a team secret reach the engine with the pull, an
   assert.equal(failed.status_message.error_code, 'environment_setup_failed');
   assert.match(failed.status_message.message, /team secret NO_SUCH_SECRET, which does not exist/);
   assert.equal(engine.pulls.length, pulls);
+});
+
+test("a self-hosted worker's container sandbox pulls with the registry secret its assignment carries", async (t) => {
+  const hub = await startTestServer({ HANGAR_CONFIG: path.join(configDirectory, 'hangar.yaml') });
+  t.after(() => hub.stop());
+  const worker = startWorker(hub, 'box-registry', {
+    env: {
+      HANGAR_CONFIG: path.join(configDirectory, 'hangar.yaml'),
+      HANGAR_SANDBOX: 'container',
+      DOCKER_HOST: await engineAddress,
+    },
+  });
+  t.after(async () => {
+    await stopChild(worker.child, 'SIGKILL');
+    fs.rmSync(worker.dataDir, { recursive: true, force: true });
+  });
+  assert.equal(
+    (
+      await hub.request('POST', '/api/v1/secrets', {
+        body: { name: 'WORKER_REGISTRY', value: 'box:worker-pull-token' },
+      })
+    ).status,
+    201,
+  );
+  const environment = await hub.request('POST', '/api/v1/environments', {
+    body: {
+      name: 'Worker image',
+      docker_image: 'registry.example.test/acme/worker:7',
+      registry_secret_name: 'WORKER_REGISTRY',
+    },
+  });
+  assert.equal(environment.status, 201, JSON.stringify(environment.body));
+  const runId = await createRun(hub, {
+    prompt: 'anything',
+    config: { harness: { type: 'noop' }, environment_id: environment.body.uid, worker_host: 'box-registry' },
+  });
+  const run = await waitForState(hub, runId, 'FAILED', 'SUCCEEDED', 'ERROR');
+  assert.equal(run.status_message?.error_code, 'environment_setup_failed', JSON.stringify(run));
+  assert.deepEqual(engine.pulls.find((pull) => pull.fromImage === 'registry.example.test/acme/worker')?.auth, {
+    username: 'box',
+    password: 'worker-pull-token',
+    serveraddress: 'registry.example.test',
+  });
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -84,9 +85,12 @@ export function loopbackApi(apiUrl: string | undefined): { host: string; port: n
   return { host, port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)) };
 }
 
-/** The socket file of one execution in the server's private directory. */
+/**
+ * The socket file of one execution in the server's private directory, named by a hash of its container's name: a
+ * socket's path must fit in 108 bytes, which a long TMPDIR and a run id would pass.
+ */
 export function apiSocketFile(directory: string, containerName: string): string {
-  return path.join(directory, `${containerName}.sock`);
+  return path.join(directory, `${createHash('sha256').update(containerName).digest('hex').slice(0, 16)}.sock`);
 }
 
 /**
