@@ -59,7 +59,9 @@ async function request(server: RunningServer, method: string, url: string, body?
 /** The fixture: `files` small source files in 30 directories, and a package.json with its lockfile. */
 function makeRepository(gitRoot: string): { commit: (file: string, content: string) => void; bare: string } {
   const work = path.join(gitRoot, '.work');
+  // Two repositories with the same content: `app` never changes (cold, warm, by hand), `moving` gets the commits.
   const bare = path.join(gitRoot, 'acme', 'app');
+  const moving = path.join(gitRoot, 'acme', 'moving');
   fs.mkdirSync(work, { recursive: true });
   for (let i = 0; i < settings.files; i++) {
     const directory = path.join(work, 'src', `module${i % 30}`);
@@ -77,19 +79,22 @@ function makeRepository(gitRoot: string): { commit: (file: string, content: stri
     execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@example.invalid', '-C', cwd, ...args], {
       stdio: 'ignore',
     });
-  fs.mkdirSync(bare, { recursive: true });
-  git(bare, 'init', '-q', '--bare', '--initial-branch=main');
+  for (const repository of [bare, moving]) {
+    fs.mkdirSync(repository, { recursive: true });
+    git(repository, 'init', '-q', '--bare', '--initial-branch=main');
+  }
   git(work, 'init', '-q', '--initial-branch=main');
   git(work, 'add', '.');
   git(work, 'commit', '-qm', 'init');
   git(work, 'push', '-q', bare, 'HEAD:main');
+  git(work, 'push', '-q', moving, 'HEAD:main');
   return {
     bare,
     commit: (file, content) => {
       fs.writeFileSync(path.join(work, file), content);
       git(work, 'add', '.');
       git(work, 'commit', '-qm', 'change');
-      git(work, 'push', '-q', bare, 'HEAD:main');
+      git(work, 'push', '-q', moving, 'HEAD:main');
     },
   };
 }
@@ -152,11 +157,11 @@ async function main(): Promise<void> {
     }),
     { logger: false },
   );
-  const environment = async () =>
+  const environment = async (repo = 'app') =>
     (
       await request(server, 'POST', '/environments', {
         name: `bench ${randomUUID()}`,
-        github_repos: [{ owner: 'acme', repo: 'app' }],
+        github_repos: [{ owner: 'acme', repo }],
         setup_commands: [npmCi],
       })
     ).uid as string;
@@ -165,7 +170,7 @@ async function main(): Promise<void> {
   const paths = new Map<string, Set<string>>();
   try {
     const warmEnvironment = await environment();
-    const updatedEnvironment = await environment();
+    const updatedEnvironment = await environment('moving');
     await oneRun(server, warmEnvironment);
     await oneRun(server, updatedEnvironment);
     for (let i = 0; i < settings.warmup + settings.runs; i++) {
