@@ -66,6 +66,10 @@ function EnvironmentForm({ onSaved, onCancel }: { onSaved(): void; onCancel(): v
   );
 }
 
+function megabytes(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MB`;
+}
+
 function EnvironmentCard({ environment, onChanged }: { environment: Environment; onChanged(): void }) {
   const client = useClient();
   const remove = useAction();
@@ -112,6 +116,18 @@ function EnvironmentCard({ environment, onChanged }: { environment: Environment;
         <dt>Updated</dt>
         <dd>
           <Time value={environment.last_updated} />
+        </dd>
+        <dt>Snapshot</dt>
+        <dd>
+          {/* The setup snapshot your team's next run starts from when nothing changed (issue 28). */}
+          {environment.snapshot ? (
+            <>
+              taken <Time value={environment.snapshot.created_at} />, {megabytes(environment.snapshot.size_bytes)}, key{' '}
+              <code>{environment.snapshot.key}</code>
+            </>
+          ) : (
+            <span className="muted">none: the next run sets up from nothing</span>
+          )}
         </dd>
       </dl>
       <ErrorMessage error={remove.error} title="Could not delete the environment" />
