@@ -9,9 +9,10 @@ import { registerFactoryCommands } from './factory/index.js';
 import { registerIdentityCommands } from './identities/index.js';
 import { registerMcpServerCommands } from './mcp/index.js';
 import { registerModelCommands } from './models/index.js';
-import { completionScript, SHELLS, type Shell } from './platform/cli/completion.js';
-import { oneOf } from './platform/cli/options.js';
+import { completionScript, ID_KINDS, type IdKind, SHELLS, type Shell } from './platform/cli/completion.js';
+import { examples, oneOf } from './platform/cli/options.js';
 import { addOutputOptions } from './platform/cli/output.js';
+import { callApi, clientOptionsFromEnv } from './platform/http/client.js';
 import { registerRunCommands } from './runs/index.js';
 import { registerScheduleCommands } from './schedules/index.js';
 import { registerSecretCommands } from './secrets/index.js';
@@ -57,6 +58,30 @@ Examples:
       process.stdout.write(completionScript(program, shell));
     });
 
+  // What the completion scripts call for IDs: one line each, and nothing at all when the server cannot answer (a
+  // tab press shows no error). Hidden: not a verb for people.
+  examples(
+    program
+      .command('__complete', { hidden: true })
+      .description('list IDs for shell completion')
+      .argument('<kind>', ID_KINDS.join(' or '), oneOf('kind', ID_KINDS)),
+    [['hangar __complete runs', "the team's recent run IDs, one a line"]],
+  ).action(async (kind: IdKind) => {
+    const ids = await completionIds(kind).catch(() => []);
+    if (ids.length > 0) process.stdout.write(`${ids.join('\n')}\n`);
+  });
+
   // Last, so that every verb above gets --json, --output and an example.
   addOutputOptions(program, [program.commands.find((command) => command.name() === 'workers')!]);
+}
+
+/** The team's 50 most recently updated runs, or its environments. */
+async function completionIds(kind: IdKind): Promise<string[]> {
+  const client = clientOptionsFromEnv();
+  if (kind === 'runs') {
+    const page = await callApi<{ runs: { run_id: string }[] }>(client, 'GET', '/agent/runs?limit=50');
+    return page.runs.map((run) => run.run_id);
+  }
+  const list = await callApi<{ environments: { uid: string }[] }>(client, 'GET', '/agent/environments');
+  return list.environments.map((environment) => environment.uid);
 }

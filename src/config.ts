@@ -29,6 +29,8 @@ export interface Config {
   vacuumIntervalSeconds: number;
   bodyLimitBytes: number;
   dbPoolSize: number;
+  /** PGlite's shared_buffers in MB (HANGAR_PGLITE_SHARED_BUFFERS_MB); undefined: the default. */
+  pgliteSharedBuffersMb: number | undefined;
   /** Where skill repositories are fetched from: `${gitBaseUrl}/${owner}/${repo}`. */
   gitBaseUrl: string;
   /** The operator's GitHub App (HANGAR_GITHUB_APP_*); undefined when none is configured. */
@@ -417,6 +419,12 @@ export function loadConfig(env: Env = process.env): Config {
     vacuumIntervalSeconds: integer(env, 'HANGAR_VACUUM_INTERVAL_SECONDS', 3600, 60, 7 * 24 * 3600),
     bodyLimitBytes: integer(env, 'HANGAR_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     dbPoolSize: integer(env, 'HANGAR_DB_POOL_SIZE', 10, 1, 200),
+    // Unset: the database layer's default (DEFAULT_PGLITE_SHARED_BUFFERS_MB in platform/db/pglite.ts, which the
+    // CLI's config does not load).
+    pgliteSharedBuffersMb:
+      text(env, 'HANGAR_PGLITE_SHARED_BUFFERS_MB') === undefined
+        ? undefined
+        : integer(env, 'HANGAR_PGLITE_SHARED_BUFFERS_MB', 0, 1, 4096),
     gitBaseUrl: url('HANGAR_GIT_BASE_URL', text(env, 'HANGAR_GIT_BASE_URL') ?? 'https://github.com', [
       'https:',
       'http:',

@@ -13,12 +13,26 @@ import {
   ListRunsResponse,
   RunIdParams,
   RunItem,
+  type RunSource,
   TimelineResponse,
 } from './schemas.js';
 import { IDEMPOTENCY_KEY_HOURS, idempotencyKey, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency.js';
 import type { RunsService } from './service.js';
 
+/**
+ * The clients that say who they are (X-Hangar-Client), with the source their runs get; any other value, or none, is
+ * API. Only sources that change nothing but the label: LOCAL and GITHUB_ACTION runs, for example, cannot be
+ * cancelled, so a caller must not be able to claim them.
+ */
+const CLIENT_SOURCES: Readonly<Record<string, RunSource>> = { dashboard: 'WEB_APP' };
+
 const CreateRunHeaders = Type.Object({
+  'x-hangar-client': Type.Optional(
+    Type.String({
+      maxLength: 100,
+      description: 'The client making the request: `dashboard` gives the run the source WEB_APP; otherwise API.',
+    }),
+  ),
   'idempotency-key': Type.Optional(
     Type.String({
       minLength: 1,
@@ -51,8 +65,19 @@ export function registerRunRoutes(parent: FastifyInstance, runs: RunsService): v
   /** A create, once per Idempotency-Key when the request has one; both create routes share the keys. */
   const create = async (request: FastifyRequest, body: CreateRunBody, key: string | undefined, reply: FastifyReply) => {
     const caller = callerOf(request);
-    if (key === undefined) return runs.create(caller, body);
-    const { answer, replayed } = await runs.createOnce(caller, body, idempotencyKey(key, caller.principal.uid, body));
+    const client = request.headers['x-hangar-client'];
+    const origin = {
+      source:
+        (typeof client === 'string' && Object.hasOwn(CLIENT_SOURCES, client) ? CLIENT_SOURCES[client] : undefined) ??
+        'API',
+    };
+    if (key === undefined) return runs.create(caller, body, origin);
+    const { answer, replayed } = await runs.createOnce(
+      caller,
+      body,
+      idempotencyKey(key, caller.principal.uid, body),
+      origin,
+    );
     if (replayed) reply.header('Idempotent-Replayed', 'true');
     return answer;
   };

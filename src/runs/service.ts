@@ -102,9 +102,10 @@ export class RunsService {
     caller: Caller,
     body: CreateRunBody,
     key: IdempotencyKey,
+    origin: RunOrigin = { source: 'API' },
   ): Promise<{ answer: CreatedRun & { queue_reason?: QueueReason }; replayed: boolean }> {
     const { answer, replayed } = await createOnce(this.options, caller.teamUid, key, () =>
-      prepareRun(this.options, this.db, caller, body, { source: 'API' }),
+      prepareRun(this.options, this.db, caller, body, origin),
     );
     return { answer: await this.explained(answer), replayed };
   }

@@ -4,13 +4,16 @@
 // shell completion, and an example in every --help.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { registerClientCommands } from '../../src/cli-commands.js';
 import { hangarCli } from '../support/cli.js';
-import { createRun, setRunColumns } from '../support/runs.js';
+import { addEnvironment, createRun, setRunColumns } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let hangar: TestServer;
@@ -240,6 +243,55 @@ describe('completion and help', () => {
     assert.ok((await complete('hangar', 'runs', 'list', '--state', 'queued', '--cr')).includes('--created-after'));
     for (const shell of ['zsh', 'fish']) assert.match(await ok('completion', shell), /hangar/);
     assert.notEqual((await cli('completion', 'tcsh')).code, 0);
+  });
+
+  test('values complete too: enum options and arguments from the script, run and environment IDs from the server', async () => {
+    const script = await ok('completion', 'bash');
+    // `hangar` on the PATH is this checkout's CLI, against the test server (what the script calls for IDs).
+    const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-completion-'));
+    fs.writeFileSync(
+      path.join(bin, 'hangar'),
+      `#!/bin/sh\nexec ${process.execPath} --import tsx ${path.resolve('src/main.ts')} "$@"\n`,
+      { mode: 0o755 },
+    );
+    const complete = async (...words: string[]) => {
+      const { stdout } = await promisify(execFile)(
+        'bash',
+        [
+          '-c',
+          `${script}\nCOMP_WORDS=(${words.map((word) => `'${word}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _hangar; printf '%s\\n' "\${COMPREPLY[@]}"`,
+        ],
+        {
+          env: {
+            ...process.env,
+            PATH: `${bin}:${process.env.PATH}`,
+            HANGAR_URL: hangar.url,
+            HANGAR_API_KEY: hangar.apiKey,
+          },
+        },
+      );
+      return stdout.trim().split('\n').filter(Boolean);
+    };
+    try {
+      assert.deepEqual(await complete('hangar', 'runs', 'list', '--state', 'qu'), ['queued']);
+      assert.deepEqual(await complete('hangar', 'runs', 'list', '-o', ''), ['table', 'json', 'yaml']);
+      assert.deepEqual(await complete('hangar', 'completion', 'f'), ['fish']);
+      const runId = await createRun(hangar, { title: 'Completed by tab' });
+      assert.ok((await complete('hangar', 'runs', 'get', '')).includes(runId));
+      assert.deepEqual(await complete('hangar', 'runs', 'cancel', runId.slice(0, 12)), [runId]);
+      const environmentId = await addEnvironment(hangar);
+      assert.ok((await complete('hangar', 'run', 'hello', '--environment', '')).includes(environmentId));
+      // Without a reachable server the IDs are simply not offered.
+      assert.deepEqual(
+        await promisify(execFile)('bash', [
+          '-c',
+          `PATH=${bin}:$PATH HANGAR_URL=http://127.0.0.1:9 hangar __complete runs`,
+        ]).then((result) => result.stdout),
+        '',
+      );
+    } finally {
+      fs.rmSync(bin, { recursive: true, force: true });
+    }
   });
 
   test('every verb has examples in its --help, and --json and --output where it prints an answer', () => {

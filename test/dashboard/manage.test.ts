@@ -2,37 +2,28 @@
 // their delivery log, automations and the test-filter action, environments, agent identities, models, workers.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import {
   acceptNextDialog,
   browserMissing,
-  ensureDashboardBuilt,
-  launchBrowser,
-  openPage,
+  type DashboardSession,
+  dashboardSession,
   screenshot,
-  signIn,
 } from '../support/browser.js';
 import { eventually, harnessEnv, script, waitForState } from '../support/engine.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import type { TestServer } from '../support/server.js';
 
 describe('dashboard: management pages', { skip: browserMissing }, () => {
+  let session: DashboardSession;
   let hangar: TestServer;
-  let browser: Browser;
   let page: Page;
   let problems: string[];
 
   before(async () => {
-    await ensureDashboardBuilt();
-    hangar = await startTestServer(harnessEnv());
-    browser = await launchBrowser();
-    ({ page, problems } = await openPage(browser, hangar.url));
-    await signIn(page, hangar.apiKey);
+    session = await dashboardSession(harnessEnv(), { signIn: true });
+    ({ hangar, page, problems } = session);
   });
-
-  after(async () => {
-    await browser?.close();
-    await hangar?.stop();
-  });
+  after(() => session?.close());
 
   const nav = (name: string) =>
     page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();

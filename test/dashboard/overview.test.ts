@@ -5,8 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import {
   browserMissing,
-  ensureDashboardBuilt,
-  launchBrowser,
+  type DashboardSession,
+  dashboardSession,
   openPage,
   screenshot,
   signIn,
@@ -15,22 +15,17 @@ import { eventually, getRun, harnessEnv, script, waitForState } from '../support
 import { startTestServer, type TestServer } from '../support/server.js';
 
 describe('dashboard: overview and run pages', { skip: browserMissing }, () => {
+  let session: DashboardSession;
   let hangar: TestServer;
   let browser: Browser;
   let page: Page;
   let problems: string[];
 
   before(async () => {
-    await ensureDashboardBuilt();
-    hangar = await startTestServer(harnessEnv());
-    browser = await launchBrowser();
-    ({ page, problems } = await openPage(browser, hangar.url));
+    session = await dashboardSession(harnessEnv());
+    ({ hangar, browser, page, problems } = session);
   });
-
-  after(async () => {
-    await browser?.close();
-    await hangar?.stop();
-  });
+  after(() => session?.close());
 
   const create = async (body: Record<string, unknown>) => {
     const response = await hangar.request('POST', '/api/v1/agent/runs', { body });
@@ -191,7 +186,23 @@ describe('dashboard: overview and run pages', { skip: browserMissing }, () => {
     }
   });
 
-  test('the status page shows the instance administrator what the API reports', async () => {
+  test("the status page shows the instance administrator what the API reports, and is in no one else's menu", async () => {
+    // A team admin who is not an instance administrator: the route answers 403, so the menu has no Status.
+    const member = await hangar.addUser(hangar.teamUid, 'admin');
+    const other = await openPage(browser, hangar.url);
+    try {
+      // The menu asks once whether the key is an administrator's: the answer is awaited before looking.
+      const asked = other.page.waitForResponse((response) => response.url().endsWith('/api/v1/admin/teams'));
+      await signIn(other.page, member.apiKey);
+      assert.equal((await asked).status(), 403);
+      const menu = other.page.getByRole('navigation', { name: 'Main' });
+      await menu.getByRole('link', { name: 'Automations' }).waitFor();
+      assert.equal(await menu.getByRole('link', { name: 'Status' }).count(), 0);
+      assert.deepEqual(other.problems, []);
+    } finally {
+      await other.context.close();
+    }
+
     const status = await hangar.request('GET', '/api/v1/admin/status');
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Status' }).click();
     await page.getByRole('heading', { level: 1, name: 'Status' }).waitFor();

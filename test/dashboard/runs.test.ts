@@ -6,32 +6,27 @@ import type { Browser, Page } from 'playwright-core';
 import {
   acceptNextDialog,
   browserMissing,
-  ensureDashboardBuilt,
-  launchBrowser,
+  type DashboardSession,
+  dashboardSession,
   openPage,
   screenshot,
   signIn,
 } from '../support/browser.js';
 import { eventually, getRun, harnessEnv, script, waitForState } from '../support/engine.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import type { TestServer } from '../support/server.js';
 
 describe('dashboard: runs', { skip: browserMissing }, () => {
+  let session: DashboardSession;
   let hangar: TestServer;
   let browser: Browser;
   let page: Page;
   let problems: string[];
 
   before(async () => {
-    await ensureDashboardBuilt();
-    hangar = await startTestServer(harnessEnv());
-    browser = await launchBrowser();
-    ({ page, problems } = await openPage(browser, hangar.url));
+    session = await dashboardSession(harnessEnv());
+    ({ hangar, browser, page, problems } = session);
   });
-
-  after(async () => {
-    await browser?.close();
-    await hangar?.stop();
-  });
+  after(() => session?.close());
 
   const summary = () => page.getByRole('region', { name: 'Summary' });
   const conversation = () => page.getByRole('region', { name: 'Conversation' });
@@ -82,7 +77,18 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
     const runId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!);
     await summary().getByText('Succeeded', { exact: true }).waitFor();
     await summary().getByText('The run has ended').waitFor();
-    assert.equal((await getRun(hangar, runId)).state, 'SUCCEEDED');
+    const ended = await getRun(hangar, runId);
+    assert.equal(ended.state, 'SUCCEEDED');
+    // The dashboard says who it is: its runs have the source WEB_APP. A client cannot claim any other source.
+    assert.equal(ended.source, 'WEB_APP');
+    for (const client of ['LOCAL', 'GITHUB_ACTION', 'cli']) {
+      const created = await hangar.request('POST', '/api/v1/agent/runs', {
+        body: { prompt: 'wait', config: { worker_host: 'absent-box' } },
+        headers: { 'x-hangar-client': client },
+      });
+      assert.equal(created.status, 200, JSON.stringify(created.body));
+      assert.equal((await getRun(hangar, created.body.run_id)).source, 'API', client);
+    }
 
     // The conversation as a chat: the prompt, the agent's text, the tool call collapsed until opened.
     await conversation().getByText('Looking at the flaky test.', { exact: true }).waitFor();
@@ -123,7 +129,7 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
     assert.ok(run.created_at);
     // The harness the run used, in the summary.
     assert.match(await summary().innerText(), /Harness\s+script/);
-    assert.match(await summary().innerText(), /Source\s+API/);
+    assert.match(await summary().innerText(), /Source\s+Dashboard/);
 
     // The transcript downloads as a file.
     const download = page.waitForEvent('download');

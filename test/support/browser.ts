@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { startTestServer, type TestServer } from './server.js';
 
 export const CHROMIUM = process.env.HANGAR_TEST_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -116,5 +117,49 @@ export async function ensureDashboardBuilt(): Promise<void> {
     }
   } finally {
     fs.rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+export interface DashboardSession {
+  hangar: TestServer;
+  browser: Browser;
+  /** A page of its own context on the server; signed in when asked. */
+  page: Page;
+  /** What the page threw or logged as an error: a test ends by checking it is empty. */
+  problems: string[];
+  /** Closes the browser, then stops the server. */
+  close(): Promise<void>;
+}
+
+/**
+ * A dashboard test file's set-up, made once per file in its `before` (a browser and a server are slow to start):
+ * the dashboard built, a Hangar started with `env`, one headless Chromium and one page on it.
+ */
+export async function dashboardSession(
+  env: Record<string, string> = {},
+  options: { signIn?: boolean } = {},
+): Promise<DashboardSession> {
+  await ensureDashboardBuilt();
+  const hangar = await startTestServer(env);
+  let browser: Browser | undefined;
+  try {
+    browser = await launchBrowser();
+    const { page, problems } = await openPage(browser, hangar.url);
+    if (options.signIn) await signIn(page, hangar.apiKey);
+    const opened = browser;
+    return {
+      hangar,
+      browser,
+      page,
+      problems,
+      close: async () => {
+        await opened.close();
+        await hangar.stop();
+      },
+    };
+  } catch (error) {
+    await browser?.close();
+    await hangar.stop();
+    throw error;
   }
 }

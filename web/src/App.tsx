@@ -15,7 +15,8 @@ import { StatusPage } from './pages/Status';
 import { WebhookPage } from './pages/Webhook';
 import { WebhooksPage } from './pages/Webhooks';
 import { WorkersPage } from './pages/Workers';
-import { useSession } from './session';
+import { useResource } from './hooks';
+import { useClient, useSession } from './session';
 
 // Client-side routes. None may start with a path the server owns (/api, /webhooks, /docs, /errors, /healthz,
 // /readyz, /assets): the server answers those itself (src/platform/http/dashboard.ts).
@@ -29,8 +30,38 @@ const NAV = [
   ['/workers', 'Workers'],
   ['/factory/webhooks', 'Webhooks'],
   ['/factory/automations', 'Automations'],
-  ['/status', 'Status'],
 ] as const;
+/** Shown to instance administrators only, as their routes answer no one else (403). */
+const ADMIN_NAV = [['/status', 'Status']] as const;
+
+/**
+ * Whether the signed-in key is an instance administrator's: asked of an administrators' route that answers 403 to
+ * anyone else before it reads anything (GET /admin/teams). Unknown while it loads, and false on any error.
+ */
+function useIsAdmin(): boolean {
+  const client = useClient();
+  const probe = useResource(
+    (signal) => client.get('/admin/teams', undefined, signal).then(() => true),
+    // Signing in again mounts the navigation anew, so one key per mount is enough.
+    'admin',
+  );
+  return probe.data === true;
+}
+
+function MainNav() {
+  const admin = useIsAdmin();
+  return (
+    <ul>
+      {[...NAV, ...(admin ? ADMIN_NAV : [])].map(([to, label]) => (
+        <li key={to}>
+          <NavLink to={to} end={to === '/'}>
+            {label}
+          </NavLink>
+        </li>
+      ))}
+    </ul>
+  );
+}
 
 export function App() {
   const { client, signOut } = useSession();
@@ -59,15 +90,7 @@ export function App() {
           Menu
         </button>
         <nav id="main-nav" aria-label="Main" className={menuOpen ? 'open' : undefined}>
-          <ul>
-            {NAV.map(([to, label]) => (
-              <li key={to}>
-                <NavLink to={to} end={to === '/'}>
-                  {label}
-                </NavLink>
-              </li>
-            ))}
-          </ul>
+          <MainNav />
           <button type="button" className="secondary sign-out" onClick={() => signOut()}>
             Sign out
           </button>

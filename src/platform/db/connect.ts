@@ -1,12 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { acquireLockFile } from './lock-file.js';
 import { PostgresListener } from './listener.js';
+import { DEFAULT_PGLITE_SHARED_BUFFERS_MB, initialisePglite, openPglite } from './pglite.js';
 import { PreparingClient } from './prepared.js';
 import type { DB } from '../../database.js';
 
@@ -35,6 +34,8 @@ export interface DatabaseOptions {
   databaseUrl?: string | undefined;
   dataDir: string;
   poolSize: number;
+  /** PGlite's shared_buffers, in MB (default DEFAULT_PGLITE_SHARED_BUFFERS_MB in pglite.ts). */
+  pgliteSharedBuffersMb?: number | undefined;
 }
 
 /** The longest a query waits for a pooled connection (to be free, or to be made) before it fails. */
@@ -83,7 +84,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   fs.mkdirSync(directory, { recursive: true, mode: 0o700 });
   const releaseLock = acquireLockFile(path.join(options.dataDir, 'pglite.lock'));
   try {
-    const pglite = await PGlite.create(directory, { extensions: { pg_trgm } });
+    const sharedBuffers = options.pgliteSharedBuffersMb ?? DEFAULT_PGLITE_SHARED_BUFFERS_MB;
+    await initialisePglite(directory, sharedBuffers);
+    const pglite = await openPglite(directory, sharedBuffers);
     // Kysely's own dialect over the node-postgres adapter shipped with PGlite: concurrent transactions stay
     // isolated (the kysely-pglite package was measured mixing them up).
     const pool = new pg.Pool({ ...(createPgConfig(pglite) as unknown as pg.PoolConfig), Client: PreparingClient });

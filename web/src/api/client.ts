@@ -35,6 +35,8 @@ export class HangarClient {
   private headers(extra: Record<string, string> = {}): Record<string, string> {
     return {
       authorization: `Bearer ${this.credentials.apiKey}`,
+      // Runs created here get the source WEB_APP.
+      'x-hangar-client': 'dashboard',
       ...(this.credentials.teamUid ? { 'x-team-uid': this.credentials.teamUid } : {}),
       ...extra,
     };

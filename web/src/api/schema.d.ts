@@ -1213,6 +1213,8 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
+                    /** @description The client making the request: `dashboard` gives the run the source WEB_APP; otherwise API. */
+                    "x-hangar-client"?: string;
                     /** @description Makes the create safe to retry: the same key from the same team within 24 hours gets the first request's answer again (with the header Idempotent-Replayed: true) and creates no run; with a different body, or from another member, 422 idempotency_key_reused. One new key per run, e.g. a UUID. */
                     "idempotency-key"?: string;
                 };
@@ -1381,6 +1383,8 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
+                    /** @description The client making the request: `dashboard` gives the run the source WEB_APP; otherwise API. */
+                    "x-hangar-client"?: string;
                     /** @description Makes the create safe to retry: the same key from the same team within 24 hours gets the first request's answer again (with the header Idempotent-Replayed: true) and creates no run; with a different body, or from another member, 422 idempotency_key_reused. One new key per run, e.g. a UUID. */
                     "idempotency-key"?: string;
                 };

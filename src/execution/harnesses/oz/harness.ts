@@ -10,11 +10,18 @@ import {
   type HarnessTask,
 } from '../harness.js';
 import { saidNow, taskMessage, type UserMessage } from '../../../runs/index.js';
-import { historyMessages } from './history.js';
-import { connectMcpServers, type McpTools } from './mcp.js';
-import { OzAgentLoop, OzStop } from './loop.js';
-import { languageModel } from './model.js';
+import type { McpTools } from './mcp.js';
 import { sandboxedShell } from './sandboxed-shell.js';
+
+/**
+ * The agent loop with the AI SDK, its providers and the MCP client: loaded by the first oz run, not at start, as a
+ * server that never runs oz (a command harness, or no model key) would carry them for nothing (about 40 MB idle;
+ * bench/idle-memory).
+ */
+const agentModules = () =>
+  Promise.all([import('./loop.js'), import('./model.js'), import('./history.js'), import('./mcp.js')]).then(
+    ([loop, model, history, mcp]) => ({ ...loop, ...model, ...history, ...mcp }),
+  );
 
 export interface OzHarnessOptions {
   sandbox: SandboxMode;
@@ -51,6 +58,7 @@ export class OzHarness implements Harness {
         'integration_not_configured',
       );
     sink.input(JSON.stringify(taskMessage(task)));
+    const { OzAgentLoop, OzStop, languageModel, historyMessages, connectMcpServers } = await agentModules();
     const continuing = task.history.length > 0;
     const said = saidNow(task);
     const env = scrubbedEnvironment(task.env, await workspaceHome(task.workspace, task.workspaceOwner));
