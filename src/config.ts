@@ -27,6 +27,8 @@ export interface Config {
   logFormat: 'pretty' | 'json';
   /** Embedded mode only: PGlite never autovacuums, so Hangar runs VACUUM (ANALYZE) this often. */
   vacuumIntervalSeconds: number;
+  /** How often the overview's pending changes are folded into its hourly totals (HANGAR_OVERVIEW_FOLD_SECONDS). */
+  overviewFoldSeconds: number;
   bodyLimitBytes: number;
   dbPoolSize: number;
   /** PGlite's shared_buffers in MB (HANGAR_PGLITE_SHARED_BUFFERS_MB); undefined: the default. */
@@ -417,6 +419,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     logFormat: logFormat(env),
     vacuumIntervalSeconds: integer(env, 'HANGAR_VACUUM_INTERVAL_SECONDS', 3600, 60, 7 * 24 * 3600),
+    overviewFoldSeconds: integer(env, 'HANGAR_OVERVIEW_FOLD_SECONDS', 300, 1, 24 * 3600),
     bodyLimitBytes: integer(env, 'HANGAR_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     dbPoolSize: integer(env, 'HANGAR_DB_POOL_SIZE', 10, 1, 200),
     // Unset: the database layer's default (DEFAULT_PGLITE_SHARED_BUFFERS_MB in platform/db/pglite.ts, which the

@@ -11,7 +11,7 @@ import { EngineWrites } from '../execution/index.js';
 import { EnginePresence } from '../execution/index.js';
 import { workspacesInUse } from '../execution/index.js';
 import { PollingLoop } from '../platform/loop.js';
-import { idempotencyKeyRetention, runRetention } from '../runs/index.js';
+import { idempotencyKeyRetention, overviewFold, runRetention } from '../runs/index.js';
 import { Scheduler } from '../schedules/index.js';
 import { webhookRetention } from '../webhooks/index.js';
 import { WorkerHub } from '../workers/index.js';
@@ -59,6 +59,7 @@ export class Loops implements Component {
     }
     if (options.role === 'api') return;
     this.chores.push(webhookRetention(database.db, log), idempotencyKeyRetention(database.db, log));
+    this.chores.push(overviewFold(database.db, log, config.overviewFoldSeconds * 1000));
     this.chores.push(auditRetention(database.db, log, config.auditRetentionDays, { now: options.now }));
     if (config.runRetentionDays !== undefined)
       this.chores.push(

@@ -67,3 +67,4 @@ export { monthStart, teamSpendSince } from './spend.js';
 export { deleteExpiredRuns, runRetention } from './retention.js';
 export { queueDepth, type QueueDepth } from './queue-depth.js';
 export { runOverview, type OverviewWindow, type RunOverview } from './overview.js';
+export { overviewFold } from './overview-fold.js';

@@ -168,6 +168,36 @@ describe('overview', () => {
     await agree('after deleting two runs');
   });
 
+  test('a background pass folds the changes of teams that never open the overview', async () => {
+    const folding = await startTestServer(harnessEnv({}, { HANGAR_OVERVIEW_FOLD_SECONDS: '1' }));
+    try {
+      const response = await folding.request('POST', '/api/v1/agent/runs', {
+        body: { prompt: script({ done: 'ok' }) },
+      });
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      const pending = () =>
+        sql<{ changes: number }>`
+          SELECT count(*)::int AS changes FROM run_overview_changes WHERE team_uid = ${folding.teamUid}`.execute(
+          folding.db,
+        );
+      await eventually('the run ended and its change is pending', async () => {
+        const run = await folding.request('GET', `/api/v1/agent/runs/${response.body.run_id}`);
+        return run.body.state === 'SUCCEEDED';
+      });
+      // Nobody reads this team's overview: only the loop can empty its pending changes into the totals.
+      await eventually(
+        'the change was folded without an overview',
+        async () => (await pending()).rows[0]!.changes === 0,
+      );
+      const folded = await sql<{ runs: number }>`
+        SELECT coalesce(sum(runs), 0)::int AS runs FROM run_overview_hours
+        WHERE team_uid = ${folding.teamUid} AND kind = 'runs'`.execute(folding.db);
+      assert.equal(folded.rows[0]!.runs, 1);
+    } finally {
+      await folding.stop();
+    }
+  });
+
   test('another team sees none of these numbers, only its own', async () => {
     const body = await overview('', otherTeam.apiKey);
     assert.equal(

@@ -67,3 +67,15 @@ export async function foldOverviewChanges(db: Kysely<DB>, teamUid: string): Prom
     return moved.rows[0]?.changes ?? 0;
   });
 }
+
+/**
+ * Folds every team's pending changes, a team at a time. The overview folds its own team before reading; this pass
+ * keeps the changes of teams that never open it from piling up (one row per run that ends), so that the first
+ * overview after a long while does not pay for all of them.
+ */
+export async function foldAllOverviewChanges(db: Kysely<DB>): Promise<number> {
+  const teams = await sql<{ team_uid: string }>`SELECT DISTINCT team_uid FROM run_overview_changes`.execute(db);
+  let folded = 0;
+  for (const { team_uid } of teams.rows) folded += await foldOverviewChanges(db, team_uid);
+  return folded;
+}
