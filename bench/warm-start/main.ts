@@ -162,7 +162,7 @@ async function main(): Promise<void> {
       await request(server, 'POST', '/environments', {
         name: `bench ${randomUUID()}`,
         github_repos: [{ owner: 'acme', repo }],
-        setup_commands: [npmCi],
+        setup_commands: [npmCi.replace('cd app', `cd ${repo}`)],
       })
     ).uid as string;
   const ids = { cold: [] as string[], warm: [] as string[], updated: [] as string[] };
