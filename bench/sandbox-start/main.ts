@@ -19,6 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { loadConfig } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
+import { apiRequest } from '../support/api.js';
 import { percentile } from '../support/latency.js';
 
 const count = (name: string, fallback: number) => {
@@ -46,15 +47,8 @@ interface Subject {
   runIds: string[];
 }
 
-async function request(server: RunningServer, method: string, url: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${server.url}/api/v1${url}`, {
-    method,
-    headers: { authorization: `Bearer ${API_KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${await response.text()}`);
-  return response.json();
-}
+const request = (server: RunningServer, method: string, url: string, body?: unknown) =>
+  apiRequest(server, API_KEY, method, url, body);
 
 async function subject(name: string, root: string, gitBase: string, env: Record<string, string>): Promise<Subject> {
   const dataDir = fs.mkdtempSync(path.join(root, `${name.replace(/\W/g, '-')}-`));

@@ -26,6 +26,8 @@ import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { loadConfig } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
+import { apiRequest } from '../support/api.js';
+import { percentile } from '../support/latency.js';
 import { fixtureLock, trimmedCache } from './fixture-lock.js';
 
 const count = (name: string, fallback: number) => {
@@ -43,18 +45,8 @@ const run = promisify(execFile);
 const API_KEY = `hgr_bench_${randomUUID().replace(/-/g, '')}`;
 const PACKAGES = ['fastify', 'commander', 'yaml'];
 
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-
-async function request(server: RunningServer, method: string, url: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${server.url}/api/v1${url}`, {
-    method,
-    headers: { authorization: `Bearer ${API_KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${await response.text()}`);
-  return response.json();
-}
+const request = (server: RunningServer, method: string, url: string, body?: unknown) =>
+  apiRequest(server, API_KEY, method, url, body);
 
 /** The fixture: `files` small source files in 30 directories, and a package.json with its lockfile. */
 function makeRepository(gitRoot: string): { commit: (file: string, content: string) => void; bare: string } {
