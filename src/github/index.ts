@@ -4,3 +4,5 @@ export { GitHubRefusal } from './app-client.js';
 export { registerGitHubCommands } from './cli.js';
 export { registerGitHubRoutes } from './http.js';
 export { GitHubService } from './service.js';
+export { APP_REPLAY_SCOPE, registerAppWebhookRoute } from './app-webhook.js';
+export { environmentsNaming, mentioningComment, teamsOfInstallation, threadInstructions } from './triggers.js';

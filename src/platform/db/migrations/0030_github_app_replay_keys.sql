@@ -1,0 +1,14 @@
+-- The GitHub App's webhook (/webhooks/github-app) shares the replay store of the team webhooks: its keys are
+-- scoped by the name 'github-app' instead of a webhook's uid, so the foreign key gives way to a trigger that still
+-- drops a deleted webhook's keys.
+ALTER TABLE webhook_replay_keys DROP CONSTRAINT webhook_replay_keys_webhook_uid_fkey;
+
+CREATE FUNCTION webhook_replay_keys_forget() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM webhook_replay_keys WHERE webhook_uid = OLD.uid;
+  RETURN OLD;
+END;
+$$;
+
+CREATE TRIGGER webhooks_forget_replay_keys AFTER DELETE ON webhooks
+  FOR EACH ROW EXECUTE FUNCTION webhook_replay_keys_forget();

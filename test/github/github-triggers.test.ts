@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { sign } from '@octokit/webhooks-methods';
+import { harnessEnv, waitForState } from '../support/engine.js';
+import { GitFixtures } from '../support/git.js';
+import { GitHttpServer } from '../support/git-http.js';
+import { GitHubServer, testAppKey } from '../support/github-server.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+// Runs started from GitHub (issue 30, item 5): signed deliveries of the App's webhook, a real server and database,
+// the command harness completing the run, the REST server recording what Hangar says in the thread.
+
+const SECRET = 'app-webhook-secret-0123456789';
+const key = testAppKey();
+const fixtures = new GitFixtures();
+let git: GitHttpServer;
+let github: GitHubServer;
+let hangar: TestServer;
+let environmentId: string;
+const keyDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-ghtrig-key-'));
+let nextDelivery = 1;
+
+before(async () => {
+  fixtures.createRepo('acme', 'api', { 'README.md': '# api\n' });
+  github = await GitHubServer.start({ appId: 4242, publicKey: key.publicKey, gitBaseUrl: () => git.baseUrl });
+  git = await GitHttpServer.start(fixtures.root, (password, owner, repo, write) =>
+    github.allows(password, owner, repo, write),
+  );
+  github.addRepo('acme', 'api');
+  github.addInstallation(7, 'acme', ['acme/api']);
+  const keyFile = path.join(keyDirectory, 'app.pem');
+  fs.writeFileSync(keyFile, key.privateKeyPem, { mode: 0o600 });
+  hangar = await startTestServer(
+    harnessEnv(
+      {},
+      {
+        HANGAR_GIT_BASE_URL: git.baseUrl,
+        HANGAR_GITHUB_APP_ID: '4242',
+        HANGAR_GITHUB_APP_PRIVATE_KEY_FILE: keyFile,
+        HANGAR_GITHUB_API_URL: github.baseUrl,
+        HANGAR_GITHUB_WEBHOOK_SECRET: SECRET,
+      },
+    ),
+  );
+  const linked = await hangar.request('PUT', `/api/v1/admin/teams/${hangar.teamUid}/github/installations/7`);
+  assert.equal(linked.status, 200, JSON.stringify(linked.body));
+  const created = await hangar.request('POST', '/api/v1/environments', {
+    body: { name: 'api', github_repos: [{ owner: 'acme', repo: 'api' }] },
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  environmentId = created.body.uid;
+});
+
+after(async () => {
+  await hangar?.stop();
+  await git?.close();
+  await github?.close();
+  fixtures.remove();
+  fs.rmSync(keyDirectory, { recursive: true, force: true });
+});
+
+const issueUrl = (number: number) => `https://github.com/acme/api/issues/${number}`;
+
+function commentDelivery(number: number, comment: string): string {
+  return JSON.stringify({
+    action: 'created',
+    issue: { number, html_url: issueUrl(number), title: `Issue ${number}`, body: 'The README is too short.' },
+    comment: {
+      id: 1000 + number,
+      body: comment,
+      user: { login: 'octocat', type: 'User' },
+      html_url: `${issueUrl(number)}#issuecomment-${1000 + number}`,
+    },
+    repository: { name: 'api', owner: { login: 'acme' } },
+    installation: { id: 7 },
+  });
+}
+
+async function deliver(body: string, signature?: string) {
+  return hangar.request('POST', '/webhooks/github-app', {
+    apiKey: null,
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-github-event': 'issue_comment',
+      'x-github-delivery': `delivery-${nextDelivery++}`,
+      'x-hub-signature-256': signature ?? (await sign(SECRET, body)),
+    },
+  });
+}
+
+async function runCount(): Promise<number> {
+  const rows = await hangar.db.selectFrom('runs').select('id').execute();
+  return rows.length;
+}
+
+describe('runs started from GitHub', () => {
+  test('a signed comment mentioning @hangar starts a run in the environment naming the repository; the issue finds it', async () => {
+    const body = commentDelivery(1, 'Hey @hangar, please make the README longer.');
+    const delivered = await deliver(body);
+    assert.equal(delivered.status, 202, JSON.stringify(delivered.body));
+    assert.equal(delivered.body.runs.length, 1);
+    const runId = delivered.body.runs[0];
+    const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+    assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
+    assert.equal(run.config?.environment_id ?? environmentId, environmentId);
+
+    // The prompt fences the thread as untrusted material in the workspace file, as webhook deliveries are.
+    const stored = await hangar.db
+      .selectFrom('runs')
+      .select(['prompt', 'source'])
+      .where('id', '=', runId)
+      .executeTakeFirstOrThrow();
+    assert.match(String(stored.prompt), /acme\/api#1/);
+    assert.match(String(stored.prompt), /untrusted context/);
+    assert.doesNotMatch(String(stored.prompt), /make the README longer/, 'the comment stays out of the instructions');
+
+    const found = await hangar.request(
+      'GET',
+      `/agent/run-by-external-reference?url=${encodeURIComponent(issueUrl(1))}`,
+    );
+    assert.equal(found.status, 200, JSON.stringify(found.body));
+    assert.equal(found.body.run_id, runId);
+
+    // The same delivery again (a replay, even under a new delivery ID) starts nothing new.
+    const before = await runCount();
+    const replayed = await deliver(body);
+    assert.equal(replayed.status, 202);
+    assert.deepEqual(replayed.body.runs, []);
+    assert.equal(await runCount(), before);
+  });
+
+  test('a bad signature gets 401 and a comment without the mention starts nothing', async () => {
+    const before = await runCount();
+    const forged = await deliver(commentDelivery(2, '@hangar do it'), await sign('another-secret-0123456789', 'x'));
+    assert.equal(forged.status, 401);
+    const unsigned = await deliver(commentDelivery(3, '@hangar do it'), '');
+    assert.equal(unsigned.status, 401);
+    const quiet = await deliver(commentDelivery(4, 'Nothing for @hangarbot or mail@hangar.example here'));
+    assert.equal(quiet.status, 202);
+    assert.deepEqual(quiet.body.runs, []);
+    assert.equal(await runCount(), before);
+  });
+});
