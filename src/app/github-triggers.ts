@@ -64,6 +64,10 @@ export async function registerGitHubTriggers(root: FastifyInstance, platform: Pl
           continue;
         }
         await services.artifacts.recordExternalReference(outcome.run_id, teamUid, thread.url);
+        // The run goes ahead whether or not GitHub takes the reply.
+        await services.github
+          .replyStarted({ ...thread, runId: outcome.run_id })
+          .catch((error) => platform.log.warn({ err: error, run_id: outcome.run_id }, 'GitHub reply not posted'));
         started.push(outcome.run_id);
       }
       return started;

@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { sign } from '@octokit/webhooks-methods';
-import { harnessEnv, waitForState } from '../support/engine.js';
+import { fileURLToPath } from 'node:url';
+import { eventually, harnessEnv, outputTexts, waitForState } from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
 import { GitHttpServer } from '../support/git-http.js';
 import { GitHubServer, testAppKey } from '../support/github-server.js';
@@ -22,6 +23,19 @@ let hangar: TestServer;
 let environmentId: string;
 const keyDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-ghtrig-key-'));
 let nextDelivery = 1;
+const SCRIPT_HARNESS = fileURLToPath(new URL('../support/script-harness.mjs', import.meta.url));
+// The runs GitHub starts: read the thread from the workspace file, edit the repository, finish (Hangar opens the PR).
+const worker = {
+  command: [process.execPath, SCRIPT_HARNESS],
+  timeout_minutes: 5,
+  env: {
+    SCRIPT_STEPS: JSON.stringify([
+      { cat: 'event-payload.json' },
+      { sh: 'cd api && echo "one more line" >> README.md' },
+      { done: 'Make the README longer\n\nAs asked in the issue.' },
+    ]),
+  },
+};
 
 before(async () => {
   fixtures.createRepo('acme', 'api', { 'README.md': '# api\n' });
@@ -35,7 +49,7 @@ before(async () => {
   fs.writeFileSync(keyFile, key.privateKeyPem, { mode: 0o600 });
   hangar = await startTestServer(
     harnessEnv(
-      {},
+      { script: worker },
       {
         HANGAR_GIT_BASE_URL: git.baseUrl,
         HANGAR_GITHUB_APP_ID: '4242',
@@ -117,6 +131,20 @@ describe('runs started from GitHub', () => {
     assert.match(String(stored.prompt), /acme\/api#1/);
     assert.match(String(stored.prompt), /untrusted context/);
     assert.doesNotMatch(String(stored.prompt), /make the README longer/, 'the comment stays out of the instructions');
+
+    // The workspace held the thread as data.
+    assert.ok((await outputTexts(hangar, runId)).some((text) => text.includes('make the README longer')));
+
+    // Hangar replied once in the thread with a link to the run, then edited that comment with the outcome and PR.
+    await eventually('the reply tells the outcome', () =>
+      github.comments.some((comment) => comment.issue === 1 && comment.body.includes('SUCCEEDED')),
+    );
+    const replies = github.comments.filter((comment) => comment.owner === 'acme' && comment.issue === 1);
+    assert.equal(replies.length, 1, 'one comment, edited, not a stream');
+    assert.match(replies[0]!.body, new RegExp(`runs/${runId}`));
+    assert.match(replies[0]!.body, /Pull request: .*\/acme\/api\/pull\/\d+/);
+    assert.equal(github.callsTo('POST', /^\/repos\/acme\/api\/issues\/1\/comments$/).length, 1);
+    assert.equal(github.callsTo('PATCH', /^\/repos\/acme\/api\/issues\/comments\/\d+$/).length, 1);
 
     const found = await hangar.request(
       'GET',

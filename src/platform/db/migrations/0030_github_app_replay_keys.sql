@@ -12,3 +12,16 @@ $$;
 
 CREATE TRIGGER webhooks_forget_replay_keys AFTER DELETE ON webhooks
   FOR EACH ROW EXECUTE FUNCTION webhook_replay_keys_forget();
+
+-- Hangar's reply in the GitHub thread that started a run: one comment, posted when the run starts and edited with
+-- the outcome once the run has ended (`outcome_posted`).
+CREATE TABLE github_thread_replies (
+  run_id text PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+  installation_id bigint NOT NULL,
+  owner text NOT NULL,
+  repo text NOT NULL,
+  comment_id bigint NOT NULL,
+  outcome_posted boolean NOT NULL DEFAULT false,
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX github_thread_replies_waiting ON github_thread_replies (run_id) WHERE NOT outcome_posted;
