@@ -358,6 +358,8 @@ export interface GitHubAppConfig {
   webhookSecret: string | undefined;
   /** The name a comment mentions to start a run (HANGAR_GITHUB_HANDLE, without the @; default `hangar`). */
   handle: string;
+  /** An issue given this label starts a run (HANGAR_GITHUB_LABEL); undefined: labels start nothing. */
+  label: string | undefined;
 }
 
 /** HANGAR_GITHUB_APP_ID with HANGAR_GITHUB_APP_PRIVATE_KEY_FILE (both or neither), HANGAR_GITHUB_WEBHOOK_SECRET. */
@@ -382,7 +384,7 @@ function githubApp(env: Env): GitHubAppConfig | undefined {
   const handle = (text(env, 'HANGAR_GITHUB_HANDLE') ?? 'hangar').replace(/^@/, '');
   if (!/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$/.test(handle))
     throw new ConfigError('HANGAR_GITHUB_HANDLE must be a GitHub login (letters, digits, hyphens)');
-  return { appId, privateKey, webhookSecret, handle };
+  return { appId, privateKey, webhookSecret, handle, label: text(env, 'HANGAR_GITHUB_LABEL') };
 }
 
 export function loadConfig(env: Env = process.env): Config {

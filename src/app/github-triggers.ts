@@ -7,7 +7,7 @@ import {
   mentioningComment,
   teamsOfInstallation,
 } from '../github/index.js';
-import { threadInstructions } from '../github/index.js';
+import { labelledIssue, threadInstructions } from '../github/index.js';
 import { savedBy } from '../identities/index.js';
 import { ApiError } from '../platform/http/errors.js';
 import { claimReplayKey } from '../webhooks/index.js';
@@ -26,7 +26,8 @@ export async function registerGitHubTriggers(root: FastifyInstance, platform: Pl
     secret: config.githubApp?.webhookSecret,
     claimReplayKey: (key) => claimReplayKey(db, APP_REPLAY_SCOPE, key, null),
     dispatch: async (event, deliveryId, payload) => {
-      const thread = mentioningComment(event, payload, handle);
+      const thread =
+        mentioningComment(event, payload, handle) ?? labelledIssue(event, payload, config.githubApp?.label);
       if (!thread) return [];
       const started: string[] = [];
       for (const teamUid of await teamsOfInstallation(db, thread.installationId)) {

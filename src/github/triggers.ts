@@ -44,6 +44,27 @@ export function mentioningComment(event: string, payload: any, handle: string): 
   };
 }
 
+/** The thread of an issue that just got the configured label (`issues`, labeled); undefined for anything else. */
+export function labelledIssue(event: string, payload: any, label: string | undefined): IssueThread | undefined {
+  if (label === undefined || event !== 'issues' || payload?.action !== 'labeled') return undefined;
+  if (String(payload.label?.name ?? '').toLowerCase() !== label.toLowerCase()) return undefined;
+  const issue = payload.issue;
+  const repository = payload.repository;
+  const installationId = payload.installation?.id;
+  if (typeof issue?.html_url !== 'string' || typeof installationId !== 'number') return undefined;
+  if (typeof repository?.name !== 'string' || typeof repository?.owner?.login !== 'string') return undefined;
+  return {
+    owner: repository.owner.login,
+    repo: repository.name,
+    number: Number(issue.number),
+    url: issue.html_url,
+    title: String(issue.title ?? ''),
+    body: String(issue.body ?? ''),
+    comment: null,
+    installationId,
+  };
+}
+
 /** The teams that linked the installation. */
 export async function teamsOfInstallation(db: Kysely<DB>, installationId: number): Promise<string[]> {
   const rows = await db
@@ -84,7 +105,9 @@ export async function environmentsNaming(
 /** What the run is asked to do; the thread itself goes in the workspace file the envelope names. */
 export function threadInstructions(thread: IssueThread): string {
   return [
-    `You were mentioned on GitHub in ${thread.owner}/${thread.repo}#${thread.number} (${thread.url}).`,
-    'Read the thread (the issue and the comment that mentioned you) and do what it asks in the repository.',
+    thread.comment
+      ? `You were mentioned on GitHub in ${thread.owner}/${thread.repo}#${thread.number} (${thread.url}).`
+      : `The GitHub issue ${thread.owner}/${thread.repo}#${thread.number} (${thread.url}) was labelled for you.`,
+    'Read the thread (the issue, and the comment that mentioned you if any) and do what it asks in the repository.',
   ].join('\n');
 }

@@ -56,6 +56,7 @@ before(async () => {
         HANGAR_GITHUB_APP_PRIVATE_KEY_FILE: keyFile,
         HANGAR_GITHUB_API_URL: github.baseUrl,
         HANGAR_GITHUB_WEBHOOK_SECRET: SECRET,
+        HANGAR_GITHUB_LABEL: 'hangar-fix',
       },
     ),
   );
@@ -93,13 +94,13 @@ function commentDelivery(number: number, comment: string): string {
   });
 }
 
-async function deliver(body: string, signature?: string) {
+async function deliver(body: string, signature?: string, event = 'issue_comment') {
   return hangar.request('POST', '/webhooks/github-app', {
     apiKey: null,
     body,
     headers: {
       'content-type': 'application/json',
-      'x-github-event': 'issue_comment',
+      'x-github-event': event,
       'x-github-delivery': `delivery-${nextDelivery++}`,
       'x-hub-signature-256': signature ?? (await sign(SECRET, body)),
     },
@@ -159,6 +160,29 @@ describe('runs started from GitHub', () => {
     assert.equal(replayed.status, 202);
     assert.deepEqual(replayed.body.runs, []);
     assert.equal(await runCount(), before);
+  });
+
+  test('an issue given the configured label starts a run; another label starts nothing', async () => {
+    const labelled = (name: string) =>
+      JSON.stringify({
+        action: 'labeled',
+        label: { name },
+        issue: { number: 5, html_url: issueUrl(5), title: 'Issue 5', body: 'Typo in the README.' },
+        repository: { name: 'api', owner: { login: 'acme' } },
+        installation: { id: 7 },
+      });
+    const other = await deliver(labelled('bug'), undefined, 'issues');
+    assert.deepEqual(other.body.runs, []);
+    const delivered = await deliver(labelled('hangar-fix'), undefined, 'issues');
+    assert.equal(delivered.status, 202, JSON.stringify(delivered.body));
+    assert.equal(delivered.body.runs.length, 1);
+    const run = await waitForState(hangar, delivered.body.runs[0], 'SUCCEEDED', 'FAILED', 'ERROR');
+    assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
+    const found = await hangar.request(
+      'GET',
+      `/agent/run-by-external-reference?url=${encodeURIComponent(issueUrl(5))}`,
+    );
+    assert.equal(found.body.run_id, delivered.body.runs[0]);
   });
 
   test('a bad signature gets 401 and a comment without the mention starts nothing', async () => {
