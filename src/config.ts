@@ -360,6 +360,10 @@ export interface GitHubAppConfig {
   privateKey: string;
   /** Checks the signature of the App's deliveries (/webhooks/github-app); undefined: they are refused. */
   webhookSecret: string | undefined;
+  /** The name a comment mentions to start a run (HANGAR_GITHUB_HANDLE, without the @; default `hangar`). */
+  handle: string;
+  /** An issue given this label starts a run (HANGAR_GITHUB_LABEL); undefined: labels start nothing. */
+  label: string | undefined;
 }
 
 /** HANGAR_GITHUB_APP_ID with HANGAR_GITHUB_APP_PRIVATE_KEY_FILE (both or neither), HANGAR_GITHUB_WEBHOOK_SECRET. */
@@ -381,7 +385,10 @@ function githubApp(env: Env): GitHubAppConfig | undefined {
   const webhookSecret = text(env, 'HANGAR_GITHUB_WEBHOOK_SECRET');
   if (webhookSecret !== undefined && webhookSecret.length < 16)
     throw new ConfigError('HANGAR_GITHUB_WEBHOOK_SECRET must be at least 16 characters');
-  return { appId, privateKey, webhookSecret };
+  const handle = (text(env, 'HANGAR_GITHUB_HANDLE') ?? 'hangar').replace(/^@/, '');
+  if (!/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$/.test(handle))
+    throw new ConfigError('HANGAR_GITHUB_HANDLE must be a GitHub login (letters, digits, hyphens)');
+  return { appId, privateKey, webhookSecret, handle, label: text(env, 'HANGAR_GITHUB_LABEL') };
 }
 
 export function loadConfig(env: Env = process.env): Config {

@@ -29,6 +29,7 @@ import { registerWorkerRoutes } from '../workers/index.js';
 import { WorkerKeyAuthenticator } from '../workers/index.js';
 import { WorkerKeysService } from '../workers/index.js';
 import type { Component } from './components.js';
+import { registerGitHubTriggers } from './github-triggers.js';
 import type { Platform } from './platform.js';
 import type { Services } from './services.js';
 import { registerStatusRoute } from './status-http.js';
@@ -58,8 +59,9 @@ export class Http implements Component {
       authenticate: services.authenticate,
       isReady: platform.isMigrated,
       serveApi: api !== undefined,
-      registerRootRoutes: (root) =>
-        registerIngressRoutes(root, {
+      registerRootRoutes: async (root) => {
+        await registerGitHubTriggers(root, platform, services);
+        await registerIngressRoutes(root, {
           db: platform.db,
           webhooks: services.webhooks,
           ratePerMinute: config.webhookRatePerMinute,
@@ -67,7 +69,8 @@ export class Http implements Component {
           publicUrl: config.publicUrl,
           announceDelivery: () => platform.bus.announce(DELIVERIES_CHANNEL),
           now: options.now,
-        }),
+        });
+      },
       registerApiRoutes: (routes) => api && registerApiRoutes(routes, platform, services, api.hub),
     });
     return new Http(app, platform);

@@ -10,6 +10,7 @@ import { warmStartsFor, Workspaces } from '../execution/index.js';
 import { EngineWrites } from '../execution/index.js';
 import { EnginePresence } from '../execution/index.js';
 import { workspacesInUse } from '../execution/index.js';
+import { threadReplyLoop } from '../github/index.js';
 import { PollingLoop } from '../platform/loop.js';
 import { idempotencyKeyRetention, overviewFold, runRetention } from '../runs/index.js';
 import { Scheduler } from '../schedules/index.js';
@@ -60,6 +61,7 @@ export class Loops implements Component {
     if (options.role === 'api') return;
     this.chores.push(webhookRetention(database.db, log), idempotencyKeyRetention(database.db, log));
     this.chores.push(overviewFold(database.db, log, config.overviewFoldSeconds * 1000));
+    if (config.githubApp) this.chores.push(threadReplyLoop(() => services.github.tellOutcomes(), log));
     this.chores.push(auditRetention(database.db, log, config.auditRetentionDays, { now: options.now }));
     if (config.runRetentionDays !== undefined)
       this.chores.push(

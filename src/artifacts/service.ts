@@ -290,6 +290,19 @@ export class ArtifactsService {
   }
 
   /** The run that reported a pull request or ticket address, compared in canonical form (404 when none is visible). */
+  /** Makes `url` (an issue that started the run) find the run through the external-reference lookup. */
+  async recordExternalReference(runId: string, teamUid: string, url: string): Promise<void> {
+    const canonical = canonicalUrl(url);
+    if (!canonical) throw invalidRequest('url: must be an http or https address');
+    await store.insertExternalReference(this.options.db, {
+      uid: randomUUID(),
+      runId,
+      teamUid,
+      url,
+      canonicalUrl: canonical,
+    });
+  }
+
   async runByExternalReference(caller: Caller, url: string): Promise<{ run_id: string }> {
     const canonical = canonicalUrl(url);
     if (!canonical) throw invalidRequest('url: must be an http or https address');

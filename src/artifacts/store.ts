@@ -100,3 +100,26 @@ export async function runByCanonicalUrl(
     .executeTakeFirst();
   return row?.id;
 }
+
+/** Records an address the run answers to (the issue that started it), found by the external-reference lookup. */
+export async function insertExternalReference(
+  db: Kysely<DB>,
+  reference: { uid: string; runId: string; teamUid: string; url: string; canonicalUrl: string },
+): Promise<void> {
+  await db
+    .insertInto('artifacts')
+    .values({
+      uid: reference.uid,
+      run_id: reference.runId,
+      team_uid: reference.teamUid,
+      execution_id: null as never,
+      artifact_type: 'EXTERNAL_REFERENCE',
+      data: JSON.stringify({ url: reference.url }),
+      is_public: false,
+      blob_key: null,
+      content_type: null,
+      size_bytes: null,
+      canonical_url: reference.canonicalUrl,
+    })
+    .execute();
+}

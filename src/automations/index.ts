@@ -7,3 +7,4 @@ export { MAX_TRIGGERS, ScheduleTrigger, WebhookTrigger, type Trigger } from './s
 export { AutomationsService } from './service.js';
 export type { AutomationValues } from './store.js';
 export { busiestAutomations } from './store.js';
+export { deliveryPrompt, PAYLOAD_FILE } from './envelope.js';

@@ -4,3 +4,12 @@ export { GitHubRefusal } from './app-client.js';
 export { registerGitHubCommands } from './cli.js';
 export { registerGitHubRoutes } from './http.js';
 export { GitHubService } from './service.js';
+export { APP_REPLAY_SCOPE, registerAppWebhookRoute } from './app-webhook.js';
+export {
+  environmentsNaming,
+  labelledIssue,
+  mentioningComment,
+  teamsOfInstallation,
+  threadInstructions,
+} from './triggers.js';
+export { threadReplyLoop } from './thread-replies.js';

@@ -5,6 +5,7 @@ import type { GitHubAccess, PublishRequest, PublishResult, RepoCredential, RepoN
 import { GitHubAppClient, GitHubRefusal, refusalOf, restClient } from './app-client.js';
 import { PublishRepository } from './push.js';
 import * as store from './store.js';
+import { endedReplies, markTold, recordReply } from './thread-replies.js';
 
 export interface GitHubServiceOptions {
   db: Kysely<DB>;
@@ -82,6 +83,71 @@ export class GitHubService implements GitHubAccess {
 
   runUrl(runId: string): string {
     return this.options.runUrl(runId);
+  }
+
+  /**
+   * Says in the thread that a run started (a link to it); the comment is edited with the outcome when the run ends
+   * (tellOutcomes). Uses a token of the installation limited to the repository, revoked at once.
+   */
+  async replyStarted(thread: {
+    installationId: number;
+    owner: string;
+    repo: string;
+    number: number;
+    runId: string;
+  }): Promise<void> {
+    const commentId = await this.asInstallation(thread.installationId, thread.repo, async (rest) => {
+      const { data } = await rest.issues.createComment({
+        owner: thread.owner,
+        repo: thread.repo,
+        issue_number: thread.number,
+        body: `Hangar started a run for this: ${this.runUrl(thread.runId)}`,
+      });
+      return data.id;
+    });
+    await recordReply(this.options.db, { ...thread, commentId });
+  }
+
+  /** Edits the start comment of each ended run with its outcome and pull request. Answers how many were told. */
+  async tellOutcomes(limit = 20): Promise<number> {
+    const replies = await endedReplies(this.options.db, limit);
+    for (const reply of replies) {
+      const lines = [`Hangar's run ${this.runUrl(reply.runId)} ended: ${reply.state}.`];
+      if (reply.pullRequestUrl) lines.push('', `Pull request: ${reply.pullRequestUrl}`);
+      try {
+        await this.asInstallation(reply.installationId, reply.repo, (rest) =>
+          rest.issues.updateComment({
+            owner: reply.owner,
+            repo: reply.repo,
+            comment_id: reply.commentId,
+            body: lines.join('\n'),
+          }),
+        );
+      } catch (error) {
+        // GitHub refusing for good (the installation or the comment is gone) is told once, as a failure here.
+        const status = (error as GitHubRefusal).status;
+        if (!(error instanceof GitHubRefusal) || status === undefined || status >= 500) throw error;
+      }
+      await markTold(this.options.db, reply.runId);
+    }
+    return replies.length;
+  }
+
+  private async asInstallation<T>(
+    installationId: number,
+    repo: string,
+    act: (rest: ReturnType<typeof restClient>) => Promise<T>,
+  ): Promise<T> {
+    if (!this.app) throw new GitHubRefusal('no GitHub App is configured', undefined);
+    const { token } = await this.app.mintToken(installationId, [repo]);
+    const rest = restClient(this.options.apiUrl, token);
+    try {
+      return await act(rest);
+    } catch (error) {
+      throw refusalOf(error, `replying in ${repo}`);
+    } finally {
+      await rest.request('DELETE /installation/token').catch(() => undefined);
+    }
   }
 
   async open(teamUid: string, repos: RepoName[]): Promise<RunGitHub> {

@@ -11,6 +11,18 @@ export interface GitHubLinksTable {
   created_at: Timestamp;
 }
 
+export interface GitHubThreadRepliesTable {
+  run_id: string;
+  /** bigint: read as a string. */
+  installation_id: ColumnType<string, number, never>;
+  owner: string;
+  repo: string;
+  comment_id: ColumnType<string, number, never>;
+  outcome_posted: Generated<boolean>;
+  created_at: Timestamp;
+}
+
 export interface GitHubTables {
   github_links: GitHubLinksTable;
+  github_thread_replies: GitHubThreadRepliesTable;
 }

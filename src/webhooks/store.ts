@@ -304,3 +304,28 @@ export async function webhooksByUid(
     .execute();
   return new Map(rows.map((row) => [row.uid, { name: row.name, enabled: row.enabled }]));
 }
+
+/**
+ * Claims a replay key outside any team webhook (`scope` names the receiver, e.g. the GitHub App's webhook): true
+ * the first time, false for a replay. Keys without `days` are kept for good.
+ */
+export async function claimReplayKey(
+  db: Kysely<DB>,
+  scope: string,
+  replayKey: string,
+  days: number | null,
+): Promise<boolean> {
+  const expiry = days === null ? null : sql<Date>`clock_timestamp() + make_interval(days => ${days})`;
+  const row = await db
+    .insertInto('webhook_replay_keys')
+    .values({ webhook_uid: scope, replay_key: replayKey, expires_at: expiry })
+    .onConflict((oc) =>
+      oc
+        .columns(['webhook_uid', 'replay_key'])
+        .doUpdateSet({ first_seen_at: sql`clock_timestamp()`, expires_at: expiry })
+        .where('webhook_replay_keys.expires_at', '<', sql<Date>`clock_timestamp()`),
+    )
+    .returning('replay_key')
+    .executeTakeFirst();
+  return row !== undefined;
+}

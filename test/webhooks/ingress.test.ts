@@ -96,6 +96,12 @@ describe('webhook ingress', () => {
       log.filter((entry) => entry.delivery_id === 'msg_replayed').map((entry) => entry.status),
       ['Duplicate', 'Accepted'],
     );
+    // Deleting the webhook drops its replay keys (a trigger: the store is shared with the GitHub App's webhook).
+    const keys = () =>
+      hangar.db.selectFrom('webhook_replay_keys').select('replay_key').where('webhook_uid', '=', hook.uid).execute();
+    assert.ok((await keys()).length > 0);
+    assert.equal((await hangar.request('DELETE', `/api/v1/factory/webhooks/${hook.uid}`)).status, 204);
+    assert.deepEqual(await keys(), []);
   });
 
   test('Stripe: signatures older than 5 minutes are rejected', async () => {

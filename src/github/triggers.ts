@@ -1,0 +1,113 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../database.js';
+
+/** An issue thread a delivery points at, with the comment (if any) that asked for a run. */
+export interface IssueThread {
+  owner: string;
+  repo: string;
+  number: number;
+  url: string;
+  title: string;
+  body: string;
+  comment: { author: string; body: string; url: string } | null;
+  installationId: number;
+}
+
+/** `@handle` as a whole mention: not part of a longer login, not an e-mail address. */
+export function mentions(text: string, handle: string): boolean {
+  const escaped = handle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(^|[^A-Za-z0-9_.@-])@${escaped}(?![A-Za-z0-9_-])`, 'i').test(text);
+}
+
+/** The thread of an `issue_comment` (created) that mentions the handle; undefined for anything else. */
+export function mentioningComment(event: string, payload: any, handle: string): IssueThread | undefined {
+  if (event !== 'issue_comment' || payload?.action !== 'created') return undefined;
+  const comment = payload.comment;
+  const issue = payload.issue;
+  const repository = payload.repository;
+  const installationId = payload.installation?.id;
+  if (typeof comment?.body !== 'string' || typeof issue?.html_url !== 'string') return undefined;
+  if (typeof repository?.name !== 'string' || typeof repository?.owner?.login !== 'string') return undefined;
+  if (typeof installationId !== 'number') return undefined;
+  // The App's own replies never start runs (they may quote the handle).
+  if (comment.performed_via_github_app || comment.user?.type === 'Bot') return undefined;
+  if (!mentions(comment.body, handle)) return undefined;
+  return {
+    owner: repository.owner.login,
+    repo: repository.name,
+    number: Number(issue.number),
+    url: issue.html_url,
+    title: String(issue.title ?? ''),
+    body: String(issue.body ?? ''),
+    comment: { author: String(comment.user?.login ?? ''), body: comment.body, url: String(comment.html_url ?? '') },
+    installationId,
+  };
+}
+
+/** The thread of an issue that just got the configured label (`issues`, labeled); undefined for anything else. */
+export function labelledIssue(event: string, payload: any, label: string | undefined): IssueThread | undefined {
+  if (label === undefined || event !== 'issues' || payload?.action !== 'labeled') return undefined;
+  if (String(payload.label?.name ?? '').toLowerCase() !== label.toLowerCase()) return undefined;
+  const issue = payload.issue;
+  const repository = payload.repository;
+  const installationId = payload.installation?.id;
+  if (typeof issue?.html_url !== 'string' || typeof installationId !== 'number') return undefined;
+  if (typeof repository?.name !== 'string' || typeof repository?.owner?.login !== 'string') return undefined;
+  return {
+    owner: repository.owner.login,
+    repo: repository.name,
+    number: Number(issue.number),
+    url: issue.html_url,
+    title: String(issue.title ?? ''),
+    body: String(issue.body ?? ''),
+    comment: null,
+    installationId,
+  };
+}
+
+/** The teams that linked the installation. */
+export async function teamsOfInstallation(db: Kysely<DB>, installationId: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('github_links')
+    .select('team_uid')
+    .where('installation_id', '=', String(installationId) as never)
+    .execute();
+  return rows.map((row) => row.team_uid);
+}
+
+/** The team's environments that name owner/repo among their GitHub repositories, with who created them. */
+export async function environmentsNaming(
+  db: Kysely<DB>,
+  teamUid: string,
+  owner: string,
+  repo: string,
+): Promise<Array<{ uid: string; creatorUid: string }>> {
+  const rows = await db
+    .selectFrom('environments')
+    .select(['uid', 'config', 'creator_uid', 'creator_type'])
+    .where('team_uid', '=', teamUid)
+    .orderBy('created_at')
+    .execute();
+  return rows
+    .filter((row) => {
+      const config = (typeof row.config === 'string' ? JSON.parse(row.config) : row.config) as any;
+      const repos: Array<{ owner?: string; repo?: string }> = Array.isArray(config?.github_repos)
+        ? config.github_repos
+        : [];
+      return repos.some(
+        (r) => r.owner?.toLowerCase() === owner.toLowerCase() && r.repo?.toLowerCase() === repo.toLowerCase(),
+      );
+    })
+    .filter((row) => row.creator_uid !== null && row.creator_type === 'user')
+    .map((row) => ({ uid: row.uid, creatorUid: row.creator_uid! }));
+}
+
+/** What the run is asked to do; the thread itself goes in the workspace file the envelope names. */
+export function threadInstructions(thread: IssueThread): string {
+  return [
+    thread.comment
+      ? `You were mentioned on GitHub in ${thread.owner}/${thread.repo}#${thread.number} (${thread.url}).`
+      : `The GitHub issue ${thread.owner}/${thread.repo}#${thread.number} (${thread.url}) was labelled for you.`,
+    'Read the thread (the issue, and the comment that mentioned you if any) and do what it asks in the repository.',
+  ].join('\n');
+}
