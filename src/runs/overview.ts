@@ -1,6 +1,6 @@
 // The run aggregates of the overview page: one team's runs created in a window, counted by hour and state, by
 // error code, by day and model (spend), by schedule, plus the queue now and over time and the p50/p95 of queue
-// wait and run time. Ended runs are read from the hourly rollup the lifecycle keeps (migration 0029,
+// wait and run time. Ended runs are read from the hourly rollup the lifecycle keeps (migration 0027,
 // lifecycle/overview-rollup.ts): a window reads at most a few hundred rows per hour, however many runs it holds.
 // The runs still going are aggregated from the runs themselves, through the partial index runs_team_overview_open,
 // by hashing (no sort of the window's runs). Both parts are read in one snapshot, so a run that ends meanwhile is

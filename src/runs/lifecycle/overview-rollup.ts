@@ -1,4 +1,4 @@
-// The overview's hourly rollup of ended runs (migration 0029). The triggers on runs append one signed row per change
+// The overview's hourly rollup of ended runs (migration 0027). The triggers on runs append one signed row per change
 // of an ended run to run_overview_changes; here a team's changes are folded into run_overview_hours, the totals per
 // hour of creation in the groups the overview reads. Folding is the only update of those totals, one team at a time
 // under an advisory lock, so the run ends themselves never wait on a shared total.
