@@ -1,7 +1,7 @@
 // Benchmark of the overview's aggregates (GET /api/v1/overview) at 1M runs, beside baselines measured in the same
 // run: the runs list's first page (an ordinary request of the same server), one bare `count(*)` of the team's runs
 // created in the window, and the same figures aggregated from the runs themselves (`runOverview(..., { from:
-// 'runs' })`, what the overview did before the hourly rollup of migration 0029). The whole table is in the 7-day
+// 'runs' })`, what the overview did before the hourly rollup of migration 0027). The whole table is in the 7-day
 // window (the worst case), a tenth of it in the last 24 hours, and a second team's runs are in the table too. The
 // seed inserts ended runs, so the triggers leave their changes to fold: the first request folds them (timed once).
 // See bench/README.md ("overview") and bench/RESULTS.md.
