@@ -105,6 +105,17 @@ export class EnvironmentsService {
     return UID.test(uid) && store.isAccessible(db, teamUid, uid);
   }
 
+  /**
+   * The team secrets a run in the environment uses on the server's side (the registry credentials of its image), so
+   * that whoever starts such a run needs the right to use them, as for the secrets the run names itself.
+   */
+  async secretsForRun(teamUid: string, uid: string, db: Kysely<DB> = this.db): Promise<string[]> {
+    if (!UID.test(uid)) return [];
+    const raw = await store.configForRun(db, teamUid, uid);
+    const secret = raw ? storedConfig(raw).registry_secret_name : undefined;
+    return secret ? [secret] : [];
+  }
+
   async list(caller: Caller, sortBy: 'name' | 'last_updated'): Promise<{ environments: EnvironmentItem[] }> {
     const rows = await store.listAccessible(this.db, caller.teamUid, sortBy);
     const activity = await this.options.runActivity.byEnvironment(

@@ -48,4 +48,6 @@ export interface SkillResolver {
 /** Environments a team may run in (the environments slice provides it). */
 export interface EnvironmentDirectory {
   isAccessible(teamUid: string, uid: string, db: Kysely<DB>): Promise<boolean>;
+  /** The team secrets a run in the environment uses without naming them (its image's registry credentials). */
+  secretsForRun(teamUid: string, uid: string, db: Kysely<DB>): Promise<string[]>;
 }

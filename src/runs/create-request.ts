@@ -106,7 +106,13 @@ export async function prepareRun(
       agentUid: executor.type === 'service_account' ? executor.uid : null,
       environmentId: config.environment_id ?? null,
     },
-    [...harnessAuthSecrets(config), ...mcpSecrets],
+    [
+      ...harnessAuthSecrets(config),
+      ...mcpSecrets,
+      ...(config.environment_id
+        ? await dependencies.environments.secretsForRun(caller.teamUid, config.environment_id, db)
+        : []),
+    ],
   );
   const requestMetadata = body.metadata ?? {};
   const problem =

@@ -82,6 +82,28 @@ describe('using team secrets in runs', () => {
     );
   });
 
+  test("an environment's registry secret is used by every run in it: a member needs the right to use it", async () => {
+    // The member names a secret of the team's admins as the environment's registry credentials: the server's pull
+    // would use them for the member's run, so starting that run is refused as naming the secret would be.
+    const created = await hangar.request('POST', '/api/v1/environments', {
+      apiKey: member.apiKey,
+      body: {
+        name: 'private image',
+        docker_image: 'registry.example/acme/tools:1',
+        registry_secret_name: 'ADMIN_ONLY',
+      },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const inEnvironment = { environment_id: created.body.uid };
+    const refused = await createRun(inEnvironment, member.apiKey);
+    assert.equal(refused.status, 403, JSON.stringify(refused.body));
+    assert.match(refused.body.detail, /ADMIN_ONLY/);
+    assert.equal((await createRun(inEnvironment)).status, 200, 'an admin may use any team secret');
+    assert.equal((await grant('ADMIN_ONLY', 'member', member.userUid)).status, 201);
+    assert.equal((await createRun(inEnvironment, member.apiKey)).status, 200, 'granted, the member may');
+    assert.equal((await revoke('ADMIN_ONLY', 'member', member.userUid)).status, 204);
+  });
+
   test('only admins manage grants, for grantees of their own team', async () => {
     assert.equal((await grant('ADMIN_ONLY', 'member', member.userUid, member.apiKey)).status, 403);
     assert.equal(
