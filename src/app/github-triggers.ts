@@ -1,12 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { deliveryPrompt, PAYLOAD_FILE } from '../automations/index.js';
-import {
-  registerAppWebhookRoute,
-  APP_REPLAY_SCOPE,
-  environmentsNaming,
-  mentioningComment,
-  teamsOfInstallation,
-} from '../github/index.js';
+import { registerAppWebhookRoute, APP_REPLAY_SCOPE, mentioningComment, teamsOfInstallation } from '../github/index.js';
 import { labelledIssue, threadInstructions } from '../github/index.js';
 import { savedBy } from '../identities/index.js';
 import { ApiError } from '../platform/http/errors.js';
@@ -31,7 +25,7 @@ export async function registerGitHubTriggers(root: FastifyInstance, platform: Pl
       if (!thread) return [];
       const started: string[] = [];
       for (const teamUid of await teamsOfInstallation(db, thread.installationId)) {
-        const [environment] = await environmentsNaming(db, teamUid, thread.owner, thread.repo);
+        const environment = await services.environments.oldestNaming(teamUid, thread);
         if (!environment) continue;
         const outcomes = await db.transaction().execute((trx) =>
           services.runs.createWithin(trx, [

@@ -234,6 +234,19 @@ export class EnvironmentsService {
     return [...byRepo.values()];
   }
 
+  /**
+   * The team's oldest own environment naming the repository and created by a user (runs started from GitHub run in
+   * it, on that user's behalf); undefined when there is none.
+   */
+  async oldestNaming(teamUid: string, ref: RepoRef): Promise<{ uid: string; creatorUid: string } | undefined> {
+    for (const row of await store.listOwnedOldestFirst(this.db, teamUid)) {
+      if (row.creator_type !== 'user' || !row.creator_uid) continue;
+      if (storedConfig(row.config).github_repos.some((named) => repoKey(named) === repoKey(ref)))
+        return { uid: row.uid, creatorUid: row.creator_uid };
+    }
+    return undefined;
+  }
+
   /** What a run in this environment needs prepared; undefined when the team can no longer reach it. */
   async setupFor(teamUid: string, uid: string): Promise<EnvironmentConfig | undefined> {
     const raw = await store.configForRun(this.db, teamUid, uid);

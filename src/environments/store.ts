@@ -231,3 +231,16 @@ export async function setSetupFailed(db: Kysely<DB>, uid: string, failed: boolea
     .where('setup_failed', '<>', failed)
     .execute();
 }
+
+/** The team's own environments, oldest first, with their configs and creators. */
+export async function listOwnedOldestFirst(
+  db: Kysely<DB>,
+  teamUid: string,
+): Promise<Array<Pick<EnvironmentRow, 'uid' | 'config' | 'creator_type' | 'creator_uid'>>> {
+  return (await db
+    .selectFrom('environments')
+    .select(['uid', 'config', 'creator_type', 'creator_uid'])
+    .where('team_uid', '=', teamUid)
+    .orderBy('created_at')
+    .execute()) as Array<Pick<EnvironmentRow, 'uid' | 'config' | 'creator_type' | 'creator_uid'>>;
+}

@@ -6,7 +6,6 @@ export { registerGitHubRoutes } from './http.js';
 export { GitHubService } from './service.js';
 export { APP_REPLAY_SCOPE, registerAppWebhookRoute } from './app-webhook.js';
 export {
-  environmentsNaming,
   labelledIssue,
   mentioningComment,
   teamsOfInstallation,

@@ -13,6 +13,21 @@ export interface IssueThread {
   installationId: number;
 }
 
+/** The parts of an App delivery the triggers read; every field is checked before use (the sender is GitHub, the text is anyone's). */
+interface Delivery {
+  action?: unknown;
+  comment?: {
+    body?: unknown;
+    html_url?: unknown;
+    performed_via_github_app?: unknown;
+    user?: { login?: unknown; type?: unknown };
+  };
+  issue?: { number?: unknown; html_url?: unknown; title?: unknown; body?: unknown };
+  label?: { name?: unknown };
+  repository?: { name?: unknown; owner?: { login?: unknown } };
+  installation?: { id?: unknown };
+}
+
 /** `@handle` as a whole mention: not part of a longer login, not an e-mail address. */
 export function mentions(text: string, handle: string): boolean {
   const escaped = handle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -20,7 +35,8 @@ export function mentions(text: string, handle: string): boolean {
 }
 
 /** The thread of an `issue_comment` (created) that mentions the handle; undefined for anything else. */
-export function mentioningComment(event: string, payload: any, handle: string): IssueThread | undefined {
+export function mentioningComment(event: string, delivery: unknown, handle: string): IssueThread | undefined {
+  const payload = delivery as Delivery | null | undefined;
   if (event !== 'issue_comment' || payload?.action !== 'created') return undefined;
   const comment = payload.comment;
   const issue = payload.issue;
@@ -45,7 +61,8 @@ export function mentioningComment(event: string, payload: any, handle: string): 
 }
 
 /** The thread of an issue that just got the configured label (`issues`, labeled); undefined for anything else. */
-export function labelledIssue(event: string, payload: any, label: string | undefined): IssueThread | undefined {
+export function labelledIssue(event: string, delivery: unknown, label: string | undefined): IssueThread | undefined {
+  const payload = delivery as Delivery | null | undefined;
   if (label === undefined || event !== 'issues' || payload?.action !== 'labeled') return undefined;
   if (String(payload.label?.name ?? '').toLowerCase() !== label.toLowerCase()) return undefined;
   const issue = payload.issue;
@@ -73,33 +90,6 @@ export async function teamsOfInstallation(db: Kysely<DB>, installationId: number
     .where('installation_id', '=', String(installationId) as never)
     .execute();
   return rows.map((row) => row.team_uid);
-}
-
-/** The team's environments that name owner/repo among their GitHub repositories, with who created them. */
-export async function environmentsNaming(
-  db: Kysely<DB>,
-  teamUid: string,
-  owner: string,
-  repo: string,
-): Promise<Array<{ uid: string; creatorUid: string }>> {
-  const rows = await db
-    .selectFrom('environments')
-    .select(['uid', 'config', 'creator_uid', 'creator_type'])
-    .where('team_uid', '=', teamUid)
-    .orderBy('created_at')
-    .execute();
-  return rows
-    .filter((row) => {
-      const config = (typeof row.config === 'string' ? JSON.parse(row.config) : row.config) as any;
-      const repos: Array<{ owner?: string; repo?: string }> = Array.isArray(config?.github_repos)
-        ? config.github_repos
-        : [];
-      return repos.some(
-        (r) => r.owner?.toLowerCase() === owner.toLowerCase() && r.repo?.toLowerCase() === repo.toLowerCase(),
-      );
-    })
-    .filter((row) => row.creator_uid !== null && row.creator_type === 'user')
-    .map((row) => ({ uid: row.uid, creatorUid: row.creator_uid! }));
 }
 
 /** What the run is asked to do; the thread itself goes in the workspace file the envelope names. */
