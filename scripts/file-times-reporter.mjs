@@ -1,33 +1,29 @@
-// A test reporter that prints the test files that took longest (wall time from a file's first event to its last).
-// The suite's CI budget is tight: this says where the time goes without a second run. It prints on the run's own
-// plan (the last event without a file), and synchronously: --test-force-exit ends the process before a reporter's
-// stream is drained.
+// A test reporter that prints the test files that took longest: the sum of each file's top-level test durations
+// (its imports and process start are not counted). The suite's CI budget is tight: this says where the time goes
+// without a second run. It prints on the run's own plan (its last event without a file), and synchronously:
+// --test-force-exit ends the process before a reporter's stream is drained.
 import fs from 'node:fs';
 
 export default async function* fileTimes(source) {
-  const spans = new Map();
+  const seconds = new Map();
   let printed = false;
   for await (const event of source) {
-    const file = event.data?.file;
-    if (file) {
-      const now = Date.now();
-      const span = spans.get(file);
-      if (span) span.last = now;
-      else spans.set(file, { first: now, last: now });
-    } else if (event.type === 'test:plan' && event.data?.nesting === 0 && !printed) {
+    const { file, nesting, details } = event.data ?? {};
+    if ((event.type === 'test:pass' || event.type === 'test:fail') && file && nesting === 0) {
+      seconds.set(file, (seconds.get(file) ?? 0) + (details?.duration_ms ?? 0) / 1000);
+    } else if (event.type === 'test:plan' && !file && nesting === 0 && !printed) {
       printed = true;
-      fs.writeSync(1, summary(spans));
+      fs.writeSync(1, summary(seconds));
     }
   }
-  if (!printed) yield summary(spans);
+  if (!printed) yield summary(seconds);
 }
 
-function summary(spans) {
-  const slowest = [...spans.entries()]
-    .map(([file, span]) => ({ file: file.replace(`${process.cwd()}/`, ''), seconds: (span.last - span.first) / 1000 }))
-    .sort((a, b) => b.seconds - a.seconds)
+function summary(seconds) {
+  const slowest = [...seconds.entries()]
+    .map(([file, total]) => ({ file: file.replace(`${process.cwd()}/`, ''), total }))
+    .sort((a, b) => b.total - a.total)
     .slice(0, 25);
-  return `\nslowest test files (wall seconds, first to last event):\n${slowest
-    .map(({ file, seconds }) => `${seconds.toFixed(1).padStart(7)}  ${file}\n`)
-    .join('')}`;
+  const lines = slowest.map(({ file, total }) => `${total.toFixed(1).padStart(7)}  ${file}\n`).join('');
+  return `\nslowest test files (seconds of their top-level tests):\n${lines}`;
 }
