@@ -64,6 +64,9 @@ async function subject(name: string, root: string, gitBase: string, env: Record<
     HANGAR_CONFIG: operatorFile,
     HANGAR_GIT_BASE_URL: gitBase,
     HANGAR_SETUP_NETWORK: 'false',
+    // Every run sets up from nothing: under bwrap a setup snapshot would otherwise serve the runs after the first
+    // (containers have none yet), and the figure is the sandboxes' own cost.
+    HANGAR_SNAPSHOT_TTL: '0',
     ...env,
   });
   const server = await startServer(config, { logger: false });
