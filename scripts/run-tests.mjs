@@ -27,23 +27,11 @@ process.stdout.write(
   `hangar tests: ${files.length} files on ${template.kind === 'postgres' ? `PostgreSQL (${process.env.TEST_DATABASE_URL})` : 'PGlite'}\n`,
 );
 
-// Two reporters: spec for every test, then the slowest files (the CI budget is tight).
 // --test-force-exit: a file whose tests and hooks have all ended exits even if a failed test left a handle open (a
 // server it could not stop); without it that file, and with it the whole run, would wait for good.
 const result = spawnSync(
   process.execPath,
-  [
-    '--import',
-    'tsx',
-    '--test',
-    '--test-concurrency=2',
-    '--test-force-exit',
-    '--test-reporter=spec',
-    '--test-reporter-destination=stdout',
-    `--test-reporter=${new URL('./file-times-reporter.mjs', import.meta.url).pathname}`,
-    '--test-reporter-destination=stdout',
-    ...files,
-  ],
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-force-exit', '--test-reporter=spec', ...files],
   {
     stdio: 'inherit',
     env: {
