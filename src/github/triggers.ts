@@ -39,25 +39,15 @@ export function mentioningComment(event: string, delivery: unknown, handle: stri
   const payload = delivery as Delivery | null | undefined;
   if (event !== 'issue_comment' || payload?.action !== 'created') return undefined;
   const comment = payload.comment;
-  const issue = payload.issue;
-  const repository = payload.repository;
-  const installationId = payload.installation?.id;
-  if (typeof comment?.body !== 'string' || typeof issue?.html_url !== 'string') return undefined;
-  if (typeof repository?.name !== 'string' || typeof repository?.owner?.login !== 'string') return undefined;
-  if (typeof installationId !== 'number') return undefined;
+  if (typeof comment?.body !== 'string') return undefined;
   // The App's own replies never start runs (they may quote the handle).
   if (comment.performed_via_github_app || comment.user?.type === 'Bot') return undefined;
   if (!mentions(comment.body, handle)) return undefined;
-  return {
-    owner: repository.owner.login,
-    repo: repository.name,
-    number: Number(issue.number),
-    url: issue.html_url,
-    title: String(issue.title ?? ''),
-    body: String(issue.body ?? ''),
-    comment: { author: String(comment.user?.login ?? ''), body: comment.body, url: String(comment.html_url ?? '') },
-    installationId,
-  };
+  return issueThread(payload, {
+    author: String(comment.user?.login ?? ''),
+    body: comment.body,
+    url: String(comment.html_url ?? ''),
+  });
 }
 
 /** The thread of an issue that just got the configured label (`issues`, labeled); undefined for anything else. */
@@ -65,8 +55,12 @@ export function labelledIssue(event: string, delivery: unknown, label: string | 
   const payload = delivery as Delivery | null | undefined;
   if (label === undefined || event !== 'issues' || payload?.action !== 'labeled') return undefined;
   if (String(payload.label?.name ?? '').toLowerCase() !== label.toLowerCase()) return undefined;
-  const issue = payload.issue;
-  const repository = payload.repository;
+  return issueThread(payload, null);
+}
+
+/** The issue, repository and installation every trigger's delivery names; undefined when one is missing. */
+function issueThread(payload: Delivery, comment: IssueThread['comment']): IssueThread | undefined {
+  const { issue, repository } = payload;
   const installationId = payload.installation?.id;
   if (typeof issue?.html_url !== 'string' || typeof installationId !== 'number') return undefined;
   if (typeof repository?.name !== 'string' || typeof repository?.owner?.login !== 'string') return undefined;
@@ -77,7 +71,7 @@ export function labelledIssue(event: string, delivery: unknown, label: string | 
     url: issue.html_url,
     title: String(issue.title ?? ''),
     body: String(issue.body ?? ''),
-    comment: null,
+    comment,
     installationId,
   };
 }
