@@ -1,27 +1,20 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { sign } from '@octokit/webhooks-methods';
 import { fileURLToPath } from 'node:url';
-import { eventually, harnessEnv, outputTexts, waitForState } from '../support/engine.js';
-import { GitFixtures } from '../support/git.js';
-import { GitHttpServer } from '../support/git-http.js';
-import { GitHubServer, testAppKey } from '../support/github-server.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { eventually, outputTexts, waitForState } from '../support/engine.js';
+import type { GitHubServer } from '../support/github-server.js';
+import { type GitHubStack, startGitHubStack } from '../support/github-stack.js';
+import type { TestServer } from '../support/server.js';
 
 // Runs started from GitHub (issue 30, item 5): signed deliveries of the App's webhook, a real server and database,
 // the command harness completing the run, the REST server recording what Hangar says in the thread.
 
 const SECRET = 'app-webhook-secret-0123456789';
-const key = testAppKey();
-const fixtures = new GitFixtures();
-let git: GitHttpServer;
+let stack: GitHubStack;
 let github: GitHubServer;
 let hangar: TestServer;
 let environmentId: string;
-const keyDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-ghtrig-key-'));
 let nextDelivery = 1;
 const SCRIPT_HARNESS = fileURLToPath(new URL('../support/script-harness.mjs', import.meta.url));
 // The runs GitHub starts: read the thread from the workspace file, edit the repository, finish (Hangar opens the PR).
@@ -38,43 +31,18 @@ const worker = {
 };
 
 before(async () => {
-  fixtures.createRepo('acme', 'api', { 'README.md': '# api\n' });
-  github = await GitHubServer.start({ appId: 4242, publicKey: key.publicKey, gitBaseUrl: () => git.baseUrl });
-  git = await GitHttpServer.start(fixtures.root, (password, owner, repo, write) =>
-    github.allows(password, owner, repo, write),
-  );
-  github.addRepo('acme', 'api');
-  github.addInstallation(7, 'acme', ['acme/api']);
-  const keyFile = path.join(keyDirectory, 'app.pem');
-  fs.writeFileSync(keyFile, key.privateKeyPem, { mode: 0o600 });
-  hangar = await startTestServer(
-    harnessEnv(
-      { script: worker },
-      {
-        HANGAR_GIT_BASE_URL: git.baseUrl,
-        HANGAR_GITHUB_APP_ID: '4242',
-        HANGAR_GITHUB_APP_PRIVATE_KEY_FILE: keyFile,
-        HANGAR_GITHUB_API_URL: github.baseUrl,
-        HANGAR_GITHUB_WEBHOOK_SECRET: SECRET,
-        HANGAR_GITHUB_LABEL: 'hangar-fix',
-      },
-    ),
-  );
-  const linked = await hangar.request('PUT', `/api/v1/admin/teams/${hangar.teamUid}/github/installations/7`);
-  assert.equal(linked.status, 200, JSON.stringify(linked.body));
-  const created = await hangar.request('POST', '/api/v1/environments', {
-    body: { name: 'api', github_repos: [{ owner: 'acme', repo: 'api' }] },
+  stack = await startGitHubStack({
+    repos: [{ owner: 'acme', repo: 'api' }],
+    installations: [{ id: 7, account: 'acme', repos: ['acme/api'] }],
+    link: [7],
+    harnesses: { script: worker },
+    env: { HANGAR_GITHUB_WEBHOOK_SECRET: SECRET, HANGAR_GITHUB_LABEL: 'hangar-fix' },
   });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  environmentId = created.body.uid;
+  ({ github, hangar, environmentId } = stack);
 });
 
 after(async () => {
-  await hangar?.stop();
-  await git?.close();
-  await github?.close();
-  fixtures.remove();
-  fs.rmSync(keyDirectory, { recursive: true, force: true });
+  await stack?.stop();
 });
 
 const issueUrl = (number: number) => `https://github.com/acme/api/issues/${number}`;
