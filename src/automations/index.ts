@@ -8,3 +8,11 @@ export { AutomationsService } from './service.js';
 export type { AutomationValues } from './store.js';
 export { busiestAutomations } from './store.js';
 export { deliveryPrompt, PAYLOAD_FILE } from './envelope.js';
+export {
+  githubAutomations,
+  githubRunRequest,
+  githubTriggerMatches,
+  recordGitHubFirings,
+  type GitHubDelivery,
+} from './github.js';
+export { observeFirings } from './metrics.js';

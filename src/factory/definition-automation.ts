@@ -122,6 +122,8 @@ function semanticProblems(fields: Fields, trigger: Trigger, at: string, refs: Re
     }
     return;
   }
+  // Definition files take webhook and schedule triggers only (CHECKERS): github ones are made through the API.
+  if (trigger.provider !== 'webhook') return;
   if (trigger.filter.payload !== undefined) {
     const problem = payloadFilterProblem(trigger.filter.payload);
     if (problem) fields.fail(`${at}.filter.payload`, `${at}.filter.${problem}.`);
