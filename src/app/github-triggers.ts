@@ -23,7 +23,7 @@ import {
 import { savedBy } from '../identities/index.js';
 import { ApiError } from '../platform/http/errors.js';
 import type { RunRequest } from '../runs/index.js';
-import { claimReplayKey, releaseReplayKey } from '../webhooks/index.js';
+import { authFailureCounts, claimReplayKey, countAuthFailure, releaseReplayKey } from '../webhooks/index.js';
 import type { Platform } from './platform.js';
 import type { Services } from './services.js';
 
@@ -98,6 +98,11 @@ export async function registerGitHubTriggers(root: FastifyInstance, platform: Pl
 
   await registerAppWebhookRoute(root, {
     secret: config.githubApp?.webhookSecret,
+    authFailures: {
+      perMinute: config.webhookAuthFailuresPerMinute,
+      counts: (sender) => authFailureCounts(db, APP_REPLAY_SCOPE, sender),
+      record: (sender) => countAuthFailure(db, APP_REPLAY_SCOPE, sender),
+    },
     dispatch: async (delivery) => {
       const thread = classify(delivery.event, delivery.payload, handle);
       if (!thread) return { duplicate: false, runs: [] };

@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
 import { verify } from '@octokit/webhooks-methods';
 import type { FastifyInstance } from 'fastify';
-import { authenticationRequired, integrationNotConfigured, invalidRequest } from '../platform/http/errors.js';
+import {
+  authenticationRequired,
+  integrationNotConfigured,
+  invalidRequest,
+  tooManyRequests,
+} from '../platform/http/errors.js';
+import { secondsUntilBelow, slidingCount } from '../platform/sliding-window.js';
 
 /** The scope of the App's replay keys in the webhooks' replay store. */
 export const APP_REPLAY_SCOPE = 'github-app';
@@ -29,6 +35,17 @@ export interface AppWebhookOptions {
    * claimed before. A delivery that starts no run keeps no key, so GitHub's redelivery can try again.
    */
   dispatch: (delivery: AppDelivery) => Promise<{ duplicate: boolean; runs: string[] }>;
+  /**
+   * Failed signatures per sender (its address) and minute, after which every delivery from it gets 429 before its
+   * body is read (HANGAR_WEBHOOK_AUTH_FAILURES_PER_MINUTE, as the team webhooks). GitHub signs every delivery, so
+   * it never gets there; a sender guessing at the secret does. Deliveries themselves are not limited per sender:
+   * they all come from GitHub's few addresses.
+   */
+  authFailures: {
+    perMinute: number;
+    counts: (sender: string) => Promise<{ failuresNow: number; failuresBefore: number; elapsed: number }>;
+    record: (sender: string) => Promise<void>;
+  };
   now?: () => Date;
 }
 
@@ -67,6 +84,15 @@ export async function registerAppWebhookRoute(root: FastifyInstance, options: Ap
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 1024 * 1024 }, (_request, body, done) =>
       done(null, body),
     );
+    scope.addHook('onRequest', async (request) => {
+      if (request.method !== 'POST') return;
+      const { perMinute, counts } = options.authFailures;
+      const { failuresNow, failuresBefore, elapsed } = await counts(request.ip);
+      if (slidingCount(failuresNow, failuresBefore, elapsed) >= perMinute) {
+        const wait = secondsUntilBelow(failuresNow, failuresBefore, elapsed, perMinute - 1);
+        throw tooManyRequests(`too many failed signatures from this sender; try again in ${wait} s`, wait);
+      }
+    });
     scope.post('/webhooks/github-app', { schema: { hide: true } }, async (request, reply) => {
       if (options.secret === undefined)
         throw integrationNotConfigured('this server has no GitHub App webhook secret (HANGAR_GITHUB_WEBHOOK_SECRET)');
@@ -74,7 +100,10 @@ export async function registerAppWebhookRoute(root: FastifyInstance, options: Ap
       const signature = request.headers['x-hub-signature-256'];
       const text = body.toString('utf8');
       const valid = typeof signature === 'string' && (await verify(options.secret, text, signature).catch(() => false));
-      if (!valid) throw authenticationRequired('the delivery is not signed with the GitHub App webhook secret');
+      if (!valid) {
+        await options.authFailures.record(request.ip);
+        throw authenticationRequired('the delivery is not signed with the GitHub App webhook secret');
+      }
       let payload: unknown;
       try {
         payload = JSON.parse(text);

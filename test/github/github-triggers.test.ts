@@ -256,4 +256,27 @@ describe('runs started from GitHub', () => {
     );
     assert.equal(found.body.run_id, redelivered.body.runs[0]);
   });
+
+  // Last in the file: the test's address stays refused for a minute.
+  test('a sender failing the signature again and again gets 429 with Retry-After, before its body is read', async () => {
+    const body = commentDelivery(50, '@hangar please');
+    const forged = await sign('another-secret-0123456789', body);
+    let refused: Awaited<ReturnType<typeof deliver>> | undefined;
+    let failures = 0;
+    for (let i = 0; i < 20 && !refused; i++) {
+      const answer = await deliver(body, forged);
+      if (answer.status === 429) refused = answer;
+      else {
+        assert.equal(answer.status, 401);
+        failures++;
+      }
+    }
+    assert.ok(refused, 'the sender was stopped');
+    assert.ok(failures <= 10, `${failures} failures before the limit (HANGAR_WEBHOOK_AUTH_FAILURES_PER_MINUTE, 10)`);
+    assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+    // Even a rightly signed delivery from that sender waits now.
+    const before = await runCount();
+    assert.equal((await deliver(body)).status, 429);
+    assert.equal(await runCount(), before);
+  });
 });
