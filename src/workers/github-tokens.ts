@@ -31,6 +31,7 @@ interface Minted {
  */
 export class WorkerGitHubTokens {
   private readonly minted = new Map<string, Minted>();
+  private readonly asking = new Map<string, Promise<GitHubAccessReply>>();
 
   constructor(
     private readonly options: {
@@ -42,11 +43,24 @@ export class WorkerGitHubTokens {
     },
   ) {}
 
-  /** The execution's access: its run must be the worker's; asked again (a resent call), the same tokens. */
-  async access(owner: string, runId: string, executionId: number): Promise<GitHubAccessReply> {
+  /**
+   * The execution's access: its run must be the worker's. Asked again (a call resent after a reconnect, perhaps
+   * while the first is still minting), the same tokens: none is minted that nobody would revoke.
+   */
+  access(owner: string, runId: string, executionId: number): Promise<GitHubAccessReply> {
     const key = `${runId}/${executionId}`;
     const known = this.minted.get(key);
-    if (known?.owner === owner) return known.reply;
+    if (known?.owner === owner) return Promise.resolve(known.reply);
+    let asked = this.asking.get(key);
+    if (!asked) {
+      asked = this.mint(owner, runId, executionId).finally(() => this.asking.delete(key));
+      this.asking.set(key, asked);
+    }
+    return asked;
+  }
+
+  private async mint(owner: string, runId: string, executionId: number): Promise<GitHubAccessReply> {
+    const key = `${runId}/${executionId}`;
     const run = await heldRun(this.options.db, owner, runId, executionId);
     if (!run) return { held: false };
     const { github } = this.options;

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { browserMissing, ensureDashboardBuilt, launchBrowser, openPage, signIn } from '../support/browser.js';
 import { hangarCli } from '../support/cli.js';
 import { harnessEnv, script, waitForState } from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
@@ -20,6 +21,8 @@ const fixtures = new GitFixtures();
 let git: GitHttpServer;
 let github: GitHubServer;
 let hangar: TestServer;
+/** Every line the server logged (at debug level): no GitHub token may be in one. */
+const serverLogs: string[] = [];
 const keyDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-gh-key-'));
 
 before(async () => {
@@ -40,8 +43,10 @@ before(async () => {
         HANGAR_GITHUB_APP_ID: '4242',
         HANGAR_GITHUB_APP_PRIVATE_KEY_FILE: keyFile,
         HANGAR_GITHUB_API_URL: github.baseUrl,
+        HANGAR_LOG_LEVEL: 'debug',
       },
     ),
+    { logs: (line) => serverLogs.push(line) },
   );
   const linked = await hangar.request('PUT', `/api/v1/admin/teams/${hangar.teamUid}/github/installations/7`);
   assert.equal(linked.status, 200, JSON.stringify(linked.body));
@@ -149,5 +154,40 @@ describe("an environment's default pull-request mode", () => {
     const refused = await cli(['environments', 'create', '--name', 'x', '--pull-request', 'closed']);
     assert.notEqual(refused.code, 0);
     assert.match(refused.stderr, /--pull-request takes one of open, draft, off; got "closed"/);
+  });
+
+  test("the dashboard's environment form sets it, and the card says it", { skip: browserMissing }, async () => {
+    await ensureDashboardBuilt();
+    const browser = await launchBrowser();
+    try {
+      const { page, problems } = await openPage(browser, hangar.url);
+      await signIn(page, hangar.apiKey);
+      await page
+        .getByRole('navigation', { name: 'Main' })
+        .getByRole('link', { name: 'Environments', exact: true })
+        .click();
+      await page.getByRole('button', { name: 'New environment' }).click();
+      const form = page.getByRole('form', { name: 'New environment' });
+      await form.getByLabel('Name').fill('Dashboard drafts');
+      await form.getByLabel(/Repositories/).fill('acme/api');
+      await form.getByLabel(/Pull requests/).selectOption('draft');
+      await form.getByRole('button', { name: 'Create environment' }).click();
+      const card = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'Dashboard drafts' }) });
+      await card.getByText('opened as drafts').waitFor();
+      const listed = await hangar.request('GET', '/agent/environments');
+      const item = listed.body.environments.find((environment: any) => environment.config.name === 'Dashboard drafts');
+      assert.deepEqual(item.config.github, { pull_request: 'draft' });
+      assert.deepEqual(problems, []);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  test("no line the server logged carries an execution's token", () => {
+    const tokens = [...github.tokens.keys()];
+    assert.ok(tokens.length >= 5, 'the runs above had tokens');
+    const logged = serverLogs.join('');
+    assert.ok(serverLogs.length > 0, 'the lines were captured');
+    for (const token of tokens) assert.ok(!logged.includes(token), 'a token is in a log line');
   });
 });

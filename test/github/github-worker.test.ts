@@ -197,6 +197,25 @@ describe('GitHub on self-hosted workers', () => {
     for (const { token } of tokens) assert.ok(!server.includes(token) && !workerOutput.includes(token));
   });
 
+  test("a push refused by a protected branch is on the worker's run's timeline; the run stays SUCCEEDED", async () => {
+    git.protect('acme', 'api', 'GH006: Protected branch update failed for refs/heads/hangar.');
+    try {
+      const runId = await createRun(hangar, {
+        prompt: script({ sh: 'cd api && echo x > x.txt' }, { done: 'Add x' }),
+        config: { environment_id: environmentId, worker_host: 'gh-box' },
+      });
+      const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+      assert.equal(run.state, 'SUCCEEDED');
+      assert.match(run.status_message.message, /^Add x\n\n.*could not publish it to GitHub: acme\/api: .*GH006/s);
+      const failed = (await timeline(runId)).find((event) => event.event_type === 'github_publish_failed');
+      assert.match(failed.payload.reason, /GH006: Protected branch update failed/);
+      assert.doesNotMatch(failed.payload.reason, /credential\.helper|Command failed/);
+      assert.equal(run.artifacts.length, 0);
+    } finally {
+      git.unprotect('acme', 'api');
+    }
+  });
+
   test("a revoked installation fails the worker's setup with GitHub's answer", async () => {
     github.revokeInstallation(8);
     const other = await hangar.request('POST', '/api/v1/environments', {
