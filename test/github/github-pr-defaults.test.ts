@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -44,6 +44,8 @@ before(async () => {
         HANGAR_GITHUB_APP_PRIVATE_KEY_FILE: keyFile,
         HANGAR_GITHUB_API_URL: github.baseUrl,
         HANGAR_LOG_LEVEL: 'debug',
+        // Setup snapshots on: a run reading its repositories with its own token must never leave one.
+        HANGAR_SNAPSHOT_TTL: '24h',
       },
     ),
     { logs: (line) => serverLogs.push(line) },
@@ -180,6 +182,18 @@ describe("an environment's default pull-request mode", () => {
       assert.deepEqual(problems, []);
     } finally {
       await browser.close();
+    }
+  });
+
+  test('no setup snapshot is taken of a workspace cloned with a token, and no token is kept on disk', async () => {
+    const listed = await hangar.request('GET', '/agent/environments');
+    const withRepos = listed.body.environments.filter((item: any) => item.config.github_repos.length > 0);
+    assert.ok(withRepos.length >= 4);
+    for (const item of withRepos) assert.equal(item.snapshot, undefined, `${item.config.name} has a snapshot`);
+    for (const token of github.tokens.keys()) {
+      // grep answers 1 when it finds nothing (2 on an error, which fails the test too).
+      const found = spawnSync('grep', ['-rlF', token, hangar.dataDir], { encoding: 'utf8' });
+      assert.equal(found.status, 1, `a token is in ${found.stdout}${found.stderr}`);
     }
   });
 
