@@ -52,6 +52,8 @@ export class Loops implements Component {
     if (options.role !== 'engine') {
       this.hub = new WorkerHub({
         ...services.runSetup,
+        github: services.github,
+        githubApiUrl: config.githubApiUrl,
         bus,
         log,
         leaseSeconds: config.runLeaseSeconds,

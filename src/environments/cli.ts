@@ -36,6 +36,7 @@ interface ConfigOptions {
   setup: string[];
   retention?: number;
   setupOnUpdate?: SetupOnUpdate;
+  pullRequest?: 'open' | 'draft' | 'off';
 }
 
 function config(options: ConfigOptions): EnvironmentConfigBody {
@@ -52,6 +53,7 @@ function config(options: ConfigOptions): EnvironmentConfigBody {
     setup_commands: options.setup,
     ...(options.retention !== undefined ? { failure_session_retention_minutes: options.retention } : {}),
     ...(options.setupOnUpdate !== undefined ? { setup_on_update: options.setupOnUpdate } : {}),
+    ...(options.pullRequest !== undefined ? { github: { pull_request: options.pullRequest } } : {}),
   };
 }
 
@@ -68,6 +70,12 @@ function withConfigOptions(command: Command): Command {
       'run setup again when a run starts from a snapshot whose repositories moved on: always, never or ' +
         'when_lockfiles_change (the default)',
       oneOf('--setup-on-update', ['always', 'never', 'when_lockfiles_change']),
+    )
+    .option(
+      '--pull-request <mode>',
+      "what Hangar does with a SUCCEEDED run's changes unless the run says otherwise: open (the default), " +
+        'draft or off',
+      oneOf('--pull-request', ['open', 'draft', 'off']),
     );
 }
 

@@ -75,3 +75,14 @@ test('stored configs from older rows get defaults, and unusable repository names
     },
   );
 });
+
+test("the environment's GitHub pull-request default is kept when valid, dropped when a stored one is not", () => {
+  const drafts = normalizeConfig({ name: 'Web', github: { pull_request: 'draft' } });
+  assert.ok('config' in drafts);
+  assert.deepEqual(drafts.config.github, { pull_request: 'draft' });
+  const none = normalizeConfig({ name: 'Web', github: {} });
+  assert.ok('config' in none && none.config.github === undefined);
+  assert.deepEqual(storedConfig({ name: 'Web', github: { pull_request: 'off' } }).github, { pull_request: 'off' });
+  assert.equal(storedConfig({ name: 'Web', github: { pull_request: 'closed' } }).github, undefined);
+  assert.equal(storedConfig({ name: 'Web', github: 'draft' }).github, undefined);
+});

@@ -1,6 +1,6 @@
 import { ownerProblem, repoKey, repoProblem } from './github.js';
 import { formatBytes, parseBytes } from '../platform/bytes.js';
-import type { EnvironmentConfig, EnvironmentConfigBody, EnvironmentLimits } from './schemas.js';
+import type { EnvironmentConfig, EnvironmentConfigBody, EnvironmentGitHub, EnvironmentLimits } from './schemas.js';
 
 /** The operator's largest container limits an environment may ask for (HANGAR_RUN_*_MAX). */
 export interface LimitMaximums {
@@ -54,6 +54,7 @@ export function normalizeConfig(
       ...(body.setup_on_update !== undefined ? { setup_on_update: body.setup_on_update } : {}),
       ...(body.limits && Object.keys(body.limits).length > 0 ? { limits: { ...body.limits } } : {}),
       ...(registrySecret ? { registry_secret_name: registrySecret } : {}),
+      ...(body.github?.pull_request ? { github: { pull_request: body.github.pull_request } } : {}),
     },
   };
 }
@@ -103,7 +104,13 @@ export function storedConfig(raw: Record<string, unknown>): EnvironmentConfig {
       : {}),
     ...(storedLimits(raw.limits) ? { limits: storedLimits(raw.limits) } : {}),
     ...(typeof raw.registry_secret_name === 'string' ? { registry_secret_name: raw.registry_secret_name } : {}),
+    ...(storedGitHub(raw.github) ? { github: storedGitHub(raw.github) } : {}),
   };
+}
+
+function storedGitHub(raw: unknown): EnvironmentGitHub | undefined {
+  const mode = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>).pull_request : undefined;
+  return mode === 'open' || mode === 'draft' || mode === 'off' ? { pull_request: mode } : undefined;
 }
 
 function storedLimits(raw: unknown): EnvironmentLimits | undefined {

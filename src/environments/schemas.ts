@@ -39,6 +39,23 @@ export const EnvironmentLimits = Type.Object(
 );
 export type EnvironmentLimits = Static<typeof EnvironmentLimits>;
 
+/** The environment's GitHub defaults for its runs; a run's own `config.github` wins over them. */
+export const EnvironmentGitHub = Type.Object(
+  {
+    pull_request: Type.Optional(
+      Type.Union([Type.Literal('open'), Type.Literal('draft'), Type.Literal('off')], {
+        description:
+          "What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`)",
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: "Hangar's GitHub defaults for this environment's runs (docs/github.md); a run's config.github wins",
+  },
+);
+export type EnvironmentGitHub = Static<typeof EnvironmentGitHub>;
+
 export const EnvironmentConfigBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -65,6 +82,7 @@ export const EnvironmentConfigBody = Type.Object(
           "A team secret holding `username:password` (or token) for docker_image's registry; used by the server to pull, never given to the run",
       }),
     ),
+    github: Type.Optional(EnvironmentGitHub),
   },
   { additionalProperties: false, description: 'Environment configuration; a PUT replaces all of it.' },
 );
@@ -80,6 +98,7 @@ export const EnvironmentConfig = Type.Object({
   setup_on_update: Type.Optional(SetupOnUpdate),
   limits: Type.Optional(EnvironmentLimits),
   registry_secret_name: Type.Optional(Type.String()),
+  github: Type.Optional(EnvironmentGitHub),
 });
 export type EnvironmentConfig = Static<typeof EnvironmentConfig>;
 

@@ -28,7 +28,10 @@ export interface ExecutionContext {
   price?: (modelId: string, inputTokens: number, outputTokens: number) => number | undefined;
   /** The spend cap of runs that set no `config.max_cost_usd` (HANGAR_RUN_DEFAULT_MAX_COST_USD). */
   defaultMaxCostUsd?: number;
-  /** Tokens for the repositories of runs whose team is linked to GitHub, and their pull requests (a server's engine). */
+  /**
+   * Tokens for the repositories of runs whose team is linked to GitHub, and their pull requests: minted by the
+   * server (a worker asks the server for its execution's).
+   */
   github?: GitHubAccess;
   /** The secret values of the execution's run, replaced in its transcript (its ledger redacts the rest). */
   redactor?: Redactor;

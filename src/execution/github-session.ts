@@ -8,8 +8,10 @@ import { WorkspaceFiles } from './workspace-files.js';
 
 type Report = (type: string, payload: Record<string, unknown>) => Promise<void>;
 
+type PullRequestMode = 'open' | 'draft' | 'off';
+
 interface GitHubRunConfig {
-  pull_request?: 'open' | 'draft' | 'off';
+  pull_request?: PullRequestMode;
   branch?: string;
   gh_token?: boolean;
 }
@@ -25,6 +27,8 @@ export class GitHubSession {
     private readonly run: ClaimedRun,
     private readonly access: RunGitHub,
     private readonly settings: GitHubRunConfig,
+    /** The environment's default when the run's config names no pull_request mode. */
+    private readonly defaultMode: PullRequestMode,
   ) {}
 
   /** null when the run has no repository a GitHub link covers. Throws with GitHub's reason when it refuses a token. */
@@ -35,14 +39,17 @@ export class GitHubSession {
     redactor: Redactor,
   ): Promise<GitHubSession | null> {
     if (!context.github || environment.github_repos.length === 0) return null;
-    const access = await context.github.open(run.team_uid, environment.github_repos);
+    const access = await context.github.open(run.team_uid, environment.github_repos, {
+      runId: run.id,
+      executionId: run.execution_id,
+    });
     for (const credential of access.credentials) redactor.add('GITHUB_TOKEN', credential.token);
     if (access.credentials.length === 0) {
       await access.close();
       return null;
     }
     const settings = (run.agent_config.github ?? {}) as GitHubRunConfig;
-    return new GitHubSession(context, run, access, settings);
+    return new GitHubSession(context, run, access, settings, environment.github?.pull_request ?? 'open');
   }
 
   get branch(): string {
@@ -88,8 +95,9 @@ export class GitHubSession {
    * refusal is on the timeline with GitHub's reason and in the run's status message; the run stays SUCCEEDED.
    */
   async publish(workspace: string, outcome: Outcome, report: Report): Promise<Outcome> {
-    const runUrl = this.context.github?.runUrl(this.run.id);
-    const mode = this.settings.pull_request ?? 'open';
+    const runUrl = this.access.runUrl;
+    // The run's config wins over its environment's default, which wins over `open`.
+    const mode = this.settings.pull_request ?? this.defaultMode;
     if (mode === 'off') return outcome;
     const message = outcome.statusMessage?.message;
     const summary = (typeof message === 'string' ? message.trim() : '') || undefined;
@@ -111,12 +119,7 @@ export class GitHubSession {
           branch: this.branch,
           draft: mode === 'draft',
           title,
-          body: [
-            summary ?? '',
-            runUrl ? `Made by Hangar run [${this.run.id}](${runUrl}).` : `Made by Hangar run ${this.run.id}.`,
-          ]
-            .filter(Boolean)
-            .join('\n\n'),
+          body: [summary ?? '', `Made by Hangar run [${this.run.id}](${runUrl}).`].filter(Boolean).join('\n\n'),
         });
         if (result.status === 'no_changes') continue;
         await report(result.created ? 'github_pull_request_opened' : 'github_pull_request_updated', {

@@ -28,17 +28,23 @@ export type PublishResult =
 /** One execution's GitHub access: made before its clones, closed (tokens revoked) when it ends. */
 export interface RunGitHub {
   credentials: RepoCredential[];
+  /** The run's page, linked from its pull request. */
+  runUrl: string;
   /** Pushes the bundle's HEAD to `branch` and opens its pull request, or updates the open one. Throws with GitHub's reason. */
   publish(request: PublishRequest): Promise<PublishResult>;
   close(): Promise<void>;
 }
 
+/** The execution a GitHub access is for. */
+export interface ExecutionRef {
+  runId: string;
+  executionId: number;
+}
+
 export interface GitHubAccess {
   /**
-   * The tokens for a run of the team cloning `repos` (none for a repository no link covers: it is cloned as
-   * before). Throws a GitHubRefusal with GitHub's reason when a link covers them but GitHub refuses a token.
+   * The tokens for an execution of the team's run cloning `repos` (none for a repository no link covers: it is
+   * cloned as before). Throws a GitHubRefusal with GitHub's reason when a link covers them but GitHub refuses a token.
    */
-  open(teamUid: string, repos: RepoName[]): Promise<RunGitHub>;
-  /** The run's page, linked from its pull request. */
-  runUrl(runId: string): string;
+  open(teamUid: string, repos: RepoName[], execution: ExecutionRef): Promise<RunGitHub>;
 }

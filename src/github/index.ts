@@ -1,5 +1,14 @@
 // The public surface of the github slice: other slices and the composition root import only this module.
-export type { GitHubAccess, PublishRequest, PublishResult, RepoCredential, RunGitHub } from './access.js';
+export type {
+  ExecutionRef,
+  GitHubAccess,
+  PublishRequest,
+  PublishResult,
+  RepoCredential,
+  RepoName,
+  RunGitHub,
+} from './access.js';
+export { type GitHubTarget, revokeTokens, tokenAccess } from './publish.js';
 export { GitHubRefusal } from './app-client.js';
 export { registerGitHubCommands } from './cli.js';
 export { registerGitHubRoutes } from './http.js';

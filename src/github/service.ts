@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../database.js';
 import { integrationNotConfigured, invalidRequest, notFound, upstreamUnreachable } from '../platform/http/errors.js';
-import type { GitHubAccess, PublishRequest, PublishResult, RepoCredential, RepoName, RunGitHub } from './access.js';
+import type { ExecutionRef, GitHubAccess, RepoCredential, RepoName, RunGitHub } from './access.js';
 import { GitHubAppClient, GitHubRefusal, refusalOf, restClient } from './app-client.js';
-import { PublishRepository } from './push.js';
+import { type GitHubTarget, tokenAccess } from './publish.js';
 import * as store from './store.js';
 import { endedReplies, markTold, recordReply } from './thread-replies.js';
 
@@ -150,11 +150,15 @@ export class GitHubService implements GitHubAccess {
     }
   }
 
-  async open(teamUid: string, repos: RepoName[]): Promise<RunGitHub> {
+  /** Where this server's GitHub is: its API (tokens are revoked there) and its git. */
+  get target(): GitHubTarget {
+    return { apiUrl: this.options.apiUrl, gitBaseUrl: this.options.gitBaseUrl };
+  }
+
+  async open(teamUid: string, repos: RepoName[], execution: ExecutionRef): Promise<RunGitHub> {
     const links = repos.length > 0 ? await store.links(this.options.db, teamUid) : [];
     const credentials: RepoCredential[] = [];
-    const minted: string[] = [];
-    const run = this.runGitHub(credentials, minted);
+    const run = tokenAccess(this.target, credentials, this.runUrl(execution.runId));
     try {
       const byOwner = new Map<string, RepoName[]>();
       for (const name of repos) {
@@ -170,7 +174,6 @@ export class GitHubService implements GitHubAccess {
             installation.installation_id!,
             names.map((name) => name.repo),
           );
-          minted.push(token);
           for (const name of names) credentials.push({ ...name, token, source: 'installation' });
           continue;
         }
@@ -184,85 +187,6 @@ export class GitHubService implements GitHubAccess {
     } catch (error) {
       await run.close();
       throw error;
-    }
-  }
-
-  private runGitHub(credentials: RepoCredential[], minted: string[]): RunGitHub {
-    return {
-      credentials,
-      publish: (request) => {
-        const credential = credentials.find(
-          (c) =>
-            c.owner.toLowerCase() === request.owner.toLowerCase() &&
-            c.repo.toLowerCase() === request.repo.toLowerCase(),
-        );
-        if (!credential)
-          throw new GitHubRefusal(`no GitHub credential covers ${request.owner}/${request.repo}`, undefined);
-        return this.publish(credential.token, request);
-      },
-      // Installation tokens end with the execution (GitHub would keep them an hour); a failure leaves that hour.
-      close: async () => {
-        await Promise.all(
-          minted.splice(0).map((token) =>
-            restClient(this.options.apiUrl, token)
-              .request('DELETE /installation/token')
-              .catch(() => undefined),
-          ),
-        );
-      },
-    };
-  }
-
-  private async publish(token: string, request: PublishRequest): Promise<PublishResult> {
-    const { owner, repo, branch } = request;
-    const rest = restClient(this.options.apiUrl, token);
-    let defaultBranch: string;
-    try {
-      defaultBranch = (await rest.repos.get({ owner, repo })).data.default_branch;
-    } catch (error) {
-      throw refusalOf(error, `reading ${owner}/${repo}`);
-    }
-    const url = `${this.options.gitBaseUrl}/${owner}/${repo}`;
-    const local = await PublishRepository.create(token);
-    let commit: string;
-    try {
-      commit = await local.takeBundle(request.bundle);
-      await local.fetchBranch(url, defaultBranch, 'base');
-      const branchExists = await local.fetchBranch(url, branch, 'branch');
-      // Changes are commits the default branch does not have and the branch does not have yet.
-      const ahead = await local.commitsAhead('refs/remotes/base');
-      if (ahead === 0 || (branchExists && (await local.commitsAhead('refs/remotes/branch')) === 0))
-        return { status: 'no_changes' };
-      await local.push(url, branch);
-    } finally {
-      await local.remove();
-    }
-    try {
-      const open = await rest.pulls.list({ owner, repo, head: `${owner}:${branch}`, state: 'open' });
-      const existing = open.data[0];
-      if (existing) {
-        await rest.pulls.update({ owner, repo, pull_number: existing.number, body: request.body });
-        return { status: 'published', url: existing.html_url, number: existing.number, created: false, commit, branch };
-      }
-      const created = await rest.pulls.create({
-        owner,
-        repo,
-        head: branch,
-        base: defaultBranch,
-        title: request.title,
-        body: request.body,
-        draft: request.draft,
-      });
-      return {
-        status: 'published',
-        url: created.data.html_url,
-        number: created.data.number,
-        created: true,
-        commit,
-        branch,
-      };
-    } catch (error) {
-      throw refusalOf(error, `opening the pull request of ${owner}/${repo}`);
     }
   }
 }

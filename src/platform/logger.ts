@@ -17,11 +17,12 @@ import { logContext } from './log-context.js';
  */
 export function createLogger(
   level: string,
-  option: boolean | object | undefined,
+  option: boolean | object | LogCapture | undefined,
   /** `pretty`: readable lines for a terminal (HANGAR_LOG_FORMAT); the redaction applies before either. */
   format: 'pretty' | 'json' = 'json',
 ): FastifyBaseLogger {
   if (option === false) return pino({ enabled: false });
+  const capture = option && typeof (option as LogCapture).capture === 'function' ? (option as LogCapture) : undefined;
   const redacting = (options: LoggerOptions): FastifyBaseLogger =>
     pino(
       {
@@ -29,18 +30,25 @@ export function createLogger(
         ...options,
         hooks: { ...options.hooks, streamWrite: (line) => redactActiveValues(redactCredentials(line)) },
       },
-      // Synchronous, in this thread: a line is on the terminal before the process can exit.
-      format === 'pretty'
-        ? prettyStream({ sync: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' })
-        : undefined,
+      capture
+        ? { write: (line: string) => capture.capture(line) }
+        : // Synchronous, in this thread: a line is on the terminal before the process can exit.
+          format === 'pretty'
+          ? prettyStream({ sync: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' })
+          : undefined,
     );
   if (option === true) return redacting({});
-  if (option) return redacting(option as LoggerOptions);
+  if (option && !capture) return redacting(option as LoggerOptions);
   return redacting({
     level,
     redact: ['req.headers.authorization', 'req.headers["x-api-key"]'],
     serializers: { req: serializeRequest },
   });
+}
+
+/** The lines, as written (redacted), handed to `capture` instead of stdout: a test reads what its server logs. */
+export interface LogCapture {
+  capture(line: string): void;
 }
 
 /** pino-pretty, loaded only when wanted: a JSON-logging server does not carry it. */

@@ -9,7 +9,9 @@ import type { TaskTokens } from '../execution/index.js';
 import type { Bus } from '../platform/bus.js';
 import type { DB } from '../database.js';
 import { PollingLoop } from '../platform/loop.js';
+import type { GitHubAccess } from '../github/index.js';
 import type { ResolvedDefinition } from '../mcp/index.js';
+import { WorkerGitHubTokens } from './github-tokens.js';
 import type { WorkerCredential } from './keys/authenticate.js';
 import { activeWorkerKeyUids } from './keys/store.js';
 import type { TaskAssignment } from './protocol.js';
@@ -29,6 +31,10 @@ export interface WorkerHubOptions {
   readSecret: (teamUid: string, name: string) => Promise<string | null>;
   /** A registered MCP server as a run of the team starts it (secrets filled in); throws when it cannot be used. */
   mcpServer: (teamUid: string, uid: string) => Promise<ResolvedDefinition>;
+  /** The GitHub tokens of the workers' executions are minted here (the App's key stays in the server). */
+  github?: GitHubAccess;
+  /** GitHub's API (HANGAR_GITHUB_API_URL), where a worker revokes its execution's tokens. */
+  githubApiUrl?: string;
   leaseSeconds: number;
   /** Pings go out this often; a connection silent for twice as long is closed. */
   heartbeatSeconds: number;
@@ -46,6 +52,7 @@ export class WorkerHub {
   private readonly sessions = new Map<string, Set<WorkerSession>>();
   private readonly replica = `replica-${randomUUID()}`;
   private readonly tasks: WorkerTasks;
+  private readonly githubTokens: WorkerGitHubTokens;
   /** Offers queued runs to the connected workers: woken when runs are queued or capacity frees, polling besides. */
   private readonly dispatching: PollingLoop;
   /** Periodic chores: lease renewal, heartbeats. */
@@ -55,11 +62,18 @@ export class WorkerHub {
 
   constructor(private readonly options: WorkerHubOptions) {
     const { log, leaseSeconds, heartbeatSeconds } = options;
+    this.githubTokens = new WorkerGitHubTokens({
+      db: options.db,
+      github: options.github,
+      apiUrl: options.githubApiUrl ?? 'https://api.github.com',
+      environments: options.environments,
+    });
     this.tasks = new WorkerTasks({
       db: options.db,
       lifecycle: options.lifecycle,
       log,
       environments: options.environments,
+      github: this.githubTokens,
       onFreed: () => this.poke(),
       // Twice the lease, as the engine's own writes: a worker's end still lands when the database comes back just
       // after the lease ran out (the run is only taken back once a reaper can reach the database too).
@@ -74,6 +88,11 @@ export class WorkerHub {
       new PollingLoop({ intervalMs, waitFirst: true, pass, onError: (error) => log.warn({ err: error }, failure) });
     this.chores = [
       chore(leaseRenewalIntervalMs(leaseSeconds), () => this.renewLeases(), 'worker lease renewal failed'),
+      chore(
+        leaseRenewalIntervalMs(leaseSeconds),
+        () => this.githubTokens.sweep(),
+        "revoking the GitHub tokens of workers' ended executions failed",
+      ),
       chore(heartbeatSeconds * 1000, () => this.heartbeat(), 'worker heartbeat failed'),
     ];
     this.takingBack = new TakebackLoop({

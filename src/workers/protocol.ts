@@ -107,6 +107,8 @@ export const WorkerMessage = Type.Union([
     ),
   }),
   message('task_followups_take', TaskRef),
+  /** The execution's GitHub tokens (its environment's repositories), minted by the server: see github-tokens.ts. */
+  message('task_github_access', TaskRef),
   message('task_followups_return', {
     ...TaskRef,
     seqs: Type.Array(Type.String({ maxLength: 30 }), { maxItems: 10_000 }),

@@ -81,6 +81,23 @@ export async function holds(db: Kysely<DB>, owner: string, runId: string, execut
   return row !== undefined;
 }
 
+/** The team and environment of a run whose current execution `executionId` `owner` holds; undefined when it does not. */
+export async function heldRun(
+  db: Kysely<DB>,
+  owner: string,
+  runId: string,
+  executionId: number,
+): Promise<{ team_uid: string; environment_id: string | null } | undefined> {
+  return db
+    .selectFrom('runs')
+    .select(['team_uid', 'environment_id'])
+    .where('id', '=', runId)
+    .where('lease_owner', '=', owner)
+    .where('execution_id', '=', executionId)
+    .where('state', 'in', ACTIVE_STATES)
+    .executeTakeFirst();
+}
+
 export interface ReportedSkill {
   path: string;
   name: string;

@@ -4,6 +4,7 @@ import type { EnvironmentSetups } from '../execution/index.js';
 import type { DB } from '../database.js';
 import { retryWhileUnavailable } from '../platform/db/retry-unavailable.js';
 import type { Outcome, RunLifecycle } from '../runs/index.js';
+import type { WorkerGitHubTokens } from './github-tokens.js';
 import type { WorkerMessage, WorkerMessageOf } from './protocol.js';
 import { WorkerSession } from './session.js';
 import * as store from './store.js';
@@ -27,6 +28,8 @@ export class WorkerTasks {
       lifecycle: RunLifecycle;
       log: FastifyBaseLogger;
       environments: EnvironmentSetups;
+      /** The GitHub tokens of the workers' executions: minted when asked, revoked when an execution ends. */
+      github: WorkerGitHubTokens;
       /** A worker has room again, or a run went back to the queue. */
       onFreed: () => void;
       /**
@@ -148,6 +151,7 @@ export class WorkerTasks {
           : message.data.reason;
         await lifecycle.requeue({ id: runId, owner, executionId }, reason);
         this.release(session, runId);
+        await this.options.github.end(runId, executionId);
         return null;
       }
       case 'task_started': {
@@ -182,9 +186,11 @@ export class WorkerTasks {
           { ...ref, outcome: outcomeOf(message), before: message.data.events_before ?? [] },
         ]);
         this.release(session, runId);
+        await this.options.github.end(runId, executionId);
         return { result };
       }
     }
+    if (message.type === 'task_github_access') return this.options.github.access(owner, runId, executionId);
     if (message.type === 'task_stopped') {
       // A cancelled run is no longer held, but its sandbox was this worker's until now.
       await lifecycle.clearSandboxIfCancelled(owner, runId, executionId);

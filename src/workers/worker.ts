@@ -15,6 +15,7 @@ import {
 } from '../execution/index.js';
 import { WorkerLink } from './link.js';
 import type { TaskAssignment } from './protocol.js';
+import { RemoteGitHub } from './remote-github.js';
 import { RemoteLedger } from './remote-ledger.js';
 import { findSkills } from './skills.js';
 
@@ -85,6 +86,7 @@ export class Worker {
       sandbox: sandbox.mode,
       price: (modelId, input, output) => catalogue.cost(modelId, input, output),
       defaultMaxCostUsd: config.runDefaultMaxCostUsd,
+      github: new RemoteGitHub(this.link, config.gitBaseUrl),
     };
   }
 

@@ -108,7 +108,13 @@ function sandboxSelection(): Record<string, string> {
  */
 export async function startTestServer(
   env: Record<string, string> = {},
-  options: { role?: ServerRole; now?: () => Date; database?: TestDatabase } = {},
+  options: {
+    role?: ServerRole;
+    now?: () => Date;
+    database?: TestDatabase;
+    /** Receives every line the server logs (as written: redacted), at HANGAR_LOG_LEVEL of `env` (silent unless set). */
+    logs?: (line: string) => void;
+  } = {},
 ): Promise<TestServer> {
   const database = options.database ?? (await createTestDatabase());
   const apiKey = env.HANGAR_BOOTSTRAP_API_KEY ?? generateApiKey();
@@ -125,7 +131,12 @@ export async function startTestServer(
     ...sandboxSelection(),
     ...env,
   });
-  const server = await startServer(config, { logger: false, role: options.role, now: options.now });
+  const logs = options.logs;
+  const server = await startServer(config, {
+    logger: logs ? { capture: logs } : false,
+    role: options.role,
+    now: options.now,
+  });
   const db = server.database.db;
   const team = await db.selectFrom('teams').select('uid').where('name', '=', 'default').executeTakeFirstOrThrow();
   const member = await db

@@ -35,8 +35,8 @@ const REFUSED_V6 = ['::/127', '::ffff:0:0/96', '64:ff9b::/96', 'fc00::/7', 'fe80
 /** Hangar's API as a networked run reaches it: through pasta's splice of the run's loopback, or at its addresses. */
 export type ApiRoute = { spliced: true; port: number } | { spliced: false; port: number; addresses: string[] };
 
-/** How the run reaches `apiUrl`; undefined when there is none to reach (a worker whose server is elsewhere still has one). */
-export async function apiRoute(apiUrl: string | undefined): Promise<ApiRoute | undefined> {
+/** The host and port of Hangar's API URL, and whether they are the server's loopback; undefined when there is no URL. */
+export function apiEndpoint(apiUrl: string | undefined): { host: string; port: number; loopback: boolean } | undefined {
   if (!apiUrl) return undefined;
   let url: URL;
   try {
@@ -44,9 +44,17 @@ export async function apiRoute(apiUrl: string | undefined): Promise<ApiRoute | u
   } catch {
     return undefined;
   }
-  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (host === 'localhost' || (net.isIP(host) && isLoopback(host))) return { spliced: true, port };
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  return { host, port, loopback: host === 'localhost' || (net.isIP(host) !== 0 && isLoopback(host)) };
+}
+
+/** How the run reaches `apiUrl`; undefined when there is none to reach (a worker whose server is elsewhere still has one). */
+export async function apiRoute(apiUrl: string | undefined): Promise<ApiRoute | undefined> {
+  const endpoint = apiEndpoint(apiUrl);
+  if (!endpoint) return undefined;
+  const { host, port } = endpoint;
+  if (endpoint.loopback) return { spliced: true, port };
   const addresses = net.isIP(host)
     ? [host]
     : (await dns.lookup(host, { all: true }).catch(() => [])).map((entry) => entry.address);

@@ -4436,6 +4436,11 @@ export interface paths {
                                         pids?: number;
                                     };
                                     registry_secret_name?: string;
+                                    /** @description Hangar's GitHub defaults for this environment's runs (docs/github.md); a run's config.github wins */
+                                    github?: {
+                                        /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
+                                        pull_request?: "open" | "draft" | "off";
+                                    };
                                 };
                                 /** Format: date-time */
                                 last_updated: string;
@@ -4590,6 +4595,11 @@ export interface paths {
                         };
                         /** @description A team secret holding `username:password` (or token) for docker_image's registry; used by the server to pull, never given to the run */
                         registry_secret_name?: string;
+                        /** @description Hangar's GitHub defaults for this environment's runs (docs/github.md); a run's config.github wins */
+                        github?: {
+                            /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
+                            pull_request?: "open" | "draft" | "off";
+                        };
                     };
                 };
             };
@@ -4624,6 +4634,11 @@ export interface paths {
                                     pids?: number;
                                 };
                                 registry_secret_name?: string;
+                                /** @description Hangar's GitHub defaults for this environment's runs (docs/github.md); a run's config.github wins */
+                                github?: {
+                                    /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
+                                    pull_request?: "open" | "draft" | "off";
+                                };
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -4786,6 +4801,11 @@ export interface paths {
                                     pids?: number;
                                 };
                                 registry_secret_name?: string;
+                                /** @description Hangar's GitHub defaults for this environment's runs (docs/github.md); a run's config.github wins */
+                                github?: {
+                                    /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
+                                    pull_request?: "open" | "draft" | "off";
+                                };
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -5023,6 +5043,11 @@ export interface paths {
                                     pids?: number;
                                 };
                                 registry_secret_name?: string;
+                                /** @description Hangar's GitHub defaults for this environment's runs (docs/github.md); a run's config.github wins */
+                                github?: {
+                                    /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
+                                    pull_request?: "open" | "draft" | "off";
+                                };
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -5161,6 +5186,11 @@ export interface paths {
                         };
                         /** @description A team secret holding `username:password` (or token) for docker_image's registry; used by the server to pull, never given to the run */
                         registry_secret_name?: string;
+                        /** @description Hangar's GitHub defaults for this environment's runs (docs/github.md); a run's config.github wins */
+                        github?: {
+                            /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
+                            pull_request?: "open" | "draft" | "off";
+                        };
                     };
                 };
             };
@@ -5195,6 +5225,11 @@ export interface paths {
                                     pids?: number;
                                 };
                                 registry_secret_name?: string;
+                                /** @description Hangar's GitHub defaults for this environment's runs (docs/github.md); a run's config.github wins */
+                                github?: {
+                                    /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
+                                    pull_request?: "open" | "draft" | "off";
+                                };
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -5419,6 +5454,11 @@ export interface paths {
                                     pids?: number;
                                 };
                                 registry_secret_name?: string;
+                                /** @description Hangar's GitHub defaults for this environment's runs (docs/github.md); a run's config.github wins */
+                                github?: {
+                                    /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
+                                    pull_request?: "open" | "draft" | "off";
+                                };
                             };
                             /** Format: date-time */
                             last_updated: string;

@@ -20,6 +20,7 @@ function EnvironmentForm({ onSaved, onCancel }: { onSaved(): void; onCancel(): v
     const form = new FormData(event.currentTarget);
     const retention = String(form.get('retention') ?? '').trim();
     const image = String(form.get('docker_image') ?? '').trim();
+    const pullRequest = String(form.get('pull_request') ?? '');
     const repos = lines(form.get('repos')).map((line) => {
       const [owner = '', repo = ''] = line.split('/');
       return { owner, repo };
@@ -31,6 +32,7 @@ function EnvironmentForm({ onSaved, onCancel }: { onSaved(): void; onCancel(): v
       github_repos: repos,
       setup_commands: lines(form.get('setup')),
       failure_session_retention_minutes: retention ? Number(retention) : null,
+      ...(pullRequest === 'draft' || pullRequest === 'off' ? { github: { pull_request: pullRequest } } : {}),
     };
     if ((await save.run(() => client.post('/environments', body))) !== undefined) onSaved();
   };
@@ -57,6 +59,14 @@ function EnvironmentForm({ onSaved, onCancel }: { onSaved(): void; onCancel(): v
         <textarea name="setup" rows={3} placeholder="npm ci" />
       </label>
       <label>
+        Pull requests <span className="muted">(when a run ends with changes, unless the run says otherwise)</span>
+        <select name="pull_request" defaultValue="open">
+          <option value="open">Open a pull request</option>
+          <option value="draft">Open a draft pull request</option>
+          <option value="off">Leave the changes</option>
+        </select>
+      </label>
+      <label>
         Keep a failed setup for debugging (minutes, 1-60)
         <input name="retention" type="number" min={1} max={60} />
       </label>
@@ -65,6 +75,9 @@ function EnvironmentForm({ onSaved, onCancel }: { onSaved(): void; onCancel(): v
     </form>
   );
 }
+
+/** What Hangar does with a run's changes, by the environment's `github.pull_request` (issue 30). */
+const PULL_REQUEST_MODES = { open: 'opened', draft: 'opened as drafts', off: 'not opened' } as const;
 
 function megabytes(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MB`;
@@ -97,6 +110,12 @@ function EnvironmentCard({ environment, onChanged }: { environment: Environment;
             <span className="muted">none</span>
           )}
         </dd>
+        {config.github_repos.length > 0 && (
+          <>
+            <dt>Pull requests</dt>
+            <dd>{PULL_REQUEST_MODES[config.github?.pull_request ?? 'open']}</dd>
+          </>
+        )}
         <dt>Setup</dt>
         <dd>
           {config.setup_commands.length ? (

@@ -4,6 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { demultiplex, type EngineClient } from './engine-client.js';
+import { apiEndpoint } from '../network.js';
 
 /** Where the execution's API socket is inside its container. */
 export const CONTAINER_API_SOCKET = '/opt/hangar/api.sock';
@@ -72,17 +73,8 @@ export class ApiSocket {
 
 /** The loopback host and port of Hangar's API when runs reach it there, else undefined (no relay is needed). */
 export function loopbackApi(apiUrl: string | undefined): { host: string; port: number } | undefined {
-  if (!apiUrl) return undefined;
-  let url: URL;
-  try {
-    url = new URL(apiUrl);
-  } catch {
-    return undefined;
-  }
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const loopback = host === 'localhost' || host === '::1' || (net.isIPv4(host) && host.startsWith('127.'));
-  if (!loopback) return undefined;
-  return { host, port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)) };
+  const endpoint = apiEndpoint(apiUrl);
+  return endpoint?.loopback ? { host: endpoint.host, port: endpoint.port } : undefined;
 }
 
 /**
