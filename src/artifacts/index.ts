@@ -2,3 +2,4 @@
 export { registerArtifactRoutes } from './http.js';
 export { ARTIFACT_TYPES, type ArtifactResponse, type ReportArtifactBody, type UploadArtifactQuery } from './schemas.js';
 export { ArtifactsService, DOWNLOAD_LINK_SECONDS, type RunExecution } from './service.js';
+export { pullRequestUrls } from './store.js';

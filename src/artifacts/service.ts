@@ -290,11 +290,14 @@ export class ArtifactsService {
   }
 
   /** The run that reported a pull request or ticket address, compared in canonical form (404 when none is visible). */
-  /** Makes `url` (an issue that started the run) find the run through the external-reference lookup. */
-  async recordExternalReference(runId: string, teamUid: string, url: string): Promise<void> {
+  /**
+   * Makes `url` (an issue that started the run) find the run through the external-reference lookup; `db` is the
+   * transaction that creates the run, when there is one.
+   */
+  async recordExternalReference(runId: string, teamUid: string, url: string, db = this.options.db): Promise<void> {
     const canonical = canonicalUrl(url);
     if (!canonical) throw invalidRequest('url: must be an http or https address');
-    await store.insertExternalReference(this.options.db, {
+    await store.insertExternalReference(db, {
       uid: randomUUID(),
       runId,
       teamUid,

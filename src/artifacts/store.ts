@@ -123,3 +123,22 @@ export async function insertExternalReference(
     })
     .execute();
 }
+
+/** Each run's latest pull request (its PULL_REQUEST artifact's address), for those of `runIds` that opened one. */
+export async function pullRequestUrls(db: Kysely<DB>, runIds: readonly string[]): Promise<Map<string, string>> {
+  if (runIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('artifacts')
+    .select(['run_id', 'data'])
+    .where('run_id', 'in', [...runIds])
+    .where('artifact_type', '=', 'PULL_REQUEST')
+    .orderBy('created_at')
+    .execute();
+  const urls = new Map<string, string>();
+  for (const row of rows) {
+    const data = (typeof row.data === 'string' ? JSON.parse(row.data) : row.data) as { url?: unknown } | null;
+    // Later rows replace earlier ones: the latest wins.
+    if (typeof data?.url === 'string') urls.set(row.run_id, data.url);
+  }
+  return urls;
+}

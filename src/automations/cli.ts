@@ -3,7 +3,8 @@ import { say, show } from '../platform/cli/output.js';
 import { table } from '../platform/cli/table.js';
 import type { Command } from 'commander';
 import { callAndPrint, callApi, clientOptionsFromEnv } from '../platform/http/client.js';
-import type { AutomationItem } from './schemas.js';
+import { GITHUB_EVENT_KINDS } from '../github/index.js';
+import type { AutomationFiring, AutomationItem } from './schemas.js';
 
 const path = (id: string) => `/factory/automations/${encodeURIComponent(id)}`;
 
@@ -12,6 +13,7 @@ interface AutomationOptions {
   prompt?: string;
   promptFile?: string;
   webhook?: string[];
+  github?: string[];
   filter?: string;
   cron?: string[];
   agent?: string;
@@ -32,16 +34,23 @@ function parseJson(text: string, what: string): unknown {
 
 function triggers(options: AutomationOptions) {
   const list: unknown[] = [];
+  if (options.webhook?.length && options.github?.length && options.filter !== undefined)
+    throw new Error('--filter applies to one kind of trigger: give it with --webhook or with --github, not both');
+  const payload = options.filter === undefined ? undefined : parseJson(options.filter, '--filter');
   if (options.webhook?.length) {
-    const payload = options.filter === undefined ? undefined : parseJson(options.filter, '--filter');
     list.push({
       provider: 'webhook',
       event: 'received',
       filter: { webhook_ids: options.webhook, ...(payload === undefined ? {} : { payload }) },
     });
-  } else if (options.filter !== undefined) {
-    throw new Error('--filter applies to the webhooks given with --webhook');
   }
+  for (const event of options.github ?? []) {
+    if (!(GITHUB_EVENT_KINDS as readonly string[]).includes(event))
+      throw new Error(`--github takes ${GITHUB_EVENT_KINDS.join(', ')}, not ${JSON.stringify(event)}`);
+    list.push({ provider: 'github', event, ...(payload === undefined ? {} : { filter: { payload } }) });
+  }
+  if (!options.webhook?.length && !options.github?.length && options.filter !== undefined)
+    throw new Error('--filter applies to the triggers given with --webhook or --github');
   for (const cron of options.cron ?? []) list.push({ provider: 'schedule', event: 'cron_fired', schedule: { cron } });
   return list;
 }
@@ -50,7 +59,8 @@ function body(options: AutomationOptions, creating: boolean) {
   const prompt = options.promptFile ? fs.readFileSync(options.promptFile, 'utf8') : options.prompt;
   const chosen = triggers(options);
   if (creating && prompt === undefined) throw new Error('give --prompt or --prompt-file');
-  if (creating && chosen.length === 0) throw new Error('give at least one --webhook <uid> or --cron <expression>');
+  if (creating && chosen.length === 0)
+    throw new Error('give at least one --webhook <uid>, --github <event> or --cron <expression>');
   const config = {
     ...(options.model ? { model_id: options.model } : {}),
     ...(options.harness ? { harness: { type: options.harness } } : {}),
@@ -74,7 +84,12 @@ function withAutomationOptions(command: Command): Command {
     .option('--prompt <text>', 'what the agent does with each delivery or tick')
     .option('--prompt-file <path>', 'read the prompt from a file')
     .option('--webhook <uid>', 'start on deliveries to this webhook (repeatable; UIDs, not names)', collect)
-    .option('--filter <json>', 'payload filter for the --webhook trigger, e.g. \'{"action":["opened"]}\'')
+    .option(
+      '--github <event>',
+      `start on the GitHub App's deliveries: ${GITHUB_EVENT_KINDS.join(', ')} (repeatable; docs/github.md)`,
+      collect,
+    )
+    .option('--filter <json>', 'payload filter for the --webhook or --github triggers, e.g. \'{"action":["opened"]}\'')
     .option('--cron <expression>', 'also start on this cron schedule, in UTC (repeatable)', collect)
     .option('--agent <uid>', 'agent identity that executes the runs')
     .option('--model <model_id>', 'model override')
@@ -107,9 +122,10 @@ export function registerAutomationCommands(program: Command): void {
             {
               header: 'TRIGGERS',
               value: (item) =>
-                item.triggers.map((trigger) =>
-                  (trigger as { provider: string }).provider === 'webhook' ? 'webhook' : 'cron',
-                ),
+                item.triggers.map((trigger) => {
+                  const { provider, event } = trigger as { provider: string; event: string };
+                  return provider === 'github' ? `github:${event}` : provider === 'webhook' ? 'webhook' : 'cron';
+                }),
             },
             {
               header: 'NOTE',
@@ -134,6 +150,7 @@ export function registerAutomationCommands(program: Command): void {
 Examples:
   $ hangar automations create --name triage --prompt "Label the issue." --webhook <uid> --filter '{"action": ["opened"]}'
   $ hangar automations create --name nightly --prompt-file nightly.md --cron "0 3 * * *"
+  $ hangar automations create --name reviews --prompt "Address the review." --github review --filter '{"repository": {"name": ["api"]}}'
 `,
     )
     .action((options: AutomationOptions) => callAndPrint('POST', '/factory/automations', body(options, true)));
@@ -159,6 +176,33 @@ Examples:
     .description('show one automation')
     .argument('<id>')
     .action((id: string) => callAndPrint('GET', path(id)));
+  automations
+    .command('history')
+    .description('the deliveries (webhook or GitHub) that fired an automation and the runs they started')
+    .argument('<id>')
+    .addHelpText('after', '\nExamples:\n  $ hangar automations history <id>\n')
+    .action(async (id: string) => {
+      const result = await callApi<{ firings: AutomationFiring[] }>(
+        clientOptionsFromEnv(),
+        'GET',
+        `${path(id)}/firings`,
+      );
+      show(result, ({ firings }) =>
+        table(
+          firings,
+          [
+            { header: 'FIRED', value: (firing) => firing.fired_at },
+            {
+              header: 'FROM',
+              value: (firing) => (firing.source === 'github' ? `github:${firing.github_event}` : 'webhook'),
+            },
+            { header: 'DELIVERY', value: (firing) => firing.delivery_id ?? '' },
+            { header: 'RUN', value: (firing) => firing.run_id ?? `not started: ${firing.error}` },
+          ],
+          'This automation has not fired yet.',
+        ),
+      );
+    });
   automations
     .command('delete')
     .description('delete an automation (runs it started stay)')

@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { callerOf } from '../identities/index.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
 import {
+  AutomationFirings,
   AutomationIdParams,
   AutomationItem,
   AutomationList,
@@ -61,6 +62,18 @@ export function registerAutomationRoutes(parent: FastifyInstance, automations: A
     '/factory/automations/:id',
     { schema: { tags, summary: 'Get an automation', params: AutomationIdParams, response: item } },
     async (request) => automations.get(callerOf(request), request.params.id),
+  );
+  app.get(
+    '/factory/automations/:id/firings',
+    {
+      schema: {
+        tags,
+        summary: "An automation's history: the deliveries that fired it and the runs they started",
+        params: AutomationIdParams,
+        response: { 200: AutomationFirings, ...ProblemResponses },
+      },
+    },
+    async (request) => automations.firings(callerOf(request), request.params.id),
   );
   app.put(
     '/factory/automations/:id',

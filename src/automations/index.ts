@@ -3,8 +3,16 @@ export { registerAutomationCommands } from './cli.js';
 export { AutomationEvaluator } from './evaluator.js';
 export { payloadFilterProblem } from './filter.js';
 export { registerAutomationRoutes } from './http.js';
-export { MAX_TRIGGERS, ScheduleTrigger, WebhookTrigger, type Trigger } from './schemas.js';
+export { GitHubTrigger, MAX_TRIGGERS, ScheduleTrigger, WebhookTrigger, type Trigger } from './schemas.js';
 export { AutomationsService } from './service.js';
 export type { AutomationValues } from './store.js';
 export { busiestAutomations } from './store.js';
 export { deliveryPrompt, PAYLOAD_FILE } from './envelope.js';
+export {
+  githubAutomations,
+  githubRunRequest,
+  githubTriggerMatches,
+  recordGitHubFirings,
+  type GitHubDelivery,
+} from './github.js';
+export { observeFirings } from './metrics.js';

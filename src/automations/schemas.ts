@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { GITHUB_EVENT_KINDS, type GitHubEventKind } from '../github/index.js';
 import { AgentConfig } from '../runs/index.js';
 
 /** Wire schemas of automations (/api/v1/factory/automations). */
@@ -45,9 +46,29 @@ export const ScheduleTrigger = Type.Object(
   },
   { additionalProperties: false },
 );
-export const Trigger = Type.Union([WebhookTrigger, ScheduleTrigger]);
+export const GitHubTrigger = Type.Object(
+  {
+    provider: Type.Literal('github'),
+    event: Type.Union(
+      GITHUB_EVENT_KINDS.map((kind: GitHubEventKind) => Type.Literal(kind)),
+      {
+        description:
+          "The GitHub App's deliveries to the team's linked installations: `mention` (an issue or pull request comment mentioning the App's handle), `label` (an issue got a label; filter on label.name), `review` (a pull request review requested changes)",
+      },
+    ),
+    filter: Type.Optional(
+      Type.Object(
+        { payload: Type.Optional(PayloadFilter) },
+        { additionalProperties: false, description: "A filter over GitHub's delivery body" },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export const Trigger = Type.Union([WebhookTrigger, ScheduleTrigger, GitHubTrigger]);
 export type Trigger = Static<typeof Trigger>;
 export type WebhookTrigger = Static<typeof WebhookTrigger>;
+export type GitHubTrigger = Static<typeof GitHubTrigger>;
 
 const fields = {
   name: Type.String({ minLength: 1, maxLength: 100 }),
@@ -155,3 +176,23 @@ export const TestFilterResult = Type.Object({
   payload_check: Check,
 });
 export type TestFilterResult = Static<typeof TestFilterResult>;
+
+export const FIRINGS_SHOWN = 100;
+
+export const AutomationFiring = Type.Object({
+  fired_at: Type.String({ format: 'date-time' }),
+  source: Type.Union([Type.Literal('webhook'), Type.Literal('github')], {
+    description: "webhook: a delivery to one of the team's webhooks; github: a delivery of the GitHub App",
+  }),
+  delivery_id: Type.Union([Type.String(), Type.Null()], {
+    description: "The webhook delivery's ID, or GitHub's X-GitHub-Delivery",
+  }),
+  webhook_uid: Type.Union([Type.String(), Type.Null()], { description: 'webhook firings: the webhook' }),
+  github_event: Type.Union([Type.String(), Type.Null()], { description: 'github firings: mention, label or review' }),
+  run_id: Type.Union([Type.String(), Type.Null()], { description: 'The run started; null when none could be' }),
+  error: Type.Union([Type.String(), Type.Null()], { description: 'Why no run started' }),
+});
+export type AutomationFiring = Static<typeof AutomationFiring>;
+export const AutomationFirings = Type.Object({
+  firings: Type.Array(AutomationFiring, { description: `Newest first, at most ${FIRINGS_SHOWN}` }),
+});

@@ -9,14 +9,16 @@ import type { AgentDirectory } from '../runs/index.js';
 import { cronProblem, automationCronHistory, syncAutomationSchedules } from '../schedules/index.js';
 import { deliveryQueue, type FactoryDirectory, type WebhooksService } from '../webhooks/index.js';
 import { evaluatePayloadFilter, payloadFilterProblem } from './filter.js';
-import type {
-  AutomationItem,
-  CreateAutomationBody,
-  TestFilterBody,
-  TestFilterResult,
-  Trigger,
-  UpdateAutomationBody,
-  WebhookFilter,
+import {
+  type AutomationFiring,
+  type AutomationItem,
+  type CreateAutomationBody,
+  FIRINGS_SHOWN,
+  type TestFilterBody,
+  type TestFilterResult,
+  type Trigger,
+  type UpdateAutomationBody,
+  type WebhookFilter,
 } from './schemas.js';
 import * as store from './store.js';
 
@@ -83,8 +85,9 @@ export class AutomationsService {
         if (problem) throw invalidRequest(`triggers[${index}].schedule.cron: ${problem}`);
         continue;
       }
-      if (trigger.filter.payload !== undefined) {
-        const problem = payloadFilterProblem(trigger.filter.payload);
+      const payload = trigger.filter?.payload;
+      if (payload !== undefined) {
+        const problem = payloadFilterProblem(payload);
         if (problem) throw invalidRequest(`triggers[${index}].filter: ${problem}`);
       }
     }
@@ -267,6 +270,30 @@ export class AutomationsService {
   async delete(caller: Caller, id: string): Promise<void> {
     this.options.factories.requireManager(caller);
     if (!(await store.deleteAutomation(this.db, caller.teamUid, id))) throw notFound(`automation ${id} not found`);
+  }
+
+  /** The automation's history: what its webhook and GitHub triggers fired, newest first. */
+  async firings(caller: Caller, id: string): Promise<{ firings: AutomationFiring[] }> {
+    await this.load(caller, id);
+    const rows = await store.firingsOf(this.db, id, FIRINGS_SHOWN);
+    const deliveries = await deliveryQueue.deliveriesBySeq(
+      this.db,
+      rows.flatMap((row) => (row.delivery_seq === null ? [] : [row.delivery_seq])),
+    );
+    return {
+      firings: rows.map((row) => {
+        const delivery = row.delivery_seq === null ? undefined : deliveries.get(row.delivery_seq);
+        return {
+          fired_at: rfc3339(row.fired_at),
+          source: row.delivery_seq === null ? 'github' : 'webhook',
+          delivery_id: row.github_delivery_id ?? delivery?.delivery_id ?? null,
+          webhook_uid: delivery?.webhook_uid ?? null,
+          github_event: row.github_event,
+          run_id: row.run_id,
+          error: row.error,
+        };
+      }),
+    };
   }
 
   /** Would this filter (or this automation) have started a run for that stored delivery? */

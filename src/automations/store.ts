@@ -100,15 +100,38 @@ export async function automationsFor(db: Kysely<DB>, teamUid: string, webhookUid
 }
 
 export interface Firing {
-  delivery_seq: string;
+  delivery_seq: string | null;
   automation_id: string;
   run_id: string | null;
   error: string | null;
+  github_delivery_id?: string;
+  github_event?: string;
 }
 
 export async function insertFirings(db: Kysely<DB>, firings: Firing[]): Promise<void> {
   if (firings.length === 0) return;
   await db.insertInto('automation_firings').values(firings).execute();
+}
+
+export interface FiringRow {
+  delivery_seq: string | null;
+  github_delivery_id: string | null;
+  github_event: string | null;
+  run_id: string | null;
+  error: string | null;
+  fired_at: Date;
+}
+
+/** The automation's latest firings, newest first. */
+export async function firingsOf(db: Kysely<DB>, automationId: string, limit: number): Promise<FiringRow[]> {
+  const rows = await db
+    .selectFrom('automation_firings')
+    .select(['delivery_seq', 'github_delivery_id', 'github_event', 'run_id', 'error', 'fired_at'])
+    .where('automation_id', '=', automationId)
+    .orderBy('fired_at', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({ ...row, delivery_seq: row.delivery_seq === null ? null : String(row.delivery_seq) }));
 }
 
 /** The team's automations that started the most runs since `since` (webhook firings), for the overview. */

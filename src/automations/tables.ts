@@ -19,7 +19,11 @@ export interface AutomationsTable {
 }
 
 export interface AutomationFiringsTable {
-  delivery_seq: string;
+  /** The logged delivery that fired it; null for a GitHub App delivery (migration 0029). */
+  delivery_seq: string | null;
+  /** A GitHub App delivery's X-GitHub-Delivery and kind of event (mention, label, review). */
+  github_delivery_id: ColumnType<string | null, string | null | undefined, never>;
+  github_event: ColumnType<string | null, string | null | undefined, never>;
   automation_id: string;
   run_id: string | null;
   error: string | null;

@@ -1,6 +1,7 @@
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import {
+  GitHubTrigger,
   payloadFilterProblem,
   MAX_TRIGGERS,
   ScheduleTrigger,
@@ -34,8 +35,13 @@ interface Checker {
   Check(value: unknown): boolean;
   Errors(value: unknown): SchemaError[];
 }
-// Each provider is checked against its own branch of the Trigger union: the union's errors mix both branches.
-const CHECKERS: Record<string, Checker> = { webhook: Compile(WebhookTrigger), schedule: Compile(ScheduleTrigger) };
+// Each provider is checked against its own branch of the Trigger union: the union's errors mix the branches.
+const CHECKERS: Record<string, Checker> = {
+  webhook: Compile(WebhookTrigger),
+  schedule: Compile(ScheduleTrigger),
+  github: Compile(GitHubTrigger),
+};
+const PROVIDERS = 'provider: webhook, provider: schedule or provider: github';
 
 /** `/filter/webhook_ids/0` -> `.filter.webhook_ids[0]` (JSON pointer to our key paths). */
 function pointerToPath(pointer: string): string {
@@ -122,10 +128,12 @@ function semanticProblems(fields: Fields, trigger: Trigger, at: string, refs: Re
     }
     return;
   }
-  if (trigger.filter.payload !== undefined) {
-    const problem = payloadFilterProblem(trigger.filter.payload);
+  const payload = trigger.filter?.payload;
+  if (payload !== undefined) {
+    const problem = payloadFilterProblem(payload);
     if (problem) fields.fail(`${at}.filter.payload`, `${at}.filter.${problem}.`);
   }
+  if (trigger.provider !== 'webhook') return;
   trigger.filter.webhook_ids.forEach((id, index) => {
     const file = refs.webhooks.get(id);
     if (file) {
@@ -142,15 +150,15 @@ function parseTrigger(fields: Fields, value: unknown, at: string, refs: Referenc
   if (!isRecord(value)) {
     fields.fail(
       at,
-      `${at} must be a mapping with provider, event and filter (webhook) or schedule (schedule), not ${describe(value)}.`,
+      `${at} must be a mapping with provider, event and filter (webhook, github) or schedule (schedule), not ${describe(value)}.`,
     );
     return null;
   }
   if (!checker) {
     const message =
       value.provider === undefined
-        ? `${at} has no provider; add provider: webhook or provider: schedule.`
-        : `${at}.provider must be "webhook" or "schedule", not ${describe(value.provider)}.`;
+        ? `${at} has no provider; add ${PROVIDERS}.`
+        : `${at}.provider must be "webhook", "schedule" or "github", not ${describe(value.provider)}.`;
     fields.fail(`${at}.provider`, message);
     return null;
   }
@@ -167,10 +175,7 @@ function parseTrigger(fields: Fields, value: unknown, at: string, refs: Referenc
 function parseTriggers(fields: Fields, refs: References): Trigger[] {
   const value = fields.values.triggers;
   if (value === undefined || value === null) {
-    fields.fail(
-      'triggers',
-      'triggers is required: list at least one trigger, with provider: webhook or provider: schedule.',
-    );
+    fields.fail('triggers', `triggers is required: list at least one trigger, with ${PROVIDERS}.`);
     return [];
   }
   if (!Array.isArray(value) || value.length === 0 || value.length > MAX_TRIGGERS) {

@@ -164,6 +164,18 @@ test('parses a complete definition into the expected structure', () => {
   });
 });
 
+test('a github trigger: the kind of GitHub App event and a payload filter', () => {
+  const { definition, errors } = parseDefinition({
+    'factory.yaml': 'name: Reviews',
+    'automations/reviews/automation.md':
+      '---\ntriggers:\n  - provider: github\n    event: review\n    filter: {payload: {pull_request: {base: {ref: [main]}}}}\n---\nAddress the review.',
+  });
+  assert.deepEqual(errors, []);
+  assert.deepEqual(definition?.automations[0]?.triggers, [
+    { provider: 'github', event: 'review', filter: { payload: { pull_request: { base: { ref: ['main'] } } } } },
+  ]);
+});
+
 test('fills in defaults for everything optional', () => {
   const { definition, errors } = parseDefinition({
     'factory.yaml': 'name: Minimal',
@@ -415,7 +427,24 @@ const INVALID: Array<{
     change: { [AUTOMATION]: '---\ntriggers:\n  - provider: email\n---\nDo it.' },
     file: AUTOMATION,
     line: 3,
-    message: /triggers\[0\]\.provider must be "webhook" or "schedule", not "email"/,
+    message: /triggers\[0\]\.provider must be "webhook", "schedule" or "github", not "email"/,
+  },
+  {
+    name: 'a github trigger of an event GitHub triggers do not take',
+    change: { [AUTOMATION]: '---\ntriggers:\n  - provider: github\n    event: push\n---\nDo it.' },
+    file: AUTOMATION,
+    line: 4,
+    message: /triggers\[0\]\.event/,
+  },
+  {
+    name: 'a github trigger with a filter that cannot be evaluated',
+    change: {
+      [AUTOMATION]:
+        '---\ntriggers:\n  - provider: github\n    event: label\n    filter:\n      payload: {label: {name: []}}\n---\nDo it.',
+    },
+    file: AUTOMATION,
+    line: 6,
+    message: /triggers\[0\]\.filter/,
   },
   {
     name: 'wrong event',

@@ -13,11 +13,21 @@ export { GitHubRefusal } from './app-client.js';
 export { registerGitHubCommands } from './cli.js';
 export { registerGitHubRoutes } from './http.js';
 export { GitHubService } from './service.js';
-export { APP_REPLAY_SCOPE, registerAppWebhookRoute } from './app-webhook.js';
 export {
-  labelledIssue,
-  mentioningComment,
+  APP_MAX_EVENT_AGE_DAYS,
+  APP_REPLAY_KEY_DAYS,
+  APP_REPLAY_SCOPE,
+  type AppDelivery,
+  registerAppWebhookRoute,
+} from './app-webhook.js';
+export {
+  classify,
+  GITHUB_EVENT_KINDS,
+  type GitHubEventKind,
+  type IssueThread,
+  startsByDefault,
   teamsOfInstallation,
   threadInstructions,
+  threadName,
 } from './triggers.js';
 export { threadReplyLoop } from './thread-replies.js';

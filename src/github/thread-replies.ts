@@ -1,10 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../database.js';
+import { pullRequestUrls } from '../artifacts/index.js';
 import { PollingLoop } from '../platform/loop.js';
-
-/** The runs' ended states (the lifecycle's TERMINAL_STATES), where an outcome can be told. */
-const ENDED = ['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'] as const;
+import { endedRunStates } from '../runs/index.js';
 
 export interface EndedReply {
   runId: string;
@@ -32,36 +31,46 @@ export async function recordReply(
     .execute();
 }
 
-/** Replies whose run has ended and whose outcome is not told yet, with the pull request the run opened. */
+/** Pending replies read per look at the runs: they are the runs GitHub started that are going or untold. */
+const PENDING_PAGE = 500;
+
+/**
+ * Replies whose run has ended and whose outcome is not told yet, with the pull request the run opened. The runs'
+ * states and pull requests come from their slices' public reads; the pending replies are paged through (by run ID)
+ * until `limit` ended ones are found (most pending replies are runs still going).
+ */
 export async function endedReplies(db: Kysely<DB>, limit: number): Promise<EndedReply[]> {
-  const rows = await db
-    .selectFrom('github_thread_replies as r')
-    .innerJoin('runs', 'runs.id', 'r.run_id')
-    .select(['r.run_id', 'r.installation_id', 'r.owner', 'r.repo', 'r.comment_id', 'runs.state'])
-    .where('r.outcome_posted', '=', false)
-    .where('runs.state', 'in', [...ENDED])
-    .orderBy('r.created_at')
-    .limit(limit)
-    .execute();
   const result: EndedReply[] = [];
-  for (const row of rows) {
-    const pull = await db
-      .selectFrom('artifacts')
-      .select('data')
-      .where('run_id', '=', row.run_id)
-      .where('artifact_type', '=', 'PULL_REQUEST')
-      .orderBy('created_at', 'desc')
-      .executeTakeFirst();
-    const data = (typeof pull?.data === 'string' ? JSON.parse(pull.data) : pull?.data) as { url?: unknown } | undefined;
-    result.push({
-      runId: row.run_id,
-      installationId: Number(row.installation_id),
-      owner: row.owner,
-      repo: row.repo,
-      commentId: Number(row.comment_id),
-      state: row.state,
-      pullRequestUrl: typeof data?.url === 'string' ? data.url : undefined,
-    });
+  let after: string | undefined;
+  while (result.length < limit) {
+    let query = db
+      .selectFrom('github_thread_replies')
+      .select(['run_id', 'installation_id', 'owner', 'repo', 'comment_id'])
+      .where('outcome_posted', '=', false);
+    if (after !== undefined) query = query.where('run_id', '>', after);
+    const pending = await query.orderBy('run_id').limit(PENDING_PAGE).execute();
+    if (pending.length === 0) break;
+    const ids = pending.map((row) => row.run_id);
+    const states = await endedRunStates(db, ids);
+    const pulls = await pullRequestUrls(
+      db,
+      ids.filter((id) => states.has(id)),
+    );
+    for (const row of pending) {
+      const state = states.get(row.run_id);
+      if (state === undefined || result.length >= limit) continue;
+      result.push({
+        runId: row.run_id,
+        installationId: Number(row.installation_id),
+        owner: row.owner,
+        repo: row.repo,
+        commentId: Number(row.comment_id),
+        state,
+        pullRequestUrl: pulls.get(row.run_id),
+      });
+    }
+    after = pending.at(-1)!.run_id;
+    if (pending.length < PENDING_PAGE) break;
   }
   return result;
 }

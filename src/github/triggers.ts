@@ -1,15 +1,25 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../database.js';
 
-/** An issue thread a delivery points at, with the comment (if any) that asked for a run. */
+/** The kinds of GitHub event that may start a run; a team's `github` automation triggers name them. */
+export const GITHUB_EVENT_KINDS = ['mention', 'label', 'review'] as const;
+export type GitHubEventKind = (typeof GITHUB_EVENT_KINDS)[number];
+
+/** An issue or pull request thread a delivery points at, with what in it asked for a run. */
 export interface IssueThread {
+  kind: GitHubEventKind;
   owner: string;
   repo: string;
+  /** The issue's or the pull request's number (a pull request is an issue: Hangar replies in its conversation). */
   number: number;
   url: string;
   title: string;
   body: string;
+  pullRequest: boolean;
+  /** The comment that mentioned the handle, or the review that asked for changes; null for a label. */
   comment: { author: string; body: string; url: string } | null;
+  /** The label the issue got (label events). */
+  label: string | null;
   installationId: number;
 }
 
@@ -22,7 +32,9 @@ interface Delivery {
     performed_via_github_app?: unknown;
     user?: { login?: unknown; type?: unknown };
   };
-  issue?: { number?: unknown; html_url?: unknown; title?: unknown; body?: unknown };
+  review?: { state?: unknown; body?: unknown; html_url?: unknown; user?: { login?: unknown; type?: unknown } };
+  issue?: { number?: unknown; html_url?: unknown; title?: unknown; body?: unknown; pull_request?: unknown };
+  pull_request?: { number?: unknown; html_url?: unknown; title?: unknown; body?: unknown };
   label?: { name?: unknown };
   repository?: { name?: unknown; owner?: { login?: unknown } };
   installation?: { id?: unknown };
@@ -34,44 +46,77 @@ export function mentions(text: string, handle: string): boolean {
   return new RegExp(`(^|[^A-Za-z0-9_.@-])@${escaped}(?![A-Za-z0-9_-])`, 'i').test(text);
 }
 
-/** The thread of an `issue_comment` (created) that mentions the handle; undefined for anything else. */
-export function mentioningComment(event: string, delivery: unknown, handle: string): IssueThread | undefined {
+/**
+ * What a delivery is among the events that may start a run, with its thread; undefined for anything else:
+ * - `mention`: an issue or pull request comment (`issue_comment`, created) that mentions the handle;
+ * - `label`: an issue that got a label (`issues`, labeled), whichever label (the built-in trigger and the
+ *   automations' filters say which);
+ * - `review`: a pull request review submitted with changes requested (`pull_request_review`, submitted,
+ *   `changes_requested`). The review's line comments (`pull_request_review_comment`) arrive as deliveries of their
+ *   own, one per comment, for the same review: they start nothing, the review's submission is the one event.
+ */
+export function classify(event: string, delivery: unknown, handle: string): IssueThread | undefined {
   const payload = delivery as Delivery | null | undefined;
-  if (event !== 'issue_comment' || payload?.action !== 'created') return undefined;
-  const comment = payload.comment;
-  if (typeof comment?.body !== 'string') return undefined;
-  // The App's own replies never start runs (they may quote the handle).
-  if (comment.performed_via_github_app || comment.user?.type === 'Bot') return undefined;
-  if (!mentions(comment.body, handle)) return undefined;
-  return issueThread(payload, {
-    author: String(comment.user?.login ?? ''),
-    body: comment.body,
-    url: String(comment.html_url ?? ''),
-  });
+  if (typeof payload !== 'object' || payload === null) return undefined;
+  if (event === 'issue_comment' && payload.action === 'created') {
+    const comment = payload.comment;
+    if (typeof comment?.body !== 'string') return undefined;
+    // The App's own replies never start runs (they may quote the handle).
+    if (comment.performed_via_github_app || comment.user?.type === 'Bot') return undefined;
+    if (!mentions(comment.body, handle)) return undefined;
+    const author = {
+      author: String(comment.user?.login ?? ''),
+      body: comment.body,
+      url: String(comment.html_url ?? ''),
+    };
+    return thread(payload, payload.issue, 'mention', author);
+  }
+  if (event === 'issues' && payload.action === 'labeled') {
+    const found = thread(payload, payload.issue, 'label', null);
+    return found && { ...found, label: String(payload.label?.name ?? '') };
+  }
+  if (event === 'pull_request_review' && payload.action === 'submitted') {
+    const review = payload.review;
+    if (String(review?.state ?? '').toLowerCase() !== 'changes_requested') return undefined;
+    if (review?.user?.type === 'Bot') return undefined;
+    const said = {
+      author: String(review?.user?.login ?? ''),
+      body: String(review?.body ?? ''),
+      url: String(review?.html_url ?? ''),
+    };
+    return thread(payload, payload.pull_request, 'review', said);
+  }
+  return undefined;
 }
 
-/** The thread of an issue that just got the configured label (`issues`, labeled); undefined for anything else. */
-export function labelledIssue(event: string, delivery: unknown, label: string | undefined): IssueThread | undefined {
-  const payload = delivery as Delivery | null | undefined;
-  if (label === undefined || event !== 'issues' || payload?.action !== 'labeled') return undefined;
-  if (String(payload.label?.name ?? '').toLowerCase() !== label.toLowerCase()) return undefined;
-  return issueThread(payload, null);
+/** Whether the built-in triggers (a team without `github` automations) start a run for the thread. */
+export function startsByDefault(thread: IssueThread, label: string | undefined): boolean {
+  if (thread.kind !== 'label') return true;
+  return label !== undefined && thread.label?.toLowerCase() === label.toLowerCase();
 }
 
-/** The issue, repository and installation every trigger's delivery names; undefined when one is missing. */
-function issueThread(payload: Delivery, comment: IssueThread['comment']): IssueThread | undefined {
-  const { issue, repository } = payload;
+/** The issue (or pull request), repository and installation every trigger's delivery names; undefined when one is missing. */
+function thread(
+  payload: Delivery,
+  issue: Delivery['issue'] | Delivery['pull_request'],
+  kind: GitHubEventKind,
+  comment: IssueThread['comment'],
+): IssueThread | undefined {
+  const { repository } = payload;
   const installationId = payload.installation?.id;
   if (typeof issue?.html_url !== 'string' || typeof installationId !== 'number') return undefined;
   if (typeof repository?.name !== 'string' || typeof repository?.owner?.login !== 'string') return undefined;
   return {
+    kind,
     owner: repository.owner.login,
     repo: repository.name,
     number: Number(issue.number),
     url: issue.html_url,
     title: String(issue.title ?? ''),
     body: String(issue.body ?? ''),
+    pullRequest: kind === 'review' || Boolean((issue as Delivery['issue'])?.pull_request),
     comment,
+    label: null,
     installationId,
   };
 }
@@ -86,12 +131,30 @@ export async function teamsOfInstallation(db: Kysely<DB>, installationId: number
   return rows.map((row) => row.team_uid);
 }
 
+/** `owner/repo#number (url)`: which thread a run is about. */
+export function threadName(thread: IssueThread): string {
+  return `${thread.owner}/${thread.repo}#${thread.number} (${thread.url})`;
+}
+
 /** What the run is asked to do; the thread itself goes in the workspace file the envelope names. */
 export function threadInstructions(thread: IssueThread): string {
-  return [
-    thread.comment
-      ? `You were mentioned on GitHub in ${thread.owner}/${thread.repo}#${thread.number} (${thread.url}).`
-      : `The GitHub issue ${thread.owner}/${thread.repo}#${thread.number} (${thread.url}) was labelled for you.`,
-    'Read the thread (the issue, and the comment that mentioned you if any) and do what it asks in the repository.',
-  ].join('\n');
+  const where = threadName(thread);
+  const opening = {
+    mention: `You were mentioned on GitHub in ${where}.`,
+    label: `The GitHub issue ${where} was labelled for you.`,
+    review: `A review of the GitHub pull request ${where} requested changes.`,
+  }[thread.kind];
+  const what = {
+    mention: 'Read the thread (the issue, and the comment that mentioned you) and do what it asks in the repository.',
+    label: 'Read the issue and do what it asks in the repository.',
+    review: 'Read the pull request and the review (its body and the review URL) and make the changes it asks for.',
+  }[thread.kind];
+  const lines = [opening, what];
+  // A run clones the default branch and Hangar opens its changes as a pull request of their own. The branch's name
+  // is the pull request author's text: it stays in the payload file, out of the instructions.
+  if (thread.kind === 'review')
+    lines.push(
+      'To build on the pull request, fetch and check out its branch (pull_request.head.ref in the payload) first.',
+    );
+  return lines.join('\n');
 }

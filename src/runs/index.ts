@@ -45,7 +45,7 @@ export type {
   TransitionResult,
   TranscriptRow,
 } from './lifecycle/types.js';
-export { runExists } from './store.js';
+export { endedRunStates, runExists } from './store.js';
 export { visible, type Visibility } from './visibility.js';
 export { progressPayload } from './progress.js';
 export { ARTIFACT_TYPES, type ArtifactType } from './artifact-types.js';

@@ -3,6 +3,7 @@ import type { DB } from '../database.js';
 import type { CursorValue } from '../platform/http/pagination.js';
 import type { RunItem } from './schemas.js';
 import type { RunsTable } from './tables.js';
+import { TERMINAL_STATES } from './lifecycle/states.js';
 import { visible, type Visibility } from './visibility.js';
 
 /** Reads of runs and their timelines. Every write goes through RunLifecycle (./lifecycle). */
@@ -180,6 +181,18 @@ export async function runExists(db: Kysely<DB>, who: Visibility, runId: string):
     .where('id', '=', runId)
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/** The states of those of `runIds` that have ended (other slices tell outcomes from it, e.g. GitHub's replies). */
+export async function endedRunStates(db: Kysely<DB>, runIds: readonly string[]): Promise<Map<string, string>> {
+  if (runIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('runs')
+    .select(['id', 'state'])
+    .where('id', 'in', [...runIds])
+    .where('state', 'in', [...TERMINAL_STATES])
+    .execute();
+  return new Map(rows.map((row) => [row.id, row.state]));
 }
 
 export async function conversationExists(db: Kysely<DB>, who: Visibility, conversationId: string): Promise<boolean> {

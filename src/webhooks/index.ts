@@ -6,4 +6,5 @@ export { webhookRetention } from './retention.js';
 export { MAX_WEBHOOKS_PER_FACTORY } from './schemas.js';
 export { deliveryQueue, WebhooksService, type FactoryDirectory, type SecretReader } from './service.js';
 export { DELIVERIES_CHANNEL, type WebhookValues } from './store.js';
-export { claimReplayKey } from './store.js';
+export { claimReplayKey, pruneReplayKeys, releaseReplayKey } from './store.js';
+export { authFailureCounts, countAuthFailure } from './limits.js';

@@ -116,3 +116,28 @@ export async function pruneRateWindows(db: Kysely<DB>): Promise<void> {
     db,
   );
 }
+
+/**
+ * A sender's failed authentications in the current and the previous minute, for a receiver outside the team
+ * webhooks (`scope`, e.g. the GitHub App's webhook), with the seconds into the current minute.
+ */
+export async function authFailureCounts(
+  db: Kysely<DB>,
+  scope: string,
+  sender: string,
+): Promise<Pick<SenderCounts, 'failuresNow' | 'failuresBefore' | 'elapsed'>> {
+  const result = await sql<{ failures_now: string | null; failures_before: string | null; elapsed: number }>`
+    SELECT
+      sum(count) FILTER (WHERE window_start = date_trunc('minute', now())) AS failures_now,
+      sum(count) FILTER (WHERE window_start < date_trunc('minute', now())) AS failures_before,
+      extract(epoch FROM now() - date_trunc('minute', now()))::float8 AS elapsed
+    FROM webhook_rate_windows
+    WHERE webhook_uid = ${scope} AND sender = ${sender} AND kind = 'auth_failure'
+      AND window_start >= date_trunc('minute', now()) - interval '1 minute'`.execute(db);
+  const row = result.rows[0];
+  return {
+    failuresNow: Number(row?.failures_now ?? 0),
+    failuresBefore: Number(row?.failures_before ?? 0),
+    elapsed: Number(row?.elapsed ?? 0),
+  };
+}

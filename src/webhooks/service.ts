@@ -322,5 +322,6 @@ export const deliveryQueue = {
   markEvaluated: store.markEvaluated,
   hasPending: store.hasPending,
   webhooksByUid: store.webhooksByUid,
+  deliveriesBySeq: store.deliveriesBySeq,
   channel: store.DELIVERIES_CHANNEL,
 };

@@ -329,3 +329,26 @@ export async function claimReplayKey(
     .executeTakeFirst();
   return row !== undefined;
 }
+
+/** Gives back a key claimed in the same transaction (the delivery it stood for started nothing). */
+export async function releaseReplayKey(db: Kysely<DB>, scope: string, replayKey: string): Promise<void> {
+  await db
+    .deleteFrom('webhook_replay_keys')
+    .where('webhook_uid', '=', scope)
+    .where('replay_key', '=', replayKey)
+    .execute();
+}
+
+/** The webhook and delivery ID of logged deliveries, by sequence number (an automation's firings name them). */
+export async function deliveriesBySeq(
+  db: Kysely<DB>,
+  seqs: readonly string[],
+): Promise<Map<string, { webhook_uid: string; delivery_id: string }>> {
+  if (seqs.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('webhook_deliveries')
+    .select(['seq', 'webhook_uid', 'delivery_id'])
+    .where('seq', 'in', [...seqs])
+    .execute();
+  return new Map(rows.map((row) => [String(row.seq), { webhook_uid: row.webhook_uid, delivery_id: row.delivery_id }]));
+}

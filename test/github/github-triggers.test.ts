@@ -1,28 +1,32 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sign } from '@octokit/webhooks-methods';
+import { sql } from 'kysely';
 import { fileURLToPath } from 'node:url';
-import { eventually, harnessEnv, outputTexts, waitForState } from '../support/engine.js';
-import { GitFixtures } from '../support/git.js';
-import { GitHttpServer } from '../support/git-http.js';
-import { GitHubServer, testAppKey } from '../support/github-server.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { pruneReplayKeys } from '../../src/webhooks/store.js';
+import { eventually, outputTexts, waitForState } from '../support/engine.js';
+import {
+  APP_WEBHOOK_SECRET,
+  commentDelivery,
+  deliver as deliverTo,
+  issueUrl,
+  labelDelivery,
+  pullUrl,
+  reviewCommentDelivery,
+  reviewDelivery,
+} from '../support/github-deliveries.js';
+import type { GitHubServer } from '../support/github-server.js';
+import { type GitHubStack, startGitHubStack } from '../support/github-stack.js';
+import type { TestServer } from '../support/server.js';
 
 // Runs started from GitHub (issue 30, item 5): signed deliveries of the App's webhook, a real server and database,
 // the command harness completing the run, the REST server recording what Hangar says in the thread.
 
-const SECRET = 'app-webhook-secret-0123456789';
-const key = testAppKey();
-const fixtures = new GitFixtures();
-let git: GitHttpServer;
+let stack: GitHubStack;
 let github: GitHubServer;
 let hangar: TestServer;
 let environmentId: string;
-const keyDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-ghtrig-key-'));
-let nextDelivery = 1;
 const SCRIPT_HARNESS = fileURLToPath(new URL('../support/script-harness.mjs', import.meta.url));
 // The runs GitHub starts: read the thread from the workspace file, edit the repository, finish (Hangar opens the PR).
 const worker = {
@@ -38,74 +42,21 @@ const worker = {
 };
 
 before(async () => {
-  fixtures.createRepo('acme', 'api', { 'README.md': '# api\n' });
-  github = await GitHubServer.start({ appId: 4242, publicKey: key.publicKey, gitBaseUrl: () => git.baseUrl });
-  git = await GitHttpServer.start(fixtures.root, (password, owner, repo, write) =>
-    github.allows(password, owner, repo, write),
-  );
-  github.addRepo('acme', 'api');
-  github.addInstallation(7, 'acme', ['acme/api']);
-  const keyFile = path.join(keyDirectory, 'app.pem');
-  fs.writeFileSync(keyFile, key.privateKeyPem, { mode: 0o600 });
-  hangar = await startTestServer(
-    harnessEnv(
-      { script: worker },
-      {
-        HANGAR_GIT_BASE_URL: git.baseUrl,
-        HANGAR_GITHUB_APP_ID: '4242',
-        HANGAR_GITHUB_APP_PRIVATE_KEY_FILE: keyFile,
-        HANGAR_GITHUB_API_URL: github.baseUrl,
-        HANGAR_GITHUB_WEBHOOK_SECRET: SECRET,
-        HANGAR_GITHUB_LABEL: 'hangar-fix',
-      },
-    ),
-  );
-  const linked = await hangar.request('PUT', `/api/v1/admin/teams/${hangar.teamUid}/github/installations/7`);
-  assert.equal(linked.status, 200, JSON.stringify(linked.body));
-  const created = await hangar.request('POST', '/api/v1/environments', {
-    body: { name: 'api', github_repos: [{ owner: 'acme', repo: 'api' }] },
+  stack = await startGitHubStack({
+    repos: [{ owner: 'acme', repo: 'api' }],
+    installations: [{ id: 7, account: 'acme', repos: ['acme/api'] }],
+    link: [7],
+    harnesses: { script: worker },
+    env: { HANGAR_GITHUB_WEBHOOK_SECRET: APP_WEBHOOK_SECRET, HANGAR_GITHUB_LABEL: 'hangar-fix' },
   });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  environmentId = created.body.uid;
+  ({ github, hangar, environmentId } = stack);
 });
 
 after(async () => {
-  await hangar?.stop();
-  await git?.close();
-  await github?.close();
-  fixtures.remove();
-  fs.rmSync(keyDirectory, { recursive: true, force: true });
+  await stack?.stop();
 });
 
-const issueUrl = (number: number) => `https://github.com/acme/api/issues/${number}`;
-
-function commentDelivery(number: number, comment: string): string {
-  return JSON.stringify({
-    action: 'created',
-    issue: { number, html_url: issueUrl(number), title: `Issue ${number}`, body: 'The README is too short.' },
-    comment: {
-      id: 1000 + number,
-      body: comment,
-      user: { login: 'octocat', type: 'User' },
-      html_url: `${issueUrl(number)}#issuecomment-${1000 + number}`,
-    },
-    repository: { name: 'api', owner: { login: 'acme' } },
-    installation: { id: 7 },
-  });
-}
-
-async function deliver(body: string, signature?: string, event = 'issue_comment') {
-  return hangar.request('POST', '/webhooks/github-app', {
-    apiKey: null,
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'x-github-event': event,
-      'x-github-delivery': `delivery-${nextDelivery++}`,
-      'x-hub-signature-256': signature ?? (await sign(SECRET, body)),
-    },
-  });
-}
+const deliver = (body: string, signature?: string, event?: string) => deliverTo(hangar, body, { signature, event });
 
 async function runCount(): Promise<number> {
   const rows = await hangar.db.selectFrom('runs').select('id').execute();
@@ -121,7 +72,7 @@ describe('runs started from GitHub', () => {
     const runId = delivered.body.runs[0];
     const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
     assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
-    assert.equal(run.config?.environment_id ?? environmentId, environmentId);
+    assert.equal(run.agent_config?.environment_id, environmentId);
 
     // The prompt fences the thread as untrusted material in the workspace file, as webhook deliveries are.
     const stored = await hangar.db
@@ -158,22 +109,14 @@ describe('runs started from GitHub', () => {
     const before = await runCount();
     const replayed = await deliver(body);
     assert.equal(replayed.status, 202);
-    assert.deepEqual(replayed.body.runs, []);
+    assert.deepEqual(replayed.body, { duplicate: true, runs: [] });
     assert.equal(await runCount(), before);
   });
 
   test('an issue given the configured label starts a run; another label starts nothing', async () => {
-    const labelled = (name: string) =>
-      JSON.stringify({
-        action: 'labeled',
-        label: { name },
-        issue: { number: 5, html_url: issueUrl(5), title: 'Issue 5', body: 'Typo in the README.' },
-        repository: { name: 'api', owner: { login: 'acme' } },
-        installation: { id: 7 },
-      });
-    const other = await deliver(labelled('bug'), undefined, 'issues');
+    const other = await deliver(labelDelivery(5, 'bug'), undefined, 'issues');
     assert.deepEqual(other.body.runs, []);
-    const delivered = await deliver(labelled('hangar-fix'), undefined, 'issues');
+    const delivered = await deliver(labelDelivery(5, 'hangar-fix'), undefined, 'issues');
     assert.equal(delivered.status, 202, JSON.stringify(delivered.body));
     assert.equal(delivered.body.runs.length, 1);
     const run = await waitForState(hangar, delivered.body.runs[0], 'SUCCEEDED', 'FAILED', 'ERROR');
@@ -194,6 +137,146 @@ describe('runs started from GitHub', () => {
     const quiet = await deliver(commentDelivery(4, 'Nothing for @hangarbot or mail@hangar.example here'));
     assert.equal(quiet.status, 202);
     assert.deepEqual(quiet.body.runs, []);
+    assert.equal(await runCount(), before);
+  });
+
+  test("a review requesting changes starts a run in the pull request's thread; approvals, plain reviews and line comments start nothing", async () => {
+    const before = await runCount();
+    for (const state of ['approved', 'commented'])
+      assert.deepEqual(
+        (await deliver(reviewDelivery(11, { state, body: '@hangar looks fine' }), undefined, 'pull_request_review'))
+          .body.runs,
+        [],
+      );
+    // A review's line comments come as deliveries of their own: the review's submission is the one event.
+    assert.deepEqual(
+      (await deliver(reviewCommentDelivery(11, '@hangar rename this'), undefined, 'pull_request_review_comment')).body
+        .runs,
+      [],
+    );
+    assert.equal(await runCount(), before);
+
+    const review = reviewDelivery(12, { state: 'changes_requested', body: 'Please make the README longer too.' });
+    const delivered = await deliver(review, undefined, 'pull_request_review');
+    assert.equal(delivered.status, 202, JSON.stringify(delivered.body));
+    assert.equal(delivered.body.runs.length, 1);
+    const runId = delivered.body.runs[0];
+    const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+    assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
+    assert.equal(run.agent_config?.environment_id, environmentId);
+    const stored = await hangar.db
+      .selectFrom('runs')
+      .select('prompt')
+      .where('id', '=', runId)
+      .executeTakeFirstOrThrow();
+    assert.match(String(stored.prompt), /review of the GitHub pull request acme\/api#12 .* requested changes/);
+    assert.match(String(stored.prompt), /untrusted context/);
+    assert.doesNotMatch(String(stored.prompt), /README longer too/, 'the review stays out of the instructions');
+    assert.doesNotMatch(String(stored.prompt), /feature-12/, "the branch name is the author's text: data only");
+    assert.ok((await outputTexts(hangar, runId)).some((text) => text.includes('README longer too')));
+
+    // One reply in the pull request's conversation, edited with the outcome.
+    await eventually('the reply tells the outcome', () =>
+      github.comments.some((comment) => comment.issue === 12 && comment.body.includes('SUCCEEDED')),
+    );
+    assert.equal(github.comments.filter((comment) => comment.issue === 12).length, 1);
+    assert.equal(github.callsTo('POST', /^\/repos\/acme\/api\/issues\/12\/comments$/).length, 1);
+    const found = await hangar.request(
+      'GET',
+      `/agent/run-by-external-reference?url=${encodeURIComponent(pullUrl(12))}`,
+    );
+    assert.equal(found.body.run_id, runId);
+  });
+
+  test("the App's replay keys are kept 7 days, then pruned; an event older than 6 days starts nothing", async () => {
+    const body = commentDelivery(20, '@hangar please');
+    const delivered = await deliver(body);
+    assert.equal(delivered.body.runs.length, 1);
+    const key = createHash('sha256').update(body).digest('hex');
+    const keyRow = () =>
+      hangar.db
+        .selectFrom('webhook_replay_keys')
+        .select(['expires_at'])
+        .where('webhook_uid', '=', 'github-app')
+        .where('replay_key', '=', key)
+        .executeTakeFirst();
+    const kept = await keyRow();
+    assert.ok(kept?.expires_at, 'the key has an end');
+    const days = (new Date(kept.expires_at).getTime() - Date.now()) / 86_400_000;
+    assert.ok(days > 6.9 && days <= 7, `kept ${days} days`);
+
+    // Past its end (the 7 days stood in for by moving the end), the retention pass drops it.
+    await sql`UPDATE webhook_replay_keys SET expires_at = clock_timestamp() - interval '1 second'
+      WHERE webhook_uid = 'github-app' AND replay_key = ${key}`.execute(hangar.db);
+    assert.ok((await pruneReplayKeys(hangar.db)) >= 1);
+    assert.equal(await keyRow(), undefined);
+
+    // What keeps a capture from being replayed once its key is gone: GitHub's signed time of the event.
+    const before = await runCount();
+    const old = commentDelivery(21, '@hangar please', new Date(Date.now() - 6.5 * 86_400_000));
+    const refused = await deliver(old);
+    assert.equal(refused.status, 202);
+    assert.deepEqual(refused.body.runs, []);
+    assert.match(refused.body.ignored, /too old/);
+    assert.equal(await runCount(), before);
+    const oldKey = createHash('sha256').update(old).digest('hex');
+    const oldKeys = await hangar.db
+      .selectFrom('webhook_replay_keys')
+      .select('replay_key')
+      .where('replay_key', '=', oldKey)
+      .execute();
+    assert.deepEqual(oldKeys, []);
+    await waitForState(hangar, delivered.body.runs[0], 'SUCCEEDED', 'FAILED', 'ERROR');
+  });
+
+  test("a delivery whose run fails to be created keeps no replay key: GitHub's redelivery starts the run", async () => {
+    // A real refusal by the database while the run is inserted (a trigger on one thread's runs).
+    await sql`CREATE FUNCTION test_refuse_run() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'the database refused the run'; END $$`.execute(hangar.db);
+    await sql`CREATE TRIGGER test_refuse_run BEFORE INSERT ON runs FOR EACH ROW
+      WHEN (NEW.title = 'acme/api#30') EXECUTE FUNCTION test_refuse_run()`.execute(hangar.db);
+    const body = commentDelivery(30, '@hangar fix it');
+    const before = await runCount();
+    try {
+      const failed = await deliver(body, undefined, 'issue_comment');
+      assert.ok(failed.status >= 500, `${failed.status} ${JSON.stringify(failed.body)}`);
+      assert.equal(await runCount(), before);
+    } finally {
+      await sql`DROP TRIGGER test_refuse_run ON runs`.execute(hangar.db);
+      await sql`DROP FUNCTION test_refuse_run()`.execute(hangar.db);
+    }
+    const redelivered = await deliver(body, undefined, 'issue_comment');
+    assert.equal(redelivered.status, 202, JSON.stringify(redelivered.body));
+    assert.equal(redelivered.body.duplicate, false);
+    assert.equal(redelivered.body.runs.length, 1);
+    await waitForState(hangar, redelivered.body.runs[0], 'SUCCEEDED', 'FAILED', 'ERROR');
+    const found = await hangar.request(
+      'GET',
+      `/agent/run-by-external-reference?url=${encodeURIComponent(issueUrl(30))}`,
+    );
+    assert.equal(found.body.run_id, redelivered.body.runs[0]);
+  });
+
+  // Last in the file: the test's address stays refused for a minute.
+  test('a sender failing the signature again and again gets 429 with Retry-After, before its body is read', async () => {
+    const body = commentDelivery(50, '@hangar please');
+    const forged = await sign('another-secret-0123456789', body);
+    let refused: Awaited<ReturnType<typeof deliver>> | undefined;
+    let failures = 0;
+    for (let i = 0; i < 20 && !refused; i++) {
+      const answer = await deliver(body, forged);
+      if (answer.status === 429) refused = answer;
+      else {
+        assert.equal(answer.status, 401);
+        failures++;
+      }
+    }
+    assert.ok(refused, 'the sender was stopped');
+    assert.ok(failures <= 10, `${failures} failures before the limit (HANGAR_WEBHOOK_AUTH_FAILURES_PER_MINUTE, 10)`);
+    assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+    // Even a rightly signed delivery from that sender waits now.
+    const before = await runCount();
+    assert.equal((await deliver(body)).status, 429);
     assert.equal(await runCount(), before);
   });
 });

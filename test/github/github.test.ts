@@ -4,73 +4,44 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import {
-  conversationBlocks,
-  eventually,
-  harnessEnv,
-  outputTexts,
-  script,
-  timelineTypes,
-  waitForState,
-} from '../support/engine.js';
-import { GitFixtures } from '../support/git.js';
-import { GitHttpServer } from '../support/git-http.js';
-import { GitHubServer, testAppKey } from '../support/github-server.js';
+import { conversationBlocks, eventually, outputTexts, script, timelineTypes, waitForState } from '../support/engine.js';
+import type { GitFixtures } from '../support/git.js';
+import type { GitHttpServer } from '../support/git-http.js';
+import { type GitHubServer, testAppKey } from '../support/github-server.js';
+import { type GitHubStack, startGitHubStack } from '../support/github-stack.js';
 import { createRun } from '../support/runs.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import type { TestServer } from '../support/server.js';
 
 // The GitHub integration end to end (issue 30): a real git smart-HTTP server and a real GitHub REST server, the
 // App's JWT checked for real, Octokit pointed at them. One server for the file: the runs follow each other.
 
-const key = testAppKey();
-const fixtures = new GitFixtures();
+let stack: GitHubStack;
+let fixtures: GitFixtures;
 let git: GitHttpServer;
 let github: GitHubServer;
 let hangar: TestServer;
 let environmentId: string;
-const keyDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-gh-key-'));
 // A directory only root may write: a command of the run's repository executed by the server (root) would leave the
 // marker here; run as the run user, or in the sandbox, it cannot.
 const markerDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-gh-marker-'));
 const marker = path.join(markerDirectory, 'pwned');
 
 before(async () => {
-  fixtures.createRepo('acme', 'api', { 'README.md': '# api\n' });
-  fixtures.createRepo('other', 'svc', { 'README.md': '# svc\n' });
-  github = await GitHubServer.start({ appId: 4242, publicKey: key.publicKey, gitBaseUrl: () => git.baseUrl });
-  git = await GitHttpServer.start(fixtures.root, (password, owner, repo, write) =>
-    github.allows(password, owner, repo, write),
-  );
-  github.addRepo('acme', 'api');
-  github.addRepo('other', 'svc');
-  github.addInstallation(7, 'acme', ['acme/api']);
-  github.addInstallation(8, 'other', ['other/svc']);
-  const keyFile = path.join(keyDirectory, 'app.pem');
-  fs.writeFileSync(keyFile, key.privateKeyPem, { mode: 0o600 });
-  hangar = await startTestServer(
-    harnessEnv(
-      {},
-      {
-        HANGAR_GIT_BASE_URL: git.baseUrl,
-        HANGAR_GITHUB_APP_ID: '4242',
-        HANGAR_GITHUB_APP_PRIVATE_KEY_FILE: keyFile,
-        HANGAR_GITHUB_API_URL: github.baseUrl,
-      },
-    ),
-  );
-  const created = await hangar.request('POST', '/api/v1/environments', {
-    body: { name: 'api', github_repos: [{ owner: 'acme', repo: 'api' }] },
+  stack = await startGitHubStack({
+    repos: [
+      { owner: 'acme', repo: 'api' },
+      { owner: 'other', repo: 'svc' },
+    ],
+    installations: [
+      { id: 7, account: 'acme', repos: ['acme/api'] },
+      { id: 8, account: 'other', repos: ['other/svc'] },
+    ],
   });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  environmentId = created.body.uid;
+  ({ fixtures, git, github, hangar, environmentId } = stack);
 });
 
 after(async () => {
-  await hangar?.stop();
-  await git?.close();
-  await github?.close();
-  fixtures.remove();
-  fs.rmSync(keyDirectory, { recursive: true, force: true });
+  await stack?.stop();
   fs.rmSync(markerDirectory, { recursive: true, force: true });
 });
 

@@ -9943,6 +9943,18 @@ export interface paths {
                                 /** @description 5-field cron in UTC, or a macro such as @daily */
                                 cron: string;
                             };
+                        } | {
+                            /** @enum {string} */
+                            provider: "github";
+                            /** @description The GitHub App's deliveries to the team's linked installations: `mention` (an issue or pull request comment mentioning the App's handle), `label` (an issue got a label; filter on label.name), `review` (a pull request review requested changes) */
+                            event: "mention" | "label" | "review";
+                            /** @description A filter over GitHub's delivery body */
+                            filter?: {
+                                /** @description Mirrors the body: each key a field; a value, a list of allowed values, {in, not_in, exists}, or a nested filter */
+                                payload?: {
+                                    [key: string]: unknown;
+                                };
+                            };
                         })[];
                         /** @default true */
                         enabled?: boolean;
@@ -10330,6 +10342,18 @@ export interface paths {
                                 /** @description 5-field cron in UTC, or a macro such as @daily */
                                 cron: string;
                             };
+                        } | {
+                            /** @enum {string} */
+                            provider: "github";
+                            /** @description The GitHub App's deliveries to the team's linked installations: `mention` (an issue or pull request comment mentioning the App's handle), `label` (an issue got a label; filter on label.name), `review` (a pull request review requested changes) */
+                            event: "mention" | "label" | "review";
+                            /** @description A filter over GitHub's delivery body */
+                            filter?: {
+                                /** @description Mirrors the body: each key a field; a value, a list of allowed values, {in, not_in, exists}, or a nested filter */
+                                payload?: {
+                                    [key: string]: unknown;
+                                };
+                            };
                         })[];
                         /** @default true */
                         enabled?: boolean;
@@ -10482,6 +10506,104 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/factory/automations/{id}/firings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An automation's history: the deliveries that fired it and the runs they started */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Newest first, at most 100 */
+                            firings: {
+                                /** Format: date-time */
+                                fired_at: string;
+                                /** @description webhook: a delivery to one of the team's webhooks; github: a delivery of the GitHub App */
+                                source: "webhook" | "github";
+                                /** @description The webhook delivery's ID, or GitHub's X-GitHub-Delivery */
+                                delivery_id: string | null;
+                                /** @description webhook firings: the webhook */
+                                webhook_uid: string | null;
+                                /** @description github firings: mention, label or review */
+                                github_event: string | null;
+                                /** @description The run started; null when none could be */
+                                run_id: string | null;
+                                /** @description Why no run started */
+                                error: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;

@@ -1,0 +1,96 @@
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../database.js';
+import { APP_REPLAY_SCOPE, type GitHubEventKind } from '../github/index.js';
+import { savedBy } from '../identities/index.js';
+import type { RunRequest } from '../runs/index.js';
+import { deliveryPrompt, PAYLOAD_FILE } from './envelope.js';
+import { evaluatePayloadFilter } from './filter.js';
+import type { GitHubTrigger } from './schemas.js';
+import { type AutomationRow, insertFirings } from './store.js';
+
+/**
+ * Automations with a `github` trigger: a team's choice of which GitHub App deliveries start what. A team that has
+ * any (enabled or not) decides through them alone; the built-in triggers serve the teams that have none.
+ */
+
+/** The team's automations with a `github` trigger, disabled ones too (they still say the team chose). */
+export async function githubAutomations(db: Kysely<DB>, teamUid: string): Promise<AutomationRow[]> {
+  return (await db
+    .selectFrom('automations')
+    .selectAll()
+    .where('team_uid', '=', teamUid)
+    .where(sql<boolean>`triggers @> ${JSON.stringify([{ provider: 'github' }])}::jsonb`)
+    .orderBy('id')
+    .execute()) as AutomationRow[];
+}
+
+/** Whether one of the automation's `github` triggers takes a delivery of this kind with this body. */
+export function githubTriggerMatches(automation: AutomationRow, kind: GitHubEventKind, payload: unknown): boolean {
+  if (!automation.enabled) return false;
+  return automation.triggers.some((trigger) => {
+    if (trigger.provider !== 'github' || trigger.event !== kind) return false;
+    const filter = (trigger as GitHubTrigger).filter?.payload;
+    return filter === undefined || evaluatePayloadFilter(filter, payload).matched;
+  });
+}
+
+export interface GitHubDelivery {
+  deliveryId: string;
+  payload: unknown;
+  /** Which thread the delivery is about (`owner/repo#n (url)`), said after the automation's prompt. */
+  thread: string;
+  title: string;
+  /** The environment that names the repository, when the automation names none. */
+  environmentId: string | undefined;
+}
+
+/** The run an automation starts for a GitHub delivery: its prompt and settings, the delivery fenced as data. */
+export function githubRunRequest(automation: AutomationRow, delivery: GitHubDelivery): RunRequest {
+  const config = { ...(automation.agent_config ?? {}) };
+  if (config.environment_id === undefined && delivery.environmentId !== undefined)
+    config.environment_id = delivery.environmentId;
+  return {
+    owner: savedBy(automation.team_uid, automation.created_by_uid),
+    body: {
+      prompt: deliveryPrompt(`${automation.prompt.trimEnd()}\n\nThe GitHub thread: ${delivery.thread}.`, {
+        webhookName: 'GitHub App',
+        webhookUid: APP_REPLAY_SCOPE,
+        deliveryId: delivery.deliveryId,
+      }),
+      title: `${automation.name}: ${delivery.title}`,
+      ...(Object.keys(config).length > 0 ? { config } : {}),
+      ...(automation.agent_uid ? { agent_identity_uid: automation.agent_uid } : {}),
+      team: true,
+    },
+    origin: { source: 'GITHUB_WEBHOOK' },
+    files: [
+      {
+        file_name: PAYLOAD_FILE,
+        mime_type: 'application/json',
+        data: Buffer.from(JSON.stringify(delivery.payload), 'utf8'),
+      },
+    ],
+  };
+}
+
+/**
+ * What the automations did with a GitHub delivery: per automation that matched, its run or why none started (count
+ * them with observeFirings once the transaction has committed).
+ */
+export async function recordGitHubFirings(
+  db: Kysely<DB>,
+  delivery: { deliveryId: string; kind: GitHubEventKind },
+  firings: Array<{ automationId: string; runId: string | null; error: string | null }>,
+): Promise<void> {
+  await insertFirings(
+    db,
+    firings.map((firing) => ({
+      delivery_seq: null,
+      automation_id: firing.automationId,
+      run_id: firing.runId,
+      error: firing.error,
+      github_delivery_id: delivery.deliveryId,
+      github_event: delivery.kind,
+    })),
+  );
+}
