@@ -17,7 +17,9 @@ const adminUrl = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.
 const load: LoadSettings = {
   connections: Number(process.env.BENCH_CONNECTIONS || 20),
   durationSeconds: Number(process.env.BENCH_DURATION || 8),
-  warmupSeconds: 2,
+  // Seconds of load before each measurement (BENCH_WARMUP): a process with tracing or metrics has more code to
+  // load and compile in its first seconds, which a long-running server pays once.
+  warmupSeconds: Number(process.env.BENCH_WARMUP || 2),
   maxOthersCpuPercent: 100_000,
   attempts: 1,
 };
