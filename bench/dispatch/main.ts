@@ -151,15 +151,21 @@ function watchNoise(childPid = 0): () => number {
   return () => stop?.().othersPercent ?? Number.NaN;
 }
 
-/** Like watchNoise, with the CPU seconds of this process and of PostgreSQL meanwhile. */
-function watchMachine(): () => { noisePercent: number; nodeSeconds: number; postgresSeconds: number } {
-  const stop = watchCpu(0, []);
+/**
+ * Like watchNoise, with the CPU seconds of this process and of PostgreSQL meanwhile: all of PostgreSQL's processes,
+ * and the backends whose PIDs are in `ourBackends` when it stops (filled in by then: the engine connects later).
+ */
+function watchMachine(
+  ourBackends: number[] = [],
+): () => { noisePercent: number; nodeSeconds: number; postgresSeconds: number; ourBackendSeconds: number } {
+  const stop = watchCpu(0, ourBackends);
   return () => {
     const report = stop?.();
     return {
       noisePercent: report?.othersPercent ?? Number.NaN,
       nodeSeconds: report?.serverSeconds ?? Number.NaN,
       postgresSeconds: report?.postgresSeconds ?? Number.NaN,
+      ourBackendSeconds: report?.ourBackendSeconds ?? Number.NaN,
     };
   };
 }
@@ -273,6 +279,8 @@ interface Drain {
   /** CPU time per run during the drain: this process (the engine) and PostgreSQL. */
   nodeMsPerRun: number;
   postgresMsPerRun: number;
+  /** The same, for this database's backends only (the engine's connections and the benchmark's counting one). */
+  ourPostgresMsPerRun: number;
 }
 
 /** Counts the statements node-postgres sends from this process while `work` runs (except `observer`'s). */
@@ -317,7 +325,9 @@ async function hangarDrain(harnessName: string): Promise<Drain> {
       );
     try {
       if ((await remaining()) !== settings.runs) throw new Error(`expected ${settings.runs} queued runs`);
-      const machine = watchMachine();
+      // This database's backends, for PostgreSQL's CPU per run without the other databases of a shared server.
+      const backends: number[] = [];
+      const machine = watchMachine(backends);
       const started = performance.now();
       const { result: engine, statements } = await countStatements(admin, async () => {
         const engine = await startHangar(url, dataDir, 'engine', harness);
@@ -327,7 +337,11 @@ async function hangarDrain(harnessName: string): Promise<Drain> {
         return engine;
       });
       const seconds = (performance.now() - started) / 1000;
-      const { noisePercent, nodeSeconds, postgresSeconds } = machine();
+      const pids = await admin.query<{ pid: number }>(
+        'SELECT pid FROM pg_stat_activity WHERE datname = current_database()',
+      );
+      backends.push(...pids.rows.map((row) => row.pid));
+      const { noisePercent, nodeSeconds, postgresSeconds, ourBackendSeconds } = machine();
       await engine.stop();
       const succeeded = Number(
         (await admin.query(`SELECT count(*) AS n FROM runs WHERE state = 'SUCCEEDED'`)).rows[0].n,
@@ -343,6 +357,7 @@ async function hangarDrain(harnessName: string): Promise<Drain> {
         noisePercent,
         nodeMsPerRun: perRun(nodeSeconds),
         postgresMsPerRun: perRun(postgresSeconds),
+        ourPostgresMsPerRun: perRun(ourBackendSeconds),
       };
     } finally {
       await admin.end();
@@ -498,7 +513,7 @@ for (let round = 1; round <= settings.repeats; round++) {
     const drain = await hangarDrain(INSTANT);
     inProcessDrains.push(drain);
     console.log(
-      `hangar drain ${round}/${settings.repeats}, in-process harness: ${Math.round(drain.runsPerSecond)} runs/s (CPU per run: ${cpu(drain)})`,
+      `hangar drain ${round}/${settings.repeats}, in-process harness: ${Math.round(drain.runsPerSecond)} runs/s (CPU per run: ${cpu(drain)}, of which this database's backends ${drain.ourPostgresMsPerRun.toFixed(2)} ms; ${drain.statementsPerRun.toFixed(2)} statements per run)`,
     );
   }
   if (parts.has('graphile')) {
@@ -525,4 +540,5 @@ if (pickup && inProcess && command && graphile) {
       `graphile-worker ${rates(graphileRuns.map((run) => run.drain.jobsPerSecond))} jobs/s (the table shows the medians)`,
   );
 }
-await observed.stop();
+const received = await observed.stop();
+if (received) console.log(received);

@@ -18,7 +18,8 @@ export interface Observer {
   env: Record<string, string>;
   /** Starts scraping `server` once a second, as a demanding Prometheus would (the usual interval is 15 s or more). */
   watch(server: RunningServer): void;
-  stop(): Promise<void>;
+  /** Stops scraping and the receiver; resolves with the receiver's report (`receiver: N spans, ...`) if there was one. */
+  stop(): Promise<string | undefined>;
 }
 
 /**
@@ -46,13 +47,13 @@ export async function observer(kind: Observation): Promise<Observer> {
     },
     async stop() {
       for (const scraper of scrapers) clearInterval(scraper);
-      await receiver?.stop();
+      return receiver?.stop();
     },
   };
 }
 
-/** The receiver's process; stopped by closing its standard input. */
-async function startReceiver(): Promise<{ url: string; stop(): Promise<void> }> {
+/** The receiver's process; stopped by closing its standard input, when it reports what it received. */
+async function startReceiver(): Promise<{ url: string; stop(): Promise<string | undefined> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./receiver.ts', import.meta.url))], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
@@ -64,6 +65,7 @@ async function startReceiver(): Promise<{ url: string; stop(): Promise<void> }> 
     async stop() {
       child.stdin.end();
       if (child.exitCode === null) await once(child, 'exit');
+      return output.split('\n').find((line) => line.startsWith('receiver: '));
     },
   };
 }

@@ -1,21 +1,25 @@
 // One side of bench/runs-api/observability.ts: a server observed as BENCH_OBSERVE says (off, metrics, tracing) on
-// a scratch PostgreSQL database, under the runs API's create and list load. Prints `create: N req/s, list: M req/s`.
+// a scratch PostgreSQL database, under the runs API's create and list load. Prints
+// `create: N req/s, X ms server CPU, Y ms PostgreSQL CPU per request; list: ...` and, with tracing, the receiver's CPU.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { loadConfig } from '../../src/config.js';
 import { startServer } from '../../src/server.js';
 import { observation, observer } from '../observability/observe.js';
 import { CREATE_BODY } from './baseline.js';
 import { createScratchDatabase } from './database.js';
-import { measure, type LoadSettings } from './load.js';
+import { type Figures, measure, type LoadSettings } from './load.js';
 
 const adminUrl = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const load: LoadSettings = {
   connections: Number(process.env.BENCH_CONNECTIONS || 20),
   durationSeconds: Number(process.env.BENCH_DURATION || 8),
-  warmupSeconds: 2,
+  // Seconds of load before each measurement (BENCH_WARMUP): a process with tracing or metrics has more code to
+  // load and compile in its first seconds, which a long-running server pays once.
+  warmupSeconds: Number(process.env.BENCH_WARMUP || 2),
   maxOthersCpuPercent: 100_000,
   attempts: 1,
 };
@@ -40,7 +44,13 @@ try {
   observed.watch(server);
   try {
     const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
-    const backends = async () => [];
+    // The scratch database's backends (this server's connections), for PostgreSQL's CPU per request.
+    const backends = async () =>
+      (
+        await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`.execute(
+          server.database.db,
+        )
+      ).rows.map((row) => row.pid);
     const create = await measure(
       {
         baseUrl: server.url,
@@ -53,14 +63,16 @@ try {
       { baseUrl: server.url, requests: [{ method: 'GET', path: '/api/v1/agent/runs?limit=20', headers }], backends },
       load,
     );
-    console.log(
-      `create: ${create.requestsPerSecond.toFixed(1)} req/s, list: ${list.requestsPerSecond.toFixed(1)} req/s`,
-    );
+    const figures = (name: string, measured: Figures) =>
+      `${name}: ${measured.requestsPerSecond.toFixed(1)} req/s, ${measured.serverCpuMs?.toFixed(3)} ms server CPU, ` +
+      `${measured.postgresCpuMs?.toFixed(3)} ms PostgreSQL CPU per request`;
+    console.log(`${figures('create', create)}; ${figures('list', list)}`);
   } finally {
     await server.stop();
   }
 } finally {
-  await observed.stop();
+  const received = await observed.stop();
+  if (received) console.log(received);
   fs.rmSync(dataDir, { recursive: true, force: true });
   await scratch.drop();
 }

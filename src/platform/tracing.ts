@@ -10,6 +10,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import type { NodeSDK } from '@opentelemetry/sdk-node';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 
 /**
  * OpenTelemetry traces, off unless the standard variables point at an OTLP/HTTP receiver
@@ -47,13 +48,26 @@ export async function startTracing(serviceVersion: string): Promise<void> {
   sdk = new NodeSDK({
     serviceName: process.env.OTEL_SERVICE_NAME?.trim() || 'hangar',
     resource: resourceFromAttributes({ 'service.version': serviceVersion }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+    spanProcessors: [new BatchSpanProcessor(offTheEndingStack(new OTLPTraceExporter()))],
     instrumentations: [],
     // Metrics are Prometheus' (/metrics) and logs are pino's: the SDK exports traces only.
     metricReaders: [],
     logRecordProcessors: [],
   });
   sdk.start();
+}
+
+/**
+ * The batching processor exports as soon as a span's end fills a batch (512 spans by default), from inside that
+ * span.end(): the batch's serialisation would then run in whatever ended it (a request's last hook, a database
+ * statement's settling). This moves each export to a turn of the event loop of its own.
+ */
+function offTheEndingStack(exporter: SpanExporter): SpanExporter {
+  return {
+    export: (spans, done) => void setImmediate(() => exporter.export(spans, done)),
+    shutdown: () => exporter.shutdown(),
+    forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
+  };
 }
 
 export function tracingOn(): boolean {

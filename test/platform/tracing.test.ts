@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { logContext, withLogFields } from '../../src/platform/log-context.js';
 import { endSpan, startSpan, withSpan } from '../../src/platform/tracing.js';
 import { eventually, harnessEnv, script, waitForState } from '../support/engine.js';
@@ -10,6 +11,9 @@ import { startTestServer, type TestServer } from '../support/server.js';
 import { connectedWorkers, startWorker } from '../support/workers.js';
 
 const SERVER = 2;
+const CLIENT = 3;
+const UNSET = 0;
+const ERROR = 2;
 
 describe('OpenTelemetry traces, exported to a real OTLP/HTTP receiver', () => {
   let receiver: OtlpReceiver;
@@ -107,6 +111,67 @@ describe('OpenTelemetry traces, exported to a real OTLP/HTTP receiver', () => {
     } finally {
       await stopChild(worker.child);
     }
+  });
+
+  test('a transaction is one database span, its statements counted on it rather than spans of their own', async () => {
+    // A create with an Idempotency-Key inserts the run and records the key in one transaction.
+    const created = await hangar.request('POST', '/api/v1/agent/runs', {
+      body: { prompt: 'x', config: { worker_host: 'nobody-here' } },
+      headers: { 'idempotency-key': `traced-${Date.now()}` },
+    });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const traceId = created.headers.get('x-request-id')!;
+    const spans = await receiver.waitFor('the keyed create', (all) =>
+      all.some((span) => span.traceId === traceId && span.kind === SERVER),
+    );
+    const request = one(spans, (span) => span.traceId === traceId && span.kind === SERVER)!;
+    const underRequest = spans.filter((span) => span.parentSpanId === request.spanId);
+    const transaction = one(underRequest, (span) => span.name === 'db transaction')!;
+    assert.ok(transaction, `a transaction span under the request (${underRequest.map((span) => span.name)})`);
+    assert.equal(transaction.kind, CLIENT);
+    assert.equal(transaction.status, UNSET);
+    assert.equal(transaction.attributes['db.system.name'], 'postgresql');
+    assert.equal(transaction.attributes['hangar.db.transaction.outcome'], 'commit');
+    // The run's insert, the key's insert (attachments: none, no statement).
+    assert.ok(Number(transaction.attributes['hangar.db.statements']) >= 2);
+    assert.match(String(transaction.attributes['hangar.db.operations']), /^(\w+ )*WITH (\w+ )*INSERT/);
+    const texts = underRequest.map((span) => String(span.attributes['db.query.text'] ?? ''));
+    assert.ok(!texts.some((text) => text.includes('run_idempotency_keys') && text.includes('insert')));
+    assert.ok(!texts.some((text) => text.includes('INSERT INTO runs')), "the run's insert is the transaction's");
+    // Statements outside the transaction keep a span each: the key's lookup before it.
+    assert.ok(
+      texts.some((text) => text.includes('run_idempotency_keys')),
+      'the lookup of the key is a span',
+    );
+  });
+
+  test("a transaction that fails: its span is an error, with the failed statement's text and the rollback", async () => {
+    const parent = startSpan('a traced piece of work');
+    await assert.rejects(
+      withSpan(parent, async () => {
+        await sql`SELECT count(*) FROM runs WHERE id = ${'no-such-run'}`.execute(hangar.db);
+        await hangar.db.transaction().execute(async (trx) => {
+          await sql`SELECT 1`.execute(trx);
+          await sql`SELECT 1 / ${0}::int AS nothing`.execute(trx);
+        });
+      }),
+      /division by zero/,
+    );
+    endSpan(parent);
+    const parentId = parent!.spanContext().spanId;
+    const spans = await receiver.waitFor('the failed transaction', (all) =>
+      all.some((span) => span.parentSpanId === parentId && span.name === 'db transaction'),
+    );
+    const children = spans.filter((span) => span.parentSpanId === parentId);
+    const transaction = one(children, (span) => span.name === 'db transaction')!;
+    assert.equal(transaction.status, ERROR);
+    assert.equal(transaction.attributes['hangar.db.transaction.outcome'], 'rollback');
+    assert.equal(transaction.attributes['hangar.db.statements'], 2);
+    assert.equal(transaction.attributes['hangar.db.operations'], 'SELECT SELECT');
+    assert.match(String(transaction.attributes['db.query.text']), /SELECT 1 \/ \$1::int/);
+    const statement = one(children, (span) => span.name === 'db SELECT')!;
+    assert.match(String(statement.attributes['db.query.text']), /SELECT count\(\*\) FROM runs/);
+    assert.equal(children.length, 2, 'the statements inside the transaction make no spans');
   });
 
   test("a problem+json answer's trace_id is its request span's trace id, also in x-request-id", async () => {

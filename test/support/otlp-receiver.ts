@@ -9,6 +9,8 @@ export interface ReceivedSpan {
   parentSpanId: string | undefined;
   name: string;
   kind: number;
+  /** The span's status code: 0 unset, 1 ok, 2 error. */
+  status: number;
   attributes: Record<string, string | number | boolean>;
   /** The `service.name` of the resource that sent it. */
   service: string | undefined;
@@ -17,7 +19,10 @@ export interface ReceivedSpan {
 export interface OtlpReceiver {
   /** The base URL: what OTEL_EXPORTER_OTLP_ENDPOINT is set to (spans are posted to /v1/traces under it). */
   url: string;
+  /** The spans received (none kept with `keep: false`). */
   spans: ReceivedSpan[];
+  /** How many spans were received, kept or not. */
+  received(): number;
   /** Resolves with the spans received so far once `check` holds over them (checked as each batch arrives). */
   waitFor(what: string, check: (spans: ReceivedSpan[]) => boolean, timeoutMs?: number): Promise<ReceivedSpan[]>;
   stop(): Promise<void>;
@@ -35,8 +40,12 @@ interface AnyValue {
  * @opentelemetry/exporter-trace-otlp-http sends; gzip or not) and keeps their spans, as a tracing backend would.
  * Protobuf bodies are refused with 415, so an exporter configured for them shows up as a failure, not silence.
  */
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+export async function startOtlpReceiver(options: { keep?: boolean } = {}): Promise<OtlpReceiver> {
+  // A benchmark's receiver decodes every batch as a collector would, then forgets it: a receiver holding hundreds
+  // of thousands of spans would spend its CPU (on the benchmark's machine) collecting garbage instead.
+  const keep = options.keep ?? true;
   const spans: ReceivedSpan[] = [];
+  let received = 0;
   const arrived = new EventEmitter();
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -53,7 +62,9 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       let body = Buffer.concat(chunks);
       if (request.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
       try {
-        spans.push(...decode(JSON.parse(body.toString('utf8'))));
+        const batch = decode(JSON.parse(body.toString('utf8')));
+        received += batch.length;
+        if (keep) spans.push(...batch);
       } catch {
         response.writeHead(400, { 'content-type': 'application/json' }).end('{}');
         return;
@@ -67,6 +78,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   return {
     url: `http://127.0.0.1:${address.port}`,
     spans,
+    received: () => received,
     waitFor(what, check, timeoutMs = 30_000) {
       return new Promise((resolve, reject) => {
         const look = () => {
@@ -103,6 +115,7 @@ function decode(request: any): ReceivedSpan[] {
           parentSpanId: span.parentSpanId || undefined,
           name: span.name,
           kind: span.kind,
+          status: span.status?.code ?? 0,
           attributes: attributes(span.attributes),
           service: typeof resource['service.name'] === 'string' ? resource['service.name'] : undefined,
         });

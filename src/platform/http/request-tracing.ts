@@ -16,17 +16,16 @@ const spans = new WeakMap<IncomingMessage, Span>();
  */
 export function requestId(raw: IncomingMessage): string {
   const given = raw.headers['x-request-id'];
-  const span = startSpan(`${raw.method ?? 'HTTP'}`, {
-    kind: SpanKind.SERVER,
-    parent: contextOfHeaders(raw.headers),
-    attributes: {
+  const span = startSpan(`${raw.method ?? 'HTTP'}`, { kind: SpanKind.SERVER, parent: contextOfHeaders(raw.headers) });
+  // A span the sampler dropped records nothing: its attributes are not worked out.
+  if (span?.isRecording())
+    span.setAttributes({
       'http.request.method': raw.method ?? '',
       // The URL with its credentials taken out, as in the logs: a url_token webhook's token, a download link's
       // signature, the model proxy's ?key= task token.
       'url.path': redactCredentials(raw.url ?? ''),
       ...(typeof given === 'string' ? { 'hangar.request_id': given } : {}),
-    },
-  });
+    });
   if (!span) return typeof given === 'string' && given !== '' ? given : randomUUID();
   spans.set(raw, span);
   return span.spanContext().traceId;

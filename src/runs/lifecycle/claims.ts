@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../database.js';
+import { metricsServed } from '../../platform/metrics.js';
 import { tracingOn } from '../../platform/tracing.js';
 import { checkMove } from './states.js';
 import type { CapacityLimits, ClaimedRun } from './types.js';
@@ -20,23 +21,35 @@ export async function claimRuns(
   batch: number,
 ): Promise<ClaimedRun[]> {
   checkMove('QUEUED', 'CLAIMED');
-  const claimed = await sql<ClaimedRun>`
-    SELECT * FROM hangar_claim_runs(${engineId}, ${leaseSeconds}::int, ${limits.perTeam}::int, ${limits.global}::int, ${batch}::int, ${CLAIM_SCAN}::int)`.execute(
-    db,
-  );
-  if (tracingOn() && claimed.rows.length > 0) await addTraceParents(db, claimed.rows);
+  const args = sql`${engineId}, ${leaseSeconds}::int, ${limits.perTeam}::int, ${limits.global}::int, ${batch}::int, ${CLAIM_SCAN}::int`;
+  if (!tracingOn() && !metricsServed())
+    return (await sql<ClaimedRun>`SELECT * FROM hangar_claim_runs(${args})`.execute(db)).rows;
+  // The claim function's columns are fixed (changing them means replacing it while other replicas call it), so a
+  // run's traceparent (its execution's spans join that trace) and creation time (its queue wait) are read beside
+  // it in the same statement, from the row as it was when the statement began (neither column changes on a
+  // claim). OFFSET 0 keeps the lookup per claimed run (an index scan), never a join over the whole table.
+  const claimed = await sql<ClaimedRun & { created_at: Date | null }>`
+    SELECT c.id, c.team_uid, c.execution_id, c.prompt, c.agent_config, c.environment_id, c.conversation_id, c.harness,
+      c.attachment_count, c.state, r.created_at, r.trace_parent
+    FROM hangar_claim_runs(${args}) WITH ORDINALITY AS c
+    LEFT JOIN LATERAL (SELECT created_at, trace_parent FROM runs WHERE runs.id = c.id OFFSET 0) r ON true
+    ORDER BY c.ordinality`.execute(db);
+  // A run committed while the claim waited for its lock is claimed, but the statement's snapshot predates it: it
+  // is read once more (rare: only while another replica claims).
+  const unseen = claimed.rows.filter((run) => run.created_at === null);
+  if (unseen.length > 0) await addClaimColumns(db, unseen);
   return claimed.rows;
 }
 
-/**
- * The claim function's columns are fixed (changing them means replacing it while other replicas call it): with
- * tracing on, the runs' traceparents are read in one more statement per claim batch.
- */
-async function addTraceParents(db: Kysely<DB>, runs: ClaimedRun[]): Promise<void> {
-  const parents = await sql<{ id: string; trace_parent: string | null }>`
-    SELECT id, trace_parent FROM runs WHERE id = ANY(${runs.map((run) => run.id)}::text[])`.execute(db);
-  const byId = new Map(parents.rows.map((row) => [row.id, row.trace_parent]));
-  for (const run of runs) run.trace_parent = byId.get(run.id) ?? null;
+/** The traceparent and creation time of claimed runs the claim's own statement could not see. */
+async function addClaimColumns(db: Kysely<DB>, runs: Array<ClaimedRun & { created_at: Date | null }>): Promise<void> {
+  const rows = await sql<{ id: string; trace_parent: string | null; created_at: Date }>`
+    SELECT id, trace_parent, created_at FROM runs WHERE id = ANY(${runs.map((run) => run.id)}::text[])`.execute(db);
+  const byId = new Map(rows.rows.map((row) => [row.id, row]));
+  for (const run of runs) {
+    run.trace_parent = byId.get(run.id)?.trace_parent ?? null;
+    run.created_at = byId.get(run.id)?.created_at ?? null;
+  }
 }
 
 /** A self-hosted worker of a team, and the lease owner its runs are held by (any of its connections may act). */

@@ -1,7 +1,9 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../database.js';
 import { storableJson, storableText } from '../../platform/db/storable-text.js';
+import { metricsServed } from '../../platform/metrics.js';
 import { json, nullableJson } from './json.js';
+import type { EndedColumns } from './metrics.js';
 import { ACTIVE_STATES, checkMove, endEventType, isActive } from './states.js';
 import { insertEvents } from './transitions.js';
 import type { Finish, FinishResult, TimelineEvent } from './types.js';
@@ -17,25 +19,41 @@ function endEvents(item: Finish): TimelineEvent[] {
  * next execution instead of ending the run (unless it failed): those runs, and runs no longer this engine's, are
  * settled afterwards one by one with their row locked.
  */
-export async function finishExecutions(db: Kysely<DB>, engineId: string, items: Finish[]): Promise<FinishResult[]> {
+export async function finishExecutions(
+  db: Kysely<DB>,
+  engineId: string,
+  items: Finish[],
+): Promise<{ results: FinishResult[]; ended: Map<string, EndedColumns> }> {
   // An outcome's state is an end state by its type; this keeps the table the one authority all the same.
   for (const item of items) checkMove(ACTIVE_STATES, item.outcome.state);
   const outcomes = items.map((item) => item.outcome);
   const lines = items.flatMap((item) => item.transcript ?? []);
-  const ended = await sql<{ id: string }>`
-    SELECT id FROM hangar_finish_executions(${engineId},
+  const call = sql`hangar_finish_executions(${engineId},
       ${items.map((item) => item.runId)}::text[], ${items.map((item) => item.executionId)}::int[],
       ${outcomes.map((outcome) => outcome.state)}::text[], ${outcomes.map((outcome) => nullableJson(outcome.statusMessage))}::text[],
       ${outcomes.map((outcome) => nullableJson(outcome.usage))}::text[], ${outcomes.map((outcome) => nullableJson(outcome.debugSession))}::text[],
       ${items.map((item) => storableJson(endEvents(item)))}::text[],
       ${lines.map((line) => line.run_id)}::text[], ${lines.map((line) => line.execution_id)}::int[],
-      ${lines.map((line) => line.stream)}::text[], ${lines.map((line) => storableText(line.line))}::text[])`.execute(
-    db,
-  );
+      ${lines.map((line) => line.stream)}::text[], ${lines.map((line) => storableText(line.line))}::text[])`;
+  // While /metrics is served, the ended runs' columns its figures need come back with the end (rather than in a
+  // statement of their own per batch). The function's columns are fixed (see claims.ts), so they are read beside
+  // it, from each row as it was when the statement began: the end changes none of them, and its end time is the
+  // statement's clock, microseconds after the function's.
+  const ended = metricsServed()
+    ? await sql<EndedColumns>`
+        SELECT e.id, r.source, r.harness, r.model_id, r.created_at, r.started_at, clock_timestamp() AS ended_at
+        FROM ${call} AS e
+        LEFT JOIN LATERAL (SELECT source, harness, model_id, created_at, started_at FROM runs WHERE runs.id = e.id OFFSET 0) r ON true`.execute(
+        db,
+      )
+    : await sql<{ id: string }>`SELECT id FROM ${call}`.execute(db);
+  const columns = new Map<string, EndedColumns>();
+  for (const row of ended.rows as Array<{ id: string } & Partial<EndedColumns>>)
+    if (row.created_at) columns.set(row.id, row as EndedColumns);
   const endedIds = new Set(ended.rows.map((row) => row.id));
   const results: FinishResult[] = [];
   for (const item of items) results.push(endedIds.has(item.runId) ? 'ended' : await settleNotEnded(db, engineId, item));
-  return results;
+  return { results, ended: columns };
 }
 
 /** Attempts at settling a run the batch did not end, each one transaction that reads the run again under its lock. */

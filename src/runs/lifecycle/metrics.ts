@@ -124,13 +124,14 @@ export function observeExpiries(count: number): void {
 }
 
 /**
- * Claimed runs and how long they waited (in the background: the claim does not wait for its figures). A worker's claim returns each run's creation time; the engine's claim
- * (hangar_claim_runs) does not, so it is read once per claim batch, and only when /metrics is served.
+ * Claimed runs and how long they waited (in the background: the claim does not wait for its figures). Both claims
+ * return each run's creation time while /metrics is served (the engine's reads it beside its claim function, see
+ * claims.ts); a run without one is read here, in one statement for the batch.
  */
 export function observeClaimed(
   db: Kysely<DB>,
   executor: 'engine' | 'worker',
-  runs: Array<{ id: string; created_at?: Date }>,
+  runs: Array<{ id: string; created_at?: Date | null }>,
 ): void {
   void claimedRuns(db, executor, runs).catch(() => undefined);
 }
@@ -138,7 +139,7 @@ export function observeClaimed(
 async function claimedRuns(
   db: Kysely<DB>,
   executor: 'engine' | 'worker',
-  runs: Array<{ id: string; created_at?: Date }>,
+  runs: Array<{ id: string; created_at?: Date | null }>,
 ): Promise<void> {
   if (runs.length === 0) return;
   claimed.inc({ executor }, runs.length);
@@ -150,7 +151,8 @@ async function claimedRuns(
     createdAt = rows.rows.map((row) => row.created_at);
   }
   const now = Date.now();
-  for (const at of createdAt) queueWait.observe({ executor }, Math.max(0, now - at.getTime()) / 1000);
+  const observe = queueWait.labels(executor);
+  for (const at of createdAt) observe.observe(Math.max(0, now - at.getTime()) / 1000);
 }
 
 /**
@@ -166,20 +168,23 @@ export interface EndedRun {
 }
 
 /**
- * Counts ended runs (in the background, like claims). Their harness, source, model and times are columns of the run, read in one statement per
- * batch of ends when /metrics is served (a failure to read them loses the figures, never the end).
+ * Counts ended runs (in the background, like claims). Their harness, source, model and times are columns of the
+ * run: the engine's batched end returns them with the end while /metrics is served (`columns`, see finish.ts);
+ * otherwise they are read in one statement per batch of ends when /metrics is served (a failure to read them
+ * loses the figures, never the end).
  */
-export function observeEnded(db: Kysely<DB>, runs: EndedRun[]): void {
-  void endedRuns(db, runs).catch(() => undefined);
+export function observeEnded(db: Kysely<DB>, runs: EndedRun[], columns?: ReadonlyMap<string, EndedColumns>): void {
+  void endedRuns(db, runs, columns).catch(() => undefined);
 }
 
-async function endedRuns(db: Kysely<DB>, runs: EndedRun[]): Promise<void> {
+async function endedRuns(db: Kysely<DB>, runs: EndedRun[], given?: ReadonlyMap<string, EndedColumns>): Promise<void> {
   if (runs.length === 0) return;
-  const columns = new Map<string, EndedColumns>();
-  if (metricsServed()) {
+  const columns = new Map<string, EndedColumns>(given);
+  const missing = runs.filter((run) => !columns.has(run.id)).map((run) => run.id);
+  if (metricsServed() && missing.length > 0) {
     const rows = await sql<EndedColumns>`
       SELECT id, source, harness, model_id, created_at, started_at, ended_at
-      FROM runs WHERE id = ANY(${runs.map((run) => run.id)}::text[])`
+      FROM runs WHERE id = ANY(${missing}::text[])`
       .execute(db)
       .catch(() => ({ rows: [] as EndedColumns[] }));
     for (const row of rows.rows) columns.set(row.id, row);
@@ -206,7 +211,8 @@ async function endedRuns(db: Kysely<DB>, runs: EndedRun[]): Promise<void> {
   }
 }
 
-interface EndedColumns {
+/** The columns of an ended run its figures come from. */
+export interface EndedColumns {
   id: string;
   source: string;
   harness: string | null;

@@ -141,7 +141,7 @@ export class RunLifecycle {
 
   /** Ends executions `owner` holds (or continues them when follow-ups wait), with their last transcript lines. */
   async finish(owner: string, items: Finish[]): Promise<FinishResult[]> {
-    const results = await finishExecutions(this.db, owner, items);
+    const { results, ended: columns } = await finishExecutions(this.db, owner, items);
     observeEnded(
       this.db,
       items.flatMap((item, index) => {
@@ -155,6 +155,7 @@ export class RunLifecycle {
         // A continued execution's tokens count too (the run ends later, with its next execution's usage).
         return results[index] === 'continued' ? [{ ...ended, continued: true }] : [];
       }),
+      columns,
     );
     return results;
   }
