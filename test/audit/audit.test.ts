@@ -45,6 +45,10 @@ test('every listed change is recorded with who, from where and what, never a val
   await ok('PUT', `/admin/teams/${team.uid}/members/${user.uid}`, { role: 'admin' });
   const key = await ok('POST', '/admin/api-keys', { name: 'ci', user_uid: user.uid });
   await ok('PUT', `/admin/teams/${team.uid}/budget`, { monthly_budget_usd: 100, warn_at_percent: 90 });
+  await ok('DELETE', `/admin/teams/${team.uid}/budget`);
+  const leaving = await ok('POST', '/admin/users', { display_name: 'Leaving User', email: 'l@example.com' });
+  await ok('PUT', `/admin/teams/${team.uid}/members/${leaving.uid}`, { role: 'member' });
+  await ok('DELETE', `/admin/teams/${team.uid}/members/${leaving.uid}`);
   // The rest is done by the new team admin, with the new key.
   const apiKey = key.key as string;
   const act = (method: string, path: string, body?: unknown) => ok(method, path, body, apiKey);
@@ -61,7 +65,19 @@ test('every listed change is recorded with who, from where and what, never a val
   const environment = await act('POST', '/environments', { name: 'env', docker_image: 'ubuntu:24.04' });
   const webhook = await act('POST', '/factory/webhooks', { name: 'hook', auth_mode: 'url_token' });
   await act('PUT', `/factory/webhooks/${webhook.uid}`, { enabled: false });
+  await act('PUT', `/factory/webhooks/${webhook.uid}`, { enabled: true });
   const rotated = await act('POST', `/factory/webhooks/${webhook.uid}/rotate`, {});
+  const automation = await act('POST', '/factory/automations', {
+    name: 'on-hook',
+    prompt: 'react',
+    triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [webhook.uid] } }],
+  });
+  await act('PUT', `/factory/automations/${automation.id}`, {
+    name: 'on-hook-2',
+    prompt: 'react',
+    triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [webhook.uid] } }],
+  });
+  await act('DELETE', `/factory/automations/${automation.id}`);
   const schedule = await act('POST', '/agent/schedules', {
     name: 'nightly',
     cron_schedule: '@daily',
@@ -87,6 +103,9 @@ test('every listed change is recorded with who, from where and what, never a val
   assert.deepEqual(actions, [
     'membership.set',
     'budget.set',
+    'budget.delete',
+    'membership.set',
+    'membership.delete',
     'secret.create',
     'secret.update',
     'agent.create',
@@ -95,7 +114,11 @@ test('every listed change is recorded with who, from where and what, never a val
     'environment.create',
     'webhook.create',
     'webhook.update',
+    'webhook.update',
     'webhook.rotate',
+    'automation.create',
+    'automation.update',
+    'automation.delete',
     'schedule.create',
     'schedule.pause',
     'worker_key.create',
@@ -120,8 +143,10 @@ test('every listed change is recorded with who, from where and what, never a val
   assert.equal(created.target, 'DEPLOY_TOKEN');
   assert.ok(!Number.isNaN(Date.parse(created.at)));
   assert.deepEqual(created.details.changed, ['value']);
-  const disabled = teams.find((entry) => entry.action === 'webhook.update');
+  const [disabled, enabled] = teams.filter((entry) => entry.action === 'webhook.update').reverse();
   assert.deepEqual(disabled.details.fields, { enabled: false });
+  assert.deepEqual(enabled.details.fields, { enabled: true });
+  assert.equal(teams.find((entry) => entry.action === 'membership.delete').target, leaving.uid);
   assert.equal(teams.find((entry) => entry.action === 'agent.create').target, agent.uid);
   // Never a value: not the secret's, not the webhook's, not the new key's.
   const text = JSON.stringify(everyone);
