@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { AUDITED_ROUTES } from '../../src/audit/index.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { createTestDatabase, startTestServer, type TestServer } from '../support/server.js';
 
 // Every audited action, made for real over HTTP, then read back: who (principal and key), from where, what, never
 // a secret value; a team's entries are invisible to other teams, and no route changes them.
@@ -181,5 +181,31 @@ test('every audited route exists', async () => {
   for (const key of Object.keys(AUDITED_ROUTES)) {
     const [method, path] = key.split(' ') as [string, string];
     assert.ok(hangar.server.app.hasRoute({ method, url: `/api/v1${path}` }), `${key} is not a route`);
+  }
+});
+
+test('a start with changed instance settings records which changed, never their values, once', async () => {
+  const database = await createTestDatabase();
+  const env = (days: string) => ({ HANGAR_AUDIT_RETENTION_DAYS: days, HANGAR_BOOTSTRAP_API_KEY: hangar.apiKey });
+  const changes = async (server: TestServer) =>
+    (await server.request('GET', '/api/v1/admin/audit?action=instance.settings_change')).body.entries;
+  let server = await startTestServer(env('365'), { database });
+  try {
+    assert.deepEqual(await changes(server), [], 'the first start has nothing to compare with');
+    await server.stop();
+    server = await startTestServer(env('4321'), { database });
+    const [entry, ...more] = await changes(server);
+    assert.equal(more.length, 0);
+    assert.equal(entry.team_uid, null);
+    assert.deepEqual(entry.actor, { type: 'operator', uid: 'configuration' });
+    assert.deepEqual(entry.details, { changed: ['auditRetentionDays'] });
+    assert.ok(!JSON.stringify(entry).includes('4321'), 'a value is in the log');
+    // The same settings again: nothing new.
+    await server.stop();
+    server = await startTestServer(env('4321'), { database });
+    assert.equal((await changes(server)).length, 1);
+  } finally {
+    await server.stop();
+    await database.drop();
   }
 });
