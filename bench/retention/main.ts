@@ -135,20 +135,22 @@ async function measure(database: 'PostgreSQL' | 'PGlite', databaseUrl: string | 
   }
 }
 
-const rows = [
-  '| database | pass | runs deleted | deletion (with its vacuum) | batches | list p50 / p99 idle before | list p50 / p99 while deleting | slowest list while deleting | PGlite vacuum after the pass | failed lists idle / deleting |',
-  '|---|---:|---:|---:|---|---:|---:|---:|---|---:|',
-];
+// Each database's rows as soon as they are measured (a long run on a shared machine keeps what it got).
+console.log(
+  [
+    '| database | pass | runs deleted | deletion (with its vacuum) | batches | list p50 / p99 idle before | list p50 / p99 while deleting | slowest list while deleting | PGlite vacuum after the pass | failed lists idle / deleting |',
+    '|---|---:|---:|---:|---|---:|---:|---:|---|---:|',
+  ].join('\n'),
+);
 const databases = (process.env.BENCH_DATABASES ?? 'PostgreSQL,PGlite').split(',');
 if (databases.includes('PostgreSQL')) {
   const scratch = await createScratchDatabase(
     process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test',
   );
   try {
-    rows.push(...(await measure('PostgreSQL', scratch.url)));
+    console.log((await measure('PostgreSQL', scratch.url)).join('\n'));
   } finally {
     await scratch.drop();
   }
 }
-if (databases.includes('PGlite')) rows.push(...(await measure('PGlite', undefined)));
-console.log(rows.join('\n'));
+if (databases.includes('PGlite')) console.log((await measure('PGlite', undefined)).join('\n'));
