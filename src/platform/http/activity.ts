@@ -38,8 +38,11 @@ export class RequestActivity {
    * Resolves once no request (but streams) is in flight, or after `maxWaitMs` whatever the traffic, so a chore
    * under constant load still gets its turn.
    */
-  quiet(maxWaitMs: number): Promise<void> {
-    if (!this.busy) return Promise.resolve();
+  async quiet(maxWaitMs: number): Promise<void> {
+    // After a long statement, the timers that end a chore's pause run before Node reads the requests that arrived
+    // meanwhile: let it read them first (setImmediate runs after the poll phase), so they count.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (!this.busy) return;
     return new Promise((resolve) => {
       const wake = () => {
         clearTimeout(timer);
