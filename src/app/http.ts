@@ -73,6 +73,7 @@ export class Http implements Component {
       },
       registerApiRoutes: (routes) => api && registerApiRoutes(routes, platform, services, api.hub),
     });
+    platform.activity.track(app.server);
     return new Http(app, platform);
   }
 

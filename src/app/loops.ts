@@ -1,6 +1,5 @@
 import { auditRetention } from '../audit/index.js';
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import { AutomationEvaluator } from '../automations/index.js';
 import { Engine } from '../execution/index.js';
 import type { Harness } from '../execution/index.js';
@@ -11,8 +10,9 @@ import { EngineWrites } from '../execution/index.js';
 import { EnginePresence } from '../execution/index.js';
 import { workspacesInUse } from '../execution/index.js';
 import { threadReplyLoop } from '../github/index.js';
+import { vacuumTables } from '../platform/db/vacuum.js';
 import { PollingLoop } from '../platform/loop.js';
-import { idempotencyKeyRetention, overviewFold, runRetention } from '../runs/index.js';
+import { idempotencyKeyRetention, overviewFold, PGLITE_BATCH_MS, runRetention } from '../runs/index.js';
 import { Scheduler } from '../schedules/index.js';
 import { webhookRetention } from '../webhooks/index.js';
 import { WorkerHub } from '../workers/index.js';
@@ -73,9 +73,12 @@ export class Loops implements Component {
           days: config.runRetentionDays,
           log,
           now: options.now,
-          // PGlite has no autovacuum: the deleted rows' space is made reusable at once.
+          // PGlite's one connection serves the API between batches: short ones, with pauses as long, each
+          // started at a quiet moment of the API.
+          ...(database.kind === 'pglite' ? { targetBatchMs: PGLITE_BATCH_MS, whenQuiet: quiet(platform) } : {}),
+          // PGlite has no autovacuum: the deleted rows' space is made reusable at once, a table at a time.
           afterDeleting: async () => {
-            if (database.kind === 'pglite') await sql`VACUUM (ANALYZE)`.execute(database.db);
+            if (database.kind === 'pglite') await vacuumTables(database.db, { whenQuiet: quiet(platform) });
           },
         }),
       );
@@ -151,13 +154,25 @@ export class Loops implements Component {
   }
 }
 
-/** PGlite never autovacuums; without this, dead tuples from updates pile up forever. */
-function vacuum({ database, config, log }: Platform): PollingLoop {
+/** The longest a PGlite chore waits for the API to have no request in flight before it goes ahead anyway. */
+const QUIET_WAIT_MS = 1000;
+
+/** A quiet moment of the API, or QUIET_WAIT_MS, whichever comes first (see RequestActivity). */
+function quiet(platform: Platform): () => Promise<void> {
+  return () => platform.activity.quiet(QUIET_WAIT_MS);
+}
+
+/**
+ * PGlite never autovacuums; without this, dead tuples from updates pile up forever. Autovacuum's rules, a table
+ * and a statement at a time (src/platform/db/vacuum.ts), so the API is served between them.
+ */
+function vacuum(platform: Platform): PollingLoop {
+  const { database, config, log } = platform;
   return new PollingLoop({
     intervalMs: config.vacuumIntervalSeconds * 1000,
     waitFirst: true,
     pass: async () => {
-      await sql`VACUUM (ANALYZE)`.execute(database.db);
+      await vacuumTables(database.db, { whenQuiet: quiet(platform) });
     },
     onError: (error) => log.warn({ err: error }, 'vacuum failed'),
   });

@@ -1,3 +1,4 @@
+import { RequestActivity } from '../platform/http/activity.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
@@ -58,6 +59,8 @@ export interface Platform {
   bus: Bus;
   blobs: BlobStore;
   address: PublicAddress;
+  /** The HTTP requests in flight (the background chores of PGlite wait for a quiet moment). */
+  activity: RequestActivity;
   /** Closes the bus, the blob store and the database: the last thing a server does. */
   close(): Promise<void>;
 }
@@ -129,6 +132,7 @@ async function onDatabase(
     bus,
     blobs,
     address,
+    activity: new RequestActivity(),
     close: async () => {
       await bus.close();
       blobs.close();

@@ -1,3 +1,4 @@
+import { auditSettingsChanges } from '../audit/index.js';
 import type { FastifyInstance } from 'fastify';
 import type { AutomationEvaluator } from '../automations/index.js';
 import type { Config } from '../config.js';
@@ -57,6 +58,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     // Stopped last: the spans of the shutdown are sent too.
     await started.start(closing(() => flushTracing()));
     await started.start(closing(() => platform.close()));
+    // Instance settings change outside the API (environment, operator file): audited when a server starts.
+    await auditSettingsChanges(platform.db, { ...config }, platform.secretKey);
     const services = buildServices(platform, { ...options, role });
     const loops = new Loops(platform, services, { role, now: options.now, harnesses: options.harnesses });
     // API processes hold the workers' connections: the hub exists exactly when the API is served.

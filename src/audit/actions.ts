@@ -9,7 +9,7 @@ export interface AuditedRoute {
   target?: string;
   /** The route parameter naming the team, for instance-wide routes acting on one (memberships, budgets). */
   team?: string;
-  /** Instance-wide: recorded with no team (users, teams, instance settings). */
+  /** Instance-wide: recorded with no team (users, teams; instance settings are recorded at start, settings.ts). */
   instance?: boolean;
 }
 

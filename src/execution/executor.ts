@@ -560,9 +560,14 @@ export class Execution {
     const history = continuing
       ? await context.ledger.history(run.conversation_id ?? conversationId, run.id, run.execution_id)
       : [];
+    // A continued run's cap is on its total: what its earlier executions spent counts (the run's request_usage is
+    // their sum plus this execution's, see hangar_usage_total).
+    const spentBefore = run.execution_id > 1 ? costIn(await context.ledger.usageBefore(run.id)) : 0;
     if (this.stopping) return;
     const basePrompt = run.agent_config.base_prompt;
     const cap = spendCap(run.agent_config, context.defaultMaxCostUsd);
+    // Already past it (a follow-up to a run its cap stopped): the harness is stopped as soon as it starts.
+    if (cap !== undefined && spentBefore > cap) this.overBudget = { cap, spent: spentBefore };
     // The run's spend so far goes to the ledger as usage grows (budgets count runs in flight), and the cap is
     // checked on every usage event: the harness is stopped on the first one that takes the run past it.
     const live = new LiveUsage(
@@ -574,8 +579,10 @@ export class Execution {
       this.priceUsage(priced, modelId);
       live.report(priced);
       if (cap === undefined || this.overBudget) return;
-      const spent = this.costOf(usage, modelId);
-      if (spent === undefined || spent <= cap) return;
+      const own = this.costOf(usage, modelId);
+      if (own === undefined) return;
+      const spent = spentBefore + own;
+      if (spent <= cap) return;
       this.overBudget = { cap, spent };
       void this.session?.cancel();
     };
@@ -712,6 +719,12 @@ function failedToStart(error: HarnessStartError): Outcome {
     statusMessage: { message: error.message, error_code: error.errorCode, retryable: false },
     usage: null,
   };
+}
+
+/** The USD figure of a usage record (0 when it has none). */
+function costIn(usage: Record<string, number> | null): number {
+  const cost = usage?.inference_cost;
+  return typeof cost === 'number' && Number.isFinite(cost) ? cost : 0;
 }
 
 /** A run's spend cap: its `config.max_cost_usd`, else the operator's default (none when neither is set). */

@@ -21,7 +21,14 @@ export {
 export { resolveRunModel } from './run-model.js';
 export { allowRunUserToWorkspaces, resolveSandboxMode, runUserWarning } from './sandbox/index.js';
 export { containerPolicy } from './container-policy.js';
-export { conversationHistory, engineAlive, runAttachments, type RunFile, workspacesInUse } from './store.js';
+export {
+  conversationHistory,
+  engineAlive,
+  runAttachments,
+  type RunFile,
+  usageBefore,
+  workspacesInUse,
+} from './store.js';
 export { TaskTokens } from './task-token.js';
 export { sandboxHiddenPaths, Workspaces } from './workspace.js';
 export { EngineWrites } from './writes.js';

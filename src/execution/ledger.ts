@@ -58,6 +58,8 @@ export interface RunLedger {
   clearSandboxIfCancelled(runId: string, executionId: number): Promise<void>;
   /** What the execution has used so far (priced): the run's request_usage while it runs, so budgets count it. */
   usage(runId: string, executionId: number, usage: Record<string, number>): Promise<void>;
+  /** What the run's earlier executions used, summed (null for its first): a continued run's cap counts it. */
+  usageBefore(runId: string): Promise<Record<string, number> | null>;
   /** The transcript of the conversation's earlier executions, for a harness to resume it. */
   history(conversationId: string, runId: string, executionId: number): Promise<TranscriptLine[]>;
   environment(teamUid: string, environmentId: string, runId: string): Promise<EnvironmentConfig | undefined>;
@@ -159,6 +161,10 @@ export class DatabaseLedger implements RunLedger {
   usage(runId: string, executionId: number, usage: Record<string, number>) {
     const { lifecycle, engineId } = this.options;
     return lifecycle.recordUsage(engineId, runId, executionId, usage);
+  }
+
+  usageBefore(runId: string) {
+    return store.usageBefore(this.options.db, runId);
   }
 
   async history(conversationId: string, runId: string, executionId: number): Promise<TranscriptLine[]> {

@@ -37,6 +37,15 @@ export async function conversationHistory(db: Kysely<DB>, conversationId: string
 }
 
 /**
+ * What a run's earlier executions used, summed (`usage_before`: request_usage is it plus the current execution's):
+ * a continued run's spend cap counts them. Null for a run's first execution.
+ */
+export async function usageBefore(db: Kysely<DB>, runId: string): Promise<Record<string, number> | null> {
+  const row = await db.selectFrom('runs').select('usage_before').where('id', '=', runId).executeTakeFirst();
+  return (row?.usage_before as Record<string, number> | null | undefined) ?? null;
+}
+
+/**
  * The agent's follow-ups not yet delivered for each of `runIds`, oldest first, in their order (read only: the run
  * lifecycle takes them). One statement for many runs: every run start asks (see WaitingFollowups).
  */

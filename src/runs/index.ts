@@ -64,7 +64,7 @@ export { normalizeConversation, type Conversation } from './conversation.js';
 export { engineGraceSeconds, leaseRenewalIntervalMs, takebackCheckIntervalMs } from './lifecycle/lease-cadence.js';
 export type { Takeback, TakebackOptions } from './lifecycle/leases.js';
 export { monthStart, teamSpendSince } from './spend.js';
-export { deleteExpiredRuns, runRetention } from './retention.js';
+export { deleteExpiredRuns, PGLITE_BATCH_MS, runRetention } from './retention.js';
 export { queueDepth, type QueueDepth } from './queue-depth.js';
 export { runOverview, type OverviewWindow, type RunOverview } from './overview.js';
 export { overviewFold } from './overview-fold.js';

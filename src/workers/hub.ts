@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { WebSocket } from 'ws';
 import { runVariables, TakebackLoop, type EnvironmentSetups } from '../execution/index.js';
-import { conversationHistory, runAttachments } from '../execution/index.js';
+import { conversationHistory, runAttachments, usageBefore } from '../execution/index.js';
 import { type ClaimedRun, leaseRenewalIntervalMs, type RunLifecycle } from '../runs/index.js';
 import type { TaskTokens } from '../execution/index.js';
 import type { Bus } from '../platform/bus.js';
@@ -210,6 +210,7 @@ export class WorkerHub {
       continuing && run.conversation_id !== null
         ? await conversationHistory(db, run.conversation_id, run.id, run.execution_id)
         : [];
+    const before = run.execution_id > 1 ? await usageBefore(db, run.id) : null;
     return {
       task_id: run.id,
       execution_id: run.execution_id,
@@ -222,6 +223,7 @@ export class WorkerHub {
         environment_id: run.environment_id,
       },
       environment,
+      ...(before ? { usage_before: before } : {}),
       history: history.map((entry) => ({
         execution_id: entry.execution_id,
         stream: entry.stream,

@@ -34,6 +34,8 @@ export interface TaskAssignment {
   };
   /** The environment to prepare (repositories, setup commands), or null. */
   environment: EnvironmentConfig | null;
+  /** What the run's earlier executions used, summed (a continued run's spend cap counts it); absent for its first. */
+  usage_before?: Record<string, number>;
   /** The transcript of the conversation's earlier executions, for a harness to resume it. */
   history: Array<{ execution_id: number; stream: 'input' | 'output'; line: string; at: string }>;
   /** Run-scoped variables for the harness, including a task token valid only for this execution. */

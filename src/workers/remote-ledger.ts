@@ -143,6 +143,10 @@ export class RemoteLedger implements RunLedger {
     await this.call('task_usage', runId, executionId, { usage });
   }
 
+  async usageBefore(runId: string): Promise<Record<string, number> | null> {
+    return this.assignment(runId).usage_before ?? null;
+  }
+
   async history(_conversationId: string, runId: string): Promise<TranscriptLine[]> {
     return this.assignment(runId).history.map((entry) => ({
       executionId: entry.execution_id,

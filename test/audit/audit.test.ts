@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { AUDITED_ROUTES } from '../../src/audit/index.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { createTestDatabase, startTestServer, type TestServer } from '../support/server.js';
 
 // Every audited action, made for real over HTTP, then read back: who (principal and key), from where, what, never
 // a secret value; a team's entries are invisible to other teams, and no route changes them.
@@ -45,6 +45,10 @@ test('every listed change is recorded with who, from where and what, never a val
   await ok('PUT', `/admin/teams/${team.uid}/members/${user.uid}`, { role: 'admin' });
   const key = await ok('POST', '/admin/api-keys', { name: 'ci', user_uid: user.uid });
   await ok('PUT', `/admin/teams/${team.uid}/budget`, { monthly_budget_usd: 100, warn_at_percent: 90 });
+  await ok('DELETE', `/admin/teams/${team.uid}/budget`);
+  const leaving = await ok('POST', '/admin/users', { display_name: 'Leaving User', email: 'l@example.com' });
+  await ok('PUT', `/admin/teams/${team.uid}/members/${leaving.uid}`, { role: 'member' });
+  await ok('DELETE', `/admin/teams/${team.uid}/members/${leaving.uid}`);
   // The rest is done by the new team admin, with the new key.
   const apiKey = key.key as string;
   const act = (method: string, path: string, body?: unknown) => ok(method, path, body, apiKey);
@@ -61,7 +65,19 @@ test('every listed change is recorded with who, from where and what, never a val
   const environment = await act('POST', '/environments', { name: 'env', docker_image: 'ubuntu:24.04' });
   const webhook = await act('POST', '/factory/webhooks', { name: 'hook', auth_mode: 'url_token' });
   await act('PUT', `/factory/webhooks/${webhook.uid}`, { enabled: false });
+  await act('PUT', `/factory/webhooks/${webhook.uid}`, { enabled: true });
   const rotated = await act('POST', `/factory/webhooks/${webhook.uid}/rotate`, {});
+  const automation = await act('POST', '/factory/automations', {
+    name: 'on-hook',
+    prompt: 'react',
+    triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [webhook.uid] } }],
+  });
+  await act('PUT', `/factory/automations/${automation.id}`, {
+    name: 'on-hook-2',
+    prompt: 'react',
+    triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [webhook.uid] } }],
+  });
+  await act('DELETE', `/factory/automations/${automation.id}`);
   const schedule = await act('POST', '/agent/schedules', {
     name: 'nightly',
     cron_schedule: '@daily',
@@ -87,6 +103,9 @@ test('every listed change is recorded with who, from where and what, never a val
   assert.deepEqual(actions, [
     'membership.set',
     'budget.set',
+    'budget.delete',
+    'membership.set',
+    'membership.delete',
     'secret.create',
     'secret.update',
     'agent.create',
@@ -95,7 +114,11 @@ test('every listed change is recorded with who, from where and what, never a val
     'environment.create',
     'webhook.create',
     'webhook.update',
+    'webhook.update',
     'webhook.rotate',
+    'automation.create',
+    'automation.update',
+    'automation.delete',
     'schedule.create',
     'schedule.pause',
     'worker_key.create',
@@ -120,8 +143,10 @@ test('every listed change is recorded with who, from where and what, never a val
   assert.equal(created.target, 'DEPLOY_TOKEN');
   assert.ok(!Number.isNaN(Date.parse(created.at)));
   assert.deepEqual(created.details.changed, ['value']);
-  const disabled = teams.find((entry) => entry.action === 'webhook.update');
+  const [disabled, enabled] = teams.filter((entry) => entry.action === 'webhook.update').reverse();
   assert.deepEqual(disabled.details.fields, { enabled: false });
+  assert.deepEqual(enabled.details.fields, { enabled: true });
+  assert.equal(teams.find((entry) => entry.action === 'membership.delete').target, leaving.uid);
   assert.equal(teams.find((entry) => entry.action === 'agent.create').target, agent.uid);
   // Never a value: not the secret's, not the webhook's, not the new key's.
   const text = JSON.stringify(everyone);
@@ -156,5 +181,31 @@ test('every audited route exists', async () => {
   for (const key of Object.keys(AUDITED_ROUTES)) {
     const [method, path] = key.split(' ') as [string, string];
     assert.ok(hangar.server.app.hasRoute({ method, url: `/api/v1${path}` }), `${key} is not a route`);
+  }
+});
+
+test('a start with changed instance settings records which changed, never their values, once', async () => {
+  const database = await createTestDatabase();
+  const env = (days: string) => ({ HANGAR_AUDIT_RETENTION_DAYS: days, HANGAR_BOOTSTRAP_API_KEY: hangar.apiKey });
+  const changes = async (server: TestServer) =>
+    (await server.request('GET', '/api/v1/admin/audit?action=instance.settings_change')).body.entries;
+  let server = await startTestServer(env('365'), { database });
+  try {
+    assert.deepEqual(await changes(server), [], 'the first start has nothing to compare with');
+    await server.stop();
+    server = await startTestServer(env('4321'), { database });
+    const [entry, ...more] = await changes(server);
+    assert.equal(more.length, 0);
+    assert.equal(entry.team_uid, null);
+    assert.deepEqual(entry.actor, { type: 'operator', uid: 'configuration' });
+    assert.deepEqual(entry.details, { changed: ['auditRetentionDays'] });
+    assert.ok(!JSON.stringify(entry).includes('4321'), 'a value is in the log');
+    // The same settings again: nothing new.
+    await server.stop();
+    server = await startTestServer(env('4321'), { database });
+    assert.equal((await changes(server)).length, 1);
+  } finally {
+    await server.stop();
+    await database.drop();
   }
 });

@@ -54,7 +54,10 @@ function retentionSuite(
     });
 
     test('deletes exactly the ended runs past the retention, with their events, transcript and blobs', async () => {
-      const expired = await createRun(hangar, { prompt: withPlan });
+      const expired = await createRun(hangar, {
+        prompt: withPlan,
+        attachments: [{ file_name: 'a.png', mime_type: 'image/png', data: 'AAAA' }],
+      });
       const pinned = await createRun(hangar, { prompt: withPlan, metadata: { keep: 'true' } });
       const environment = await hangar.request('POST', '/api/v1/environments', {
         body: { name: 'broken', setup_commands: ['exit 3'], failure_session_retention_minutes: 30 },
@@ -67,12 +70,20 @@ function retentionSuite(
       });
       for (const id of [expired, pinned])
         assert.equal((await waitForState(hangar, id, 'SUCCEEDED', 'FAILED')).state, 'SUCCEEDED');
+      // A follow-up continues the expired run: it has inputs too (and a second execution's transcript).
+      const followup = await hangar.request('POST', `/agent/runs/${expired}/followups`, { body: { message: 'again' } });
+      assert.equal(followup.status, 200, JSON.stringify(followup.body));
+      assert.equal((await waitForState(hangar, expired, 'SUCCEEDED', 'FAILED')).state, 'SUCCEEDED');
       const failed = await waitForState(hangar, debugging, 'FAILED', 'SUCCEEDED', 'ERROR');
       assert.ok(failed.status_message.session_debug_until, JSON.stringify(failed.status_message));
       await waitForState(hangar, going, 'INPROGRESS');
       const expiredKeys = await blobKeysOf(hangar, expired);
       const pinnedKeys = await blobKeysOf(hangar, pinned);
-      assert.equal(expiredKeys.length, 2);
+      assert.equal(expiredKeys.length, 4);
+      for (const table of ['run_inputs', 'run_attachments'] as const) {
+        const rows = await hangar.db.selectFrom(table).select('run_id').where('run_id', '=', expired).execute();
+        assert.ok(rows.length > 0, `${table} rows of the expired run`);
+      }
       for (const key of [...expiredKeys, ...pinnedKeys]) assert.ok(await exists(blobs, key), `${key} stored`);
 
       // Nothing ended a day ago yet: a pass today deletes nothing.
@@ -84,7 +95,7 @@ function retentionSuite(
       assert.equal(await deleteExpiredRuns({ lifecycle, blobs, days: 1, log, now: later, batch: 1 }), 1);
 
       assert.equal((await hangar.request('GET', `/agent/runs/${expired}`)).status, 404);
-      for (const table of ['run_events', 'run_transcript', 'artifacts'] as const) {
+      for (const table of ['run_events', 'run_transcript', 'artifacts', 'run_inputs', 'run_attachments'] as const) {
         const left = await hangar.db.selectFrom(table).select('run_id').where('run_id', '=', expired).execute();
         assert.equal(left.length, 0, `${table} rows left`);
       }

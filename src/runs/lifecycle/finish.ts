@@ -103,10 +103,14 @@ async function continueOrLose(trx: Kysely<DB>, engineId: string, item: Finish): 
   await sql`UPDATE run_inputs SET execution_id = ${next} WHERE run_id = ${runId} AND delivered_at IS NULL AND purpose = 'agent'`.execute(
     trx,
   );
+  // The run's usage so far (its earlier executions and this one) is the next execution's usage_before: the run's
+  // request_usage stays the total over all its executions.
+  const usage = outcome.usage ? json(outcome.usage) : sql`NULL::jsonb`;
   await sql`
     UPDATE runs SET state = 'QUEUED', execution_id = ${next}, lease_owner = NULL, lease_expires_at = NULL,
       sandbox_running = false, status_message = NULL, updated_at = clock_timestamp(),
-      request_usage = coalesce(${outcome.usage ? json(outcome.usage) : null}, request_usage)
+      request_usage = coalesce(hangar_usage_total(usage_before, ${usage}), request_usage),
+      usage_before = coalesce(hangar_usage_total(usage_before, ${usage}), request_usage)
     WHERE id = ${runId}`.execute(trx);
   await insertEvents(trx, [
     {

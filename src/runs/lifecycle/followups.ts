@@ -63,6 +63,8 @@ export async function addFollowup(
           status_message: null,
           ended_at: null,
           debug_session: null,
+          // What the ended executions used: the next one adds its own to it (request_usage is the run's total).
+          usage_before: sql`request_usage`,
           updated_at: sql`clock_timestamp()`,
         })
         .where('id', '=', runId)

@@ -105,6 +105,23 @@ BEGIN
   RETURN QUERY SELECT * FROM hangar_claim_runs_at(engine, lease_seconds, per_team, global_limit, batch - taken, scan);
 END $$;
 
+-- A run's usage over its executions (migration 0031): `earlier` (the earlier executions' total, usage_before) plus
+-- `latest` (what the current execution reported), key by key; numbers add up (as numeric, so 0.1 + 0.2 stays 0.3) and
+-- anything else is the current execution's. NULL when the execution reported nothing, so that callers keep what
+-- the run already has (coalesce).
+CREATE OR REPLACE FUNCTION hangar_usage_total(earlier jsonb, latest jsonb) RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE
+    WHEN latest IS NULL THEN NULL
+    WHEN earlier IS NULL OR jsonb_typeof(earlier) <> 'object' OR jsonb_typeof(latest) <> 'object' THEN latest
+    ELSE (SELECT coalesce(jsonb_object_agg(k,
+        CASE WHEN jsonb_typeof(earlier -> k) = 'number' AND jsonb_typeof(latest -> k) = 'number'
+          THEN to_jsonb((earlier ->> k)::numeric + (latest ->> k)::numeric)
+          ELSE coalesce(latest -> k, earlier -> k) END), '{}'::jsonb)
+      FROM (SELECT jsonb_object_keys(earlier) UNION SELECT jsonb_object_keys(latest)) keys(k))
+  END
+$$;
+
 -- Ends executions of one engine in one round trip (it was four: begin, lock, update, commit), with the last
 -- transcript lines of those executions. The rows are locked first, in id order: adding a follow-up locks the same
 -- row, and in a VOLATILE function each statement takes a new snapshot, so the update after the lock sees every
@@ -128,7 +145,8 @@ BEGIN
   ), ended AS (
     UPDATE runs r SET state = i.state, status_message = i.status_message::jsonb, ended_at = clock_timestamp(),
       updated_at = clock_timestamp(), lease_owner = NULL, lease_expires_at = NULL, sandbox_running = false,
-      request_usage = coalesce(i.usage::jsonb, r.request_usage), debug_session = i.debug_session::jsonb
+      request_usage = coalesce(hangar_usage_total(r.usage_before, i.usage::jsonb), r.request_usage),
+      debug_session = i.debug_session::jsonb
     FROM input i
     WHERE r.id = i.id AND r.lease_owner = engine AND r.state IN ('PENDING', 'CLAIMED', 'INPROGRESS')
       AND r.execution_id = i.execution_id

@@ -4,7 +4,8 @@ import { json } from './json.js';
 import { ACTIVE_STATES, stateList } from './states.js';
 
 /**
- * Records what an execution has used so far on its run (`request_usage`), while it runs: a team's month spend
+ * Records what an execution has used so far on its run (`request_usage`: the run's earlier executions, kept in
+ * `usage_before`, plus this one's, see hangar_usage_total in functions.sql), while it runs: a team's month spend
  * then counts runs in flight, not only ended ones, so a budget is not overshot by runs still going. Conditional
  * on the run still being this execution's (owner, execution, an active state): a late write after the end, a
  * cancel or a takeback changes nothing. The end writes the final figure the same way.
@@ -17,7 +18,7 @@ export async function recordUsage(
   usage: Record<string, number>,
 ): Promise<void> {
   await sql`
-    UPDATE runs SET request_usage = ${json(usage)}
+    UPDATE runs SET request_usage = hangar_usage_total(usage_before, ${json(usage)})
     WHERE id = ${runId} AND lease_owner = ${owner} AND execution_id = ${executionId}
       AND state IN (${stateList(ACTIVE_STATES)})`.execute(db);
 }
