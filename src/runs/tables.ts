@@ -34,7 +34,7 @@ export interface RunsTable {
   interactive: Generated<boolean>;
   status_message: NullableJson<Record<string, unknown>>;
   request_usage: NullableJson<Record<string, unknown>>;
-  /** The usage of the run's earlier executions, summed (migration 0031): request_usage is this plus the current one's. */
+  /** The usage of the run's earlier executions, summed (migration 0030): request_usage is this plus the current one's. */
   usage_before: NullableJson<Record<string, unknown>>;
   session_id: string | null;
   created_at: Timestamp;

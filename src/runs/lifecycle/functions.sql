@@ -105,7 +105,7 @@ BEGIN
   RETURN QUERY SELECT * FROM hangar_claim_runs_at(engine, lease_seconds, per_team, global_limit, batch - taken, scan);
 END $$;
 
--- A run's usage over its executions (migration 0031): `earlier` (the earlier executions' total, usage_before) plus
+-- A run's usage over its executions (migration 0030): `earlier` (the earlier executions' total, usage_before) plus
 -- `latest` (what the current execution reported), key by key; numbers add up (as numeric, so 0.1 + 0.2 stays 0.3) and
 -- anything else is the current execution's. NULL when the execution reported nothing, so that callers keep what
 -- the run already has (coalesce).
