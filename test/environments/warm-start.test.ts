@@ -135,9 +135,14 @@ describe('warm starts', () => {
     assert.equal(typeof listed.snapshot.age_seconds, 'number');
   });
 
-  test('a warm start mounts its snapshot: what the run changes, deletes or adds never reaches it, and the mount goes with the workspace', async () => {
+  test('cold and warm runs work over their snapshot mounted: what they change, delete or add never reaches it, and the mount goes with the workspace', async () => {
     const environmentId = await environment({ setup_commands: ['echo kept > kept.txt && echo gone > gone.txt'] });
-    assert.equal((await runIn(environmentId)).done?.path, 'cold');
+    // The cold run's workspace becomes the snapshot (renamed, not copied) and its agent goes on in an overlay too.
+    const cold = await runIn(
+      environmentId,
+      script({ sh: 'echo cold >> kept.txt && rm gone.txt && echo x > cold.txt' }),
+    );
+    assert.equal(cold.done?.path, 'cold');
     const [row] = await snapshotRows(environmentId);
     const snapshot = path.join(snapshotsDir(), row!.id);
     const before = allBytes(snapshot);
@@ -160,7 +165,7 @@ describe('warm starts', () => {
     assert.equal(fs.readFileSync(path.join(snapshot, 'kept.txt'), 'utf8'), 'kept\n');
     assert.equal(fs.readFileSync(path.join(snapshot, 'gone.txt'), 'utf8'), 'gone\n');
     assert.equal(fs.readFileSync(path.join(snapshot, 'app', 'README.md'), 'utf8'), '# app\n');
-    assert.ok(!fs.existsSync(path.join(snapshot, 'new.txt')));
+    assert.ok(!fs.existsSync(path.join(snapshot, 'new.txt')) && !fs.existsSync(path.join(snapshot, 'cold.txt')));
     assert.equal(allBytes(snapshot), before);
     // Unmounted with its workspace, and its writable layer removed.
     const workspaces = path.join(hangar.dataDir, 'workspaces');

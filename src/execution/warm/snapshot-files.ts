@@ -44,11 +44,27 @@ export class SnapshotFiles {
     );
   }
 
-  /** Copies a set-up workspace into a new snapshot; returns its size on disk. */
-  async take(id: string, workspace: string): Promise<number> {
+  private async makeRoot(): Promise<void> {
     await fs.promises.mkdir(this.root, { recursive: true });
     // Traversable, not listable: the run user reaches its snapshot by name only.
     await fs.promises.chmod(this.root, 0o711);
+  }
+
+  /**
+   * Makes a set-up workspace the snapshot itself, by renaming it (no copy); returns its size on disk. Only for a
+   * workspace no process of its execution holds any more (bwrap and process sandboxes between steps; never a
+   * container's bind, which would follow the directory) and that is not a mount point; it fails otherwise (and
+   * across file systems), and the caller copies instead. Both paths are the server's.
+   */
+  async adopt(id: string, workspace: string): Promise<number> {
+    await this.makeRoot();
+    await fs.promises.rename(workspace, this.directory(id));
+    return diskBytes(this.directory(id));
+  }
+
+  /** Copies a set-up workspace into a new snapshot; returns its size on disk. */
+  async take(id: string, workspace: string): Promise<number> {
+    await this.makeRoot();
     const directory = this.directory(id);
     await fs.promises.mkdir(directory, { mode: 0o700 });
     if (this.owner) await fs.promises.chown(directory, this.owner.uid, this.owner.gid);

@@ -128,10 +128,14 @@ export class WarmStarts {
       }
     }
     const older = snapshots.enabled && !exact ? await snapshots.newest(scope, keys.baseKey) : undefined;
-    // Copied: the updated workspace becomes the next snapshot, taken by copying it.
+    // Mounted too where the server can: the next snapshot is then copied from the merged workspace.
     const buildsOn = async (snapshot: SnapshotRecord) =>
       (await usable(snapshot)) && (!images || (await images.layersAbove(snapshot.id, baseImage!)) < MAX_IMAGE_LAYERS);
-    if (older && (await buildsOn(older)) && (await timed('restore', () => this.restore(older, request, false)))) {
+    if (
+      older &&
+      (await buildsOn(older)) &&
+      (await timed('restore', () => this.restore(older, request, workspaces.layers.available)))
+    ) {
       if (sandbox && !(await sandbox.open(images!.reference(older.id)))) return null;
       const updated = await this.update(older, fetched.commits, request, timed);
       if (updated === 'failed') {
@@ -260,10 +264,11 @@ export class WarmStarts {
       const id = await snapshots.claim(scope, keys.key, keys.baseKey, commits);
       if (!id) return;
       try {
-        const size = await files.take(id, request.workspace);
+        const size = (await this.adopt(id, request)) ?? (await files.take(id, request.workspace));
         const imageSize = this.options.images ? await this.options.images.commit(request.workspace, id) : 0;
         await snapshots.ready(id, size + imageSize);
       } catch (error) {
+        if (error instanceof WorkspaceLost) throw error;
         await snapshots.remove([id]).catch(() => undefined);
         await this.drop(id).catch(() => undefined);
         throw error;
@@ -271,10 +276,40 @@ export class WarmStarts {
       for (const old of await snapshots.superseded(scope, keys.baseKey, id)) await this.drop(old);
       await this.maintain();
     } catch (error) {
+      // The execution cannot go on without its workspace.
+      if (error instanceof WorkspaceLost) throw error;
       this.options.warn(error, 'could not take a setup snapshot');
     } finally {
       this.making.delete(making);
     }
+  }
+
+  /**
+   * Takes a snapshot without copying (bwrap and process sandboxes, a root server): the workspace becomes the
+   * snapshot, and the execution goes on in an overlay over it, exactly as a warm start would. Undefined when it
+   * cannot (a container holds the workspace's bind, the workspace is itself an overlay, another file system): the
+   * caller copies instead.
+   */
+  private async adopt(id: string, request: PrepareRequest): Promise<number | undefined> {
+    const { files, workspaces } = this.options;
+    if (this.options.images || !workspaces.layers.available) return undefined;
+    let size: number;
+    try {
+      size = await files.adopt(id, request.workspace);
+    } catch {
+      return undefined;
+    }
+    try {
+      await workspaces.create(request.runId, request.executionId);
+      await workspaces.layers.mount(request.workspace, files.directory(id));
+    } catch (error) {
+      this.options.warn(error, 'could not mount a snapshot just taken; copying it back');
+      await workspaces.create(request.runId, request.executionId).catch(() => undefined);
+      await files.restore(id, request.workspace).catch((copyError: unknown) => {
+        throw new WorkspaceLost(copyError);
+      });
+    }
+    return size;
   }
 
   /** Removes expired and least recently used snapshots (past the size bound), and files no record names. */
@@ -294,6 +329,13 @@ export class WarmStarts {
     await this.options.images
       ?.remove(id)
       .catch((error) => this.options.warn(error, 'could not remove a snapshot image'));
+  }
+}
+
+/** A workspace made a snapshot that could be neither mounted nor copied back: its execution cannot go on. */
+class WorkspaceLost extends Error {
+  constructor(cause: unknown) {
+    super('the workspace could not be restored after its snapshot was taken', { cause });
   }
 }
 
