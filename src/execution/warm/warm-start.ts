@@ -273,8 +273,9 @@ export class WarmStarts {
         await this.drop(id).catch(() => undefined);
         throw error;
       }
-      for (const old of await snapshots.superseded(scope, keys.baseKey, id)) await this.drop(old);
-      await this.maintain();
+      const superseded = await snapshots.superseded(scope, keys.baseKey, id);
+      // Off the execution's path: removing a snapshot's thousands of files (without following any) takes seconds.
+      this.maintainLater(superseded);
     } catch (error) {
       // The execution cannot go on without its workspace.
       if (error instanceof WorkspaceLost) throw error;
@@ -310,6 +311,29 @@ export class WarmStarts {
       });
     }
     return size;
+  }
+
+  /** The maintenance in progress, if any: one at a time, and one more when asked meanwhile. */
+  private maintaining: Promise<void> | undefined;
+  private maintainAgain = false;
+
+  private maintainLater(superseded: string[] = []): void {
+    if (this.maintaining) {
+      this.maintainAgain = true;
+      // Their records are gone: the next pass finds their files and images unnamed and removes them.
+      return;
+    }
+    this.maintaining = (async () => {
+      for (const id of superseded) await this.drop(id);
+      do {
+        this.maintainAgain = false;
+        await this.maintain();
+      } while (this.maintainAgain);
+    })()
+      .catch((error) => this.options.warn(error, 'could not remove old setup snapshots'))
+      .finally(() => {
+        this.maintaining = undefined;
+      });
   }
 
   /** Removes expired and least recently used snapshots (past the size bound), and files no record names. */
