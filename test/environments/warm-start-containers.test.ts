@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import YAML from 'yaml';
 import { runQuietly } from '../../src/execution/sandbox/container/exec.js';
 import { BASE_IMAGE, testEngines, testImage, type TestEngine } from '../support/container-engines.js';
-import { outputTexts, waitForState } from '../support/engine.js';
+import { eventually, outputTexts, waitForState } from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -143,9 +143,11 @@ for (const engine of engines) {
       // record went, so a later maintenance (after another snapshot) removes it (its layers stay under the newer).
       assert.ok((await snapshotImages(engine, hangar)).includes(newer[0]!.id));
       assert.equal((await runIn(await environment({ setup_commands: ['echo other'] }), 'echo ok')).done?.path, 'cold');
-      const images = await snapshotImages(engine, hangar);
-      assert.ok(images.includes(newer[0]!.id));
-      assert.ok(!images.includes(row!.id), 'the superseded snapshot’s image is gone');
+      // Maintenance runs beside the executions, not in their way.
+      await eventually('the superseded snapshot’s image is gone', async () => {
+        const images = await snapshotImages(engine, hangar);
+        return images.includes(newer[0]!.id) && !images.includes(row!.id);
+      });
       // Nothing of the runs' own is in the image's configuration either.
       const token = (await runIn(environmentId, 'cat /tmp/agent-token 2>/dev/null; echo "$HANGAR_TASK_TOKEN"')).lines;
       assert.equal(token.length, 1);
@@ -194,8 +196,10 @@ for (const engine of engines) {
       assert.equal(dropped.status, 200, JSON.stringify(dropped.body));
       // The next run is cold, and its snapshot's maintenance removes the dropped one's image.
       assert.equal((await runIn(environmentId, 'echo ok')).done?.path, 'cold');
-      const images = await snapshotImages(engine, hangar);
-      assert.ok(!images.includes(made[0]!.id), 'the dropped snapshot’s image is gone');
+      await eventually(
+        'the dropped snapshot’s image is gone',
+        async () => !(await snapshotImages(engine, hangar)).includes(made[0]!.id),
+      );
     });
   });
 }
