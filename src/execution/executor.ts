@@ -205,12 +205,20 @@ export class Execution {
         run.environment_id !== null
           ? await context.ledger.environment(run.team_uid, run.environment_id, run.id)
           : undefined;
-      const opening = performance.now();
-      if (perExecution && !(await this.openSandbox(workspace, environment, harness))) return;
-      if (perExecution) this.pullMs = Math.round(performance.now() - opening);
+      // The container of an environment's run is opened as its setup decides: from a setup snapshot's image on a
+      // warm start, else from the environment's.
+      const inWorkspace = workspace;
+      const open = (image?: string) => this.openSandbox(inWorkspace, environment, harness, image);
+      if (perExecution && run.environment_id === null && !(await open())) return;
       if (run.environment_id !== null) {
         const retained = await withSpan(setup, () =>
-          this.setUpEnvironment(workspace!, run.environment_id!, environment, harnessName),
+          this.setUpEnvironment(
+            workspace!,
+            run.environment_id!,
+            environment,
+            harnessName,
+            perExecution ? open : undefined,
+          ),
         );
         if (retained === 'stop') return;
         if (retained) {
@@ -232,7 +240,6 @@ export class Execution {
       if (run.attachment_count > 0)
         await context.workspaces.addFiles(workspace, await context.ledger.attachments(run.id));
       endSpan(setup);
-      const inWorkspace = workspace;
       await inSpan('agent', { 'hangar.harness': harness.name }, () => this.runAgent(harness, inWorkspace, builtIn));
       if (this.github && this.outcome?.state === 'SUCCEEDED' && !this.stopping) {
         const github = this.github;
@@ -320,12 +327,15 @@ export class Execution {
     workspace: string,
     environment: EnvironmentConfig | undefined,
     harness: Harness | undefined,
+    /** A setup snapshot's image (local to the engine), instead of the environment's. */
+    snapshotImage?: string,
   ): Promise<boolean> {
     const { context } = this;
+    const opening = performance.now();
     const setupNetwork = (environment?.setup_commands.length ?? 0) > 0 && context.workspaces.setupNetwork;
-    const image = environment?.docker_image;
+    const image = snapshotImage ?? environment?.docker_image;
     let registryAuth: SandboxOpenRequest['registryAuth'];
-    if (environment?.registry_secret_name) {
+    if (environment?.registry_secret_name && !snapshotImage) {
       const credentials = await this.registryCredentials(environment.registry_secret_name, image);
       if (typeof credentials === 'string') {
         this.outcome = failedToStart(new HarnessStartError(credentials, 'environment_setup_failed'));
@@ -350,6 +360,7 @@ export class Execution {
       type: 'worker_container_ready',
       payload: { sandbox: context.sandbox.kind, ...opened.details },
     });
+    this.pullMs = Math.round(performance.now() - opening);
     return true;
   }
 
@@ -379,6 +390,8 @@ export class Execution {
     environmentId: string,
     environment: EnvironmentConfig | undefined,
     harness: string | undefined,
+    /** Opens the execution's container (container sandbox): false when it could not be, the outcome set. */
+    open?: (snapshotImage?: string) => Promise<boolean>,
   ): Promise<RetainedWorkspace | 'stop' | null> {
     const { context, run } = this;
     if (!environment) {
@@ -419,20 +432,24 @@ export class Execution {
     const access = this.github?.cloneAccess();
     // Repositories read with the run's own GitHub token are cloned for this execution alone and never snapshotted:
     // the mirror and the snapshots are shared by every run of the environment.
-    const prepared: PreparedEnvironment =
-      context.warm && !access?.tokens.size
-        ? await context.warm.prepare({
-            workspace,
-            runId: run.id,
-            executionId: run.execution_id,
-            environmentUid: environmentId,
-            teamUid: run.team_uid,
-            environment,
-            mayTakeSnapshot: run.attachment_count === 0,
-            report,
-            abort: this.abort.signal,
-          })
-        : await this.setUpCold(workspace, environment, report, access);
+    const warm = context.warm && !access?.tokens.size;
+    if (open && !warm && !(await open())) return 'stop';
+    const prepared: PreparedEnvironment | null = warm
+      ? await context.warm!.prepare({
+          workspace,
+          runId: run.id,
+          executionId: run.execution_id,
+          environmentUid: environmentId,
+          teamUid: run.team_uid,
+          environment,
+          mayTakeSnapshot: run.attachment_count === 0,
+          report,
+          abort: this.abort.signal,
+          ...(open ? { sandbox: { open, close: () => context.sandbox.executions!.close(workspace) } } : {}),
+        })
+      : await this.setUpCold(workspace, environment, report, access);
+    // The container could not be opened (the outcome says why).
+    if (!prepared) return 'stop';
     const { result } = prepared;
     if (this.stopping) return 'stop';
     await context.ledger.recordSetupResult(environmentId, !result.ok, run.id, run.execution_id);

@@ -12,6 +12,7 @@ import { scrubbedEnvironment, spawnSandboxed } from './sandbox/index.js';
 import type { SandboxMode, SandboxedProcess } from './sandbox/types.js';
 import type { RunFile } from './store.js';
 import { removeTree, WorkspaceFiles, type FileOwner } from './workspace-files.js';
+import { LAYERS_DIRECTORY, WorkspaceLayers } from './workspace-layers.js';
 import { failureReason, OutputTail, tailOf } from './output-tail.js';
 
 const execFileAsync = promisify(execFile);
@@ -87,7 +88,12 @@ export function sandboxHiddenPaths(config: Pick<Config, 'dataDir' | 'workspaceDi
 
 /** Per-execution directories: created, prepared from an environment (clones, setup commands), removed. */
 export class Workspaces {
-  constructor(private readonly options: WorkspaceOptions) {}
+  /** Workspaces mounted over a setup snapshot (warm starts): unmounted when they are removed. */
+  readonly layers: WorkspaceLayers;
+
+  constructor(private readonly options: WorkspaceOptions) {
+    this.layers = new WorkspaceLayers(options.root, options.owner);
+  }
 
   /** Who owns what the server creates in a workspace (unset: the server's own user). */
   get owner(): FileOwner | undefined {
@@ -121,7 +127,10 @@ export class Workspaces {
       const code = (error as NodeJS.ErrnoException).code;
       // The root is made on first use; a leftover of the same execution (its engine died) is replaced.
       if (code !== 'ENOENT' && code !== 'EEXIST') throw error;
-      if (code === 'EEXIST') await removeTree(directory);
+      if (code === 'EEXIST') {
+        await this.layers.unmount(directory);
+        await removeTree(directory);
+      }
       await fs.promises.mkdir(directory, { recursive: true, mode: 0o700 });
     }
     // The run's user must be able to work in it; the path is the server's (the run controls only what is inside).
@@ -196,6 +205,8 @@ export class Workspaces {
     // The execution's sandbox (a container) goes first: nothing may still write in the workspace while it goes.
     // An engine that does not answer leaves it to the sweeps (by its label); the workspace still goes.
     await this.options.sandbox.executions?.close(directory).catch(() => undefined);
+    // Then its overlay, if it started from a snapshot: what is removed below is the execution's own, never the snapshot.
+    await this.layers.unmount(directory);
     // A harness that left nothing behind: one rmdir instead of a walk. Otherwise a walk that follows nothing.
     const removedEmpty = await fs.promises.rmdir(directory).then(
       () => true,
@@ -232,6 +243,7 @@ export class Workspaces {
         () => undefined,
       );
     }
+    await this.layers.removeOrphans();
     return removed;
   }
 
@@ -243,8 +255,10 @@ export class Workspaces {
     const entries = await fs.promises.readdir(this.options.root).catch(() => [] as string[]);
     for (const entry of entries) {
       const full = path.join(this.options.root, entry);
-      if (!keep.has(full)) await this.remove(full);
+      // The writable layers go with their workspaces (below, those of the directories kept stay).
+      if (!keep.has(full) && entry !== LAYERS_DIRECTORY) await this.remove(full);
     }
+    await this.layers.removeOrphans();
   }
 
   /** The server's git object cache this workspace root clones from. */

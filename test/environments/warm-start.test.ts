@@ -135,6 +135,51 @@ describe('warm starts', () => {
     assert.equal(typeof listed.snapshot.age_seconds, 'number');
   });
 
+  test('cold and warm runs work over their snapshot mounted: what they change, delete or add never reaches it, and the mount goes with the workspace', async () => {
+    const environmentId = await environment({ setup_commands: ['echo kept > kept.txt && echo gone > gone.txt'] });
+    // The cold run's workspace becomes the snapshot (renamed, not copied) and its agent goes on in an overlay too.
+    const cold = await runIn(
+      environmentId,
+      script({ sh: 'echo cold >> kept.txt && rm gone.txt && echo x > cold.txt' }),
+    );
+    assert.equal(cold.done?.path, 'cold');
+    const [row] = await snapshotRows(environmentId);
+    const snapshot = path.join(snapshotsDir(), row!.id);
+    const before = allBytes(snapshot);
+    const warm = await runIn(
+      environmentId,
+      script(
+        // The workspace, as the run sees it, is an overlay (the server is root here, as with a run user).
+        { sh: `awk -v d="$PWD" '$2 == d { print $3; exit }' /proc/self/mounts` },
+        {
+          sh: 'echo more >> kept.txt && rm gone.txt && echo new > new.txt && echo inplace > app/README.md && cat kept.txt',
+        },
+      ),
+    );
+    assert.equal(warm.run.state, 'SUCCEEDED', JSON.stringify(warm.run));
+    assert.equal(warm.done?.path, 'warm');
+    const [fsType, changed] = await warm.output();
+    assert.equal(fsType?.trim(), 'overlay');
+    assert.equal(changed, 'kept\nmore\n');
+    // The snapshot is as it was.
+    assert.equal(fs.readFileSync(path.join(snapshot, 'kept.txt'), 'utf8'), 'kept\n');
+    assert.equal(fs.readFileSync(path.join(snapshot, 'gone.txt'), 'utf8'), 'gone\n');
+    assert.equal(fs.readFileSync(path.join(snapshot, 'app', 'README.md'), 'utf8'), '# app\n');
+    assert.ok(!fs.existsSync(path.join(snapshot, 'new.txt')) && !fs.existsSync(path.join(snapshot, 'cold.txt')));
+    assert.equal(allBytes(snapshot), before);
+    // Unmounted with its workspace, and its writable layer removed.
+    const workspaces = path.join(hangar.dataDir, 'workspaces');
+    assert.ok(!fs.readFileSync('/proc/self/mountinfo', 'utf8').includes(workspaces), 'no workspace is still mounted');
+    assert.deepEqual(fs.readdirSync(path.join(workspaces, '.layers')), []);
+    // The next warm start sees the snapshot, not the last run's changes.
+    const again = await runIn(
+      environmentId,
+      script({ sh: 'cat kept.txt gone.txt app/README.md; ls new.txt 2>&1 | wc -l' }),
+    );
+    assert.equal(again.done?.path, 'warm');
+    assert.deepEqual(await again.output(), ['kept\ngone\n# app\n1\n']);
+  });
+
   test('a changed setup command or image never reuses an old snapshot', async () => {
     const environmentId = await environment({ setup_commands: ['echo one > marker.txt'] });
     assert.equal((await runIn(environmentId)).done?.path, 'cold');

@@ -5,15 +5,15 @@ import type { DB } from '../../database.js';
 import { EnvironmentSnapshots } from '../../environments/index.js';
 import type { SandboxMode } from '../sandbox/types.js';
 import type { Workspaces } from '../workspace.js';
+import { ContainerBackend } from '../sandbox/container/backend.js';
 import { SnapshotFiles } from './snapshot-files.js';
 import { WarmStarts } from './warm-start.js';
 
 export { WarmStarts };
 
 /**
- * The warm starts of a server's engine: undefined when snapshots are off (HANGAR_SNAPSHOT_TTL=0) or the sandbox is a
- * container (whose snapshots, an engine commit of the container, are not built yet: those runs start cold, their
- * clones still from the git object cache).
+ * The warm starts of a server's engine: undefined when snapshots are off (HANGAR_SNAPSHOT_TTL=0). Under the container
+ * sandbox a snapshot is also its container, committed as an image.
  */
 export function warmStartsFor(
   config: Config,
@@ -22,12 +22,16 @@ export function warmStartsFor(
   workspaces: Workspaces,
   warn: (error: unknown, message: string) => void,
 ): WarmStarts | undefined {
-  if (config.snapshotTtlSeconds === 0 || sandbox.kind === 'container') return undefined;
+  if (config.snapshotTtlSeconds === 0) return undefined;
+  const images = sandbox.executions instanceof ContainerBackend ? sandbox.executions.snapshotImages() : undefined;
   return new WarmStarts({
     snapshots: new EnvironmentSnapshots(db, config.snapshotTtlSeconds),
-    files: new SnapshotFiles(path.join(config.dataDir, 'snapshots'), config.runUser),
+    files: new SnapshotFiles(path.join(config.dataDir, 'snapshots'), config.runUser, (directory) =>
+      workspaces.layers.inUse(directory),
+    ),
     workspaces,
     sandbox: sandbox.kind,
+    ...(images ? { images } : {}),
     setupNetwork: config.setupNetwork,
     maxBytes: config.snapshotMaxBytes,
     warn,

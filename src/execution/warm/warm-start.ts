@@ -12,6 +12,7 @@ import type { Workspaces, SetupResult } from '../workspace.js';
 import { WorkspaceFiles } from '../workspace-files.js';
 import { snapshotKeys, touchesLockfile, type SnapshotKeys } from './key.js';
 import type { SnapshotFiles } from './snapshot-files.js';
+import type { SnapshotImages } from '../sandbox/container/snapshot-images.js';
 
 /** How an execution's environment was prepared: from nothing, from a matching snapshot, or from an older one. */
 export type StartPath = 'cold' | 'warm' | 'updated';
@@ -38,9 +39,17 @@ export interface PrepareRequest {
   mayTakeSnapshot: boolean;
   report: Report;
   abort: AbortSignal;
+  /**
+   * The execution's container (container sandbox), opened here once the path is known: from the snapshot's image on
+   * a warm or updated start, else from the environment's. `open` is false when it could not be (the outcome set).
+   */
+  sandbox?: { open: (snapshotImage?: string) => Promise<boolean>; close: () => Promise<void> };
 }
 
 const REPOSITORY_NAME = /^[A-Za-z0-9._-]+$/;
+
+/** Updated starts commit a layer each on top of their snapshot's image: past this many, the next one starts cold. */
+const MAX_IMAGE_LAYERS = 16;
 
 /**
  * Prepares an execution's environment the fastest safe way (issue 28). The repositories' mirrors are fetched first
@@ -64,13 +73,16 @@ export class WarmStarts {
       files: SnapshotFiles;
       workspaces: Workspaces;
       sandbox: string;
+      /** The container sandbox's committed images, which hold what setup left outside the workspace. */
+      images?: SnapshotImages;
       setupNetwork: boolean;
       maxBytes: number;
       warn: (error: unknown, message: string) => void;
     },
   ) {}
 
-  async prepare(request: PrepareRequest): Promise<PreparedEnvironment> {
+  /** How the environment was prepared; null when the execution's container could not be opened (its outcome set). */
+  async prepare(request: PrepareRequest): Promise<PreparedEnvironment | null> {
     const { workspaces, snapshots, files } = this.options;
     const { environment, report, abort } = request;
     const steps: Record<string, number> = {};
@@ -84,31 +96,62 @@ export class WarmStarts {
     };
     const fetched = await timed('fetch', () => workspaces.fetchRepos(environment.github_repos, report));
     if (!fetched.ok) return { result: fetched, path: 'cold', steps };
-    const keys = snapshotKeys({
-      // The host's tools under bwrap; the environment's image is named all the same, so changing it starts cold.
-      image: `host:${environment.docker_image ?? ''}`,
-      sandbox: this.options.sandbox,
-      commits: fetched.commits,
-      setupCommands: environment.setup_commands,
-      setupNetwork: this.options.setupNetwork,
-      variables: {},
-    });
+    const { images } = this.options;
+    const sandbox = request.sandbox;
+    const keysFor = (imageId: string | undefined) =>
+      snapshotKeys({
+        // Under containers, the image by its engine id: a tag moved to another image never reuses a snapshot. The
+        // host's tools under bwrap; the environment's image is named all the same, so changing it starts cold.
+        image: images
+          ? `container:${environment.docker_image ?? ''}@${imageId ?? 'absent'}`
+          : `host:${environment.docker_image ?? ''}`,
+        sandbox: this.options.sandbox,
+        commits: fetched.commits,
+        setupCommands: environment.setup_commands,
+        setupNetwork: this.options.setupNetwork,
+        variables: {},
+      });
+    const baseImage = images ? await images.imageId(environment.docker_image) : undefined;
+    let keys = keysFor(baseImage);
     const scope: SnapshotScope = { environmentUid: request.environmentUid, teamUid: request.teamUid };
+    /** Its files here, and under containers its image in the engine. */
+    const usable = async (snapshot: SnapshotRecord) =>
+      (await files.has(snapshot.id)) && (!images || (await images.has(snapshot.id)));
     const exact = snapshots.enabled ? await snapshots.exact(scope, keys.key) : undefined;
-    if (exact && (await files.has(exact.id))) {
-      const restored = await timed('restore', () => this.restore(exact, request));
-      if (restored) return { result: { ok: true }, path: 'warm', steps, snapshotKey: short(keys.key) };
+    if (exact && (await usable(exact))) {
+      // Mounted, not copied, where the server can: nothing runs in a warm workspace before the agent, whose changes
+      // go to the workspace's own layer.
+      const restored = await timed('restore', () => this.restore(exact, request, workspaces.layers.available));
+      if (restored) {
+        if (sandbox && !(await sandbox.open(images!.reference(exact.id)))) return null;
+        return { result: { ok: true }, path: 'warm', steps, snapshotKey: short(keys.key) };
+      }
     }
     const older = snapshots.enabled && !exact ? await snapshots.newest(scope, keys.baseKey) : undefined;
-    if (older && (await files.has(older.id)) && (await timed('restore', () => this.restore(older, request)))) {
+    // Mounted too where the server can: the next snapshot is then copied from the merged workspace.
+    const buildsOn = async (snapshot: SnapshotRecord) =>
+      (await usable(snapshot)) && (!images || (await images.layersAbove(snapshot.id, baseImage!)) < MAX_IMAGE_LAYERS);
+    if (
+      older &&
+      (await buildsOn(older)) &&
+      (await timed('restore', () => this.restore(older, request, workspaces.layers.available)))
+    ) {
+      if (sandbox && !(await sandbox.open(images!.reference(older.id)))) return null;
       const updated = await this.update(older, fetched.commits, request, timed);
       if (updated === 'failed') {
-        // What the snapshot held could not be brought up to date: from nothing instead, in a clean workspace.
+        // What the snapshot held could not be brought up to date: from nothing instead, in a clean workspace (and a
+        // container of the environment's own image).
+        await sandbox?.close();
         await this.options.workspaces.create(request.runId, request.executionId);
       } else {
         if (updated.ok) await timed('snapshot', () => this.take(scope, keys, fetched.commits, request));
         return { result: updated, path: 'updated', steps, snapshotKey: short(keys.key) };
       }
+    }
+    if (sandbox) {
+      if (!(await sandbox.open())) return null;
+      // Pulled by now: the snapshot is made under the image's id.
+      keys = keysFor(await images!.imageId(environment.docker_image));
     }
     const cloned = await timed('clone', () =>
       workspaces.clone(request.workspace, environment.github_repos, report, abort),
@@ -121,10 +164,22 @@ export class WarmStarts {
     return { result: setup, path: 'cold', steps, ...(snapshots.enabled ? { snapshotKey: short(keys.key) } : {}) };
   }
 
-  /** Copies a snapshot into the (empty) workspace; false when it could not be (the workspace is emptied again). */
-  private async restore(snapshot: SnapshotRecord, request: PrepareRequest): Promise<boolean> {
+  /**
+   * Mounts (`layered`) or copies a snapshot into the (empty) workspace; false when it could not be (the workspace is
+   * emptied again). A mount that fails falls back to the copy.
+   */
+  private async restore(snapshot: SnapshotRecord, request: PrepareRequest, layered: boolean): Promise<boolean> {
+    const { files, workspaces } = this.options;
+    if (layered) {
+      try {
+        await workspaces.layers.mount(request.workspace, files.directory(snapshot.id));
+        return true;
+      } catch (error) {
+        this.options.warn(error, 'could not mount a setup snapshot; copying it');
+      }
+    }
     try {
-      await this.options.files.restore(snapshot.id, request.workspace);
+      await files.restore(snapshot.id, request.workspace);
       return true;
     } catch (error) {
       this.options.warn(error, 'could not restore a setup snapshot; setting up from nothing');
@@ -209,29 +264,102 @@ export class WarmStarts {
       const id = await snapshots.claim(scope, keys.key, keys.baseKey, commits);
       if (!id) return;
       try {
-        const size = await files.take(id, request.workspace);
-        await snapshots.ready(id, size);
+        const size = (await this.adopt(id, request)) ?? (await files.take(id, request.workspace));
+        const imageSize = this.options.images ? await this.options.images.commit(request.workspace, id) : 0;
+        await snapshots.ready(id, size + imageSize);
       } catch (error) {
+        if (error instanceof WorkspaceLost) throw error;
         await snapshots.remove([id]).catch(() => undefined);
+        await this.drop(id).catch(() => undefined);
         throw error;
       }
-      for (const old of await snapshots.superseded(scope, keys.baseKey, id)) await files.remove(old);
-      await this.maintain();
+      const superseded = await snapshots.superseded(scope, keys.baseKey, id);
+      // Off the execution's path: removing a snapshot's thousands of files (without following any) takes seconds.
+      this.maintainLater(superseded);
     } catch (error) {
+      // The execution cannot go on without its workspace.
+      if (error instanceof WorkspaceLost) throw error;
       this.options.warn(error, 'could not take a setup snapshot');
     } finally {
       this.making.delete(making);
     }
   }
 
+  /**
+   * Takes a snapshot without copying (bwrap and process sandboxes, a root server): the workspace becomes the
+   * snapshot, and the execution goes on in an overlay over it, exactly as a warm start would. Undefined when it
+   * cannot (a container holds the workspace's bind, the workspace is itself an overlay, another file system): the
+   * caller copies instead.
+   */
+  private async adopt(id: string, request: PrepareRequest): Promise<number | undefined> {
+    const { files, workspaces } = this.options;
+    if (this.options.images || !workspaces.layers.available) return undefined;
+    let size: number;
+    try {
+      size = await files.adopt(id, request.workspace);
+    } catch {
+      return undefined;
+    }
+    try {
+      await workspaces.create(request.runId, request.executionId);
+      await workspaces.layers.mount(request.workspace, files.directory(id));
+    } catch (error) {
+      this.options.warn(error, 'could not mount a snapshot just taken; copying it back');
+      await workspaces.create(request.runId, request.executionId).catch(() => undefined);
+      await files.restore(id, request.workspace).catch((copyError: unknown) => {
+        throw new WorkspaceLost(copyError);
+      });
+    }
+    return size;
+  }
+
+  /** The maintenance in progress, if any: one at a time, and one more when asked meanwhile. */
+  private maintaining: Promise<void> | undefined;
+  private maintainAgain = false;
+
+  private maintainLater(superseded: string[] = []): void {
+    if (this.maintaining) {
+      this.maintainAgain = true;
+      // Their records are gone: the next pass finds their files and images unnamed and removes them.
+      return;
+    }
+    this.maintaining = (async () => {
+      for (const id of superseded) await this.drop(id);
+      do {
+        this.maintainAgain = false;
+        await this.maintain();
+      } while (this.maintainAgain);
+    })()
+      .catch((error) => this.options.warn(error, 'could not remove old setup snapshots'))
+      .finally(() => {
+        this.maintaining = undefined;
+      });
+  }
+
   /** Removes expired and least recently used snapshots (past the size bound), and files no record names. */
   async maintain(): Promise<void> {
     const { snapshots, files, maxBytes } = this.options;
-    for (const id of await snapshots.expire(maxBytes)) await files.remove(id);
-    // Listed before asking: a snapshot whose record is made meanwhile has no files yet, so none is taken wrongly.
-    const onDisk = await files.list();
+    for (const id of await snapshots.expire(maxBytes)) await this.drop(id);
+    // Listed before asking: a snapshot whose record is made meanwhile has no files (or image) yet, so none is taken
+    // wrongly.
+    const onDisk = [...new Set([...(await files.list()), ...((await this.options.images?.list()) ?? [])])];
     const known = await snapshots.existing(onDisk);
-    for (const id of onDisk) if (!known.has(id)) await files.remove(id);
+    for (const id of onDisk) if (!known.has(id)) await this.drop(id);
+  }
+
+  /** Removes a snapshot's files and image (each left for a later pass while an execution still uses it). */
+  private async drop(id: string): Promise<void> {
+    await this.options.files.remove(id);
+    await this.options.images
+      ?.remove(id)
+      .catch((error) => this.options.warn(error, 'could not remove a snapshot image'));
+  }
+}
+
+/** A workspace made a snapshot that could be neither mounted nor copied back: its execution cannot go on. */
+class WorkspaceLost extends Error {
+  constructor(cause: unknown) {
+    super('the workspace could not be restored after its snapshot was taken', { cause });
   }
 }
 

@@ -18,6 +18,7 @@ import { EngineClient, EngineError } from './engine-client.js';
 import { runQuietly, spawnInContainer } from './exec.js';
 import { exceededMessage, limitsPayload, runLimits, type ContainerLimits } from './limits.js';
 import { pullImage } from './pull.js';
+import { SnapshotImages } from './snapshot-images.js';
 
 /** Where the workspace is inside every container. */
 export const CONTAINER_WORKSPACE = '/workspace';
@@ -71,6 +72,16 @@ export class ContainerBackend implements ExecutionSandboxes {
   constructor(private readonly options: ContainerBackendOptions) {
     this.client = new EngineClient(options.dockerHost);
     this.rootLabel = realPath(options.workspaceRoot);
+  }
+
+  /** Setup snapshots' images: this root's execution containers, committed after setup. */
+  snapshotImages(): SnapshotImages {
+    return new SnapshotImages(
+      this.client,
+      { name: LABEL_ROOT, value: this.rootLabel },
+      (workspace) => this.containers.get(realPath(workspace))?.id || undefined,
+      this.options.defaultImage,
+    );
   }
 
   /** Null when the engine answers; otherwise why not (said at start). */
