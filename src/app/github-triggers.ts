@@ -19,6 +19,7 @@ import {
   teamsOfInstallation,
   threadInstructions,
   threadName,
+  threadRunConfig,
 } from '../github/index.js';
 import { savedBy } from '../identities/index.js';
 import { ApiError } from '../platform/http/errors.js';
@@ -63,7 +64,7 @@ export async function registerGitHubTriggers(root: FastifyInstance, platform: Pl
                 deliveryId: delivery.deliveryId,
               }),
               title: `${thread.owner}/${thread.repo}#${thread.number}`,
-              config: { environment_id: environment.uid },
+              config: { environment_id: environment.uid, ...threadRunConfig(thread) },
               team: true,
             },
             origin: { source: 'GITHUB_WEBHOOK' },
@@ -89,6 +90,7 @@ export async function registerGitHubTriggers(root: FastifyInstance, platform: Pl
             thread: threadName(thread),
             title: `${thread.owner}/${thread.repo}#${thread.number}`,
             environmentId: environment?.uid,
+            github: threadRunConfig(thread).github,
           }),
         });
       }

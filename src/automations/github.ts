@@ -42,6 +42,8 @@ export interface GitHubDelivery {
   title: string;
   /** The environment that names the repository, when the automation names none. */
   environmentId: string | undefined;
+  /** A same-repository pull request's branch for the run to work on (a review), unless the automation names one. */
+  github?: { branch: string };
 }
 
 /** The run an automation starts for a GitHub delivery: its prompt and settings, the delivery fenced as data. */
@@ -49,6 +51,8 @@ export function githubRunRequest(automation: AutomationRow, delivery: GitHubDeli
   const config = { ...(automation.agent_config ?? {}) };
   if (config.environment_id === undefined && delivery.environmentId !== undefined)
     config.environment_id = delivery.environmentId;
+  const own = (config.github ?? {}) as Record<string, unknown>;
+  if (delivery.github && own.branch === undefined) config.github = { ...own, branch: delivery.github.branch };
   return {
     owner: savedBy(automation.team_uid, automation.created_by_uid),
     body: {

@@ -1,5 +1,5 @@
 import type { EnvironmentConfig } from '../environments/index.js';
-import type { RunGitHub } from '../github/index.js';
+import { HANGAR_MARK, type RunGitHub } from '../github/index.js';
 import type { Redactor } from '../platform/redaction/redactor.js';
 import type { ClaimedRun, Outcome } from '../runs/index.js';
 import type { ExecutionContext } from './context.js';
@@ -56,10 +56,15 @@ export class GitHubSession {
     return this.settings.branch ?? `hangar/${this.run.id}`;
   }
 
-  /** What the clones authenticate with; a follow-up checks out the branch its run pushed. */
+  /**
+   * What the clones authenticate with. A follow-up checks out the branch its run pushed; a run naming its branch
+   * (config.github.branch: a same-repository pull request's, for a review) checks it out when it exists, so Hangar's
+   * push adds to it.
+   */
   cloneAccess(): CloneAccess {
     const tokens = new Map(this.access.credentials.map((c) => [`${c.owner}/${c.repo}`.toLowerCase(), c.token]));
-    return { tokens, ...(this.run.execution_id > 1 ? { branch: this.branch } : {}) };
+    const continues = this.run.execution_id > 1 || this.settings.branch !== undefined;
+    return { tokens, ...(continues ? { branch: this.branch } : {}) };
   }
 
   /**
@@ -119,7 +124,7 @@ export class GitHubSession {
           branch: this.branch,
           draft: mode === 'draft',
           title,
-          body: [summary ?? '', `Made by Hangar run [${this.run.id}](${runUrl}).`].filter(Boolean).join('\n\n'),
+          body: [summary ?? '', `${HANGAR_MARK} [${this.run.id}](${runUrl}).`].filter(Boolean).join('\n\n'),
         });
         if (result.status === 'no_changes') continue;
         await report(result.created ? 'github_pull_request_opened' : 'github_pull_request_updated', {

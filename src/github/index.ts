@@ -8,7 +8,7 @@ export type {
   RepoName,
   RunGitHub,
 } from './access.js';
-export { type GitHubTarget, revokeTokens, tokenAccess } from './publish.js';
+export { type GitHubTarget, HANGAR_MARK, revokeTokens, tokenAccess } from './publish.js';
 export { GitHubRefusal } from './app-client.js';
 export { registerGitHubCommands } from './cli.js';
 export { registerGitHubRoutes } from './http.js';
@@ -28,6 +28,7 @@ export {
   startsByDefault,
   teamsOfInstallation,
   threadInstructions,
+  threadRunConfig,
   threadName,
 } from './triggers.js';
 export { threadReplyLoop } from './thread-replies.js';

@@ -48,6 +48,9 @@ export async function revokeTokens(apiUrl: string, tokens: string[]): Promise<vo
   );
 }
 
+/** Begins the line of a pull request's description that says which Hangar run made it (set by the execution). */
+export const HANGAR_MARK = 'Made by Hangar run';
+
 /**
  * Publishes the bundle's HEAD: pushed to `branch` from a bare repository of this process's own (see
  * PublishRepository), then the branch's open pull request updated, or a new one opened against the default branch.
@@ -85,7 +88,9 @@ export async function publishPullRequest(
     const open = await rest.pulls.list({ owner, repo, head: `${owner}:${branch}`, state: 'open' });
     const existing = open.data[0];
     if (existing) {
-      await rest.pulls.update({ owner, repo, pull_number: existing.number, body: request.body });
+      // The description of a pull request someone else wrote (a review's run pushes to its branch) stays theirs.
+      if (existing.body?.includes(HANGAR_MARK))
+        await rest.pulls.update({ owner, repo, pull_number: existing.number, body: request.body });
       return { status: 'published', url: existing.html_url, number: existing.number, created: false, commit, branch };
     }
     const created = await rest.pulls.create({

@@ -21,6 +21,12 @@ export interface IssueThread {
   /** The label the issue got (label events). */
   label: string | null;
   installationId: number;
+  /**
+   * A review's pull request branch when it is in the repository itself (not a fork's): the run checks it out and
+   * Hangar pushes to it, so the pull request gets the commits. null otherwise (a fork's branch is not the team's to
+   * push: the run works from the default branch and Hangar opens a pull request of its own).
+   */
+  headBranch: string | null;
 }
 
 /** The parts of an App delivery the triggers read; every field is checked before use (the sender is GitHub, the text is anyone's). */
@@ -34,7 +40,13 @@ interface Delivery {
   };
   review?: { state?: unknown; body?: unknown; html_url?: unknown; user?: { login?: unknown; type?: unknown } };
   issue?: { number?: unknown; html_url?: unknown; title?: unknown; body?: unknown; pull_request?: unknown };
-  pull_request?: { number?: unknown; html_url?: unknown; title?: unknown; body?: unknown };
+  pull_request?: {
+    number?: unknown;
+    html_url?: unknown;
+    title?: unknown;
+    body?: unknown;
+    head?: { ref?: unknown; repo?: { full_name?: unknown } | null };
+  };
   label?: { name?: unknown };
   repository?: { name?: unknown; owner?: { login?: unknown } };
   installation?: { id?: unknown };
@@ -118,7 +130,21 @@ function thread(
     comment,
     label: null,
     installationId,
+    headBranch: kind === 'review' ? sameRepositoryHead(payload) : null,
   };
+}
+
+/** The pull request's head branch when its repository is the delivery's own; null for a fork's. */
+function sameRepositoryHead(payload: Delivery): string | null {
+  const head = payload.pull_request?.head;
+  const repository = `${payload.repository?.owner?.login}/${payload.repository?.name}`.toLowerCase();
+  if (typeof head?.ref !== 'string' || typeof head.repo?.full_name !== 'string') return null;
+  return head.repo.full_name.toLowerCase() === repository ? head.ref : null;
+}
+
+/** What a run about the thread is configured with: a same-repository pull request's branch to work on. */
+export function threadRunConfig(thread: IssueThread): { github?: { branch: string } } {
+  return thread.headBranch ? { github: { branch: thread.headBranch } } : {};
 }
 
 /** The teams that linked the installation. */
@@ -150,11 +176,14 @@ export function threadInstructions(thread: IssueThread): string {
     review: 'Read the pull request and the review (its body and the review URL) and make the changes it asks for.',
   }[thread.kind];
   const lines = [opening, what];
-  // A run clones the default branch and Hangar opens its changes as a pull request of their own. The branch's name
-  // is the pull request author's text: it stays in the payload file, out of the instructions.
+  // A same-repository pull request's branch is checked out and Hangar pushes to it. A fork's is not: the run clones
+  // the default branch and Hangar opens its changes as a pull request of their own. The branch's name is the pull
+  // request author's text: it stays in the payload file (and the run's config), out of the instructions.
   if (thread.kind === 'review')
     lines.push(
-      'To build on the pull request, fetch and check out its branch (pull_request.head.ref in the payload) first.',
+      thread.headBranch
+        ? "The pull request's branch is checked out in the workspace; Hangar pushes your commits to it, so the pull request gets them."
+        : 'To build on the pull request, fetch and check out its branch (pull_request.head.ref in the payload) first.',
     );
   return lines.join('\n');
 }

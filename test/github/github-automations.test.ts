@@ -96,7 +96,11 @@ describe('GitHub automations', () => {
     // The filter leaves out reviews of pull requests into another branch.
     assert.deepEqual((await deliverReview(review(40, 'release'))).body.runs, []);
 
-    const delivered = await deliverReview(review(41), 'gh-delivery-41');
+    // A pull request of the repository itself: the run works on its branch.
+    const delivered = await deliverReview(
+      reviewDelivery(41, { state: 'changes_requested', body: 'Rename the helper (41).', headRepo: 'acme/api' }),
+      'gh-delivery-41',
+    );
     assert.equal(delivered.status, 202, JSON.stringify(delivered.body));
     assert.equal(delivered.body.runs.length, 1);
     const runId = delivered.body.runs[0];
@@ -105,6 +109,7 @@ describe('GitHub automations', () => {
     assert.equal(run.title, 'reviews: acme/api#41');
     // No environment in the automation: the team's environment naming the repository.
     assert.equal(run.agent_config?.environment_id, environmentId);
+    assert.deepEqual(run.agent_config?.github, { branch: 'feature-41' });
     const stored = await hangar.db
       .selectFrom('runs')
       .select('prompt')

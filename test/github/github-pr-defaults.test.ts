@@ -1,65 +1,45 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { browserMissing, ensureDashboardBuilt, launchBrowser, openPage, signIn } from '../support/browser.js';
 import { hangarCli } from '../support/cli.js';
-import { harnessEnv, script, waitForState } from '../support/engine.js';
-import { GitFixtures } from '../support/git.js';
-import { GitHttpServer } from '../support/git-http.js';
-import { GitHubServer, testAppKey } from '../support/github-server.js';
+import { script, waitForState } from '../support/engine.js';
+import type { GitFixtures } from '../support/git.js';
+import type { GitHubServer } from '../support/github-server.js';
+import { type GitHubStack, startGitHubStack } from '../support/github-stack.js';
 import { createRun } from '../support/runs.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import type { TestServer } from '../support/server.js';
 
 // An environment's default pull-request mode (issue 30): `github.pull_request` on the environment, which a run's own
 // `config.github.pull_request` overrides. Real git smart-HTTP and GitHub REST servers, as in github.test.ts.
 
-const key = testAppKey();
-const fixtures = new GitFixtures();
-let git: GitHttpServer;
+let stack: GitHubStack;
+let fixtures: GitFixtures;
 let github: GitHubServer;
 let hangar: TestServer;
 /** Every line the server logged (at debug level): no GitHub token may be in one. */
 const serverLogs: string[] = [];
-const keyDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-gh-key-'));
 
 before(async () => {
-  fixtures.createRepo('acme', 'api', { 'README.md': '# api\n' });
-  github = await GitHubServer.start({ appId: 4242, publicKey: key.publicKey, gitBaseUrl: () => git.baseUrl });
-  git = await GitHttpServer.start(fixtures.root, (password, owner, repo, write) =>
-    github.allows(password, owner, repo, write),
-  );
-  github.addRepo('acme', 'api');
-  github.addInstallation(7, 'acme', ['acme/api']);
-  const keyFile = path.join(keyDirectory, 'app.pem');
-  fs.writeFileSync(keyFile, key.privateKeyPem, { mode: 0o600 });
-  hangar = await startTestServer(
-    harnessEnv(
-      {},
-      {
-        HANGAR_GIT_BASE_URL: git.baseUrl,
-        HANGAR_GITHUB_APP_ID: '4242',
-        HANGAR_GITHUB_APP_PRIVATE_KEY_FILE: keyFile,
-        HANGAR_GITHUB_API_URL: github.baseUrl,
-        HANGAR_LOG_LEVEL: 'debug',
-        // Setup snapshots on: a run reading its repositories with its own token must never leave one.
-        HANGAR_SNAPSHOT_TTL: '24h',
-      },
-    ),
-    { logs: (line) => serverLogs.push(line) },
-  );
-  const linked = await hangar.request('PUT', `/api/v1/admin/teams/${hangar.teamUid}/github/installations/7`);
-  assert.equal(linked.status, 200, JSON.stringify(linked.body));
+  stack = await startGitHubStack({
+    repos: [{ owner: 'acme', repo: 'api' }],
+    installations: [{ id: 7, account: 'acme', repos: ['acme/api'] }],
+    link: [7],
+    // Each test makes the environments it compares.
+    environment: false,
+    env: {
+      HANGAR_LOG_LEVEL: 'debug',
+      // Setup snapshots on: a run reading its repositories with its own token must never leave one.
+      HANGAR_SNAPSHOT_TTL: '24h',
+    },
+    logs: (line) => serverLogs.push(line),
+  });
+  ({ fixtures, github, hangar } = stack);
 });
 
 after(async () => {
-  await hangar?.stop();
-  await git?.close();
-  await github?.close();
-  fixtures.remove();
-  fs.rmSync(keyDirectory, { recursive: true, force: true });
+  await stack?.stop();
 });
 
 async function environment(name: string, github?: Record<string, unknown>): Promise<string> {

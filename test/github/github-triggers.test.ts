@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { sign } from '@octokit/webhooks-methods';
 import { sql } from 'kysely';
@@ -156,7 +160,13 @@ describe('runs started from GitHub', () => {
     );
     assert.equal(await runCount(), before);
 
-    const review = reviewDelivery(12, { state: 'changes_requested', body: 'Please make the README longer too.' });
+    // A fork's pull request: its branch is not the team's to push, so the run works from the default branch and
+    // Hangar opens a pull request of its own.
+    const review = reviewDelivery(12, {
+      state: 'changes_requested',
+      body: 'Please make the README longer too.',
+      headRepo: 'someone/api',
+    });
     const delivered = await deliver(review, undefined, 'pull_request_review');
     assert.equal(delivered.status, 202, JSON.stringify(delivered.body));
     assert.equal(delivered.body.runs.length, 1);
@@ -164,6 +174,8 @@ describe('runs started from GitHub', () => {
     const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
     assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
     assert.equal(run.agent_config?.environment_id, environmentId);
+    assert.equal(run.agent_config?.github, undefined);
+    assert.ok(github.pulls.some((pull) => pull.head === `hangar/${runId}` && pull.state === 'open'));
     const stored = await hangar.db
       .selectFrom('runs')
       .select('prompt')
@@ -186,6 +198,76 @@ describe('runs started from GitHub', () => {
       `/agent/run-by-external-reference?url=${encodeURIComponent(pullUrl(12))}`,
     );
     assert.equal(found.body.run_id, runId);
+  });
+
+  test('a review requesting changes on a pull request of the repository itself: the run checks out its branch and the pull request gets the commits', async () => {
+    // Someone's pull request from a branch of acme/api, one commit ahead of main.
+    const bare = path.join(stack.fixtures.root, 'acme', 'api');
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-gh-pr-'));
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=Author', '-c', 'user.email=author@example.invalid', ...args], {
+        cwd: work,
+        encoding: 'utf8',
+      }).trim();
+    try {
+      git('clone', '--quiet', bare, '.');
+      git('checkout', '--quiet', '-b', 'fix-readme');
+      fs.writeFileSync(path.join(work, 'feature.txt'), "the author's work\n");
+      git('add', 'feature.txt');
+      git('commit', '--quiet', '-m', "The author's commit");
+      git('push', '--quiet', 'origin', 'fix-readme');
+    } finally {
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+    const authorsTip = execFileSync('git', ['--git-dir', bare, 'rev-parse', 'fix-readme'], { encoding: 'utf8' }).trim();
+    const number = github.pulls.length + 1;
+    github.pulls.push({
+      number,
+      owner: 'acme',
+      repo: 'api',
+      title: 'Add a feature',
+      body: 'Written by the author.',
+      head: 'fix-readme',
+      base: 'main',
+      draft: false,
+      state: 'open',
+    });
+    const pullsBefore = github.pulls.length;
+
+    const review = reviewDelivery(number, {
+      state: 'changes_requested',
+      body: 'Please make the README longer.',
+      head: 'fix-readme',
+      headRepo: 'acme/api',
+    });
+    const delivered = await deliver(review, undefined, 'pull_request_review');
+    assert.equal(delivered.body.runs.length, 1, JSON.stringify(delivered.body));
+    const runId = delivered.body.runs[0];
+    const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+    assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
+    assert.deepEqual(run.agent_config?.github, { branch: 'fix-readme' });
+    const stored = await hangar.db
+      .selectFrom('runs')
+      .select('prompt')
+      .where('id', '=', runId)
+      .executeTakeFirstOrThrow();
+    assert.match(String(stored.prompt), /branch is checked out in the workspace/);
+    assert.doesNotMatch(String(stored.prompt), /fix-readme/, "the branch name is the author's text: data only");
+
+    // The branch now has the author's commit and, on top of it, the run's: a fast-forward, no new pull request.
+    const show = (file: string) =>
+      execFileSync('git', ['--git-dir', bare, 'show', `fix-readme:${file}`], { encoding: 'utf8' });
+    assert.equal(show('feature.txt'), "the author's work\n");
+    assert.match(show('README.md'), /one more line/);
+    execFileSync('git', ['--git-dir', bare, 'merge-base', '--is-ancestor', authorsTip, 'fix-readme']);
+    assert.equal(github.pulls.length, pullsBefore);
+    const pull = github.pulls.find((each) => each.number === number)!;
+    assert.equal(pull.body, 'Written by the author.', "the author's description stays");
+    const events = (await hangar.request('GET', `/agent/runs/${runId}/timeline`)).body.events as any[];
+    assert.ok(
+      events.some((event) => event.event_type === 'github_pull_request_updated' && event.payload?.number === number),
+      JSON.stringify(events.map((event) => event.event_type)),
+    );
   });
 
   test("the App's replay keys are kept 7 days, then pruned; an event older than 6 days starts nothing", async () => {

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
@@ -13,12 +12,13 @@ import {
   timelineTypes,
   waitForState,
 } from '../support/engine.js';
-import { GitFixtures } from '../support/git.js';
-import { GitHttpServer } from '../support/git-http.js';
-import { GitHubServer, testAppKey } from '../support/github-server.js';
+import type { GitFixtures } from '../support/git.js';
+import type { GitHttpServer } from '../support/git-http.js';
+import type { GitHubServer } from '../support/github-server.js';
+import { type GitHubStack, startGitHubStack } from '../support/github-stack.js';
 import { stopChild } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import type { TestServer } from '../support/server.js';
 import { startWorker, waitForConnections, type WorkerProcess } from '../support/workers.js';
 
 // Self-hosted workers and GitHub (issue 30): a real `hangar worker` process executes the runs. The server mints each
@@ -26,15 +26,14 @@ import { startWorker, waitForConnections, type WorkerProcess } from '../support/
 // worker clones with it, gives its harness git access through a credential helper, and publishes as the server's
 // engine does. The token is revoked when the execution ends, and is in no log line of the server or the worker.
 
-const key = testAppKey();
-const fixtures = new GitFixtures();
+let stack: GitHubStack;
+let fixtures: GitFixtures;
 let git: GitHttpServer;
 let github: GitHubServer;
 let hangar: TestServer;
 let environmentId: string;
 const serverLogs: string[] = [];
 const workers: WorkerProcess[] = [];
-const keyDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-gh-key-'));
 
 function worker(id: string): WorkerProcess {
   const started = startWorker(hangar, id, {
@@ -45,55 +44,27 @@ function worker(id: string): WorkerProcess {
 }
 
 before(async () => {
-  fixtures.createRepo('acme', 'api', { 'README.md': '# api\n' });
-  fixtures.createRepo('other', 'svc', { 'README.md': '# svc\n' });
-  github = await GitHubServer.start({ appId: 4242, publicKey: key.publicKey, gitBaseUrl: () => git.baseUrl });
-  git = await GitHttpServer.start(fixtures.root, (password, owner, repo, write) =>
-    github.allows(password, owner, repo, write),
-  );
-  github.addRepo('acme', 'api');
-  github.addRepo('other', 'svc');
-  github.addInstallation(7, 'acme', ['acme/api']);
-  github.addInstallation(8, 'other', ['other/svc']);
-  const keyFile = path.join(keyDirectory, 'app.pem');
-  fs.writeFileSync(keyFile, key.privateKeyPem, { mode: 0o600 });
-  hangar = await startTestServer(
-    harnessEnv(
-      {},
-      {
-        HANGAR_GIT_BASE_URL: git.baseUrl,
-        HANGAR_GITHUB_APP_ID: '4242',
-        HANGAR_GITHUB_APP_PRIVATE_KEY_FILE: keyFile,
-        HANGAR_GITHUB_API_URL: github.baseUrl,
-        HANGAR_LOG_LEVEL: 'debug',
-        HANGAR_WORKER_HEARTBEAT_SECONDS: '1',
-      },
-    ),
-    { logs: (line) => serverLogs.push(line) },
-  );
-  for (const installation of [7, 8]) {
-    const linked = await hangar.request(
-      'PUT',
-      `/api/v1/admin/teams/${hangar.teamUid}/github/installations/${installation}`,
-    );
-    assert.equal(linked.status, 200, JSON.stringify(linked.body));
-  }
-  const created = await hangar.request('POST', '/api/v1/environments', {
-    body: { name: 'api', github_repos: [{ owner: 'acme', repo: 'api' }] },
+  stack = await startGitHubStack({
+    repos: [
+      { owner: 'acme', repo: 'api' },
+      { owner: 'other', repo: 'svc' },
+    ],
+    installations: [
+      { id: 7, account: 'acme', repos: ['acme/api'] },
+      { id: 8, account: 'other', repos: ['other/svc'] },
+    ],
+    link: [7, 8],
+    env: { HANGAR_LOG_LEVEL: 'debug', HANGAR_WORKER_HEARTBEAT_SECONDS: '1' },
+    logs: (line) => serverLogs.push(line),
   });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  environmentId = created.body.uid;
+  ({ fixtures, git, github, hangar, environmentId } = stack);
   worker('gh-box');
   await waitForConnections(hangar, 'gh-box', 1);
 });
 
 after(async () => {
   for (const started of workers) await stopChild(started.child, 'SIGKILL');
-  await hangar?.stop();
-  await git?.close();
-  await github?.close();
-  fixtures.remove();
-  fs.rmSync(keyDirectory, { recursive: true, force: true });
+  await stack?.stop();
   for (const started of workers) fs.rmSync(started.dataDir, { recursive: true, force: true });
 });
 

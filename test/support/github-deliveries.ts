@@ -48,7 +48,9 @@ export function labelDelivery(number: number, label: string): string {
 /** `pull_request_review` (submitted) on pull request `number`, with the review's state and body. */
 export function reviewDelivery(
   number: number,
-  review: { state: string; body: string; base?: string; login?: string },
+  // head: the pull request's branch (feature-<number>); headRepo: the repository holding it (owner/repo), none said
+  // by default (as for a fork GitHub no longer has).
+  review: { state: string; body: string; base?: string; login?: string; head?: string; headRepo?: string },
 ): string {
   return JSON.stringify({
     action: 'submitted',
@@ -65,7 +67,10 @@ export function reviewDelivery(
       html_url: pullUrl(number),
       title: `Pull request ${number}`,
       body: 'Adds a line.',
-      head: { ref: `feature-${number}` },
+      head: {
+        ref: review.head ?? `feature-${number}`,
+        ...(review.headRepo ? { repo: { full_name: review.headRepo } } : {}),
+      },
       base: { ref: review.base ?? 'main' },
       updated_at: new Date().toISOString(),
     },

@@ -25,6 +25,10 @@ export interface GitHubStackOptions {
   harnesses?: Record<string, unknown>;
   /** More server settings (HANGAR_GITHUB_WEBHOOK_SECRET, HANGAR_GITHUB_LABEL, ...). */
   env?: Record<string, string>;
+  /** Every line the server logs (with HANGAR_LOG_LEVEL in `env`): for tests that look for a token in them. */
+  logs?: (line: string) => void;
+  /** false: no default environment (a file making its own); environmentId is then empty. */
+  environment?: boolean;
 }
 
 export interface GitHubStack {
@@ -32,7 +36,7 @@ export interface GitHubStack {
   git: GitHttpServer;
   github: GitHubServer;
   hangar: TestServer;
-  /** The environment naming the first repository. */
+  /** The environment naming the first repository ('' with `environment: false`). */
   environmentId: string;
   stop(): Promise<void>;
 }
@@ -77,11 +81,13 @@ export async function startGitHubStack(options: GitHubStackOptions): Promise<Git
         HANGAR_GITHUB_API_URL: github.baseUrl,
         ...options.env,
       }),
+      options.logs ? { logs: options.logs } : {},
     );
     for (const id of options.link ?? []) {
       const linked = await hangar.request('PUT', `/api/v1/admin/teams/${hangar.teamUid}/github/installations/${id}`);
       assert.equal(linked.status, 200, JSON.stringify(linked.body));
     }
+    if (options.environment === false) return { fixtures, git, github, hangar, environmentId: '', stop };
     const first = options.repos[0]!;
     const created = await hangar.request('POST', '/api/v1/environments', {
       body: { name: first.repo, github_repos: [{ owner: first.owner, repo: first.repo }] },

@@ -4,6 +4,7 @@ import { PageHeader } from './components/ui';
 import { AgentsPage } from './pages/Agents';
 import { AutomationsPage } from './pages/Automations';
 import { EnvironmentsPage } from './pages/Environments';
+import { GitHubPage } from './pages/GitHub';
 import { ModelsPage } from './pages/Models';
 import { NewRunPage } from './pages/NewRun';
 import { OverviewPage } from './pages/Overview';
@@ -32,7 +33,10 @@ const NAV = [
   ['/factory/automations', 'Automations'],
 ] as const;
 /** Shown to instance administrators only, as their routes answer no one else (403). */
-const ADMIN_NAV = [['/status', 'Status']] as const;
+const ADMIN_NAV = [
+  ['/github', 'GitHub'],
+  ['/status', 'Status'],
+] as const;
 
 /**
  * Whether the signed-in key is an instance administrator's: asked of an administrators' route that answers 403 to
@@ -111,6 +115,7 @@ export function App() {
           <Route path="/factory/webhooks" element={<WebhooksPage />} />
           <Route path="/factory/webhooks/:uid" element={<WebhookPage />} />
           <Route path="/factory/automations" element={<AutomationsPage />} />
+          <Route path="/github" element={<GitHubPage />} />
           <Route path="/status" element={<StatusPage />} />
           <Route path="*" element={<NotFound />} />
         </Routes>

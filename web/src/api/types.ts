@@ -158,3 +158,7 @@ export interface InstanceStatus {
   summary: Record<string, unknown>;
   checks: { name: string; ok: boolean; detail?: string | null }[];
 }
+
+export type Team = Answer<'/admin/teams'>['teams'][number];
+/** GET /admin/teams/{teamUid}/github (instance administrators): the installations and token secret a team uses. */
+export type GitHubLinks = Answer<'/admin/teams/{teamUid}/github'>;

@@ -17,6 +17,13 @@ import {
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 
+/** The GitHub App's events a trigger can name (src/automations/schemas.ts, GitHubTrigger). */
+const GITHUB_EVENTS = [
+  ['mention', "A comment mentions the App's handle"],
+  ['label', 'An issue got a label'],
+  ['review', 'A pull request review requested changes'],
+] as const;
+
 function AutomationForm({
   webhooks,
   agents,
@@ -30,29 +37,36 @@ function AutomationForm({
 }) {
   const client = useClient();
   const save = useAction();
-  const [kind, setKind] = useState<'webhook' | 'schedule'>(webhooks.length > 0 ? 'webhook' : 'schedule');
+  const [kind, setKind] = useState<'webhook' | 'schedule' | 'github'>(webhooks.length > 0 ? 'webhook' : 'schedule');
 
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     await save.run(async () => {
       let trigger: Record<string, unknown>;
+      const filterText = String(form.get('payload') ?? '').trim();
+      let payload: unknown;
+      try {
+        payload = filterText ? JSON.parse(filterText) : undefined;
+      } catch (error) {
+        throw new Error(
+          `the payload filter is not valid JSON (${error instanceof Error ? error.message : String(error)})`,
+        );
+      }
       if (kind === 'webhook') {
         const ids = form.getAll('webhook_ids').map(String);
         if (ids.length === 0) throw new Error('choose at least one webhook');
-        const filterText = String(form.get('payload') ?? '').trim();
-        let payload: unknown;
-        try {
-          payload = filterText ? JSON.parse(filterText) : undefined;
-        } catch (error) {
-          throw new Error(
-            `the payload filter is not valid JSON (${error instanceof Error ? error.message : String(error)})`,
-          );
-        }
         trigger = {
           provider: 'webhook',
           event: 'received',
           filter: { webhook_ids: ids, ...(payload === undefined ? {} : { payload }) },
+        };
+      } else if (kind === 'github') {
+        // Deliveries of the GitHub App to the team's linked installations (issue 30; docs/github.md).
+        trigger = {
+          provider: 'github',
+          event: String(form.get('github_event')),
+          ...(payload === undefined ? {} : { filter: { payload } }),
         };
       } else {
         trigger = { provider: 'schedule', event: 'cron_fired', schedule: { cron: String(form.get('cron')).trim() } };
@@ -89,23 +103,46 @@ function AutomationForm({
           <input type="radio" name="kind" checked={kind === 'schedule'} onChange={() => setKind('schedule')} />A cron
           schedule
         </label>
+        <label className="checkbox">
+          <input type="radio" name="kind" checked={kind === 'github'} onChange={() => setKind('github')} />A GitHub
+          event
+        </label>
       </fieldset>
-      {kind === 'webhook' ? (
-        <>
-          <fieldset>
-            <legend>Webhooks</legend>
-            {webhooks.length === 0 && (
-              <p className="muted">
-                No webhooks yet: <Link to="/factory/webhooks">create one</Link> first.
-              </p>
-            )}
-            {webhooks.map((webhook) => (
-              <label key={webhook.uid} className="checkbox">
-                <input type="checkbox" name="webhook_ids" value={webhook.uid} />
-                {webhook.name}
-              </label>
+      {kind === 'github' && (
+        <label>
+          GitHub event
+          <select name="github_event" defaultValue="mention">
+            {GITHUB_EVENTS.map(([event, label]) => (
+              <option key={event} value={event}>
+                {label}
+              </option>
             ))}
-          </fieldset>
+          </select>
+        </label>
+      )}
+      {kind === 'schedule' ? (
+        <label>
+          Cron schedule (UTC)
+          <input name="cron" required placeholder="0 3 * * *" />
+        </label>
+      ) : (
+        <>
+          {kind === 'webhook' && (
+            <fieldset>
+              <legend>Webhooks</legend>
+              {webhooks.length === 0 && (
+                <p className="muted">
+                  No webhooks yet: <Link to="/factory/webhooks">create one</Link> first.
+                </p>
+              )}
+              {webhooks.map((webhook) => (
+                <label key={webhook.uid} className="checkbox">
+                  <input type="checkbox" name="webhook_ids" value={webhook.uid} />
+                  {webhook.name}
+                </label>
+              ))}
+            </fieldset>
+          )}
           <label>
             Payload filter (JSON, optional: every delivery otherwise)
             <textarea
@@ -117,11 +154,6 @@ function AutomationForm({
             />
           </label>
         </>
-      ) : (
-        <label>
-          Cron schedule (UTC)
-          <input name="cron" required placeholder="0 3 * * *" />
-        </label>
       )}
       <label>
         Agent identity
@@ -151,9 +183,12 @@ function AutomationCard({ automation, onChanged }: { automation: Automation; onC
     if ((await action.run(work)) !== undefined) onChanged();
   };
   const filters = automation.triggers
-    .filter((trigger) => trigger.provider === 'webhook')
+    .filter((trigger) => trigger.provider === 'webhook' || trigger.provider === 'github')
     .map((trigger) => (trigger.filter as { payload?: unknown } | undefined)?.payload)
     .filter((payload) => payload !== undefined);
+  const githubEvents = automation.triggers
+    .filter((trigger) => trigger.provider === 'github')
+    .map((trigger) => String(trigger.event));
   return (
     <li className="card item">
       <div className="item-head">
@@ -182,6 +217,12 @@ function AutomationCard({ automation, onChanged }: { automation: Automation; onC
                 </span>
               ))}
             </dd>
+          </>
+        )}
+        {githubEvents.length > 0 && (
+          <>
+            <dt>GitHub events</dt>
+            <dd>{githubEvents.join(', ')}</dd>
           </>
         )}
         {automation.schedule && (
@@ -254,7 +295,7 @@ export function AutomationsPage() {
     <>
       <PageHeader
         title="Automations"
-        subtitle="Runs started by webhook deliveries whose payload matches a filter, or on a cron schedule."
+        subtitle="Runs started by webhook deliveries or GitHub events whose payload matches a filter, or on a cron schedule."
       >
         {!creating && (
           <button type="button" onClick={() => setCreating(true)}>
