@@ -5,7 +5,7 @@ import {
   githubRunRequest,
   githubTriggerMatches,
   observeFirings,
-  PAYLOAD_FILE,
+  payloadFiles,
   recordGitHubFirings,
 } from '../automations/index.js';
 import {
@@ -68,13 +68,7 @@ export async function registerGitHubTriggers(root: FastifyInstance, platform: Pl
               team: true,
             },
             origin: { source: 'GITHUB_WEBHOOK' },
-            files: [
-              {
-                file_name: PAYLOAD_FILE,
-                mime_type: 'application/json',
-                data: Buffer.from(JSON.stringify(delivery.payload), 'utf8'),
-              },
-            ],
+            files: payloadFiles(JSON.stringify(delivery.payload)),
           },
         });
         continue;

@@ -1,6 +1,11 @@
 /** The file a delivery's body is written to, at the top of the run's workspace. */
 export const PAYLOAD_FILE = 'event-payload.json';
 
+/** The run's files for a delivery: its body, as it came, in PAYLOAD_FILE. */
+export function payloadFiles(body: string): { file_name: string; mime_type: string; data: Buffer }[] {
+  return [{ file_name: PAYLOAD_FILE, mime_type: 'application/json', data: Buffer.from(body, 'utf8') }];
+}
+
 export interface DeliveryReference {
   webhookName: string;
   webhookUid: string;

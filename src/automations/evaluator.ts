@@ -7,7 +7,7 @@ import { ApiError } from '../platform/http/errors.js';
 import { PollingLoop } from '../platform/loop.js';
 import type { RunRequest, RunsService } from '../runs/index.js';
 import { deliveryQueue } from '../webhooks/index.js';
-import { deliveryPrompt, PAYLOAD_FILE } from './envelope.js';
+import { deliveryPrompt, payloadFiles } from './envelope.js';
 import { checkTriggers } from './service.js';
 import * as store from './store.js';
 import { observeFirings } from './metrics.js';
@@ -91,9 +91,7 @@ export class AutomationEvaluator {
               team: true,
             },
             origin: { source: 'WEBHOOK' },
-            files: [
-              { file_name: PAYLOAD_FILE, mime_type: 'application/json', data: Buffer.from(delivery.body, 'utf8') },
-            ],
+            files: payloadFiles(delivery.body),
           });
           firings.push({ delivery_seq: delivery.seq, automation_id: automation.id });
         }

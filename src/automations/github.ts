@@ -3,7 +3,7 @@ import type { DB } from '../database.js';
 import { APP_REPLAY_SCOPE, type GitHubEventKind } from '../github/index.js';
 import { savedBy } from '../identities/index.js';
 import type { RunRequest } from '../runs/index.js';
-import { deliveryPrompt, PAYLOAD_FILE } from './envelope.js';
+import { deliveryPrompt, payloadFiles } from './envelope.js';
 import { evaluatePayloadFilter } from './filter.js';
 import type { GitHubTrigger } from './schemas.js';
 import { type AutomationRow, insertFirings } from './store.js';
@@ -67,13 +67,7 @@ export function githubRunRequest(automation: AutomationRow, delivery: GitHubDeli
       team: true,
     },
     origin: { source: 'GITHUB_WEBHOOK' },
-    files: [
-      {
-        file_name: PAYLOAD_FILE,
-        mime_type: 'application/json',
-        data: Buffer.from(JSON.stringify(delivery.payload), 'utf8'),
-      },
-    ],
+    files: payloadFiles(JSON.stringify(delivery.payload)),
   };
 }
 

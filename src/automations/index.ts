@@ -7,7 +7,7 @@ export { GitHubTrigger, MAX_TRIGGERS, ScheduleTrigger, WebhookTrigger, type Trig
 export { AutomationsService } from './service.js';
 export type { AutomationValues } from './store.js';
 export { busiestAutomations } from './store.js';
-export { deliveryPrompt, PAYLOAD_FILE } from './envelope.js';
+export { deliveryPrompt, PAYLOAD_FILE, payloadFiles } from './envelope.js';
 export {
   githubAutomations,
   githubRunRequest,

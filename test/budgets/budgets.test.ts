@@ -1,55 +1,23 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import YAML from 'yaml';
 import { eventually, getRun, script, waitForState } from '../support/engine.js';
-import { AnthropicServer } from '../support/model-servers/index.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import type { AnthropicServer } from '../support/model-servers/index.js';
+import type { TestServer } from '../support/server.js';
+import { type SpendStack, startSpendServer } from '../support/spend-server.js';
 import { createWebhook, deliver } from '../support/webhooks.js';
 
 // Spend caps for real: oz against a scripted model server whose every step costs 0.30 USD (100k input tokens at
 // 3 USD per million), a run cap that it crosses at its second step, and team budgets that refuse new runs.
-const SCRIPT_HARNESS = fileURLToPath(new URL('../support/script-harness.mjs', import.meta.url));
-const anthropic = new AnthropicServer();
+let stack: SpendStack;
 let hangar: TestServer;
-let configDirectory: string;
+let anthropic: AnthropicServer;
 
 before(async () => {
-  await anthropic.listen();
-  configDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-budgets-'));
-  const file = path.join(configDirectory, 'hangar.yaml');
-  fs.writeFileSync(
-    file,
-    YAML.stringify({
-      default_harness: 'oz',
-      builtin_harnesses: { oz: { max_steps: 10 } },
-      harnesses: { script: { command: [process.execPath, SCRIPT_HARNESS] } },
-      models: [
-        {
-          id: 'sonnet-test',
-          provider: 'ANTHROPIC',
-          model: 'claude-sonnet-4-20250514',
-          base_url: anthropic.baseURL,
-          api_key_env: 'BUDGET_TEST_KEY',
-          cost: { input: 3, output: 15 },
-        },
-      ],
-    }),
-  );
-  hangar = await startTestServer({
-    HANGAR_CONFIG: file,
-    BUDGET_TEST_KEY: 'sk-budget-test',
-    HANGAR_RUN_MAX_COST_USD: '5',
-    HANGAR_RUN_LEASE_SECONDS: '6',
-  });
+  stack = await startSpendServer({ HANGAR_RUN_MAX_COST_USD: '5', HANGAR_RUN_LEASE_SECONDS: '6' });
+  ({ hangar, anthropic } = stack);
 });
 after(async () => {
-  await hangar?.stop();
-  await anthropic.close();
-  fs.rmSync(configDirectory, { recursive: true, force: true });
+  await stack?.stop();
 });
 
 test('a run that crosses its cap is stopped at that usage event and ends FAILED budget_exceeded', async () => {

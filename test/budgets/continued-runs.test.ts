@@ -1,50 +1,23 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import YAML from 'yaml';
 import { eventually, getRun, script, waitForState } from '../support/engine.js';
-import { AnthropicServer } from '../support/model-servers/index.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import type { AnthropicServer } from '../support/model-servers/index.js';
+import type { TestServer } from '../support/server.js';
+import { type SpendStack, startSpendServer } from '../support/spend-server.js';
 
 // A run continued by follow-ups spends over all its executions: its request_usage is their sum, its spend cap is on
 // that sum, and so is its team's month (issue 29). Oz against a scripted model server whose steps cost 0.30 USD
 // (100k input tokens at 3 USD per million), and the script harness (0.01 USD per usage step).
-const SCRIPT_HARNESS = fileURLToPath(new URL('../support/script-harness.mjs', import.meta.url));
-const anthropic = new AnthropicServer();
+let stack: SpendStack;
 let hangar: TestServer;
-let configDirectory: string;
+let anthropic: AnthropicServer;
 
 before(async () => {
-  await anthropic.listen();
-  configDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-continued-spend-'));
-  const file = path.join(configDirectory, 'hangar.yaml');
-  fs.writeFileSync(
-    file,
-    YAML.stringify({
-      default_harness: 'oz',
-      builtin_harnesses: { oz: { max_steps: 10 } },
-      harnesses: { script: { command: [process.execPath, SCRIPT_HARNESS] } },
-      models: [
-        {
-          id: 'sonnet-test',
-          provider: 'ANTHROPIC',
-          model: 'claude-sonnet-4-20250514',
-          base_url: anthropic.baseURL,
-          api_key_env: 'CONTINUED_SPEND_KEY',
-          cost: { input: 3, output: 15 },
-        },
-      ],
-    }),
-  );
-  hangar = await startTestServer({ HANGAR_CONFIG: file, CONTINUED_SPEND_KEY: 'sk-continued-test' });
+  stack = await startSpendServer();
+  ({ hangar, anthropic } = stack);
 });
 after(async () => {
-  await hangar?.stop();
-  await anthropic.close();
-  fs.rmSync(configDirectory, { recursive: true, force: true });
+  await stack?.stop();
 });
 
 /** Polls the run (as `apiKey`'s team) until `done(run)` holds. */
@@ -79,8 +52,10 @@ test("a continued run's cap counts its earlier executions: the second crosses it
   assert.equal(second.state, 'FAILED', JSON.stringify(second.status_message));
   assert.equal(second.status_message.error_code, 'budget_exceeded');
   assert.match(second.status_message.message, /spend cap of 0\.5 USD .* spent 0\.6000 USD/);
-  // Stopped on the first step's usage: the model was not asked again.
-  assert.equal(anthropic.requests.length - before, 1);
+  // Stopped on the first step's usage: the model was not asked again (or, at worst, the request in flight when the
+  // stop landed: the issue's "within one model step").
+  const asked = anthropic.requests.length - before;
+  assert.ok(asked >= 1 && asked <= 2, `${asked} model requests`);
   assert.equal(second.request_usage.inference_cost, 0.6);
   assert.equal(second.request_usage.input_tokens, 200_000);
 });
