@@ -122,6 +122,14 @@ describe('overview', () => {
       return { hours, since, until, bucketSeconds: 3600 };
     });
     const agree = async (when: string) => {
+      // The two overviews are read one after the other: a run still executing (the earlier tests leave some) could
+      // end between them and be counted as running in one and ended in the other. Compare once none is.
+      await eventually('no run of the team is executing', async () => {
+        const executing = await sql<{ runs: number }>`
+          SELECT count(*)::int AS runs FROM runs
+          WHERE team_uid = ${hangar.teamUid} AND state IN ('CLAIMED', 'INPROGRESS')`.execute(hangar.db);
+        return executing.rows[0]!.runs === 0;
+      });
       for (const window of windows) {
         const fromRollup = await runOverview(hangar.db, hangar.teamUid, window);
         const fromRuns = await runOverview(hangar.db, hangar.teamUid, window, { from: 'runs' });
