@@ -56,8 +56,9 @@ test("a continued run's cap counts its earlier executions: the second crosses it
   // stop landed: the issue's "within one model step").
   const asked = anthropic.requests.length - before;
   assert.ok(asked >= 1 && asked <= 2, `${asked} model requests`);
-  assert.equal(second.request_usage.inference_cost, 0.6);
-  assert.equal(second.request_usage.input_tokens, 200_000);
+  // Both executions' steps, and at most the small answer of a request that was in flight when the stop landed.
+  assert.ok(second.request_usage.inference_cost >= 0.6 && second.request_usage.inference_cost < 0.61);
+  assert.ok(second.request_usage.input_tokens >= 200_000 && second.request_usage.input_tokens < 210_000);
 });
 
 test("a continued run's request_usage is the sum of its executions, and its team's month spend counts the sum", async () => {
