@@ -5,7 +5,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import YAML from 'yaml';
-import { runQuietly } from '../../src/execution/sandbox/container/exec.js';
 import { BASE_IMAGE, testEngines, testImage, type TestEngine } from '../support/container-engines.js';
 import { eventually, outputTexts, waitForState } from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
@@ -235,31 +234,10 @@ async function removeImage(engine: TestEngine, id: string): Promise<void> {
 
 /**
  * The base image with the host's git (Debian's, as the image's): an updated start brings the repositories up to date
- * inside the container, with the image's own git. Made once per engine, like testImage's.
+ * inside the container, with the image's own git. Made once per engine.
  */
-async function imageWithGit(engine: TestEngine): Promise<string> {
-  const tag = 'localhost/hangar-test/run-image:with-host-git';
-  const present = await engine.client.call('GET', `/images/${encodeURIComponent(tag)}/json`, undefined, {}, [404]);
-  if (present.status !== 404) return tag;
-  const { body } = await engine.client.call<{ Id: string }>('POST', '/containers/create', {
-    Image: BASE_IMAGE,
-    Entrypoint: ['sleep'],
-    Cmd: ['infinity'],
-    User: '0:0',
-    HostConfig: { NetworkMode: 'none', Binds: ['/usr/bin/git:/host-git:ro'] },
-  });
-  try {
-    await engine.client.call('POST', `/containers/${body.Id}/start`);
-    await runQuietly(engine.client, body.Id, ['/bin/sh', '-c', 'cp /host-git /usr/bin/git']);
-    await engine.client.call(
-      'POST',
-      `/commit?container=${body.Id}&repo=${encodeURIComponent('localhost/hangar-test/run-image')}&tag=with-host-git&pause=false`,
-      { Cmd: ['sleep', 'infinity'] },
-    );
-  } finally {
-    await engine.client.call('DELETE', `/containers/${body.Id}?force=true`, undefined, {}, [404]);
-  }
-  return tag;
+function imageWithGit(engine: TestEngine): Promise<string> {
+  return testImage(engine, 'cp /host-git /usr/bin/git', ['/usr/bin/git:/host-git:ro']);
 }
 
 /** Another image than the base. */

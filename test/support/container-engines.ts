@@ -38,11 +38,15 @@ export function testEngines(): { engines: TestEngine[]; skipReason: string | fal
 
 /**
  * A test image on top of the base image, made by committing a container that ran `recipe` as root, and tagged with a
- * hash of the recipe: made only when the engine lacks that tag. (A commit needs no build context, and both engines
+ * hash of the recipe (and of `binds`, host paths the recipe reads): made only when the engine lacks that tag. (A commit needs no build context, and both engines
  * answer it the same way.)
  */
-export async function testImage(engine: TestEngine, recipe: string): Promise<string> {
-  const tag = `localhost/hangar-test/run-image:${createHash('sha256').update(recipe).digest('hex').slice(0, 12)}`;
+export async function testImage(engine: TestEngine, recipe: string, binds: string[] = []): Promise<string> {
+  const made = JSON.stringify([recipe, ...binds]);
+  const tag = `localhost/hangar-test/run-image:${createHash('sha256')
+    .update(binds.length ? made : recipe)
+    .digest('hex')
+    .slice(0, 12)}`;
   const present = await engine.client.call('GET', `/images/${encodeURIComponent(tag)}/json`, undefined, {}, [404]);
   if (present.status !== 404) return tag;
   const { body } = await engine.client.call<{ Id: string }>('POST', '/containers/create', {
@@ -50,7 +54,7 @@ export async function testImage(engine: TestEngine, recipe: string): Promise<str
     Entrypoint: ['sleep'],
     Cmd: ['infinity'],
     User: '0:0',
-    HostConfig: { NetworkMode: 'none' },
+    HostConfig: { NetworkMode: 'none', Binds: binds },
   });
   try {
     await engine.client.call('POST', `/containers/${body.Id}/start`);
