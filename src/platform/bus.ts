@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Database } from './db/connect.js';
+import { outsideTraces } from './tracing.js';
 
 /** What the engine holding a run is asked to do: stop it, or pick up a follow-up (for the agent or a debug agent). */
 export type RunControlAction = 'cancel' | 'agent' | 'debug';
@@ -45,8 +46,8 @@ export class Bus {
     }
     const state = { again: false };
     this.announcing.set(channel, state);
-    void sql`SELECT pg_notify(${channel}, '')`
-      .execute(this.database.db)
+    // Outside any trace: the wake-up serves every change folded into it, not the request that happened to send it.
+    void outsideTraces(() => sql`SELECT pg_notify(${channel}, '')`.execute(this.database.db))
       .catch(() => undefined)
       .finally(() => {
         this.announcing.delete(channel);

@@ -7,7 +7,7 @@ import { prepareRun, type RunCreationDependencies, type RunOrigin } from './crea
 import { failureOutput, isFailedState } from './failure-output.js';
 import { createOnce, type CreatedRun, type IdempotencyKey } from './idempotency.js';
 import { MAX_METADATA_FILTER_PAIRS, metadataPairProblem } from './metadata.js';
-import { isWaiting, type QueueFacts, type QueueReason, queueReasons } from './queue-reason.js';
+import { isWaiting, type QueueFacts, type QueueReason, queueReasons, type WaitingRun } from './queue-reason.js';
 import { renderEvent, renderRun } from './render.js';
 import { RunInserts } from './lifecycle/insert-batches.js';
 import type { RunLifecycle } from './lifecycle/run-lifecycle.js';
@@ -73,22 +73,29 @@ export class RunsService {
   ): Promise<CreatedRun & { queue_reason?: QueueReason }> {
     const { run, attachments } = await prepareRun(this.options, this.db, caller, body, origin);
     const { atCapacity } = await this.inserts.insert(run, attachments);
-    return this.explained({
-      run_id: run.id,
-      task_id: run.id,
-      state: run.state,
-      ...(atCapacity ? { at_capacity: true } : {}),
-    });
+    // The run as inserted explains the state answered: reading it back would cost every create a statement.
+    return this.explained(
+      { run_id: run.id, task_id: run.id, state: run.state, ...(atCapacity ? { at_capacity: true } : {}) },
+      run,
+    );
   }
 
-  /** A create's answer with why the run waits, as things are now (a replayed answer too). */
-  private async explained(answer: CreatedRun): Promise<CreatedRun & { queue_reason?: QueueReason }> {
+  /**
+   * A create's answer with why the run waits: for `run` as given, or else as things are now (a replayed answer,
+   * whose run may have moved on since).
+   */
+  private async explained(
+    answer: CreatedRun,
+    inserted?: WaitingRun,
+  ): Promise<CreatedRun & { queue_reason?: QueueReason }> {
     if (!isWaiting(answer.state)) return answer;
-    const run = await this.db
-      .selectFrom('runs')
-      .select(['state', 'team_uid', 'worker_host'])
-      .where('id', '=', answer.run_id)
-      .executeTakeFirst();
+    const run =
+      inserted ??
+      (await this.db
+        .selectFrom('runs')
+        .select(['state', 'team_uid', 'worker_host'])
+        .where('id', '=', answer.run_id)
+        .executeTakeFirst());
     if (!run) return answer;
     const [reason] = await queueReasons(this.db, this.options.queueFacts, [run]);
     return reason ? { ...answer, queue_reason: reason } : answer;

@@ -145,6 +145,30 @@ describe('OpenTelemetry traces, exported to a real OTLP/HTTP receiver', () => {
     );
   });
 
+  test("a create's statements: its run is not read back for the queue reason, and the engines' wake-up is in no request's trace", async () => {
+    const create = () =>
+      hangar.request('POST', '/api/v1/agent/runs', { body: { prompt: 'x', config: { worker_host: 'nobody-here' } } });
+    const created = await create();
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    assert.equal(created.body.queue_reason.code, 'waiting_for_worker', 'the reason is still given');
+    const traceId = created.headers.get('x-request-id')!;
+    // A second request's span arriving means the first's statements (the NOTIFY settles after the answer) have too.
+    const next = (await create()).headers.get('x-request-id')!;
+    const spans = await receiver.waitFor('both creates', (all) =>
+      [traceId, next].every((id) => all.some((span) => span.traceId === id && span.kind === SERVER)),
+    );
+    const texts = spans
+      .filter((span) => span.traceId === traceId)
+      .map((span) => String(span.attributes['db.query.text'] ?? span.name));
+    assert.ok(
+      texts.some((text) => text.includes('INSERT INTO runs')),
+      `the insert is traced: ${texts.join(' | ')}`,
+    );
+    assert.ok(!texts.some((text) => /from "runs" where "id"/i.test(text)), `no read-back: ${texts.join(' | ')}`);
+    // The NOTIFY that wakes the engines serves every run committed meanwhile, so it is filed under none of them.
+    assert.ok(!texts.some((text) => text.includes('pg_notify')), `no wake-up: ${texts.join(' | ')}`);
+  });
+
   test("a transaction that fails: its span is an error, with the failed statement's text and the rollback", async () => {
     const parent = startSpan('a traced piece of work');
     await assert.rejects(
