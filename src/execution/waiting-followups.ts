@@ -13,7 +13,13 @@ export class WaitingFollowups {
   private readonly reads: Batcher<string, FollowupInput[]>;
 
   constructor(db: Kysely<DB>) {
-    this.reads = new Batcher({ maxBatch: 100, maxInFlight: 2, write: (runIds) => store.waitingFollowups(db, runIds) });
+    // Outside traces like the engine's writes: a batch serves many runs, so it belongs to none of their traces.
+    this.reads = new Batcher({
+      maxBatch: 100,
+      maxInFlight: 2,
+      outsideTraces: true,
+      write: (runIds) => store.waitingFollowups(db, runIds),
+    });
   }
 
   of(runId: string): Promise<FollowupInput[]> {
