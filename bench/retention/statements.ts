@@ -2,7 +2,9 @@
 // (default 100000; nine in ten ended), deletes the older half of the ended ones in one statement (the dead rows a
 // pass leaves; how they were deleted does not matter to what follows), then times the ANALYZE variants (taking
 // turns) and either `VACUUM runs` at once ("full") or the heap-only vacuum and the deferred full one ("heap first").
-// A fresh database per round; the two kinds of round alternate, BENCH_ROUNDS of each (default 2).
+// A fresh database per round; the two kinds of round alternate, BENCH_ROUNDS of each (default 2). After each
+// ANALYZE it prints the plans that depend on the statistics (the list's first page, the search for two words), to
+// see whether a smaller sample changes them (src/platform/db/pglite-upkeep.ts, PGLITE_STATISTICS_TARGET).
 // `node --import tsx bench/retention/statements.ts`. Figures go in bench/RESULTS.md (Run retention).
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';

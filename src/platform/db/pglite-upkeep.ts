@@ -4,10 +4,10 @@ import { cleanIndexes, type VacuumStatement, vacuumTables } from './vacuum.js';
 /**
  * PGlite's ANALYZE statistics target (PostgreSQL's default is 100). ANALYZE samples 300 rows per unit of target and
  * computes every column's statistics from the sample, so on PGlite, where it holds the one connection, a smaller
- * sample is a shorter stall: `ANALYZE runs` with 55k runs left of 100k took 660-690 ms at 100, 140-175 ms at 30 and
- * 40-47 ms at 10 on a quiet machine (analyzing only the columns queries filter on, at 100: 340 ms). The runs list's
- * and the search's plans were the same at 10 as at 100 (EXPLAIN in bench/retention/statements.ts; bench/RESULTS.md,
- * Run retention). What is coarser: histograms of 10 buckets, so the search's selectivity is estimated partly by
+ * sample is a shorter stall: `ANALYZE runs` with 55k runs left of 100k took 467-687 ms at 100, 109-174 ms at 30 and
+ * 37-47 ms at 10 on a quiet machine (only the columns queries filter on, at 100: 218-398 ms). The runs list's and
+ * the search's plans were the same at 10 as at 100 every time (EXPLAIN in bench/retention/statements.ts); at 30 a
+ * search switched now and then to a worse plan (bench/RESULTS.md, Run retention). What is coarser: histograms of 10 buckets, so the search's selectivity is estimated partly by
  * pg_trgm's and LIKE's fixed rules rather than from the sample. PostgreSQL keeps its default (autovacuum's ANALYZE
  * runs beside the API there).
  */
