@@ -10,7 +10,8 @@ import { EngineWrites } from '../execution/index.js';
 import { EnginePresence } from '../execution/index.js';
 import { workspacesInUse } from '../execution/index.js';
 import { threadReplyLoop } from '../github/index.js';
-import { vacuumTables } from '../platform/db/vacuum.js';
+import type { DB } from '../database.js';
+import { PgliteUpkeep } from '../platform/db/pglite-upkeep.js';
 import { PollingLoop } from '../platform/loop.js';
 import { idempotencyKeyRetention, overviewFold, PGLITE_BATCH_MS, runRetention } from '../runs/index.js';
 import { Scheduler } from '../schedules/index.js';
@@ -48,7 +49,8 @@ export class Loops implements Component {
     options: { role: Role; now?: () => Date; harnesses?: Harness[] },
   ) {
     const { config, database, log, bus } = platform;
-    if (database.kind === 'pglite') this.chores.push(vacuum(platform));
+    const upkeep = database.kind === 'pglite' ? pgliteUpkeep(platform) : undefined;
+    if (upkeep) this.chores.push(...vacuum(platform, upkeep));
     if (options.role !== 'engine') {
       this.hub = new WorkerHub({
         ...services.runSetup,
@@ -76,9 +78,10 @@ export class Loops implements Component {
           // PGlite's one connection serves the API between batches: short ones, with pauses as long, each
           // started at a quiet moment of the API.
           ...(database.kind === 'pglite' ? { targetBatchMs: PGLITE_BATCH_MS, whenQuiet: quiet(platform) } : {}),
-          // PGlite has no autovacuum: the deleted rows' space is made reusable at once, a table at a time.
+          // PGlite has no autovacuum: the deleted rows' space is made reusable at once, a table at a time (the
+          // heap; the indexes when the API is idle, see PgliteUpkeep).
           afterDeleting: async () => {
-            if (database.kind === 'pglite') await vacuumTables(database.db, { whenQuiet: quiet(platform) });
+            await upkeep?.vacuum();
           },
         }),
       );
@@ -162,18 +165,40 @@ function quiet(platform: Platform): () => Promise<void> {
   return () => platform.activity.quiet(QUIET_WAIT_MS);
 }
 
+function pgliteUpkeep(platform: Platform): PgliteUpkeep<DB> {
+  return new PgliteUpkeep(platform.database.db, {
+    idleMs: () => platform.activity.idleMs,
+    whenQuiet: quiet(platform),
+  });
+}
+
+/** How often PGlite's index passes left waiting look for an idle API (no query when none is waiting). */
+const INDEX_CLEANUP_CHECK_MS = 60_000;
+
 /**
  * PGlite never autovacuums; without this, dead tuples from updates pile up forever. Autovacuum's rules, a table
- * and a statement at a time (src/platform/db/vacuum.ts), so the API is served between them.
+ * and a statement at a time, heap first and indexes when the API is idle (src/platform/db/pglite-upkeep.ts), so
+ * the API is served between them.
  */
-function vacuum(platform: Platform): PollingLoop {
-  const { database, config, log } = platform;
-  return new PollingLoop({
-    intervalMs: config.vacuumIntervalSeconds * 1000,
-    waitFirst: true,
-    pass: async () => {
-      await vacuumTables(database.db, { whenQuiet: quiet(platform) });
-    },
-    onError: (error) => log.warn({ err: error }, 'vacuum failed'),
-  });
+function vacuum(platform: Platform, upkeep: PgliteUpkeep<DB>): PollingLoop[] {
+  const { config, log } = platform;
+  const onError = (error: unknown) => log.warn({ err: error }, 'vacuum failed');
+  return [
+    new PollingLoop({
+      intervalMs: config.vacuumIntervalSeconds * 1000,
+      waitFirst: true,
+      pass: async () => {
+        await upkeep.vacuum();
+      },
+      onError,
+    }),
+    new PollingLoop({
+      intervalMs: INDEX_CLEANUP_CHECK_MS,
+      waitFirst: true,
+      pass: async () => {
+        await upkeep.cleanIndexesIfDue();
+      },
+      onError,
+    }),
+  ];
 }

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import { pino } from 'pino';
+import { PGLITE_STATISTICS_TARGET, PgliteUpkeep } from '../../src/platform/db/pglite-upkeep.js';
 import { tablesNeedingUpkeep, vacuumTables } from '../../src/platform/db/vacuum.js';
 import { RequestActivity } from '../../src/platform/http/activity.js';
 import { deleteExpiredRuns, RunLifecycle } from '../../src/runs/index.js';
@@ -12,7 +13,8 @@ import { startTestServer, type TestServer } from '../support/server.js';
 
 // How retention shares the database with the API (issue 29): on PGlite, one connection in the process, a pass
 // deletes in short batches, waits for a quiet moment of the API before each, and reclaims the space a table and a
-// statement at a time, only where the statistics say so.
+// statement at a time, only where the statistics say so: the heap at once, the indexes when the API is idle.
+// PgliteUpkeep's statements are plain SQL, so they are checked on both databases.
 const noBlobs = { delete: async () => undefined } as never;
 let hangar: TestServer;
 
@@ -98,6 +100,131 @@ test('the vacuum goes a table at a time where the statistics call for it, and le
   );
 });
 
+/** The runs table's size on disk, in pages. */
+async function runPages(): Promise<number> {
+  const result = await sql<{ pages: string }>`SELECT pg_relation_size('runs') / 8192 AS pages`.execute(hangar.db);
+  return Number(result.rows[0]!.pages);
+}
+
+test('while the API is busy, the vacuum after a pass is the heap-only one: the space is reused at once, the index pass waits for an idle API', async () => {
+  let idleMs = 0;
+  const statements: string[] = [];
+  const upkeep = new PgliteUpkeep(hangar.db, {
+    idleMs: () => idleMs,
+    idleForIndexCleanupMs: 60_000,
+    maxWaitMs: Number.POSITIVE_INFINITY,
+    onStatement: (statement) => statements.push(`${statement.statement} ${statement.table}`),
+  });
+  await deleteExpiredRuns({
+    lifecycle: new RunLifecycle(hangar.db),
+    blobs: noBlobs,
+    days: 1,
+    log: pino({ enabled: false }),
+  });
+  await upkeep.vacuum(); // what earlier tests left
+  const before = await runPages();
+  await endedRuns(2000, 'reused-');
+  const full = await runPages();
+  await deleteExpiredRuns({
+    lifecycle: new RunLifecycle(hangar.db),
+    blobs: noBlobs,
+    days: 1,
+    log: pino({ enabled: false }),
+    afterDeleting: async () => {
+      await eventually('the deleted runs show in the statistics', async () =>
+        (await tablesNeedingUpkeep(hangar.db)).some((table) => table.table === 'runs' && table.vacuum),
+      );
+      statements.length = 0;
+      await upkeep.vacuum();
+    },
+  });
+  assert.ok(statements.includes('VACUUM (INDEX_CLEANUP OFF) runs'), JSON.stringify(statements));
+  assert.ok(!statements.includes('VACUUM runs'), JSON.stringify(statements));
+  assert.ok(upkeep.waitingTables.includes('public.runs'));
+  // As many runs again go in the space of the deleted ones: without the VACUUM the table would grow by as many
+  // pages as they took the first time. (It grows a little: each deleted row keeps its line pointer until the
+  // index pass, so a page holds a few new rows fewer.)
+  await endedRuns(2000, 'again-');
+  const grown = (await runPages()) - full;
+  assert.ok(grown < (full - before) / 4, `grew ${grown} pages; the runs took ${full - before}`);
+
+  // Busy: the index pass still waits.
+  statements.length = 0;
+  assert.deepEqual(await upkeep.cleanIndexesIfDue(), []);
+  assert.ok(upkeep.waitingTables.includes('public.runs'));
+  // Idle for long enough: the plain VACUUM, once, of each table left waiting.
+  idleMs = 60_000;
+  await upkeep.cleanIndexesIfDue();
+  assert.ok(statements.includes('VACUUM runs'), JSON.stringify(statements));
+  assert.ok(
+    statements.every((statement) => statement.startsWith('VACUUM ')),
+    JSON.stringify(statements),
+  );
+  assert.deepEqual(upkeep.waitingTables, []);
+  assert.deepEqual(await upkeep.cleanIndexesIfDue(), []);
+});
+
+test('an index pass left waiting goes ahead after the longest wait, even with the API busy', async () => {
+  const statements: string[] = [];
+  const upkeep = new PgliteUpkeep(hangar.db, {
+    idleMs: () => 0,
+    maxWaitMs: 0,
+    onStatement: (statement) => statements.push(`${statement.statement} ${statement.table}`),
+  });
+  await endedRuns(400, 'overdue-');
+  await deleteExpiredRuns({
+    lifecycle: new RunLifecycle(hangar.db),
+    blobs: noBlobs,
+    days: 1,
+    log: pino({ enabled: false }),
+  });
+  await eventually('the deleted runs show in the statistics', async () =>
+    (await tablesNeedingUpkeep(hangar.db)).some((table) => table.table === 'runs' && table.vacuum),
+  );
+  await upkeep.vacuum();
+  // The heap first, then (already due) the indexes.
+  const runs = statements.filter((statement) => statement.endsWith(' runs'));
+  assert.deepEqual(
+    runs.filter((statement) => statement.startsWith('VACUUM')),
+    ['VACUUM (INDEX_CLEANUP OFF) runs', 'VACUUM runs'],
+  );
+  assert.deepEqual(upkeep.waitingTables, []);
+});
+
+test('the idle API gets the full VACUUM at once, and ANALYZE samples with the smaller statistics target', async () => {
+  const statements: string[] = [];
+  const upkeep = new PgliteUpkeep(hangar.db, {
+    idleMs: () => Number.POSITIVE_INFINITY,
+    onStatement: (statement) => statements.push(`${statement.statement} ${statement.table}`),
+  });
+  await endedRuns(1000, 'sampled-');
+  await deleteExpiredRuns({
+    lifecycle: new RunLifecycle(hangar.db),
+    blobs: noBlobs,
+    days: 1,
+    log: pino({ enabled: false }),
+  });
+  await endedRuns(1000, 'kept-');
+  await sql`UPDATE runs SET ended_at = now() WHERE id LIKE 'kept-%'`.execute(hangar.db);
+  await eventually('the changes show in the statistics', async () =>
+    (await tablesNeedingUpkeep(hangar.db)).some((table) => table.table === 'runs' && table.analyze),
+  );
+  await upkeep.vacuum();
+  assert.ok(statements.includes('VACUUM runs'), JSON.stringify(statements));
+  assert.ok(statements.includes('ANALYZE runs'), JSON.stringify(statements));
+  assert.deepEqual(upkeep.waitingTables, []);
+  // At most target + 1 histogram bounds (PostgreSQL's default target, 100, would give 101 for 1000 distinct ids).
+  const bounds = await sql<{ bounds: number }>`
+    SELECT array_length(histogram_bounds::text::text[], 1) AS bounds FROM pg_stats
+    WHERE schemaname = 'public' AND tablename = 'runs' AND attname = 'id'`.execute(hangar.db);
+  assert.equal(bounds.rows[0]?.bounds, PGLITE_STATISTICS_TARGET + 1);
+  // The setting was for the ANALYZE alone.
+  const setting = await sql<{ target: string }>`SELECT current_setting('default_statistics_target') AS target`.execute(
+    hangar.db,
+  );
+  assert.equal(setting.rows[0]?.target, '100');
+});
+
 test('the API is quiet when no request is in flight; a request in flight for long is a stream and does not count', async () => {
   const pending: http.ServerResponse[] = [];
   const server = http.createServer((_request, response) => pending.push(response));
@@ -110,6 +237,7 @@ test('the API is quiet when no request is in flight; a request in flight for lon
     const answered = fetch(url).then((response) => response.text());
     await eventually('the request arrived', () => pending.length === 1);
     assert.equal(activity.busy, true);
+    assert.equal(activity.idleMs, 0);
     let quiet = false;
     const waited = activity.quiet(60_000).then(() => (quiet = true));
     await new Promise((resolve) => setImmediate(resolve));
@@ -118,6 +246,9 @@ test('the API is quiet when no request is in flight; a request in flight for lon
     await waited;
     assert.equal(await answered, 'done');
     assert.equal(activity.busy, false);
+    // Idle since that request ended, and more so as time goes.
+    const idle = activity.idleMs;
+    await eventually('the idle time grows', () => activity.idleMs > idle);
 
     // Counted as a stream from the start (0 ms): a live event stream left open never holds the chores back.
     const streams = new RequestActivity(0);

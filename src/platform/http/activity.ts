@@ -9,6 +9,8 @@ export class RequestActivity {
   /** When each request in flight arrived (performance.now()). */
   private readonly inFlight = new Map<http.ServerResponse, number>();
   private waiters: Array<() => void> = [];
+  /** When a request (not a stream) last arrived or ended (performance.now()); the start of tracking before any. */
+  private lastActive = performance.now();
 
   /**
    * @param streamAfterMs a request in flight for longer than this is a stream (live events, a long poll) or
@@ -20,8 +22,13 @@ export class RequestActivity {
   track(server: http.Server): void {
     server.on('request', (_request: http.IncomingMessage, response: http.ServerResponse) => {
       this.inFlight.set(response, performance.now());
+      this.lastActive = performance.now();
       response.once('close', () => {
+        const arrived = this.inFlight.get(response);
         this.inFlight.delete(response);
+        // A stream's end is not a burst of queries either.
+        if (arrived !== undefined && performance.now() - arrived <= this.streamAfterMs)
+          this.lastActive = performance.now();
         if (!this.busy) for (const wake of this.waiters.splice(0)) wake();
       });
     });
@@ -32,6 +39,15 @@ export class RequestActivity {
     const now = performance.now();
     for (const arrived of this.inFlight.values()) if (now - arrived <= this.streamAfterMs) return true;
     return false;
+  }
+
+  /**
+   * For how long the API has had no request (but streams) in flight and none arriving: 0 while busy. PGlite's
+   * multi-second maintenance (a VACUUM that cleans the runs table's indexes) waits for the API to be idle for a
+   * while, when a request arriving meanwhile is unlikely, rather than for the gap between two requests.
+   */
+  get idleMs(): number {
+    return this.busy ? 0 : performance.now() - this.lastActive;
   }
 
   /**
