@@ -7,8 +7,9 @@ import { cleanIndexes, type VacuumStatement, vacuumTables } from './vacuum.js';
  * sample is a shorter stall: `ANALYZE runs` with 55k runs left of 100k took 467-687 ms at 100, 109-174 ms at 30 and
  * 37-47 ms at 10 on a quiet machine (only the columns queries filter on, at 100: 218-398 ms). The runs list's and
  * the search's plans were the same at 10 as at 100 every time (EXPLAIN in bench/retention/statements.ts); at 30 a
- * search switched now and then to a worse plan (bench/RESULTS.md, Run retention). What is coarser: histograms of 10 buckets, so the search's selectivity is estimated partly by
- * pg_trgm's and LIKE's fixed rules rather than from the sample. PostgreSQL keeps its default (autovacuum's ANALYZE
+ * search switched now and then to a worse plan (bench/RESULTS.md, Run retention). What is coarser: histograms of
+ * 10 buckets, so the search's selectivity is estimated partly by pg_trgm's and LIKE's fixed rules rather than from
+ * the sample. PostgreSQL keeps its default (autovacuum's ANALYZE
  * runs beside the API there).
  */
 export const PGLITE_STATISTICS_TARGET = 10;
