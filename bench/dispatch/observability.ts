@@ -1,22 +1,31 @@
-// The engine's drain (in-process harness) with metrics served and scraped every second, and with traces exported
-// to a local OTLP/HTTP receiver, against the same drain with both off: each in a process of its own, taking turns.
+// The engine's drain with metrics served and scraped every second, and with traces exported to a local OTLP/HTTP
+// receiver, against the same drain with both off: each in a process of its own, taking turns.
 // Targets: at most 5% fewer runs/s with metrics, 15% with tracing. See bench/RESULTS.md#observability.
+//
+//   BENCH_OBSERVE_HARNESS  inprocess (default: the engine alone, a harness that ends at once) or command (an
+//                          operator command harness, `/bin/true` in the sandbox: one process per run)
 import { fileURLToPath } from 'node:url';
 import { compareObservations, table } from '../observability/compare.js';
 
 const rounds = Number(process.env.BENCH_REPEATS || 5);
+const harness = process.env.BENCH_OBSERVE_HARNESS || 'inprocess';
+if (harness !== 'inprocess' && harness !== 'command')
+  throw new Error('BENCH_OBSERVE_HARNESS must be inprocess or command');
+// In-process, PostgreSQL's CPU is this drain's database's backends; with the command harness, all of PostgreSQL's.
+const figures =
+  harness === 'inprocess'
+    ? /in-process harness: (\d+) runs\/s \(CPU per run: Node ([\d.]+) ms, PostgreSQL [\d.]+ ms, of which this database's backends ([\d.]+) ms/
+    : /command harness: (\d+) runs\/s \(CPU per run: Node ([\d.]+) ms, PostgreSQL ([\d.]+) ms/;
 const { medians } = await compareObservations(
   fileURLToPath(new URL('./main.ts', import.meta.url)),
-  { BENCH_DISPATCH_PARTS: 'inprocess', BENCH_REPEATS: '1' },
+  { BENCH_DISPATCH_PARTS: harness, BENCH_REPEATS: '1' },
   rounds,
   (output) => {
-    const match =
-      /in-process harness: (\d+) runs\/s \(CPU per run: Node ([\d.]+) ms, PostgreSQL [\d.]+ ms, of which this database's backends ([\d.]+) ms/.exec(
-        output,
-      );
+    const match = figures.exec(output);
     if (!match) throw new Error(`no drain figures in: ${output}`);
     console.log(output.trim());
     return { rate: Number(match[1]), serverCpuMs: Number(match[2]), postgresCpuMs: Number(match[3]) };
   },
 );
-console.log(`\n${table('Dispatch drain (in-process harness)', 'run', medians, rounds)}`);
+const title = harness === 'inprocess' ? 'Dispatch drain (in-process harness)' : 'Dispatch drain (command harness)';
+console.log(`\n${table(title, 'run', medians, rounds)}`);
