@@ -48,10 +48,20 @@ export async function cloneLinked(
   options: LinkedCloneOptions,
 ): Promise<string> {
   const clones = path.join(options.root, CLONES_DIRECTORY);
-  await fs.promises.mkdir(clones, { recursive: true, mode: 0o700 });
   // Named after the workspace, so a sweep can tell a leftover (its workspace gone) from a clone in progress.
   const staging = path.join(clones, `${path.basename(workspace)}.${randomBytes(6).toString('hex')}`);
-  await fs.promises.mkdir(staging, { mode: 0o700 });
+  for (let attempt = 0; ; attempt++) {
+    await fs.promises.mkdir(clones, { recursive: true, mode: 0o700 });
+    // Another clone that just ended may have removed the (then empty) directory in between: made again.
+    const made = await fs.promises.mkdir(staging, { mode: 0o700 }).then(
+      () => true,
+      (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT' || attempt >= 10) throw error;
+        return false;
+      },
+    );
+    if (made) break;
+  }
   try {
     const staged = path.join(staging, name);
     // The server's own environment, as for its fetches into the mirror: nothing of the run's (its HOME is in the
@@ -73,6 +83,9 @@ export async function cloneLinked(
     return target;
   } finally {
     await removeTree(staging).catch(() => undefined);
+    // Left only while clones are in progress (it fails while another one's is there): the workspace root holds
+    // workspaces, and what lists it expects nothing else.
+    await fs.promises.rmdir(clones).catch(() => undefined);
   }
 }
 
