@@ -13,6 +13,7 @@ import type { SandboxMode, SandboxedProcess } from './sandbox/types.js';
 import type { RunFile } from './store.js';
 import { removeTree, WorkspaceFiles, type FileOwner } from './workspace-files.js';
 import { LAYERS_DIRECTORY, WorkspaceLayers } from './workspace-layers.js';
+import { CLONES_DIRECTORY, cloneLinked, removeOrphanClones } from './linked-clone.js';
 import { failureReason, OutputTail, tailOf } from './output-tail.js';
 
 const execFileAsync = promisify(execFile);
@@ -244,6 +245,7 @@ export class Workspaces {
       );
     }
     await this.layers.removeOrphans();
+    await removeOrphanClones(this.options.root);
     return removed;
   }
 
@@ -255,10 +257,12 @@ export class Workspaces {
     const entries = await fs.promises.readdir(this.options.root).catch(() => [] as string[]);
     for (const entry of entries) {
       const full = path.join(this.options.root, entry);
-      // The writable layers go with their workspaces (below, those of the directories kept stay).
-      if (!keep.has(full) && entry !== LAYERS_DIRECTORY) await this.remove(full);
+      // The writable layers go with their workspaces (below, those of the directories kept stay), and so do the
+      // clones staged for them.
+      if (!keep.has(full) && entry !== LAYERS_DIRECTORY && entry !== CLONES_DIRECTORY) await this.remove(full);
     }
     await this.layers.removeOrphans();
+    await removeOrphanClones(this.options.root);
   }
 
   /** The server's git object cache this workspace root clones from. */
@@ -315,10 +319,22 @@ export class Workspaces {
   }
 
   /**
-   * Clones each repository from its mirror (fetched by fetchRepos) into the workspace, as the run user. The clone
-   * copies the mirror's packs and borrows nothing (no alternates, no hard links): nothing done in the checkout can
-   * reach the mirror. Its `origin` is then the repository's URL, as if cloned from there. A repository `access`
-   * holds a GitHub token for is cloned from its URL with that token instead (and on a follow-up, its run's branch).
+   * Whether clones hard-link the mirror's object files (cloneLinked): only a root server whose runs run as another
+   * user, who can then never change a linked file. A server whose runs share its uid could chmod one: its clones
+   * copy the mirror's packs instead (`--no-hardlinks`).
+   */
+  private get linksMirror(): boolean {
+    const owner = this.options.owner;
+    return owner !== undefined && owner.uid !== 0 && process.getuid?.() === 0;
+  }
+
+  /**
+   * Clones each repository from its mirror (fetched by fetchRepos) into the workspace. The clone borrows nothing
+   * (no alternates): nothing done in the checkout can reach the mirror. A root server clones with hard links to the
+   * mirror's object files, which stay root's and read-only, and checks the clone out as the run user (cloneLinked);
+   * otherwise the run user clones, copying the mirror's packs. Its `origin` is then the repository's URL, as if
+   * cloned from there. A repository `access` holds a GitHub token for is cloned from its URL with that token instead
+   * (and on a follow-up, its run's branch).
    */
   async clone(
     directory: string,
@@ -374,6 +390,17 @@ export class Workspaces {
           } else {
             await clone(undefined);
           }
+        } else if (this.linksMirror && user) {
+          await cache.reading(repoKey(ref), () =>
+            cloneLinked(cache.mirrorPath(repoKey(ref)), directory, repo, this.repoUrl(ref), {
+              root: this.options.root,
+              owner: user,
+              timeoutMs: this.options.setupTimeoutMs,
+              signal: abort,
+            }),
+          );
+          // The checkout, as the run user: the repository's files and links are written by the run's uid only.
+          await execFileAsync('git', ['-C', repo, 'reset', '--hard', '--quiet'], { cwd: directory, ...gitOptions });
         } else {
           // The checkout is fresh: nothing of the run has touched it yet when its origin is set.
           await cache.reading(repoKey(ref), async () => {

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { getRun, harnessEnv, outputTexts, script, waitForState } from '../support/engine.js';
+import { eventually, getRun, harnessEnv, outputTexts, script, waitForState } from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -46,7 +46,7 @@ async function runIn(
   const done = timeline.find((event) => event.event_type === 'environment_setup_done')?.payload;
   const setupCommands = timeline.filter((event) => event.event_type === 'environment_setup_command').length;
   const started = timeline.find((event) => event.event_type === 'agent_started')?.payload;
-  return { runId, run, done, setupCommands, started, output: () => outputTexts(hangar, runId) };
+  return { runId, run, done, setupCommands, started, output: () => outputTexts(hangar, runId, apiKey) };
 }
 
 /** Another team's run, read with its key (waitForState reads with the first team's). */
@@ -284,6 +284,110 @@ describe('warm starts', () => {
     const other = await runIn(await environment({}), script({ cat: 'app/README.md' }));
     assert.equal(other.run.state, 'SUCCEEDED', JSON.stringify(other.run));
     assert.deepEqual(await other.output(), ['# app\n']);
+  });
+
+  test('a root server’s clones hard-link the mirror’s objects, which the run can neither write, chmod, truncate nor touch: the mirror stays byte for byte, and another team clones it', async (t) => {
+    if (process.getuid?.() !== 0) return t.skip('only a root server (with a run user) clones with hard links');
+    // Enough files for the first fetch to keep a pack; the commit after it comes as loose objects.
+    const files = Object.fromEntries(Array.from({ length: 120 }, (_, i) => [`src/f${i}.txt`, `file ${i}\n`]));
+    git.createRepo('acme', 'packed', { 'README.md': '# packed\n', ...files });
+    const repos = { github_repos: [{ owner: 'acme', repo: 'packed' }] };
+    const first = await environment(repos);
+    assert.equal((await runIn(first)).run.state, 'SUCCEEDED');
+    // Its snapshot (the workspace, renamed) holds the links too, root's: dropped, it is still removed.
+    const [firstSnapshot] = await snapshotRows(first);
+    const snapshotPack = path.join(snapshotsDir(), firstSnapshot!.id, 'packed', '.git', 'objects', 'pack');
+    for (const name of fs.readdirSync(snapshotPack)) {
+      const stat = fs.lstatSync(path.join(snapshotPack, name));
+      assert.ok(stat.nlink > 1 && stat.uid === 0, name);
+    }
+    // On the host, the checkout is the run user's.
+    for (const name of ['README.md', '.git/index', '.git/config', '.git/objects/pack'])
+      assert.notEqual(fs.lstatSync(path.join(snapshotsDir(), firstSnapshot!.id, 'packed', name)).uid, 0, name);
+    assert.equal((await hangar.request('POST', `/api/v1/admin/environments/${first}/rebuild`)).status, 200);
+    git.commit('acme', 'packed', { 'NEW.md': 'new\n' });
+    assert.equal((await runIn(await environment(repos))).run.state, 'SUCCEEDED');
+    const mirror = path.join(hangar.dataDir, 'git-cache', 'acme', 'packed.git');
+    const objects = (directory: string) =>
+      fs
+        .readdirSync(path.join(directory, 'objects'), { recursive: true, withFileTypes: true })
+        .filter((entry) => entry.isFile())
+        .map((entry) => path.relative(directory, path.join(entry.parentPath, entry.name)))
+        .sort();
+    const state = () =>
+      objects(mirror).map((name) => {
+        const stat = fs.lstatSync(path.join(mirror, name));
+        return `${name} ${stat.ino} ${stat.uid} ${(stat.mode & 0o7777).toString(8)} ${stat.mtimeMs} ${fs.readFileSync(path.join(mirror, name), 'base64')}`;
+      });
+    const before = state();
+    assert.ok(
+      objects(mirror).some((name) => name.endsWith('.pack')),
+      'the mirror holds a pack',
+    );
+    assert.ok(
+      objects(mirror).some((name) => /^objects\/[0-9a-f]{2}\//.test(name)),
+      'the mirror holds loose objects',
+    );
+
+    const attacker = await runIn(
+      await environment({
+        ...repos,
+        setup_commands: [
+          // What the run sees first: who owns what, and which object files are links (inode, link count).
+          `cd packed && id -u > ../uid.txt && stat -c '%n %u' README.md .git/config .git/index .git/objects/pack > ../owners.txt && ` +
+            `find .git/objects -type f -exec stat -c '%n %i %h %u %a' {} + > ../links.txt && ` +
+            // Then every way of changing a linked file in place, each written down when it works ...
+            `for f in $(find .git/objects -type f); do ` +
+            `test -w "$f" && echo "writable $f"; chmod 666 "$f" 2>/dev/null && echo "chmod $f"; ` +
+            `touch "$f" 2>/dev/null && echo "touch $f"; truncate -s 0 "$f" 2>/dev/null && echo "truncate $f"; ` +
+            `(echo corrupt >> "$f") 2>/dev/null && echo "append $f"; ` +
+            // ... and replacing it, which the run may do: its checkout's names are its own.
+            `rm -f "$f" && echo corrupt > "$f" && echo "replaced $f"; done > ../attack.txt 2>&1; true`,
+        ],
+      }),
+      script({ cat: 'uid.txt' }, { cat: 'owners.txt' }, { cat: 'links.txt' }, { cat: 'attack.txt' }),
+    );
+    assert.equal(attacker.run.state, 'SUCCEEDED', JSON.stringify(attacker.run));
+    const [uid, owners, links, attack] = await attacker.output();
+    // As the run sees them: in a networked sandbox it is uid 0 of its own user namespace, and root outside is nobody.
+    const runUid = uid!.trim();
+    // The checkout and the repository's own files and directories are the run user's ...
+    for (const line of owners!.trim().split('\n')) assert.equal(line.split(' ')[1], runUid, line);
+    // ... the object files are the mirror's very inodes, root's and read-only.
+    const linked = links!.trim().split('\n');
+    assert.deepEqual(linked.map((line) => line.split(' ')[0]!.replace(/^\.git\//, '')).sort(), objects(mirror));
+    for (const line of linked) {
+      const [name, inode, count, owner, mode] = line.split(' ');
+      const inMirror = fs.lstatSync(path.join(mirror, name!.replace(/^\.git\//, '')));
+      assert.equal(Number(inode), inMirror.ino, `${name} is the mirror's inode`);
+      assert.ok(Number(count) > 1, line);
+      assert.notEqual(owner, runUid, line);
+      assert.equal(mode, '444', line);
+    }
+    // No change in place worked; every replacement did.
+    const attempts = attack!.trim().split('\n');
+    assert.deepEqual(
+      attempts.filter((line) => !line.startsWith('replaced ')),
+      [],
+    );
+    assert.equal(attempts.length, linked.length);
+    assert.deepEqual(state(), before, 'the mirror is byte for byte as it was');
+    execFileSync('git', ['-C', mirror, 'fsck', '--no-progress'], { stdio: 'ignore' });
+
+    const other = await hangar.createTeamWithUser();
+    const otherRun = await runIn(
+      await environment(repos, other.apiKey),
+      script({ sh: 'cd packed && git fsck --no-progress >/dev/null 2>&1 && cat NEW.md src/f7.txt' }),
+      {},
+      other.apiKey,
+    );
+    assert.equal(otherRun.run.state, 'SUCCEEDED', JSON.stringify(otherRun.run));
+    assert.deepEqual(await otherRun.output(), ['new\nfile 7\n']);
+    // The maintenance after the snapshots taken since removed the dropped one, root's links and all.
+    await eventually(
+      'the dropped snapshot is removed',
+      () => !fs.existsSync(path.join(snapshotsDir(), firstSnapshot!.id)),
+    );
   });
 
   test('an admin drops an environment’s snapshots: its next run is cold', async () => {

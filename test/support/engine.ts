@@ -100,9 +100,9 @@ export function processesWith(marker: string): number[] {
 }
 
 /** The text events a run's harness wrote, one per event, read from the raw transcript download. */
-export async function outputTexts(hangar: TestServer, runId: string): Promise<string[]> {
+export async function outputTexts(hangar: TestServer, runId: string, apiKey = hangar.apiKey): Promise<string[]> {
   const link = await fetch(`${hangar.apiUrl}/agent/runs/${runId}/transcript`, {
-    headers: { authorization: `Bearer ${hangar.apiKey}` },
+    headers: { authorization: `Bearer ${apiKey}` },
     redirect: 'manual',
   });
   if (link.status !== 302) throw new Error(`transcript of ${runId}: ${link.status} ${await link.text()}`);

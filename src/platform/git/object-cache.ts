@@ -29,8 +29,12 @@ const EVICTION_INTERVAL_MS = 60_000;
  * each ref is updated under its lock file, so two fetches into one mirror cannot corrupt it; the one that loses a
  * ref lock is tried once more. A new mirror is made in a temporary directory and renamed into place.
  *
- * Clones never borrow from the mirror (no alternates): a run could otherwise write where the mirror's objects are. The
- * clone copies the mirror's packs (`--no-hardlinks`), so nothing a run does in its checkout reaches the mirror.
+ * Clones never borrow from the mirror (no alternates): a run could otherwise write where the mirror's objects are. A
+ * root server's clones hard-link the mirror's object files, which stay root's and read-only (0444, as git makes
+ * them) in every checkout (see execution/linked-clone.ts); git never changes an object file in place (it writes new
+ * ones under temporary names and renames them, and a gc unlinks old ones), so a linked file keeps its bytes. A
+ * server whose runs share its uid copies the packs instead (`--no-hardlinks`). Either way, nothing a run does in its
+ * checkout reaches the mirror.
  *
  * The URL is named at every fetch (never stored in the mirror), so a changed base URL takes effect at once and its
  * credentials are not kept on disk.
