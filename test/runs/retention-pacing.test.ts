@@ -38,6 +38,24 @@ async function endedRuns(count: number, prefix: string): Promise<void> {
     FROM generate_series(1, ${count}::int) AS g`.execute(hangar.db);
 }
 
+/** A retention pass over the runs ended more than a day ago, with nothing else to delete (no blobs). */
+function deleteEnded(afterDeleting?: () => Promise<void>): Promise<number> {
+  return deleteExpiredRuns({
+    lifecycle: new RunLifecycle(hangar.db),
+    blobs: noBlobs,
+    days: 1,
+    log: pino({ enabled: false }),
+    ...(afterDeleting ? { afterDeleting } : {}),
+  });
+}
+
+/** Until the deleted runs show in the statistics (PostgreSQL's arrive a moment after the deletes' commit). */
+function deletionsInStatistics(): Promise<void> {
+  return eventually('the deleted runs show in the statistics', async () =>
+    (await tablesNeedingUpkeep(hangar.db)).some((table) => table.table === 'runs' && table.vacuum),
+  );
+}
+
 test('a timed pass deletes in batches and waits for a quiet moment of the API before each one after the first', async () => {
   await endedRuns(60, 'paced-');
   const steps: string[] = [];
@@ -76,16 +94,8 @@ test('a timed pass deletes in batches and waits for a quiet moment of the API be
 
 test('the vacuum goes a table at a time where the statistics call for it, and leaves the others alone', async () => {
   await endedRuns(400, 'vacuumed-');
-  await deleteExpiredRuns({
-    lifecycle: new RunLifecycle(hangar.db),
-    blobs: noBlobs,
-    days: 1,
-    log: pino({ enabled: false }),
-  });
-  // PostgreSQL's statistics arrive a moment after the deletes' commit.
-  await eventually('the deleted runs show in the statistics', async () =>
-    (await tablesNeedingUpkeep(hangar.db)).some((table) => table.table === 'runs' && table.vacuum),
-  );
+  await deleteEnded();
+  await deletionsInStatistics();
   const statements = await vacuumTables(hangar.db, { pauseMs: 0 });
   const tables = new Set(statements.map((statement) => statement.table));
   assert.ok(
@@ -115,28 +125,15 @@ test('while the API is busy, the vacuum after a pass is the heap-only one: the s
     maxWaitMs: Number.POSITIVE_INFINITY,
     onStatement: (statement) => statements.push(`${statement.statement} ${statement.table}`),
   });
-  await deleteExpiredRuns({
-    lifecycle: new RunLifecycle(hangar.db),
-    blobs: noBlobs,
-    days: 1,
-    log: pino({ enabled: false }),
-  });
+  await deleteEnded();
   await upkeep.vacuum(); // what earlier tests left
   const before = await runPages();
   await endedRuns(2000, 'reused-');
   const full = await runPages();
-  await deleteExpiredRuns({
-    lifecycle: new RunLifecycle(hangar.db),
-    blobs: noBlobs,
-    days: 1,
-    log: pino({ enabled: false }),
-    afterDeleting: async () => {
-      await eventually('the deleted runs show in the statistics', async () =>
-        (await tablesNeedingUpkeep(hangar.db)).some((table) => table.table === 'runs' && table.vacuum),
-      );
-      statements.length = 0;
-      await upkeep.vacuum();
-    },
+  await deleteEnded(async () => {
+    await deletionsInStatistics();
+    statements.length = 0;
+    await upkeep.vacuum();
   });
   assert.ok(statements.includes('VACUUM (INDEX_CLEANUP OFF) runs'), JSON.stringify(statements));
   assert.ok(!statements.includes('VACUUM runs'), JSON.stringify(statements));
@@ -172,15 +169,8 @@ test('an index pass left waiting goes ahead after the longest wait, even with th
     onStatement: (statement) => statements.push(`${statement.statement} ${statement.table}`),
   });
   await endedRuns(400, 'overdue-');
-  await deleteExpiredRuns({
-    lifecycle: new RunLifecycle(hangar.db),
-    blobs: noBlobs,
-    days: 1,
-    log: pino({ enabled: false }),
-  });
-  await eventually('the deleted runs show in the statistics', async () =>
-    (await tablesNeedingUpkeep(hangar.db)).some((table) => table.table === 'runs' && table.vacuum),
-  );
+  await deleteEnded();
+  await deletionsInStatistics();
   await upkeep.vacuum();
   // The heap first, then (already due) the indexes.
   const runs = statements.filter((statement) => statement.endsWith(' runs'));
@@ -198,12 +188,7 @@ test('the idle API gets the full VACUUM at once, and ANALYZE samples with the sm
     onStatement: (statement) => statements.push(`${statement.statement} ${statement.table}`),
   });
   await endedRuns(1000, 'sampled-');
-  await deleteExpiredRuns({
-    lifecycle: new RunLifecycle(hangar.db),
-    blobs: noBlobs,
-    days: 1,
-    log: pino({ enabled: false }),
-  });
+  await deleteEnded();
   await endedRuns(1000, 'kept-');
   await sql`UPDATE runs SET ended_at = now() WHERE id LIKE 'kept-%'`.execute(hangar.db);
   await eventually('the changes show in the statistics', async () =>
