@@ -83,10 +83,14 @@ describe('/metrics on the API port, scraped by a real Prometheus', {
       succeeded: await value('hangar_runs_ended_total{state="SUCCEEDED"}'),
       failed: await value('hangar_runs_ended_total{state="FAILED"}'),
       durations: await value('hangar_run_duration_seconds_count'),
+      durationSum: await value('hangar_run_duration_seconds_sum'),
+      agentSum: await value('hangar_run_agent_seconds_sum'),
       waits: await value('hangar_run_queue_wait_seconds_count{executor="engine"}'),
+      waitSum: await value('hangar_run_queue_wait_seconds_sum{executor="engine"}'),
       setups: await value('hangar_run_setup_seconds_count'),
       creates: await value('hangar_http_requests_total{route="/api/v1/agent/runs",method="POST",status="200"}'),
     };
+    const started = performance.now();
     const runs = await Promise.all([
       createRun(hangar, { prompt: script({ say: 'one' }) }),
       createRun(hangar, { prompt: script({ say: 'two' }) }),
@@ -103,6 +107,15 @@ describe('/metrics on the API port, scraped by a real Prometheus', {
     await reaches('hangar_run_duration_seconds_count', before.durations + 3);
     await reaches('hangar_run_queue_wait_seconds_count{executor="engine"}', before.waits + 3);
     await reaches('hangar_run_setup_seconds_count', before.setups + 3);
+    // The times are seconds (not milliseconds): each of the three runs took more than nothing and less than the test.
+    const elapsed = (performance.now() - started) / 1000;
+    const added = async (name: string, was: number) => (await value(name)) - was;
+    const durations = await added('hangar_run_duration_seconds_sum', before.durationSum);
+    assert.ok(durations > 0 && durations < 3 * elapsed, `run durations add ${durations} s in ${elapsed} s`);
+    const agents = await added('hangar_run_agent_seconds_sum', before.agentSum);
+    assert.ok(agents > 0 && agents < durations, `agent times add ${agents} s, run durations ${durations} s`);
+    const waits = await added('hangar_run_queue_wait_seconds_sum{executor="engine"}', before.waitSum);
+    assert.ok(waits >= 0 && waits < durations, `queue waits add ${waits} s, run durations ${durations} s`);
     await reaches('hangar_runs_started_total{harness="script"}', 3);
     await reaches(
       'hangar_http_requests_total{route="/api/v1/agent/runs",method="POST",status="200"}',
@@ -210,13 +223,18 @@ describe('/metrics on a port of its own', () => {
     await eventually('both executions counted', async () => (await tokens()) === before + 20);
   });
 
-  test("a self-hosted worker's setup time is recorded by the server", async () => {
+  test("a self-hosted worker's queue wait and setup time are recorded by the server", async () => {
     const setups = () => sampled('hangar_run_setup_seconds_count');
+    const waits = () => sampled('hangar_run_queue_wait_seconds_count', 'executor="worker"');
     const before = await setups();
+    const waitsBefore = await waits();
     worker = startWorker(hangar, 'metrics-box', { env: harnessEnv() });
     await waitForConnections(hangar, 'metrics-box', 1);
     const runId = await createRun(hangar, { prompt: script({ done: 'ok' }), config: { worker_host: 'metrics-box' } });
     assert.equal((await waitForState(hangar, runId, ...ENDED)).state, 'SUCCEEDED');
     await eventually('the setup is recorded', async () => (await setups()) === before + 1);
+    assert.equal(await waits(), waitsBefore + 1);
+    const waited = await sampled('hangar_run_queue_wait_seconds_sum', 'executor="worker"');
+    assert.ok(waited >= 0 && waited < 60, `the worker's run waited ${waited} s`);
   });
 });

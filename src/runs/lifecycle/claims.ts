@@ -8,6 +8,14 @@ import type { CapacityLimits, ClaimedRun } from './types.js';
 /** How far into the queue a claim looks for runs of teams below their limit. */
 const CLAIM_SCAN = 1000;
 
+/** How long a claimed run waited in the queue, in seconds (null when its row could not be read). */
+export interface QueueWait {
+  queued_seconds: number | null;
+}
+
+/** A claimed run's queue wait, from its row `r` (see claimRuns). */
+const QUEUED_SECONDS = sql.raw('extract(epoch FROM clock_timestamp() - r.created_at)::float8 AS queued_seconds');
+
 /**
  * Moves up to `batch` queued runs through PENDING to CLAIMED under this engine's lease, oldest first, without
  * passing the global or per-team limit of runs in PENDING, CLAIMED or INPROGRESS (`hangar_claim_runs`, in
@@ -25,30 +33,33 @@ export async function claimRuns(
   if (!tracingOn() && !metricsServed())
     return (await sql<ClaimedRun>`SELECT * FROM hangar_claim_runs(${args})`.execute(db)).rows;
   // The claim function's columns are fixed (changing them means replacing it while other replicas call it), so a
-  // run's traceparent (its execution's spans join that trace) and creation time (its queue wait) are read beside
-  // it in the same statement, from the row as it was when the statement began (neither column changes on a
-  // claim). OFFSET 0 keeps the lookup per claimed run (an index scan), never a join over the whole table.
-  const claimed = await sql<ClaimedRun & { created_at: Date | null }>`
+  // run's traceparent (its execution's spans join that trace) and queue wait are read beside it in the same
+  // statement, from the row as it was when the statement began (neither column changes on a claim). OFFSET 0 keeps
+  // the lookup per claimed run (an index scan), never a join over the whole table. The wait comes back as seconds
+  // (a float parses for a fraction of what a timestamp costs, and both ends are the database's clock).
+  const claimed = await sql<ClaimedRun & QueueWait>`
     SELECT c.id, c.team_uid, c.execution_id, c.prompt, c.agent_config, c.environment_id, c.conversation_id, c.harness,
-      c.attachment_count, c.state, r.created_at, r.trace_parent
+      c.attachment_count, c.state, r.trace_parent, ${QUEUED_SECONDS}
     FROM hangar_claim_runs(${args}) WITH ORDINALITY AS c
     LEFT JOIN LATERAL (SELECT created_at, trace_parent FROM runs WHERE runs.id = c.id OFFSET 0) r ON true
     ORDER BY c.ordinality`.execute(db);
   // A run committed while the claim waited for its lock is claimed, but the statement's snapshot predates it: it
   // is read once more (rare: only while another replica claims).
-  const unseen = claimed.rows.filter((run) => run.created_at === null);
+  const unseen = claimed.rows.filter((run) => run.queued_seconds === null);
   if (unseen.length > 0) await addClaimColumns(db, unseen);
   return claimed.rows;
 }
 
-/** The traceparent and creation time of claimed runs the claim's own statement could not see. */
-async function addClaimColumns(db: Kysely<DB>, runs: Array<ClaimedRun & { created_at: Date | null }>): Promise<void> {
-  const rows = await sql<{ id: string; trace_parent: string | null; created_at: Date }>`
-    SELECT id, trace_parent, created_at FROM runs WHERE id = ANY(${runs.map((run) => run.id)}::text[])`.execute(db);
+/** The traceparent and queue wait of claimed runs the claim's own statement could not see. */
+async function addClaimColumns(db: Kysely<DB>, runs: Array<ClaimedRun & QueueWait>): Promise<void> {
+  const rows = await sql<{ id: string; trace_parent: string | null } & QueueWait>`
+    SELECT r.id, r.trace_parent, ${QUEUED_SECONDS} FROM runs r WHERE r.id = ANY(${runs.map((run) => run.id)}::text[])`.execute(
+    db,
+  );
   const byId = new Map(rows.rows.map((row) => [row.id, row]));
   for (const run of runs) {
     run.trace_parent = byId.get(run.id)?.trace_parent ?? null;
-    run.created_at = byId.get(run.id)?.created_at ?? null;
+    run.queued_seconds = byId.get(run.id)?.queued_seconds ?? null;
   }
 }
 
@@ -71,7 +82,7 @@ export async function claimWorkerRuns(
 ): Promise<ClaimedRun[]> {
   checkMove('QUEUED', 'PENDING');
   const { teamUid, workerHost, owner } = worker;
-  const result = await sql<ClaimedRun & { created_at: Date }>`
+  const result = await sql<ClaimedRun & QueueWait>`
     WITH claimed AS (
       UPDATE runs r SET state = 'PENDING', lease_owner = ${owner},
         lease_expires_at = clock_timestamp() + make_interval(secs => ${leaseSeconds}), updated_at = clock_timestamp()
@@ -84,6 +95,8 @@ export async function claimWorkerRuns(
       INSERT INTO run_events (event_uuid, run_id, execution_id, event_type, payload)
       SELECT gen_random_uuid()::text, c.id, c.execution_id::text, 'run_dispatched', jsonb_build_object('worker_host', ${workerHost}::text) FROM claimed c
     )
-    SELECT * FROM claimed ORDER BY created_at, id`.execute(db);
+    SELECT r.id, r.team_uid, r.execution_id, r.prompt, r.agent_config, r.environment_id, r.conversation_id, r.harness,
+      r.attachment_count, r.state, r.trace_parent, ${QUEUED_SECONDS}
+    FROM claimed r ORDER BY r.created_at, r.id`.execute(db);
   return result.rows;
 }

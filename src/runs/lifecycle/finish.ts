@@ -41,7 +41,9 @@ export async function finishExecutions(
   // statement's clock, microseconds after the function's.
   const ended = metricsServed()
     ? await sql<EndedColumns>`
-        SELECT e.id, r.source, r.harness, r.model_id, r.created_at, r.started_at, clock_timestamp() AS ended_at
+        SELECT e.id, r.source, r.harness, r.model_id,
+          extract(epoch FROM clock_timestamp() - r.created_at)::float8 AS run_seconds,
+          extract(epoch FROM clock_timestamp() - r.started_at)::float8 AS agent_seconds
         FROM ${call} AS e
         LEFT JOIN LATERAL (SELECT source, harness, model_id, created_at, started_at FROM runs WHERE runs.id = e.id OFFSET 0) r ON true`.execute(
         db,
@@ -49,7 +51,7 @@ export async function finishExecutions(
     : await sql<{ id: string }>`SELECT id FROM ${call}`.execute(db);
   const columns = new Map<string, EndedColumns>();
   for (const row of ended.rows as Array<{ id: string } & Partial<EndedColumns>>)
-    if (row.created_at) columns.set(row.id, row as EndedColumns);
+    if (typeof row.run_seconds === 'number') columns.set(row.id, row as EndedColumns);
   const endedIds = new Set(ended.rows.map((row) => row.id));
   const results: FinishResult[] = [];
   for (const item of items) results.push(endedIds.has(item.runId) ? 'ended' : await settleNotEnded(db, engineId, item));
