@@ -6,7 +6,7 @@ import { loadOperatorConfig, OperatorConfigError, type OperatorConfig } from './
 import { presentCredentials } from './models/index.js';
 import type { S3BlobOptions } from './platform/blobs/s3.js';
 import { parseAllowedHosts, type AllowedHosts } from './platform/net/address-policy.js';
-import { tracingRequested } from './platform/tracing.js';
+import { traceProtocol, tracingRequested } from './platform/tracing.js';
 
 /** Every setting Hangar reads from its environment, parsed and validated once at start. */
 export interface Config {
@@ -118,6 +118,17 @@ export interface Config {
 }
 
 export class ConfigError extends Error {}
+
+/** Whether traces are exported; an OTLP protocol Hangar cannot send is refused at start, not at the first span. */
+function tracing(env: NodeJS.ProcessEnv): boolean {
+  if (!tracingRequested(env)) return false;
+  try {
+    traceProtocol(env);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+  return true;
+}
 
 type Env = Record<string, string | undefined>;
 
@@ -480,7 +491,7 @@ export function loadConfig(env: Env = process.env): Config {
         : integer(env, 'HANGAR_RUN_RETENTION_DAYS', 0, 1, 100 * 365),
     ...costCaps(env),
     metricsToken: metricsToken(env),
-    tracing: tracingRequested(env),
+    tracing: tracing(env),
     metricsPort:
       text(env, 'HANGAR_METRICS_PORT') === undefined ? undefined : integer(env, 'HANGAR_METRICS_PORT', 0, 0, 65535),
   };

@@ -14,8 +14,9 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 
 /**
  * OpenTelemetry traces, off unless the standard variables point at an OTLP/HTTP receiver
- * (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT). The SDK reads the other OTEL_* variables
- * itself (OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_HEADERS, OTEL_BSP_SCHEDULE_DELAY, OTEL_TRACES_SAMPLER, ...).
+ * (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), sent as protobuf (the protocol's default) or
+ * JSON (OTEL_EXPORTER_OTLP_PROTOCOL=http/json). The SDK reads the other OTEL_* variables itself
+ * (OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_HEADERS, OTEL_BSP_SCHEDULE_DELAY, OTEL_TRACES_SAMPLER, ...).
  * Spans are Hangar's own (requests, run executions, database statements): no automatic instrumentation is loaded,
  * so nothing patches modules behind the program's back and the cost is what these spans cost.
  */
@@ -31,6 +32,27 @@ export function tracingRequested(env: NodeJS.ProcessEnv = process.env): boolean 
   return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
 }
 
+export type TraceProtocol = 'http/protobuf' | 'http/json';
+
+/**
+ * The OTLP/HTTP encoding traces are sent in: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL,
+ * else protobuf, the specification's default. Protobuf is also the cheaper one: its serializer writes each batch
+ * straight into one buffer, where JSON builds an object per span and a string per batch first (measured in
+ * bench/RESULTS.md#observability). gRPC is refused with a clear message: Hangar ships the HTTP exporters only.
+ */
+export function traceProtocol(env: NodeJS.ProcessEnv = process.env): TraceProtocol {
+  const value = (
+    env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() ||
+    env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim() ||
+    ''
+  ).toLowerCase();
+  if (value === '' || value === 'http/protobuf') return 'http/protobuf';
+  if (value === 'http/json') return 'http/json';
+  throw new Error(
+    `OTEL_EXPORTER_OTLP_PROTOCOL "${value}" is not supported: Hangar exports traces over OTLP/HTTP, as http/protobuf (the default) or http/json`,
+  );
+}
+
 /**
  * Starts the SDK once per process, with the OTLP/HTTP exporter behind a batching processor. Later calls (a
  * second server in one process) share it. The SDK is loaded only here: it takes seconds to import, which no
@@ -38,9 +60,12 @@ export function tracingRequested(env: NodeJS.ProcessEnv = process.env): boolean 
  */
 export async function startTracing(serviceVersion: string): Promise<void> {
   if (sdk) return;
+  const protocol = traceProtocol();
   const [{ NodeSDK }, { OTLPTraceExporter }, { resourceFromAttributes }, { BatchSpanProcessor }] = await Promise.all([
     import('@opentelemetry/sdk-node'),
-    import('@opentelemetry/exporter-trace-otlp-http'),
+    protocol === 'http/json'
+      ? import('@opentelemetry/exporter-trace-otlp-http')
+      : import('@opentelemetry/exporter-trace-otlp-proto'),
     import('@opentelemetry/resources'),
     import('@opentelemetry/sdk-trace-base'),
   ]);

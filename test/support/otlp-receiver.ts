@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import { gunzipSync } from 'node:zlib';
+import protobuf from 'protobufjs';
 
 /** A span as an OTLP/HTTP receiver gets it, with its attributes flattened to plain values. */
 export interface ReceivedSpan {
@@ -36,9 +37,10 @@ interface AnyValue {
 }
 
 /**
- * A small OpenTelemetry collector: an HTTP server that takes OTLP/HTTP trace exports in JSON (what
- * @opentelemetry/exporter-trace-otlp-http sends; gzip or not) and keeps their spans, as a tracing backend would.
- * Protobuf bodies are refused with 415, so an exporter configured for them shows up as a failure, not silence.
+ * A small OpenTelemetry collector: an HTTP server that takes OTLP/HTTP trace exports in protobuf (the protocol's
+ * default, what @opentelemetry/exporter-trace-otlp-proto sends) or JSON (exporter-trace-otlp-http; gzip or not) and
+ * keeps their spans, as a tracing backend would. Any other body is refused with 415, so an exporter sending
+ * something else shows up as a failure, not silence.
  */
 export async function startOtlpReceiver(options: { keep?: boolean } = {}): Promise<OtlpReceiver> {
   // A benchmark's receiver decodes every batch as a collector would, then forgets it: a receiver holding hundreds
@@ -55,14 +57,16 @@ export async function startOtlpReceiver(options: { keep?: boolean } = {}): Promi
         response.writeHead(404).end();
         return;
       }
-      if (!(request.headers['content-type'] ?? '').startsWith('application/json')) {
+      const type = request.headers['content-type'] ?? '';
+      const json = type.startsWith('application/json');
+      if (!json && !type.startsWith('application/x-protobuf')) {
         response.writeHead(415).end();
         return;
       }
       let body = Buffer.concat(chunks);
       if (request.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
       try {
-        const batch = decode(JSON.parse(body.toString('utf8')));
+        const batch = decode(json ? JSON.parse(body.toString('utf8')) : fromProtobuf(body));
         received += batch.length;
         if (keep) spans.push(...batch);
       } catch {
@@ -100,6 +104,42 @@ export async function startOtlpReceiver(options: { keep?: boolean } = {}): Promi
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * The part of OTLP's trace schema (opentelemetry-proto, trace_service.proto, trace.proto, common.proto,
+ * resource.proto) this receiver reads, with the same field numbers; protobuf skips the fields it leaves out.
+ */
+const TRACE_SCHEMA = `
+syntax = "proto3";
+message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
+message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; }
+message Resource { repeated KeyValue attributes = 1; }
+message ScopeSpans { repeated Span spans = 2; }
+message Span {
+  bytes trace_id = 1; bytes span_id = 2; bytes parent_span_id = 4; string name = 5; int32 kind = 6;
+  repeated KeyValue attributes = 9; Status status = 15;
+}
+message Status { int32 code = 3; }
+message KeyValue { string key = 1; AnyValue value = 2; }
+message AnyValue {
+  oneof value { string string_value = 1; bool bool_value = 2; int64 int_value = 3; double double_value = 4; }
+}
+`;
+const exportRequest = protobuf.parse(TRACE_SCHEMA).root.lookupType('ExportTraceServiceRequest');
+
+/** A protobuf ExportTraceServiceRequest in the shape of its OTLP/JSON form (camelCase fields, hex ids). */
+function fromProtobuf(body: Buffer): unknown {
+  const request = exportRequest.toObject(exportRequest.decode(body), { longs: Number, bytes: String });
+  const hex = (base64: string | undefined) => (base64 ? Buffer.from(base64, 'base64').toString('hex') : undefined);
+  for (const resourceSpans of request.resourceSpans ?? [])
+    for (const scopeSpans of resourceSpans.scopeSpans ?? [])
+      for (const span of scopeSpans.spans ?? []) {
+        span.traceId = hex(span.traceId);
+        span.spanId = hex(span.spanId);
+        span.parentSpanId = hex(span.parentSpanId);
+      }
+  return request;
 }
 
 /** ExportTraceServiceRequest in OTLP/JSON: resourceSpans -> scopeSpans -> spans, ids as hex strings. */
