@@ -115,6 +115,9 @@ async function oneRun(
     if (Date.now() - began > 300_000) throw new Error(`run ${runId} is still ${run.state} after 5 minutes`);
     if (['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run.state)) {
       if (run.state !== 'SUCCEEDED') throw new Error(`run ${runId} ended ${JSON.stringify(run)}`);
+      // The removal of the snapshots this run superseded (thousands of files) goes on after it: the next
+      // measurement (by hand or Hangar's) must not overlap with it.
+      await server.engine?.warmStarts?.settled();
       const timeline = await request(server, 'GET', `/agent/runs/${runId}/timeline`);
       const done = timeline.events.find((event: any) => event.event_type === 'environment_setup_done');
       const started = timeline.events.find((event: any) => event.event_type === 'agent_started');
@@ -203,11 +206,14 @@ async function measure(
       }
       const handMs = performance.now() - started;
       if (measured) byHand.push(handMs);
-      fs.rmSync(hand, { recursive: true, force: true });
       const cold = await oneRun(server, await environment());
       const warm = await oneRun(server, warmEnvironment);
       repository.commit(`src/module0/change-${sandbox}-${i}.js`, `export const change = ${i};\n`);
       const updated = await oneRun(server, updatedEnvironment);
+      // Removed last, not before the cold run: on an ext4 without a journal (this machine's), each new file's inode
+      // is looked for past those freed in the last minutes, so thousands of files removed just before a measurement
+      // slow its checkout and npm ci several fold. Each path then finds what the previous iteration removed.
+      fs.rmSync(hand, { recursive: true, force: true });
       const line: string[] = [
         `${sandbox} run ${i + 1}${measured ? '' : ' (warm-up)'}: by hand ${handMs.toFixed(0)} ms`,
       ];
