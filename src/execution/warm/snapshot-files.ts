@@ -50,10 +50,11 @@ export class SnapshotFiles {
   }
 
   /**
-   * Makes a set-up workspace the snapshot itself, by renaming it (no copy); returns its size on disk. Only for a
-   * workspace no process of its execution holds any more (bwrap and process sandboxes between steps; never a
-   * container's bind, which would follow the directory) and that is not a mount point; it fails otherwise (and
-   * across file systems), and the caller copies instead. Both paths are the server's.
+   * Makes a set-up workspace the snapshot itself, by renaming it (no copy); returns the space it holds of its own
+   * (ownBytes). Only for a workspace no process of its execution holds any more (bwrap and process sandboxes between
+   * steps; a container's once the container is removed: its bind would follow the directory) and that is not a
+   * mount point; it fails otherwise (and across file systems), and the caller copies instead. Both paths are the
+   * server's.
    */
   async adopt(id: string, workspace: string): Promise<number> {
     await this.makeRoot();
@@ -61,7 +62,7 @@ export class SnapshotFiles {
     return ownBytes(this.directory(id));
   }
 
-  /** Copies a set-up workspace into a new snapshot; returns its size on disk. */
+  /** Copies a set-up workspace into a new snapshot; returns its size on disk (ownBytes). */
   async take(id: string, workspace: string): Promise<number> {
     await this.makeRoot();
     const directory = this.directory(id);
