@@ -207,8 +207,8 @@ async function measure(
         }
         return performance.now() - started;
       };
-      // By hand and cold take turns at going first: on this machine's ext4 (see the removal below) the first to create thousands of
-      // files after an iteration's removals is slowed the most.
+      // By hand and cold take turns at going first: on this machine's ext4 (see below) the first to create thousands
+      // of files after an iteration's removals is slowed the most.
       const coldEnvironment = await environment();
       let handMs = 0;
       if (i % 2 === 0) handMs = await byHandRun();
@@ -218,10 +218,10 @@ async function measure(
       const warm = await oneRun(server, warmEnvironment);
       repository.commit(`src/module0/change-${sandbox}-${i}.js`, `export const change = ${i};\n`);
       const updated = await oneRun(server, updatedEnvironment);
-      // Removed last, not before the cold run: on an ext4 without a journal (this machine's), each new file's inode
-      // is looked for past those freed in the last minutes, so thousands of files removed just before a measurement
-      // slow its checkout and npm ci several fold. Each path then finds what the previous iteration removed.
-      fs.rmSync(hand, { recursive: true, force: true });
+      // Kept until the end, as the cold runs' workspaces are (each became its environment's snapshot): on an ext4
+      // without a journal (this machine's), each new file's inode is looked for past those freed in the last
+      // minutes, so removing the last iteration's thousands of files would slow this one's checkout and npm ci
+      // several fold, by hand only.
       const line: string[] = [
         `${sandbox} run ${i + 1}${measured ? '' : ' (warm-up)'}: by hand ${handMs.toFixed(0)} ms`,
       ];
