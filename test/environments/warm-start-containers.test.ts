@@ -183,7 +183,10 @@ for (const engine of engines) {
         return open.call(backend, request);
       };
       try {
-        const cold = await runIn(await environment({ setup_commands: ['cat app/README.md > /tmp/readme'] }), 'cat /tmp/readme');
+        const cold = await runIn(
+          await environment({ setup_commands: ['cat app/README.md > /tmp/readme'] }),
+          'cat /tmp/readme',
+        );
         assert.equal(cold.done?.path, 'cold');
         assert.deepEqual(cold.lines, ['# app']);
       } finally {

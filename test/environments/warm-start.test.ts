@@ -396,13 +396,19 @@ describe('warm starts', () => {
     // Random text: the pack is about the size of the file it holds.
     const bulk = randomBytes(1024 * 1024).toString('hex');
     git.createRepo('acme', 'bulky', { 'README.md': '# bulky\n', 'bulk.txt': bulk });
-    const environmentId = await environment({ github_repos: [{ owner: 'acme', repo: 'bulky' }], setup_commands: ['true'] });
+    const environmentId = await environment({
+      github_repos: [{ owner: 'acme', repo: 'bulky' }],
+      setup_commands: ['true'],
+    });
     assert.equal((await runIn(environmentId)).run.state, 'SUCCEEDED');
     const [row] = await snapshotRows(environmentId);
     const snapshot = path.join(snapshotsDir(), row!.id);
     const repository = path.join(snapshot, 'bulky');
     assert.ok(!fs.existsSync(path.join(repository, '.git', 'ORIG_HEAD')), 'no ORIG_HEAD');
-    const reflog = fs.readFileSync(path.join(repository, '.git', 'logs', 'HEAD'), 'utf8').trim().split('\n');
+    const reflog = fs
+      .readFileSync(path.join(repository, '.git', 'logs', 'HEAD'), 'utf8')
+      .trim()
+      .split('\n');
     assert.equal(reflog.length, 1, reflog.join('\n'));
     assert.match(reflog[0]!, /\tclone: from /);
     const status = execFileSync('git', ['-c', 'safe.directory=*', '-C', repository, 'status', '--porcelain'], {

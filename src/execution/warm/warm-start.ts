@@ -262,7 +262,7 @@ export class WarmStarts {
     request: PrepareRequest,
     /** The workspace is a plain directory (a cold start's), which the snapshot can be made of by renaming it. */
     renamable = false,
-  ): Promise<'no-container' | void> {
+  ): Promise<'no-container' | undefined> {
     if (!request.mayTakeSnapshot) return;
     const { snapshots, files, images } = this.options;
     const making = `${scope.environmentUid}/${scope.teamUid}/${keys.key}`;
