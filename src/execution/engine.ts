@@ -84,6 +84,11 @@ export class Engine {
     return this.executions.size;
   }
 
+  /** The engine's warm starts (issue 28); undefined when snapshots are off. */
+  get warmStarts(): EngineContext['warm'] {
+    return this.options.context.warm;
+  }
+
   async start(): Promise<void> {
     const { bus, context } = this.options;
     await bus.onDispatch(() => this.poke());

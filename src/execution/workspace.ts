@@ -399,8 +399,13 @@ export class Workspaces {
               signal: abort,
             }),
           );
-          // The checkout, as the run user: the repository's files and links are written by the run's uid only.
-          await execFileAsync('git', ['-C', repo, 'reset', '--hard', '--quiet'], { cwd: directory, ...gitOptions });
+          // The checkout, as the run user: the repository's files and links are written by the run's uid only. What
+          // a clone's own checkout does (the index and the files from HEAD's tree), unlike `reset --hard`, which
+          // would leave an ORIG_HEAD and a reflog entry a clone by hand has not.
+          await execFileAsync('git', ['-C', repo, 'read-tree', '--reset', '-u', 'HEAD'], {
+            cwd: directory,
+            ...gitOptions,
+          });
         } else {
           // The checkout is fresh: nothing of the run has touched it yet when its origin is set.
           await cache.reading(repoKey(ref), async () => {

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import YAML from 'yaml';
 import { BASE_IMAGE, testEngines, testImage, type TestEngine } from '../support/container-engines.js';
 import { eventually, outputTexts, waitForState } from '../support/engine.js';
@@ -82,6 +83,10 @@ for (const engine of engines) {
         done: events.find((event) => event.event_type === 'environment_setup_done')?.payload,
         events: events.map((event) => event.event_type),
         ready: events.find((event) => event.event_type === 'worker_container_ready')?.payload,
+        /** The images of the execution's containers, in order. */
+        images: events
+          .filter((event) => event.event_type === 'worker_container_ready')
+          .map((event) => String(event.payload?.image)),
         setupCommands: events.filter((event) => event.event_type === 'environment_setup_command').length,
         lines: run.state === 'SUCCEEDED' ? await outputTexts(hangar, runId) : [],
       };
@@ -94,12 +99,18 @@ for (const engine of engines) {
       const environmentId = await environment({ docker_image: await imageWithGit(engine) });
       const cold = await runIn(
         environmentId,
-        'echo "$HANGAR_TASK_TOKEN" > /tmp/agent-token && echo agent > agent-wrote.txt && cat /tmp/from-setup',
+        'echo "$HANGAR_TASK_TOKEN" > /tmp/agent-token && echo agent > agent-wrote.txt && cat /tmp/from-setup && ' +
+          `awk '$2 == "/workspace" { print $3 }' /proc/self/mounts`,
       );
       assert.equal(cold.run.state, 'SUCCEEDED', JSON.stringify(cold));
       assert.equal(cold.done?.path, 'cold');
       assert.equal(cold.setupCommands, 1);
       assert.equal(typeof cold.done?.steps_ms.snapshot, 'number');
+      // The snapshot copied nothing: setup's container was committed, its workspace became the snapshot, and the
+      // agent ran in a container of the committed image over an overlay of it, as a warm start does.
+      assert.equal(cold.images.length, 2, JSON.stringify(cold.images));
+      assert.match(cold.images[1]!, /hangar-snapshot:/);
+      assert.deepEqual(cold.lines, ['set-up', 'overlay']);
       const [row] = await rows(environmentId);
       assert.equal(row?.state, 'ready');
       assert.deepEqual(await snapshotImages(engine, hangar), [row!.id]);
@@ -155,6 +166,33 @@ for (const engine of engines) {
         `/images/${encodeURIComponent(`localhost/hangar-snapshot:${newer[0]!.id}`)}/json`,
       );
       assert.ok(!JSON.stringify(inspected.body).includes('HANGAR_TASK_TOKEN'));
+    });
+
+    test('a cold start checks its repositories out while its container starts', async () => {
+      // The engine's container sandbox, whose open waits (a bounded while) for the clone to be in the workspace:
+      // a clone that waited for the container first would never be.
+      const backend = (hangar.server.engine as any).options.context.sandbox.executions;
+      const open = backend.open;
+      let checkedOutFirst: boolean | undefined;
+      backend.open = async (request: { workspace: string }) => {
+        if (checkedOutFirst === undefined) {
+          const readme = path.join(request.workspace, 'app', 'README.md');
+          for (let i = 0; i < 300 && !fs.existsSync(readme); i++) await sleep(100);
+          checkedOutFirst = fs.existsSync(readme);
+        }
+        return open.call(backend, request);
+      };
+      try {
+        const cold = await runIn(
+          await environment({ setup_commands: ['cat app/README.md > /tmp/readme'] }),
+          'cat /tmp/readme',
+        );
+        assert.equal(cold.done?.path, 'cold');
+        assert.deepEqual(cold.lines, ['# app']);
+      } finally {
+        backend.open = open;
+      }
+      assert.equal(checkedOutFirst, true);
     });
 
     test('a changed image or setup never reuses a snapshot; a failed setup is never committed', async () => {

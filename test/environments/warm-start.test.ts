@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -388,6 +389,54 @@ describe('warm starts', () => {
       'the dropped snapshot is removed',
       () => !fs.existsSync(path.join(snapshotsDir(), firstSnapshot!.id)),
     );
+  });
+
+  test('a root server’s linked clone is checked out as by hand (no ORIG_HEAD, no reset in the reflog); its snapshot’s size leaves out the objects it shares with the mirror; the removal of a dropped snapshot can be awaited', async (t) => {
+    if (process.getuid?.() !== 0) return t.skip('only a root server (with a run user) clones with hard links');
+    // Random text: the pack is about the size of the file it holds.
+    const bulk = randomBytes(1024 * 1024).toString('hex');
+    git.createRepo('acme', 'bulky', { 'README.md': '# bulky\n', 'bulk.txt': bulk });
+    const environmentId = await environment({
+      github_repos: [{ owner: 'acme', repo: 'bulky' }],
+      setup_commands: ['true'],
+    });
+    assert.equal((await runIn(environmentId)).run.state, 'SUCCEEDED');
+    const [row] = await snapshotRows(environmentId);
+    const snapshot = path.join(snapshotsDir(), row!.id);
+    const repository = path.join(snapshot, 'bulky');
+    assert.ok(!fs.existsSync(path.join(repository, '.git', 'ORIG_HEAD')), 'no ORIG_HEAD');
+    const reflog = fs
+      .readFileSync(path.join(repository, '.git', 'logs', 'HEAD'), 'utf8')
+      .trim()
+      .split('\n');
+    assert.equal(reflog.length, 1, reflog.join('\n'));
+    assert.match(reflog[0]!, /\tclone: from /);
+    const status = execFileSync('git', ['-c', 'safe.directory=*', '-C', repository, 'status', '--porcelain'], {
+      encoding: 'utf8',
+    });
+    assert.equal(status, '');
+    // Every inode under the snapshot once, and the object files it shares with the mirror (more than one link).
+    let total = 0;
+    let shared = 0;
+    const seen = new Set<number>();
+    for (const entry of fs.readdirSync(snapshot, { recursive: true, withFileTypes: true })) {
+      const stat = fs.lstatSync(path.join(entry.parentPath, entry.name));
+      if (seen.has(stat.ino)) continue;
+      seen.add(stat.ino);
+      total += stat.blocks * 512;
+      if (!stat.isDirectory() && stat.nlink > 1) shared += stat.blocks * 512;
+    }
+    assert.ok(shared >= 1024 * 1024, `the pack is shared with the mirror (${shared} bytes)`);
+    const size = Number(row!.size_bytes);
+    assert.ok(size >= bulk.length, `the checkout is counted (${size} bytes)`);
+    assert.ok(size <= total - shared + 4096 * 4, `${size} bytes counted, ${total} in all, ${shared} shared`);
+
+    // Dropped, then replaced by the next cold run's: its files go in the maintenance that run started, which the
+    // server's warm starts let a caller await.
+    assert.equal((await hangar.request('POST', `/api/v1/admin/environments/${environmentId}/rebuild`)).status, 200);
+    assert.equal((await runIn(environmentId)).done?.path, 'cold');
+    await hangar.server.engine!.warmStarts!.settled();
+    assert.ok(!fs.existsSync(snapshot), 'the dropped snapshot’s files are gone');
   });
 
   test('an admin drops an environment’s snapshots: its next run is cold', async () => {

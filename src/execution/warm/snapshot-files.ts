@@ -2,7 +2,6 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { diskBytes } from '../../platform/git/object-cache.js';
 import { removeTree, type FileOwner } from '../workspace-files.js';
 
 const run = promisify(execFile);
@@ -51,18 +50,19 @@ export class SnapshotFiles {
   }
 
   /**
-   * Makes a set-up workspace the snapshot itself, by renaming it (no copy); returns its size on disk. Only for a
-   * workspace no process of its execution holds any more (bwrap and process sandboxes between steps; never a
-   * container's bind, which would follow the directory) and that is not a mount point; it fails otherwise (and
-   * across file systems), and the caller copies instead. Both paths are the server's.
+   * Makes a set-up workspace the snapshot itself, by renaming it (no copy); returns the space it holds of its own
+   * (ownBytes). Only for a workspace no process of its execution holds any more (bwrap and process sandboxes between
+   * steps; a container's once the container is removed: its bind would follow the directory) and that is not a
+   * mount point; it fails otherwise (and across file systems), and the caller copies instead. Both paths are the
+   * server's.
    */
   async adopt(id: string, workspace: string): Promise<number> {
     await this.makeRoot();
     await fs.promises.rename(workspace, this.directory(id));
-    return diskBytes(this.directory(id));
+    return ownBytes(this.directory(id));
   }
 
-  /** Copies a set-up workspace into a new snapshot; returns its size on disk. */
+  /** Copies a set-up workspace into a new snapshot; returns its size on disk (ownBytes). */
   async take(id: string, workspace: string): Promise<number> {
     await this.makeRoot();
     const directory = this.directory(id);
@@ -74,7 +74,7 @@ export class SnapshotFiles {
       await this.remove(id);
       throw error;
     }
-    return diskBytes(directory);
+    return ownBytes(directory);
   }
 
   /** Copies a snapshot into an empty workspace (where it cannot be mounted under it: see WorkspaceLayers). */
@@ -96,4 +96,39 @@ export class SnapshotFiles {
     const entries = await fs.promises.readdir(this.root).catch(() => [] as string[]);
     return entries.filter((name) => /^[0-9a-f]{24}$/.test(name));
   }
+}
+
+/**
+ * The disk space a snapshot holds of its own: its directories, and its files whose every link is in it (each
+ * counted once). A file linked from outside too is shared, in practice with the git mirror (the object files of a
+ * root server's linked clone, which a snapshot taken by renaming the workspace keeps): it costs the snapshot nothing
+ * while the mirror has it, and the mirror's bound counts it. Follows no link.
+ */
+export async function ownBytes(directory: string): Promise<number> {
+  let total = 0;
+  /** Files with more than one link: the links seen so far, the link count and the size of each inode. */
+  const linked = new Map<number, { seen: number; nlink: number; bytes: number }>();
+  const walk = async (current: string): Promise<void> => {
+    const entries = await fs.promises.readdir(current);
+    await Promise.all(
+      entries.map(async (name) => {
+        const full = path.join(current, name);
+        const stat = await fs.promises.lstat(full);
+        if (stat.isDirectory()) {
+          total += stat.blocks * 512;
+          await walk(full);
+        } else if (stat.nlink === 1) {
+          total += stat.blocks * 512;
+        } else {
+          const file = linked.get(stat.ino) ?? { seen: 0, nlink: stat.nlink, bytes: stat.blocks * 512 };
+          file.seen++;
+          linked.set(stat.ino, file);
+        }
+      }),
+    );
+  };
+  total += (await fs.promises.lstat(directory)).blocks * 512;
+  await walk(directory);
+  for (const file of linked.values()) if (file.seen >= file.nlink) total += file.bytes;
+  return total;
 }

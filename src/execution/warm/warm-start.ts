@@ -148,19 +148,25 @@ export class WarmStarts {
         return { result: updated, path: 'updated', steps, snapshotKey: short(keys.key) };
       }
     }
-    if (sandbox) {
-      if (!(await sandbox.open())) return null;
-      // Pulled by now: the snapshot is made under the image's id.
-      keys = keysFor(await images!.imageId(environment.docker_image));
-    }
-    const cloned = await timed('clone', () =>
-      workspaces.clone(request.workspace, environment.github_repos, report, abort),
-    );
-    if (!cloned.ok) return { result: cloned, path: 'cold', steps };
+    // The checkout is the host's work and the container's start (and pull) the engine's: they go on at once. Nothing
+    // of the run runs in the container before setup, and the workspace it binds is the same directory throughout.
+    const [opened, cloned] = await Promise.allSettled([
+      sandbox ? sandbox.open() : Promise.resolve(true),
+      timed('clone', () => workspaces.clone(request.workspace, environment.github_repos, report, abort)),
+    ]);
+    if (opened.status === 'rejected') throw opened.reason;
+    if (cloned.status === 'rejected') throw cloned.reason;
+    if (!opened.value) return null;
+    // Pulled by now: the snapshot is made under the image's id.
+    if (sandbox) keys = keysFor(await images!.imageId(environment.docker_image));
+    if (!cloned.value.ok) return { result: cloned.value, path: 'cold', steps };
     const setup = await timed('setup', () =>
       workspaces.runSetupCommands(request.workspace, environment.setup_commands, report, abort),
     );
-    if (setup.ok && snapshots.enabled) await timed('snapshot', () => this.take(scope, keys, fetched.commits, request));
+    if (setup.ok && snapshots.enabled) {
+      const taken = await timed('snapshot', () => this.take(scope, keys, fetched.commits, request, true));
+      if (taken === 'no-container') return null;
+    }
     return { result: setup, path: 'cold', steps, ...(snapshots.enabled ? { snapshotKey: short(keys.key) } : {}) };
   }
 
@@ -254,21 +260,39 @@ export class WarmStarts {
     keys: SnapshotKeys,
     commits: Record<string, string>,
     request: PrepareRequest,
-  ): Promise<void> {
+    /** The workspace is a plain directory (a cold start's), which the snapshot can be made of by renaming it. */
+    renamable = false,
+  ): Promise<'no-container' | undefined> {
     if (!request.mayTakeSnapshot) return;
-    const { snapshots, files } = this.options;
+    const { snapshots, files, images } = this.options;
     const making = `${scope.environmentUid}/${scope.teamUid}/${keys.key}`;
     if (this.making.has(making)) return;
     this.making.add(making);
+    /** The execution's container, closed to rename its workspace: opened again from the committed image. */
+    let reopenFrom: string | undefined;
     try {
       const id = await snapshots.claim(scope, keys.key, keys.baseKey, commits);
       if (!id) return;
       try {
-        const size = (await this.adopt(id, request)) ?? (await files.take(id, request.workspace));
-        const imageSize = this.options.images ? await this.options.images.commit(request.workspace, id) : 0;
+        const imageSize = images ? await images.commit(request.workspace, id) : 0;
+        // Under containers, a cold start's container goes once committed, and the execution goes on in a new one
+        // from the committed image, as a warm start's would: a container binds the workspace's directory itself
+        // (its bind would follow a rename), so keeping it would mean copying the workspace instead. Closed before
+        // the rename: nothing setup left running may write into the workspace once it is the snapshot.
+        if (images && request.sandbox && renamable && this.options.workspaces.layers.available) {
+          reopenFrom = images.reference(id);
+          await request.sandbox.close();
+        }
+        const size =
+          (await this.adopt(id, request, !images || reopenFrom !== undefined)) ??
+          (await files.take(id, request.workspace));
         await snapshots.ready(id, size + imageSize);
       } catch (error) {
         if (error instanceof WorkspaceLost) throw error;
+        // The container as setup left it, from the image just committed (its removal below waits for a later
+        // maintenance while the container runs from it).
+        if (reopenFrom && !(await request.sandbox!.open(reopenFrom))) return 'no-container';
+        reopenFrom = undefined;
         await snapshots.remove([id]).catch(() => undefined);
         await this.drop(id).catch(() => undefined);
         throw error;
@@ -283,17 +307,18 @@ export class WarmStarts {
     } finally {
       this.making.delete(making);
     }
+    if (reopenFrom && !(await request.sandbox!.open(reopenFrom))) return 'no-container';
   }
 
   /**
-   * Takes a snapshot without copying (bwrap and process sandboxes, a root server): the workspace becomes the
-   * snapshot, and the execution goes on in an overlay over it, exactly as a warm start would. Undefined when it
-   * cannot (a container holds the workspace's bind, the workspace is itself an overlay, another file system): the
-   * caller copies instead.
+   * Takes a snapshot without copying (a root server; under containers once the execution's container is closed): the
+   * workspace becomes the snapshot, and the execution goes on in an overlay over it, exactly as a warm start would.
+   * Undefined when it cannot (a container still binds the workspace, the workspace is itself an overlay, another file
+   * system): the caller copies instead.
    */
-  private async adopt(id: string, request: PrepareRequest): Promise<number | undefined> {
+  private async adopt(id: string, request: PrepareRequest, unbound: boolean): Promise<number | undefined> {
     const { files, workspaces } = this.options;
-    if (this.options.images || !workspaces.layers.available) return undefined;
+    if (!unbound || !workspaces.layers.available) return undefined;
     let size: number;
     try {
       size = await files.adopt(id, request.workspace);
@@ -334,6 +359,15 @@ export class WarmStarts {
       .finally(() => {
         this.maintaining = undefined;
       });
+  }
+
+  /**
+   * Resolves once no snapshot maintenance is in progress (the removal of superseded snapshots runs after the
+   * execution that superseded them has gone on): for whoever must not overlap with it, such as a benchmark's next
+   * iteration.
+   */
+  async settled(): Promise<void> {
+    while (this.maintaining) await this.maintaining;
   }
 
   /** Removes expired and least recently used snapshots (past the size bound), and files no record names. */
