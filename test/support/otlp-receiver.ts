@@ -73,7 +73,9 @@ export async function startOtlpReceiver(options: { keep?: boolean } = {}): Promi
         response.writeHead(400, { 'content-type': 'application/json' }).end('{}');
         return;
       }
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      // An empty ExportTraceServiceResponse (everything accepted), in the request's encoding.
+      if (json) response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      else response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
       arrived.emit('spans');
     });
   });
