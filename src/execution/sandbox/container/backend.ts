@@ -58,9 +58,10 @@ interface OpenContainer {
 
 /**
  * The container sandbox: one container per execution, from the environment's image (or a setup snapshot's), created
- * before setup and removed with the workspace; a cold start's snapshot replaces it by one of the image it committed. Each setup command and the harness run in it as execs, so what setup installs is there
- * for the agent. The container runs as the workspace's owner with every capability dropped, no-new-privileges, the
- * engine's default seccomp profile, its limits, and no network unless the execution asks for it.
+ * before setup and removed with the workspace; a cold start's snapshot replaces it by one of the image it committed.
+ * Each setup command and the harness run in it as execs, so what setup installs is there for the agent. The container
+ * runs as the workspace's owner with every capability dropped, no-new-privileges, the engine's default seccomp
+ * profile, its limits, and no network unless the execution asks for it.
  */
 export class ContainerBackend implements ExecutionSandboxes {
   readonly client: EngineClient;
