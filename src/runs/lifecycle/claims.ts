@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../database.js';
 import { metricsServed } from '../../platform/metrics.js';
 import { tracingOn } from '../../platform/tracing.js';
+import { secondsBetween } from './metrics.js';
 import { checkMove } from './states.js';
 import type { CapacityLimits, ClaimedRun } from './types.js';
 
@@ -14,7 +15,7 @@ export interface QueueWait {
 }
 
 /** A claimed run's queue wait, from its row `r` (see claimRuns). */
-const QUEUED_SECONDS = sql.raw('extract(epoch FROM clock_timestamp() - r.created_at)::float8 AS queued_seconds');
+const QUEUED_SECONDS = sql`${secondsBetween('r.created_at')} AS queued_seconds`;
 
 /**
  * Moves up to `batch` queued runs through PENDING to CLAIMED under this engine's lease, oldest first, without
@@ -35,8 +36,7 @@ export async function claimRuns(
   // The claim function's columns are fixed (changing them means replacing it while other replicas call it), so a
   // run's traceparent (its execution's spans join that trace) and queue wait are read beside it in the same
   // statement, from the row as it was when the statement began (neither column changes on a claim). OFFSET 0 keeps
-  // the lookup per claimed run (an index scan), never a join over the whole table. The wait comes back as seconds
-  // (a float parses for a fraction of what a timestamp costs, and both ends are the database's clock).
+  // the lookup per claimed run (an index scan), never a join over the whole table.
   const claimed = await sql<ClaimedRun & QueueWait>`
     SELECT c.id, c.team_uid, c.execution_id, c.prompt, c.agent_config, c.environment_id, c.conversation_id, c.harness,
       c.attachment_count, c.state, r.trace_parent, ${QUEUED_SECONDS}

@@ -3,7 +3,7 @@ import type { DB } from '../../database.js';
 import { storableJson, storableText } from '../../platform/db/storable-text.js';
 import { metricsServed } from '../../platform/metrics.js';
 import { json, nullableJson } from './json.js';
-import type { EndedColumns } from './metrics.js';
+import { type EndedColumns, secondsBetween } from './metrics.js';
 import { ACTIVE_STATES, checkMove, endEventType, isActive } from './states.js';
 import { insertEvents } from './transitions.js';
 import type { Finish, FinishResult, TimelineEvent } from './types.js';
@@ -42,8 +42,7 @@ export async function finishExecutions(
   const ended = metricsServed()
     ? await sql<EndedColumns>`
         SELECT e.id, r.source, r.harness, r.model_id,
-          extract(epoch FROM clock_timestamp() - r.created_at)::float8 AS run_seconds,
-          extract(epoch FROM clock_timestamp() - r.started_at)::float8 AS agent_seconds
+          ${secondsBetween('r.created_at')} AS run_seconds, ${secondsBetween('r.started_at')} AS agent_seconds
         FROM ${call} AS e
         LEFT JOIN LATERAL (SELECT source, harness, model_id, created_at, started_at FROM runs WHERE runs.id = e.id OFFSET 0) r ON true`.execute(
         db,

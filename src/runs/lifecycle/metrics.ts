@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type RawBuilder, sql, type Kysely } from 'kysely';
 import { Counter, Histogram } from 'prom-client';
 import type { DB } from '../../database.js';
 import { BoundedLabel, metricsRegistry, metricsServed, RUN_SECONDS_BUCKETS } from '../../platform/metrics.js';
@@ -101,6 +101,15 @@ const cost = new Counter({
   registers,
 });
 
+/**
+ * `to - from` in seconds, as a float the database computes: the run figures' durations are read this way for every
+ * claimed and ended run, and a float parses for a fraction of what a timestamp costs (both ends are then also the
+ * database's clock). `from` and `to` are SQL expressions of Hangar's own (column names, `clock_timestamp()`).
+ */
+export function secondsBetween(from: string, to = 'clock_timestamp()'): RawBuilder<number | null> {
+  return sql.raw<number | null>(`extract(epoch FROM ${to} - ${from})::float8`);
+}
+
 export function observeCreated(runs: readonly NewRun[]): void {
   for (const run of runs) {
     const harness = (run.agent_config.harness as { type?: string } | undefined)?.type;
@@ -147,8 +156,9 @@ async function claimedRuns(
   let waits = runs.flatMap((run) => (typeof run.queued_seconds === 'number' ? [run.queued_seconds] : []));
   if (waits.length < runs.length) {
     const rows = await sql<{ queued_seconds: number }>`
-      SELECT extract(epoch FROM clock_timestamp() - created_at)::float8 AS queued_seconds
-      FROM runs WHERE id = ANY(${runs.map((run) => run.id)}::text[])`.execute(db);
+      SELECT ${secondsBetween('created_at')} AS queued_seconds FROM runs WHERE id = ANY(${runs.map((run) => run.id)}::text[])`.execute(
+      db,
+    );
     waits = rows.rows.map((row) => row.queued_seconds);
   }
   const observe = queueWait.labels(executor);
@@ -183,8 +193,8 @@ async function endedRuns(db: Kysely<DB>, runs: EndedRun[], given?: ReadonlyMap<s
   const missing = runs.filter((run) => !columns.has(run.id)).map((run) => run.id);
   if (metricsServed() && missing.length > 0) {
     const rows = await sql<EndedColumns>`
-      SELECT id, source, harness, model_id, extract(epoch FROM ended_at - created_at)::float8 AS run_seconds,
-        extract(epoch FROM ended_at - started_at)::float8 AS agent_seconds
+      SELECT id, source, harness, model_id, ${secondsBetween('created_at', 'ended_at')} AS run_seconds,
+        ${secondsBetween('started_at', 'ended_at')} AS agent_seconds
       FROM runs WHERE id = ANY(${missing}::text[])`
       .execute(db)
       .catch(() => ({ rows: [] as EndedColumns[] }));
@@ -205,17 +215,14 @@ async function endedRuns(db: Kysely<DB>, runs: EndedRun[], given?: ReadonlyMap<s
       harness,
       source: sources.of(row?.source ?? 'unknown'),
     });
-    if (row?.run_seconds === null || row?.run_seconds === undefined) continue;
+    if (typeof row?.run_seconds !== 'number') continue;
     runTime.observe({ state }, Math.max(0, row.run_seconds));
     if (row.agent_seconds !== null) agentTime.observe({ harness, state }, Math.max(0, row.agent_seconds));
     observeUsage(row.model_id, run.usage);
   }
 }
 
-/**
- * The columns of an ended run its figures come from. Its durations are computed by the database, in seconds: a
- * float parses for a fraction of what a timestamp costs, and this is read for every ended run.
- */
+/** The columns of an ended run its figures come from, its durations in seconds (secondsBetween). */
 export interface EndedColumns {
   id: string;
   source: string;
