@@ -119,12 +119,17 @@ export function startSpan(
   return tracer.startSpan(name, rest, parent ?? context.active());
 }
 
+/** Whether the active context is in a recorded span: what startChildSpan needs to make one. */
+export function inRecordedSpan(): boolean {
+  return sdk !== undefined && trace.getSpan(context.active())?.isRecording() === true;
+}
+
 /** A span started as a child of the active one, only when there is one (a statement outside any trace gets none). */
 export function startChildSpan(
   name: string,
   options: { attributes?: Attributes; kind?: SpanKind } = {},
 ): Span | undefined {
-  if (!sdk || !trace.getSpan(context.active())?.isRecording()) return undefined;
+  if (!inRecordedSpan()) return undefined;
   return tracer.startSpan(name, options);
 }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { endSpan, type Span, SpanKind, startChildSpan, tracingOn } from '../tracing.js';
+import { endSpan, inRecordedSpan, type Span, SpanKind, startChildSpan, tracingOn } from '../tracing.js';
 
 /**
  * Sends parameterised statements as named prepared statements, named after their text: PostgreSQL then parses
@@ -96,6 +96,8 @@ function traceStatement(client: PreparingClient, text: string, parameterised: bo
       endSpan(transaction.span, error);
     };
   }
+  // Most statements outside a transaction are the engine's, outside any trace: they skip the shape's work.
+  if (!inRecordedSpan()) return undefined;
   const { operation, attributes } = statementShape(text, parameterised);
   const span = startChildSpan(`db ${operation}`, { kind: SpanKind.CLIENT, attributes });
   return span && ((error) => endSpan(span, error));
