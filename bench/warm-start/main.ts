@@ -115,9 +115,9 @@ async function oneRun(
     if (Date.now() - began > 300_000) throw new Error(`run ${runId} is still ${run.state} after 5 minutes`);
     if (['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run.state)) {
       if (run.state !== 'SUCCEEDED') throw new Error(`run ${runId} ended ${JSON.stringify(run)}`);
-      // The removal of the snapshots this run superseded (thousands of files) goes on after it: the next
-      // measurement (by hand or Hangar's) must not overlap with it.
-      await server.engine?.warmStarts?.settled();
+      // The removal of the snapshots this run superseded (thousands of files) and of its retired container go on
+      // after it: the next measurement (by hand or Hangar's) must not overlap with them.
+      await server.engine?.settled();
       const timeline = await request(server, 'GET', `/agent/runs/${runId}/timeline`);
       const done = timeline.events.find((event: any) => event.event_type === 'environment_setup_done');
       const started = timeline.events.find((event: any) => event.event_type === 'agent_started');

@@ -160,6 +160,11 @@ export class EnvironmentSnapshots {
       .execute();
   }
 
+  /** A snapshot's size, measured after it was made ready (a renamed workspace is measured off the execution's path). */
+  async measured(id: string, sizeBytes: number): Promise<void> {
+    await this.db.updateTable('environment_snapshots').set({ size_bytes: sizeBytes }).where('id', '=', id).execute();
+  }
+
   async remove(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
     await this.db.deleteFrom('environment_snapshots').where('id', 'in', ids).execute();

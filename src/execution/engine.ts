@@ -89,6 +89,15 @@ export class Engine {
     return this.options.context.warm;
   }
 
+  /**
+   * Resolves once the work the engine does beside its executions is over: snapshot maintenance and the removal of
+   * retired containers. For whoever must not overlap with it, such as a benchmark's next iteration.
+   */
+  async settled(): Promise<void> {
+    const { warm, sandbox } = this.options.context;
+    await Promise.all([warm?.settled(), sandbox.executions?.settled?.()]);
+  }
+
   async start(): Promise<void> {
     const { bus, context } = this.options;
     await bus.onDispatch(() => this.poke());

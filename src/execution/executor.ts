@@ -385,6 +385,15 @@ export class Execution {
     return { username: value.slice(0, colon), password, serveraddress: registryOf(image ?? '') };
   }
 
+  /** Closing the execution's container, and retiring it (a backend that cannot retire closes it). */
+  private containerEnds(workspace: string): { close: () => Promise<void>; retire: () => Promise<void> } {
+    const executions = this.context.sandbox.executions!;
+    return {
+      close: () => executions.close(workspace),
+      retire: () => (executions.retire ? executions.retire(workspace) : executions.close(workspace)),
+    };
+  }
+
   /** null: ready; 'stop': cancelled or ended; a retained workspace: failed, kept for debugging. */
   private async setUpEnvironment(
     workspace: string,
@@ -446,7 +455,7 @@ export class Execution {
           mayTakeSnapshot: run.attachment_count === 0,
           report,
           abort: this.abort.signal,
-          ...(open ? { sandbox: { open, close: () => context.sandbox.executions!.close(workspace) } } : {}),
+          ...(open ? { sandbox: { open, ...this.containerEnds(workspace) } } : {}),
         })
       : await this.setUpCold(workspace, environment, report, access);
     // The container could not be opened (the outcome says why).

@@ -195,6 +195,41 @@ for (const engine of engines) {
       assert.equal(checkedOutFirst, true);
     });
 
+    test('a cold start freezes setup’s container for its snapshot and removes it only once the agent’s is started', async () => {
+      // The engine calls of the execution, as made (each still goes to the engine).
+      const client = (hangar.server.engine as any).options.context.sandbox.executions.client;
+      const call = client.call;
+      const calls: string[] = [];
+      client.call = function (method: string, url: string, ...rest: unknown[]) {
+        if (/^\/containers\/[^/?]+(\/(create|start|pause))?(\?|$)|^\/containers\/create/.test(url))
+          calls.push(`${method} ${url.split('?')[0]}`);
+        return call.call(this, method, url, ...rest);
+      };
+      let cold: Awaited<ReturnType<typeof runIn>>;
+      try {
+        cold = await runIn(await environment(), 'echo ok');
+      } finally {
+        client.call = call;
+      }
+      assert.equal(cold.done?.path, 'cold');
+      assert.deepEqual(cold.lines, ['ok']);
+      const started = calls.filter((line) => /^POST \/containers\/[^/]+\/start$/.test(line));
+      assert.equal(started.length, 2, calls.join('\n'));
+      const setupContainer = /^POST \/containers\/([^/]+)\/start$/.exec(started[0]!)![1]!;
+      const agentStart = calls.indexOf(started[1]!);
+      const paused = calls.indexOf(`POST /containers/${setupContainer}/pause`);
+      const removed = calls.indexOf(`DELETE /containers/${setupContainer}`);
+      assert.ok(
+        paused >= 0 && paused < agentStart,
+        `setup's container is paused before the agent's starts:\n${calls.join('\n')}`,
+      );
+      assert.ok(removed > agentStart, `and removed after:\n${calls.join('\n')}`);
+      await eventually('setup’s container is gone', async () => {
+        const found = await engine.client.call('GET', `/containers/${setupContainer}/json`, undefined, {}, [404]);
+        return found.status === 404;
+      });
+    });
+
     test('a changed image or setup never reuses a snapshot; a failed setup is never committed', async () => {
       const environmentId = await environment();
       assert.equal((await runIn(environmentId, 'echo ok')).done?.path, 'cold');

@@ -391,7 +391,7 @@ describe('warm starts', () => {
     );
   });
 
-  test('a root server’s linked clone is checked out as by hand (no ORIG_HEAD, no reset in the reflog); its snapshot’s size leaves out the objects it shares with the mirror; the removal of a dropped snapshot can be awaited', async (t) => {
+  test('a root server’s linked clone is checked out as by hand (no ORIG_HEAD, no reset in the reflog); its snapshot’s size, measured after it is ready, leaves out the objects it shares with the mirror; the removal of a dropped snapshot can be awaited', async (t) => {
     if (process.getuid?.() !== 0) return t.skip('only a root server (with a run user) clones with hard links');
     // Random text: the pack is about the size of the file it holds.
     const bulk = randomBytes(1024 * 1024).toString('hex');
@@ -401,6 +401,8 @@ describe('warm starts', () => {
       setup_commands: ['true'],
     });
     assert.equal((await runIn(environmentId)).run.state, 'SUCCEEDED');
+    // Ready as soon as it was renamed; its size is measured by the maintenance that follows.
+    await hangar.server.engine!.warmStarts!.settled();
     const [row] = await snapshotRows(environmentId);
     const snapshot = path.join(snapshotsDir(), row!.id);
     const repository = path.join(snapshot, 'bulky');

@@ -55,6 +55,14 @@ export interface ExecutionSandboxes {
   /** Ends the execution's sandbox and everything running in it; nothing happens when there is none. */
   close(workspace: string): Promise<void>;
   /**
+   * Where a sandbox outlives its processes (a container): stops everything in it from running and detaches it from
+   * the workspace, so that a new one can be opened for it at once; the old one is removed later (at the latest with
+   * close). Without it, close.
+   */
+  retire?(workspace: string): Promise<void>;
+  /** Resolves once no removal this backend does in the background is in progress. */
+  settled?(): Promise<void>;
+  /**
    * Removes the sandboxes of executions this replica's workspace root holds that are not in `keep` and that `inUse`
    * (the database's judgement) does not name; without `inUse`, every one not in `keep`.
    */

@@ -50,15 +50,19 @@ export class SnapshotFiles {
   }
 
   /**
-   * Makes a set-up workspace the snapshot itself, by renaming it (no copy); returns the space it holds of its own
-   * (ownBytes). Only for a workspace no process of its execution holds any more (bwrap and process sandboxes between
+   * Makes a set-up workspace the snapshot itself, by renaming it (no copy; its size is measured later, with size()).
+   * Only for a workspace no process of its execution holds any more (bwrap and process sandboxes between
    * steps; a container's once the container is removed: its bind would follow the directory) and that is not a
    * mount point; it fails otherwise (and across file systems), and the caller copies instead. Both paths are the
    * server's.
    */
-  async adopt(id: string, workspace: string): Promise<number> {
+  async adopt(id: string, workspace: string): Promise<void> {
     await this.makeRoot();
     await fs.promises.rename(workspace, this.directory(id));
+  }
+
+  /** The space a snapshot's files hold of their own (ownBytes). */
+  async size(id: string): Promise<number> {
     return ownBytes(this.directory(id));
   }
 

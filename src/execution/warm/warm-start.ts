@@ -43,7 +43,12 @@ export interface PrepareRequest {
    * The execution's container (container sandbox), opened here once the path is known: from the snapshot's image on
    * a warm or updated start, else from the environment's. `open` is false when it could not be (the outcome set).
    */
-  sandbox?: { open: (snapshotImage?: string) => Promise<boolean>; close: () => Promise<void> };
+  sandbox?: {
+    open: (snapshotImage?: string) => Promise<boolean>;
+    close: () => Promise<void>;
+    /** Freezes and detaches the container, which goes once the next one is open (or at close). */
+    retire: () => Promise<void>;
+  };
 }
 
 const REPOSITORY_NAME = /^[A-Za-z0-9._-]+$/;
@@ -277,16 +282,20 @@ export class WarmStarts {
         const imageSize = images ? await images.commit(request.workspace, id) : 0;
         // Under containers, a cold start's container goes once committed, and the execution goes on in a new one
         // from the committed image, as a warm start's would: a container binds the workspace's directory itself
-        // (its bind would follow a rename), so keeping it would mean copying the workspace instead. Closed before
-        // the rename: nothing setup left running may write into the workspace once it is the snapshot.
+        // (its bind would follow a rename), so keeping it would mean copying the workspace instead. Frozen before
+        // the rename, so that nothing setup left running writes into the workspace once it is the snapshot; removed
+        // once the new one is open, off the execution's path.
         if (images && request.sandbox && renamable && this.options.workspaces.layers.available) {
           reopenFrom = images.reference(id);
-          await request.sandbox.close();
+          await request.sandbox.retire();
         }
-        const size =
-          (await this.adopt(id, request, !images || reopenFrom !== undefined)) ??
-          (await files.take(id, request.workspace));
-        await snapshots.ready(id, size + imageSize);
+        if (await this.adopt(id, request, !images || reopenFrom !== undefined)) {
+          // Ready at once; the size of its files (a walk of thousands) is measured by the maintenance that follows.
+          this.unmeasured.set(id, imageSize);
+          await snapshots.ready(id, imageSize);
+        } else {
+          await snapshots.ready(id, (await files.take(id, request.workspace)) + imageSize);
+        }
       } catch (error) {
         if (error instanceof WorkspaceLost) throw error;
         // The container as setup left it, from the image just committed (its removal below waits for a later
@@ -313,17 +322,16 @@ export class WarmStarts {
   /**
    * Takes a snapshot without copying (a root server; under containers once the execution's container is closed): the
    * workspace becomes the snapshot, and the execution goes on in an overlay over it, exactly as a warm start would.
-   * Undefined when it cannot (a container still binds the workspace, the workspace is itself an overlay, another file
+   * False when it cannot (a container still binds the workspace, the workspace is itself an overlay, another file
    * system): the caller copies instead.
    */
-  private async adopt(id: string, request: PrepareRequest, unbound: boolean): Promise<number | undefined> {
+  private async adopt(id: string, request: PrepareRequest, unbound: boolean): Promise<boolean> {
     const { files, workspaces } = this.options;
-    if (!unbound || !workspaces.layers.available) return undefined;
-    let size: number;
+    if (!unbound || !workspaces.layers.available) return false;
     try {
-      size = await files.adopt(id, request.workspace);
+      await files.adopt(id, request.workspace);
     } catch {
-      return undefined;
+      return false;
     }
     try {
       await workspaces.create(request.runId, request.executionId);
@@ -335,7 +343,19 @@ export class WarmStarts {
         throw new WorkspaceLost(copyError);
       });
     }
-    return size;
+    return true;
+  }
+
+  /** Snapshots made ready before their files were measured, with the size of their image (0 under bwrap). */
+  private readonly unmeasured = new Map<string, number>();
+
+  /** Records the size of the snapshots made ready unmeasured (one gone meanwhile is skipped). */
+  private async measure(): Promise<void> {
+    for (const [id, imageBytes] of this.unmeasured) {
+      this.unmeasured.delete(id);
+      if (await this.options.files.has(id))
+        await this.options.snapshots.measured(id, (await this.options.files.size(id)) + imageBytes);
+    }
   }
 
   /** The maintenance in progress, if any: one at a time, and one more when asked meanwhile. */
@@ -370,9 +390,14 @@ export class WarmStarts {
     while (this.maintaining) await this.maintaining;
   }
 
-  /** Removes expired and least recently used snapshots (past the size bound), and files no record names. */
+  /**
+   * Measures the snapshots made ready unmeasured, then removes expired and least recently used snapshots (past the
+   * size bound), and files no record names.
+   */
   async maintain(): Promise<void> {
     const { snapshots, files, maxBytes } = this.options;
+    // Before the size bound is enforced.
+    await this.measure();
     for (const id of await snapshots.expire(maxBytes)) await this.drop(id);
     // Listed before asking: a snapshot whose record is made meanwhile has no files (or image) yet, so none is taken
     // wrongly.

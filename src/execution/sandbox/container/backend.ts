@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -66,6 +66,10 @@ interface OpenContainer {
 export class ContainerBackend implements ExecutionSandboxes {
   readonly client: EngineClient;
   private readonly containers = new Map<string, OpenContainer>();
+  /** Containers retired from their workspace (paused) while their execution goes on in a new one, by workspace. */
+  private readonly retired = new Map<string, string[]>();
+  /** Removals of retired containers in progress. */
+  private readonly removals = new Set<Promise<void>>();
   private readonly rootLabel: string;
   /** The API sockets of this server's containers: a directory only the server enters (each socket is bound alone). */
   private socketDirectory: string | undefined;
@@ -105,7 +109,11 @@ export class ContainerBackend implements ExecutionSandboxes {
     } catch (error) {
       return { ok: false, message: `Could not pull the image ${image}: ${(error as Error).message}` };
     }
-    const containerName = `hangar-${hash(this.rootLabel)}-${name.replace(/[^a-zA-Z0-9_.-]/g, '_')}`;
+    // The execution's own name; a container opened after a retired one (which still holds that name until removed)
+    // gets a suffix.
+    const containerName =
+      `hangar-${hash(this.rootLabel)}-${name.replace(/[^a-zA-Z0-9_.-]/g, '_')}` +
+      (this.retired.has(workspace) ? `-${randomBytes(4).toString('hex')}` : '');
     const apiUrl = this.options.apiUrl?.();
     const relayed = loopbackApi(apiUrl);
     const open: OpenContainer = { id: '', workspace, counters: { oom: 0, pids: 0 }, limits };
@@ -126,6 +134,8 @@ export class ContainerBackend implements ExecutionSandboxes {
       await this.close(workspace);
       return { ok: false, message: `Could not start a container from the image ${image}: ${(error as Error).message}` };
     }
+    // Not awaited: the container it replaces is no longer in the execution's way.
+    void this.removeRetired(workspace);
     return {
       ok: true,
       details: {
@@ -264,12 +274,53 @@ export class ContainerBackend implements ExecutionSandboxes {
 
   async close(workspace: string): Promise<void> {
     const key = realPath(workspace);
-    const open = this.containers.get(key);
-    if (!open) return;
-    this.containers.delete(key);
+    const open = this.detach(key);
+    await Promise.all([open?.id ? this.remove(open.id) : undefined, this.removeRetired(key)]);
+  }
+
+  /** Takes a workspace's container out of the map and ends its relay and API socket; the container itself stays. */
+  private detach(workspace: string): OpenContainer | undefined {
+    const open = this.containers.get(workspace);
+    if (!open) return undefined;
+    this.containers.delete(workspace);
     open.relay?.destroy();
-    if (open.id) await this.remove(open.id);
     open.apiSocket?.close();
+    return open;
+  }
+
+  /**
+   * Freezes the workspace's container (the engine's pause: nothing in it runs any more, so nothing writes into the
+   * workspace) and detaches it, so that the execution can open a new one at once; the retired container is removed
+   * once that one is open (or failed to open), at close, or now when the engine cannot pause it. A removal's kill
+   * reaches the frozen processes before they are thawed: they never run again.
+   */
+  async retire(workspace: string): Promise<void> {
+    const key = realPath(workspace);
+    const open = this.detach(key);
+    if (!open?.id) return;
+    try {
+      await this.client.call('POST', `/containers/${open.id}/pause`);
+    } catch {
+      await this.remove(open.id);
+      return;
+    }
+    this.retired.set(key, [...(this.retired.get(key) ?? []), open.id]);
+  }
+
+  /** Removes the workspace's retired containers; resolves when they are gone. */
+  private removeRetired(workspace: string): Promise<void> {
+    const ids = this.retired.get(workspace);
+    if (!ids) return Promise.resolve();
+    this.retired.delete(workspace);
+    const removal = Promise.all(ids.map((id) => this.remove(id).catch(() => undefined))).then(() => undefined);
+    this.removals.add(removal);
+    void removal.finally(() => this.removals.delete(removal));
+    return removal;
+  }
+
+  /** Resolves once no retired container is being removed (for whoever must not overlap with it: a benchmark). */
+  async settled(): Promise<void> {
+    while (this.removals.size > 0) await Promise.all(this.removals);
   }
 
   /** Kills and removes a container; one already gone is fine. */
@@ -292,7 +343,10 @@ export class ContainerBackend implements ExecutionSandboxes {
       'GET',
       `/containers/json?all=true&filters=${encodeURIComponent(filters)}`,
     );
-    const open = new Set([...this.containers.values()].map((container) => container.id));
+    const open = new Set([
+      ...[...this.containers.values()].map((container) => container.id),
+      ...[...this.retired.values()].flat(),
+    ]);
     const candidates = body.flatMap((container) => {
       const name = container.Labels?.[LABEL_EXECUTION] ?? '';
       const match = /^(.+)\.(\d{1,9})$/.exec(name);
