@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import type { EngineClient } from '../../src/execution/sandbox/container/engine-client.js';
 import { runQuietly } from '../../src/execution/sandbox/container/exec.js';
+import type { ContainerLimits } from '../../src/execution/sandbox/container/limits.js';
 
 /** The bench's image under HANGAR_SANDBOX=container: no registry is reachable here, so it is made from local parts. */
 export const BENCH_IMAGE = 'localhost/hangar-bench/warm:latest';
@@ -49,14 +50,27 @@ export async function makeBenchImage(client: EngineClient, baseImage: string, np
  * The by-hand baseline's setup under containers: a container from the bench image over the directory the clone is
  * in, running `script` there, then removed (what `docker run --rm -v DIR:/w IMAGE sh -c SCRIPT` does).
  */
-export async function runInContainer(client: EngineClient, directory: string, script: string): Promise<void> {
+export async function runInContainer(
+  client: EngineClient,
+  directory: string,
+  script: string,
+  /** The limits Hangar's run containers get (HANGAR_RUN_*): the same work under the same limits. */
+  limits: ContainerLimits,
+): Promise<void> {
   const { body } = await client.call<{ Id: string }>('POST', '/containers/create', {
     Image: BENCH_IMAGE,
     Entrypoint: ['/bin/sh', '-c'],
     Cmd: [script],
     WorkingDir: '/w',
     Env: ['HOME=/w'],
-    HostConfig: { NetworkMode: 'none', Binds: [`${directory}:/w:rw`] },
+    HostConfig: {
+      NetworkMode: 'none',
+      Binds: [`${directory}:/w:rw`],
+      Memory: limits.memoryBytes,
+      MemorySwap: limits.memoryBytes,
+      NanoCpus: Math.round(limits.cpus * 1e9),
+      PidsLimit: limits.pids,
+    },
   });
   try {
     await client.call('POST', `/containers/${body.Id}/start`);

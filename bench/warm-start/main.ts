@@ -9,7 +9,7 @@
  * - warm: one environment, same commit (its first, cold run is not counted);
  * - updated: one environment, a new commit (not touching the lockfile) before each run;
  * - by hand: `git clone` from the same bare repository + `npm ci` in a new directory, on the host (bwrap) or in a
- *   container of the same image over it (container).
+ *   container of the same image over it, with the limits Hangar's run containers get (container).
  *
  * Per run: agent_started minus oz_run_created (both written with the database clock).
  *
@@ -154,22 +154,20 @@ async function measure(
   const dataDir = path.join(root, `data-${sandbox}`);
   const operatorFile = path.join(root, 'hangar.yaml');
   fs.writeFileSync(operatorFile, "default_harness: noop\nharnesses:\n  noop:\n    command: ['/bin/true']\n");
-  const server = await startServer(
-    loadConfig({
-      PORT: '0',
-      HOST: '127.0.0.1',
-      HANGAR_LOG_LEVEL: 'silent',
-      HANGAR_DATA_DIR: dataDir,
-      HANGAR_BOOTSTRAP_API_KEY: API_KEY,
-      HANGAR_CONFIG: operatorFile,
-      HANGAR_GIT_BASE_URL: `file://${gitRoot}`,
-      HANGAR_SETUP_NETWORK: 'false',
-      HANGAR_SANDBOX: sandbox,
-      HANGAR_SNAPSHOT_TTL: '24h',
-      ...(engine ? { DOCKER_HOST: engine.dockerHost, HANGAR_DEFAULT_IMAGE: BENCH_IMAGE } : {}),
-    }),
-    { logger: false },
-  );
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    HANGAR_LOG_LEVEL: 'silent',
+    HANGAR_DATA_DIR: dataDir,
+    HANGAR_BOOTSTRAP_API_KEY: API_KEY,
+    HANGAR_CONFIG: operatorFile,
+    HANGAR_GIT_BASE_URL: `file://${gitRoot}`,
+    HANGAR_SETUP_NETWORK: 'false',
+    HANGAR_SANDBOX: sandbox,
+    HANGAR_SNAPSHOT_TTL: '24h',
+    ...(engine ? { DOCKER_HOST: engine.dockerHost, HANGAR_DEFAULT_IMAGE: BENCH_IMAGE } : {}),
+  });
+  const server = await startServer(config, { logger: false });
   const environment = async (repo = 'app') =>
     (
       await request(server, 'POST', '/environments', {
@@ -198,7 +196,7 @@ async function measure(
         // Not execFileSync: the server shares this process, and its leases must go on being renewed meanwhile.
         if (engine) {
           await run('git', ['clone', '-q', repository.bare, 'app'], { cwd: hand });
-          await runInContainer(engine, hand, npmCi);
+          await runInContainer(engine, hand, npmCi, config.container.limits);
         } else {
           await run('sh', ['-c', `git clone -q ${repository.bare} app && ${npmCi}`], {
             cwd: hand,
