@@ -16,6 +16,8 @@
  *   BENCH_WARM_RUNS     measured runs per path (default 20), after BENCH_WARM_WARMUP (default 1)
  *   BENCH_WARM_FILES    files in the fixture repository (default 3000)
  *   BENCH_NPM_CACHE     the npm cache to copy (default ~/.npm)
+ *   BENCH_WARM_DIR      where the repositories, the data directory and the by-hand directories go (default
+ *                       /var/tmp; not /tmp); see bench/README.md for why its file system matters
  *   BENCH_WARM_SANDBOXES  bwrap,container (default both)
  *   BENCH_DOCKER_HOST   the container engine (default DOCKER_HOST, else /var/run/docker.sock)
  *   BENCH_WARM_BASE_IMAGE  a Debian bookworm image (default localhost/hangar-test/debian:bookworm); the bench adds
@@ -50,6 +52,7 @@ const settings = {
   warmup: count('BENCH_WARM_WARMUP', 1),
   files: count('BENCH_WARM_FILES', 3000),
   npmCache: process.env.BENCH_NPM_CACHE || path.join(os.homedir(), '.npm'),
+  directory: process.env.BENCH_WARM_DIR || '/var/tmp',
 };
 const run = promisify(execFile);
 const API_KEY = `hgr_bench_${randomUUID().replace(/-/g, '')}`;
@@ -275,7 +278,7 @@ function medianSteps(all: Array<Record<string, number>>): string {
 
 async function main(): Promise<void> {
   // Not under /tmp: the sandbox has its own /tmp, and setup must see the npm cache.
-  const root = fs.mkdtempSync('/var/tmp/hangar-bench-warm-');
+  const root = fs.mkdtempSync(path.join(settings.directory, 'hangar-bench-warm-'));
   // A root server clones as its run user, who must reach the repository, the npm cache and the data directory.
   fs.chmodSync(root, 0o755);
   const gitRoot = path.join(root, 'git');
