@@ -54,6 +54,8 @@ interface OpenContainer {
   /** The execution's API socket on the host and the output of the relay in the container, when the API is relayed. */
   apiSocket?: ApiSocket;
   relay?: Readable;
+  /** Resolves once the relay listens (at once when the API is not relayed); rejects when it could not start. */
+  relayReady: Promise<void>;
 }
 
 /**
@@ -116,7 +118,13 @@ export class ContainerBackend implements ExecutionSandboxes {
       (this.retired.has(workspace) ? `-${randomBytes(4).toString('hex')}` : '');
     const apiUrl = this.options.apiUrl?.();
     const relayed = loopbackApi(apiUrl);
-    const open: OpenContainer = { id: '', workspace, counters: { oom: 0, pids: 0 }, limits };
+    const open: OpenContainer = {
+      id: '',
+      workspace,
+      counters: { oom: 0, pids: 0 },
+      limits,
+      relayReady: Promise.resolve(),
+    };
     this.containers.set(workspace, open);
     try {
       if (relayed)
@@ -129,7 +137,7 @@ export class ContainerBackend implements ExecutionSandboxes {
       await this.client.call('POST', `/containers/${open.id}/start`);
       // Before anything of the run executes: its network is filtered, and the API is on its loopback.
       if (request.network) await confineContainerEgress(this.client, open.id, await apiRoute(apiUrl));
-      if (relayed) open.relay = await startRelay(this.client, open.id, `${RUNTIME_BIN}/node`, relayed.port);
+      if (relayed) open.relayReady = this.relay(open, relayed.port);
     } catch (error) {
       await this.close(workspace);
       return { ok: false, message: `Could not start a container from the image ${image}: ${(error as Error).message}` };
@@ -150,6 +158,21 @@ export class ContainerBackend implements ExecutionSandboxes {
         },
       },
     };
+  }
+
+  /**
+   * Starts the API relay in an open container. Not awaited by open: its start (a node in the container) goes on
+   * while the execution prepares, and each process of the run waits for it before it starts (spawn), so none finds
+   * the API missing; one that cannot start fails the run's first process, saying why.
+   */
+  private relay(open: OpenContainer, port: number): Promise<void> {
+    const ready = startRelay(this.client, open.id, `${RUNTIME_BIN}/node`, port).then((relay) => {
+      open.relay = relay;
+      // Closed meanwhile: its container's removal ends the relay; its output stream goes now.
+      if (this.containers.get(open.workspace) !== open) relay.destroy();
+    });
+    ready.catch(() => undefined);
+    return ready;
   }
 
   /** The server's private directory of API sockets, made on first use. */
@@ -233,6 +256,7 @@ export class ContainerBackend implements ExecutionSandboxes {
       ),
       cwd: inside(realPath(options.cwd)),
       env,
+      ready: open.relayReady,
       limitPassed: () => this.limitPassed(open),
     });
   }

@@ -17,6 +17,8 @@ export interface ExecTarget {
   env: string[];
   /** After a failed exit: the limit the container's counters say was passed, if any. */
   limitPassed: () => Promise<string | undefined>;
+  /** What must be in place in the container before the process starts (the API relay); its failure is the process's. */
+  ready?: Promise<void>;
 }
 
 /**
@@ -84,6 +86,7 @@ export function spawnInContainer(options: SandboxSpawnOptions, target: ExecTarge
   };
 
   const run = async () => {
+    await target.ready;
     const attachStdin = options.keepStdinOpen || options.stdinText !== undefined;
     const exec = await client.call<{ Id: string }>('POST', `/containers/${containerId}/exec`, {
       Cmd: ['/opt/hangar/bin/setsid', '-w', '/bin/sh', '-c', LAUNCH, token, ...target.argv],
