@@ -281,6 +281,24 @@ interface Drain {
   postgresMsPerRun: number;
   /** The same, for this database's backends only (the engine's connections and the benchmark's counting one). */
   ourPostgresMsPerRun: number;
+  /**
+   * Runs/s over the drain's first quarter of runs (from the engine's start: its start-up, and the JIT compiling the
+   * code every run goes through) and over the other three quarters (the process warmed up, as a long-lived server is).
+   */
+  firstQuarterPerSecond: number;
+  restPerSecond: number;
+}
+
+/** The drain's throughput over its first quarter of runs and over the rest, from the runs' end times. */
+async function quarterRates(admin: pg.Client, startedAt: Date): Promise<{ first: number; rest: number }> {
+  const rows = await admin.query<{ ended: Date }>(`SELECT ended_at AS ended FROM runs ORDER BY ended_at`);
+  const ends = rows.rows.map((row) => row.ended.getTime());
+  const quarter = Math.floor(ends.length / 4);
+  const quarterEnd = ends[quarter - 1]!;
+  return {
+    first: quarter / ((quarterEnd - startedAt.getTime()) / 1000),
+    rest: (ends.length - quarter) / ((ends.at(-1)! - quarterEnd) / 1000),
+  };
 }
 
 /** Counts the statements node-postgres sends from this process while `work` runs (except `observer`'s). */
@@ -328,6 +346,8 @@ async function hangarDrain(harnessName: string): Promise<Drain> {
       // This database's backends, for PostgreSQL's CPU per run without the other databases of a shared server.
       const backends: number[] = [];
       const machine = watchMachine(backends);
+      // The database's clock, which writes the runs' end times (quarterRates).
+      const startedAt = (await admin.query<{ now: Date }>('SELECT clock_timestamp() AS now')).rows[0]!.now;
       const started = performance.now();
       const { result: engine, statements } = await countStatements(admin, async () => {
         const engine = await startHangar(url, dataDir, 'engine', harness);
@@ -349,6 +369,7 @@ async function hangarDrain(harnessName: string): Promise<Drain> {
       if (succeeded !== settings.runs)
         throw new Error(`${harnessName}: only ${succeeded} of ${settings.runs} runs succeeded`);
       const perRun = (cpuSeconds: number) => (cpuSeconds * 1000) / settings.runs;
+      const quarters = await quarterRates(admin, startedAt);
       return {
         runs: settings.runs,
         seconds,
@@ -358,6 +379,8 @@ async function hangarDrain(harnessName: string): Promise<Drain> {
         nodeMsPerRun: perRun(nodeSeconds),
         postgresMsPerRun: perRun(postgresSeconds),
         ourPostgresMsPerRun: perRun(ourBackendSeconds),
+        firstQuarterPerSecond: quarters.first,
+        restPerSecond: quarters.rest,
       };
     } finally {
       await admin.end();
@@ -513,7 +536,7 @@ for (let round = 1; round <= settings.repeats; round++) {
     const drain = await hangarDrain(INSTANT);
     inProcessDrains.push(drain);
     console.log(
-      `hangar drain ${round}/${settings.repeats}, in-process harness: ${Math.round(drain.runsPerSecond)} runs/s (CPU per run: ${cpu(drain)}, of which this database's backends ${drain.ourPostgresMsPerRun.toFixed(2)} ms; ${drain.statementsPerRun.toFixed(2)} statements per run)`,
+      `hangar drain ${round}/${settings.repeats}, in-process harness: ${Math.round(drain.runsPerSecond)} runs/s (CPU per run: ${cpu(drain)}, of which this database's backends ${drain.ourPostgresMsPerRun.toFixed(2)} ms; ${drain.statementsPerRun.toFixed(2)} statements per run; first quarter of the runs ${Math.round(drain.firstQuarterPerSecond)} runs/s, the rest ${Math.round(drain.restPerSecond)} runs/s)`,
     );
   }
   if (parts.has('graphile')) {
@@ -529,7 +552,7 @@ const graphile = medianBy(graphileRuns, (run) => run.drain.jobsPerSecond);
 const command = parts.has('command') ? await hangarDrain(COMMAND) : undefined;
 if (command)
   console.log(
-    `hangar drain, command harness: ${Math.round(command.runsPerSecond)} runs/s (CPU per run: ${cpu(command)})`,
+    `hangar drain, command harness: ${Math.round(command.runsPerSecond)} runs/s (CPU per run: ${cpu(command)}; first quarter of the runs ${Math.round(command.firstQuarterPerSecond)} runs/s, the rest ${Math.round(command.restPerSecond)} runs/s)`,
   );
 // The table compares both sides, so it needs every part.
 if (pickup && inProcess && command && graphile) {
