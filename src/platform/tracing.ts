@@ -9,8 +9,8 @@ import {
   SpanStatusCode,
   trace,
 } from '@opentelemetry/api';
-import type { NodeSDK } from '@opentelemetry/sdk-node';
-import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-node';
 
 /**
  * OpenTelemetry traces, off unless the standard variables point at an OTLP/HTTP receiver
@@ -22,7 +22,7 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
  */
 
 const tracer = trace.getTracer('hangar');
-let sdk: NodeSDK | undefined;
+let provider: NodeTracerProvider | undefined;
 
 /** Whether the environment asks for traces: an OTLP endpoint is set and the SDK is not disabled. */
 export function tracingRequested(env: NodeJS.ProcessEnv = process.env): boolean {
@@ -54,32 +54,44 @@ export function traceProtocol(env: NodeJS.ProcessEnv = process.env): TraceProtoc
 }
 
 /**
- * Starts the SDK once per process, with the OTLP/HTTP exporter behind a batching processor. Later calls (a
- * second server in one process) share it. The SDK is loaded only here: it takes seconds to import, which no
- * process without tracing (and no CLI verb) should pay.
+ * Starts the tracing SDK once per process: a tracer provider with the OTLP/HTTP exporter behind a batching
+ * processor, AsyncLocalStorage for the active span, and W3C Trace Context (and Baggage) for propagation. Later
+ * calls (a second server in one process) share it. It is loaded only here, so that no process without tracing
+ * (and no CLI verb) pays for it.
+ *
+ * The trace SDK alone (`sdk-trace-node`), not the all-signals `sdk-node`: that one loads every exporter,
+ * propagator and instrumentation package it could be configured with (2,176 modules against 265 with this
+ * exporter, measured), which cost a traced process 37 MB more memory, 16 MB of it heap that every garbage
+ * collection walks.
  */
 export async function startTracing(serviceVersion: string): Promise<void> {
-  if (sdk) return;
+  if (provider) return;
   const protocol = traceProtocol();
-  const [{ NodeSDK }, { OTLPTraceExporter }, { resourceFromAttributes }, { BatchSpanProcessor }] = await Promise.all([
-    import('@opentelemetry/sdk-node'),
+  const [{ NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, resources] = await Promise.all([
+    import('@opentelemetry/sdk-trace-node'),
     protocol === 'http/json'
       ? import('@opentelemetry/exporter-trace-otlp-http')
       : import('@opentelemetry/exporter-trace-otlp-proto'),
     import('@opentelemetry/resources'),
-    import('@opentelemetry/sdk-trace-base'),
   ]);
-  if (sdk) return;
-  sdk = new NodeSDK({
-    serviceName: process.env.OTEL_SERVICE_NAME?.trim() || 'hangar',
-    resource: resourceFromAttributes({ 'service.version': serviceVersion }),
+  if (provider) return;
+  // As the SDK describes a process: its version, then what the environment says (OTEL_RESOURCE_ATTRIBUTES, the
+  // host, the process), then its service name, which wins.
+  const resource = resources
+    .resourceFromAttributes({ 'service.version': serviceVersion })
+    .merge(
+      resources.detectResources({
+        detectors: [resources.envDetector, resources.processDetector, resources.hostDetector],
+      }),
+    )
+    .merge(resources.resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME?.trim() || 'hangar' }));
+  // The provider reads OTEL_TRACES_SAMPLER and the span limits, the processor OTEL_BSP_*, the exporter its
+  // OTEL_EXPORTER_OTLP_* variables.
+  provider = new NodeTracerProvider({
+    resource,
     spanProcessors: [new BatchSpanProcessor(offTheEndingStack(new OTLPTraceExporter()))],
-    instrumentations: [],
-    // Metrics are Prometheus' (/metrics) and logs are pino's: the SDK exports traces only.
-    metricReaders: [],
-    logRecordProcessors: [],
   });
-  sdk.start();
+  provider.register();
 }
 
 /**
@@ -96,17 +108,12 @@ function offTheEndingStack(exporter: SpanExporter): SpanExporter {
 }
 
 export function tracingOn(): boolean {
-  return sdk !== undefined;
+  return provider !== undefined;
 }
 
 /** Sends the spans ended so far (a server stopping; the SDK keeps running for the process's other servers). */
 export async function flushTracing(): Promise<void> {
-  if (!sdk) return;
-  const provider = trace.getTracerProvider() as { getDelegate?: () => { forceFlush?: () => Promise<void> } };
-  await provider
-    .getDelegate?.()
-    .forceFlush?.()
-    .catch(() => undefined);
+  await provider?.forceFlush().catch(() => undefined);
 }
 
 /** A span started now under `parent` (the active context by default); undefined when tracing is off. */
@@ -114,14 +121,14 @@ export function startSpan(
   name: string,
   options: { attributes?: Attributes; kind?: SpanKind; parent?: Context; startTime?: Date } = {},
 ): Span | undefined {
-  if (!sdk) return undefined;
+  if (!provider) return undefined;
   const { parent, ...rest } = options;
   return tracer.startSpan(name, rest, parent ?? context.active());
 }
 
 /** Whether the active context is in a recorded span: what startChildSpan needs to make one. */
 export function inRecordedSpan(): boolean {
-  return sdk !== undefined && trace.getSpan(context.active())?.isRecording() === true;
+  return provider !== undefined && trace.getSpan(context.active())?.isRecording() === true;
 }
 
 /** A span started as a child of the active one, only when there is one (a statement outside any trace gets none). */
@@ -135,7 +142,7 @@ export function startChildSpan(
 
 /** Runs `work` outside any trace: the statements it makes get no span (see startChildSpan). */
 export function outsideTraces<T>(work: () => T): T {
-  return sdk ? context.with(ROOT_CONTEXT, work) : work();
+  return provider ? context.with(ROOT_CONTEXT, work) : work();
 }
 
 /** Runs `work` with `span` as the active span (so that spans started inside are its children). */
@@ -173,7 +180,7 @@ export async function inSpan<T>(
 
 /** The active span's trace and span ids, for log lines; empty outside a recorded span. */
 export function traceFields(): { trace_id?: string; span_id?: string } {
-  const span = sdk ? trace.getSpan(context.active()) : undefined;
+  const span = provider ? trace.getSpan(context.active()) : undefined;
   if (!span?.isRecording()) return {};
   const { traceId, spanId } = span.spanContext();
   return { trace_id: traceId, span_id: spanId };
@@ -181,7 +188,7 @@ export function traceFields(): { trace_id?: string; span_id?: string } {
 
 /** The active context as a W3C `traceparent` value, to carry it elsewhere (a run's row, a worker); undefined when off. */
 export function activeTraceparent(): string | undefined {
-  if (!sdk) return undefined;
+  if (!provider) return undefined;
   const carrier: Record<string, string> = {};
   propagation.inject(context.active(), carrier);
   return carrier.traceparent;
