@@ -5,7 +5,7 @@
 //   BENCH_OBSERVE_HARNESS  inprocess (default: the engine alone, a harness that ends at once) or command (an
 //                          operator command harness, `/bin/true` in the sandbox: one process per run)
 import { fileURLToPath } from 'node:url';
-import { compareObservations, mediansOf, table } from '../observability/compare.js';
+import { compareObservations, mediansOf, pairedLine, table } from '../observability/compare.js';
 
 const rounds = Number(process.env.BENCH_REPEATS || 5);
 const harness = process.env.BENCH_OBSERVE_HARNESS || 'inprocess';
@@ -31,7 +31,9 @@ const { figures, medians } = await compareObservations(
   },
 );
 const title = harness === 'inprocess' ? 'Dispatch drain (in-process harness)' : 'Dispatch drain (command harness)';
-console.log(`\n${table(`${title}, ${runs} runs`, 'run', medians, rounds)}`);
+console.log(`\n${table(`${title}, ${runs} runs`, 'run', medians, rounds)}\n${pairedLine(figures)}`);
 // The same drains' throughput after their first quarter of runs (the CPU columns stay the whole drain's).
 const rest = figures.map((figure) => ({ ...figure, rate: Number(/the rest (\d+) runs\/s/.exec(figure.output)![1]) }));
-console.log(`\n${table(`${title}, runs/s after the first quarter of the runs`, 'run', mediansOf(rest), rounds)}`);
+console.log(
+  `\n${table(`${title}, runs/s after the first quarter of the runs`, 'run', mediansOf(rest), rounds)}\n${pairedLine(rest)}`,
+);

@@ -112,6 +112,32 @@ export function costs(
   };
 }
 
+/**
+ * The paired cost of each observation: every round's throughput cost against the same round's `off`, the median
+ * over the rounds. When the machine's speed moves from round to round, each variant's median mixes fast and slow
+ * rounds; this compares only neighbours.
+ */
+export function pairedCosts(
+  figures: Array<Pick<VariantFigure, 'observation' | 'round' | 'rate'>>,
+): Record<'metrics' | 'tracing', number> {
+  const costs = (observation: 'metrics' | 'tracing') =>
+    median(
+      figures
+        .filter((figure) => figure.observation === observation)
+        .flatMap((figure) => {
+          const off = figures.find((other) => other.observation === 'off' && other.round === figure.round);
+          return off ? [((off.rate - figure.rate) / off.rate) * 100] : [];
+        }),
+    );
+  return { metrics: costs('metrics'), tracing: costs('tracing') };
+}
+
+/** The line that gives the paired costs under a table. */
+export function pairedLine(figures: Array<Pick<VariantFigure, 'observation' | 'round' | 'rate'>>): string {
+  const { metrics, tracing } = pairedCosts(figures);
+  return `Paired throughput cost (median over the rounds of each round's cost against its own off): metrics ${metrics.toFixed(1)}%, tracing ${tracing.toFixed(1)}%`;
+}
+
 /** The markdown table of one comparison: medians of throughput and of CPU per unit of work, with the costs. */
 export function table(title: string, unit: string, medians: Record<Observation, Measured>, rounds: number): string {
   const cost = costs(medians);

@@ -2,7 +2,7 @@
 // local OTLP/HTTP receiver, against the same server with both off: each in a process of its own, taking turns.
 // Targets: at most 5% less throughput with metrics, 15% with tracing. See bench/RESULTS.md#observability.
 import { fileURLToPath } from 'node:url';
-import { compareObservations, mediansOf, table } from '../observability/compare.js';
+import { compareObservations, mediansOf, pairedLine, table } from '../observability/compare.js';
 
 const rounds = Number(process.env.BENCH_REPEATS || 5);
 const script = fileURLToPath(new URL('./observed.ts', import.meta.url));
@@ -19,5 +19,7 @@ const create = await compareObservations(script, {}, rounds, (output) => {
   return figures('create')(output);
 });
 const list = mediansOf(create.figures.map((figure) => ({ ...figure, ...figures('list')(figure.output) })));
-console.log(`\n${table('Runs API, POST /api/v1/agent/runs, 20 connections', 'request', create.medians, rounds)}`);
+console.log(
+  `\n${table('Runs API, POST /api/v1/agent/runs, 20 connections', 'request', create.medians, rounds)}\n${pairedLine(create.figures)}`,
+);
 console.log(`\n${table('Runs API, GET /api/v1/agent/runs?limit=20, 20 connections', 'request', list, rounds)}`);
