@@ -59,6 +59,9 @@ try {
       },
       load,
     );
+    // The creates filled a table the planner still thinks empty (autovacuum analyzes it within a minute on a real
+    // server): without fresh statistics each list sorted all of the team's runs, 40-60 ms instead of 5.
+    await sql`ANALYZE runs`.execute(server.database.db);
     const list = await measure(
       { baseUrl: server.url, requests: [{ method: 'GET', path: '/api/v1/agent/runs?limit=20', headers }], backends },
       load,
