@@ -9,8 +9,7 @@ import {
   SpanStatusCode,
   trace,
 } from '@opentelemetry/api';
-import type { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import type { SpanExporter } from '@opentelemetry/sdk-trace-node';
+import type { NodeTracerProvider, SpanExporter } from '@opentelemetry/sdk-trace-node';
 
 /**
  * OpenTelemetry traces, off unless the standard variables point at an OTLP/HTTP receiver
