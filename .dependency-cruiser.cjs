@@ -8,22 +8,42 @@ module.exports = {
   forbidden: [
     {
       name: 'slice-through-index',
-      comment: "A slice uses another slice only through that slice's index.ts, never its store or other modules.",
+      comment:
+        "A slice uses another slice only through that slice's index.ts, never its store or other modules; " +
+        "its client verbs (cli.ts) use another slice's client verbs' module (cli.ts), which loads none of the server.",
       severity: 'error',
       from: { path: `^src/(${SLICES})/`, pathNot: ['\\.test\\.ts$'] },
-      to: { path: `^src/(${SLICES})/`, pathNot: ['^src/$1/', `^src/(${SLICES})/index\\.ts$`] },
+      to: {
+        path: `^src/(${SLICES})/`,
+        pathNot: ['^src/$1/', `^src/(${SLICES})/index\\.ts$`, `^src/(${SLICES})/cli\\.ts$`],
+      },
+    },
+    {
+      name: 'cli-from-cli',
+      comment: "Another slice's cli.ts is for the client side: only a slice's own cli.ts imports it.",
+      severity: 'error',
+      from: { path: `^src/(${SLICES})/`, pathNot: ['\\.test\\.ts$', `^src/(${SLICES})/cli\\.ts$`] },
+      to: { path: `^src/(${SLICES})/cli\\.ts$`, pathNot: ['^src/$1/'] },
     },
     {
       name: 'root-through-index',
       comment:
         "The composition root (server.ts, app/, main.ts) uses a slice only through the slice's index.ts; " +
-        'src/database.ts composes the slices\' tables.ts into DB.',
+        "src/database.ts composes the slices' tables.ts into DB, and src/cli-commands.ts the slices' client verbs " +
+        '(cli.ts: the client loads none of the server, scripts/check-client-imports.mjs).',
       severity: 'error',
       from: { path: '^src/(app/|[^/]+\\.ts$)', pathNot: ['\\.test\\.ts$'] },
       to: {
         path: `^src/(${SLICES})/`,
-        pathNot: [`^src/(${SLICES})/index\\.ts$`, `^src/(${SLICES})/tables\\.ts$`],
+        pathNot: [`^src/(${SLICES})/index\\.ts$`, `^src/(${SLICES})/tables\\.ts$`, `^src/(${SLICES})/cli\\.ts$`],
       },
+    },
+    {
+      name: 'cli-from-cli-commands',
+      comment: "Of the composition root, only src/cli-commands.ts registers the slices' client verbs.",
+      severity: 'error',
+      from: { path: '^src/(app/|[^/]+\\.ts$)', pathNot: ['\\.test\\.ts$', '^src/cli-commands\\.ts$'] },
+      to: { path: `^src/(${SLICES})/cli\\.ts$` },
     },
     {
       name: 'platform-imports-no-slice',

@@ -1,23 +1,23 @@
 import type { Command } from 'commander';
 import { registerDoctorCommand } from './app/doctor-cli.js';
-import { registerAuditCommands } from './audit/index.js';
-import { registerAutomationCommands } from './automations/index.js';
-import { registerBudgetCommands } from './budgets/index.js';
-import { registerGitHubCommands } from './github/index.js';
-import { registerEnvironmentCommands } from './environments/index.js';
-import { registerFactoryCommands } from './factory/index.js';
-import { registerIdentityCommands } from './identities/index.js';
-import { registerMcpServerCommands } from './mcp/index.js';
-import { registerModelCommands } from './models/index.js';
+import { registerAuditCommands } from './audit/cli.js';
+import { registerAutomationCommands } from './automations/cli.js';
+import { registerBudgetCommands } from './budgets/cli.js';
+import { registerGitHubCommands } from './github/cli.js';
+import { registerEnvironmentCommands } from './environments/cli.js';
+import { registerFactoryCommands } from './factory/cli.js';
+import { registerIdentityCommands } from './identities/cli.js';
+import { registerMcpServerCommands } from './mcp/cli.js';
+import { registerModelCommands } from './models/cli.js';
 import { completionScript, ID_KINDS, type IdKind, SHELLS, type Shell } from './platform/cli/completion.js';
 import { examples, oneOf } from './platform/cli/options.js';
 import { addOutputOptions } from './platform/cli/output.js';
 import { callApi, clientOptionsFromEnv } from './platform/http/client.js';
-import { registerRunCommands } from './runs/index.js';
-import { registerScheduleCommands } from './schedules/index.js';
-import { registerSecretCommands } from './secrets/index.js';
-import { registerWebhookCommands } from './webhooks/index.js';
-import { registerWorkerCommands } from './workers/index.js';
+import { registerRunCommands } from './runs/cli.js';
+import { registerScheduleCommands } from './schedules/cli.js';
+import { registerSecretCommands } from './secrets/cli.js';
+import { registerWebhookCommands } from './webhooks/cli.js';
+import { registerWorkerCommands } from './workers/cli.js';
 
 /**
  * Every `hangar` verb besides `serve`: the slices' own verbs, `completion`, and then `--json` / `--output` and

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import fs from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { type Config, ConfigError, loadConfig } from './config.js';
+import type { Config } from './config.js';
 import { DataDirLockedError } from './platform/db/lock-file.js';
 import { withProgress } from './platform/cli/progress.js';
 import { registerClientCommands } from './cli-commands.js';
@@ -15,6 +15,9 @@ function fail(message: string, code = 1): never {
 }
 
 async function serve(options: { role: Role }): Promise<void> {
+  // Loaded only here, like the server: the configuration's parsers (the operator file's schemas among them) are the
+  // server's, and a client verb would pay for them at every start (scripts/check-client-imports.mjs).
+  const { ConfigError, loadConfig } = await import('./config.js');
   let config: Config;
   try {
     config = loadConfig();

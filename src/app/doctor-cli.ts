@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
 import { show } from '../platform/cli/output.js';
 import { callApi, clientOptionsFromEnv } from '../platform/http/client.js';
 import type { InstanceStatus } from './status.js';
@@ -25,8 +24,8 @@ export function registerDoctorCommand(program: Command): void {
       let status: InstanceStatus;
       if (options.remote) status = await callApi<InstanceStatus>(clientOptionsFromEnv(), 'GET', '/admin/status');
       else {
-        // Loaded only here: the other client verbs need none of the server's modules.
-        const { instanceStatus } = await import('./status.js');
+        // Loaded only here: the other client verbs need none of the server's modules (scripts/check-client-imports.mjs).
+        const [{ loadConfig }, { instanceStatus }] = await Promise.all([import('../config.js'), import('./status.js')]);
         status = await instanceStatus(loadConfig());
       }
       show(status, (answer) => `Hangar\n${formatStatus(answer)}`);

@@ -5,4 +5,3 @@ export { registerAuditRoutes } from './http.js';
 export { auditRetention } from './retention.js';
 export { auditSettingsChanges } from './settings.js';
 export { AuditLog } from './service.js';
-export { registerAuditCommands } from './cli.js';

@@ -1,5 +1,4 @@
 // The public surface of the automations slice: other slices and the composition root import only this module.
-export { registerAutomationCommands } from './cli.js';
 export { AutomationEvaluator } from './evaluator.js';
 export { payloadFilterProblem } from './filter.js';
 export { registerAutomationRoutes } from './http.js';

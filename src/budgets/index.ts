@@ -1,4 +1,3 @@
 // The public surface of the budgets slice: other slices and the composition root import only this module.
-export { registerBudgetCommands } from './cli.js';
 export { registerBudgetRoutes } from './http.js';
 export { BudgetsService } from './service.js';

@@ -1,5 +1,4 @@
 // The public surface of the environments slice: other slices and the composition root import only this module.
-export { registerEnvironmentCommands } from './cli.js';
 export { registerEnvironmentRoutes } from './http.js';
 export type { EnvironmentActivity, RunActivityLookup, RunViewer } from './run-activity.js';
 export type { EnvironmentConfig } from './schemas.js';

@@ -1,6 +1,9 @@
 import type { Command } from 'commander';
 import { callAndPrint } from '../platform/http/client.js';
 
+/** The event kinds a `github` automation trigger names, for the automations' verbs (`--github`). */
+export { GITHUB_EVENT_KINDS } from './triggers.js';
+
 const segment = encodeURIComponent;
 
 /** `hangar github ...`: an instance administrator links a team to GitHub App installations or a PAT secret. */

@@ -10,7 +10,6 @@ export type {
 } from './access.js';
 export { type GitHubTarget, HANGAR_MARK, revokeTokens, tokenAccess } from './publish.js';
 export { GitHubRefusal } from './app-client.js';
-export { registerGitHubCommands } from './cli.js';
 export { registerGitHubRoutes } from './http.js';
 export { GitHubService } from './service.js';
 export {

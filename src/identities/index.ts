@@ -8,6 +8,5 @@ export { AuthFailureThrottle } from './auth-throttle.js';
 export { ApiKeyAuthenticator, selectTeam } from './authenticate.js';
 export { bootstrapInstance, type BootstrapResult } from './bootstrap.js';
 export { savedBy, type Caller } from './caller.js';
-export { registerIdentityCommands } from './cli.js';
 export { callerOf, principalOf, type Authenticator } from './request-auth.js';
 export { roleInTeam, type Principal } from './store.js';

@@ -12,4 +12,3 @@ export {
 export { registerModelRoutes } from './http.js';
 export { ModelConfigurationError, resolveModel, type ResolvedModel } from './resolve.js';
 export { authSecretName, requestedModelId } from './run-config.js';
-export { registerModelCommands } from './cli.js';

@@ -5,8 +5,8 @@ import { collect, examples, oneOf, pairs, someOf } from '../platform/cli/options
 import { outputFormat, show } from '../platform/cli/output.js';
 import { ARTIFACT_TYPES } from './artifact-types.js';
 import { type RunsPage, runsTable } from './cli-views.js';
-import { EXECUTION_LOCATIONS, RUN_SOURCES, RUN_STATES } from './schemas.js';
-import { END_STATES } from './lifecycle/states.js';
+import { END_STATES, RUN_STATES } from './lifecycle/states.js';
+import { EXECUTION_LOCATIONS, RUN_SOURCES } from './run-fields.js';
 
 interface ListOptions {
   state: string[];

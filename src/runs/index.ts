@@ -1,6 +1,5 @@
 // The public surface of the runs slice: other slices and the composition root import only this module.
 export { RunActivity } from './activity.js';
-export { registerRunCommands } from './cli.js';
 export { registerRunRoutes } from './http.js';
 export { idempotencyKeyRetention } from './idempotency.js';
 export { metadataProblem } from './metadata.js';
@@ -24,12 +23,12 @@ export {
   isTerminal,
   OPERATOR_CANCELLABLE_STATES,
   RUN_STATES,
-  stateList,
   TERMINAL_STATES,
   unreachable,
   type EndState,
   type RunState,
 } from './lifecycle/states.js';
+export { stateList } from './lifecycle/state-sql.js';
 export type {
   CapacityLimits,
   ClaimedRun,

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../database.js';
-import { ACTIVE_STATES, stateList } from './lifecycle/states.js';
+import { stateList } from './lifecycle/state-sql.js';
+import { ACTIVE_STATES } from './lifecycle/states.js';
 import type { CapacityLimits } from './lifecycle/types.js';
 
 /**

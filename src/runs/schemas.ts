@@ -1,34 +1,14 @@
 import { BUILT_IN_HARNESSES } from '../models/index.js';
 import { Type, type Static } from 'typebox';
 import { ARTIFACT_TYPES } from './artifact-types.js';
+import { EXECUTION_LOCATIONS, RUN_SOURCES } from './run-fields.js';
 import { RUN_STATES } from './lifecycle/states.js';
 
 /** Wire schemas of the runs slice: one source for validation, TypeScript types and the OpenAPI document. */
 
 export { RUN_STATES, type RunState } from './lifecycle/states.js';
+export { EXECUTION_LOCATIONS, RUN_SOURCES, type RunSource } from './run-fields.js';
 
-export const RUN_SOURCES = [
-  'LINEAR',
-  'API',
-  'SLACK',
-  'LOCAL',
-  'SCHEDULED_AGENT',
-  'WEB_APP',
-  'GITHUB_ACTION',
-  'CLOUD_MODE',
-  'CLI',
-  'JIRA',
-  'SELF_IMPROVEMENT',
-  'GITHUB_WEBHOOK',
-  'GITLAB_WEBHOOK',
-  'AUTOFIX',
-  'RUN_SCORER',
-  'ORCHESTRATION',
-  'WEBHOOK',
-] as const;
-export type RunSource = (typeof RUN_SOURCES)[number];
-
-export const EXECUTION_LOCATIONS = ['LOCAL', 'REMOTE'] as const;
 export const HARNESS_TYPES = BUILT_IN_HARNESSES;
 export const RUN_MODES = ['normal', 'plan', 'orchestrate'] as const;
 

@@ -1,5 +1,4 @@
 // The public surface of the schedules slice: other slices and the composition root import only this module.
-export { registerScheduleCommands } from './cli.js';
 export { cronProblem } from './cron.js';
 export { registerScheduleRoutes } from './http.js';
 export { Scheduler } from './scheduler.js';

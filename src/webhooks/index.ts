@@ -1,5 +1,4 @@
 // The public surface of the webhooks slice: other slices and the composition root import only this module.
-export { registerWebhookCommands } from './cli.js';
 export { registerWebhookRoutes } from './http.js';
 export { registerIngressRoutes } from './ingress.js';
 export { webhookRetention } from './retention.js';

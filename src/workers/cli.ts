@@ -1,12 +1,9 @@
 import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
-import { pino } from 'pino';
-import { type Config, ConfigError, loadConfig } from '../config.js';
+import type { Config } from '../config.js';
 import { callAndPrint } from '../platform/http/client.js';
-import { logContext } from '../platform/log-context.js';
-import { flushTracing, startTracing } from '../platform/tracing.js';
 import { VERSION } from '../version.js';
-import { workerIdProblem } from './protocol.js';
+import { workerIdProblem } from './worker-id.js';
 
 interface WorkerCommandOptions {
   server?: string;
@@ -70,6 +67,16 @@ Examples:
       if (!apiKey) fail('give --api-key or set HANGAR_API_KEY', 2);
       const idProblem = workerIdProblem(options.workerId);
       if (idProblem) fail(idProblem, 2);
+      // Loaded only here: the other verbs need neither the configuration's parsers, the logger, the tracing SDK nor
+      // the executor (scripts/check-client-imports.mjs).
+      const [{ ConfigError, loadConfig }, { pino }, { logContext }, { flushTracing, startTracing }] = await Promise.all(
+        [
+          import('../config.js'),
+          import('pino'),
+          import('../platform/log-context.js'),
+          import('../platform/tracing.js'),
+        ],
+      );
       let config: Config;
       try {
         config = loadConfig({ ...process.env, HANGAR_DATA_DIR: path.resolve(options.dataDir) });
@@ -80,7 +87,6 @@ Examples:
       const log = pino({ level: config.logLevel, base: { worker: options.workerId }, mixin: logContext });
       // With the OTEL_* variables set, the worker's spans join each run's trace (its traceparent comes with the task).
       if (config.tracing) await startTracing(VERSION);
-      // Loaded only here: the other verbs need none of the executor.
       const { Worker } = await import('./worker.js');
       const worker = new Worker({
         server,

@@ -10,7 +10,7 @@ import type { WorkerHub } from './hub.js';
 import { checkWorkerId, type WorkerCredential, type WorkerKeyAuthenticator } from './keys/authenticate.js';
 import { CreatedWorkerKey, CreateWorkerKeyBody, WorkerKeyList, WorkerKeyParams } from './keys/schemas.js';
 import type { WorkerKeysService } from './keys/service.js';
-import { workerIdProblem } from './protocol.js';
+import { workerIdProblem } from './worker-id.js';
 import { connectedWorkers } from './store.js';
 
 const ConnectedWorkers = Type.Object({

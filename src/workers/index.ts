@@ -1,5 +1,4 @@
 // The public surface of the workers slice: other slices and the composition root import only this module.
-export { registerWorkerCommands } from './cli.js';
 export { registerWorkerRoutes } from './http.js';
 export { WorkerHub } from './hub.js';
 export { WorkerKeyAuthenticator } from './keys/authenticate.js';

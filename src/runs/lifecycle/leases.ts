@@ -1,7 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../database.js';
 import { json } from './json.js';
-import { ACTIVE_STATES, checkMove, REQUEUABLE_STATES, stateList } from './states.js';
+import { stateList } from './state-sql.js';
+import { ACTIVE_STATES, checkMove, REQUEUABLE_STATES } from './states.js';
 
 /** Leases: an executor holds its runs while it renews them; a run whose lease passes is taken back. */
 

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../database.js';
-import { stateList, TERMINAL_STATES } from './states.js';
+import { stateList } from './state-sql.js';
+import { TERMINAL_STATES } from './states.js';
 
 /** The metadata key (value `true`) by which a team pins a run: retention never deletes it. */
 export const KEEP_METADATA_KEY = 'keep';

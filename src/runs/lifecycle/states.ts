@@ -1,9 +1,8 @@
-import { sql, type RawBuilder } from 'kysely';
-
 /**
  * The run state machine: every state, the groups the code asks about, and which moves between states the code
  * makes. RunLifecycle checks each state it writes against TRANSITIONS; the SQL functions (functions.sql) make the
- * same moves and name the same groups.
+ * same moves and name the same groups. No database code here (their SQL form is state-sql.ts): the client verbs
+ * use these states too.
  */
 
 /** In the order the API documents them. */
@@ -114,12 +113,4 @@ export function isCompletion(state: EndState): boolean {
 /** The compile-time check of an exhaustive switch: a new case that is not handled does not compile. */
 export function unreachable(value: never): never {
   throw new Error(`unhandled case ${String(value)}`);
-}
-
-/**
- * A group of states as SQL literals, `'PENDING', 'CLAIMED'`: the statement text stays the same as when they were
- * written out (parameters would keep the planner from matching the partial indexes on state).
- */
-export function stateList(states: readonly RunState[]): RawBuilder<unknown> {
-  return sql.raw(states.map((state) => `'${state}'`).join(', '));
 }

@@ -1,7 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../database.js';
 import { json } from './json.js';
-import { ACTIVE_STATES, stateList } from './states.js';
+import { stateList } from './state-sql.js';
+import { ACTIVE_STATES } from './states.js';
 
 /**
  * Records what an execution has used so far on its run (`request_usage`: the run's earlier executions, kept in

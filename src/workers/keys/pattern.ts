@@ -1,4 +1,4 @@
-import { workerIdProblem } from '../protocol.js';
+import { workerIdProblem } from '../worker-id.js';
 
 /**
  * What a worker key is for: one worker ID (`build-7`), or a pattern where `*` stands for any run of characters
