@@ -2,7 +2,7 @@
 // Cycles between slices are checked by scripts/check-slice-cycles.mjs, writes to the run tables by
 // scripts/check-run-writes.mjs: dependency-cruiser sees neither.
 
-const SLICES = 'artifacts|automations|egress|environments|execution|factory|identities|mcp|models|overview|runs|schedules|scores|secrets|webhooks|workers';
+const SLICES = 'artifacts|audit|automations|budgets|egress|environments|execution|factory|github|identities|mcp|models|overview|runs|schedules|scores|secrets|webhooks|workers';
 
 module.exports = {
   forbidden: [
