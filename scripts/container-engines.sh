@@ -56,20 +56,32 @@ wait_for_socket() {
   return 1
 }
 
+# The engines are started from / (cd / below): they outlive this run, and a working directory in the checkout
+# would be deleted with it. Podman's service then still answers, but conmon fails every container it starts
+# ("Failed to get working directory"). One left so by an earlier run is stopped here, to be started again.
+working_directory_deleted() { [[ "$(readlink "/proc/$1/cwd" 2>/dev/null)" == *" (deleted)" ]]; }
+for pid in $(pgrep -f "^podman system service --time=0 unix://$podman_socket" || true); do
+  if working_directory_deleted "$pid"; then
+    echo "restarting Podman's service: its working directory was deleted" >&2
+    kill "$pid" && tail --pid="$pid" -f /dev/null
+    rm -f "$podman_socket"
+  fi
+done
+
 # Podman's service. --time=0: it never exits for being idle.
 if ! socket_answers "$podman_socket"; then
   rm -f "$podman_socket"
-  setsid podman system service --time=0 "unix://$podman_socket" >"$log_dir/podman.log" 2>&1 </dev/null &
+  (cd / && setsid podman system service --time=0 "unix://$podman_socket" >"$log_dir/podman.log" 2>&1 </dev/null &)
   wait_for_socket "$podman_socket" || echo "podman's service did not answer; see $log_dir/podman.log" >&2
 fi
 
 # Docker Engine: containerd, then dockerd.
 if ! socket_answers "$docker_socket"; then
   if ! pgrep -x containerd >/dev/null; then
-    setsid containerd >"$log_dir/containerd.log" 2>&1 </dev/null &
+    (cd / && setsid containerd >"$log_dir/containerd.log" 2>&1 </dev/null &)
   fi
   if ! pgrep -x dockerd >/dev/null; then
-    setsid dockerd --host "unix://$docker_socket" >"$log_dir/dockerd.log" 2>&1 </dev/null &
+    (cd / && setsid dockerd --host "unix://$docker_socket" >"$log_dir/dockerd.log" 2>&1 </dev/null &)
   fi
   wait_for_socket "$docker_socket" || echo "dockerd did not answer; see $log_dir/dockerd.log" >&2
 fi
