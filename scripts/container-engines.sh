@@ -56,7 +56,16 @@ wait_for_socket() {
   return 1
 }
 
-# The engines are started from / (cd / below): they outlive this run, and a working directory in the checkout
+# A daemon in a session of its own, from /, its output in a log: none of this script's file descriptors stay open in
+# it, because the caller reads this script's stdout to its end (a subshell around it would hold that pipe open for
+# as long as the daemon lives, and the caller would wait forever).
+start_daemon() {
+  local log=$1
+  shift
+  env -C / setsid "$@" >"$log_dir/$log" 2>&1 </dev/null &
+}
+
+# The engines are started from / (start_daemon): they outlive this run, and a working directory in the checkout
 # would be deleted with it. Podman's service then still answers, but conmon fails every container it starts
 # ("Failed to get working directory"). One left so by an earlier run is stopped here, to be started again.
 working_directory_deleted() { [[ "$(readlink "/proc/$1/cwd" 2>/dev/null)" == *" (deleted)" ]]; }
@@ -71,17 +80,17 @@ done
 # Podman's service. --time=0: it never exits for being idle.
 if ! socket_answers "$podman_socket"; then
   rm -f "$podman_socket"
-  (cd / && setsid podman system service --time=0 "unix://$podman_socket" >"$log_dir/podman.log" 2>&1 </dev/null &)
+  start_daemon podman.log podman system service --time=0 "unix://$podman_socket"
   wait_for_socket "$podman_socket" || echo "podman's service did not answer; see $log_dir/podman.log" >&2
 fi
 
 # Docker Engine: containerd, then dockerd.
 if ! socket_answers "$docker_socket"; then
   if ! pgrep -x containerd >/dev/null; then
-    (cd / && setsid containerd >"$log_dir/containerd.log" 2>&1 </dev/null &)
+    start_daemon containerd.log containerd
   fi
   if ! pgrep -x dockerd >/dev/null; then
-    (cd / && setsid dockerd --host "unix://$docker_socket" >"$log_dir/dockerd.log" 2>&1 </dev/null &)
+    start_daemon dockerd.log dockerd --host "unix://$docker_socket"
   fi
   wait_for_socket "$docker_socket" || echo "dockerd did not answer; see $log_dir/dockerd.log" >&2
 fi
