@@ -8,10 +8,22 @@ const ENTRY = 'src/main.ts';
 /** The packages a client verb may load: its command line, its output formats, and the runs' event stream. */
 const CLIENT_PACKAGES = new Set(['commander', 'yaml', 'eventsource-parser']);
 
-const output = execFileSync('node_modules/.bin/depcruise', [ENTRY, '--output-type', 'json'], {
-  encoding: 'utf8',
-  maxBuffer: 256 * 1024 * 1024,
-});
+const output = execFileSync(
+  'node_modules/.bin/depcruise',
+  [
+    ENTRY,
+    '--output-type',
+    'json',
+    '--cache',
+    'node_modules/.cache/dependency-cruiser/client',
+    '--cache-strategy',
+    'content',
+  ],
+  {
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  },
+);
 const modules = new Map(JSON.parse(output).modules.map((module) => [module.source, module]));
 
 /** The package a resolved npm dependency belongs to (`node_modules/@scope/name/...` -> `@scope/name`). */

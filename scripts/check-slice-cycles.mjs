@@ -3,10 +3,22 @@
 // that form none, so the module graph from `depcruise --output-type json` is collapsed to slices here.
 import { execFileSync } from 'node:child_process';
 
-const output = execFileSync('node_modules/.bin/depcruise', ['src', '--output-type', 'json'], {
-  encoding: 'utf8',
-  maxBuffer: 256 * 1024 * 1024,
-});
+const output = execFileSync(
+  'node_modules/.bin/depcruise',
+  [
+    'src',
+    '--output-type',
+    'json',
+    '--cache',
+    'node_modules/.cache/dependency-cruiser/slices',
+    '--cache-strategy',
+    'content',
+  ],
+  {
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  },
+);
 const { modules } = JSON.parse(output);
 
 const nodeOf = (file) => {

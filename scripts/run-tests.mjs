@@ -17,8 +17,10 @@ function findTests(directory) {
 
 const only = process.argv.slice(2);
 const files = only.length > 0 ? only : [...findTests('src'), ...findTests('test')].sort();
+// TypeScript runs through scripts/ts-loader.mjs: in-thread hooks where Node has them, tsx elsewhere.
+const typescript = ['--import', path.resolve('scripts/ts-loader.mjs')];
 const template = JSON.parse(
-  execFileSync(process.execPath, ['--import', 'tsx', 'test/support/template.ts'], {
+  execFileSync(process.execPath, [...typescript, 'test/support/template.ts'], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
   }),
@@ -34,7 +36,7 @@ process.stdout.write(
 const silenceMinutes = Number(process.env.HANGAR_TEST_SILENCE_MINUTES ?? 10);
 const runner = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+  [...typescript, '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
   {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,

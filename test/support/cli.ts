@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { TYPESCRIPT } from './typescript.js';
 
 const run = promisify(execFile);
 
@@ -10,7 +11,7 @@ export async function hangarCli(
   env: { url: string; apiKey: string; team?: string },
   input?: string,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = run(process.execPath, ['--import', 'tsx', path.resolve('src/main.ts'), ...args], {
+  const child = run(process.execPath, [...TYPESCRIPT, path.resolve('src/main.ts'), ...args], {
     env: {
       ...process.env,
       HANGAR_URL: env.url,

@@ -5,6 +5,7 @@ import path from 'node:path';
 import WebSocket from 'ws';
 import { eventually } from './engine.js';
 import type { TestServer } from './server.js';
+import { TYPESCRIPT } from './typescript.js';
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -23,8 +24,7 @@ export function startWorker(
   const child = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
+      ...TYPESCRIPT,
       path.resolve('src/main.ts'),
       'worker',
       '--server',
