@@ -36,7 +36,16 @@ process.stdout.write(
 const silenceMinutes = Number(process.env.HANGAR_TEST_SILENCE_MINUTES ?? 10);
 const runner = spawn(
   process.execPath,
-  [...typescript, '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+  [
+    ...typescript,
+    '--test',
+    '--test-concurrency=2',
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    '--test-reporter=./scripts/test-file-times.mjs',
+    '--test-reporter-destination=stdout',
+    ...files,
+  ],
   {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
