@@ -24,6 +24,17 @@ function template(): Template {
   return JSON.parse(raw) as Template;
 }
 
+/**
+ * A file listed in test/without-database.json runs on PGlite only (scripts/run-tests.mjs): one that opens a
+ * database after all must leave the list, or its PostgreSQL side would never be tested.
+ */
+function refuseInFilesWithoutDatabase(): void {
+  const file = path.relative(process.cwd(), process.argv[1] ?? '');
+  const list = JSON.parse(fs.readFileSync('test/without-database.json', 'utf8')) as { files: string[] };
+  if (list.files.includes(file))
+    throw new Error(`${file} creates a test database: take it out of test/without-database.json`);
+}
+
 /** A fresh database for one test server: a copy of the migrated template, PGlite or PostgreSQL. */
 export interface TestDatabase {
   dataDir: string;
@@ -32,6 +43,7 @@ export interface TestDatabase {
 }
 
 export async function createTestDatabase(): Promise<TestDatabase> {
+  refuseInFilesWithoutDatabase();
   const { kind, template: source } = template();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-test-'));
   if (kind === 'pglite') {
