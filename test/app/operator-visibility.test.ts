@@ -10,14 +10,14 @@ import { eventually, harnessEnv, script } from '../support/engine.js';
 import { generateApiKey } from '../../src/platform/crypto.js';
 import { databaseEnv, stopChild } from '../support/processes.js';
 import { createTestDatabase, spawnServer, startTestServer, type TestServer } from '../support/server.js';
-import { TYPESCRIPT } from '../support/typescript.js';
+import { HANGAR_FROM_SOURCES } from '../support/typescript.js';
 
 const run = promisify(execFile);
 
 /** `hangar doctor` from the sources with `env` (the server's configuration) and nothing else of this process's. */
 async function doctor(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string }> {
   try {
-    const { stdout } = await run(process.execPath, [...TYPESCRIPT, path.resolve('src/main.ts'), 'doctor', ...args], {
+    const { stdout } = await run(process.execPath, [...HANGAR_FROM_SOURCES, 'doctor', ...args], {
       env: { PATH: process.env.PATH!, HANGAR_SANDBOX_READ_ONLY_PATHS: '', ...env },
     });
     return { code: 0, stdout };
@@ -117,7 +117,7 @@ describe('operator visibility', () => {
   test('--follow on a server that can run nothing says why the run waits', async () => {
     const hangar = await startTestServer();
     try {
-      const child = spawn(process.execPath, [...TYPESCRIPT, path.resolve('src/main.ts'), 'run', 'hi', '--follow'], {
+      const child = spawn(process.execPath, [...HANGAR_FROM_SOURCES, 'run', 'hi', '--follow'], {
         env: { ...process.env, HANGAR_URL: hangar.url, HANGAR_API_KEY: hangar.apiKey },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

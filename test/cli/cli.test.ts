@@ -15,7 +15,7 @@ import { registerClientCommands } from '../../src/cli-commands.js';
 import { hangarCli } from '../support/cli.js';
 import { addEnvironment, createRun, setRunColumns } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { TYPESCRIPT } from '../support/typescript.js';
+import { HANGAR_FROM_SOURCES } from '../support/typescript.js';
 
 let hangar: TestServer;
 const cli = (...args: string[]) => hangarCli(args, { url: hangar.url, apiKey: hangar.apiKey });
@@ -252,7 +252,7 @@ describe('completion and help', () => {
     const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-completion-'));
     fs.writeFileSync(
       path.join(bin, 'hangar'),
-      `#!/bin/sh\nexec ${process.execPath} ${TYPESCRIPT.join(' ')} ${path.resolve('src/main.ts')} "$@"\n`,
+      `#!/bin/sh\nexec ${process.execPath} ${HANGAR_FROM_SOURCES.join(' ')} "$@"\n`,
       { mode: 0o755 },
     );
     const complete = async (...words: string[]) => {

@@ -12,7 +12,7 @@ import { resolveSandboxMode } from '../../src/execution/sandbox/index.js';
 import { generateApiKey } from '../../src/platform/crypto.js';
 import { databaseEnv, stopChild } from '../support/processes.js';
 import { createTestDatabase, freePort, type TestDatabase } from '../support/server.js';
-import { TYPESCRIPT } from '../support/typescript.js';
+import { HANGAR_FROM_SOURCES } from '../support/typescript.js';
 
 /** Why these tests cannot run here (they need what CI has: root, and a working bwrap), or false. */
 export function rootServerSkip(): string | false {
@@ -53,7 +53,7 @@ export async function startRootServer(probe: { script: string; network: boolean 
   const stdio: Array<'pipe' | 'ignore'> = ['ignore', 'pipe', 'pipe'];
   while (stdio.length < INHERITED_FD) stdio.push('ignore');
   stdio.push('pipe');
-  const child: ChildProcess = spawn(process.execPath, [...TYPESCRIPT, path.resolve('src/main.ts'), 'serve'], {
+  const child: ChildProcess = spawn(process.execPath, [...HANGAR_FROM_SOURCES, 'serve'], {
     env: {
       ...process.env,
       ...databaseEnv(database),

@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { promisify } from 'node:util';
-import { TYPESCRIPT } from './typescript.js';
+import { HANGAR_FROM_SOURCES } from './typescript.js';
 
 const run = promisify(execFile);
 
@@ -11,7 +10,7 @@ export async function hangarCli(
   env: { url: string; apiKey: string; team?: string },
   input?: string,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = run(process.execPath, [...TYPESCRIPT, path.resolve('src/main.ts'), ...args], {
+  const child = run(process.execPath, [...HANGAR_FROM_SOURCES, ...args], {
     env: {
       ...process.env,
       HANGAR_URL: env.url,

@@ -3,9 +3,8 @@
  * exit. Complements spawnServer() in ./server.ts (which waits for a successful start).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { freePort } from './server.js';
-import { TYPESCRIPT } from './typescript.js';
+import { HANGAR_FROM_SOURCES } from './typescript.js';
 
 export interface Exit {
   code: number | null;
@@ -44,7 +43,7 @@ export async function attemptServe(env: Record<string, string>): Promise<StartAt
   const port = await freePort();
   let stdout = '';
   let stderr = '';
-  const child = spawn(process.execPath, [...TYPESCRIPT, path.resolve('src/main.ts'), 'serve'], {
+  const child = spawn(process.execPath, [...HANGAR_FROM_SOURCES, 'serve'], {
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), HANGAR_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

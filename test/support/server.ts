@@ -11,7 +11,7 @@ import { generateApiKey, generateWorkerKey } from '../../src/platform/crypto.js'
 import type { DB } from '../../src/database.js';
 import { startServer, type Role as ServerRole, type RunningServer } from '../../src/server.js';
 import { insertWorkerKey } from '../../src/workers/keys/store.js';
-import { TYPESCRIPT } from './typescript.js';
+import { HANGAR_FROM_SOURCES } from './typescript.js';
 
 interface Template {
   kind: 'pglite' | 'postgres';
@@ -230,7 +230,7 @@ export async function spawnServer(
 ): Promise<{ child: ChildProcess; url: string; output: () => string }> {
   const port = await freePort();
   let output = '';
-  const child = spawn(process.execPath, [...TYPESCRIPT, path.resolve('src/main.ts'), 'serve', ...args], {
+  const child = spawn(process.execPath, [...HANGAR_FROM_SOURCES, 'serve', ...args], {
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), HANGAR_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -5,7 +5,7 @@ import path from 'node:path';
 import WebSocket from 'ws';
 import { eventually } from './engine.js';
 import type { TestServer } from './server.js';
-import { TYPESCRIPT } from './typescript.js';
+import { HANGAR_FROM_SOURCES } from './typescript.js';
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -24,8 +24,7 @@ export function startWorker(
   const child = spawn(
     process.execPath,
     [
-      ...TYPESCRIPT,
-      path.resolve('src/main.ts'),
+      ...HANGAR_FROM_SOURCES,
       'worker',
       '--server',
       hangar.url,
