@@ -10,6 +10,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { resolveSandboxMode } from '../../src/execution/sandbox/index.js';
 import { generateApiKey } from '../../src/platform/crypto.js';
+import { listensOn } from '../support/listening.js';
 import { databaseEnv, stopChild } from '../support/processes.js';
 import { createTestDatabase, freePort, type TestDatabase } from '../support/server.js';
 import { HANGAR_FROM_SOURCES } from '../support/typescript.js';
@@ -81,7 +82,8 @@ export async function startRootServer(probe: { script: string; network: boolean 
   for (let ready = false; !ready; ) {
     ready = await Promise.race([
       fetch(`${url}/readyz`).then(
-        (response) => response.ok,
+        // Ready only if the answer is the child's own: another test's server may hold the port (listening.ts).
+        (response) => response.ok && listensOn(child.pid!, port),
         () => false,
       ),
       exited,

@@ -3,6 +3,7 @@
  * exit. Complements spawnServer() in ./server.ts (which waits for a successful start).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { listensOn } from './listening.js';
 import { freePort } from './server.js';
 import { HANGAR_FROM_SOURCES } from './typescript.js';
 
@@ -50,13 +51,16 @@ export async function attemptServe(env: Record<string, string>): Promise<StartAt
   child.stdout!.on('data', (chunk) => (stdout += chunk));
   child.stderr!.on('data', (chunk) => (stderr += chunk));
   // An unusable PORT (a start that must fail) leaves the free port to poll.
-  const url = `http://127.0.0.1:${env.PORT && /^[1-9]\d*$/.test(env.PORT) ? env.PORT : port}`;
+  const polled = env.PORT && /^[1-9]\d*$/.test(env.PORT) ? Number(env.PORT) : port;
+  const url = `http://127.0.0.1:${polled}`;
   const exited = waitForExit(child).then((exit) => ({ kind: 'exit' as const, exit }));
   // Streams may still hold output when 'exit' fires; 'close' means they are drained.
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   for (;;) {
     const ready = fetch(`${url}/readyz`).then(
-      (response) => (response.ok ? { kind: 'ready' as const } : { kind: 'not-ready' as const }),
+      // Ready only if the answer is the child's own: another test's server may hold the port (listening.ts).
+      (response) =>
+        response.ok && listensOn(child.pid!, polled) ? { kind: 'ready' as const } : { kind: 'not-ready' as const },
       () => ({ kind: 'not-ready' as const }),
     );
     const outcome = await Promise.race([exited, ready]);

@@ -11,6 +11,7 @@ import { generateApiKey, generateWorkerKey } from '../../src/platform/crypto.js'
 import type { DB } from '../../src/database.js';
 import { startServer, type Role as ServerRole, type RunningServer } from '../../src/server.js';
 import { insertWorkerKey } from '../../src/workers/keys/store.js';
+import { listensOn } from './listening.js';
 import { HANGAR_FROM_SOURCES } from './typescript.js';
 
 interface Template {
@@ -223,32 +224,45 @@ export async function startTestServer(
   return testServer;
 }
 
-/** Runs `hangar serve` as a child process (for crash and start-up tests) and waits until it is ready. */
+/**
+ * Runs `hangar serve` as a child process (for crash and start-up tests) and waits until it is ready: until it
+ * answers on its port and holds that port itself (listensOn). Should another test's server have taken the port
+ * picked for it first, it starts again on another.
+ */
 export async function spawnServer(
   env: Record<string, string>,
   args: string[] = [],
 ): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const port = await freePort();
-  let output = '';
-  const child = spawn(process.execPath, [...HANGAR_FROM_SOURCES, 'serve', ...args], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), HANGAR_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${output}`);
-    try {
-      if ((await fetch(`${url}/readyz`)).ok) return { child, url, output: () => output };
-    } catch {
-      // Not listening yet.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    let output = '';
+    const child = spawn(process.execPath, [...HANGAR_FROM_SOURCES, 'serve', ...args], {
+      env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), HANGAR_LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout!.on('data', (chunk) => (output += chunk));
+    child.stderr!.on('data', (chunk) => (output += chunk));
+    // Streams may still hold output when the child has exited; 'close' means they are drained.
+    const closed = new Promise((resolve) => child.once('close', resolve));
+    const url = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline && child.exitCode === null && child.signalCode === null) {
+      try {
+        if ((await fetch(`${url}/readyz`)).ok && listensOn(child.pid!, port))
+          return { child, url, output: () => output };
+      } catch {
+        // Not listening yet.
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      throw new Error(`server did not become ready: ${output}`);
+    }
+    await closed;
+    if (!(output.includes('EADDRINUSE') && attempt < 5))
+      throw new Error(`server exited with ${child.exitCode ?? child.signalCode}: ${output}`);
   }
-  child.kill('SIGKILL');
-  throw new Error(`server did not become ready: ${output}`);
 }
 
 export async function freePort(): Promise<number> {
