@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { generateApiKey } from '../../src/platform/crypto.js';
 import {
+  describeProcesses,
   eventually,
   harnessEnv,
   processesWith,
@@ -141,7 +142,11 @@ describe('an engine that dies', () => {
     await eventually(
       'the sandboxes died with their server',
       () => processesWith(runningMarker).length + processesWith(setupMarker).length === 0,
-    );
+    ).catch((error) => {
+      // Which processes outlived the server, and whose children they are, is what the next reader needs.
+      const left = [...processesWith(runningMarker), ...processesWith(setupMarker)];
+      throw new Error(`${error.message}; still running:\n${describeProcesses(left)}`);
+    });
     const survivor = await startTestServer(env, { database });
     t.after(async () => {
       await survivor.stop();

@@ -99,6 +99,22 @@ export function processesWith(marker: string): number[] {
   return found;
 }
 
+/** Each process as `pid (state, parent ppid): command line`, for a failure message about processes that stayed. */
+export function describeProcesses(pids: number[]): string {
+  return pids
+    .map((pid) => {
+      try {
+        const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+        const field = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, 'm').exec(status)?.[1] ?? '?';
+        const command = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+        return `${pid} (${field('State')}, parent ${field('PPid')}): ${command}`;
+      } catch {
+        return `${pid} (gone)`;
+      }
+    })
+    .join('\n');
+}
+
 /** The text events a run's harness wrote, one per event, read from the raw transcript download. */
 export async function outputTexts(hangar: TestServer, runId: string, apiKey = hangar.apiKey): Promise<string[]> {
   const link = await fetch(`${hangar.apiUrl}/agent/runs/${runId}/transcript`, {
