@@ -202,8 +202,9 @@ describe('a lost answer', () => {
     const victim = server.child;
     const dropped = proxy.dropNextAnswer(() => victim.kill('SIGKILL'));
     await assert.rejects(send(), 'the client never gets the first answer');
-    await dropped;
+    const lost = await dropped;
     assert.equal((await stopChild(victim)).signal, 'SIGKILL');
+    assert.match(lost, /^HTTP\/1\.1 200 /, `the lost answer was a created run; it began:\n${lost}\n${server.output()}`);
 
     server = await spawnServer(env);
     proxy.targetPort = Number(new URL(server.url).port);

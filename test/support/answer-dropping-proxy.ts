@@ -11,14 +11,17 @@ export interface AnswerDroppingProxy {
   url: string;
   /** Where requests go; change it when the server restarts on another port. */
   targetPort: number;
-  /** Cuts the connection that carries the next answer, after calling `onDrop`; resolves once it is cut. */
-  dropNextAnswer(onDrop?: () => void): Promise<void>;
+  /**
+   * Cuts the connection that carries the next answer, after calling `onDrop`; resolves once it is cut, with the
+   * first bytes of the answer the client never got (its status line, to check the lost answer was a success).
+   */
+  dropNextAnswer(onDrop?: () => void): Promise<string>;
   close(): Promise<void>;
 }
 
 export async function answerDroppingProxy(targetPort: number): Promise<AnswerDroppingProxy> {
   const sockets = new Set<net.Socket>();
-  let armed: { onDrop: () => void; dropped: () => void } | undefined;
+  let armed: { onDrop: () => void; dropped: (head: string) => void } | undefined;
   const server = net.createServer((client) => {
     const upstream = net.connect(proxy.targetPort, '127.0.0.1');
     for (const socket of [client, upstream]) {
@@ -34,7 +37,7 @@ export async function answerDroppingProxy(targetPort: number): Promise<AnswerDro
         onDrop();
         client.destroy();
         upstream.destroy();
-        dropped();
+        dropped(chunk.toString('latin1', 0, 200));
         return;
       }
       if (!client.destroyed) client.write(chunk);
@@ -49,7 +52,7 @@ export async function answerDroppingProxy(targetPort: number): Promise<AnswerDro
     url: `http://127.0.0.1:${address.port}`,
     targetPort,
     dropNextAnswer(onDrop = () => {}) {
-      return new Promise<void>((dropped) => (armed = { onDrop, dropped }));
+      return new Promise<string>((dropped) => (armed = { onDrop, dropped }));
     },
     async close() {
       for (const socket of sockets) socket.destroy();
