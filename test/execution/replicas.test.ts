@@ -96,7 +96,8 @@ describe('an engine that dies', () => {
     t.after(() => database.drop());
     const apiKey = generateApiKey();
     // Setup without network: this test is about the lease. A networked sandbox whose server is killed while its
-    // network is still being set up was once seen to outlive the server (its pasta always does): a known gap.
+    // network is still being set up was once seen to outlive the server: a known gap. (Its pasta no longer does:
+    // network-server-death.test.ts.)
     const env = {
       ...harnessEnv({}, { HANGAR_RUN_LEASE_SECONDS: '3', HANGAR_SETUP_NETWORK: 'false' }),
       ...databaseEnv(database),

@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import type { TestServer } from './server.js';
 
-const SCRIPT_HARNESS = fileURLToPath(new URL('./script-harness.mjs', import.meta.url));
+/** The harness the tests script through their prompts (see script()). */
+export const SCRIPT_HARNESS = fileURLToPath(new URL('./script-harness.mjs', import.meta.url));
 
 /**
  * An operator config file with the test harnesses: `script` (follows the JSON script in the prompt), `listener`

@@ -4,7 +4,9 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { SANDBOX_MARK } from './marked-processes.js';
 import { runReadableFile } from './run-readable-file.js';
+import { serverBoundMark } from './server-death.js';
 import type { RunUser } from './types.js';
 
 /**
@@ -117,9 +119,11 @@ export function writeIdMaps(pid: number, user: RunUser): void {
 /** How long one step of the network setup may take before the sandbox is given up. */
 const STEP_TIMEOUT_MS = 10_000;
 
-function run(file: string, args: string[], stdin?: string): Promise<void> {
+function run(file: string, args: string[], options: { stdin?: string; env?: NodeJS.ProcessEnv } = {}): Promise<void> {
+  const { stdin, env } = options;
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, {
+      env,
       stdio: ['pipe', 'ignore', 'pipe'],
       timeout: STEP_TIMEOUT_MS,
       killSignal: 'SIGKILL',
@@ -145,6 +149,11 @@ export type Disconnect = () => void;
  * that egress once the sandbox is gone: pasta (this version) does not leave by itself when the namespace it serves
  * goes away, so its pid is taken from its pid file. pasta brings the namespace's loopback up with its address; bwrap
  * adds that address itself once released and fails if it is there, so the IPv4 address goes again before the rules.
+ *
+ * A server that dies (SIGKILL, a crash) cannot call that. pasta runs in the background, in a session of its own,
+ * and takes no parent-death signal (measured: one set through `setpriv --pdeathsig` is gone once pasta has dropped
+ * its privileges), so it carries a mark of this server instead, and the server's watchdog ends it with the server
+ * (server-death.ts). Without it, every networked sandbox of a crashed server left a pasta behind, serving nothing.
  */
 export async function connectSandbox(pid: number, owner: RunUser, api: ApiRoute | undefined): Promise<Disconnect> {
   // pasta opens its pid file after it has become `owner`: a directory of its own, private to it.
@@ -174,7 +183,7 @@ export async function connectSandbox(pid: number, owner: RunUser, api: ApiRoute 
     if (process.getuid?.() === 0) pastaArgs.push('--runas', `${owner.uid}:${owner.gid}`);
     pastaArgs.push('-P', pidFile, '-T', api?.spliced ? String(api.port) : 'none', String(pid));
     try {
-      await run('pasta', pastaArgs);
+      await run('pasta', pastaArgs, { env: { ...process.env, [SANDBOX_MARK]: serverBoundMark() } });
     } finally {
       pastaPid = pidIn(pidFile);
     }
@@ -185,7 +194,7 @@ export async function connectSandbox(pid: number, owner: RunUser, api: ApiRoute 
     await run(
       'nsenter',
       ['-t', String(pid), '-U', '-n', ...credentials, '--', 'sh', '-c', 'ip -4 addr flush dev lo && exec nft -f -'],
-      egressRules(api),
+      { stdin: egressRules(api) },
     );
     return disconnect;
   } catch (error) {

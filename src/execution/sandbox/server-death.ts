@@ -13,6 +13,9 @@ import { SANDBOX_MARK } from './marked-processes.js';
  *   end of file and the watchdog kills every process carrying one of this server's sandbox marks, with the process
  *   group each such leader heads, until none is left.
  * A process that both cleared its environment and left the sandbox's process group escapes, as it escapes a cancel.
+ *
+ * The pasta that gives a networked bwrap sandbox its egress carries a mark too (network.ts): it outlives its server
+ * otherwise.
  */
 
 /** Every sandbox mark of this server process starts with this, so the watchdog knows its own. */

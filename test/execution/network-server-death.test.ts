@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { test } from 'node:test';
+import { resolveSandboxMode } from '../../src/execution/sandbox/index.js';
+import { generateApiKey } from '../../src/platform/crypto.js';
+import { describeProcesses, eventually, harnessEnv, processesWith, SCRIPT_HARNESS, script } from '../support/engine.js';
+import { databaseEnv, stopChild } from '../support/processes.js';
+import { createTestDatabase, spawnServer } from '../support/server.js';
+
+const sandbox = resolveSandboxMode(undefined);
+const skip =
+  sandbox.mode.kind !== 'bwrap'
+    ? 'bwrap does not work on this machine'
+    : sandbox.warning?.includes('with network will fail')
+      ? `networked sandboxes cannot run here: ${sandbox.warning}`
+      : false;
+
+/** A process's parent, from /proc. */
+function parentOf(pid: number): number | undefined {
+  try {
+    return Number(/^PPid:\s*(\d+)$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The pasta processes serving the namespace one of `pids` runs in: pasta's last argument is the namespace's PID 1. */
+function pastasServing(pids: number[]): number[] {
+  const ancestors = new Set<number>();
+  for (const pid of pids)
+    for (let parent = parentOf(pid); parent !== undefined && parent > 1; parent = parentOf(parent))
+      ancestors.add(parent);
+  return processesWith('hangar-pasta-').filter((pasta) => {
+    const args = fs.readFileSync(`/proc/${pasta}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    return ancestors.has(Number(args.at(-1)));
+  });
+}
+
+/**
+ * A networked bwrap sandbox's egress is a pasta process the server starts, which runs in the background, in a session
+ * of its own. A SIGKILLed server used to leave it behind for good (its sandbox died, the pasta stayed); now the
+ * server's watchdog ends it with the server.
+ */
+test('a SIGKILLed server leaves no pasta of its networked sandboxes behind', { skip }, async (t) => {
+  const database = await createTestDatabase();
+  t.after(() => database.drop());
+  const apiKey = generateApiKey();
+  const env = {
+    ...harnessEnv({ networked: { command: [process.execPath, SCRIPT_HARNESS], network: true } }),
+    ...databaseEnv(database),
+    HANGAR_BOOTSTRAP_API_KEY: apiKey,
+  };
+  const doomed = await spawnServer(env);
+  t.after(() => stopChild(doomed.child, 'SIGKILL'));
+  const marker = `hangar-networked-${process.pid}-${Date.now()}`;
+  const response = await fetch(`${doomed.url}/api/v1/agent/runs`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      prompt: script({ sleepers: marker }, { sleep: 120_000 }),
+      config: { harness: { type: 'networked' } },
+    }),
+  });
+  assert.equal(response.status, 200, await response.clone().text());
+  let pastas: number[] = [];
+  await eventually('the networked sandbox runs, with its pasta', () => {
+    pastas = pastasServing(processesWith(marker));
+    return pastas.length > 0;
+  });
+  t.after(() => {
+    for (const pid of [...pastas, ...processesWith(marker)]) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone already: what the test wants.
+      }
+    }
+  });
+
+  await stopChild(doomed.child, 'SIGKILL');
+  await eventually('the sandbox died with its server', () => processesWith(marker).length === 0);
+  await eventually('its pasta died with it', () => pastas.every((pid) => !fs.existsSync(`/proc/${pid}`))).catch(
+    (error) => {
+      throw new Error(`${error.message}; still running:\n${describeProcesses(pastas)}`);
+    },
+  );
+});
