@@ -31,8 +31,12 @@ function pastasServing(pids: number[]): number[] {
     for (let parent = parentOf(pid); parent !== undefined && parent > 1; parent = parentOf(parent))
       ancestors.add(parent);
   return processesWith('hangar-pasta-').filter((pasta) => {
-    const args = fs.readFileSync(`/proc/${pasta}/cmdline`, 'utf8').split('\0').filter(Boolean);
-    return ancestors.has(Number(args.at(-1)));
+    try {
+      const args = fs.readFileSync(`/proc/${pasta}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      return ancestors.has(Number(args.at(-1)));
+    } catch {
+      return false; // gone meanwhile
+    }
   });
 }
 
