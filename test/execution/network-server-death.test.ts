@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { test } from 'node:test';
 import { resolveSandboxMode } from '../../src/execution/sandbox/index.js';
+import { processTable } from '../../src/execution/sandbox/proc.js';
 import { generateApiKey } from '../../src/platform/crypto.js';
 import { describeProcesses, eventually, harnessEnv, processesWith, SCRIPT_HARNESS, script } from '../support/engine.js';
 import { databaseEnv, stopChild } from '../support/processes.js';
@@ -15,20 +16,12 @@ const skip =
       ? `networked sandboxes cannot run here: ${sandbox.warning}`
       : false;
 
-/** A process's parent, from /proc. */
-function parentOf(pid: number): number | undefined {
-  try {
-    return Number(/^PPid:\s*(\d+)$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
-  } catch {
-    return undefined;
-  }
-}
-
 /** The pasta processes serving the namespace one of `pids` runs in: pasta's last argument is the namespace's PID 1. */
-function pastasServing(pids: number[]): number[] {
+async function pastasServing(pids: number[]): Promise<number[]> {
+  const parents = new Map((await processTable())?.map((entry) => [entry.pid, entry.ppid]));
   const ancestors = new Set<number>();
   for (const pid of pids)
-    for (let parent = parentOf(pid); parent !== undefined && parent > 1; parent = parentOf(parent))
+    for (let parent = parents.get(pid); parent !== undefined && parent > 1; parent = parents.get(parent))
       ancestors.add(parent);
   return processesWith('hangar-pasta-').filter((pasta) => {
     try {
@@ -67,8 +60,8 @@ test('a SIGKILLed server leaves no pasta of its networked sandboxes behind', { s
   });
   assert.equal(response.status, 200, await response.clone().text());
   let pastas: number[] = [];
-  await eventually('the networked sandbox runs, with its pasta', () => {
-    pastas = pastasServing(processesWith(marker));
+  await eventually('the networked sandbox runs, with its pasta', async () => {
+    pastas = await pastasServing(processesWith(marker));
     return pastas.length > 0;
   });
   t.after(() => {
