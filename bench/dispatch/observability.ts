@@ -7,7 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import { compareObservations, mediansOf, pairedLine, table } from '../observability/compare.js';
 
-const rounds = Number(process.env.BENCH_REPEATS || 5);
+const rounds = Number(process.env.BENCH_REPEATS || 15);
 const harness = process.env.BENCH_OBSERVE_HARNESS || 'inprocess';
 if (harness !== 'inprocess' && harness !== 'command')
   throw new Error('BENCH_OBSERVE_HARNESS must be inprocess or command');

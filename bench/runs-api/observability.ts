@@ -4,7 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import { compareObservations, mediansOf, pairedLine, table } from '../observability/compare.js';
 
-const rounds = Number(process.env.BENCH_REPEATS || 5);
+const rounds = Number(process.env.BENCH_REPEATS || 15);
 const script = fileURLToPath(new URL('./observed.ts', import.meta.url));
 const figures = (name: string) => (output: string) => {
   const match = new RegExp(
