@@ -375,13 +375,35 @@ export interface GitHubAppConfig {
   handle: string;
   /** An issue given this label starts a run (HANGAR_GITHUB_LABEL); undefined: labels start nothing. */
   label: string | undefined;
+  /**
+   * Deliveries that may start runs per repository and per GitHub user (the commenter, reviewer or labeller) in any
+   * hour (HANGAR_GITHUB_RUNS_PER_HOUR_PER_REPOSITORY, default 30; HANGAR_GITHUB_RUNS_PER_HOUR_PER_USER, default 10).
+   */
+  runsPerHourPerRepository: number;
+  runsPerHourPerUser: number;
 }
+
+/** The settings that mean something only with an App: set without one, they would be ignored in silence. */
+const GITHUB_APP_SETTINGS = [
+  'HANGAR_GITHUB_WEBHOOK_SECRET',
+  'HANGAR_GITHUB_HANDLE',
+  'HANGAR_GITHUB_LABEL',
+  'HANGAR_GITHUB_RUNS_PER_HOUR_PER_REPOSITORY',
+  'HANGAR_GITHUB_RUNS_PER_HOUR_PER_USER',
+];
 
 /** HANGAR_GITHUB_APP_ID with HANGAR_GITHUB_APP_PRIVATE_KEY_FILE (both or neither), HANGAR_GITHUB_WEBHOOK_SECRET. */
 function githubApp(env: Env): GitHubAppConfig | undefined {
   const id = text(env, 'HANGAR_GITHUB_APP_ID');
   const keyFile = text(env, 'HANGAR_GITHUB_APP_PRIVATE_KEY_FILE');
-  if (id === undefined && keyFile === undefined) return undefined;
+  if (id === undefined && keyFile === undefined) {
+    const orphan = GITHUB_APP_SETTINGS.find((name) => text(env, name) !== undefined);
+    if (orphan)
+      throw new ConfigError(
+        `${orphan} is set but HANGAR_GITHUB_APP_ID is not: set HANGAR_GITHUB_APP_ID and HANGAR_GITHUB_APP_PRIVATE_KEY_FILE (the App it belongs to), or unset ${orphan}`,
+      );
+    return undefined;
+  }
   if (id === undefined || keyFile === undefined)
     throw new ConfigError('HANGAR_GITHUB_APP_ID and HANGAR_GITHUB_APP_PRIVATE_KEY_FILE are set together');
   const appId = integer(env, 'HANGAR_GITHUB_APP_ID', 0, 1, Number.MAX_SAFE_INTEGER);
@@ -399,7 +421,15 @@ function githubApp(env: Env): GitHubAppConfig | undefined {
   const handle = (text(env, 'HANGAR_GITHUB_HANDLE') ?? 'hangar').replace(/^@/, '');
   if (!/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$/.test(handle))
     throw new ConfigError('HANGAR_GITHUB_HANDLE must be a GitHub login (letters, digits, hyphens)');
-  return { appId, privateKey, webhookSecret, handle, label: text(env, 'HANGAR_GITHUB_LABEL') };
+  return {
+    appId,
+    privateKey,
+    webhookSecret,
+    handle,
+    label: text(env, 'HANGAR_GITHUB_LABEL'),
+    runsPerHourPerRepository: integer(env, 'HANGAR_GITHUB_RUNS_PER_HOUR_PER_REPOSITORY', 30, 1, 100_000),
+    runsPerHourPerUser: integer(env, 'HANGAR_GITHUB_RUNS_PER_HOUR_PER_USER', 10, 1, 100_000),
+  };
 }
 
 export function loadConfig(env: Env = process.env): Config {

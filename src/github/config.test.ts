@@ -46,7 +46,41 @@ test('the GitHub App: ID and key file together, a PEM key, a long webhook secret
       /at least 16/,
     );
     refused({ HANGAR_GITHUB_API_URL: 'ftp://x' }, /HANGAR_GITHUB_API_URL/);
+    assert.equal(app.githubApp?.runsPerHourPerRepository, 30);
+    assert.equal(app.githubApp?.runsPerHourPerUser, 10);
+    const limited = loadConfig({
+      HANGAR_GITHUB_APP_ID: '42',
+      HANGAR_GITHUB_APP_PRIVATE_KEY_FILE: keyFile,
+      HANGAR_GITHUB_RUNS_PER_HOUR_PER_REPOSITORY: '5',
+      HANGAR_GITHUB_RUNS_PER_HOUR_PER_USER: '2',
+    });
+    assert.equal(limited.githubApp?.runsPerHourPerRepository, 5);
+    assert.equal(limited.githubApp?.runsPerHourPerUser, 2);
+    refused(
+      {
+        HANGAR_GITHUB_APP_ID: '42',
+        HANGAR_GITHUB_APP_PRIVATE_KEY_FILE: keyFile,
+        HANGAR_GITHUB_RUNS_PER_HOUR_PER_USER: '0',
+      },
+      /HANGAR_GITHUB_RUNS_PER_HOUR_PER_USER must be between 1/,
+    );
   } finally {
     fs.rmSync(directory, { recursive: true, force: true });
   }
+});
+
+test('an App setting without HANGAR_GITHUB_APP_ID is a configuration error naming what is missing, not ignored', () => {
+  for (const name of [
+    'HANGAR_GITHUB_WEBHOOK_SECRET',
+    'HANGAR_GITHUB_LABEL',
+    'HANGAR_GITHUB_HANDLE',
+    'HANGAR_GITHUB_RUNS_PER_HOUR_PER_REPOSITORY',
+    'HANGAR_GITHUB_RUNS_PER_HOUR_PER_USER',
+  ])
+    refused(
+      { [name]: name === 'HANGAR_GITHUB_WEBHOOK_SECRET' ? 'a-long-enough-secret' : '3' },
+      new RegExp(`^${name} is set but HANGAR_GITHUB_APP_ID is not`),
+    );
+  // Blank is unset, as for every other setting.
+  assert.equal(loadConfig({ HANGAR_GITHUB_LABEL: ' ' }).githubApp, undefined);
 });
