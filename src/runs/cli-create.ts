@@ -5,13 +5,17 @@ import { randomUUID } from 'node:crypto';
 import { ApiProblem, jsonOf, problemOf } from '../platform/http/api-fetch.js';
 import { sendApiAnswer, type ClientOptions } from '../platform/http/client.js';
 import type { CreatedRun } from './idempotency.js';
+import type { RunItem } from './schemas.js';
 
 /** Attempts in all, and the wait before the second one (doubled each time, unless the server says Retry-After). */
 const ATTEMPTS = 4;
 const FIRST_WAIT_MS = 500;
 const MAX_WAIT_MS = 10_000;
 
-export async function createRunOnce(client: ClientOptions, body: Record<string, unknown>): Promise<CreatedRun> {
+/** The create's answer: the run, and why it waits when it does (queue_reason). */
+export type CreateAnswer = CreatedRun & Pick<RunItem, 'queue_reason'>;
+
+export async function createRunOnce(client: ClientOptions, body: Record<string, unknown>): Promise<CreateAnswer> {
   const init = {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() },
@@ -22,7 +26,7 @@ export async function createRunOnce(client: ClientOptions, body: Record<string, 
     let retryAfterMs: number | undefined;
     try {
       const response = await sendApiAnswer(client, '/agent/runs', init);
-      if (response.ok) return await jsonOf<CreatedRun>(response);
+      if (response.ok) return await jsonOf<CreateAnswer>(response);
       const problem = await problemOf(response);
       if (attempt >= ATTEMPTS || !worthRetrying(problem)) throw problem;
       const seconds = Number(response.headers.get('retry-after'));

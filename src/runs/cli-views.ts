@@ -2,6 +2,7 @@
 // `--output yaml` print the API's answers instead (platform/cli/output.ts).
 import { duration, isoDuration, relative, time } from '../platform/cli/format.js';
 import { table } from '../platform/cli/table.js';
+import { eventLabel } from './event-words.js';
 import type { RunItem } from './schemas.js';
 
 export interface RunsPage {
@@ -38,6 +39,8 @@ export function runView(run: RunItem): string {
     ['Run', run.run_id],
     ['Title', run.title],
     ['State', `${run.state}${message ? `: ${message}` : ''}`],
+    // Why a QUEUED or PENDING run waits, in the server's words (what to set when nothing can run it).
+    ['Waiting', run.queue_reason?.message],
     ['Created', time(run.created_at)],
     ['Started', run.started_at ? time(run.started_at) : undefined],
     ['Updated', time(run.updated_at)],
@@ -91,7 +94,7 @@ export function timelineTable(answer: { events: TimelineEvent[] }): string {
     [
       { header: 'TIME', value: (event) => event.occurred_at },
       { header: 'AFTER', value: (event) => event.after },
-      { header: 'EVENT', value: (event) => event.event_type },
+      { header: 'EVENT', value: (event) => eventLabel(event.event_type) },
       {
         header: 'DETAIL',
         value: (event) => {

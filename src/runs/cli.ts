@@ -6,6 +6,7 @@ import { callApi, clientOptionsFromEnv, sendApiAnswer, type ClientOptions } from
 import { collect, examples, oneOf } from '../platform/cli/options.js';
 import { show } from '../platform/cli/output.js';
 import { createRunOnce } from './cli-create.js';
+import { eventLabel } from './event-words.js';
 import { failureBlock, waitingLine } from './cli-explain.js';
 import { registerRunListCommands } from './cli-list.js';
 import { runView, timelineTable } from './cli-views.js';
@@ -13,13 +14,13 @@ import type { RunItem } from './schemas.js';
 
 const runPath = (runId: string, action = '') => `/agent/runs/${encodeURIComponent(runId)}${action}`;
 
-/** One line per timeline entry and per text or tool event; other protocol events show in the timeline. */
+/** One line per timeline entry (in the dashboard's words) and per text or tool event; other protocol events show in the timeline. */
 // biome-ignore lint/suspicious/noExplicitAny: the events' parsed JSON, each kind read field by field
 function printer(): (kind: string | undefined, data: any) => void {
   const toolNames = new Map<string, string>();
   const line = (text: string) => process.stdout.write(`${text}\n`);
   return (kind, data) => {
-    if (kind === 'timeline') return line(`[${data.event_type}]`);
+    if (kind === 'timeline') return line(`[${eventLabel(data.event_type)}]`);
     if (kind !== 'output') return;
     const event = data.event as HarnessEvent | null;
     // Not a protocol event: a plain-text harness's output or a log line, shown as it is.
@@ -157,7 +158,8 @@ export function registerRunCommands(program: Command): void {
       if (!options.follow)
         return show(
           created,
-          (run) => `Created run ${run.run_id} (${run.state}).\nFollow it: hangar runs events ${run.run_id}\n`,
+          (run) =>
+            `Created run ${run.run_id} (${run.state}).\n${waitingLine(run) ?? ''}Follow it: hangar runs events ${run.run_id}\n`,
         );
       process.stdout.write(`run ${created.run_id} ${created.state}\n`);
       await followToEnd(client, created.run_id);

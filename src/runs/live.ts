@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { parseEvent } from './harness-protocol.js';
 import type { Bus } from '../platform/bus.js';
 import { type NextPass, PollingLoop } from '../platform/loop.js';
@@ -15,6 +15,9 @@ const HEARTBEAT_MS = 15_000;
 const BATCH = 500;
 /** Longest wait, after a cancel, for the engine to stop the harness (it ends within seconds, unless it died). */
 const CANCEL_SETTLE_MS = 10_000;
+
+/** A timestamp in microseconds since the epoch, as text: a Date from the driver would drop the microseconds. */
+const microseconds = (column: string) => sql<string>`(extract(epoch from ${sql.ref(column)}) * 1000000)::bigint::text`;
 
 /** Position in both streams: `<timeline seq>-<transcript seq>`, the SSE event ID, so a client can resume. */
 function parsePosition(lastEventId: string | undefined): [bigint, bigint] {
@@ -73,6 +76,7 @@ export async function streamRunEvents(
     const events = await db
       .selectFrom('run_events')
       .select(['seq', 'event_uuid', 'run_id', 'execution_id', 'event_type', 'occurred_at', 'payload'])
+      .select(microseconds('occurred_at').as('us'))
       .where('run_id', '=', runId)
       .where('seq', '>', String(eventSeq))
       .orderBy('seq')
@@ -80,20 +84,33 @@ export async function streamRunEvents(
       .execute();
     const lines = await db
       .selectFrom('run_transcript')
-      .select(['seq', 'execution_id', 'line', 'at'])
+      .select(['seq', 'execution_id', 'line'])
+      .select(microseconds('at').as('us'))
       .where('run_id', '=', runId)
       .where('stream', '=', 'output')
       .where('seq', '>', String(lineSeq))
       .orderBy('seq')
       .limit(BATCH)
       .execute();
-    for (const event of events) {
-      eventSeq = BigInt(event.seq);
-      send('timeline', renderEvent(event));
-    }
-    for (const line of lines) {
-      lineSeq = BigInt(line.seq);
-      send('output', { execution_id: line.execution_id, line: line.line, event: parseEvent(line.line) });
+    // In order of occurrence, each stream still in its own order: a run that already ended replays its output
+    // between the timeline entries it came between, not after its end. A full batch may stop short of entries of
+    // the other stream that come later: the rest is sent by the next pass, which follows at once.
+    let e = 0;
+    let l = 0;
+    while (e < events.length || l < lines.length) {
+      const event = events[e];
+      const line = lines[l];
+      if (line && (!event || BigInt(line.us) < BigInt(event.us))) {
+        if (!event && events.length === BATCH) break;
+        lineSeq = BigInt(line.seq);
+        send('output', { execution_id: line.execution_id, line: line.line, event: parseEvent(line.line) });
+        l += 1;
+      } else if (event) {
+        if (!line && lines.length === BATCH) break;
+        eventSeq = BigInt(event.seq);
+        send('timeline', renderEvent(event));
+        e += 1;
+      }
     }
     if (events.length + lines.length > 0) lastWrite = Date.now();
     if (events.length === BATCH || lines.length === BATCH) return 'now';

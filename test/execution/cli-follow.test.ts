@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { hangarCli } from '../support/cli.js';
+import { eventLabel } from '../../src/runs/event-words.js';
 import { getRun, harnessEnv, script, timelineTypes, waitForState } from '../support/engine.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -79,7 +80,7 @@ describe('hangar run --follow and hangar runs followup, events, conversation, tr
       assert.equal(lines[lines.length - 1], 'SUCCEEDED: all good');
       assert.deepEqual(
         lines.filter((line) => line.startsWith('[')),
-        (await timelineTypes(hangar, runId)).map((type) => `[${type}]`),
+        (await timelineTypes(hangar, runId)).map((type) => `[${eventLabel(type)}]`),
       );
       for (const line of ['assistant: hello', 'tool bash: {"command":"ls"}', 'tool bash completed'])
         assert.equal(count(lines, line), 1, `${line} in ${result.stdout}`);
@@ -103,7 +104,7 @@ describe('hangar run --follow and hangar runs followup, events, conversation, tr
     assert.equal(failed.code, 1, failed.stderr);
     const lines = failed.stdout.trimEnd().split('\n');
     assert.ok(lines.includes('assistant: trying'), failed.stdout);
-    assert.ok(lines.includes('[oz_run_failed]'), failed.stdout);
+    assert.ok(lines.includes('[Failed]'), failed.stdout);
     assert.equal(lines[lines.length - 1], 'FAILED: the tests are red');
 
     const created = await cli(['run', 'plain words', '--harness', 'text', '--json']);
@@ -114,7 +115,7 @@ describe('hangar run --follow and hangar runs followup, events, conversation, tr
     // A plain-text harness's lines are printed as they are.
     const events = await cli(['runs', 'events', runId]);
     assert.equal(events.code, 0, events.stderr);
-    assert.ok(events.stdout.includes('[agent_started]'), events.stdout);
+    assert.ok(events.stdout.includes('[Agent started]'), events.stdout);
   });
 
   test('runs followup continues an ended run; runs events follows it; conversation and transcript', async () => {
@@ -127,8 +128,8 @@ describe('hangar run --follow and hangar runs followup, events, conversation, tr
     const events = await cli(['runs', 'events', runId]);
     assert.equal(events.code, 0, events.stderr);
     const lines = events.stdout.trimEnd().split('\n');
-    assert.equal(count(lines, '[agent_started]'), 2, events.stdout);
-    assert.ok(lines.includes('[followup_received]'), events.stdout);
+    assert.equal(count(lines, '[Agent started]'), 2, events.stdout);
+    assert.ok(lines.includes('[Follow-up received]'), events.stdout);
     assert.equal(lines[lines.length - 1], 'SUCCEEDED: done');
     assert.equal((await getRun(hangar, runId)).state, 'SUCCEEDED');
 

@@ -1,5 +1,8 @@
 // The API's names in people's words: run sources, timeline events, durations. The API name stays available
-// (as a tooltip) wherever a label replaces it.
+// (as a tooltip) wherever a label replaces it. The timeline events' words are the CLI's too (src/runs/event-words.ts).
+import { eventLabel, sentenceCase } from '../../src/runs/event-words';
+
+export { eventLabel };
 
 const SOURCE_LABELS: Record<string, string> = {
   API: 'API',
@@ -25,35 +28,6 @@ const SOURCE_LABELS: Record<string, string> = {
 export function sourceLabel(source: string): string {
   return SOURCE_LABELS[source] ?? sentenceCase(source);
 }
-
-const sentenceCase = (name: string) => {
-  const words = name.replace(/^oz_/, '').replace(/_/g, ' ').toLowerCase();
-  return words.charAt(0).toUpperCase() + words.slice(1);
-};
-
-/** What each timeline event means to the person watching the run (the API's event_type stays in the tooltip). */
-const EVENT_LABELS: Record<string, string> = {
-  oz_run_created: 'Run created',
-  oz_run_claimed: 'Picked up',
-  worker_container_ready: 'Environment ready',
-  agent_started: 'Agent started',
-  environment_repo_cloned: 'Repository cloned',
-  environment_setup_command: 'Setup command done',
-  environment_setup_step_failed: 'Setup step failed',
-  agent_progress: 'Progress',
-  followup_received: 'Follow-up received',
-  run_continued: 'Continued with the follow-ups',
-  artifact_refused: 'Artifact refused',
-  oz_run_done: 'Finished',
-  oz_run_failed: 'Failed',
-  oz_run_errored: 'Stopped by an error',
-  oz_run_blocked: 'Waiting for an answer',
-  oz_run_cancelled: 'Cancelled',
-  vm_shutdown: 'Environment shut down',
-  debug_agent_started: 'Debug session started',
-  debug_agent_finished: 'Debug session ended',
-  debug_agent_failed: 'Debug session failed',
-};
 
 const END_EVENTS = ['oz_run_done', 'oz_run_failed', 'oz_run_errored', 'oz_run_blocked', 'oz_run_cancelled'];
 
@@ -89,10 +63,6 @@ export function stepDurations(events: { event_type: string; occurred_at: string 
     previous = at;
     return words;
   });
-}
-
-export function eventLabel(eventType: string): string {
-  return EVENT_LABELS[eventType] ?? EVENT_LABELS[eventType.replace(/^oz_/, '')] ?? sentenceCase(eventType);
 }
 
 /** Seconds in words: "42 s", "3 min 5 s", "2 h 10 min", "3 days 4 h". */
