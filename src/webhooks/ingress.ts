@@ -219,10 +219,12 @@ export async function registerIngressRoutes(app: FastifyInstance, options: Ingre
 }
 
 /**
- * What decides whether a verified delivery is a duplicate. Signed deliveries: the scheme's replay key, from the
- * signed content only, kept for good, or for the delivery retention when the scheme signs a timestamp (a replay is
- * refused after 5 minutes anyway; the retention covers the providers' own retries). Unsigned modes (a bearer or URL
- * token) cannot tell a replay from a resend, so their delivery ID decides, as long as the log keeps it.
+ * What, besides its delivery identity, makes a verified delivery a duplicate. Every delivery's identity counts
+ * (the interface's rule: one accepted delivery per ID, as long as the log keeps it). Signed deliveries also bring
+ * the scheme's replay key, from the signed content only, since the ID header is unsigned and a captured delivery
+ * could be replayed under a fresh one: kept for good, or for the delivery retention when the scheme signs a
+ * timestamp (a replay is refused after 5 minutes anyway; the retention covers the providers' own retries).
+ * Unsigned modes (a bearer or URL token) cannot tell a replay from a resend: their identity alone decides.
  */
 function replayGuard(
   webhook: store.WebhookRow,

@@ -105,9 +105,9 @@ export interface DeliveryRow {
 
 export interface NewDelivery {
   webhookUid: string;
-  /** The sender's ID (or the body's hash): shown in the log, and what decides duplicates of unsigned deliveries. */
+  /** The delivery's identity (the sender's ID, or the body's hash): shown in the log; one accepted delivery each. */
   deliveryId: string;
-  /** Signed deliveries: what their signature covers (the scheme's replay key); it decides their duplicates. */
+  /** Signed deliveries: what their signature covers (the scheme's replay key); one accepted delivery each too. */
   replayKey: string | null;
   /** How long the replay key is kept, in days; null for good (schemes without a signed timestamp). */
   replayKeyDays: number | null;
@@ -117,10 +117,13 @@ export interface NewDelivery {
 
 /**
  * Records deliveries that passed every check, in one statement for a batch: each one `Accepted`, or a
- * `Duplicate` when its event was accepted before, earlier in the batch included. A signed delivery's event is its
- * replay key, claimed in webhook_replay_keys (an expired claim is taken over); an unsigned one's is its delivery
- * ID, held by the unique index on accepted rows. Either way a unique key decides, so concurrent identical
- * deliveries yield exactly one Accepted.
+ * `Duplicate` when its identity or its event was accepted before, earlier in the batch included. Every delivery's
+ * identity (its delivery ID) is held by the unique index on accepted rows, as the interface says. A signed
+ * delivery must also bring a new event: its replay key, claimed in webhook_replay_keys first (an expired claim is
+ * taken over), so a captured delivery under a fresh ID is a Duplicate and takes no ID. A signed delivery whose ID
+ * is already taken claims no key, so its event still counts under an ID of its own later (only one arriving at the
+ * same moment as the ID's first delivery, in another transaction, can lose its key). Unique keys decide, so
+ * concurrent deliveries of one identity or one event yield exactly one Accepted.
  */
 export async function recordAccepted(db: Kysely<DB>, deliveries: NewDelivery[]): Promise<DeliveryStatus[]> {
   const input = deliveries.map((delivery, pos) => ({
@@ -137,7 +140,15 @@ export async function recordAccepted(db: Kysely<DB>, deliveries: NewDelivery[]):
       SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::jsonb)
         AS i(pos int, uid text, delivery_id text, replay_key text, replay_days int, body text, size int)
     ),
-    signed_first AS (SELECT DISTINCT ON (uid, replay_key) * FROM input WHERE replay_key IS NOT NULL ORDER BY uid, replay_key, pos),
+    signed_new AS (
+      SELECT DISTINCT ON (uid, replay_key) * FROM input i
+      WHERE replay_key IS NOT NULL AND NOT EXISTS (
+        SELECT 1 FROM webhook_deliveries d
+        WHERE d.webhook_uid = i.uid AND d.delivery_id = i.delivery_id AND d.status = 'Accepted' AND NOT d.identity_reused
+      )
+      ORDER BY uid, replay_key, pos
+    ),
+    signed_first AS (SELECT DISTINCT ON (uid, delivery_id) * FROM signed_new ORDER BY uid, delivery_id, pos),
     claimed AS (
       INSERT INTO webhook_replay_keys AS k (webhook_uid, replay_key, expires_at)
       SELECT uid, replay_key, clock_timestamp() + make_interval(days => replay_days) FROM signed_first ORDER BY pos
@@ -154,7 +165,7 @@ export async function recordAccepted(db: Kysely<DB>, deliveries: NewDelivery[]):
     accepted AS (
       INSERT INTO webhook_deliveries (webhook_uid, delivery_id, replay_key, status, size_bytes, body)
       SELECT uid, delivery_id, replay_key, 'Accepted', size, body FROM candidates ORDER BY pos
-      ON CONFLICT (webhook_uid, delivery_id) WHERE status = 'Accepted' AND replay_key IS NULL DO NOTHING
+      ON CONFLICT (webhook_uid, delivery_id) WHERE status = 'Accepted' AND NOT identity_reused DO NOTHING
       RETURNING webhook_uid, delivery_id, replay_key
     ),
     accepted_pos AS (

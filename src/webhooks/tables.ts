@@ -36,8 +36,10 @@ export interface WebhookDeliveriesTable {
   received_at: Timestamp;
   body: string | null;
   evaluated_at: NullableTimestamp;
-  /** Signed deliveries: the hash of what the signature covers, which decides duplicates (not delivery_id). */
+  /** Signed deliveries: the hash of what the signature covers, which decides duplicates with delivery_id. */
   replay_key: string | null;
+  /** An accepted signed delivery from before migration 0040 whose delivery_id an earlier one had (history). */
+  identity_reused: Generated<boolean>;
 }
 
 export interface WebhookReplayKeysTable {

@@ -73,7 +73,7 @@ describe('security: replayed webhook deliveries with a fresh delivery ID', () =>
   };
 
   for (const scheme of ['github', 'sentry', 'pagerduty', 'vercel', 'stripe']) {
-    test(`${scheme}: the same signed bytes under a fresh delivery ID are a Duplicate and start nothing; a new body under the old ID is a new event`, async () => {
+    test(`${scheme}: the same signed bytes under a fresh delivery ID are a Duplicate and start nothing; so is a new body under the old ID`, async () => {
       const hook = await hookWithAutomation(scheme);
       const raw = JSON.stringify({ event: 'deploy', scheme, nonce: randomUUID() });
       const captured = { ...(await signers[scheme]!(raw, hook.secret)), [idHeader[scheme]!]: `original-${scheme}` };
@@ -98,11 +98,18 @@ describe('security: replayed webhook deliveries with a fresh delivery ID', () =>
       );
       assert.equal(await runsStarted(hook), 1, 'the replay started no second run');
 
-      // The provider's next event reuses the ID (it is not signed, so it identifies nothing): a new signed body counts.
+      // A new signed body under the accepted ID is a Duplicate too: the interface's identity rule (issue 48).
       const next = JSON.stringify({ event: 'deploy', scheme, nonce: randomUUID() });
-      const sent = await deliver(hook.url, next, {
+      const reused = await deliver(hook.url, next, {
         ...(await signers[scheme]!(next, hook.secret)),
         [idHeader[scheme]!]: `original-${scheme}`,
+      });
+      assert.equal(reused.status, 202);
+      assert.equal((await deliveryLog(hangar, hook.uid))[0]!.status, 'Duplicate');
+      // The provider's next event, under its own ID, counts.
+      const sent = await deliver(hook.url, next, {
+        ...(await signers[scheme]!(next, hook.secret)),
+        [idHeader[scheme]!]: `next-${scheme}`,
       });
       assert.equal(sent.status, 202);
       assert.equal((await deliveryLog(hangar, hook.uid))[0]!.status, 'Accepted');
