@@ -36,6 +36,8 @@ export interface RunsTable {
   request_usage: NullableJson<Record<string, unknown>>;
   /** The usage of the run's earlier executions, summed (migration 0030): request_usage is this plus the current one's. */
   usage_before: NullableJson<Record<string, unknown>>;
+  /** The execution whose agent its engine was about to start (migration 0043, runs/lifecycle/start-intents.ts). */
+  agent_start_intent: number | null;
   session_id: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;

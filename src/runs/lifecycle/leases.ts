@@ -17,7 +17,8 @@ export async function requeue(
   checkMove(REQUEUABLE_STATES, 'QUEUED');
   await sql`
     WITH moved AS (
-      UPDATE runs SET state = 'QUEUED', lease_owner = NULL, lease_expires_at = NULL, sandbox_running = false, updated_at = clock_timestamp()
+      UPDATE runs SET state = 'QUEUED', lease_owner = NULL, lease_expires_at = NULL, sandbox_running = false,
+        agent_start_intent = NULL, updated_at = clock_timestamp()
       WHERE id = ${run.id} AND lease_owner = ${run.owner} AND state IN (${stateList(REQUEUABLE_STATES)}) RETURNING id
     )
     INSERT INTO run_events (event_uuid, run_id, execution_id, event_type, payload)
@@ -56,6 +57,14 @@ const ENGINE_LOST = {
   retryable: true,
 };
 
+/** A run whose engine went away as it started the agent: the agent may have run, so it is not run again in silence. */
+const LOST_AS_AGENT_STARTED = {
+  message:
+    'The engine executing this run stopped responding as the agent was starting; the agent may have run, so the run was not queued again. It may be retried',
+  error_code: 'resource_unavailable',
+  retryable: true,
+};
+
 export interface TakebackOptions {
   /**
    * How long an engine's heartbeat may be stale, with its lock free, before it counts as gone: a guard for an
@@ -69,7 +78,7 @@ export interface TakebackOptions {
 export interface Takeback {
   /** Runs taken back by this pass. */
   taken: number;
-  /** Of those, the ones that ended ERROR (their agent was running). */
+  /** Of those, the ones that ended ERROR (their agent was running, or may have been: see below). */
   errored: string[];
   /** Milliseconds until the earliest lease of a run still active passes (negative: passed, row busy); null: none. */
   nextExpiryInMs: number | null;
@@ -82,12 +91,15 @@ export interface Takeback {
  * (INPROGRESS -> ERROR). Gone engines whose runs are all taken back are forgotten. Says when the earliest remaining
  * lease passes, so that the caller looks again exactly then. Safe with every replica doing it at once.
  *
+ * A CLAIMED run whose engine had recorded the intent to start its current execution's agent (start-intents.ts) may
+ * have a harness that ran: it ends ERROR, retryable, like an INPROGRESS one, and is never requeued in silence.
+ *
  * An engine is judged by its lock only if it took the lock since the database server started: a restart releases
  * every engine's lock at once, and until each takes it again only its leases speak for it.
  */
 export async function takeBack(db: Kysely<DB>, options: TakebackOptions): Promise<Takeback> {
   checkMove(REQUEUABLE_STATES, 'QUEUED');
-  checkMove('INPROGRESS', 'ERROR');
+  checkMove(['CLAIMED', 'INPROGRESS'], 'ERROR');
   const sole = options.soleEngine ?? null;
   const result = await sql<{ taken: number; errored: string[]; next_expiry_in_ms: number | null }>`
     WITH gone AS (
@@ -97,14 +109,19 @@ export async function takeBack(db: Kysely<DB>, options: TakebackOptions): Promis
         AND e.heartbeat_at < clock_timestamp() - make_interval(secs => ${options.graceSeconds}::float8)
         AND NOT hangar_engine_locked(e.id)))
     ), expired AS (
-      SELECT id, lease_owner IN (SELECT id FROM gone) AS engine_gone FROM runs
+      SELECT id, lease_owner IN (SELECT id FROM gone) AS engine_gone,
+        state = 'INPROGRESS' OR agent_start_intent IS NOT DISTINCT FROM execution_id AS may_have_run,
+        state = 'CLAIMED' AND agent_start_intent IS NOT DISTINCT FROM execution_id AS starting
+      FROM runs
       WHERE state IN (${active}) AND (lease_expires_at < clock_timestamp() OR lease_owner IN (SELECT id FROM gone))
       FOR UPDATE SKIP LOCKED
     ), reaped AS (
       UPDATE runs r SET
-        state = CASE WHEN r.state = 'INPROGRESS' THEN 'ERROR' ELSE 'QUEUED' END,
-        status_message = CASE WHEN r.state = 'INPROGRESS' THEN ${json(ENGINE_LOST)} ELSE r.status_message END,
-        ended_at = CASE WHEN r.state = 'INPROGRESS' THEN clock_timestamp() ELSE r.ended_at END,
+        state = CASE WHEN expired.may_have_run THEN 'ERROR' ELSE 'QUEUED' END,
+        status_message = CASE WHEN expired.starting THEN ${json(LOST_AS_AGENT_STARTED)}
+          WHEN expired.may_have_run THEN ${json(ENGINE_LOST)} ELSE r.status_message END,
+        ended_at = CASE WHEN expired.may_have_run THEN clock_timestamp() ELSE r.ended_at END,
+        agent_start_intent = CASE WHEN expired.may_have_run THEN r.agent_start_intent END,
         lease_owner = NULL, lease_expires_at = NULL, sandbox_running = false, updated_at = clock_timestamp()
       FROM expired WHERE r.id = expired.id
       RETURNING r.id, r.state, r.execution_id, expired.engine_gone

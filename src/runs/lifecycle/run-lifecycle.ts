@@ -16,6 +16,7 @@ import {
   takeBack,
 } from './leases.js';
 import { deleteEndedRuns } from './retention.js';
+import { type AgentStart, beginAgentStarts } from './start-intents.js';
 import { recordUsage } from './usage.js';
 import {
   observeClaimed,
@@ -158,6 +159,14 @@ export class RunLifecycle {
       columns,
     );
     return results;
+  }
+
+  /**
+   * `owner` is about to start these executions' agents: the intent is recorded (a takeback then never queues them
+   * again in silence) and each one's waiting follow-ups are read, in one statement.
+   */
+  beginAgentStarts(owner: string, starts: AgentStart[]): Promise<FollowupInput[][]> {
+    return beginAgentStarts(this.db, owner, starts);
   }
 
   /** Puts a run `owner` holds whose agent never started back in the queue. */
