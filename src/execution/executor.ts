@@ -20,6 +20,14 @@ import type { Redactor } from '../platform/redaction/redactor.js';
 import { addBuiltInSecrets, operatorRedactor, redactedContext } from './redaction/index.js';
 import { registryOf } from './sandbox/container/pull.js';
 import type { SandboxOpenRequest } from './sandbox/types.js';
+import { isDatabaseUnavailable } from '../platform/db/sql-state.js';
+
+/** How a run ends when the database went away after its agent may have started: nothing says what it did. */
+const DATABASE_UNAVAILABLE = {
+  message: 'The database was unavailable while the run was in progress; the run may be retried',
+  error_code: 'resource_unavailable',
+  retryable: true,
+};
 
 /** A workspace kept after a failed setup, handed to the debug sessions when the run has ended. */
 export interface RetainedWorkspace {
@@ -49,6 +57,13 @@ export class Execution {
   /** When this execution was claimed: a run end's log line gives its duration. */
   private readonly startedAt = Date.now();
   private agentStarted = false;
+  /**
+   * From just before its harness is spawned: the agent may have run, so this execution is never put back in the
+   * queue (it would run a second time); it ends instead.
+   */
+  private agentMayHaveRun = false;
+  /** The database was unavailable before anything of the agent ran: the run goes back to the queue (settle). */
+  private unavailableBeforeAgent = false;
   private harnessExited = false;
   private delivery: Promise<void> = Promise.resolve();
   /** The harness's last transcript lines, written with the end (one write less per run). */
@@ -262,6 +277,13 @@ export class Execution {
         );
         return;
       }
+      if (isDatabaseUnavailable(error)) {
+        context.log.warn({ err: error, runId: run.id }, 'the database was unavailable during the execution');
+        // A blip before the agent did no work of the run's: it is queued again. After, the agent may have acted.
+        if (!this.agentMayHaveRun) this.unavailableBeforeAgent = true;
+        else this.outcome = { state: 'ERROR', statusMessage: DATABASE_UNAVAILABLE, usage: null };
+        return;
+      }
       context.log.error({ err: error, runId: run.id }, 'execution failed');
       this.outcome = {
         state: 'ERROR',
@@ -298,8 +320,14 @@ export class Execution {
         .transcript(tail)
         .catch((error) => context.log.error({ err: error, runId: run.id }, 'could not write the transcript'));
     if (before.length > 0) await this.context.ledger.events(run.id, run.execution_id, before).catch(() => undefined);
-    if (this.reason === 'shutdown' && !this.agentStarted) {
-      await context.ledger.requeue(run.id, run.execution_id, 'the executor shut down before the agent started');
+    const requeueBecause =
+      this.reason === 'shutdown'
+        ? 'the executor shut down before the agent started'
+        : this.unavailableBeforeAgent
+          ? 'the database was unavailable before the agent started'
+          : undefined;
+    if (requeueBecause && !this.agentMayHaveRun && !this.agentStarted) {
+      await context.ledger.requeue(run.id, run.execution_id, requeueBecause);
     } else if (this.reason === 'shutdown') {
       await this.finish(
         {
@@ -543,14 +571,17 @@ export class Execution {
     const { context, run } = this;
     const conversationId = run.conversation_id ?? randomUUID();
     const modelId = builtIn?.model.id;
-    // The agent's start is recorded once its harness process exists, not before: an engine that dies before then
-    // leaves the run CLAIMED, and its lease's expiry puts it back in the queue, as nothing of its agent ran (and the
-    // harness of an engine that dies just after the spawn dies with it). So what the harness starts with is read
-    // first: the conversation so far and the follow-ups waiting, which the start takes (later ones are delivered
-    // below like any follow-up). A ledger that cannot read them without taking them (a worker's link) records the
-    // start first, as before.
+    // The agent's start is recorded once its harness process exists, not before, and the intent to start it just
+    // before the spawn: an engine that dies before the intent leaves the run CLAIMED, and its takeback puts it back in
+    // the queue, as nothing of its agent ran; one that dies between the intent and the record may have left a harness
+    // that ran (it wrote its first line before the record), so the takeback ends the run ERROR, retryable, instead.
+    // What the harness starts with is read with the intent: the follow-ups waiting, which the start takes (later ones
+    // are delivered below like any follow-up). A ledger that cannot read them without taking them (a worker's link)
+    // records the start first, as before.
     const agentBegan = performance.now();
-    const waiting = context.ledger.waitingFollowups ? await context.ledger.waitingFollowups(run.id) : undefined;
+    const waiting = context.ledger.beginAgentStart
+      ? await context.ledger.beginAgentStart(run.id, run.execution_id)
+      : undefined;
     const recordStart = () =>
       this.transition(
         'CLAIMED',
@@ -616,6 +647,7 @@ export class Execution {
     let startRecorded!: (recorded: boolean) => void;
     const recorded = new Promise<boolean>((resolve) => (startRecorded = resolve));
     if (recordedFirst) startRecorded(true);
+    this.agentMayHaveRun = true;
     const { session, result } = await startHarnessRun(
       context,
       harness,

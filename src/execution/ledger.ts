@@ -17,7 +17,7 @@ import type {
 } from '../runs/index.js';
 import * as store from './store.js';
 import type { TaskTokens } from './task-token.js';
-import { WaitingFollowups } from './waiting-followups.js';
+import { AgentStarts } from './agent-starts.js';
 import type { EngineWrites } from './writes.js';
 
 /** Where an execution's artifacts go: the artifacts slice in the server, its harness-support API from a worker. */
@@ -44,10 +44,12 @@ export interface RunLedger {
   transcript(rows: TranscriptRow[]): Promise<void>;
   finish(finish: Finish): Promise<FinishResult>;
   /**
-   * Follow-ups not yet given to the agent, oldest first, left where they are (the agent's start takes them, see
-   * Transition.takeInputsUpTo). Absent where they cannot be read without taking them (a worker's link).
+   * Records the intent to start the agent, before its harness is spawned (a takeback then never runs it twice), and
+   * returns the follow-ups not yet given to it, oldest first, left where they are (the agent's start takes them, see
+   * Transition.takeInputsUpTo). Absent where they cannot be read without taking them (a worker's link, which records
+   * the start itself before the spawn).
    */
-  waitingFollowups?(runId: string): Promise<FollowupInput[]>;
+  beginAgentStart?(runId: string, executionId: number): Promise<FollowupInput[]>;
   /** Follow-ups not yet given to the agent, oldest first; they count as delivered from now on. */
   takeFollowups(runId: string, executionId: number): Promise<FollowupInput[]>;
   /** Follow-ups that could not be written to the harness after all: the next execution takes them. */
@@ -131,11 +133,11 @@ export class DatabaseLedger implements RunLedger {
     return this.options.writes.finish(finish);
   }
 
-  private waiting: WaitingFollowups | undefined;
+  private starts: AgentStarts | undefined;
 
-  waitingFollowups(runId: string) {
-    this.waiting ??= new WaitingFollowups(this.options.db);
-    return this.waiting.of(runId);
+  beginAgentStart(runId: string, executionId: number) {
+    this.starts ??= new AgentStarts(this.options.lifecycle, this.options.engineId);
+    return this.starts.begin(runId, executionId);
   }
 
   takeFollowups(runId: string) {
