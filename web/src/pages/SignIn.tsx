@@ -53,7 +53,8 @@ export function SignInPage() {
           />
         </label>
         <p id="api-key-help" className="muted small">
-          It starts with <code>hgr_</code>. The first start of Hangar writes one to{' '}
+          Keys start with <code>hgr_</code> (make one for <code>HANGAR_BOOTSTRAP_API_KEY</code> with{' '}
+          <code>echo hgr_$(openssl rand -hex 24)</code>). The first start of Hangar writes one to{' '}
           <code>.hangar/bootstrap-api-key</code>; an administrator makes more with <code>hangar admin keys create</code>
           .
         </p>
