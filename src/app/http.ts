@@ -131,6 +131,12 @@ function registerApiRoutes(api: FastifyInstance, platform: Platform, services: S
       catalogue: services.models,
       defaultHarness: config.operator.defaultHarness,
       readSecret: (teamUid, name) => secrets.readSecretValue(teamUid, name),
+      teamBudget: async (teamUid) => {
+        const spend = await services.budgets.spend(teamUid);
+        return spend.monthly_budget_usd === null
+          ? null
+          : { limit: spend.monthly_budget_usd, spent: spend.month_spend_usd };
+      },
     },
     mcp: {
       resolve: (teamUid, uid) => mcpServers.resolveForRun(teamUid, uid),

@@ -9,6 +9,7 @@ import type { ClaimedRun, Outcome, RunState, TimelineEvent, Transition, Transcri
 import type { EnvironmentConfig } from '../environments/index.js';
 import { WorkspacePathError } from './workspace-files.js';
 import { LiveUsage } from './live-usage.js';
+import { activateModelMeter, ModelMeter } from './model-meter.js';
 import { withLogFields } from '../platform/log-context.js';
 import { contextOf, endSpan, inSpan, type Span, startSpan, withSpan } from '../platform/tracing.js';
 import { type CloneAccess, workspaceName } from './workspace.js';
@@ -72,6 +73,8 @@ export class Execution {
   private overBudget: { cap: number; spent: number } | undefined;
   /** How the execution ends; written after the sandbox is cleaned up, so the timeline is complete at the end. */
   private outcome: Outcome | undefined;
+  /** Removes the agent's model meter (see ModelMeter) from those the model proxy charges. */
+  private releaseMeter: (() => void) | undefined;
   readonly done: Promise<void>;
   /** The run's secret values (the operator's keys, and what a built-in harness is given), kept out of all it writes. */
   private readonly redactor: Redactor;
@@ -107,6 +110,7 @@ export class Execution {
       ),
     ).finally(() => {
       deactivate();
+      this.releaseMeter?.();
       this.span?.setAttribute('hangar.state', this.outcome?.state ?? this.reason ?? 'none');
       endSpan(this.span);
     });
@@ -632,7 +636,24 @@ export class Execution {
       (usage) => context.ledger.usage(run.id, run.execution_id, usage),
       (error) => context.log.warn({ err: error, runId: run.id }, 'could not record the usage of a run in flight'),
     );
+    // A CLI's calls through the model proxy are metered there, priced per call at the catalogue's rates: once the
+    // proxy has seen one, the execution's usage is the meter's, and what the CLI says it used is only its transcript.
+    const meter = new ModelMeter({
+      runId: run.id,
+      executionId: run.execution_id,
+      teamUid: run.team_uid,
+      cap,
+      spentBefore,
+      report: (usage) => live.report(usage),
+      overCap: (spent) => {
+        if (cap === undefined || this.overBudget) return;
+        this.overBudget = { cap, spent };
+        void this.session?.cancel();
+      },
+    });
+    this.releaseMeter = activateModelMeter(meter);
     const onUsage = (usage: Readonly<Record<string, number>>) => {
+      if (meter.used) return;
       const priced = { ...usage };
       this.priceUsage(priced, modelId);
       live.report(priced);
@@ -699,14 +720,15 @@ export class Execution {
     // Follow-ups that arrived after the harness was given its own: sent to it, or kept for the next execution.
     await this.deliverFollowups();
     const finished = await result;
+    this.releaseMeter?.();
     this.transcriptTail = finished.transcriptTail;
     this.harnessExited = true;
     await this.delivery;
     if (this.stopping) return;
-    this.outcome = this.overBudget
-      ? budgetExceeded(this.overBudget, finished.usage)
-      : outcomeOf(finished, harness.name);
-    this.priceUsage(this.outcome.usage, builtIn?.model.id);
+    const usage = meter.used ? meter.usage() : finished.usage;
+    this.outcome = this.overBudget ? budgetExceeded(this.overBudget, usage) : outcomeOf(finished, harness.name);
+    if (meter.used) this.outcome.usage = usage;
+    else this.priceUsage(this.outcome.usage, builtIn?.model.id);
   }
 
   /** USD spent according to `usage` (see priceUsage); undefined when it says nothing of cost. */

@@ -19,6 +19,13 @@ export {
   type RunLedger,
 } from './ledger.js';
 export { resolveRunModel } from './run-model.js';
+export {
+  activeModelMeter,
+  type MeteredUsage,
+  type MeterReservation,
+  teamHeld,
+  type TeamBudgetState,
+} from './model-meter.js';
 export { allowRunUserToWorkspaces, resolveSandboxMode, runUserWarning } from './sandbox/index.js';
 export { containerPolicy } from './container-policy.js';
 export {

@@ -72,6 +72,11 @@ export class ScriptedModelServer {
     return this;
   }
 
+  /** Drops the turns not yet served (a test that scripted more than were asked for); returns how many. */
+  discardTurns(): number {
+    return this.turns.splice(0).length;
+  }
+
   /** Turns not yet served. */
   get remaining(): number {
     return this.turns.length;
