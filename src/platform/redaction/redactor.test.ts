@@ -27,3 +27,22 @@ test('the first name given for a value is the one shown; an unchanged object is 
   const value = { a: 'nothing here' };
   assert.equal(redactor.deep(value), value);
 });
+
+test('objects without a prototype, and the bare ones Fastify parses query strings into, are redacted like any other', () => {
+  const redactor = new Redactor().add('KEY', 'sk-12345678');
+  // fast-querystring's objects: their prototype is an object without one.
+  const Empty = (() => {}) as unknown as { new (): object; prototype: object };
+  Empty.prototype = Object.create(null);
+  for (const bare of [Object.create(null), new Empty()]) {
+    const query = Object.assign(bare, { filename: 'sk-12345678.txt', nested: { a: 'x sk-12345678' } });
+    assert.deepEqual(
+      { ...redactor.deep(query) },
+      {
+        filename: '[REDACTED:KEY].txt',
+        nested: { a: 'x [REDACTED:KEY]' },
+      },
+    );
+  }
+  const date = new Date(0);
+  assert.equal(redactor.deep({ when: date }).when, date, 'class instances are left alone');
+});

@@ -81,13 +81,26 @@ export class Redactor {
   }
 }
 
+/**
+ * An object literal or JSON object: its prototype is Object.prototype, or none at all (Object.create(null)), or
+ * a bare prototype that itself has none and no constructor, which is how Fastify's query-string parser makes the
+ * objects it returns: skipping those left upload-artifact's query unredacted (issue 47.8). Class instances (a Date,
+ * a Buffer) are left as they are.
+ */
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype === null || prototype === Object.prototype) return true;
+  return Object.getPrototypeOf(prototype) === null && !Object.hasOwn(prototype as object, 'constructor');
+}
+
 function redactDeep(value: unknown, redact: (text: string) => string): unknown {
   if (typeof value === 'string') return redact(value);
   if (Array.isArray(value)) {
     const items = value.map((item) => redactDeep(item, redact));
     return items.some((item, index) => item !== value[index]) ? items : value;
   }
-  if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+  if (isPlainObject(value)) {
     let changed = false;
     const entries = Object.entries(value).map(([key, item]) => {
       const redactedKey = redact(key);
