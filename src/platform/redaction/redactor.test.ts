@@ -30,10 +30,8 @@ test('the first name given for a value is the one shown; an unchanged object is 
 
 test('objects without a prototype, and the bare ones Fastify parses query strings into, are redacted like any other', () => {
   const redactor = new Redactor().add('KEY', 'sk-12345678');
-  // fast-querystring's objects: their prototype is an object without one.
-  const Empty = (() => {}) as unknown as { new (): object; prototype: object };
-  Empty.prototype = Object.create(null);
-  for (const bare of [Object.create(null), new Empty()]) {
+  // fast-querystring's objects (new Empty(), Empty.prototype = Object.create(null)): their prototype has none.
+  for (const bare of [Object.create(null), Object.create(Object.create(null))]) {
     const query = Object.assign(bare, { filename: 'sk-12345678.txt', nested: { a: 'x sk-12345678' } });
     assert.deepEqual(
       { ...redactor.deep(query) },
