@@ -5,9 +5,11 @@ import { ApiProblem, problemOf } from '../platform/http/api-fetch.js';
 import { callApi, clientOptionsFromEnv, sendApiAnswer, type ClientOptions } from '../platform/http/client.js';
 import { collect, examples, oneOf } from '../platform/cli/options.js';
 import { show } from '../platform/cli/output.js';
+import { duration } from '../platform/cli/format.js';
 import { createRunOnce } from './cli-create.js';
 import { eventLabel } from './event-words.js';
 import { failureBlock, waitingLine } from './cli-explain.js';
+import { parseTimeout, WaitNotice } from './cli-waiting.js';
 import { registerRunListCommands } from './cli-list.js';
 import { runView, timelineTable } from './cli-views.js';
 import type { RunItem } from './schemas.js';
@@ -16,11 +18,18 @@ const runPath = (runId: string, action = '') => `/agent/runs/${encodeURIComponen
 
 /** One line per timeline entry (in the dashboard's words) and per text or tool event; other protocol events show in the timeline. */
 // biome-ignore lint/suspicious/noExplicitAny: the events' parsed JSON, each kind read field by field
-function printer(): (kind: string | undefined, data: any) => void {
+function printer(waiting: WaitNotice): (kind: string | undefined, data: any) => void {
   const toolNames = new Map<string, string>();
-  const line = (text: string) => process.stdout.write(`${text}\n`);
+  const line = (text: string) => {
+    waiting.clear();
+    process.stdout.write(`${text}\n`);
+  };
   return (kind, data) => {
-    if (kind === 'timeline') return line(`[${eventLabel(data.event_type)}]`);
+    if (kind === 'timeline') {
+      // Picked up: the wait is over, whatever the live line said.
+      if (data.event_type === 'oz_run_claimed' || data.event_type === 'agent_started') waiting.stop();
+      return line(`[${eventLabel(data.event_type)}]`);
+    }
     if (kind !== 'output') return;
     const event = data.event as HarnessEvent | null;
     // Not a protocol event: a plain-text harness's output or a log line, shown as it is.
@@ -35,6 +44,13 @@ function printer(): (kind: string | undefined, data: any) => void {
   };
 }
 
+/** `--timeout` passed: the follow stops, the run goes on. */
+class FollowTimeout extends Error {
+  constructor(readonly seconds: number) {
+    super(`followed for ${seconds} s`);
+  }
+}
+
 /** Consecutive connection attempts that bring no event before giving up. */
 const MAX_ATTEMPTS = 10;
 
@@ -43,8 +59,12 @@ const MAX_ATTEMPTS = 10;
  * resumed with Last-Event-ID, so nothing is printed twice or skipped. Not retried: an error answer (4xx), and a
  * server that could not be reached at all (most likely a wrong HANGAR_URL).
  */
-async function followRun(client: ClientOptions, runId: string): Promise<string> {
-  const print = printer();
+async function followRun(
+  client: ClientOptions,
+  runId: string,
+  print: ReturnType<typeof printer>,
+  signal: AbortSignal,
+): Promise<string> {
   let lastEventId: string | undefined;
   let retryMs = 1000;
   let attempts = 0;
@@ -55,6 +75,7 @@ async function followRun(client: ClientOptions, runId: string): Promise<string> 
     try {
       const response = await sendApiAnswer(client, runPath(runId, '/events'), {
         headers: { accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
+        signal,
       });
       if (!response.ok || !response.body) throw await problemOf(response);
       connected = true;
@@ -72,6 +93,7 @@ async function followRun(client: ClientOptions, runId: string): Promise<string> 
         if (end) break;
       }
     } catch (error) {
+      if (signal.aborted) throw signal.reason;
       if ((error instanceof ApiProblem && error.status < 500) || !connected || attempts >= MAX_ATTEMPTS) throw error;
     }
     if (end) return end.state;
@@ -88,10 +110,32 @@ const openInDashboard = (run: Pick<RunItem, 'session_link'>) => `open in dashboa
  * Follows a run to its end, prints how it ended, and exits 0 only if it succeeded. Its session link comes first,
  * for whoever would rather watch it in the dashboard.
  */
-async function followToEnd(client: ClientOptions, runId: string): Promise<void> {
+async function followToEnd(client: ClientOptions, runId: string, timeout?: number): Promise<void> {
   const start = await callApi<Pick<RunItem, 'session_link' | 'queue_reason'>>(client, 'GET', runPath(runId));
   process.stdout.write(`${openInDashboard(start)}\n${waitingLine(start) ?? ''}`);
-  const state = await followRun(client, runId);
+  const waiting = new WaitNotice(client, runId, start.queue_reason?.message);
+  const stopFollowing = new AbortController();
+  const timer =
+    timeout === undefined
+      ? undefined
+      : setTimeout(() => stopFollowing.abort(new FollowTimeout(timeout)), timeout * 1000);
+  let state: string;
+  waiting.start();
+  try {
+    state = await followRun(client, runId, printer(waiting), stopFollowing.signal);
+  } catch (error) {
+    if (!(error instanceof FollowTimeout)) throw error;
+    waiting.stop();
+    const now = await callApi<Pick<RunItem, 'state' | 'queue_reason'>>(client, 'GET', runPath(runId));
+    process.stdout.write(
+      `Stopped following after ${duration(timeout!)} (--timeout): the run is ${now.state} and goes on${now.queue_reason ? ` (${now.queue_reason.message})` : ''}. \`hangar runs events ${runId}\` follows it again, \`hangar runs cancel ${runId}\` stops it.\n`,
+    );
+    process.exitCode = 1;
+    return;
+  } finally {
+    clearTimeout(timer);
+    waiting.stop();
+  }
   const run = await callApi<Pick<RunItem, 'failure_output'> & { status_message?: { message?: string } }>(
     client,
     'GET',
@@ -114,7 +158,12 @@ export function registerRunCommands(program: Command): void {
     .option('--skill <skill_spec>', 'skill spec, e.g. owner/repo:path/to/SKILL.md')
     .option('--meta <key=value>', 'metadata pair (repeatable)', collect, [])
     .option('--harness <name>', 'harness to run the agent with (config.harness.type)')
-    .option('--follow', "print the run's events until it ends; exit 1 unless it succeeded");
+    .option('--follow', "print the run's events until it ends; exit 1 unless it succeeded")
+    .option(
+      '--timeout <duration>',
+      'with --follow: stop following after this long (45s, 10m, 2h); exit 1, the run goes on',
+      parseTimeout,
+    );
   examples(run, [
     ['hangar run "Fix the flaky login test" --follow', 'create a run and print its events until it ends'],
     [
@@ -133,6 +182,7 @@ export function registerRunCommands(program: Command): void {
         meta: string[];
         harness?: string;
         follow?: boolean;
+        timeout?: number;
       },
     ) => {
       const metadata = Object.fromEntries(
@@ -162,7 +212,7 @@ export function registerRunCommands(program: Command): void {
             `Created run ${run.run_id} (${run.state}).\n${waitingLine(run) ?? ''}Follow it: hangar runs events ${run.run_id}\n`,
         );
       process.stdout.write(`run ${created.run_id} ${created.state}\n`);
-      await followToEnd(client, created.run_id);
+      await followToEnd(client, created.run_id, options.timeout);
     },
   );
 
@@ -220,7 +270,14 @@ export function registerRunCommands(program: Command): void {
       'after',
       '\nExamples:\n  $ hangar runs events <run_id>   # the live output; exits 1 unless the run succeeds\n',
     )
-    .action(async (runId: string) => followToEnd(clientOptionsFromEnv(), runId));
+    .option(
+      '--timeout <duration>',
+      'stop following after this long (45s, 10m, 2h); exit 1, the run goes on',
+      parseTimeout,
+    )
+    .action(async (runId: string, options: { timeout?: number }) =>
+      followToEnd(clientOptionsFromEnv(), runId, options.timeout),
+    );
   runs
     .command('followup')
     .description(

@@ -1,12 +1,17 @@
 // Issue 48 item 4: what a newcomer hit following the README, each case through the real `hangar` CLI against a
 // real server: why a run waits on `runs get` and `run`, a replay in the order things happened, and the
-// dashboard's words for timeline events.
+// dashboard's words for timeline events, what `--follow` shows while a run waits.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import { hangarCli } from '../support/cli.js';
 import { harnessEnv, script, waitForState } from '../support/engine.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { HANGAR_FROM_SOURCES } from '../support/typescript.js';
+
+const run = promisify(execFile);
 
 describe('a server that can run nothing says why its runs wait', () => {
   let hangar: TestServer;
@@ -69,5 +74,47 @@ describe('a run that already ended', () => {
     const table = await cli('runs', 'timeline', runId);
     assert.match(table.stdout, /Environment shut down/);
     assert.doesNotMatch(table.stdout, /vm_shutdown/);
+  });
+});
+
+describe('following a run that nothing can execute', () => {
+  let hangar: TestServer;
+  before(async () => {
+    hangar = await startTestServer({}, { role: 'api' });
+  });
+  after(() => hangar.stop());
+
+  test('off a terminal, a line now and then says how long it has waited and why; --timeout stops following', async () => {
+    const followed = await hangarCli(['run', 'hi', '--follow', '--timeout', '7s'], {
+      url: hangar.url,
+      apiKey: hangar.apiKey,
+    });
+    assert.equal(followed.code, 1, followed.stderr);
+    const runId = /^run (\S+) QUEUED$/m.exec(followed.stdout)?.[1];
+    assert.ok(runId, followed.stdout);
+    const reason = (await hangar.request('GET', `/agent/runs/${runId}`)).body.queue_reason.message as string;
+    assert.ok(followed.stdout.includes(`\nstill waiting after 5 s: ${reason}\n`), followed.stdout);
+    assert.ok(
+      followed.stdout.includes(`\nStopped following after 7 s (--timeout): the run is QUEUED and goes on (${reason}).`),
+      followed.stdout,
+    );
+    assert.equal((await hangar.request('GET', `/agent/runs/${runId}`)).body.state, 'QUEUED');
+  });
+
+  test('on a terminal, a live line counts the time waited with the reason', async () => {
+    // script(1) gives the CLI a terminal of its own.
+    const line = [process.execPath, ...HANGAR_FROM_SOURCES, 'run', 'hi', '--follow', '--timeout', '3s']
+      .map((arg) => `'${arg.replace(/'/g, "'\\''")}'`)
+      .join(' ');
+    const { stdout } = await run('script', ['-qec', line, '/dev/null'], {
+      env: { ...process.env, HANGAR_URL: hangar.url, HANGAR_API_KEY: hangar.apiKey },
+    }).catch((error: { stdout: string }) => ({ stdout: error.stdout }));
+    const runId = /run (\S+) QUEUED/.exec(stdout)?.[1];
+    assert.ok(runId, stdout);
+    const reason = (await hangar.request('GET', `/agent/runs/${runId}`)).body.queue_reason.message as string;
+    // Drawn at once, then again each second over itself (carriage return, erase the line).
+    assert.ok(stdout.includes(`\r\u001b[Kwaiting 0 s: ${reason}`), JSON.stringify(stdout));
+    assert.ok(stdout.includes(`\r\u001b[Kwaiting 1 s: ${reason}`), JSON.stringify(stdout));
+    assert.match(stdout, /Stopped following after 3 s \(--timeout\)/);
   });
 });
