@@ -1,6 +1,6 @@
 import { recordAuditedRoutes, registerAuditRoutes } from '../audit/index.js';
 import { registerBudgetRoutes } from '../budgets/index.js';
-import { registerGitHubRoutes } from '../github/index.js';
+import { registerGitCredentialRoute, registerGitHubRoutes } from '../github/index.js';
 import type { FastifyInstance } from 'fastify';
 import { registerArtifactRoutes } from '../artifacts/index.js';
 import { registerAutomationRoutes } from '../automations/index.js';
@@ -109,6 +109,7 @@ function registerApiRoutes(api: FastifyInstance, platform: Platform, services: S
   registerAuditRoutes(api, services.audit);
   registerBudgetRoutes(api, services.budgets);
   registerGitHubRoutes(api, services.github);
+  registerGitCredentialRoute(api, { access: services.runGitHub, verifyTaskToken });
   registerRunRoutes(api, services.runs);
   registerRunOutputRoutes(api, { outputs: services.outputs, signer, db, bus });
   registerScoreRoutes(api, { scores: services.scores, authenticate, verifyTaskToken });

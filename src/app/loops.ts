@@ -54,7 +54,7 @@ export class Loops implements Component {
     if (options.role !== 'engine') {
       this.hub = new WorkerHub({
         ...services.runSetup,
-        github: services.github,
+        github: services.runGitHub,
         githubApiUrl: config.githubApiUrl,
         bus,
         log,
@@ -143,7 +143,7 @@ export class Loops implements Component {
         sandbox: sandbox.mode,
         price: (modelId, input, output) => models.cost(modelId, input, output),
         defaultMaxCostUsd: this.platform.config.runDefaultMaxCostUsd,
-        github: this.services.github,
+        github: this.services.runGitHub,
       },
       bus,
       limits,

@@ -1,6 +1,6 @@
 import { AuditLog } from '../audit/index.js';
 import { BudgetsService } from '../budgets/index.js';
-import { GitHubService } from '../github/index.js';
+import { GitHubService, RunGitHubAccess } from '../github/index.js';
 import path from 'node:path';
 import { ArtifactsService } from '../artifacts/index.js';
 import { AutomationsService } from '../automations/index.js';
@@ -150,6 +150,15 @@ export function buildServices(
     readSecret: (teamUid, name) => secrets.readSecretValue(teamUid, name),
     runUrl: (runId) => `${address.url}/runs/${encodeURIComponent(runId)}`,
   });
+  // What executions get of GitHub (the engine's and the workers'): the team's token under its secret's grants.
+  const runGitHub = new RunGitHubAccess({
+    db,
+    github,
+    appConfigured: config.githubApp !== undefined,
+    unusableSecrets: (trx, user, names) => secrets.unusableSecrets(trx, user, names),
+    readSecret: (teamUid, name) => secrets.readSecretValue(teamUid, name),
+    environmentRepos: async (teamUid, uid) => (await environments.setupFor(teamUid, uid))?.github_repos,
+  });
   const runSetup: RunSetup = {
     db,
     lifecycle,
@@ -201,6 +210,7 @@ export function buildServices(
     admin: new AdminService({ db }),
     budgets,
     github,
+    runGitHub,
     audit: new AuditLog({ db, cursors, log: platform.log }),
     factories,
     definitions: new FactoryDefinitions({ db, webhooks, automations, agents, secrets, onApplied: schedulesChanged }),

@@ -1,8 +1,10 @@
+import path from 'node:path';
 import type { EnvironmentConfig } from '../environments/index.js';
 import { HANGAR_MARK, type RunGitHub } from '../github/index.js';
 import type { Redactor } from '../platform/redaction/redactor.js';
 import type { ClaimedRun, Outcome } from '../runs/index.js';
 import type { ExecutionContext } from './context.js';
+import { GIT_CREDENTIAL_HELPER_SCRIPT, HELPER_DIRECTORY, helperCommand } from './git-credential-helper.js';
 import { HOME_DIRECTORY, type CloneAccess } from './workspace.js';
 import { WorkspaceFiles } from './workspace-files.js';
 
@@ -29,6 +31,8 @@ export class GitHubSession {
     private readonly settings: GitHubRunConfig,
     /** The environment's default when the run's config names no pull_request mode. */
     private readonly defaultMode: PullRequestMode,
+    /** The execution's: what Hangar publishes (title, description, commit message) goes through it too. */
+    private readonly redactor: Redactor,
   ) {}
 
   /** null when the run has no repository a GitHub link covers. Throws with GitHub's reason when it refuses a token. */
@@ -49,7 +53,7 @@ export class GitHubSession {
       return null;
     }
     const settings = (run.agent_config.github ?? {}) as GitHubRunConfig;
-    return new GitHubSession(context, run, access, settings, environment.github?.pull_request ?? 'open');
+    return new GitHubSession(context, run, access, settings, environment.github?.pull_request ?? 'open', redactor);
   }
 
   get branch(): string {
@@ -68,29 +72,40 @@ export class GitHubSession {
   }
 
   /**
-   * The harness's git access: a `store` credential file in its HOME (0600, the run user's) and the configuration
-   * that points git at it, through GIT_CONFIG_* variables, so the token is in no variable and no command line.
-   * GH_TOKEN only when the run asks for it (config.github.gh_token).
+   * The harness's git access: Hangar's credential helper (see git-credential-helper.ts) in its HOME, with the
+   * execution's installation tokens in a file beside it (0600, the run user's), and the configuration that points
+   * git at it through GIT_CONFIG_* variables, so no token is in a variable or a command line. The team's personal
+   * access token is never written: the helper asks the server for it, which answers only while the sandbox runs,
+   * for the run's repositories, when the run's creator may use that secret. The helper list for the git host is
+   * reset first, so no helper a setup configured is handed the credential that worked.
+   * GH_TOKEN only when the run asks for it (config.github.gh_token), and only an installation token.
    */
   async prepareHarness(workspace: string): Promise<Record<string, string>> {
     const base = new URL(this.context.workspaces.gitBaseUrl);
-    const lines = this.access.credentials.map((credential) => {
-      const url = new URL(`${base.href.replace(/\/+$/, '')}/${credential.owner}/${credential.repo}`);
-      url.username = 'x-access-token';
-      url.password = credential.token;
-      return url.href;
+    const own = this.access.credentials
+      .filter((credential) => credential.source === 'installation')
+      .map((credential) => ({
+        url: `${base.protocol}//${base.host}/${repositoryPath(base, credential.owner, credential.repo)}`,
+        username: 'x-access-token',
+        password: credential.token,
+      }));
+    const directory = `${HOME_DIRECTORY}/${HELPER_DIRECTORY}`;
+    await WorkspaceFiles.with(workspace, this.context.workspaces.owner, async (files) => {
+      await files.mkdirs(directory);
+      await files.writeFile(`${directory}/git-credentials.json`, `${JSON.stringify(own)}\n`);
+      await files.writeFile(`${directory}/git-credential.mjs`, GIT_CREDENTIAL_HELPER_SCRIPT);
     });
-    await WorkspaceFiles.with(workspace, this.context.workspaces.owner, (files) =>
-      files.writeFile(`${HOME_DIRECTORY}/.git-credentials`, `${lines.join('\n')}\n`),
-    );
-    const first = this.access.credentials[0]!;
+    const scope = `credential.${base.protocol}//${base.host}`;
+    const installation = this.access.credentials.find((credential) => credential.source === 'installation');
     return {
-      GIT_CONFIG_COUNT: '2',
-      GIT_CONFIG_KEY_0: 'credential.helper',
-      GIT_CONFIG_VALUE_0: 'store',
-      GIT_CONFIG_KEY_1: 'credential.useHttpPath',
-      GIT_CONFIG_VALUE_1: 'true',
-      ...(this.settings.gh_token === true ? { GH_TOKEN: first.token } : {}),
+      GIT_CONFIG_COUNT: '3',
+      GIT_CONFIG_KEY_0: `${scope}.helper`,
+      GIT_CONFIG_VALUE_0: '',
+      GIT_CONFIG_KEY_1: `${scope}.helper`,
+      GIT_CONFIG_VALUE_1: helperCommand(path.join(workspace, directory, 'git-credential.mjs')),
+      GIT_CONFIG_KEY_2: `${scope}.useHttpPath`,
+      GIT_CONFIG_VALUE_2: 'true',
+      ...(this.settings.gh_token === true && installation ? { GH_TOKEN: installation.token } : {}),
     };
   }
 
@@ -104,9 +119,16 @@ export class GitHubSession {
     // The run's config wins over its environment's default, which wins over `open`.
     const mode = this.settings.pull_request ?? this.defaultMode;
     if (mode === 'off') return outcome;
+    // What the agent said is the run's text: it may hold a secret the run was given (stored redacted, and so
+    // published redacted too).
+    const redact = (text: string) => this.redactor.text(text);
     const message = outcome.statusMessage?.message;
-    const summary = (typeof message === 'string' ? message.trim() : '') || undefined;
-    const title = firstLine(summary ?? this.run.prompt);
+    const summary = (typeof message === 'string' ? redact(message).trim() : '') || undefined;
+    const title = firstLine(summary ?? redact(this.run.prompt));
+    if (redact(this.branch) !== this.branch) {
+      await report('github_publish_failed', { reason: 'the branch name holds a secret value of the run' });
+      return outcome;
+    }
     const failures: string[] = [];
     for (const credential of this.access.credentials) {
       const name = `${credential.owner}/${credential.repo}`;
@@ -154,6 +176,12 @@ export class GitHubSession {
   close(): Promise<void> {
     return this.access.close();
   }
+}
+
+/** owner/repo under the git base URL's own path (a GitHub Enterprise address may have one). */
+function repositoryPath(base: URL, owner: string, repo: string): string {
+  const prefix = base.pathname.replace(/^\/+|\/+$/g, '');
+  return `${prefix === '' ? '' : `${prefix}/`}${owner}/${repo}`.toLowerCase();
 }
 
 function firstLine(text: string): string {

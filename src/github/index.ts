@@ -31,3 +31,5 @@ export {
   threadName,
 } from './triggers.js';
 export { threadReplyLoop } from './thread-replies.js';
+export { type GitCredentialQuery, RunGitHubAccess } from './run-access.js';
+export { registerGitCredentialRoute } from './git-credential-route.js';

@@ -1,9 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../database.js';
-import { pullRequestUrls } from '../artifacts/index.js';
 import { PollingLoop } from '../platform/loop.js';
-import { endedRunStates } from '../runs/index.js';
+import { endedRunStates, type PublishedPullRequest, publishedPullRequests } from '../runs/index.js';
 
 export interface EndedReply {
   runId: string;
@@ -35,9 +34,38 @@ export async function recordReply(
 const PENDING_PAGE = 500;
 
 /**
- * Replies whose run has ended and whose outcome is not told yet, with the pull request the run opened. The runs'
- * states and pull requests come from their slices' public reads; the pending replies are paged through (by run ID)
- * until `limit` ended ones are found (most pending replies are runs still going).
+ * The pull request of the thread's repository that Hangar itself published for the run (the latest), never an
+ * address the run reported: a harness can report any PULL_REQUEST artifact (https://evil.example/...), and Hangar's
+ * comment would lend it its name. GitHub gave the address; it must still read `<host>/<owner>/<repo>/pull/<n>` of
+ * that repository and number.
+ */
+export function threadPullRequest(
+  published: readonly PublishedPullRequest[] | undefined,
+  thread: { owner: string; repo: string },
+): string | undefined {
+  const name = `${thread.owner}/${thread.repo}`.toLowerCase();
+  const ours = (published ?? []).filter((pull) => pull.repo.toLowerCase() === name && isPullOf(pull, name));
+  return ours.at(-1)?.url;
+}
+
+function isPullOf(pull: PublishedPullRequest, name: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(pull.url);
+  } catch {
+    return false;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return false;
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') return false;
+  const match = /^\/([^/]+)\/([^/]+)\/pull\/(\d+)$/.exec(url.pathname);
+  return match !== null && `${match[1]}/${match[2]}`.toLowerCase() === name && Number(match[3]) === pull.number;
+}
+
+/**
+ * Replies whose run has ended and whose outcome is not told yet, with the pull request Hangar published for the
+ * thread's repository (threadPullRequest). The runs' states and publications come from the runs slice's public
+ * reads; the pending replies are paged through (by run ID) until `limit` ended ones are found (most pending replies
+ * are runs still going).
  */
 export async function endedReplies(db: Kysely<DB>, limit: number): Promise<EndedReply[]> {
   const result: EndedReply[] = [];
@@ -52,7 +80,7 @@ export async function endedReplies(db: Kysely<DB>, limit: number): Promise<Ended
     if (pending.length === 0) break;
     const ids = pending.map((row) => row.run_id);
     const states = await endedRunStates(db, ids);
-    const pulls = await pullRequestUrls(
+    const pulls = await publishedPullRequests(
       db,
       ids.filter((id) => states.has(id)),
     );
@@ -66,7 +94,7 @@ export async function endedReplies(db: Kysely<DB>, limit: number): Promise<Ended
         repo: row.repo,
         commentId: Number(row.comment_id),
         state,
-        pullRequestUrl: pulls.get(row.run_id),
+        pullRequestUrl: threadPullRequest(pulls.get(row.run_id), row),
       });
     }
     after = pending.at(-1)!.run_id;

@@ -67,3 +67,9 @@ export { deleteExpiredRuns, PGLITE_BATCH_MS, runRetention } from './retention.js
 export { queueDepth, type QueueDepth } from './queue-depth.js';
 export { runOverview, type OverviewWindow, type RunOverview } from './overview.js';
 export { overviewFold } from './overview-fold.js';
+export {
+  executionSecretUser,
+  publishedPullRequests,
+  type PublishedPullRequest,
+} from './execution-facts.js';
+export type { SecretUser } from './collaborators.js';
