@@ -4,6 +4,7 @@ import type { CursorValue } from '../platform/http/pagination.js';
 import type { RunItem } from './schemas.js';
 import type { RunsTable } from './tables.js';
 import { TERMINAL_STATES } from './lifecycle/states.js';
+import { searchWordMatches, withSearchThreshold } from './search-match.js';
 import { visible, type Visibility } from './visibility.js';
 
 /** Reads of runs and their timelines. Every write goes through RunLifecycle (./lifecycle). */
@@ -229,26 +230,6 @@ export interface RunFilters {
   searchWords?: string[];
 }
 
-/**
- * Words shorter than this are matched as substrings only: they have too few trigrams for a similarity to mean
- * anything, and a trigram index cannot look up a pattern with no complete trigram.
- */
-const MIN_FUZZY_WORD_LENGTH = 3;
-
-/**
- * One search word (lower case) is found in a run: as a substring of its search text, or, for a word long enough,
- * as a close spelling of a word there (pg_trgm's word similarity at its default threshold, 0.6: a letter missing
- * from a word of six letters or more, a wrong one from seven). Each word is matched on its own: the whole query's
- * similarity, as before issue 24, missed words that stand apart in the text, and on 1M runs its index recheck
- * took seconds. Both conditions can use the trigram index, so PostgreSQL picks, per query, between intersecting
- * the index's matches for each word and walking the sort index with them as a filter.
- */
-function searchWordMatches(word: string): Expression<SqlBool> {
-  const substring = sql<SqlBool>`runs.search_text LIKE ${`%${word.replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`;
-  if ([...word].length < MIN_FUZZY_WORD_LENGTH) return substring;
-  return sql<SqlBool>`(${substring} OR ${word} <% runs.search_text)`;
-}
-
 interface KeyColumn {
   expression: Expression<CursorValue>;
   /** How a cursor value is turned back into SQL (timestamps travel as exact text). */
@@ -333,6 +314,17 @@ export function keyWidth(sortBy: SortBy): number {
 }
 
 export async function listRuns(
+  db: Kysely<DB>,
+  who: Visibility,
+  filters: RunFilters,
+  page: { sortBy: SortBy; order: 'asc' | 'desc'; after: CursorValue[] | null; limit: number },
+): Promise<RunRow[]> {
+  // A search needs its similarity threshold set for the query (see search-match.ts); a plain list, no transaction.
+  if (filters.searchWords === undefined) return listRunsWith(db, who, filters, page);
+  return withSearchThreshold(db, (trx) => listRunsWith(trx, who, filters, page));
+}
+
+async function listRunsWith(
   db: Kysely<DB>,
   who: Visibility,
   filters: RunFilters,
