@@ -4,6 +4,7 @@ import { builtInSetup, type BuiltInSetup } from './built-in-setup.js';
 import { startHarnessRun } from './harness-run.js';
 import { HarnessStartError, type HarnessSession } from './harnesses/harness.js';
 import { activateRedactor } from '../platform/redaction/active.js';
+import { activateModelMeter, ModelMeter } from './model-meter.js';
 import { addBuiltInSecrets, operatorRedactor, redactedContext } from './redaction/index.js';
 
 interface DebugSession {
@@ -92,8 +93,26 @@ export class DebugSessions {
     });
     const redactor = operatorRedactor(context);
     addBuiltInSecrets(redactor, harness.name, retained.agentConfig, builtIn);
-    const deactivate = activateRedactor(retained.runId, executionId, redactor);
-    const { session: agent, result } = await startHarnessRun(
+    const deactivateRedactor = activateRedactor(retained.runId, executionId, redactor);
+    // A CLI's model calls go through the proxy, which forwards only an execution's metered calls: a debug turn's
+    // are held to the run's cap (its spend is not recorded on the ended run, so each turn has the cap to itself).
+    let agent: HarnessSession | undefined;
+    const ownCap = retained.agentConfig.max_cost_usd;
+    const meter = new ModelMeter({
+      runId: retained.runId,
+      executionId,
+      teamUid: retained.teamUid,
+      cap: typeof ownCap === 'number' && ownCap > 0 ? ownCap : context.defaultMaxCostUsd,
+      spentBefore: 0,
+      report: () => {},
+      overCap: () => void agent?.cancel(),
+    });
+    const deactivateMeter = activateModelMeter(meter);
+    const deactivate = () => {
+      deactivateRedactor();
+      deactivateMeter();
+    };
+    const started = await startHarnessRun(
       redactedContext(context, redactor),
       harness,
       {
@@ -116,8 +135,9 @@ export class DebugSessions {
       deactivate();
       throw error;
     });
+    agent = started.session;
     session.agent = agent;
-    const finished = await result.finally(deactivate);
+    const finished = await started.result.finally(deactivate);
     session.agent = undefined;
     const until = new Date(Date.now() + retained.retentionMinutes * 60_000);
     retained.until = until;
