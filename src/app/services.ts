@@ -85,6 +85,8 @@ export function buildServices(
     runActivity,
     snapshots: new EnvironmentSnapshots(db, config.snapshotTtlSeconds),
     limitMaximums: config.container.maximums,
+    // Bound late: the secrets service is made below (and asks the environments which of them a team reaches).
+    unusableSecrets: (user, names) => secrets.unusableSecrets(db, user, names),
   });
   const skills = new SkillsService({
     environments,

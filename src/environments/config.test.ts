@@ -15,18 +15,22 @@ test('a config is normalised with its defaults', () => {
   const full = normalizeConfig({
     name: 'Web',
     description: null,
-    docker_image: 'ghcr.io/acme/web:1.2@sha256:abc',
+    docker_image: `ghcr.io/acme/web:1.2@sha256:${'ab'.repeat(32)}`,
     github_repos: [{ owner: 'acme', repo: 'web' }],
     setup_commands: ['npm ci'],
     failure_session_retention_minutes: 30,
   });
-  assert.ok('config' in full && full.config.docker_image === 'ghcr.io/acme/web:1.2@sha256:abc');
+  assert.ok('config' in full && full.config.docker_image === `ghcr.io/acme/web:1.2@sha256:${'ab'.repeat(32)}`);
 });
 
 test('bad configs name the problem', () => {
   const problems: Array<[Parameters<typeof normalizeConfig>[0], RegExp]> = [
     [{ name: '   ' }, /name/],
     [{ name: 'x', docker_image: 'ubuntu latest' }, /docker_image/],
+    // Images by ID (or a prefix of one), and Hangar's setup snapshots, are not an environment's to name (issue 47.2).
+    [{ name: 'x', docker_image: '3' }, /docker_image "3" names an image by its ID/],
+    [{ name: 'x', docker_image: `sha256:${'0'.repeat(64)}` }, /by its ID/],
+    [{ name: 'x', docker_image: `localhost/hangar-snapshot:${'0'.repeat(24)}` }, /setup snapshots/],
     [
       {
         name: 'x',

@@ -1,5 +1,6 @@
 import { ownerProblem, repoKey, repoProblem } from './github.js';
 import { formatBytes, parseBytes } from '../platform/bytes.js';
+import { environmentImageProblem } from '../platform/image-reference.js';
 import type { EnvironmentConfig, EnvironmentConfigBody, EnvironmentGitHub, EnvironmentLimits } from './schemas.js';
 
 /** The operator's largest container limits an environment may ask for (HANGAR_RUN_*_MAX). */
@@ -8,9 +9,6 @@ export interface LimitMaximums {
   cpus: number;
   pids: number;
 }
-
-/** A Docker image reference: registry, path, tag and digest characters, no spaces. */
-const DOCKER_IMAGE = /^[A-Za-z0-9][A-Za-z0-9._\-/:@]*$/;
 
 /**
  * Checks what the schema cannot (GitHub names, duplicates, blank strings) and fills in the defaults, so that
@@ -22,11 +20,10 @@ export function normalizeConfig(
 ): { config: EnvironmentConfig } | { problem: string } {
   const name = body.name.trim();
   if (name === '') return { problem: 'name must not be blank' };
-  if (body.docker_image !== undefined && !DOCKER_IMAGE.test(body.docker_image)) {
-    return {
-      problem: `docker_image "${body.docker_image}" is not an image reference (e.g. ubuntu:24.04 or registry/repo:tag)`,
-    };
-  }
+  // By reference only: an image ID (or a prefix of one) names whatever the engine holds, another team's private
+  // image or setup snapshot included (issue 47.2).
+  const imageProblem = body.docker_image === undefined ? undefined : environmentImageProblem(body.docker_image);
+  if (imageProblem) return { problem: `docker_image ${imageProblem}` };
   const repos = body.github_repos ?? [];
   const seen = new Set<string>();
   for (const [index, entry] of repos.entries()) {

@@ -19,6 +19,14 @@ export interface EnvironmentsServiceOptions {
   snapshots?: EnvironmentSnapshots;
   /** The container limits an environment may ask for at most; undefined checks only their form. */
   limitMaximums?: LimitMaximums;
+  /**
+   * The names among `names` the user (or agent identity) may not use in the team (the secrets slice's grant check):
+   * an environment's editor must be one who may use the secrets it names.
+   */
+  unusableSecrets: (
+    user: { teamUid: string; creatorUid: string; agentUid: string | null; environmentId: string | null },
+    names: string[],
+  ) => Promise<string[]>;
 }
 
 /** A repository named by the caller's accessible environments, with the environments that name it. */
@@ -111,9 +119,27 @@ export class EnvironmentsService {
    */
   async secretsForRun(teamUid: string, uid: string, db: Kysely<DB> = this.db): Promise<string[]> {
     if (!UID.test(uid)) return [];
-    const raw = await store.configForRun(db, teamUid, uid);
-    const secret = raw ? storedConfig(raw).registry_secret_name : undefined;
+    const row = await store.findAccessible(db, teamUid, uid);
+    // A shared environment's registry secret is its owner's, never the guest's (registrySecretFor): nothing of the
+    // guest team's is named.
+    const secret = row?.access === 'owner' ? storedConfig(row.config).registry_secret_name : undefined;
     return secret ? [secret] : [];
+  }
+
+  /**
+   * The team secret a run in the environment pulls its image with: the environment's registry_secret_name, in the
+   * team that OWNS the environment (issue 47.3a). A guest's run of a shared environment pulls with the owner's
+   * credentials, which go only to the registry the owner's image names; resolved in the guest's team, the name would
+   * send the guest's own credential of that name to a registry the owner chose. Undefined when there is none.
+   */
+  async registrySecretFor(
+    teamUid: string,
+    uid: string,
+    db: Kysely<DB> = this.db,
+  ): Promise<{ teamUid: string; name: string } | undefined> {
+    const row = UID.test(uid) ? await store.findAccessible(db, teamUid, uid) : undefined;
+    const name = row ? storedConfig(row.config).registry_secret_name : undefined;
+    return row && name ? { teamUid: row.team_uid, name } : undefined;
   }
 
   async list(caller: Caller, sortBy: 'name' | 'last_updated'): Promise<{ environments: EnvironmentItem[] }> {
@@ -166,10 +192,12 @@ export class EnvironmentsService {
 
   async create(caller: Caller, body: EnvironmentConfigBody): Promise<EnvironmentItem> {
     const uid = newUid();
+    const config = configOf(body, this.options.limitMaximums);
+    await this.requireEditorSecrets(caller, undefined, config);
     await store.insertEnvironment(this.db, {
       uid,
       teamUid: caller.teamUid,
-      config: configOf(body, this.options.limitMaximums),
+      config,
       creator: { type: caller.principal.type, uid: caller.principal.uid },
     });
     return this.get(caller, uid);
@@ -178,8 +206,49 @@ export class EnvironmentsService {
   async update(caller: Caller, uid: string, body: EnvironmentConfigBody): Promise<EnvironmentItem> {
     const config = configOf(body, this.options.limitMaximums);
     await this.requireOwner(caller, uid);
+    const current = await this.accessible(caller, uid);
+    await this.requireEditorSecrets(caller, storedConfig(current.config), config);
     await store.updateConfig(this.db, caller.teamUid, uid, config);
     return this.get(caller, uid);
+  }
+
+  /**
+   * Every run's pull sends the environment's registry secret to the registry its image names, so whoever sets the
+   * image, the registry secret or the setup must be one who may use every secret the config names (issue 47.3b):
+   * otherwise a member re-points an admin's environment at her own registry and the admin's next run sends her the
+   * admin-only secret. Checked as the editor (her grants, or her agent identity's), NOT with the environment's own
+   * grants: a secret granted to an environment is for the runs in it, not for whoever edits it. A change of only
+   * the name, description or limits needs nothing.
+   */
+  private async requireEditorSecrets(
+    caller: Caller,
+    before: EnvironmentConfig | undefined,
+    after: EnvironmentConfig,
+  ): Promise<void> {
+    const names = after.registry_secret_name ? [after.registry_secret_name] : [];
+    if (names.length === 0) return;
+    const changed =
+      !before ||
+      before.docker_image !== after.docker_image ||
+      before.registry_secret_name !== after.registry_secret_name ||
+      JSON.stringify(before.setup_commands) !== JSON.stringify(after.setup_commands);
+    if (!changed) return;
+    const refused = await this.options.unusableSecrets(
+      {
+        teamUid: caller.teamUid,
+        creatorUid: caller.principal.uid,
+        agentUid: caller.principal.type === 'service_account' ? caller.principal.uid : null,
+        environmentId: null,
+      },
+      names,
+    );
+    if (refused.length === 0) return;
+    const list = refused.join(', ');
+    throw notAuthorized(
+      before && before.registry_secret_name === after.registry_secret_name
+        ? `changing the image, registry secret or setup of this environment needs the right to use its registry secret ${list}, which is not granted to you: its runs would send it to the registry the image names. A team admin can make the change, or grant you the secret (\`hangar secrets grant ${list} --member <uid>\`)`
+        : `registry_secret_name names team secret ${list}, which is not granted to you: the environment's runs would send it to the registry its image names. A team admin can set it, or grant you the secret (\`hangar secrets grant ${list} --member <uid>\`)`,
+    );
   }
 
   async delete(caller: Caller, uid: string): Promise<void> {

@@ -20,6 +20,7 @@ import { activateRedactor } from '../platform/redaction/active.js';
 import type { Redactor } from '../platform/redaction/redactor.js';
 import { addBuiltInSecrets, operatorRedactor, redactedContext } from './redaction/index.js';
 import { registryOf } from './sandbox/container/pull.js';
+import { environmentImageProblem } from '../platform/image-reference.js';
 import type { SandboxOpenRequest } from './sandbox/types.js';
 import { isDatabaseUnavailable } from '../platform/db/sql-state.js';
 
@@ -366,7 +367,16 @@ export class Execution {
     const opening = performance.now();
     const setupNetwork = (environment?.setup_commands.length ?? 0) > 0 && context.workspaces.setupNetwork;
     const image = snapshotImage ?? environment?.docker_image;
+    // An environment saved before images were checked may still name an ID or a setup snapshot (issue 47.2).
+    const imageProblem = !snapshotImage && image !== undefined ? environmentImageProblem(image) : undefined;
+    if (imageProblem) {
+      this.outcome = failedToStart(
+        new HarnessStartError(`The environment's docker_image ${imageProblem}`, 'environment_setup_failed'),
+      );
+      return false;
+    }
     let registryAuth: SandboxOpenRequest['registryAuth'];
+
     if (environment?.registry_secret_name && !snapshotImage) {
       const credentials = await this.registryCredentials(environment.registry_secret_name, image);
       if (typeof credentials === 'string') {
@@ -406,9 +416,12 @@ export class Execution {
     secretName: string,
     image: string | undefined,
   ): Promise<NonNullable<SandboxOpenRequest['registryAuth']> | string> {
-    const value = await this.context.ledger.authSecret(this.run.team_uid, this.run.id, secretName);
+    // In the team that owns the environment: a shared environment's credentials are its owner's (issue 47.3a).
+    const value = this.run.environment_id
+      ? await this.context.ledger.registrySecret(this.run.team_uid, this.run.environment_id, this.run.id)
+      : undefined;
     if (value === undefined)
-      return `The environment's registry_secret_name names the team secret ${secretName}, which does not exist`;
+      return `The environment's registry_secret_name names the team secret ${secretName}, which does not exist in the team that owns the environment`;
     const colon = value.indexOf(':');
     if (colon <= 0)
       return `The team secret ${secretName} (the environment's registry credentials) must be username:password`;

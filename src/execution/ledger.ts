@@ -72,6 +72,12 @@ export interface RunLedger {
   variables(runId: string, executionId: number): Record<string, string>;
   /** A team secret the run's `harness_auth_secrets` names (the harness's API key); undefined when it does not exist. */
   authSecret(teamUid: string, runId: string, name: string): Promise<string | undefined>;
+  /**
+   * The value of the environment's registry secret (registry_secret_name), from the team that owns the environment:
+   * a shared environment's image is pulled with its owner's credentials, never a guest's (issue 47.3a). Undefined when
+   * the environment names none or the secret does not exist.
+   */
+  registrySecret(teamUid: string, environmentId: string, runId: string): Promise<string | undefined>;
   /** A registered MCP server the run names by `warp_id`, with its secrets filled in; throws when it cannot be used. */
   mcpServer(teamUid: string, runId: string, uid: string): Promise<ResolvedDefinition>;
   artifacts: ArtifactSink;
@@ -82,6 +88,8 @@ export interface RunLedger {
 export interface EnvironmentSetups {
   setupFor(teamUid: string, uid: string): Promise<EnvironmentConfig | undefined>;
   recordSetupResult(uid: string, failed: boolean): Promise<void>;
+  /** The environment's registry secret and the team it is resolved in (its owner's); undefined when none. */
+  registrySecretFor(teamUid: string, uid: string): Promise<{ teamUid: string; name: string } | undefined>;
 }
 
 /** The ledger of the server's own engine: the database, through the engine's batched writes. */
@@ -193,6 +201,11 @@ export class DatabaseLedger implements RunLedger {
 
   async authSecret(teamUid: string, _runId: string, name: string): Promise<string | undefined> {
     return (await this.options.readSecret(teamUid, name)) ?? undefined;
+  }
+
+  async registrySecret(teamUid: string, environmentId: string): Promise<string | undefined> {
+    const secret = await this.options.environments.registrySecretFor(teamUid, environmentId);
+    return secret ? ((await this.options.readSecret(secret.teamUid, secret.name)) ?? undefined) : undefined;
   }
 
   mcpServer(teamUid: string, _runId: string, uid: string): Promise<ResolvedDefinition> {

@@ -238,7 +238,8 @@ export class WorkerHub {
               file_name: file.file_name,
               data_base64: file.data.toString('base64'),
             })),
-      auth_secrets: await this.authSecrets(run, environment?.registry_secret_name),
+      auth_secrets: await this.authSecrets(run),
+      ...(await this.registrySecret(run)),
       mcp_servers: await this.mcpServers(run),
       ...(run.trace_parent ? { traceparent: run.trace_parent } : {}),
     };
@@ -256,19 +257,27 @@ export class WorkerHub {
     return servers;
   }
 
-  /**
-   * The values of the team secrets the run names in `harness_auth_secrets` (the worker's harness needs them) and of
-   * its environment's registry secret (the worker's container sandbox pulls with it).
-   */
-  private async authSecrets(run: ClaimedRun, registrySecret: string | undefined): Promise<Record<string, string>> {
+  /** The values of the team secrets the run names in `harness_auth_secrets` (the worker's harness needs them). */
+  private async authSecrets(run: ClaimedRun): Promise<Record<string, string>> {
     const named = (run.agent_config as { harness_auth_secrets?: Record<string, unknown> }).harness_auth_secrets ?? {};
     const secrets: Record<string, string> = {};
-    for (const name of [...Object.values(named), ...(registrySecret ? [registrySecret] : [])]) {
+    for (const name of Object.values(named)) {
       if (typeof name !== 'string' || name in secrets) continue;
       const value = await this.options.readSecret(run.team_uid, name);
       if (value !== null) secrets[name] = value;
     }
     return secrets;
+  }
+
+  /**
+   * The environment's registry secret, resolved in the team that owns the environment (issue 47.3a), for the worker's
+   * container sandbox to pull with; apart from auth_secrets, where a guest's secret of the same name may be.
+   */
+  private async registrySecret(run: ClaimedRun): Promise<{ registry_secret?: string }> {
+    if (run.environment_id === null) return {};
+    const secret = await this.options.environments.registrySecretFor(run.team_uid, run.environment_id);
+    const value = secret ? await this.options.readSecret(secret.teamUid, secret.name) : null;
+    return value === null ? {} : { registry_secret: value };
   }
 
   /** Tells the connections holding the run to stop it (they kill its process tree). */

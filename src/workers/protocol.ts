@@ -34,6 +34,11 @@ export interface TaskAssignment {
   attachments?: Array<{ file_name: string; data_base64: string }>;
   /** The team secrets the run's `harness_auth_secrets` names, by name: the API keys of its harness. */
   auth_secrets?: Record<string, string>;
+  /**
+   * The value of the environment's registry secret, from the team that owns the environment (a shared one's is its
+   * owner's, never the guest's): the worker's container sandbox pulls the image with it.
+   */
+  registry_secret?: string;
   /** The registered MCP servers the run names by `warp_id`, by uid, with their secrets filled in. */
   mcp_servers?: Record<string, ResolvedDefinition>;
   /** W3C traceparent of the run's trace (server tracing on): the worker's spans of the execution join it. */

@@ -175,6 +175,10 @@ export class RemoteLedger implements RunLedger {
     return this.assignment(runId).auth_secrets?.[name];
   }
 
+  async registrySecret(_teamUid: string, _environmentId: string, runId: string): Promise<string | undefined> {
+    return this.assignment(runId).registry_secret;
+  }
+
   async mcpServer(_teamUid: string, runId: string, uid: string): Promise<ResolvedDefinition> {
     const server = this.assignment(runId).mcp_servers?.[uid];
     if (!server) throw new Error(`MCP server ${uid} does not exist or this team cannot use it`);

@@ -238,14 +238,15 @@ for (const [index, engine] of engines.entries()) {
       'an image that cannot be pulled fails the run with environment_setup_failed, naming it',
       firstEngine,
       async () => {
-        const missing = 'localhost/hangar-test/no-such-image:missing';
+        // A registry that is not there (port 1 of loopback): a localhost/ image is never pulled (issue 47.2).
+        const missing = '127.0.0.1:1/hangar-test/no-such-image:missing';
         const environmentId = await environment(hangar, { docker_image: missing });
         const { runId, run } = await runShell(hangar, 'true', { environment_id: environmentId });
         assert.equal(run.state, 'FAILED', JSON.stringify(run));
         assert.equal(run.status_message?.error_code, 'environment_setup_failed');
         assert.match(
           run.status_message?.message,
-          /Could not pull the image localhost\/hangar-test\/no-such-image:missing: \S/,
+          /Could not pull the image 127\.0\.0\.1:1\/hangar-test\/no-such-image:missing: \S/,
         );
         const types = (await timeline(hangar, runId)).map((event) => event.event_type);
         assert.ok(types.includes('container_image_pull_started'), types.join());

@@ -83,16 +83,18 @@ describe('using team secrets in runs', () => {
   });
 
   test("an environment's registry secret is used by every run in it: a member needs the right to use it", async () => {
-    // The member names a secret of the team's admins as the environment's registry credentials: the server's pull
-    // would use them for the member's run, so starting that run is refused as naming the secret would be.
-    const created = await hangar.request('POST', '/api/v1/environments', {
-      apiKey: member.apiKey,
-      body: {
-        name: 'private image',
-        docker_image: 'registry.example/acme/tools:1',
-        registry_secret_name: 'ADMIN_ONLY',
-      },
-    });
+    // The member cannot name a secret of the team's admins as an environment's registry credentials (the runs' pulls
+    // would send it to the registry she chose: test/security/container-images.test.ts); an admin's environment that
+    // names one is there for the member, but the server's pull would use the secret for her run, so starting that run
+    // is refused as naming the secret would be.
+    const body = {
+      name: 'private image',
+      docker_image: 'registry.example/acme/tools:1',
+      registry_secret_name: 'ADMIN_ONLY',
+    };
+    const byMember = await hangar.request('POST', '/api/v1/environments', { apiKey: member.apiKey, body });
+    assert.equal(byMember.status, 403, JSON.stringify(byMember.body));
+    const created = await hangar.request('POST', '/api/v1/environments', { body });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const inEnvironment = { environment_id: created.body.uid };
     const refused = await createRun(inEnvironment, member.apiKey);

@@ -17,7 +17,7 @@ import { confineContainerEgress } from './egress.js';
 import { EngineClient, EngineError } from './engine-client.js';
 import { runQuietly, spawnInContainer } from './exec.js';
 import { exceededMessage, limitsPayload, runLimits, type ContainerLimits } from './limits.js';
-import { pullImage } from './pull.js';
+import { ImageAccess } from './pull.js';
 import { SnapshotImages } from './snapshot-images.js';
 
 /** Where the workspace is inside every container. */
@@ -73,12 +73,15 @@ export class ContainerBackend implements ExecutionSandboxes {
   /** Removals of retired containers in progress. */
   private readonly removals = new Set<Promise<void>>();
   private readonly rootLabel: string;
+  /** Which image each execution may start from, checked with the registry as needed (issue 47.2). */
+  private readonly images: ImageAccess;
   /** The API sockets of this server's containers: a directory only the server enters (each socket is bound alone). */
   private socketDirectory: string | undefined;
 
   constructor(private readonly options: ContainerBackendOptions) {
     this.client = new EngineClient(options.dockerHost);
     this.rootLabel = realPath(options.workspaceRoot);
+    this.images = new ImageAccess(this.client, options.defaultImage);
   }
 
   /** Setup snapshots' images: this root's execution containers, committed after setup. */
@@ -106,8 +109,9 @@ export class ContainerBackend implements ExecutionSandboxes {
     const workspace = realPath(request.workspace);
     const name = path.basename(workspace);
     const { limits, lowered } = runLimits(this.options.limits, this.options.maximums, request.limits);
+    let imageId: string;
     try {
-      await pullImage(this.client, image, request.registryAuth, request.report);
+      imageId = await this.images.resolve(image, request.registryAuth, request.report);
     } catch (error) {
       return { ok: false, message: `Could not pull the image ${image}: ${(error as Error).message}` };
     }
@@ -133,7 +137,16 @@ export class ContainerBackend implements ExecutionSandboxes {
           relayed.host,
           relayed.port,
         );
-      open.id = await this.create(image, workspace, containerName, name, request.network, limits, open.apiSocket?.file);
+      // By ID: what was checked is what runs, whatever a pull of the same name meanwhile did to it.
+      open.id = await this.create(
+        imageId,
+        workspace,
+        containerName,
+        name,
+        request.network,
+        limits,
+        open.apiSocket?.file,
+      );
       await this.client.call('POST', `/containers/${open.id}/start`);
       // Before anything of the run executes: its network is filtered, and the API is on its loopback.
       if (request.network) await confineContainerEgress(this.client, open.id, await apiRoute(apiUrl));

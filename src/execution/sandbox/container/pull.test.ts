@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { formatBytes, parseBytes } from '../../../platform/bytes.js';
 import { runLimits } from './limits.js';
-import { pullTarget, registryOf } from './pull.js';
+import { pullTarget, registryAuthHeader, registryOf } from './pull.js';
 
 test('a pull names the tag, latest when the reference has none (else the engine pulls every tag)', () => {
   assert.deepEqual(pullTarget('debian'), { fromImage: 'debian', tag: 'latest' });
@@ -27,6 +27,17 @@ test('registry credentials name the registry the image reference names, Docker H
   assert.equal(registryOf('localhost/hangar-test/debian:bookworm'), 'localhost');
   assert.equal(registryOf('acme/web'), 'https://index.docker.io/v1/');
   assert.equal(registryOf('debian:bookworm'), 'https://index.docker.io/v1/');
+  assert.equal(registryOf('docker.io/library/debian:bookworm'), 'https://index.docker.io/v1/');
+});
+
+test('X-Registry-Auth is base64url with its padding, whatever the length (Podman 4.3 refuses it unpadded)', () => {
+  for (const password of ['p', 'pw', 'pwd']) {
+    const auth = { username: 'u', password, serveraddress: 'r.example' };
+    const header = registryAuthHeader(auth);
+    assert.equal(header.length % 4, 0, header);
+    assert.match(header, /^[A-Za-z0-9_-]+={0,2}$/);
+    assert.deepEqual(JSON.parse(Buffer.from(header, 'base64url').toString()), auth);
+  }
 });
 
 test("an environment's limit requests replace the defaults, and a worker lowers them to its own maximums", () => {

@@ -1,7 +1,12 @@
+import { parseImageReference, qualifiedReference, SNAPSHOT_REPOSITORY } from '../../../platform/image-reference.js';
 import { EngineError, type EngineClient } from './engine-client.js';
+import { imageId } from './pull.js';
 
-/** The repository setup snapshots' images are committed to, each tagged with its snapshot's id. */
-const REPOSITORY = 'localhost/hangar-snapshot';
+/**
+ * The repository setup snapshots' images are committed to, each tagged with its snapshot's id. No environment may
+ * name an image in it (environmentImageProblem): a snapshot is reached only by its own team's record.
+ */
+const REPOSITORY = SNAPSHOT_REPOSITORY;
 
 /**
  * The container half of a setup snapshot (issue 28): the execution's container, committed once setup has succeeded,
@@ -30,14 +35,10 @@ export class SnapshotImages {
 
   /** The engine's id of an image (the environment's, or the operator's default); undefined when it is not there. */
   async imageId(image: string | undefined): Promise<string | undefined> {
-    const found = await this.client.call<{ Id?: string }>(
-      'GET',
-      `/images/${encodeURIComponent(image ?? this.defaultImage)}/json`,
-      undefined,
-      {},
-      [404],
-    );
-    return found.status === 404 ? undefined : found.body.Id;
+    if (image === undefined) return imageId(this.client, this.defaultImage);
+    // The name the container sandbox pulls and resolves (ImageAccess), so the key is of the image it runs.
+    const parsed = parseImageReference(image);
+    return 'problem' in parsed ? undefined : imageId(this.client, qualifiedReference(parsed));
   }
 
   async has(id: string): Promise<boolean> {
