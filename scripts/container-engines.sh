@@ -28,8 +28,9 @@ apt_install() {
     { apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >&2; }
 }
 
+# docker-registry: Docker's own registry (distribution), the private registry of test/support/image-registry.ts.
 apt_install podman runc debootstrap fuse-overlayfs uidmap slirp4netns containernetworking-plugins catatonit \
-  docker.io containerd
+  docker.io containerd docker-registry
 
 # Podman 4.3 on this kind of VM: crun refuses the hybrid cgroup layout, and the default ulimits exceed the VM's hard
 # nofile limit (FIELD-NOTES). Written once; an operator's own file is left alone if it already says both.
