@@ -110,6 +110,7 @@ export function buildServices(
     roleInTeam,
     agentExists: async (teamUid, uid) => (await agents.findForRun(db, teamUid, uid)) !== undefined,
     environmentAccessible: (teamUid, environmentId) => environments.isAccessible(teamUid, environmentId),
+    secretsAllowedIn: (trx, teamUid, environmentId) => environments.secretsAllowed(teamUid, environmentId, trx),
   });
   const agents = new AgentsService({
     db,

@@ -70,6 +70,8 @@ export const AUDITED_ROUTES: Readonly<Record<string, AuditedRoute>> = {
   'POST /environments/:uid/guests': { action: 'environment.share', target: 'uid' },
   'DELETE /environments/:uid/guests/:team_uid': { action: 'environment.unshare', target: 'uid' },
   'POST /environments/:uid/share-link': { action: 'environment.share_link', target: 'uid' },
+  'POST /environments/:uid/trust': { action: 'environment.allow_secrets', target: 'uid' },
+  'DELETE /environments/:uid/trust': { action: 'environment.disallow_secrets', target: 'uid' },
   'POST /admin/environments/:uid/rebuild': { action: 'environment.rebuild', target: 'uid', instance: true },
   // Webhooks (enabling and disabling is an update), automations, definitions.
   'POST /factory/webhooks': { action: 'webhook.create' },

@@ -154,6 +154,21 @@ export function registerEnvironmentCommands(program: Command): void {
     .action(async (token: string) =>
       show(await callApi(clientOptionsFromEnv(), 'POST', '/environments/join', { token })),
     );
+  environments
+    .command('trust')
+    .description(
+      "let your team's runs in an environment another team shares use your team's secrets (admins; its setup is the other team's code)",
+    )
+    .argument('<uid>')
+    .action(async (uid: string) => show(await callApi(clientOptionsFromEnv(), 'POST', path(uid, '/trust'))));
+  environments
+    .command('untrust')
+    .description("take that back: your team's runs in the environment get none of its secrets (admins)")
+    .argument('<uid>')
+    .action(async (uid: string) => {
+      await callApi(clientOptionsFromEnv(), 'DELETE', path(uid, '/trust'));
+      say(`Runs of your team in environment ${uid} get none of its secrets now.`);
+    });
 
   program
     .command('skills')

@@ -9,6 +9,7 @@ import {
   EnvironmentItem,
   EnvironmentParams,
   GuestParams,
+  GuestSecretsItem,
   JoinBody,
   RebuildResponse,
   ListEnvironmentsQuery,
@@ -148,6 +149,52 @@ export function registerEnvironmentRoutes(parent: FastifyInstance, environments:
     },
     async (request, reply) => {
       await environments.removeGuest(callerOf(request), request.params.uid, request.params.team_uid);
+      return reply.code(204).send(null);
+    },
+  );
+
+  // The guest's side of sharing: the owner's setup runs inside the guest's runs, so the guest team's secrets go into
+  // them only once one of its admins allowed it (docs/environments.md, "What sharing an environment trusts").
+  app.get(
+    '/environments/:uid/trust',
+    {
+      schema: {
+        tags,
+        summary: "Whether this team's runs in an environment another team shares may use this team's secrets",
+        params: EnvironmentParams,
+        response: { 200: GuestSecretsItem, ...ProblemResponses },
+      },
+    },
+    async (request) => environments.guestSecrets(callerOf(request), request.params.uid),
+  );
+
+  app.post(
+    '/environments/:uid/trust',
+    {
+      schema: {
+        tags,
+        summary: "Let this team's runs in an environment another team shares use this team's secrets (admins)",
+        description:
+          "The environment's setup is its owning team's code and runs inside this team's runs: with this consent, those runs get the team secrets they name (model keys, MCP servers' secrets) and the team's GitHub tokens.",
+        params: EnvironmentParams,
+        response: { 200: GuestSecretsItem, ...ProblemResponses },
+      },
+    },
+    async (request) => environments.allowGuestSecrets(callerOf(request), request.params.uid),
+  );
+
+  app.delete(
+    '/environments/:uid/trust',
+    {
+      schema: {
+        tags,
+        summary: "Take back the consent: this team's runs in the environment get none of its secrets (admins)",
+        params: EnvironmentParams,
+        response: { 204: NoContent, ...ProblemResponses },
+      },
+    },
+    async (request, reply) => {
+      await environments.disallowGuestSecrets(callerOf(request), request.params.uid);
       return reply.code(204).send(null);
     },
   );

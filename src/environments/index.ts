@@ -1,7 +1,7 @@
 // The public surface of the environments slice: other slices and the composition root import only this module.
 export { registerEnvironmentRoutes } from './http.js';
 export type { EnvironmentActivity, RunActivityLookup, RunViewer } from './run-activity.js';
-export type { EnvironmentConfig } from './schemas.js';
+export type { EnvironmentConfig, EnvironmentForRun } from './schemas.js';
 export { EnvironmentsService } from './service.js';
 export { SkillCatalog } from './skills/catalog.js';
 export { GitMirror } from './skills/git.js';

@@ -184,6 +184,28 @@ export const ShareLinkResponse = Type.Object({
   token: Type.String({ description: 'Shown once; POST again to replace it, which invalidates this one' }),
 });
 
+export const GuestSecretsItem = Type.Object(
+  {
+    environment_uid: Type.String(),
+    owner_team_uid: Type.String({ description: 'The team that owns the environment (and writes its setup)' }),
+    secrets_allowed: Type.Boolean({
+      description: "Whether this team's runs in the environment may use this team's secrets",
+    }),
+    allowed_at: Type.Optional(Type.String({ format: 'date-time' })),
+    allowed_by: Type.Optional(Type.String({ description: 'The admin who allowed it' })),
+  },
+  { description: "A guest team's consent to its secrets in an environment another team shares (docs/environments.md)" },
+);
+export type GuestSecretsItem = Static<typeof GuestSecretsItem>;
+
+/**
+ * What a run is prepared from: the config, and for a run of a team that does not own the environment, whose it is
+ * and whether the run's team allowed its secrets there. Never part of the API's answers.
+ */
+export type EnvironmentForRun = EnvironmentConfig & {
+  guest_run?: { owner_team_uid: string; secrets_allowed: boolean };
+};
+
 export const JoinBody = Type.Object(
   { token: Type.String({ minLength: 1, maxLength: 200 }) },
   { additionalProperties: false },

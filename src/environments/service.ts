@@ -7,7 +7,13 @@ import { invalidRequest, notAuthorized, notFound } from '../platform/http/errors
 import type { EnvironmentActivity, RunActivityLookup } from './run-activity.js';
 import { type LimitMaximums, normalizeConfig, storedConfig } from './config.js';
 import { repoKey, type RepoRef } from './github.js';
-import type { EnvironmentConfig, EnvironmentConfigBody, EnvironmentItem } from './schemas.js';
+import type {
+  EnvironmentConfig,
+  EnvironmentConfigBody,
+  EnvironmentForRun,
+  EnvironmentItem,
+  GuestSecretsItem,
+} from './schemas.js';
 import type { EnvironmentSnapshots } from './snapshots.js';
 import * as store from './store.js';
 import { rfc3339 as iso } from '../platform/time.js';
@@ -38,6 +44,12 @@ export interface EnvironmentRepository {
 const UID = /^[A-Za-z0-9]{22}$/;
 /** Share-link tokens carry a prefix so that secret scanners recognise a leaked one. */
 const SHARE_TOKEN_PREFIX = 'hgrenv_';
+
+/** The consent routes are for guests: an owning team's runs always use its own secrets. */
+const ownEnvironment = (uid: string) =>
+  invalidRequest(
+    `environment ${uid} belongs to this team; its runs use the team's secrets without consent, which is for environments another team shares`,
+  );
 
 const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 
@@ -316,10 +328,62 @@ export class EnvironmentsService {
     return undefined;
   }
 
-  /** What a run in this environment needs prepared; undefined when the team can no longer reach it. */
-  async setupFor(teamUid: string, uid: string): Promise<EnvironmentConfig | undefined> {
+  /**
+   * What a run in this environment needs prepared; undefined when the team can no longer reach it. A run of a team
+   * other than the owner's also gets `guest_run` (see GuestRun): the engine keeps the owner's git settings and the
+   * guest's secrets apart by it.
+   */
+  async setupFor(teamUid: string, uid: string): Promise<EnvironmentForRun | undefined> {
     const raw = await store.configForRun(this.db, teamUid, uid);
-    return raw && storedConfig(raw);
+    if (!raw) return undefined;
+    const guest = await store.guestAccess(this.db, teamUid, uid);
+    const config: EnvironmentForRun = storedConfig(raw);
+    return guest
+      ? {
+          ...config,
+          guest_run: { owner_team_uid: guest.owner_team_uid, secrets_allowed: guest.secrets_allowed_at !== null },
+        }
+      : config;
+  }
+
+  /**
+   * Whether runs of `teamUid` in the environment may use the team's secrets: always in its own environments, and in
+   * one another team shares only once an admin of `teamUid` allowed it (allowGuestSecrets). False when the team cannot
+   * reach it. `db` may be the caller's transaction.
+   */
+  async secretsAllowed(teamUid: string, uid: string, db: Kysely<DB> = this.db): Promise<boolean> {
+    if (!UID.test(uid)) return false;
+    const guest = await store.guestAccess(db, teamUid, uid);
+    if (guest) return guest.secrets_allowed_at !== null;
+    return store.isAccessible(db, teamUid, uid);
+  }
+
+  /** A guest team's admin lets the team's runs in the environment use the team's secrets (audited). */
+  async allowGuestSecrets(caller: Caller, uid: string): Promise<GuestSecretsItem> {
+    await this.requireGuestAdmin(caller, uid);
+    await store.setSecretsAllowed(this.db, uid, caller.teamUid, caller.principal.uid);
+    return this.guestSecrets(caller, uid);
+  }
+
+  /** Takes that consent back: the team's runs in the environment get none of its secrets again (audited). */
+  async disallowGuestSecrets(caller: Caller, uid: string): Promise<void> {
+    await this.requireGuestAdmin(caller, uid);
+    await store.setSecretsAllowed(this.db, uid, caller.teamUid, null);
+  }
+
+  /** Whether the caller's team allowed its secrets in an environment another team shares with it. */
+  async guestSecrets(caller: Caller, uid: string): Promise<GuestSecretsItem> {
+    const row = await this.accessible(caller, uid);
+    if (row.access === 'owner') throw ownEnvironment(uid);
+    const guest = await store.guestAccess(this.db, caller.teamUid, uid);
+    if (!guest) throw notFound(`environment ${uid} not found`);
+    return {
+      environment_uid: uid,
+      owner_team_uid: guest.owner_team_uid,
+      secrets_allowed: guest.secrets_allowed_at !== null,
+      ...(guest.secrets_allowed_at ? { allowed_at: iso(guest.secrets_allowed_at) } : {}),
+      ...(guest.secrets_allowed_by ? { allowed_by: guest.secrets_allowed_by } : {}),
+    };
   }
 
   /** Records whether the latest setup of the environment failed (shown as `setup_failed`). */
@@ -337,6 +401,14 @@ export class EnvironmentsService {
     const row = await this.accessible(caller, uid);
     if (row.access !== 'owner')
       throw notAuthorized(`environment ${uid} is shared with this team; only its owning team can change it`);
+  }
+
+  /** Whether a guest team's secrets go into its runs in a shared environment is decided by the guest team's admins. */
+  private async requireGuestAdmin(caller: Caller, uid: string): Promise<void> {
+    const row = await this.accessible(caller, uid);
+    if (row.access === 'owner') throw ownEnvironment(uid);
+    if (caller.role !== 'admin')
+      throw notAuthorized("allowing this team's secrets in an environment another team shares needs the admin role");
   }
 
   /** Who else may use an environment is decided by the admins of its owning team. */

@@ -193,6 +193,47 @@ export async function revokeAccess(db: Kysely<DB>, uid: string, teamUid: string)
   return Number(result.numDeletedRows) > 0;
 }
 
+/** How a team that is not the owner reaches an environment, and whether its admins let its runs there use its secrets. */
+export interface GuestAccessRow {
+  owner_team_uid: string;
+  via: 'guest' | 'link';
+  secrets_allowed_at: Date | null;
+  secrets_allowed_by: string | null;
+}
+
+/** The guest access of `teamUid` to the environment; undefined when the team owns it or cannot reach it. */
+export async function guestAccess(db: Kysely<DB>, teamUid: string, uid: string): Promise<GuestAccessRow | undefined> {
+  return db
+    .selectFrom('environment_access')
+    .innerJoin('environments', 'environments.uid', 'environment_access.environment_uid')
+    .select([
+      'environments.team_uid as owner_team_uid',
+      'environment_access.via',
+      'environment_access.secrets_allowed_at',
+      'environment_access.secrets_allowed_by',
+    ])
+    .where('environment_access.environment_uid', '=', uid)
+    .where('environment_access.team_uid', '=', teamUid)
+    .where('environments.team_uid', '<>', teamUid)
+    .executeTakeFirst();
+}
+
+/** Records (or clears, with `by` null) a guest team's consent to its secrets in the environment; false without access. */
+export async function setSecretsAllowed(
+  db: Kysely<DB>,
+  uid: string,
+  teamUid: string,
+  by: string | null,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('environment_access')
+    .set({ secrets_allowed_at: by === null ? null : sql<Date>`clock_timestamp()`, secrets_allowed_by: by })
+    .where('environment_uid', '=', uid)
+    .where('team_uid', '=', teamUid)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
 export async function setShareTokenHash(db: Kysely<DB>, uid: string, tokenHash: string): Promise<void> {
   await db.updateTable('environments').set({ share_token_hash: tokenHash }).where('uid', '=', uid).execute();
 }

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { Timestamp, Json } from '../platform/db/columns.js';
+import type { Timestamp, NullableTimestamp, Json } from '../platform/db/columns.js';
 
 export interface EnvironmentsTable {
   uid: string;
@@ -18,6 +18,10 @@ export interface EnvironmentAccessTable {
   team_uid: string;
   via: 'guest' | 'link';
   created_at: Timestamp;
+  /** When the guest team's admin let its runs in the environment use the team's secrets; null: they may not. */
+  secrets_allowed_at: NullableTimestamp;
+  /** The admin who did (a principal uid). */
+  secrets_allowed_by: string | null;
 }
 
 export interface EnvironmentSnapshotsTable {

@@ -20,6 +20,7 @@ import { activateRedactor } from '../platform/redaction/active.js';
 import type { Redactor } from '../platform/redaction/redactor.js';
 import { addBuiltInSecrets, operatorRedactor, redactedContext } from './redaction/index.js';
 import { registryOf } from './sandbox/container/pull.js';
+import { guestRunOf, guestSecretsRefusal, withGuestGit, withholdsTeamSecrets } from './guest-run.js';
 import { environmentImageProblem } from '../platform/image-reference.js';
 import type { SandboxOpenRequest } from './sandbox/types.js';
 import { isDatabaseUnavailable } from '../platform/db/sql-state.js';
@@ -82,6 +83,8 @@ export class Execution {
   private readonly context: ExecutionContext;
   /** Its repositories' GitHub tokens and pull requests, when its team is linked to GitHub. */
   private github: GitHubSession | null = null;
+  /** In a run in another team's environment: the agent's HOME, whose git runs with guestGitEnvironment. */
+  private guestGitHome: string | undefined;
   /** The execution's span (tracing on): a child of what created the run, the parent of claim, setup, agent, end. */
   private readonly span: Span | undefined;
 
@@ -225,6 +228,12 @@ export class Execution {
         run.environment_id !== null
           ? await context.ledger.environment(run.team_uid, run.environment_id, run.id)
           : undefined;
+      // Another team's environment runs that team's setup in here: this team's secrets only with its admins' consent.
+      const withheld = guestSecretsRefusal(run.agent_config, run.environment_id, environment, builtIn);
+      if (withheld) {
+        this.outcome = failedToStart(new HarnessStartError(withheld, 'not_authorized'));
+        return;
+      }
       // The container of an environment's run is opened as its setup decides: from a setup snapshot's image on a
       // warm start, else from the environment's.
       const inWorkspace = workspace;
@@ -255,6 +264,18 @@ export class Execution {
           ),
         );
         return;
+      }
+      // The git settings another team's setup wrote do not run in this team's agent (clone-git-config.ts).
+      if (guestRunOf(environment)) {
+        const cleaned = await context.workspaces.cleanOwnersGitConfig(
+          workspace,
+          environment!.github_repos.map(({ repo }) => repo),
+        );
+        if (!cleaned.ok) {
+          this.outcome = failedToStart(new HarnessStartError(cleaned.message, 'environment_setup_failed'));
+          return;
+        }
+        this.guestGitHome = cleaned.home;
       }
       // After the environment: a snapshot then never holds a run's attachments, and a restore never loses them.
       if (run.attachment_count > 0)
@@ -467,7 +488,10 @@ export class Execution {
       setup_commands: environment.setup_commands.length,
     });
     try {
-      this.github = await GitHubSession.open(context, run, environment, this.redactor);
+      // The team's GitHub tokens are its secrets too: not in another team's environment without consent.
+      this.github = withholdsTeamSecrets(environment)
+        ? null
+        : await GitHubSession.open(context, run, environment, this.redactor);
     } catch (error) {
       if (!(error instanceof GitHubRefusal)) throw error;
       await this.event('github_token_failed', { reason: error.message });
@@ -696,10 +720,13 @@ export class Execution {
         history,
         workspace,
         workspaceOwner: context.workspaces.owner,
-        env: {
-          ...context.ledger.variables(run.id, run.execution_id),
-          ...(this.github ? await this.github.prepareHarness(workspace) : {}),
-        },
+        env: withGuestGit(
+          {
+            ...context.ledger.variables(run.id, run.execution_id),
+            ...(this.github ? await this.github.prepareHarness(workspace) : {}),
+          },
+          this.guestGitHome,
+        ),
         agentConfig: run.agent_config,
         ...builtIn,
       },

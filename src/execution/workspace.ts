@@ -7,7 +7,7 @@ import type { EnvironmentConfig } from '../environments/index.js';
 import { endSpan, startSpan } from '../platform/tracing.js';
 import { repoKey, type RepoRef } from '../environments/index.js';
 import { GitObjectCache, gitReason } from '../platform/git/object-cache.js';
-import { cloneGitConfig } from './clone-git-config.js';
+import { cloneGitConfig, GUEST_GIT_CLEANUP, guestGitEnvironment } from './clone-git-config.js';
 import { scrubbedEnvironment, spawnSandboxed } from './sandbox/index.js';
 import type { SandboxMode, SandboxedProcess } from './sandbox/types.js';
 import type { RunFile } from './store.js';
@@ -195,6 +195,39 @@ export class Workspaces {
       // A name at the top of the server's own directory: unlink removes whatever is there, link or not, following none.
       await fs.promises.unlink(path.join(directory, bundle)).catch(() => undefined);
     }
+  }
+
+  /**
+   * In a run of a team that does not own its environment, between setup and the agent: removes what setup left in
+   * git's configuration that runs commands (GUEST_GIT_CLEANUP, in the run's sandbox without network, so nothing is
+   * read or followed by the server). `repos` are the clones' directories. The agent's git then runs with
+   * guestGitEnvironment(..., home).
+   */
+  async cleanOwnersGitConfig(
+    directory: string,
+    repos: string[],
+  ): Promise<{ ok: true; home: string } | { ok: false; message: string }> {
+    const home = await workspaceHome(directory, this.options.owner);
+    const output = new OutputTail();
+    const child = spawnSandboxed({
+      mode: this.options.sandbox,
+      argv: ['sh', '-c', GUEST_GIT_CLEANUP, 'sh', ...repos],
+      cwd: directory,
+      env: scrubbedEnvironment(guestGitEnvironment({ GIT_TERMINAL_PROMPT: '0' }, home), home),
+      hiddenPaths: this.options.hiddenPaths,
+      allowNetwork: false,
+      timeoutMs: this.options.setupTimeoutMs,
+      maxOutputBytes: this.options.maxOutputBytes,
+      keepStdinOpen: false,
+    });
+    child.onStdoutLine((line) => output.push(line));
+    child.onStderrLine((line) => output.push(line));
+    const exit = await child.exited;
+    if (exit.code === 0) return { ok: true, home };
+    return {
+      ok: false,
+      message: `Hangar could not clear the git settings the environment's setup left (${failureReason(output.lines()) ?? `exit ${exit.code}`}): the run of a team that does not own the environment does not start with them`,
+    };
   }
 
   /** Whether setup commands get network (HANGAR_SETUP_NETWORK). */

@@ -25,6 +25,11 @@ export interface SecretsServiceOptions {
   agentExists: (teamUid: string, uid: string) => Promise<boolean>;
   /** Whether the team may run in this environment (the environments slice). */
   environmentAccessible: (teamUid: string, environmentId: string) => Promise<boolean>;
+  /**
+   * Whether the team's runs in this environment may use its secrets (the environments slice): its own, or one another
+   * team shares whose use an admin of this team allowed. `db` is the caller's connection or transaction.
+   */
+  secretsAllowedIn?: (db: Kysely<DB>, teamUid: string, environmentId: string) => Promise<boolean>;
 }
 
 /** Binds a ciphertext to its team and name: a row copied elsewhere does not decrypt. */
@@ -156,6 +161,18 @@ export class SecretsService {
   async unusableSecrets(db: Kysely<DB>, user: store.SecretUser, names: string[]): Promise<string[]> {
     const unique = [...new Set(names)];
     if (unique.length === 0) return [];
+    // Another team's environment runs that team's setup inside the run: the run's team's secrets go there only with
+    // the consent of the team's admins, whoever asks (admins included), and the refusal says how to give it.
+    if (
+      user.environmentId !== null &&
+      this.options.secretsAllowedIn &&
+      !(await this.options.secretsAllowedIn(db, user.teamUid, user.environmentId))
+    )
+      throw notAuthorized(
+        `environment ${user.environmentId} is another team's (shared with this team): its setup runs inside the run, and ` +
+          `this team's admins have not allowed its secrets there (this run would use ${unique.join(', ')}). ` +
+          `A team admin can allow it with \`hangar environments trust ${user.environmentId}\` (POST /environments/${user.environmentId}/trust)`,
+      );
     if ((await this.options.roleInTeam(db, user.teamUid, user.creatorUid)) === 'admin') return [];
     const granted = await store.grantedNames(db, user, unique);
     return unique.filter((name) => !granted.has(name));

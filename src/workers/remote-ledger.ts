@@ -1,4 +1,3 @@
-import type { ArtifactResponse, ReportArtifactBody, UploadArtifactQuery, RunExecution } from '../artifacts/index.js';
 import type { EnvironmentConfig } from '../environments/index.js';
 import type { ResolvedDefinition } from '../mcp/index.js';
 import type { TranscriptLine, ArtifactSink, FollowupInput, RunLedger, RunFile } from '../execution/index.js';
@@ -11,8 +10,7 @@ import {
   type TransitionResult,
   type TranscriptRow,
 } from '../runs/index.js';
-import { relayedProblem } from '../platform/http/errors.js';
-import { problemOf } from '../platform/http/api-fetch.js';
+import { type ArtifactRetry, HarnessSupportArtifacts } from './remote-artifacts.js';
 import type { WorkerLink } from './link.js';
 import type { TaskAssignment } from './protocol.js';
 
@@ -20,7 +18,7 @@ import type { TaskAssignment } from './protocol.js';
  * A worker's ledger: what an execution records goes to the server over the worker's link, as the task
  * messages of the protocol; what it reads (environment, history, variables) came with the assignment.
  * Artifacts go through the server's harness-support API with the execution's task token, as a harness's own
- * calls would.
+ * calls would (remote-artifacts.ts), tried again while the server answers 503.
  */
 export class RemoteLedger implements RunLedger {
   private readonly assignments = new Map<string, TaskAssignment>();
@@ -31,10 +29,13 @@ export class RemoteLedger implements RunLedger {
     /** e.g. https://hangar.example/api/v1, as this worker reaches the server */
     private readonly apiUrl: string,
     readonly maxArtifactBytes: number,
+    /** How long an artifact the server cannot record yet (503) is tried again: see remote-artifacts.ts. */
+    artifactRetry: ArtifactRetry,
   ) {
     this.artifacts = new HarnessSupportArtifacts(
       apiUrl,
       (runId) => this.assignment(runId).env_vars.HANGAR_TASK_TOKEN ?? '',
+      artifactRetry,
     );
   }
 
@@ -188,48 +189,5 @@ export class RemoteLedger implements RunLedger {
   variables(runId: string): Record<string, string> {
     // The harness reaches the server the way this worker does.
     return { ...this.assignment(runId).env_vars, HANGAR_API_URL: this.apiUrl };
-  }
-}
-
-/** Artifacts through POST /harness-support/report-artifact and upload-artifact, with the task token. */
-class HarnessSupportArtifacts implements ArtifactSink {
-  constructor(
-    private readonly apiUrl: string,
-    private readonly token: (runId: string) => string,
-  ) {}
-
-  report(run: RunExecution, body: ReportArtifactBody): Promise<ArtifactResponse> {
-    return this.post(run, '/harness-support/report-artifact', JSON.stringify(body), 'application/json');
-  }
-
-  upload(
-    run: RunExecution,
-    query: UploadArtifactQuery,
-    bytes: Buffer,
-    mediaType: string | undefined,
-  ): Promise<ArtifactResponse> {
-    const search = new URLSearchParams(
-      Object.entries(query).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
-    );
-    return this.post(run, `/harness-support/upload-artifact?${search}`, bytes, mediaType ?? 'application/octet-stream');
-  }
-
-  private async post(
-    run: RunExecution,
-    path: string,
-    body: string | Buffer,
-    contentType: string,
-  ): Promise<ArtifactResponse> {
-    const response = await fetch(`${this.apiUrl}${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${this.token(run.runId)}`, 'content-type': contentType },
-      body,
-    });
-    if (response.ok) return (await response.json()) as ArtifactResponse;
-    const refusal = await problemOf(response);
-    // A refusal (4xx) is the artifact's problem and goes on the timeline; anything else is the server's.
-    if (refusal.status < 500)
-      throw relayedProblem(refusal.status, refusal.problem.error_code, refusal.problem.detail ?? refusal.message);
-    throw new Error(`the server failed to record the artifact (HTTP ${response.status})`);
   }
 }

@@ -61,7 +61,11 @@ export class Worker {
       },
     });
     const apiUrl = `${options.server.replace(/\/+$/, '')}/api/v1`;
-    this.ledger = new RemoteLedger(this.link, apiUrl, config.maxArtifactBytes);
+    // An artifact the server cannot record during a database outage is held as long as its other reports are.
+    this.ledger = new RemoteLedger(this.link, apiUrl, config.maxArtifactBytes, {
+      forMs: 2 * config.runLeaseSeconds * 1000,
+      log,
+    });
     // Runs drop to the run user as they do on the server, and a networked run still reaches the API it is given.
     const hiddenPaths = sandboxHiddenPaths(config);
     const sandbox = resolveSandboxMode(config.sandbox, {
