@@ -14,6 +14,7 @@ import { MetricsEndpoint } from './metrics.js';
 import { flushTracing, startTracing } from '../platform/tracing.js';
 import { VERSION } from '../version.js';
 import { openPlatform } from './platform.js';
+import { isAddressInUse, PortInUseError, reservePort } from './port.js';
 import { buildServices, type Services } from './services.js';
 
 export type { Role } from './loops.js';
@@ -51,8 +52,13 @@ export interface RunningServer {
  */
 export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
   const role = options.role ?? 'all';
+  // Taken before the database opens (a first start creates it for half a minute): a busy port is said at once.
+  const port = await reservePort(config.host, config.port);
   if (config.tracing) await startTracing(VERSION);
-  const platform = await openPlatform(config, options);
+  const platform = await openPlatform(config, options).catch(async (error) => {
+    await port.release();
+    throw error;
+  });
   const started = new StartedComponents();
   try {
     // Stopped last: the spans of the shutdown are sent too.
@@ -67,7 +73,11 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     const metrics = new MetricsEndpoint(platform);
     metrics.register(http.app);
     await started.start(metrics);
-    await started.start(http);
+    await port.release();
+    await started.start(http).catch((error) => {
+      // Taken by another process in the moment between the release and the listen.
+      throw isAddressInUse(error) ? new PortInUseError(config.host, config.port) : error;
+    });
     await started.start(loops);
     let stopping: Promise<void> | undefined;
     return {
@@ -83,6 +93,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       stop: () => (stopping ??= started.stop()),
     };
   } catch (error) {
+    await port.release();
     await started.stop().catch(() => undefined);
     throw error;
   }
