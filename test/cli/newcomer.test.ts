@@ -3,6 +3,10 @@
 // dashboard's words for timeline events, what `--follow` shows while a run waits.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { hangarCli } from '../support/cli.js';
@@ -116,5 +120,37 @@ describe('following a run that nothing can execute', () => {
     assert.ok(stdout.includes(`\r\u001b[Kwaiting 0 s: ${reason}`), JSON.stringify(stdout));
     assert.ok(stdout.includes(`\r\u001b[Kwaiting 1 s: ${reason}`), JSON.stringify(stdout));
     assert.match(stdout, /Stopped following after 3 s \(--timeout\)/);
+  });
+});
+
+describe('hangar serve on a busy port', () => {
+  test('says so at once, naming PORT, before it creates a database', async (t) => {
+    const busy = net.createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    t.after(() => busy.close());
+    const port = (busy.address() as net.AddressInfo).port;
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-busy-port-'));
+    t.after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+    const started = await run(process.execPath, [...HANGAR_FROM_SOURCES, 'serve'], {
+      env: {
+        PATH: process.env.PATH!,
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        HANGAR_DATA_DIR: dataDir,
+        HANGAR_CONFIG: path.resolve('examples/hangar.yaml'),
+      },
+    }).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    assert.equal(started.code, 1, started.stderr);
+    assert.match(
+      started.stderr,
+      new RegExp(
+        `port ${port} on 127\\.0\\.0\\.1 is in use \\(EADDRINUSE\\).*start this one on another port with PORT`,
+      ),
+    );
+    // The port was looked at first: the embedded database (half a minute on a first start) was never created.
+    assert.equal(fs.existsSync(path.join(dataDir, 'pglite')), false, fs.readdirSync(dataDir).join(', '));
   });
 });
