@@ -543,7 +543,9 @@ export class Execution {
       });
       return null;
     }
-    const minutes = this.onRetained ? environment.failure_session_retention_minutes : null;
+    // No debug window in another team's environment: its debug agent would work in the owner's setup as it was left,
+    // git settings included (clone-git-config.ts cleans them only before the agent of a setup that passed).
+    const minutes = this.onRetained && !guestRunOf(environment) ? environment.failure_session_retention_minutes : null;
     const until = minutes ? new Date(Date.now() + minutes * 60_000) : undefined;
     const statusMessage = {
       message: result.message,
