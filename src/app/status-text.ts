@@ -1,10 +1,13 @@
 import type { InstanceStatus } from './status.js';
 
-/** The status as a person reads it: the summary, then one line per check (✓ or ✗) when there are checks. */
-export function formatStatus(status: {
-  summary: InstanceStatus['summary'];
-  checks?: InstanceStatus['checks'];
-}): string {
+/** The status as a person reads it: the summary, then one line per check (✓, ! or ✗) when there are checks. */
+export function formatStatus(
+  status: {
+    summary: InstanceStatus['summary'];
+    checks?: InstanceStatus['checks'];
+  },
+  checksHeading = 'Checks:',
+): string {
   const { summary } = status;
   const lines = [
     `  dashboard:  ${summary.dashboard_url}`,
@@ -17,8 +20,10 @@ export function formatStatus(status: {
     `  database:   ${summary.database}`,
   ];
   if (status.checks) {
-    lines.push('', 'Checks:');
-    for (const check of status.checks) lines.push(`  ${check.ok ? '✓' : '✗'} ${check.name}: ${check.detail}`);
+    lines.push('', checksHeading);
+    // ✓ passes, ! passes but is worth a look (a warning), ✗ fails.
+    for (const check of status.checks)
+      lines.push(`  ${!check.ok ? '✗' : check.warning ? '!' : '✓'} ${check.name}: ${check.detail}`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -28,6 +28,12 @@ export const InstanceStatus = Type.Object({
       name: Type.String(),
       ok: Type.Boolean(),
       detail: Type.String({ description: 'What was found; when not ok, what to do.' }),
+      warning: Type.Optional(
+        Type.Boolean({
+          description:
+            'Set on a check that passes but is worth a look (no model has a key, though a harness can run): shown as a warning, never as a pass; `hangar doctor` still exits 0.',
+        }),
+      ),
     }),
   ),
 });
@@ -67,6 +73,8 @@ export async function instanceStatus(
     {
       name: 'model keys',
       ok: usable.length > 0 || executes,
+      // Runs can execute without a model (a command harness), but the built-in agent cannot: a warning, not a pass.
+      ...(usable.length === 0 && executes ? { warning: true } : {}),
       detail:
         (usable.length > 0 ? `usable: ${usable.join(', ')}` : 'no model has a key') +
         (missingKeys.length > 0 ? `. ${missingKeys.join(' ')}` : ''),

@@ -209,6 +209,11 @@ describe('dashboard: overview and run pages', { skip: browserMissing }, () => {
     if (status.status === 200) {
       const checks = page.getByRole('region', { name: 'Checks' });
       for (const check of status.body.checks) await checks.getByText(check.name, { exact: true }).waitFor();
+      // A harness runs prompts but no model has a key: a warning, never a green pass (issue 48 item 4.9).
+      assert.equal(status.body.checks.find((check: any) => check.name === 'model keys')?.warning, true);
+      const keys = checks.getByRole('listitem').filter({ hasText: 'model keys' });
+      await keys.getByText('Warning', { exact: true }).waitFor();
+      assert.equal(await keys.getByText('OK', { exact: true }).count(), 0);
       await screenshot(page, 'status');
     } else {
       await page.getByRole('alert').getByText('Could not load the status').waitFor();

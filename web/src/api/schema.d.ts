@@ -8641,6 +8641,8 @@ export interface paths {
                                 ok: boolean;
                                 /** @description What was found; when not ok, what to do. */
                                 detail: string;
+                                /** @description Set on a check that passes but is worth a look (no model has a key, though a harness can run): shown as a warning, never as a pass; `hangar doctor` still exits 0. */
+                                warning?: boolean;
                             }[];
                         };
                     };

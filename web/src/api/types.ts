@@ -156,7 +156,7 @@ export type ExplainedRunItem = RunList['runs'][number] & Explained;
 /** GET /admin/status (instance administrators): the same summary and checks as `hangar doctor`. */
 export interface InstanceStatus {
   summary: Record<string, unknown>;
-  checks: { name: string; ok: boolean; detail?: string | null }[];
+  checks: { name: string; ok: boolean; detail?: string | null; warning?: boolean }[];
 }
 
 export type Team = Answer<'/admin/teams'>['teams'][number];

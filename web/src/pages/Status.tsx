@@ -27,6 +27,7 @@ export function StatusPage() {
   const forbidden = status.error instanceof ApiProblem && status.error.status === 403;
   const data = status.data;
   const failing = data?.checks.filter((check) => !check.ok) ?? [];
+  const warned = data?.checks.filter((check) => check.ok && check.warning) ?? [];
   return (
     <>
       <PageHeader title="Status" subtitle="How this Hangar instance is set up, and whether each part works.">
@@ -43,17 +44,25 @@ export function StatusPage() {
       {data && (
         <>
           <p className={failing.length ? 'error' : 'notice'} role="status">
-            {failing.length === 0
-              ? 'Every check passes.'
-              : `${failing.length} of ${data.checks.length} checks fail: ${failing.map((check) => check.name).join(', ')}.`}
+            {failing.length > 0
+              ? `${failing.length} of ${data.checks.length} checks fail: ${failing.map((check) => check.name).join(', ')}.`
+              : warned.length > 0
+                ? `Every check passes, with a warning: ${warned.map((check) => check.name).join(', ')}.`
+                : 'Every check passes.'}
           </p>
           <section className="card" aria-labelledby="checks-title">
             <h2 id="checks-title">Checks</h2>
             <ul className="checks">
               {data.checks.map((check) => (
-                <li key={check.name} className={check.ok ? 'check-ok' : 'check-failed'}>
-                  <span className={`badge ${check.ok ? 'state-succeeded' : 'state-failed'}`}>
-                    {check.ok ? 'OK' : 'Failing'}
+                <li
+                  key={check.name}
+                  className={!check.ok ? 'check-failed' : check.warning ? 'check-warning' : 'check-ok'}
+                >
+                  {/* A check that passes with a warning (no model has a key) is no pass to show in green. */}
+                  <span
+                    className={`badge ${!check.ok ? 'state-failed' : check.warning ? 'state-queued' : 'state-succeeded'}`}
+                  >
+                    {!check.ok ? 'Failing' : check.warning ? 'Warning' : 'OK'}
                   </span>{' '}
                   <strong>{check.name}</strong>
                   {check.detail && <span className="muted"> — {check.detail}</span>}
