@@ -69,6 +69,9 @@ describe('metrics cardinality', () => {
       const response = await hangar.request('POST', `/agent/runs/${runIds[i]}/cancel`, { apiKey: users[i]!.key });
       assert.equal(response.status, 200);
     }
+    // A refused create: its latency is a series of its own status class (issue 48 item 5.2).
+    const refused = await hangar.request('POST', '/agent/runs', { body: { prompt: 42 } });
+    assert.equal(refused.status, 400);
     const seriesAfter = await series(hangar);
 
     const added = [...seriesAfter].filter((name) => !seriesBefore.has(name));
@@ -82,6 +85,13 @@ describe('metrics cardinality', () => {
     const teamSeries = [...seriesAfter].filter((name) => name.startsWith('hangar_runs_queue_depth_by_team{'));
     assert.ok(teamSeries.length <= 11, `queue depth by team: ${teamSeries.length} series`);
     assert.ok(teamSeries.some((name) => name.includes('team="other"')));
+    // Request latency by outcome: the status class, never the code or anything else.
+    const created = 'hangar_http_request_duration_seconds_count{method="POST",route="/api/v1/agent/runs"';
+    assert.ok(seriesAfter.has(`${created},status_class="2xx"}`), text);
+    assert.ok(seriesAfter.has(`${created},status_class="4xx"}`), text);
+    for (const name of seriesAfter)
+      if (name.startsWith('hangar_http_request_duration_seconds'))
+        assert.match(name, /,status_class="[1-5]xx"(,le="[^"]+")?\}$/);
     // The counters saw every run all the same.
     assert.match(text, /hangar_runs_created_total\{source="API",harness="default"\}/);
     // Cancelled before any harness took them: harness "none".

@@ -11,8 +11,8 @@ const requests = new Counter({
 
 const durations = new Histogram({
   name: 'hangar_http_request_duration_seconds',
-  help: 'Time from a request to its answer, by method and route template',
-  labelNames: ['method', 'route'] as const,
+  help: 'Time from a request to its answer, by method, route template and status class (2xx ... 5xx)',
+  labelNames: ['method', 'route', 'status_class'] as const,
   buckets: REQUEST_SECONDS_BUCKETS,
   registers: [metricsRegistry],
 });
@@ -29,8 +29,16 @@ export function observeRequests(app: FastifyInstance): void {
     const method = METHODS.has(request.method) ? request.method : 'OTHER';
     const route = routeTemplate(request);
     requests.inc({ method, route, status: String(reply.statusCode) });
-    durations.observe({ method, route }, reply.elapsedTime / 1000);
+    durations.observe({ method, route, status_class: statusClass(reply.statusCode) }, reply.elapsedTime / 1000);
   });
+}
+
+/**
+ * `2xx` for 201: latency split by outcome, as OpenTelemetry's http.server.request.duration is, in five values at
+ * most (the exact code is the request counter's), so the histogram's series grow by the classes a route answers.
+ */
+export function statusClass(status: number): string {
+  return status >= 100 && status < 600 ? `${Math.floor(status / 100)}xx` : 'other';
 }
 
 /** The route template of a request as the metrics and traces name it. */
