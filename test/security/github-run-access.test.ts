@@ -4,9 +4,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { eventually, outputTexts, script, waitForState } from '../support/engine.js';
+import { eventually, harnessEnv, outputTexts, script, waitForState } from '../support/engine.js';
 import { type GitHubStack, startGitHubStack } from '../support/github-stack.js';
+import { stopChild } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
+import { startWorker, waitForConnections, type WorkerProcess } from '../support/workers.js';
 
 // Issue 47, findings 4, 7 and 9, attacked for real: a real git smart-HTTP server, the GitHub double, Hangar as the
 // App. The process sandbox, so that the agent's own git reaches the git server on this host's loopback.
@@ -206,6 +208,54 @@ describe("the team's GitHub personal access token", () => {
     });
     assert.equal(ended.status, 401);
     assert.ok(!(await ended.text()).includes(PAT));
+  });
+});
+
+describe("the team's GitHub personal access token on a self-hosted worker", () => {
+  let worker: WorkerProcess | undefined;
+  before(async () => {
+    worker = startWorker(stack.hangar, 'pat-box', {
+      env: harnessEnv({}, { HANGAR_GIT_BASE_URL: stack.git.baseUrl, HANGAR_SANDBOX: 'process' }),
+    });
+    await waitForConnections(stack.hangar, 'pat-box', 1);
+  });
+  after(async () => {
+    if (!worker) return;
+    await stopChild(worker.child, 'SIGKILL');
+    fs.rmSync(worker.dataDir, { recursive: true, force: true });
+  });
+
+  test("the server sends it to the worker only for a run that may use it; the worker's harness asks the server for it", async () => {
+    const { hangar } = stack;
+    const refused = await createRun(
+      hangar,
+      {
+        prompt: script({ sh: 'rev "$HOME/.git-credentials"' }, { done: 'looked' }),
+        config: { environment_id: patEnvironment, worker_host: 'pat-box' },
+      },
+      member.apiKey,
+    );
+    const failed = await waitForState(hangar, refused, 'SUCCEEDED', 'FAILED', 'ERROR');
+    assert.equal(failed.state, 'FAILED', JSON.stringify(failed.status_message));
+    assert.match(failed.status_message.message, /GITHUB_PAT" is not granted to this run's creator/);
+
+    const allowed = await createRun(hangar, {
+      prompt: script(
+        { sh: credentialFill('other/svc') },
+        { sh: `grep -rlF '${PAT}' "$HOME" . ; echo "files-with-token:$?"` },
+        { done: 'asked' },
+      ),
+      config: { environment_id: patEnvironment, worker_host: 'pat-box', github: { pull_request: 'off' } },
+    });
+    const run = await waitForState(hangar, allowed, 'SUCCEEDED', 'FAILED', 'ERROR');
+    assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
+    const texts = await outputTexts(hangar, allowed);
+    assert.ok(
+      texts.some((text) => /password=\[REDACTED:GITHUB_TOKEN\]/.test(text)),
+      texts.join('\n'),
+    );
+    // grep's status 1: no file of the worker's workspace holds it.
+    assert.ok(texts.includes('files-with-token:1\n'), texts.join('\n'));
   });
 });
 
