@@ -5642,6 +5642,235 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/environments/{uid}/trust": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether this team's runs in an environment another team shares may use this team's secrets */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    uid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A guest team's consent to its secrets in an environment another team shares (docs/environments.md) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            environment_uid: string;
+                            /** @description The team that owns the environment (and writes its setup) */
+                            owner_team_uid: string;
+                            /** @description Whether this team's runs in the environment may use this team's secrets */
+                            secrets_allowed: boolean;
+                            /** Format: date-time */
+                            allowed_at?: string;
+                            /** @description The admin who allowed it */
+                            allowed_by?: string;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Let this team's runs in an environment another team shares use this team's secrets (admins)
+         * @description The environment's setup is its owning team's code and runs inside this team's runs: with this consent, those runs get the team secrets they name (model keys, MCP servers' secrets) and the team's GitHub tokens.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    uid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A guest team's consent to its secrets in an environment another team shares (docs/environments.md) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            environment_uid: string;
+                            /** @description The team that owns the environment (and writes its setup) */
+                            owner_team_uid: string;
+                            /** @description Whether this team's runs in the environment may use this team's secrets */
+                            secrets_allowed: boolean;
+                            /** Format: date-time */
+                            allowed_at?: string;
+                            /** @description The admin who allowed it */
+                            allowed_by?: string;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        /** Take back the consent: this team's runs in the environment get none of its secrets (admins) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    uid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/environments/{uid}/share-link": {
         parameters: {
             query?: never;
