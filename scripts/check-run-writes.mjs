@@ -12,6 +12,8 @@ const PAST_MIGRATIONS = [
   'src/platform/db/migrations/0010_workers.sql',
   'src/platform/db/migrations/0011_webhooks.sql',
   'src/platform/db/migrations/0012_engine_round_trips.sql',
+  // Fills the columns of a run's queue wait and run time for the runs before it; the lifecycle keeps them since.
+  'src/platform/db/migrations/0039_run_times.sql',
 ];
 
 const TABLE = '(runs|run_events|run_inputs)';

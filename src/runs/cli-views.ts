@@ -31,6 +31,12 @@ export function runsTable(page: RunsPage): string {
   return `${rows}${next}`;
 }
 
+/** A queue wait in words: milliseconds under a second (PT0.035S is "35 ms"), else as other durations. */
+function waitInWords(iso: string): string {
+  const seconds = /^PT(\d+(?:\.\d+)?)S$/.exec(iso)?.[1];
+  return seconds !== undefined && Number(seconds) < 1 ? `${Math.round(Number(seconds) * 1000)} ms` : isoDuration(iso);
+}
+
 /** One run: what a person asks first (state and why, how long, where to look), then the rest of its fields. */
 export function runView(run: RunItem): string {
   const config = run.agent_config as { model_id?: string; environment_id?: string; harness?: { type?: string } };
@@ -44,6 +50,8 @@ export function runView(run: RunItem): string {
     ['Created', time(run.created_at)],
     ['Started', run.started_at ? time(run.started_at) : undefined],
     ['Updated', time(run.updated_at)],
+    // One definition each (docs/lifecycle.md): creation to first claim; the agent's time over its executions.
+    ['Queue wait', run.queue_wait ? waitInWords(run.queue_wait) : undefined],
     ['Run time', run.run_time ? isoDuration(run.run_time) : undefined],
     ['Source', run.schedule ? `${run.source} (schedule ${run.schedule.schedule_name})` : run.source],
     ['Creator', run.creator.display_name ?? run.creator.uid],

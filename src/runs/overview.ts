@@ -8,7 +8,7 @@
 // reference the rollup is checked against (test/overview, bench/overview).
 import { type RawBuilder, sql, type Kysely } from 'kysely';
 import type { DB } from '../database.js';
-import { BINS_PER_E, binOf, changeGroups, foldOverviewChanges } from './lifecycle/overview-rollup.js';
+import { BINS_PER_E, binOf, changeGroups, foldOverviewChanges, queueWaitSeconds } from './lifecycle/overview-rollup.js';
 import { ACTIVE_STATES, TERMINAL_STATES } from './lifecycle/states.js';
 
 /** States a run waits in before its agent starts. */
@@ -124,7 +124,8 @@ export async function runOverview(
     window.bucketSeconds === HOUR_SECONDS &&
     since.getTime() % (HOUR_SECONDS * 1000) === 0;
   const interval = `${window.bucketSeconds} seconds`;
-  const left = sql`coalesce(started_at, ended_at)`;
+  // A run stops waiting when it is first claimed (or ends unclaimed): the queue wait's own end.
+  const left = sql`coalesce(claimed_at, ended_at)`;
   const openOnly = fromRollup ? sql`AND state IN (${sql.join([...OPEN_STATES])})` : sql``;
   const inWindow = sql`team_uid = ${teamUid} AND created_at >= ${since} AND created_at < ${until} ${openOnly}`;
   // One scan of the window and one hash table per grouping set: every figure is rolled up from these groups.
@@ -139,8 +140,7 @@ export async function runOverview(
       SELECT date_bin(${interval}::interval, created_at, ${since}) AS bucket,
              date_bin(${interval}::interval, ${left}, ${since}) AS left_bucket,
              state, model_id, error_code, schedule_id, inference_cost,
-             ${binOf(sql`date_part('epoch', started_at - created_at)`)} AS wait_bin,
-             ${binOf(sql`date_part('epoch', ended_at - started_at)`)} AS run_bin
+             ${binOf(queueWaitSeconds)} AS wait_bin, ${binOf(sql`agent_seconds`)} AS run_bin
       FROM runs WHERE ${inWindow}
     ) AS windowed
     GROUP BY GROUPING SETS ((bucket, state, model_id, error_code), (left_bucket), (schedule_id), (wait_bin), (run_bin))`;

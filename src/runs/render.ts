@@ -13,6 +13,25 @@ export function isoDuration(milliseconds: number): string {
   return `PT${hours ? `${hours}H` : ''}${minutes ? `${minutes}M` : ''}${seconds || (!hours && !minutes) ? `${seconds}S` : ''}`;
 }
 
+/** ISO 8601 duration to the millisecond (PT0.035S), whole seconds from a minute on: a queue wait is often short. */
+export function preciseDuration(milliseconds: number): string {
+  const ms = Math.max(0, Math.round(milliseconds));
+  return ms < 60_000 ? `PT${ms / 1000}S` : isoDuration(ms);
+}
+
+/**
+ * A run's run time in seconds (docs/lifecycle.md): the agent time of its executions that ended (agent_seconds, kept
+ * by the lifecycle's hangar_run_times), plus the current execution's since its agent started. Undefined until an
+ * agent started: waiting and setting up are not run time, and neither is the time between an end and a follow-up.
+ */
+export function runSeconds(
+  run: { agent_seconds: number | null; agent_started_at: string | null },
+  now: number,
+): number | undefined {
+  if (run.agent_started_at === null) return run.agent_seconds ?? undefined;
+  return (run.agent_seconds ?? 0) + Math.max(0, (now - Date.parse(run.agent_started_at)) / 1000);
+}
+
 function profile(type: string, uid: string, details: Profile | null): RunItem['creator'] {
   return {
     type,
@@ -53,10 +72,10 @@ export function renderRun(row: RunRow, publicUrl: string): RunItem {
     scope: { type: row.scope_type, uid: row.scope_uid },
     session_link: sessionLink(publicUrl, row.id),
   };
-  if (row.started_at) {
-    item.started_at = iso(row.started_at);
-    item.run_time = isoDuration((row.ended_at ? Date.parse(row.ended_at) : Date.now()) - Date.parse(row.started_at));
-  }
+  if (row.started_at) item.started_at = iso(row.started_at);
+  const seconds = runSeconds(row, Date.now());
+  if (seconds !== undefined) item.run_time = isoDuration(seconds * 1000);
+  if (row.claimed_at) item.queue_wait = preciseDuration(Date.parse(row.claimed_at) - Date.parse(row.created_at));
   if (row.status_message) item.status_message = row.status_message;
   if (row.schedule) item.schedule = row.schedule;
   if (row.session_id) item.session_id = row.session_id;

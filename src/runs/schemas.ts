@@ -188,7 +188,18 @@ export const RunItem = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
   started_at: Type.Optional(Type.String({ format: 'date-time' })),
-  run_time: Type.Optional(Type.String({ description: 'ISO 8601 duration' })),
+  run_time: Type.Optional(
+    Type.String({
+      description:
+        "ISO 8601 duration: the time the run's agent worked, each execution from its agent's start to its end, summed (docs/lifecycle.md); absent until an agent started",
+    }),
+  ),
+  queue_wait: Type.Optional(
+    Type.String({
+      description:
+        "ISO 8601 duration, to the millisecond: from the run's creation to its first claim by an engine or worker (docs/lifecycle.md); absent until claimed",
+    }),
+  ),
   status_message: Type.Optional(LooseObject),
   queue_reason: Type.Optional(QueueReason),
   failure_output: Type.Optional(FailureOutput),

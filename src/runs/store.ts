@@ -46,6 +46,9 @@ const RUN_COLUMNS = [
   'updated_at',
   'started_at',
   'ended_at',
+  'claimed_at',
+  'agent_started_at',
+  'agent_seconds',
   'sandbox_running',
 ] as const satisfies ReadonlyArray<keyof RunsTable>;
 

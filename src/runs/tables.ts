@@ -43,6 +43,12 @@ export interface RunsTable {
   updated_at: Timestamp;
   started_at: NullableTimestamp;
   ended_at: NullableTimestamp;
+  /** The first claim: the end of the run's queue wait (migration 0039, kept by hangar_run_times). */
+  claimed_at: NullableTimestamp;
+  /** When this execution's agent started; NULL between executions (migration 0039). */
+  agent_started_at: NullableTimestamp;
+  /** The agent time of the run's executions that ended, in seconds; NULL until an agent worked (migration 0039). */
+  agent_seconds: number | null;
   execution_id: Generated<number>;
   harness: string | null;
   lease_owner: string | null;

@@ -192,18 +192,39 @@ CREATE OR REPLACE FUNCTION hangar_engine_locked(engine text) RETURNS boolean LAN
       AND l.database = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database()))
 $$;
 
--- The overview's rollup (migration 0029, triggers runs_overview_*): one row into run_overview_changes for each
--- change of an ended run, +1 for the run as it is now ended, -1 for the run as it was ended. Insert only, so
+-- The overview's rollup (migrations 0027 and 0039, triggers runs_overview_*): one row into run_overview_changes for
+-- each change of an ended run, +1 for the run as it is now ended, -1 for the run as it was ended. Insert only, so
 -- concurrent run ends never wait on each other; src/runs/lifecycle/overview-rollup.ts folds them per team.
 CREATE OR REPLACE FUNCTION hangar_run_overview_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP <> 'INSERT' AND OLD.state IN ('SUCCEEDED', 'FAILED', 'BLOCKED', 'ERROR', 'CANCELLED') THEN
-    INSERT INTO run_overview_changes VALUES (OLD.team_uid, OLD.created_at, OLD.started_at, OLD.ended_at, OLD.state,
-      OLD.model_id, OLD.error_code, OLD.schedule_id, OLD.inference_cost, -1);
+    INSERT INTO run_overview_changes (team_uid, created_at, started_at, ended_at, state, model_id, error_code,
+      schedule_id, inference_cost, sign, claimed_at, agent_seconds)
+    VALUES (OLD.team_uid, OLD.created_at, OLD.started_at, OLD.ended_at, OLD.state, OLD.model_id, OLD.error_code,
+      OLD.schedule_id, OLD.inference_cost, -1, OLD.claimed_at, OLD.agent_seconds);
   END IF;
   IF TG_OP <> 'DELETE' AND NEW.state IN ('SUCCEEDED', 'FAILED', 'BLOCKED', 'ERROR', 'CANCELLED') THEN
-    INSERT INTO run_overview_changes VALUES (NEW.team_uid, NEW.created_at, NEW.started_at, NEW.ended_at, NEW.state,
-      NEW.model_id, NEW.error_code, NEW.schedule_id, NEW.inference_cost, 1);
+    INSERT INTO run_overview_changes (team_uid, created_at, started_at, ended_at, state, model_id, error_code,
+      schedule_id, inference_cost, sign, claimed_at, agent_seconds)
+    VALUES (NEW.team_uid, NEW.created_at, NEW.started_at, NEW.ended_at, NEW.state, NEW.model_id, NEW.error_code,
+      NEW.schedule_id, NEW.inference_cost, 1, NEW.claimed_at, NEW.agent_seconds);
   END IF;
   RETURN NULL;
+END $$;
+
+-- A run's queue wait and run time (migration 0039, trigger runs_times; docs/lifecycle.md): the first claim is
+-- claimed_at, and when an execution whose agent started leaves the active states (it ended, or went back to the
+-- queue), its agent's time is added to agent_seconds. Every path that claims or ends a run changes its state, so
+-- this is the one place that keeps them, whichever writer (engine, worker hub, API, takeback) moved it.
+CREATE OR REPLACE FUNCTION hangar_run_times() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.claimed_at IS NULL AND NEW.state IN ('CLAIMED', 'INPROGRESS') THEN
+    NEW.claimed_at := clock_timestamp();
+  END IF;
+  IF NEW.agent_started_at IS NOT NULL AND NEW.state NOT IN ('PENDING', 'CLAIMED', 'INPROGRESS') THEN
+    NEW.agent_seconds := coalesce(NEW.agent_seconds, 0)
+      + greatest(0, date_part('epoch', coalesce(NEW.ended_at, clock_timestamp()) - NEW.agent_started_at));
+    NEW.agent_started_at := NULL;
+  END IF;
+  RETURN NEW;
 END $$;

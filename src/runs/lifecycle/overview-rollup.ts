@@ -14,7 +14,14 @@ export type OverviewGroupKind = 'runs' | 'left' | 'schedule' | 'wait' | 'run';
  */
 export const BINS_PER_E = 20;
 export const binOf = (seconds: RawBuilder<unknown>) =>
-  sql`floor(ln(1 + greatest(${seconds}, 0)) * ${sql.lit(BINS_PER_E)})::int`;
+  // No duration, no bin (NULL): greatest(NULL, 0) is 0, which put runs that never started in the lowest bin.
+  sql`floor(ln(1 + CASE WHEN ${seconds} < 0 THEN 0 ELSE ${seconds} END) * ${sql.lit(BINS_PER_E)})::int`;
+
+/**
+ * A run's queue wait, in seconds: from its creation to its first claim (docs/lifecycle.md); NULL until claimed. Its
+ * run time is agent_seconds, the agent time of its executions that ended (kept by hangar_run_times).
+ */
+export const queueWaitSeconds = sql`date_part('epoch', claimed_at - created_at)`;
 
 /** Whole UTC hours, whatever the session's time zone. */
 export const hourOf = (at: RawBuilder<unknown>) =>
@@ -22,10 +29,9 @@ export const hourOf = (at: RawBuilder<unknown>) =>
 
 /** The run's columns the overview reads, as they are in both `runs` and `run_overview_changes`. */
 const binned = (from: RawBuilder<unknown>) => sql`
-  SELECT ${hourOf(sql`created_at`)} AS hour, ${hourOf(sql`coalesce(started_at, ended_at)`)} AS left_hour,
+  SELECT ${hourOf(sql`created_at`)} AS hour, ${hourOf(sql`coalesce(claimed_at, ended_at)`)} AS left_hour,
          state, model_id, error_code, schedule_id, inference_cost, sign,
-         ${binOf(sql`date_part('epoch', started_at - created_at)`)} AS wait_bin,
-         ${binOf(sql`date_part('epoch', ended_at - started_at)`)} AS run_bin
+         ${binOf(queueWaitSeconds)} AS wait_bin, ${binOf(sql`agent_seconds`)} AS run_bin
   FROM ${from} AS changes`;
 
 /**
@@ -52,7 +58,8 @@ export async function foldOverviewChanges(db: Kysely<DB>, teamUid: string): Prom
     const moved = await sql<{ changes: number }>`
       WITH moved AS (
         DELETE FROM run_overview_changes WHERE team_uid = ${teamUid}
-        RETURNING created_at, started_at, ended_at, state, model_id, error_code, schedule_id, inference_cost, sign
+        RETURNING created_at, claimed_at, ended_at, agent_seconds, state, model_id, error_code, schedule_id,
+          inference_cost, sign
       ), added AS (
         INSERT INTO run_overview_hours AS totals
           (team_uid, hour, kind, left_hour, state, model_id, error_code, schedule_id, bin, runs, cost)

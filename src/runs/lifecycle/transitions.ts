@@ -35,6 +35,8 @@ export async function applyTransitions(
     ), moved AS (
       UPDATE runs r SET state = i.to_state, updated_at = clock_timestamp(),
         started_at = CASE WHEN i.started THEN coalesce(r.started_at, clock_timestamp()) ELSE r.started_at END,
+        -- This execution's agent start: its run time counts from here (hangar_run_times adds it up at its end).
+        agent_started_at = CASE WHEN i.started THEN coalesce(r.agent_started_at, clock_timestamp()) ELSE r.agent_started_at END,
         sandbox_running = r.sandbox_running OR i.started,
         conversation_id = coalesce(r.conversation_id, i.conversation_id),
         harness = coalesce(i.harness, r.harness),

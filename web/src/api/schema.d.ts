@@ -1068,8 +1068,10 @@ export interface paths {
                                 updated_at: string;
                                 /** Format: date-time */
                                 started_at?: string;
-                                /** @description ISO 8601 duration */
+                                /** @description ISO 8601 duration: the time the run's agent worked, each execution from its agent's start to its end, summed (docs/lifecycle.md); absent until an agent started */
                                 run_time?: string;
+                                /** @description ISO 8601 duration, to the millisecond: from the run's creation to its first claim by an engine or worker (docs/lifecycle.md); absent until claimed */
+                                queue_wait?: string;
                                 status_message?: {
                                     [key: string]: unknown;
                                 };
@@ -1573,8 +1575,10 @@ export interface paths {
                             updated_at: string;
                             /** Format: date-time */
                             started_at?: string;
-                            /** @description ISO 8601 duration */
+                            /** @description ISO 8601 duration: the time the run's agent worked, each execution from its agent's start to its end, summed (docs/lifecycle.md); absent until an agent started */
                             run_time?: string;
+                            /** @description ISO 8601 duration, to the millisecond: from the run's creation to its first claim by an engine or worker (docs/lifecycle.md); absent until claimed */
+                            queue_wait?: string;
                             status_message?: {
                                 [key: string]: unknown;
                             };

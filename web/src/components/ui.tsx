@@ -150,6 +150,14 @@ export function Time({ value, exact }: { value: string | null | undefined; exact
   );
 }
 
+/** An ISO 8601 duration (PT0.035S, PT1M5S) in seconds; undefined without one. */
+export function isoSeconds(iso: string | undefined): number | undefined {
+  const match = /^PT(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?$/.exec(iso ?? '');
+  if (!match) return undefined;
+  const [, h, m, s] = match;
+  return Number(h ?? 0) * 3600 + Number(m ?? 0) * 60 + Number(s ?? 0);
+}
+
 /** ISO 8601 duration (PT1M5S) to "1m 5s". */
 export function duration(iso: string | undefined): string {
   const match = /^PT(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?$/.exec(iso ?? '');

@@ -12,7 +12,17 @@ import {
 } from '../api/types';
 import { ArtifactList } from '../components/Artifacts';
 import { ConversationView } from '../components/Conversation';
-import { ErrorMessage, Json, Loading, PageHeader, StateBadge, Time, confirmed, duration } from '../components/ui';
+import {
+  ErrorMessage,
+  Json,
+  Loading,
+  PageHeader,
+  StateBadge,
+  Time,
+  confirmed,
+  duration,
+  isoSeconds,
+} from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 import { eventLabel, secondsInWords, sourceLabel, stepDurations } from '../words';
@@ -367,8 +377,10 @@ export function RunPage() {
           <dd>
             <Time value={item.started_at} />
           </dd>
+          <dt>Queue wait</dt>
+          <dd title="From its creation to its first claim">{secondsInWords(isoSeconds(item.queue_wait))}</dd>
           <dt>Run time</dt>
-          <dd>{duration(item.run_time) || '—'}</dd>
+          <dd title="The time its agent worked, over all its executions">{duration(item.run_time) || '—'}</dd>
           {item.schedule && (
             <>
               <dt>Schedule</dt>
