@@ -488,10 +488,14 @@ export class Execution {
       setup_commands: environment.setup_commands.length,
     });
     try {
-      // The team's GitHub tokens are its secrets too: not in another team's environment without consent.
-      this.github = withholdsTeamSecrets(environment)
-        ? null
-        : await GitHubSession.open(context, run, environment, this.redactor);
+      // The team's GitHub tokens are its secrets too: not in another team's environment without consent (its
+      // repositories are then cloned through the server's git base URL only).
+      const withholdGitHub = withholdsTeamSecrets(environment);
+      if (withholdGitHub && context.github && environment.github_repos.length > 0)
+        await this.event('github_token_withheld', {
+          reason: `environment ${environmentId} is another team's, and this team's admins have not allowed its secrets there`,
+        });
+      this.github = withholdGitHub ? null : await GitHubSession.open(context, run, environment, this.redactor);
     } catch (error) {
       if (!(error instanceof GitHubRefusal)) throw error;
       await this.event('github_token_failed', { reason: error.message });

@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { getRun, script } from '../support/engine.js';
+import { type GitHubStack, startGitHubStack } from '../support/github-stack.js';
+
+// Issue 47 finding 6, the GitHub side: a guest team's GitHub tokens are its secrets too. Team A's environment names
+// a repository that team B's linked installation covers; in B's run there, A's setup (and whatever it planted) could
+// ask git's credential helper for B's token. Without B's admin's consent the run gets none; with it, it does. The
+// process sandbox, so that the agent's git reaches the git server on this host's loopback.
+let stack: GitHubStack;
+let guest: { teamUid: string; apiKey: string };
+
+before(async () => {
+  stack = await startGitHubStack({
+    repos: [{ owner: 'acme', repo: 'api' }],
+    installations: [{ id: 7, account: 'acme', repos: ['acme/api'] }],
+    env: { HANGAR_SANDBOX: 'process' },
+  });
+  const { hangar, environmentId } = stack;
+  guest = await hangar.createTeamWithUser({ teamName: 'guest-github' });
+  const linked = await hangar.request('PUT', `/api/v1/admin/teams/${guest.teamUid}/github/installations/7`);
+  assert.equal(linked.status, 200, JSON.stringify(linked.body));
+  const shared = await hangar.request('POST', `/api/v1/environments/${environmentId}/guests`, {
+    body: { team_uid: guest.teamUid },
+  });
+  assert.equal(shared.status, 200, JSON.stringify(shared.body));
+});
+
+after(() => stack?.stop());
+
+/** B's run in A's environment asks git's helpers for the repository's credential; what it printed. */
+async function askForToken(): Promise<{ runId: string; state: string; output: string }> {
+  const host = new URL(stack.git.baseUrl).host;
+  const fill = `printf 'protocol=http\\nhost=${host}\\npath=acme/api\\n\\n' | GIT_TERMINAL_PROMPT=0 git credential fill 2>&1; echo "fill:$?"`;
+  const created = await stack.hangar.request('POST', '/agent/runs', {
+    body: {
+      prompt: script({ sh: fill }, { done: 'asked' }),
+      config: { environment_id: stack.environmentId, github: { pull_request: 'off' } },
+    },
+    apiKey: guest.apiKey,
+  });
+  assert.equal(created.status, 200, JSON.stringify(created.body));
+  let run: any;
+  for (;;) {
+    run = await getRun(stack.hangar, created.body.run_id, guest.apiKey);
+    if (['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run.state)) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const link = await fetch(`${stack.hangar.apiUrl}/agent/runs/${created.body.run_id}/transcript`, {
+    headers: { authorization: `Bearer ${guest.apiKey}` },
+    redirect: 'manual',
+  });
+  const output = link.status === 302 ? await (await fetch(link.headers.get('location')!)).text() : '';
+  return { runId: created.body.run_id, state: run.state, output: `${JSON.stringify(run.status_message)}\n${output}` };
+}
+
+test("a guest team's GitHub token goes into its run in another team's environment only with its admin's consent", async () => {
+  // Without consent no token is minted for the run: the private repository cannot even be cloned, and the timeline
+  // says why. Without the fix the run got the token from the helper (the second run below).
+  const without = await askForToken();
+  assert.equal(without.state, 'FAILED', without.output);
+  assert.match(without.output, /environment_setup_failed/);
+  assert.doesNotMatch(without.output, /password=/);
+  const timeline = await stack.hangar.request('GET', `/api/v1/agent/runs/${without.runId}/timeline`, {
+    apiKey: guest.apiKey,
+  });
+  assert.match(JSON.stringify(timeline.body), /github_token_withheld/);
+
+  const trust = `/api/v1/environments/${stack.environmentId}/trust`;
+  assert.equal((await stack.hangar.request('POST', trust, { apiKey: guest.apiKey })).status, 200);
+  const allowed = await askForToken();
+  assert.equal(allowed.state, 'SUCCEEDED', allowed.output);
+  // The token itself is redacted in what the run wrote; that a helper answered is what counts here.
+  assert.match(allowed.output, /password=\[REDACTED:GITHUB_TOKEN\]/);
+});
