@@ -126,7 +126,15 @@ export function buildServices(
     db,
     lifecycle,
     skills,
-    environments,
+    // A run whose environment's repositories the team's GitHub token covers uses that secret without naming it.
+    environments: {
+      isAccessible: (teamUid, uid, trx) => environments.isAccessible(teamUid, uid, trx),
+      secretsForRun: async (teamUid, uid, trx) => [
+        ...(await environments.secretsForRun(teamUid, uid, trx)),
+        ...(await runGitHub.secretsForEnvironment(teamUid, uid)),
+      ],
+      sandboxSecretsForRun: (teamUid, uid) => runGitHub.secretsForEnvironment(teamUid, uid),
+    },
     mcpServers,
     secrets,
     agents,

@@ -77,6 +77,22 @@ export class RunGitHubAccess implements GitHubAccess {
     return { username: 'x-access-token', password: token };
   }
 
+  /**
+   * The team secret a run in the environment uses without naming it: the team's token secret, when the environment
+   * names a repository no linked installation covers (checked where a run's other secrets are: at its creation and
+   * at each follow-up). Empty otherwise.
+   */
+  async secretsForEnvironment(teamUid: string, environmentId: string): Promise<string[]> {
+    const { links } = await this.options.github.links(teamUid);
+    const secret = links.find((link) => link.token_secret !== undefined)?.token_secret;
+    if (secret === undefined) return [];
+    const repos = (await this.options.environmentRepos(teamUid, environmentId)) ?? [];
+    const installed = new Set(
+      this.options.appConfigured ? links.flatMap((link) => (link.account ? [link.account.toLowerCase()] : [])) : [],
+    );
+    return repos.some((repo) => !installed.has(repo.owner.toLowerCase())) ? [secret] : [];
+  }
+
   /** Why the run may not use the team's token secret; undefined when it may. */
   private async tokenRefusal(teamUid: string, user: SecretUser | undefined): Promise<string | undefined> {
     const secret = (await this.options.github.links(teamUid)).links.find(

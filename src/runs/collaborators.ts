@@ -50,4 +50,9 @@ export interface EnvironmentDirectory {
   isAccessible(teamUid: string, uid: string, db: Kysely<DB>): Promise<boolean>;
   /** The team secrets a run in the environment uses without naming them (its image's registry credentials). */
   secretsForRun(teamUid: string, uid: string, db: Kysely<DB>): Promise<string[]>;
+  /**
+   * Those of them the run's own code can read (the team's GitHub token, which its git is given), so that whoever
+   * steers it with a follow-up needs them too; registry credentials go to the container engine only.
+   */
+  sandboxSecretsForRun(teamUid: string, uid: string): Promise<string[]>;
 }

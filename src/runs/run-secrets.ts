@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../database.js';
 import type { Caller } from '../identities/index.js';
 import { notAuthorized } from '../platform/http/errors.js';
-import type { McpServerDirectory, SecretAccess, SecretUser } from './collaborators.js';
+import type { EnvironmentDirectory, McpServerDirectory, SecretAccess, SecretUser } from './collaborators.js';
 import type { AgentConfig } from './schemas.js';
 import * as store from './store.js';
 import { callerVisibility } from './visibility.js';
@@ -42,7 +42,7 @@ export async function checkNewRunSecrets(
  */
 export async function checkFollowupSecrets(
   db: Kysely<DB>,
-  access: { mcpServers: McpServerDirectory; secrets: SecretAccess },
+  access: { mcpServers: McpServerDirectory; secrets: SecretAccess; environments: EnvironmentDirectory },
   caller: Caller,
   runId: string,
 ): Promise<void> {
@@ -54,6 +54,9 @@ export async function checkFollowupSecrets(
     if (typeof entry.warp_id === 'string')
       names.push(...((await access.mcpServers.secretsForRun(db, caller.teamUid, entry.warp_id)) ?? []));
   }
+  // And those its environment hands its code without naming them (the team's GitHub token).
+  if (run.environment_id !== null)
+    names.push(...(await access.environments.sandboxSecretsForRun(caller.teamUid, run.environment_id)));
   const refused = await access.secrets.unusableSecrets(
     db,
     {

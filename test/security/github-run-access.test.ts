@@ -103,29 +103,28 @@ function remoteLog(owner: string, repo: string, ref: string, format: string): st
 }
 
 describe("the team's GitHub personal access token", () => {
-  test('a member without a grant on its secret does not get it: the run fails its setup, and no file or output holds it', async () => {
+  test('a member without a grant on its secret can neither start a run in its repositories nor steer one that has it (403)', async () => {
     const { hangar } = stack;
     // The attack: without the fix the token was in the run's ~/.git-credentials, and `rev` defeats the redaction.
-    const runId = await createRun(
-      hangar,
-      {
-        prompt: script({ sh: 'rev "$HOME/.git-credentials"; cat "$HOME"/.hangar-git/* | rev' }, { done: 'looked' }),
-        config: { environment_id: patEnvironment },
-      },
-      member.apiKey,
-    );
-    const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
-    assert.equal(run.state, 'FAILED', JSON.stringify(run.status_message));
-    assert.equal(run.status_message.error_code, 'environment_setup_failed');
-    assert.match(run.status_message.message, /GITHUB_PAT" is not granted to this run's creator/);
-    const reversed = [...PAT].reverse().join('');
-    // It never started an agent: there is no transcript at all.
-    const transcript = await hangar.request('GET', `/api/v1/agent/runs/${runId}/transcript`);
-    assert.equal(transcript.status, 404);
-    const texts = JSON.stringify(await hangar.request('GET', `/api/v1/agent/runs/${runId}/timeline`));
-    assert.ok(!texts.includes(reversed) && !texts.includes(PAT), texts);
-    // Nothing was pushed or fetched with it.
-    assert.ok(!stack.git.requests.some((request) => request.path.startsWith('/other/svc') && request.status === 200));
+    const peek = script({ sh: 'rev "$HOME/.git-credentials"; cat "$HOME"/.hangar-git/* | rev' }, { done: 'looked' });
+    const refused = await hangar.request('POST', '/api/v1/agent/runs', {
+      body: { prompt: peek, config: { environment_id: patEnvironment } },
+      apiKey: member.apiKey,
+    });
+    assert.equal(refused.status, 403, JSON.stringify(refused.body));
+    assert.match(refused.body.detail, /GITHUB_PAT.*not granted/);
+    // A follow-up steers a harness that may ask for the token: its author needs the same right.
+    const adminRun = await createRun(hangar, {
+      prompt: script({ done: 'nothing to do' }),
+      config: { environment_id: patEnvironment, github: { pull_request: 'off' } },
+    });
+    assert.equal((await waitForState(hangar, adminRun, 'SUCCEEDED', 'FAILED', 'ERROR')).state, 'SUCCEEDED');
+    const steered = await hangar.request('POST', `/api/v1/agent/runs/${adminRun}/followups`, {
+      body: { message: peek },
+      apiKey: member.apiKey,
+    });
+    assert.equal(steered.status, 403, JSON.stringify(steered.body));
+    assert.match(steered.body.detail, /GITHUB_PAT/);
   });
 
   test('a run that may use it clones, fetches and pushes through the credential helper; the token is in no file of the workspace', async () => {
@@ -213,20 +212,20 @@ describe("the team's GitHub personal access token", () => {
 
 describe("the team's GitHub personal access token on a self-hosted worker", () => {
   let worker: WorkerProcess | undefined;
-  before(async () => {
-    worker = startWorker(stack.hangar, 'pat-box', {
-      env: harnessEnv({}, { HANGAR_GIT_BASE_URL: stack.git.baseUrl, HANGAR_SANDBOX: 'process' }),
-    });
-    await waitForConnections(stack.hangar, 'pat-box', 1);
-  });
   after(async () => {
     if (!worker) return;
     await stopChild(worker.child, 'SIGKILL');
     fs.rmSync(worker.dataDir, { recursive: true, force: true });
   });
 
-  test("the server sends it to the worker only for a run that may use it; the worker's harness asks the server for it", async () => {
+  test("the server sends it to the worker only for a run that may use it as it sets up; the worker's harness asks the server for it", async () => {
     const { hangar } = stack;
+    // Created with a grant, which is withdrawn before the run executes (its worker is not there yet): the grant is
+    // reckoned when the execution sets up, and the server sends the worker no token.
+    const grant = await hangar.request('POST', '/api/v1/secrets/GITHUB_PAT/grants', {
+      body: { grantee_type: 'member', grantee_uid: member.userUid },
+    });
+    assert.equal(grant.status, 201, JSON.stringify(grant.body));
     const refused = await createRun(
       hangar,
       {
@@ -235,9 +234,17 @@ describe("the team's GitHub personal access token on a self-hosted worker", () =
       },
       member.apiKey,
     );
+    const revoke = await hangar.request('DELETE', `/api/v1/secrets/GITHUB_PAT/grants/member/${member.userUid}`);
+    assert.equal(revoke.status, 204);
+    worker = startWorker(hangar, 'pat-box', {
+      env: harnessEnv({}, { HANGAR_GIT_BASE_URL: stack.git.baseUrl, HANGAR_SANDBOX: 'process' }),
+    });
+    await waitForConnections(hangar, 'pat-box', 1);
     const failed = await waitForState(hangar, refused, 'SUCCEEDED', 'FAILED', 'ERROR');
     assert.equal(failed.state, 'FAILED', JSON.stringify(failed.status_message));
+    assert.equal(failed.status_message.error_code, 'environment_setup_failed');
     assert.match(failed.status_message.message, /GITHUB_PAT" is not granted to this run's creator/);
+    assert.ok(!JSON.stringify(await hangar.request('GET', `/api/v1/agent/runs/${refused}/timeline`)).includes(PAT));
 
     const allowed = await createRun(hangar, {
       prompt: script(
