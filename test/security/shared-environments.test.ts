@@ -56,7 +56,15 @@ before(async () => {
     file,
     YAML.stringify({
       default_model: 'sonnet-test',
-      harnesses: { gitprobe: { command: ['bash', '-c', PROBE], output: 'text', timeout_minutes: 2 } },
+      harnesses: {
+        gitprobe: { command: ['bash', '-c', PROBE], output: 'text', timeout_minutes: 2 },
+        // Holds the team's one slot until the test lets it go (it touches `go` in the workspace).
+        waiter: {
+          command: ['bash', '-c', 'touch waiting; while [ ! -e go ]; do sleep 0.1; done'],
+          output: 'text',
+          timeout_minutes: 2,
+        },
+      },
       builtin_harnesses: { oz: { max_steps: 4 } },
       models: [
         {
@@ -75,6 +83,8 @@ before(async () => {
     HANGAR_SANDBOX: 'bwrap',
     HANGAR_GIT_BASE_URL: git.baseUrl,
     SHARED_ENV_TEST_KEY: 'sk-test',
+    // One run at a time per team: a run waits in the queue behind another (the consent taken back meanwhile).
+    HANGAR_MAX_CONCURRENT_RUNS_PER_TEAM: '1',
   });
 });
 
@@ -233,8 +243,27 @@ describe('a shared environment: what its owner runs in a guest team agent', {
     const conversation = await conversationText(run.body.run_id, guest.apiKey);
     assert.ok(conversation.includes('[REDACTED:B_TICKETS]'), conversation);
 
-    // Taken back, the refusal is back; a run that names no secret still runs in the environment.
+    // A run created with the consent that waits in the queue while it is taken back starts without B's secret:
+    // it fails before its harness (and so its MCP server) starts.
+    const waiter = await hangar.request('POST', '/agent/runs', {
+      body: { prompt: 'hold', config: { environment_id: environmentId, harness: { type: 'waiter' } } },
+      apiKey: guest.apiKey,
+    });
+    assert.equal(waiter.status, 200, JSON.stringify(waiter.body));
+    const waiting = path.join(hangar.workspaceDir, `${waiter.body.run_id}.1`);
+    while (!fs.existsSync(path.join(waiting, 'waiting'))) await new Promise((resolve) => setTimeout(resolve, 100));
+    const queued = await hangar.request('POST', '/agent/runs', { body, apiKey: guest.apiKey });
+    assert.equal(queued.status, 200, JSON.stringify(queued.body));
     assert.equal((await hangar.request('DELETE', trust, { apiKey: guest.apiKey })).status, 204);
+    fs.writeFileSync(path.join(waiting, 'go'), '');
+    assert.equal((await ended(waiter.body.run_id, guest.apiKey)).state, 'SUCCEEDED');
+    const late = await ended(queued.body.run_id, guest.apiKey);
+    assert.equal(late.state, 'FAILED', JSON.stringify(late));
+    assert.equal(late.status_message.error_code, 'not_authorized');
+    assert.match(late.status_message.message, /\/environments\/[A-Za-z0-9]{22}\/trust/);
+    assert.equal(late.started_at ?? null, null, 'its agent never started');
+
+    // Taken back, the refusal is back; a run that names no secret still runs in the environment.
     assert.equal((await hangar.request('POST', '/agent/runs', { body, apiKey: guest.apiKey })).status, 403);
     const plain = await hangar.request('POST', '/agent/runs', {
       body: { prompt: 'x', config: { environment_id: environmentId, harness: { type: 'gitprobe' } } },
