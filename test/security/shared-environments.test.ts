@@ -23,11 +23,13 @@ const RUN_TIMEOUT_MS = 120_000;
 
 /** The planted scripts: each appends `HOOK-RAN:<kind> token=<set|none>` to hook-ran at the workspace's top. */
 const PLANT = [
-  `for kind in global local filter precommit; do printf '#!/bin/sh\\necho "HOOK-RAN:%s token=$([ -n "$HANGAR_TASK_TOKEN" ] && echo set || echo none)" >> "%s/hook-ran"\\ncat\\n' "$kind" "$PWD" > "$PWD/hook-$kind" && chmod +x "$PWD/hook-$kind" || exit 1; done`,
+  // Paths relative to the repository each runs in (every repository here is at the workspace's top), so that the
+  // planted settings still work in a workspace restored from a setup snapshot, at another path.
+  `for kind in global local filter precommit; do printf '#!/bin/sh\necho "HOOK-RAN:%s token=$([ -n "$HANGAR_TASK_TOKEN" ] && echo set || echo none)" >> ../hook-ran\ncat\n' "$kind" > "hook-$kind" && chmod +x "hook-$kind" || exit 1; done`,
   // ~/.gitconfig (setup's HOME is the agent's): the fsmonitor of every repository without its own, and a name.
-  'git config --global core.fsmonitor "$PWD/hook-global" && git config --global user.name "Setup Person"',
+  'git config --global core.fsmonitor ../hook-global && git config --global user.name "Setup Person"',
   // The clone's own configuration: its fsmonitor, a clean filter for every file, a pre-commit hook.
-  'git -C app config core.fsmonitor "$PWD/hook-local" && git -C app config filter.spy.clean "$PWD/hook-filter"',
+  'git -C app config core.fsmonitor ../hook-local && git -C app config filter.spy.clean ../hook-filter',
   "echo '* filter=spy' > app/.git/info/attributes && cp hook-precommit app/.git/hooks/pre-commit",
 ];
 
@@ -85,6 +87,8 @@ before(async () => {
     SHARED_ENV_TEST_KEY: 'sk-test',
     // One run at a time per team: a run waits in the queue behind another (the consent taken back meanwhile).
     HANGAR_MAX_CONCURRENT_RUNS_PER_TEAM: '1',
+    // Setup snapshots on: a guest's second run starts warm, from its team's snapshot of the owner's setup.
+    HANGAR_SNAPSHOT_TTL: '3600',
   });
 });
 
@@ -125,7 +129,10 @@ async function conversationText(runId: string, apiKey: string): Promise<string> 
 }
 
 /** Runs the git probe in the environment as `apiKey`'s team; its state and printed lines. */
-async function probe(environmentId: string, apiKey: string): Promise<{ state: string; lines: string[] }> {
+async function probe(
+  environmentId: string,
+  apiKey: string,
+): Promise<{ state: string; lines: string[]; path: string | undefined }> {
   const created = await hangar.request('POST', '/agent/runs', {
     body: { prompt: 'probe', config: { environment_id: environmentId, harness: { type: 'gitprobe' } } },
     apiKey,
@@ -138,7 +145,9 @@ async function probe(environmentId: string, apiKey: string): Promise<{ state: st
   });
   const lines = link.status === 302 ? (await (await fetch(link.headers.get('location')!)).text()).split('\n') : [];
   assert.ok(lines.includes('PROBE-END'), `${run.state} ${JSON.stringify(run.status_message)}: ${lines.join('\n')}`);
-  return { state: run.state, lines };
+  const timeline = await hangar.request('GET', `/agent/runs/${created.body.run_id}/timeline`, { apiKey });
+  const done = JSON.stringify(timeline.body).match(/"environment_setup_done".*?"path":"(\w+)"/);
+  return { state: run.state, lines, path: done?.[1] };
 }
 
 const ran = (lines: string[]) => lines.filter((line) => line.startsWith('HOOK-RAN:')).sort();
@@ -174,6 +183,14 @@ describe('a shared environment: what its owner runs in a guest team agent', {
     assert.equal(guestRun.state, 'SUCCEEDED');
     assert.deepEqual(ran(guestRun.lines), [], guestRun.lines.join('\n'));
     assert.ok(guestRun.lines.includes('NAME:Setup Person'), guestRun.lines.join('\n'));
+
+    // The same from the guest team's setup snapshot (a warm start), and the owner's from its own.
+    const warm = await probe(environmentId, guest.apiKey);
+    assert.equal(warm.path, 'warm');
+    assert.deepEqual(ran(warm.lines), [], warm.lines.join('\n'));
+    const ownWarm = await probe(environmentId, hangar.apiKey);
+    assert.equal(ownWarm.path, 'warm');
+    assert.equal(new Set(ran(ownWarm.lines)).size, 4, ownWarm.lines.join('\n'));
   });
 
   test("a guest team's secrets go into a run in the shared environment only once its admin allowed that environment", {
