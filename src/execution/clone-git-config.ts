@@ -82,8 +82,9 @@ export const GUEST_GIT_CLEANUP = [
   // Each clone's own configuration, wherever its .git says its directory is.
   'for repo in "$@"; do',
   '  [ -e "$repo/.git" ] || continue',
-  '  common=$(git -C "$repo" rev-parse --path-format=absolute --git-common-dir 2>/dev/null) || continue',
-  '  own=$(git -C "$repo" rev-parse --absolute-git-dir 2>/dev/null) || continue',
+  // Made absolute with cd and pwd rather than rev-parse's --path-format: an image's git may be older than 2.31.
+  '  common=$(cd -- "$repo" && dir=$(git rev-parse --git-common-dir 2>/dev/null) && cd -- "$dir" && pwd -P) || continue',
+  '  own=$(cd -- "$repo" && dir=$(git rev-parse --git-dir 2>/dev/null) && cd -- "$dir" && pwd -P) || continue',
   '  for file in "$common/config" "$common/config.worktree" "$own/config.worktree"; do',
   '    if [ -f "$file" ]; then clean "$file" || exit 1; fi',
   '  done',
