@@ -17,7 +17,9 @@ export const isAddressInUse = (error: unknown) => (error as { code?: string } | 
 /** Holds `port` until `release()`; port 0 (any free port, the tests') holds nothing. */
 export async function reservePort(host: string, port: number): Promise<{ release(): Promise<void> }> {
   if (port === 0) return { release: async () => undefined };
-  const holder = net.createServer();
+  // Whoever connects meanwhile (a health probe waiting for the server) is turned away at once: the holder answers
+  // nothing, and a connection it kept open would hold up its close, and the start with it.
+  const holder = net.createServer((socket) => socket.destroy());
   await new Promise<void>((resolve, reject) => {
     holder.once('error', (error) => reject(isAddressInUse(error) ? new PortInUseError(host, port) : error));
     holder.listen({ port, host, exclusive: true }, () => resolve());
