@@ -12,7 +12,9 @@ import { promisify } from 'node:util';
 import { hangarCli } from '../support/cli.js';
 import { harnessEnv, script, waitForState } from '../support/engine.js';
 import { createRun } from '../support/runs.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { generateApiKey } from '../../src/platform/crypto.js';
+import { databaseEnv, stopChild } from '../support/processes.js';
+import { createTestDatabase, spawnServer, startTestServer, type TestServer } from '../support/server.js';
 import { HANGAR_FROM_SOURCES } from '../support/typescript.js';
 
 const run = promisify(execFile);
@@ -124,6 +126,15 @@ describe('following a run that nothing can execute', () => {
 });
 
 describe('hangar serve on a busy port', () => {
+  test('a free port is held from the start without holding up a probe: the server becomes ready', async (t) => {
+    // spawnServer asks /readyz every 100 ms from the start: those connections reach the port's holder first.
+    const database = await createTestDatabase();
+    t.after(() => database.drop());
+    const served = await spawnServer({ ...databaseEnv(database), HANGAR_BOOTSTRAP_API_KEY: generateApiKey() });
+    t.after(() => stopChild(served.child));
+    assert.equal((await fetch(`${served.url}/readyz`)).status, 200);
+  });
+
   test('says so at once, naming PORT, before it creates a database', async (t) => {
     const busy = net.createServer();
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
