@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { getRun, script } from '../support/engine.js';
 import { type GitHubStack, startGitHubStack } from '../support/github-stack.js';
@@ -9,10 +12,19 @@ import { type GitHubStack, startGitHubStack } from '../support/github-stack.js';
 // process sandbox, so that the agent's git reaches the git server on this host's loopback.
 let stack: GitHubStack;
 let guest: { teamUid: string; apiKey: string };
+/** Team A's environment naming other/svc, which only team B's personal access token covers. */
+let patEnvironment: string;
+const PAT = 'github_pat_GUESTTEAM0123456789abcdefghijkl';
+// The agent waits for the test here (the process sandbox sees the host's /tmp); the run user writes there.
+const signals = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-guest-signals-'));
+fs.chmodSync(signals, 0o777);
 
 before(async () => {
   stack = await startGitHubStack({
-    repos: [{ owner: 'acme', repo: 'api' }],
+    repos: [
+      { owner: 'acme', repo: 'api' },
+      { owner: 'other', repo: 'svc' },
+    ],
     installations: [{ id: 7, account: 'acme', repos: ['acme/api'] }],
     env: { HANGAR_SANDBOX: 'process' },
   });
@@ -24,9 +36,37 @@ before(async () => {
     body: { team_uid: guest.teamUid },
   });
   assert.equal(shared.status, 200, JSON.stringify(shared.body));
+  stack.github.addPersonalToken(PAT, ['other/svc']);
+  const secret = { body: { name: 'GITHUB_PAT', value: PAT }, apiKey: guest.apiKey };
+  assert.equal((await hangar.request('POST', '/api/v1/secrets', secret)).status, 201);
+  const token = await hangar.request('PUT', `/api/v1/admin/teams/${guest.teamUid}/github/token-secret`, {
+    body: { secret_name: 'GITHUB_PAT' },
+  });
+  assert.equal(token.status, 200, JSON.stringify(token.body));
+  const created = await hangar.request('POST', '/api/v1/environments', {
+    body: { name: 'svc', github_repos: [{ owner: 'other', repo: 'svc' }] },
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  patEnvironment = created.body.uid;
+  const sharedPat = await hangar.request('POST', `/api/v1/environments/${patEnvironment}/guests`, {
+    body: { team_uid: guest.teamUid },
+  });
+  assert.equal(sharedPat.status, 200, JSON.stringify(sharedPat.body));
 });
 
-after(() => stack?.stop());
+after(async () => {
+  await stack?.stop();
+  fs.rmSync(signals, { recursive: true, force: true });
+});
+
+/** The run's state (as the guest sees it), polled until it ends; bounded by the test's timeout. */
+async function ended(runId: string): Promise<any> {
+  for (;;) {
+    const run = await getRun(stack.hangar, runId, guest.apiKey);
+    if (['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run.state)) return run;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
 
 /** B's run in A's environment asks git's helpers for the repository's credential; what it printed. */
 async function askForToken(): Promise<{ runId: string; state: string; output: string }> {
@@ -72,4 +112,49 @@ test("a guest team's GitHub token goes into its run in another team's environmen
   assert.equal(allowed.state, 'SUCCEEDED', allowed.output);
   // The token itself is redacted in what the run wrote; that a helper answered is what counts here.
   assert.match(allowed.output, /password=\[REDACTED:GITHUB_TOKEN\]/);
+});
+
+test("the team's personal access token: a guest's run needing it is refused without consent, and its helper stops answering once the consent goes", async () => {
+  const { hangar } = stack;
+  const host = new URL(stack.git.baseUrl).host;
+  const trust = `/api/v1/environments/${patEnvironment}/trust`;
+  const waiting = path.join(signals, 'waiting');
+  const go = path.join(signals, 'go');
+  const body = {
+    prompt: script(
+      { sh: `touch ${waiting}; while [ ! -e ${go} ]; do sleep 0.05; done` },
+      {
+        sh: `printf 'protocol=http\\nhost=${host}\\npath=other/svc\\n\\n' | GIT_TERMINAL_PROMPT=0 git credential fill 2>&1; echo "fill:$?"`,
+      },
+      { done: 'asked' },
+    ),
+    config: { environment_id: patEnvironment, github: { pull_request: 'off' } },
+  };
+  // The environment's repository needs the team's token secret: without consent the run is refused.
+  const refused = await hangar.request('POST', '/agent/runs', { body, apiKey: guest.apiKey });
+  assert.equal(refused.status, 403, JSON.stringify(refused.body));
+  assert.match(refused.body.detail, /GITHUB_PAT/);
+
+  // With it the run clones with the token; taken back while the run's agent is running, the helper that serves the
+  // token (to whatever in the sandbox holds the run's task token) refuses it.
+  assert.equal((await hangar.request('POST', trust, { apiKey: guest.apiKey })).status, 200);
+  const created = await hangar.request('POST', '/agent/runs', { body, apiKey: guest.apiKey });
+  assert.equal(created.status, 200, JSON.stringify(created.body));
+  while (!fs.existsSync(waiting)) {
+    const run = await getRun(hangar, created.body.run_id, guest.apiKey);
+    if (['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run.state))
+      assert.fail(`the run ended first: ${JSON.stringify(run.status_message)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.equal((await hangar.request('DELETE', trust, { apiKey: guest.apiKey })).status, 204);
+  fs.writeFileSync(go, '');
+  const run = await ended(created.body.run_id);
+  assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
+  const link = await fetch(`${hangar.apiUrl}/agent/runs/${created.body.run_id}/transcript`, {
+    headers: { authorization: `Bearer ${guest.apiKey}` },
+    redirect: 'manual',
+  });
+  const output = await (await fetch(link.headers.get('location')!)).text();
+  assert.doesNotMatch(output, /password=/, output);
+  assert.match(output, /fill:128/);
 });
