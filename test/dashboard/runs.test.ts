@@ -79,6 +79,10 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
     await summary().getByText('The run has ended').waitFor();
     const ended = await getRun(hangar, runId);
     assert.equal(ended.state, 'SUCCEEDED');
+    // The queue wait is the API's (creation to first claim, docs/lifecycle.md), in the overview's words.
+    const waited = Number(/^PT(\d+(?:\.\d+)?)S$/.exec(ended.queue_wait)?.[1]);
+    const words = waited <= 0 ? '0 s' : waited < 1 ? `${Math.round(waited * 1000)} ms` : `${Math.round(waited)} s`;
+    assert.match(await summary().innerText(), new RegExp(`Queue wait\\s+${words}\\b`));
     // The dashboard says who it is: its runs have the source WEB_APP. A client cannot claim any other source.
     assert.equal(ended.source, 'WEB_APP');
     for (const client of ['LOCAL', 'GITHUB_ACTION', 'cli']) {
