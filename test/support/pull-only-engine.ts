@@ -13,7 +13,8 @@ export interface RecordedPull {
  * The part of the Docker Engine API a server touches up to an image pull, on a real HTTP server (DOCKER_HOST
  * tcp://...): the ping, the container list its start-up clean-up asks for (empty), images that are never present,
  * and pulls that it records and then refuses the way a registry refusing the credentials does. No registry is
- * reachable from the test machines; this is how a test sees what Hangar sends one.
+ * reachable from the test machines; this is how a test sees what Hangar sends one (test/support/image-registry.ts is a
+ * real registry, for the engines' real services).
  */
 export class PullOnlyEngine {
   readonly pulls: RecordedPull[] = [];
@@ -41,6 +42,15 @@ export class PullOnlyEngine {
     } else if (request.method === 'GET' && url.pathname === '/containers/json') json(200, []);
     else if (request.method === 'GET' && /^\/images\/.+\/json$/.test(url.pathname))
       json(404, { message: `No such image: ${decodeURIComponent(url.pathname.slice(8, -5))}` });
+    // Docker's check of access before a pull (ImageAccess.checkAccess): granted, so that the pull is what refuses.
+    else if (request.method === 'GET' && /^\/distribution\/.+\/json$/.test(url.pathname))
+      json(200, {
+        Descriptor: {
+          mediaType: 'application/vnd.oci.image.manifest.v1+json',
+          digest: `sha256:${'0'.repeat(64)}`,
+          size: 1,
+        },
+      });
     else if (request.method === 'POST' && url.pathname === '/images/create') {
       const header = request.headers['x-registry-auth'];
       this.pulls.push({

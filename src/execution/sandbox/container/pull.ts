@@ -52,6 +52,8 @@ export function registryAuthHeader(auth: RegistryAuth): string {
 export class ImageAccess {
   /** Image IDs this process saw an anonymous pull give: public, so usable by any run without credentials. */
   private readonly publicImages = new Set<string>();
+  /** Whether the engine's pull asks the registry even for an image it holds: see checkAccess. */
+  private pullAsksRegistry: Promise<boolean> | undefined;
 
   constructor(
     private readonly client: EngineClient,
@@ -80,12 +82,14 @@ export class ImageAccess {
       return present;
     }
     if (auth) {
+      await this.checkAccess(reference, auth);
       await pullImage(this.client, reference, auth, report);
       return this.pulled(reference);
     }
     const present = await imageId(this.client, reference);
     if (present && this.publicImages.has(present)) return present;
     try {
+      await this.checkAccess(reference, undefined);
       await pullImage(this.client, reference, undefined, report);
     } catch (error) {
       if (!present) throw error;
@@ -96,6 +100,25 @@ export class ImageAccess {
     const id = await this.pulled(reference);
     this.publicImages.add(id);
     return id;
+  }
+
+  /**
+   * Asks the registry, through the engine, whether these credentials (or none) may have the image. Podman's pull
+   * always asks the registry, so the pull itself is the check there. Docker's pull of a digest it already holds asks
+   * nothing (a digest's content cannot change, measured: team B's anonymous pull of team A's private image by digest
+   * succeeded), so on Docker the engine's GET /distribution/<reference>/json asks it first: it always goes to the
+   * registry, with the same X-Registry-Auth (Podman 4.3 does not have it).
+   */
+  private async checkAccess(reference: string, auth: RegistryAuth | undefined): Promise<void> {
+    this.pullAsksRegistry ??= this.client
+      .call<{ Components?: Array<{ Name?: string }> | null }>('GET', '/version')
+      .then(
+        ({ body }) => (body?.Components ?? []).some((component) => /podman/i.test(component.Name ?? '')),
+        () => false,
+      );
+    if (await this.pullAsksRegistry) return;
+    const headers: Record<string, string> = auth ? { 'X-Registry-Auth': registryAuthHeader(auth) } : {};
+    await this.client.call('GET', `/distribution/${encodeURIComponent(reference)}/json`, undefined, headers);
   }
 
   private async pulled(reference: string): Promise<string> {
