@@ -193,6 +193,36 @@ describe('a shared environment: what its owner runs in a guest team agent', {
     assert.equal(new Set(ran(ownWarm.lines)).size, 4, ownWarm.lines.join('\n'));
   });
 
+  test("a guest's failed setup keeps no debug window (its agent would work in the owner's setup as it was left)", {
+    timeout: RUN_TIMEOUT_MS,
+  }, async () => {
+    const guest = await hangar.createTeamWithUser({ teamName: 'guest-debug' });
+    const created = await hangar.request('POST', '/api/v1/environments', {
+      body: { name: `failing ${Math.random()}`, setup_commands: ['exit 3'], failure_session_retention_minutes: 5 },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const environmentId = created.body.uid as string;
+    const shared = await hangar.request('POST', `/api/v1/environments/${environmentId}/guests`, {
+      body: { team_uid: guest.teamUid },
+    });
+    assert.equal(shared.status, 200, JSON.stringify(shared.body));
+    const start = async (apiKey: string) => {
+      const run = await hangar.request('POST', '/agent/runs', {
+        body: { prompt: 'x', config: { environment_id: environmentId, harness: { type: 'gitprobe' } } },
+        apiKey,
+      });
+      assert.equal(run.status, 200, JSON.stringify(run.body));
+      return ended(run.body.run_id, apiKey);
+    };
+    const own = await start(hangar.apiKey);
+    assert.equal(own.state, 'FAILED');
+    assert.ok(own.status_message.session_debug_until, JSON.stringify(own.status_message));
+    const guestRun = await start(guest.apiKey);
+    assert.equal(guestRun.state, 'FAILED');
+    assert.equal(guestRun.status_message.error_code, 'environment_setup_failed');
+    assert.equal(guestRun.status_message.session_debug_until, undefined, JSON.stringify(guestRun.status_message));
+  });
+
   test("a guest team's secrets go into a run in the shared environment only once its admin allowed that environment", {
     timeout: 2 * RUN_TIMEOUT_MS,
   }, async () => {
