@@ -15,6 +15,15 @@ export interface Config {
   dataDir: string;
   /** Where executions' workspaces are made, one directory each; `<dataDir>/workspaces` unless set. */
   workspaceDir: string;
+  /** HANGAR_WORKSPACE_DIR was given: a root server refuses to start when its run user cannot reach it. */
+  workspaceDirExplicit: boolean;
+  /** Where setup snapshots' files are kept: `<dataDir>/snapshots`, or beside relocated workspaces. */
+  snapshotDir: string;
+  /**
+   * Set at start (placeWorkspaces), never from the environment: the run user of a root server could not reach the
+   * configured workspaces (`from`, through `blocking`), so they and the snapshots are in Hangar's own directory.
+   */
+  workspacesRelocated?: { from: string; blocking: string };
   /** PostgreSQL connection string; absent means the embedded PGlite database in the data directory. */
   databaseUrl: string | undefined;
   publicUrl: string;
@@ -459,6 +468,8 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     dataDir,
     workspaceDir: path.resolve(text(env, 'HANGAR_WORKSPACE_DIR') ?? path.join(dataDir, 'workspaces')),
+    workspaceDirExplicit: text(env, 'HANGAR_WORKSPACE_DIR') !== undefined,
+    snapshotDir: path.join(dataDir, 'snapshots'),
     databaseUrl,
     publicUrl,
     publicUrlExplicit: publicUrlRaw !== undefined,

@@ -52,7 +52,7 @@ async function serve(options: { role: Role }): Promise<void> {
   }
   // One summary of what this instance is (issue 26): readable on a terminal, one log line otherwise.
   const { instanceSummary } = await import('./app/status.js');
-  const summary = instanceSummary(config, config.publicUrlExplicit ? config.publicUrl : server.url);
+  const summary = instanceSummary(server.config, config.publicUrlExplicit ? config.publicUrl : server.url);
   if (config.logFormat === 'pretty')
     process.stdout.write(`\nHangar ${VERSION} is serving (role ${options.role})\n${formatStatus({ summary })}\n`);
   else server.app.log.info({ url: server.url, role: options.role, version: VERSION, ...summary }, 'Hangar is serving');

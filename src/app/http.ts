@@ -48,7 +48,12 @@ export class Http implements Component {
   static async build(
     platform: Platform,
     services: Services,
-    options: { api: { hub: WorkerHub } | undefined; now?: () => Date },
+    options: {
+      api: { hub: WorkerHub } | undefined;
+      now?: () => Date;
+      /** Whether the server is ready (/readyz); by default once the migrations are applied. */
+      isReady?: () => Promise<boolean>;
+    },
   ): Promise<Http> {
     const { api } = options;
     const { config } = platform;
@@ -57,7 +62,7 @@ export class Http implements Component {
       version: VERSION,
       logger: platform.log,
       authenticate: services.authenticate,
-      isReady: platform.isMigrated,
+      isReady: options.isReady ?? platform.isMigrated,
       serveApi: api !== undefined,
       registerRootRoutes: async (root) => {
         await registerGitHubTriggers(root, platform, services);

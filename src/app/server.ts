@@ -4,6 +4,7 @@ import type { AutomationEvaluator } from '../automations/index.js';
 import type { Config } from '../config.js';
 import type { Engine } from '../execution/index.js';
 import type { Harness } from '../execution/index.js';
+import { placeWorkspaces } from '../execution/index.js';
 import type { BootstrapResult } from '../identities/index.js';
 import type { Database } from '../platform/db/connect.js';
 import type { Scheduler } from '../schedules/index.js';
@@ -30,6 +31,8 @@ export interface ServerOptions {
 
 export interface RunningServer {
   app: FastifyInstance;
+  /** The configuration the server runs with: as given, but with workspaces its run user can reach (placeWorkspaces). */
+  config: Config;
   database: Database;
   /** Where the server listens, e.g. http://127.0.0.1:8080 */
   url: string;
@@ -50,8 +53,10 @@ export interface RunningServer {
  * Assembles a server: the platform (database, keys, bus), the slices' services, the HTTP app and the background
  * loops. The HTTP app listens before the loops start, and the loops stop before it closes; the platform closes last.
  */
-export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
+export async function startServer(configured: Config, options: ServerOptions = {}): Promise<RunningServer> {
   const role = options.role ?? 'all';
+  // Workspaces the run user can reach, or a refusal that names the directory in its way (issue 48).
+  const config = placeWorkspaces(configured);
   // Taken before the database opens (a first start creates it for half a minute): a busy port is said at once.
   const port = await reservePort(config.host, config.port);
   if (config.tracing) await startTracing(VERSION);
@@ -69,7 +74,14 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     const services = buildServices(platform, { ...options, role });
     const loops = new Loops(platform, services, { role, now: options.now, harnesses: options.harnesses });
     // API processes hold the workers' connections: the hub exists exactly when the API is served.
-    const http = await Http.build(platform, services, { api: loops.hub && { hub: loops.hub }, now: options.now });
+    // Ready once every loop has started: the engine's start removes what a crash left (its overlays unmounted),
+    // and nothing may rely on the server before that (issue 48).
+    let loopsStarted = false;
+    const http = await Http.build(platform, services, {
+      api: loops.hub && { hub: loops.hub },
+      now: options.now,
+      isReady: async () => loopsStarted && (await platform.isMigrated()),
+    });
     const metrics = new MetricsEndpoint(platform);
     metrics.register(http.app);
     await started.start(metrics);
@@ -79,9 +91,11 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       throw isAddressInUse(error) ? new PortInUseError(config.host, config.port) : error;
     });
     await started.start(loops);
+    loopsStarted = true;
     let stopping: Promise<void> | undefined;
     return {
       app: http.app,
+      config,
       database: platform.database,
       url: http.url,
       metricsUrl: metrics.url,
@@ -90,7 +104,12 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       engine: loops.engine,
       evaluator: loops.evaluator,
       services,
-      stop: () => (stopping ??= started.stop()),
+      stop: () => {
+        // Not ready any more from the first moment of the stop.
+        loopsStarted = false;
+        stopping ??= started.stop();
+        return stopping;
+      },
     };
   } catch (error) {
     await port.release();

@@ -17,6 +17,7 @@ export function formatStatus(
     `  models:     ${summary.models.length > 0 ? summary.models.join(', ') : 'none has a key'}`,
     `  config:     ${summary.config_file ?? 'none (HANGAR_CONFIG unset)'}`,
     `  data:       ${summary.data_dir}`,
+    `  workspaces: ${summary.workspaces}`,
     `  database:   ${summary.database}`,
   ];
   if (status.checks) {

@@ -1,8 +1,16 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Type, type Static } from 'typebox';
 import type { Config } from '../config.js';
-import { AGENT_CLIS, locateBinary, resolveSandboxMode } from '../execution/index.js';
+import {
+  AGENT_CLIS,
+  blockingDirectory,
+  describeBlocking,
+  locateBinary,
+  placeWorkspaces,
+  resolveSandboxMode,
+} from '../execution/index.js';
 import { ModelCatalogue } from '../models/index.js';
 import { redactCredentials } from '../platform/http/log-redaction.js';
 import { canExecute, NO_HARNESS_HINT } from './readiness.js';
@@ -20,6 +28,10 @@ export const InstanceStatus = Type.Object({
     models: Type.Array(Type.String(), { description: 'Catalogue models that have a key (usable now).' }),
     config_file: Type.Union([Type.String(), Type.Null()], { description: 'HANGAR_CONFIG, or null.' }),
     data_dir: Type.String(),
+    workspaces: Type.String({
+      description:
+        "Where executions' workspaces are; when the run user cannot reach the configured ones, Hangar's own and why.",
+    }),
     database: Type.String({ description: 'PGlite in the data directory, or PostgreSQL (URL without credentials).' }),
     dashboard_url: Type.String(),
   }),
@@ -67,7 +79,7 @@ export async function instanceStatus(
         ? `harness for runs that name none: ${config.operator.defaultHarness}`
         : `No model has a key and no harness is configured: runs stay QUEUED. ${NO_HARNESS_HINT}`,
     },
-    workspaceCheck(config.workspaceDir),
+    ...workspaceChecks(config),
     await gitCheck(config.gitBaseUrl, options.gitTimeoutMs ?? 5000),
     ...harnesses.checks,
     {
@@ -100,6 +112,7 @@ export function instanceSummary(
       known?.usable ?? models.models.filter((model) => models.availability(model).usable).map((model) => model.id),
     config_file: config.operatorFile ?? null,
     data_dir: config.dataDir,
+    workspaces: workspacesLine(config),
     database: config.databaseUrl
       ? `PostgreSQL ${redactCredentials(config.databaseUrl)}`
       : `PGlite (embedded) in ${path.join(config.dataDir, 'pglite')}`,
@@ -172,10 +185,67 @@ function harnessStatus(config: Config): { lines: string[]; checks: Check[] } {
   return { lines, checks };
 }
 
+/** Where the workspaces are, in words: Hangar's own directory says why it took the configured one's place. */
+function workspacesLine(config: Config): string {
+  try {
+    const placed = placeWorkspaces(config);
+    const moved = placed.workspacesRelocated;
+    return moved
+      ? `${placed.workspaceDir} (Hangar's own: the run user cannot pass through ${moved.blocking} on the way to ${moved.from})`
+      : placed.workspaceDir;
+  } catch (error) {
+    return `${config.workspaceDir} (unusable: ${(error as Error).message})`;
+  }
+}
+
+/**
+ * The workspace root as the server would use it (placeWorkspaces: the run user's reach decides), writable by the
+ * server and, on a root server, passable by its run user: checked by a process of that user (issue 48: doctor said
+ * all was well while no run could start).
+ */
+function workspaceChecks(config: Config): Check[] {
+  const name = 'run user reaches the workspaces';
+  let placed: Config;
+  try {
+    placed = placeWorkspaces(config);
+  } catch (error) {
+    return [{ name, ok: false, detail: (error as Error).message }];
+  }
+  const checks = [workspaceCheck(placed.workspaceDir)];
+  const user = placed.runUser;
+  if (user && process.getuid?.() === 0) {
+    const probe = spawnSync('sh', ['-c', 'cd -- "$1"', 'sh', placed.workspaceDir], {
+      uid: user.uid,
+      gid: user.gid,
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
+    const moved = placed.workspacesRelocated;
+    const detail = moved
+      ? `${placed.workspaceDir}, Hangar's own (the run user cannot pass through ${moved.blocking}, on the way to ${moved.from})`
+      : placed.workspaceDir;
+    const blocking = probe.status === 0 ? undefined : blockingDirectory(placed.workspaceDir, user);
+    checks.push(
+      probe.status === 0
+        ? { name, ok: true, detail: `uid ${user.uid} enters ${detail}` }
+        : {
+            name,
+            ok: false,
+            detail:
+              `uid ${user.uid} cannot enter ${placed.workspaceDir}` +
+              (blocking ? `: it cannot pass through ${describeBlocking(blocking)}` : `: ${probe.stderr.trim()}`) +
+              ' (make it passable, chmod o+x, or set HANGAR_WORKSPACE_DIR)',
+          },
+    );
+  }
+  return checks;
+}
+
 function workspaceCheck(directory: string): Check {
   const name = 'workspace directory writable';
   try {
-    fs.mkdirSync(directory, { recursive: true });
+    // 0711 like the server's own levels (allowRunUserToWorkspaces): passable for the run user, not listable.
+    fs.mkdirSync(directory, { recursive: true, mode: 0o711 });
     const probe = fs.mkdtempSync(path.join(directory, '.doctor-'));
     fs.rmSync(probe, { recursive: true });
     return { name, ok: true, detail: directory };

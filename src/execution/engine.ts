@@ -5,6 +5,7 @@ import type { EngineContext } from './context.js';
 import { DebugSessions } from './debug-sessions.js';
 import type { EnginePresence } from './engine-presence.js';
 import { Execution } from './executor.js';
+import { holdRunReadableFiles } from './sandbox/run-readable-file.js';
 import { TakebackLoop } from './takeback-loop.js';
 import { dispatchPickup, executionsInFlight } from './metrics.js';
 import { type CapacityLimits, type ClaimedRun, leaseRenewalIntervalMs } from '../runs/index.js';
@@ -45,6 +46,7 @@ export class Engine {
   private readonly takingBack: TakebackLoop;
   private readonly sweeping: PollingLoop | undefined;
   private readonly claimBatch: number;
+  private releaseRunFiles: (() => void) | undefined;
 
   constructor(private readonly options: EngineOptions) {
     const { context, leaseSeconds } = options;
@@ -100,6 +102,7 @@ export class Engine {
 
   async start(): Promise<void> {
     const { bus, context } = this.options;
+    this.releaseRunFiles = holdRunReadableFiles();
     await bus.onDispatch(() => this.poke());
     await bus.onRunControl((action, runId) => {
       if (action === 'cancel') this.executions.get(runId)?.stop('cancelled');
@@ -136,6 +139,8 @@ export class Engine {
     await Promise.all([...this.executions.values()].map((execution) => execution.done));
     await this.debugSessions.closeAll();
     await this.options.presence.stop();
+    // Nothing of this engine's starts a sandbox or a clone any more.
+    this.releaseRunFiles?.();
   }
 
   /** Claims as many queued runs as there is room for. */

@@ -26,7 +26,16 @@ export {
   teamHeld,
   type TeamBudgetState,
 } from './model-meter.js';
-export { allowRunUserToWorkspaces, resolveSandboxMode, runUserWarning } from './sandbox/index.js';
+export {
+  allowRunUserToWorkspaces,
+  blockingDirectory,
+  describeBlocking,
+  holdRunReadableFiles,
+  placeWorkspaces,
+  resolveSandboxMode,
+  runUserWarning,
+  WorkspaceRootUnreachable,
+} from './sandbox/index.js';
 export { containerPolicy } from './container-policy.js';
 export {
   conversationHistory,

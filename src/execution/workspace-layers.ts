@@ -56,12 +56,20 @@ export class WorkspaceLayers {
     await fs.promises.mkdir(work, { mode: 0o700 });
     // The root of the merged directory takes the upper layer's owner and mode: the run's, like any workspace.
     if (this.owner) await fs.promises.chown(upper, this.owner.uid, this.owner.gid);
+    // The options name the layers relative to their own directory, and the snapshot through a link there: the
+    // kernel shows them as given in every mount table, a sandbox's /proc/self/mountinfo included (issue 47,
+    // finding 10), and a snapshot's path is not the run's to know. Removing the layers unlinks the link, never
+    // following it.
+    await fs.promises.symlink(lower, path.join(layers, 'lower'));
     this.lowers.set(workspace, lower);
     try {
       await run(
         'mount',
-        ['-t', 'overlay', 'overlay', '-o', `lowerdir=${lower},upperdir=${upper},workdir=${work}`, '--', workspace],
-        { maxBuffer: 64 * 1024 },
+        ['-t', 'overlay', 'overlay', '-o', 'lowerdir=lower,upperdir=upper,workdir=work', '--', workspace],
+        {
+          cwd: layers,
+          maxBuffer: 64 * 1024,
+        },
       );
     } catch (error) {
       this.lowers.delete(workspace);

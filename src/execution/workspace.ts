@@ -9,6 +9,7 @@ import { repoKey, type RepoRef } from '../environments/index.js';
 import { GitObjectCache, gitReason } from '../platform/git/object-cache.js';
 import { cloneGitConfig, GUEST_GIT_CLEANUP, guestGitEnvironment } from './clone-git-config.js';
 import { scrubbedEnvironment, spawnSandboxed } from './sandbox/index.js';
+import { OWN_WORKSPACE_BASE } from './sandbox/workspace-root.js';
 import type { SandboxMode, SandboxedProcess } from './sandbox/types.js';
 import type { RunFile } from './store.js';
 import { removeTree, WorkspaceFiles, type FileOwner } from './workspace-files.js';
@@ -79,12 +80,20 @@ export function workspaceName(runId: string, executionId: number): string {
 }
 
 /**
- * What sandboxed processes must not see: the data directory (database files, keys) and every execution's workspace
- * but their own (bwrap binds that one back in), wherever the operator put the workspaces.
+ * What sandboxed processes must not see: the data directory (database files, keys), every execution's workspace
+ * but their own (bwrap binds that one back in) and the setup snapshots, wherever they are. Hangar's own directory for
+ * relocated workspaces is hidden whole: it holds every data directory's on this machine.
  */
-export function sandboxHiddenPaths(config: Pick<Config, 'dataDir' | 'workspaceDir'>): string[] {
-  const insideDataDir = !path.relative(config.dataDir, config.workspaceDir).startsWith('..');
-  return insideDataDir ? [config.dataDir] : [config.dataDir, config.workspaceDir];
+export function sandboxHiddenPaths(config: Pick<Config, 'dataDir' | 'workspaceDir' | 'snapshotDir'>): string[] {
+  const inside = (outer: string, inner: string) => !path.relative(outer, inner).startsWith('..');
+  const candidates = [config.dataDir, config.workspaceDir, config.snapshotDir].map((directory) =>
+    inside(OWN_WORKSPACE_BASE, directory) ? OWN_WORKSPACE_BASE : directory,
+  );
+  return candidates.filter(
+    (directory, index) =>
+      !candidates.some((other, at) => at < index && inside(other, directory)) &&
+      !candidates.some((other, at) => at > index && other !== directory && inside(other, directory)),
+  );
 }
 
 /** Per-execution directories: created, prepared from an environment (clones, setup commands), removed. */

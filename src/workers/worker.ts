@@ -8,6 +8,8 @@ import {
   configuredHarnesses,
   allowRunUserToWorkspaces,
   containerPolicy,
+  holdRunReadableFiles,
+  placeWorkspaces,
   resolveSandboxMode,
   runUserWarning,
   sandboxHiddenPaths,
@@ -41,9 +43,17 @@ export class Worker {
   private readonly context: ExecutionContext;
   private readonly executions = new Map<string, { execution: Execution; executionId: number }>();
   private accepting = true;
+  /** The run-readable files (resolv.conf, the clones' git config) are this worker's until its shutdown. */
+  private readonly releaseRunFiles = holdRunReadableFiles();
 
   constructor(private readonly options: WorkerOptions) {
-    const { config, log } = options;
+    const { log } = options;
+    // Workspaces its run user can reach, or a refusal naming the directory in the way, as for a server (issue 48).
+    const config = placeWorkspaces(options.config);
+    if (config.workspacesRelocated)
+      log.warn(
+        `the run user cannot reach ${config.workspacesRelocated.from} (it cannot pass through ${config.workspacesRelocated.blocking}): workspaces are in ${config.workspaceDir}`,
+      );
     this.link = new WorkerLink({
       server: options.server,
       workerId: options.workerId,
@@ -118,6 +128,7 @@ export class Worker {
     for (const { execution } of this.executions.values()) execution.stop('shutdown');
     await all();
     this.link.close();
+    this.releaseRunFiles();
   }
 
   private accept(assignment: TaskAssignment): void {

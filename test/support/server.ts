@@ -43,13 +43,28 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * A data directory of its own: `<tmp>/hangar-test-XXXXXX`, or with `privateParent` (and for every test server when
+ * HANGAR_TEST_PRIVATE_PARENT=1) `data` inside such a directory, left 0700 as `mktemp -d` makes it: the run user of
+ * a root server cannot pass through it, as under root's home (issue 48; a 1777 /tmp parent hid that).
+ */
+function testDataDir(privateParent: boolean | undefined): { dataDir: string; remove: () => void } {
+  const made = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-test-'));
+  const remove = () => fs.rmSync(made, { recursive: true, force: true });
+  if (!(privateParent ?? process.env.HANGAR_TEST_PRIVATE_PARENT === '1')) return { dataDir: made, remove };
+  fs.chmodSync(made, 0o700);
+  const dataDir = path.join(made, 'data');
+  fs.mkdirSync(dataDir);
+  return { dataDir, remove };
+}
+
+export async function createTestDatabase(options: { privateParent?: boolean } = {}): Promise<TestDatabase> {
   refuseInFilesWithoutDatabase();
   const { kind, template: source } = template();
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-test-'));
+  const { dataDir, remove } = testDataDir(options.privateParent);
   if (kind === 'pglite') {
     fs.cpSync(source, path.join(dataDir, 'pglite'), { recursive: true });
-    return { dataDir, databaseUrl: undefined, drop: async () => fs.rmSync(dataDir, { recursive: true, force: true }) };
+    return { dataDir, databaseUrl: undefined, drop: async () => remove() };
   }
   const adminUrl = process.env.TEST_DATABASE_URL!;
   // hangar_t_<runner pid>_<random>: the template step drops databases of runners that are gone.
@@ -68,7 +83,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await client.connect();
       await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
       await client.end();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      remove();
     },
   };
 }
@@ -81,8 +96,10 @@ export interface TestServer {
   apiKey: string;
   /** A worker key of the default team for every worker ID (`*`): what `hangar worker` connects with. */
   workerKey: string;
-  /** The server's data directory (workspaces live in its `workspaces/`). */
+  /** The server's data directory (workspaces live in its `workspaces/`, unless `workspaceDir` says otherwise). */
   dataDir: string;
+  /** The workspace root the server uses: `<dataDir>/workspaces`, or Hangar's own when its run user cannot reach that. */
+  workspaceDir: string;
   teamUid: string;
   userUid: string;
   db: Kysely<DB>;
@@ -128,9 +145,11 @@ export async function startTestServer(
     database?: TestDatabase;
     /** Receives every line the server logs (as written: redacted), at HANGAR_LOG_LEVEL of `env` (silent unless set). */
     logs?: (line: string) => void;
+    /** The data directory inside a 0700 directory (testDataDir). */
+    privateParent?: boolean;
   } = {},
 ): Promise<TestServer> {
-  const database = options.database ?? (await createTestDatabase());
+  const database = options.database ?? (await createTestDatabase({ privateParent: options.privateParent }));
   const apiKey = env.HANGAR_BOOTSTRAP_API_KEY ?? generateApiKey();
   const config = loadConfig({
     PORT: '0',
@@ -179,6 +198,7 @@ export async function startTestServer(
     apiKey,
     workerKey,
     dataDir: database.dataDir,
+    workspaceDir: server.config.workspaceDir,
     teamUid: team.uid,
     userUid: member.user_uid,
     db,
@@ -218,7 +238,11 @@ export async function startTestServer(
     },
     async stop() {
       await server.stop();
-      if (!options.database) await database.drop();
+      if (options.database) return;
+      await database.drop();
+      // Hangar's own directory for this data directory's workspaces and snapshots (placeWorkspaces).
+      if (server.config.workspacesRelocated)
+        fs.rmSync(path.dirname(server.config.snapshotDir), { recursive: true, force: true });
     },
   };
   return testServer;

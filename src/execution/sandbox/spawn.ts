@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import { boundWithout, sandboxRoot } from './bwrap-root.js';
 import { commandFileBinds } from './command-files.js';
 import { leaderStartTime, markedProcesses, SANDBOX_MARK } from './marked-processes.js';
 import { apiRoute, connectSandbox, type Disconnect, sandboxResolvConf, writeIdMaps } from './network.js';
@@ -18,15 +19,18 @@ const DRAIN_MS = 1000;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
- * The bwrap command line: the whole system read-only, empty /tmp and /run, every hidden path covered, then the
- * workspace bound writable. The bind comes last because the workspace usually lies inside a hidden path (the data
- * directory) or /tmp; bwrap creates its mount point inside the tmpfs. With network, bwrap holds the sandbox at fd 4
- * until the launcher has set its network namespace up (`connectSandbox`), and the resolver is the forwarded one.
+ * The bwrap command line: the whole system read-only but the hidden paths (left out, with whatever is mounted below
+ * them: sandboxRoot), empty /tmp and /run, then the workspace bound writable. The bind comes last because the
+ * workspace usually lies inside a hidden path (the data directory) or /tmp; bwrap creates its mount point on the
+ * sandbox's own root, which is then made read-only. With network, bwrap holds the sandbox at fd 4 until the launcher
+ * has set its network namespace up (`connectSandbox`), and the resolver is the forwarded one.
  */
 export function bwrapArguments(
   options: Pick<SandboxSpawnOptions, 'argv' | 'cwd' | 'hiddenPaths' | 'allowNetwork'>,
   /** Paths under /tmp or /run the command must still see, read-only (commandFileBinds, HANGAR_SANDBOX_READ_ONLY_PATHS). */
   visible: string[] = [],
+  /** The user bwrap runs as, when not the server's own (the run user of a root server). */
+  runAs?: RunUser,
 ): string[] {
   // fd 3 receives {"child-pid": N}: the sandbox's PID 1, which is what gets killed (see spawnSandboxed).
   // No capability inside either, even for a sandbox started by root without a run user (bwrap keeps them for uid 0).
@@ -34,16 +38,19 @@ export function bwrapArguments(
   if (options.allowNetwork) args.push('--unshare-user', '--userns-block-fd', '4');
   // /run holds Unix sockets (PostgreSQL, Docker, D-Bus): they stay connectable through a read-only bind and a
   // separate network namespace does not cover them.
-  args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/run');
-  // What must stay visible under those (a checkout in /tmp), read-only, before the hidden paths cover theirs again.
-  for (const bind of visible) args.push('--ro-bind', bind, bind);
-  for (const hidden of options.hiddenPaths.map(realPath)) {
-    const stat = fs.statSync(hidden, { throwIfNoEntry: false });
-    // Nothing to hide, and bwrap could not create a mount point on the read-only root anyway.
-    if (!stat) continue;
-    // A tmpfs can only cover a directory; a file is covered by /dev/null, which reads as nothing.
-    args.push(...(stat.isDirectory() ? ['--tmpfs', hidden] : ['--ro-bind', '/dev/null', hidden]));
-  }
+  const hidden = options.hiddenPaths.map(realPath).flatMap((file) => {
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
+    return stat ? [{ file, directory: stat.isDirectory() }] : [];
+  });
+  const hiddenDirectories = hidden.filter((entry) => entry.directory).map((entry) => entry.file);
+  args.push(...sandboxRoot(hiddenDirectories, runAs));
+  args.push('--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/run');
+  // What must stay visible under those (a checkout in /tmp), read-only, without the hidden paths in it.
+  for (const bind of visible) args.push(...boundWithout(realPath(bind), hiddenDirectories, runAs));
+  // Hidden directories under /tmp and /run exist, empty, as the others do.
+  for (const directory of hiddenDirectories) args.push('--dir', directory);
+  // A file is covered by /dev/null, which reads as nothing.
+  for (const entry of hidden) if (!entry.directory) args.push('--ro-bind', '/dev/null', entry.file);
   if (options.allowNetwork) args.push('--ro-bind', sandboxResolvConf(), realPath('/etc/resolv.conf'));
   const cwd = realPath(options.cwd);
   // bwrap leaves the user namespace hold (fd 4) open in the sandbox: the command starts behind the same closer.
@@ -51,6 +58,10 @@ export function bwrapArguments(
     '--bind',
     cwd,
     cwd,
+    // The sandbox's own root (where the hidden directories and the workspace's mount point were made) as read-only
+    // as the host's system under it.
+    '--remount-ro',
+    '/',
     '--chdir',
     cwd,
     '--',
@@ -211,7 +222,7 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
       ...(options.mode.readOnlyPaths ?? []),
       ...commandFileBinds(options.operatorFiles ?? [], options.operatorFiles?.includes(command) ? program : undefined),
     ];
-    argv = [bwrap, ...bwrapArguments(options, visible)];
+    argv = [bwrap, ...bwrapArguments(options, visible, runAs && process.getuid?.() === 0 ? runAs : undefined)];
   } else argv = ['setpriv', ...processModePrivileges(runAs), ...argv];
   // Started early: the route is resolved while bwrap sets up.
   const route = network ? apiRoute(options.mode.apiUrl()) : undefined;

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Config } from '../../config.js';
 import type { DB } from '../../database.js';
@@ -26,9 +25,7 @@ export function warmStartsFor(
   const images = sandbox.executions instanceof ContainerBackend ? sandbox.executions.snapshotImages() : undefined;
   return new WarmStarts({
     snapshots: new EnvironmentSnapshots(db, config.snapshotTtlSeconds),
-    files: new SnapshotFiles(path.join(config.dataDir, 'snapshots'), config.runUser, (directory) =>
-      workspaces.layers.inUse(directory),
-    ),
+    files: new SnapshotFiles(config.snapshotDir, config.runUser, (directory) => workspaces.layers.inUse(directory)),
     workspaces,
     sandbox: sandbox.kind,
     ...(images ? { images } : {}),

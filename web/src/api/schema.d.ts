@@ -8865,6 +8865,8 @@ export interface paths {
                                 /** @description HANGAR_CONFIG, or null. */
                                 config_file: string | null;
                                 data_dir: string;
+                                /** @description Where executions' workspaces are; when the run user cannot reach the configured ones, Hangar's own and why. */
+                                workspaces: string;
                                 /** @description PGlite in the data directory, or PostgreSQL (URL without credentials). */
                                 database: string;
                                 dashboard_url: string;

@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import { after, before, describe, test } from 'node:test';
+import { generateApiKey } from '../../src/platform/crypto.js';
+import { harnessEnv, script, waitForState } from '../support/engine.js';
+import { GitFixtures } from '../support/git.js';
+import { databaseEnv, stopChild } from '../support/processes.js';
+import { createRun } from '../support/runs.js';
+import { createTestDatabase, spawnServer, type TestDatabase, type TestServer } from '../support/server.js';
+
+// Issue 47, "also found": each server left a `hangar-run-files-*` directory (the clones' git config, a networked
+// sandbox's resolv.conf) in the system's temporary directory, never removed.
+const rootSkip = process.getuid?.() === 0 ? false : 'only a root server clones as its run user (the git config file)';
+
+/** This machine's run-files directories of process `pid`. */
+function runFilesOf(pid: number): string[] {
+  return fs.readdirSync(os.tmpdir()).filter((name) => name.startsWith(`hangar-run-files-${pid}-`));
+}
+
+/** What the run helpers need of a server: its API, with the bootstrap key. */
+function client(url: string, apiKey: string): TestServer {
+  return {
+    url,
+    apiKey,
+    async request(method: string, urlPath: string, options: { body?: unknown } = {}) {
+      const response = await fetch(`${url}${urlPath.startsWith('/api/') ? urlPath : `/api/v1${urlPath}`}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${apiKey}`,
+          ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      });
+      const text = await response.text();
+      return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+    },
+  } as unknown as TestServer;
+}
+
+describe('the run-readable files of a server', { skip: rootSkip, timeout: 180_000 }, () => {
+  const git = new GitFixtures();
+  const apiKey = generateApiKey();
+  let database: TestDatabase;
+  let env: Record<string, string>;
+  const children: ChildProcess[] = [];
+  before(async () => {
+    git.createRepo('acme', 'app', { 'README.md': '# app\n' });
+    database = await createTestDatabase();
+    env = {
+      ...harnessEnv({}, { HANGAR_GIT_BASE_URL: git.baseUrl }),
+      ...databaseEnv(database),
+      HANGAR_BOOTSTRAP_API_KEY: apiKey,
+    };
+  });
+  after(async () => {
+    for (const child of children) await stopChild(child, 'SIGKILL');
+    await database?.drop();
+    git.remove();
+  });
+
+  /** A server that clones a repository (its run user reads the clones' git config, a run-readable file). */
+  async function serverThatCloned(): Promise<ChildProcess> {
+    const started = await spawnServer(env);
+    children.push(started.child);
+    const hangar = client(started.url, apiKey);
+    const created = await hangar.request('POST', '/api/v1/environments', {
+      body: { name: `env ${Math.random()}`, github_repos: [{ owner: 'acme', repo: 'app' }] },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const runId = await createRun(hangar, {
+      prompt: script({ cat: 'app/README.md' }),
+      config: { environment_id: created.body.uid },
+    });
+    const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+    assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
+    return started.child;
+  }
+
+  test('go when the server stops, and a killed server’s go when the next one makes its own', async () => {
+    const killed = await serverThatCloned();
+    assert.equal(runFilesOf(killed.pid!).length, 1, 'the server made its directory');
+    await stopChild(killed, 'SIGKILL');
+    assert.equal(runFilesOf(killed.pid!).length, 1, 'a SIGKILL leaves it');
+
+    const stopped = await serverThatCloned();
+    assert.deepEqual(runFilesOf(killed.pid!), [], "the killed server's directory is gone");
+    assert.equal(runFilesOf(stopped.pid!).length, 1);
+    const exit = await stopChild(stopped, 'SIGTERM');
+    assert.equal(exit.code, 0);
+    assert.deepEqual(runFilesOf(stopped.pid!), [], 'a stopped server leaves nothing');
+  });
+});
