@@ -21,6 +21,7 @@ import { type Component, StartedComponents } from './components.js';
 import type { Platform } from './platform.js';
 import { canExecute, NO_HARNESS_HINT } from './readiness.js';
 import type { Services } from './services.js';
+import { unreachableHarnessFiles } from './status.js';
 
 /** What a process does: serve the API, run the engine loops (scheduler, ...), or both. */
 export type Role = 'api' | 'engine' | 'all';
@@ -91,6 +92,7 @@ export class Loops implements Component {
     if (sandbox.warning) log.warn(sandbox.warning);
     const asRoot = runUserWarning(config.runUser);
     if (asRoot) log.warn(asRoot);
+    for (const problem of unreachableHarnessFiles(config)) log.warn(`WARNING: ${problem}: its runs will fail`);
     if (canExecute(config, models, options.harnesses)) this.engine = this.buildEngine();
     else
       log.warn(

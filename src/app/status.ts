@@ -82,6 +82,7 @@ export async function instanceStatus(
     ...workspaceChecks(config),
     await gitCheck(config.gitBaseUrl, options.gitTimeoutMs ?? 5000),
     ...harnesses.checks,
+    ...harnessReachChecks(config),
     {
       name: 'model keys',
       ok: usable.length > 0 || executes,
@@ -183,6 +184,37 @@ function harnessStatus(config: Config): { lines: string[]; checks: Check[] } {
     });
   }
   return { lines, checks };
+}
+
+/**
+ * The operator's harness files a root server's run user cannot reach (issue 48: a checkout under /root, mode 0700,
+ * runs its example harness as that user, which cannot pass through /root): one sentence each, with the way out.
+ */
+export function unreachableHarnessFiles(config: Config): string[] {
+  const user = config.runUser;
+  if (!user || process.getuid?.() !== 0) return [];
+  const problems: string[] = [];
+  for (const harness of config.operator.harnesses.values()) {
+    const [program = '', ...args] = harness.command;
+    const files = [locateBinary(program, process.env.PATH), ...args.filter((arg) => path.isAbsolute(arg))];
+    for (const file of files) {
+      if (!file || !fs.existsSync(file)) continue;
+      const blocking = blockingDirectory(path.dirname(file), user);
+      if (blocking)
+        problems.push(
+          `harness ${harness.name}: the run user (uid ${user.uid}) cannot reach ${file}: it cannot pass through ${describeBlocking(blocking)}; make it passable (chmod o+x ${blocking.path}) or put the harness where the run user can read it`,
+        );
+    }
+  }
+  return problems;
+}
+
+function harnessReachChecks(config: Config): Check[] {
+  return unreachableHarnessFiles(config).map((detail) => ({
+    name: 'run user reaches the harnesses',
+    ok: false,
+    detail,
+  }));
 }
 
 /** Where the workspaces are, in words: Hangar's own directory says why it took the configured one's place. */

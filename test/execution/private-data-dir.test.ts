@@ -170,6 +170,32 @@ describe('a root server whose data directory is under a 0700 directory', { skip:
     });
   });
 
+  describe('a harness under a 0700 directory', () => {
+    let parent: string;
+    before(() => {
+      parent = privateDirectory();
+      // A checkout under root's home: the example harness is there, out of the run user's reach.
+      fs.cpSync(path.resolve('examples'), path.join(parent, 'examples'), { recursive: true });
+    });
+    after(() => {
+      fs.rmSync(ownWorkspaceDirectory(path.join(parent, '.hangar')), { recursive: true, force: true });
+      fs.rmSync(parent, { recursive: true, force: true });
+    });
+
+    test('`hangar doctor` says the run user cannot reach it, and why', async () => {
+      const { code, stdout } = await doctor({
+        HANGAR_DATA_DIR: path.join(parent, '.hangar'),
+        HANGAR_CONFIG: path.join(parent, 'examples', 'hangar.yaml'),
+        HANGAR_GIT_BASE_URL: `file://${parent}`,
+      });
+      assert.equal(code, 1, stdout);
+      const line = stdout.split('\n').find((entry) => entry.includes('run user reaches the harnesses'));
+      assert.ok(line?.includes('✗'), stdout);
+      assert.ok(line?.includes(path.join(parent, 'examples', 'echo-harness.mjs')), stdout);
+      assert.ok(line?.includes(`${parent} (owner root (uid 0), mode 0700)`), stdout);
+    });
+  });
+
   describe('`hangar worker --data-dir`', () => {
     let hangar: TestServer;
     let worker: WorkerProcess | undefined;
