@@ -131,9 +131,9 @@ export function buildServices(
       isAccessible: (teamUid, uid, trx) => environments.isAccessible(teamUid, uid, trx),
       secretsForRun: async (teamUid, uid, trx) => [
         ...(await environments.secretsForRun(teamUid, uid, trx)),
-        ...(await runGitHub.secretsForEnvironment(teamUid, uid)),
+        ...(await runGitHub.secretsForEnvironment(trx, teamUid, uid)),
       ],
-      sandboxSecretsForRun: (teamUid, uid) => runGitHub.secretsForEnvironment(teamUid, uid),
+      sandboxSecretsForRun: (teamUid, uid, trx) => runGitHub.secretsForEnvironment(trx, teamUid, uid),
     },
     mcpServers,
     secrets,
@@ -168,7 +168,10 @@ export function buildServices(
     appConfigured: config.githubApp !== undefined,
     unusableSecrets: (trx, user, names) => secrets.unusableSecrets(trx, user, names),
     readSecret: (teamUid, name) => secrets.readSecretValue(teamUid, name),
-    environmentRepos: async (teamUid, uid) => (await environments.setupFor(teamUid, uid))?.github_repos,
+    environmentRepos: async (trx, teamUid, uid) =>
+      (await environments.accessibleRepositories(teamUid, trx))
+        .filter((repository) => repository.environments.some((environment) => environment.uid === uid))
+        .map((repository) => repository.ref),
   });
   const runSetup: RunSetup = {
     db,

@@ -5,6 +5,7 @@ import { executionSecretUser, type SecretUser } from '../runs/index.js';
 import type { ExecutionRef, GitHubAccess, RepoName, RunGitHub } from './access.js';
 import { GitHubRefusal } from './app-client.js';
 import type { GitHubService } from './service.js';
+import * as store from './store.js';
 
 export interface RunGitHubAccessOptions {
   db: Kysely<DB>;
@@ -14,8 +15,11 @@ export interface RunGitHubAccessOptions {
   /** The names among `names` a run acting as `user` may not use (the secrets slice). */
   unusableSecrets: (db: Kysely<DB>, user: SecretUser, names: string[]) => Promise<string[]>;
   readSecret: (teamUid: string, name: string) => Promise<string | null>;
-  /** The repositories of a team's environment as its runs clone them (undefined: gone or out of reach). */
-  environmentRepos: (teamUid: string, environmentId: string) => Promise<RepoName[] | undefined>;
+  /**
+   * The repositories of a team's environment as its runs clone them (none: gone or out of reach). `db` may be a
+   * caller's transaction: on PGlite a read outside an open transaction waits for it to end.
+   */
+  environmentRepos: (db: Kysely<DB>, teamUid: string, environmentId: string) => Promise<RepoName[]>;
 }
 
 /** What git's credential protocol asks for: https://git-scm.com/docs/git-credential#IOFMT (useHttpPath on). */
@@ -38,9 +42,11 @@ export class RunGitHubAccess implements GitHubAccess {
   async open(teamUid: string, repos: RepoName[], execution: ExecutionRef): Promise<RunGitHub> {
     const access = await this.options.github.open(teamUid, repos, execution);
     if (!access.credentials.some((credential) => credential.source === 'personal_access_token')) return access;
+    const { db } = this.options;
     const refusal = await this.tokenRefusal(
+      db,
       teamUid,
-      await executionSecretUser(this.options.db, execution.runId, execution.executionId, { sandboxRunning: false }),
+      await executionSecretUser(db, execution.runId, execution.executionId, { sandboxRunning: false }),
     );
     if (refusal === undefined) return access;
     await access.close();
@@ -57,20 +63,20 @@ export class RunGitHubAccess implements GitHubAccess {
     query: GitCredentialQuery,
   ): Promise<{ username: string; password: string }> {
     if (!claim) throw authenticationRequired('the git credential helper needs the task token of a running execution');
-    const { db, github } = this.options;
+    const { db } = this.options;
     const user = await executionSecretUser(db, claim.runId, claim.executionId, { sandboxRunning: true });
     if (!user) throw authenticationRequired('this task token belongs to an execution that is not running');
     const name = this.repositoryOf(query);
     const given =
-      user.environmentId === null ? undefined : await this.options.environmentRepos(user.teamUid, user.environmentId);
-    if (!given?.some((repo) => sameRepo(repo, name)))
+      user.environmentId === null ? [] : await this.options.environmentRepos(db, user.teamUid, user.environmentId);
+    if (!given.some((repo) => sameRepo(repo, name)))
       throw notFound(`this run was not given the repository ${name.owner}/${name.repo}`);
-    const { links } = await github.links(user.teamUid);
-    if (this.options.appConfigured && links.some((link) => link.account?.toLowerCase() === name.owner.toLowerCase()))
+    const links = await store.links(db, user.teamUid);
+    if (this.installedOwners(links).has(name.owner.toLowerCase()))
       throw notFound(`${name.owner}/${name.repo} is reached with the execution's installation token`);
-    const secret = links.find((link) => link.token_secret !== undefined)?.token_secret;
+    const secret = tokenSecretOf(links);
     if (secret === undefined) throw notFound(`no GitHub credential of the team covers ${name.owner}/${name.repo}`);
-    const refusal = await this.tokenRefusal(user.teamUid, user);
+    const refusal = await this.tokenRefusal(db, user.teamUid, user);
     if (refusal !== undefined) throw notAuthorized(refusal);
     const token = await this.options.readSecret(user.teamUid, secret);
     if (token === null) throw notFound(`the team's GitHub token secret "${secret}" no longer exists`);
@@ -82,25 +88,31 @@ export class RunGitHubAccess implements GitHubAccess {
    * names a repository no linked installation covers (checked where a run's other secrets are: at its creation and
    * at each follow-up). Empty otherwise.
    */
-  async secretsForEnvironment(teamUid: string, environmentId: string): Promise<string[]> {
-    const { links } = await this.options.github.links(teamUid);
-    const secret = links.find((link) => link.token_secret !== undefined)?.token_secret;
+  async secretsForEnvironment(db: Kysely<DB>, teamUid: string, environmentId: string): Promise<string[]> {
+    const links = await store.links(db, teamUid);
+    const secret = tokenSecretOf(links);
     if (secret === undefined) return [];
-    const repos = (await this.options.environmentRepos(teamUid, environmentId)) ?? [];
-    const installed = new Set(
-      this.options.appConfigured ? links.flatMap((link) => (link.account ? [link.account.toLowerCase()] : [])) : [],
-    );
+    const installed = this.installedOwners(links);
+    const repos = await this.options.environmentRepos(db, teamUid, environmentId);
     return repos.some((repo) => !installed.has(repo.owner.toLowerCase())) ? [secret] : [];
   }
 
+  /** The owners (lower case) a linked installation covers: none when the operator has no App. */
+  private installedOwners(links: store.GitHubLink[]): Set<string> {
+    if (!this.options.appConfigured) return new Set();
+    return new Set(links.flatMap((link) => (link.account_login ? [link.account_login.toLowerCase()] : [])));
+  }
+
   /** Why the run may not use the team's token secret; undefined when it may. */
-  private async tokenRefusal(teamUid: string, user: SecretUser | undefined): Promise<string | undefined> {
-    const secret = (await this.options.github.links(teamUid)).links.find(
-      (link) => link.token_secret !== undefined,
-    )?.token_secret;
+  private async tokenRefusal(
+    db: Kysely<DB>,
+    teamUid: string,
+    user: SecretUser | undefined,
+  ): Promise<string | undefined> {
+    const secret = tokenSecretOf(await store.links(db, teamUid));
     if (secret === undefined) return undefined;
     if (!user) return "the execution is no longer its run's current one";
-    const refused = await this.options.unusableSecrets(this.options.db, user, [secret]);
+    const refused = await this.options.unusableSecrets(db, user, [secret]);
     if (refused.length === 0) return undefined;
     return (
       `the team's GitHub token secret "${secret}" is not granted to this run's creator, its agent identity or its ` +
@@ -123,6 +135,10 @@ export class RunGitHubAccess implements GitHubAccess {
     if (!match) throw invalidRequest('path must name one repository as owner/repo (git: credential.useHttpPath)');
     return { owner: match[1]!, repo: match[2]! };
   }
+}
+
+function tokenSecretOf(links: store.GitHubLink[]): string | undefined {
+  return links.find((link) => link.token_secret !== null)?.token_secret ?? undefined;
 }
 
 function sameRepo(a: RepoName, b: RepoName): boolean {

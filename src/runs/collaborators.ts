@@ -54,5 +54,5 @@ export interface EnvironmentDirectory {
    * Those of them the run's own code can read (the team's GitHub token, which its git is given), so that whoever
    * steers it with a follow-up needs them too; registry credentials go to the container engine only.
    */
-  sandboxSecretsForRun(teamUid: string, uid: string): Promise<string[]>;
+  sandboxSecretsForRun(teamUid: string, uid: string, db: Kysely<DB>): Promise<string[]>;
 }

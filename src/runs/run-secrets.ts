@@ -56,7 +56,7 @@ export async function checkFollowupSecrets(
   }
   // And those its environment hands its code without naming them (the team's GitHub token).
   if (run.environment_id !== null)
-    names.push(...(await access.environments.sandboxSecretsForRun(caller.teamUid, run.environment_id)));
+    names.push(...(await access.environments.sandboxSecretsForRun(caller.teamUid, run.environment_id, db)));
   const refused = await access.secrets.unusableSecrets(
     db,
     {
