@@ -37,6 +37,16 @@ export const AUDITED_ROUTES: Readonly<Record<string, AuditedRoute>> = {
     target: 'installationId',
     team: 'teamUid',
   },
+  'PUT /admin/teams/:teamUid/github/installations/:installationId/allowed-logins/:login': {
+    action: 'github.allowed_login.set',
+    target: 'login',
+    team: 'teamUid',
+  },
+  'DELETE /admin/teams/:teamUid/github/installations/:installationId/allowed-logins/:login': {
+    action: 'github.allowed_login.delete',
+    target: 'login',
+    team: 'teamUid',
+  },
   'PUT /admin/teams/:teamUid/github/token-secret': {
     action: 'github.token_secret.set',
     target: 'teamUid',

@@ -58,13 +58,20 @@ export class GitHubAppClient {
     }
   }
 
-  /** A token of the installation limited to `repositories` (names under its account) and the run's permissions. */
-  async mintToken(installationId: number, repositories: string[]): Promise<{ token: string; expiresAt: string }> {
+  /**
+   * A token of the installation limited to `repositories` (names under its account) and `permissions` (the run's,
+   * unless a smaller set is enough: reading a collaborator's permission needs only the metadata every token has).
+   */
+  async mintToken(
+    installationId: number,
+    repositories: string[],
+    permissions: Record<string, 'read' | 'write'> = RUN_PERMISSIONS,
+  ): Promise<{ token: string; expiresAt: string }> {
     try {
       const { data } = await this.app.octokit.request('POST /app/installations/{installation_id}/access_tokens', {
         installation_id: installationId,
         repositories,
-        permissions: RUN_PERMISSIONS,
+        permissions,
       });
       return { token: data.token, expiresAt: data.expires_at };
     } catch (error) {

@@ -31,10 +31,11 @@ export interface AppWebhookOptions {
   /** HANGAR_GITHUB_WEBHOOK_SECRET; undefined: every delivery is refused. */
   secret: string | undefined;
   /**
-   * Starts what the delivery asks for, claiming its replay key in the same unit: `duplicate` when the key was
-   * claimed before. A delivery that starts no run keeps no key, so GitHub's redelivery can try again.
+   * Starts what the delivery asks for, claiming its replay keys in the same unit: `duplicate` when they were
+   * claimed before. A run that does not start keeps no key, so GitHub's redelivery can try again; `ignored` says
+   * why nothing started when its sender may not start runs (for the App's delivery log; the thread is told apart).
    */
-  dispatch: (delivery: AppDelivery) => Promise<{ duplicate: boolean; runs: string[] }>;
+  dispatch: (delivery: AppDelivery) => Promise<{ duplicate: boolean; runs: string[]; ignored?: string }>;
   /**
    * Failed signatures per sender (its address) and minute, after which every delivery from it gets 429 before its
    * body is read (HANGAR_WEBHOOK_AUTH_FAILURES_PER_MINUTE, as the team webhooks). GitHub signs every delivery, so

@@ -30,6 +30,32 @@ export function registerGitHubCommands(program: Command): void {
           });
     });
   github
+    .command('allow')
+    .argument('<team_uid>')
+    .requiredOption('--installation <id>', 'the linked installation')
+    .requiredOption('--login <login>', 'a GitHub login')
+    .requiredOption('--user <user_uid>', "the team member the login's runs are created as")
+    .description("let a GitHub login start runs from the installation's repositories without write access")
+    .action((team: string, options: { installation: string; login: string; user: string }) =>
+      callAndPrint(
+        'PUT',
+        `/admin/teams/${segment(team)}/github/installations/${segment(options.installation)}/allowed-logins/${segment(options.login)}`,
+        { user_uid: options.user },
+      ),
+    );
+  github
+    .command('disallow')
+    .argument('<team_uid>')
+    .requiredOption('--installation <id>', 'the linked installation')
+    .requiredOption('--login <login>', 'a GitHub login on its allow-list')
+    .description("take a GitHub login off the installation's allow-list")
+    .action((team: string, options: { installation: string; login: string }) =>
+      callAndPrint(
+        'DELETE',
+        `/admin/teams/${segment(team)}/github/installations/${segment(options.installation)}/allowed-logins/${segment(options.login)}`,
+      ),
+    );
+  github
     .command('unlink')
     .argument('<team_uid>')
     .option('--installation <id>', 'the installation to unlink')

@@ -1,7 +1,14 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { ProblemResponses } from '../platform/http/openapi.js';
-import { GitHubLinks, InstallationParams, TeamParams, TokenSecretBody } from './schemas.js';
+import {
+  AllowedLoginBody,
+  AllowedLoginParams,
+  GitHubLinks,
+  InstallationParams,
+  TeamParams,
+  TokenSecretBody,
+} from './schemas.js';
 import type { GitHubService } from './service.js';
 
 /** A team's GitHub links, set by instance administrators (they decide which team acts for which organization). */
@@ -27,6 +34,42 @@ export function registerGitHubRoutes(parent: FastifyInstance, github: GitHubServ
     '/admin/teams/:teamUid/github/installations/:installationId',
     { config, schema: { tags, summary: 'Unlink an installation', params: InstallationParams, response } },
     async (request) => github.unlinkInstallation(request.params.teamUid, request.params.installationId),
+  );
+  app.put(
+    '/admin/teams/:teamUid/github/installations/:installationId/allowed-logins/:login',
+    {
+      config,
+      schema: {
+        tags,
+        summary: "Let a GitHub login start runs from the installation's repositories, as a member of the team",
+        description:
+          "Without it, only GitHub users with write access to the repository start runs (created as the installation's service identity).",
+        params: AllowedLoginParams,
+        body: AllowedLoginBody,
+        response,
+      },
+    },
+    async (request) =>
+      github.allowLogin(
+        request.params.teamUid,
+        request.params.installationId,
+        request.params.login,
+        request.body.user_uid,
+      ),
+  );
+  app.delete(
+    '/admin/teams/:teamUid/github/installations/:installationId/allowed-logins/:login',
+    {
+      config,
+      schema: {
+        tags,
+        summary: "Take a GitHub login off an installation's allow-list",
+        params: AllowedLoginParams,
+        response,
+      },
+    },
+    async (request) =>
+      github.disallowLogin(request.params.teamUid, request.params.installationId, request.params.login),
   );
   app.put(
     '/admin/teams/:teamUid/github/token-secret',

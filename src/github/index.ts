@@ -11,7 +11,8 @@ export type {
 export { type GitHubTarget, HANGAR_MARK, revokeTokens, tokenAccess } from './publish.js';
 export { GitHubRefusal } from './app-client.js';
 export { registerGitHubRoutes } from './http.js';
-export { GitHubService } from './service.js';
+export { GitHubService, REFUSAL_REPLIES, type RepositoryPermission } from './service.js';
+export { countTriggerStart } from './trigger-records.js';
 export {
   APP_MAX_EVENT_AGE_DAYS,
   APP_REPLAY_KEY_DAYS,

@@ -1,11 +1,29 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../database.js';
+import { roleInTeam } from '../identities/index.js';
 import { integrationNotConfigured, invalidRequest, notFound, upstreamUnreachable } from '../platform/http/errors.js';
 import type { ExecutionRef, GitHubAccess, RepoCredential, RepoName, RunGitHub } from './access.js';
 import { GitHubAppClient, GitHubRefusal, refusalOf, restClient } from './app-client.js';
 import { type GitHubTarget, tokenAccess } from './publish.js';
 import * as store from './store.js';
 import { endedReplies, markTold, recordReply } from './thread-replies.js';
+import { claimRefusalReply, releaseRefusalReply } from './trigger-records.js';
+
+/** A GitHub login: letters, digits and single hyphens, at most 39 characters; an App's bot ends in `[bot]`. */
+const GITHUB_LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$/;
+
+/** A collaborator's permission on a repository, as GitHub's permission endpoint says it. */
+export type RepositoryPermission = 'admin' | 'write' | 'read' | 'none';
+
+/**
+ * What Hangar answers in a thread when it starts nothing for someone: what they can do, nothing about the teams,
+ * environments or limits behind it.
+ */
+export const REFUSAL_REPLIES = {
+  access:
+    'Hangar did not start: only people with write access to this repository can ask it for work. Ask a maintainer of the repository.',
+  rate: 'Hangar did not start: it has taken as many requests here as it takes in an hour. Try again later.',
+} as const;
 
 export interface GitHubServiceOptions {
   db: Kysely<DB>;
@@ -22,6 +40,10 @@ export interface LinkView {
   installation_id?: number;
   account?: string;
   token_secret?: string;
+  /** An installation's service identity, once made: the creator of its runs for GitHub users mapped to no one. */
+  service_user_uid?: string;
+  /** An installation's allow-list: GitHub logins that start runs without write access, as the Hangar user given. */
+  allowed_logins?: Array<{ login: string; user_uid: string; created_at: string }>;
   created_at: string;
 }
 
@@ -35,13 +57,129 @@ export class GitHubService implements GitHubAccess {
 
   async links(teamUid: string): Promise<{ links: LinkView[] }> {
     const rows = await store.links(this.options.db, teamUid);
-    return {
-      links: rows.map((row) => ({
-        ...(row.installation_id !== null ? { installation_id: row.installation_id, account: row.account_login! } : {}),
+    const links: LinkView[] = [];
+    for (const row of rows) {
+      const allowed =
+        row.installation_id === null ? [] : await store.allowedLogins(this.options.db, teamUid, row.installation_id);
+      links.push({
+        ...(row.installation_id !== null
+          ? {
+              installation_id: row.installation_id,
+              account: row.account_login!,
+              ...(row.service_user_uid ? { service_user_uid: row.service_user_uid } : {}),
+              allowed_logins: allowed.map((entry) => ({
+                login: entry.login,
+                user_uid: entry.user_uid,
+                created_at: entry.created_at.toISOString(),
+              })),
+            }
+          : {}),
         ...(row.token_secret !== null ? { token_secret: row.token_secret } : {}),
         created_at: row.created_at.toISOString(),
-      })),
-    };
+      });
+    }
+    return { links };
+  }
+
+  /**
+   * Lets a GitHub login start runs from the installation's repositories without write access, and makes its runs
+   * the Hangar user's (a member of the team: its grants are what the runs may use).
+   */
+  async allowLogin(
+    teamUid: string,
+    installationId: number,
+    login: string,
+    userUid: string,
+  ): Promise<{ links: LinkView[] }> {
+    if (!GITHUB_LOGIN.test(login)) throw invalidRequest(`"${login}" is not a GitHub login`);
+    await this.requireLink(teamUid, installationId);
+    if ((await roleInTeam(this.options.db, teamUid, userUid)) === undefined)
+      throw invalidRequest(`user ${userUid} is not a member of this team`);
+    await store.allowLogin(this.options.db, teamUid, installationId, login, userUid);
+    return this.links(teamUid);
+  }
+
+  async disallowLogin(teamUid: string, installationId: number, login: string): Promise<{ links: LinkView[] }> {
+    await this.requireLink(teamUid, installationId);
+    if (!(await store.disallowLogin(this.options.db, teamUid, installationId, login)))
+      throw notFound(`${login} is not on the allow-list of installation ${installationId}`);
+    return this.links(teamUid);
+  }
+
+  private async requireLink(teamUid: string, installationId: number): Promise<void> {
+    if (!(await store.linksInstallation(this.options.db, teamUid, installationId)))
+      throw notFound(`installation ${installationId} is not linked to this team`);
+  }
+
+  /**
+   * Who a run the GitHub user `login` asks for in the team is created as: the Hangar user the link's allow-list maps
+   * the login to (while a member of the team), else the link's service identity when the login has write access to
+   * the repository (`permission`, asked of GitHub by the caller once for every team), else nobody.
+   */
+  async triggerCreator(
+    teamUid: string,
+    installationId: number,
+    login: string,
+    permission: () => Promise<RepositoryPermission>,
+  ): Promise<string | undefined> {
+    if (login === '') return undefined;
+    const mapped = await store.allowedUser(this.options.db, teamUid, installationId, login);
+    if (mapped !== undefined && (await roleInTeam(this.options.db, teamUid, mapped)) !== undefined) return mapped;
+    const granted = await permission();
+    if (granted !== 'admin' && granted !== 'write') return undefined;
+    return store.ensureServiceUser(this.options.db, teamUid, installationId);
+  }
+
+  /**
+   * The GitHub user's permission on the repository, asked of GitHub (GET /repos/{owner}/{repo}/collaborators/
+   * {username}/permission) with a token of the installation limited to the repository and to its metadata, revoked
+   * at once. `maintain` reads as write, `triage` as read (GitHub's own mapping); a login GitHub does not know is none.
+   */
+  async repositoryPermission(
+    installationId: number,
+    owner: string,
+    repo: string,
+    login: string,
+  ): Promise<RepositoryPermission> {
+    try {
+      return await this.asInstallation(installationId, repo, { metadata: 'read' }, async (rest) => {
+        const { data } = await rest.repos.getCollaboratorPermissionLevel({ owner, repo, username: login });
+        const permission = String(data.permission);
+        return permission === 'admin' || permission === 'write' || permission === 'read' ? permission : 'none';
+      });
+    } catch (error) {
+      if (error instanceof GitHubRefusal && error.status === 404) return 'none';
+      // Not knowing is not a yes: nothing starts, and the delivery fails visibly (GitHub's delivery log says 502).
+      throw upstreamUnreachable(
+        `asking GitHub for ${login}'s permission on ${owner}/${repo}: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  /**
+   * Tells the GitHub user in the thread why nothing started, once per user, thread and reason (a flood of comments
+   * gets one answer). A reply GitHub does not take is tried again at the next refusal.
+   */
+  async replyRefused(
+    thread: { installationId: number; owner: string; repo: string; number: number },
+    login: string,
+    reason: keyof typeof REFUSAL_REPLIES,
+  ): Promise<void> {
+    const claim = { repository: `${thread.owner}/${thread.repo}`, number: thread.number, login, reason };
+    if (!(await claimRefusalReply(this.options.db, claim))) return;
+    try {
+      await this.asInstallation(thread.installationId, thread.repo, { issues: 'write' }, (rest) =>
+        rest.issues.createComment({
+          owner: thread.owner,
+          repo: thread.repo,
+          issue_number: thread.number,
+          body: REFUSAL_REPLIES[reason],
+        }),
+      );
+    } catch (error) {
+      await releaseRefusalReply(this.options.db, claim);
+      throw error;
+    }
   }
 
   /** Links an installation after asking GitHub whose it is (so a wrong ID is refused now, not at a run). */
@@ -96,7 +234,7 @@ export class GitHubService implements GitHubAccess {
     number: number;
     runId: string;
   }): Promise<void> {
-    const commentId = await this.asInstallation(thread.installationId, thread.repo, async (rest) => {
+    const commentId = await this.asInstallation(thread.installationId, thread.repo, undefined, async (rest) => {
       const { data } = await rest.issues.createComment({
         owner: thread.owner,
         repo: thread.repo,
@@ -115,7 +253,7 @@ export class GitHubService implements GitHubAccess {
       const lines = [`Hangar's run ${this.runUrl(reply.runId)} ended: ${reply.state}.`];
       if (reply.pullRequestUrl) lines.push('', `Pull request: ${reply.pullRequestUrl}`);
       try {
-        await this.asInstallation(reply.installationId, reply.repo, (rest) =>
+        await this.asInstallation(reply.installationId, reply.repo, undefined, (rest) =>
           rest.issues.updateComment({
             owner: reply.owner,
             repo: reply.repo,
@@ -136,10 +274,11 @@ export class GitHubService implements GitHubAccess {
   private async asInstallation<T>(
     installationId: number,
     repo: string,
+    permissions: Record<string, 'read' | 'write'> | undefined,
     act: (rest: ReturnType<typeof restClient>) => Promise<T>,
   ): Promise<T> {
     if (!this.app) throw new GitHubRefusal('no GitHub App is configured', undefined);
-    const { token } = await this.app.mintToken(installationId, [repo]);
+    const { token } = await this.app.mintToken(installationId, [repo], permissions);
     const rest = restClient(this.options.apiUrl, token);
     try {
       return await act(rest);

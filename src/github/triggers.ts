@@ -20,6 +20,11 @@ export interface IssueThread {
   comment: { author: string; body: string; url: string } | null;
   /** The label the issue got (label events). */
   label: string | null;
+  /**
+   * Who asked, by GitHub login: the comment's or the review's author, or the sender who labelled. Their write access
+   * to the repository (or the link's allow-list) decides whether anything starts; '' when the delivery names nobody.
+   */
+  sender: string;
   installationId: number;
   /**
    * A review's pull request branch when it is in the repository itself (not a fork's): the run checks it out and
@@ -48,6 +53,7 @@ interface Delivery {
     head?: { ref?: unknown; repo?: { full_name?: unknown } | null };
   };
   label?: { name?: unknown };
+  sender?: { login?: unknown; type?: unknown };
   repository?: { name?: unknown; owner?: { login?: unknown } };
   installation?: { id?: unknown };
 }
@@ -129,6 +135,7 @@ function thread(
     pullRequest: kind === 'review' || Boolean((issue as Delivery['issue'])?.pull_request),
     comment,
     label: null,
+    sender: comment?.author || (typeof payload.sender?.login === 'string' ? payload.sender.login : ''),
     installationId,
     headBranch: kind === 'review' ? sameRepositoryHead(payload) : null,
   };

@@ -64,7 +64,7 @@ async function replayKeyKept(body: string): Promise<boolean> {
   const rows = await hangar.db
     .selectFrom('webhook_replay_keys')
     .select('replay_key')
-    .where('replay_key', '=', key)
+    .where('replay_key', 'like', `${key}:%`)
     .execute();
   return rows.length > 0;
 }
@@ -174,6 +174,47 @@ describe('GitHub automations', () => {
     assert.equal(await replayKeyKept(body), true);
     await waitForState(hangar, redelivered.body.runs[0], 'SUCCEEDED', 'FAILED', 'ERROR');
     assert.deepEqual((await deliverReview(body)).body, { duplicate: true, runs: [] });
+  });
+
+  test("one of two runs failing to start loses nothing: each run has its own replay key, so GitHub's redelivery starts only the one that did not", async () => {
+    // A second automation taking the same reviews, broken for a real reason: its environment does not exist.
+    const second = await hangar.request('POST', '/api/v1/factory/automations', {
+      body: {
+        name: 'reviews-too',
+        prompt: 'Address the review as well.',
+        triggers: [{ provider: 'github', event: 'review' }],
+        agent_config: { environment_id: 'no-such-environment' },
+      },
+    });
+    assert.equal(second.status, 201, JSON.stringify(second.body));
+    try {
+      const body = review(44);
+      const first = await deliverReview(body);
+      assert.equal(first.status, 202, JSON.stringify(first.body));
+      assert.equal(first.body.runs.length, 1, 'the working automation started its run');
+      const [refusedFiring] = (await hangar.request('GET', `/api/v1/factory/automations/${second.body.id}/firings`))
+        .body.firings;
+      assert.equal(refusedFiring.run_id, null);
+      assert.match(refusedFiring.error, /environment/i);
+
+      // Fixed, the redelivery of the same delivery starts the second automation's run, and not the first's again.
+      const fixed = await hangar.request('PUT', `/api/v1/factory/automations/${second.body.id}`, {
+        body: { agent_config: null },
+      });
+      assert.equal(fixed.status, 200);
+      const redelivered = await deliverReview(body);
+      assert.equal(redelivered.status, 202, JSON.stringify(redelivered.body));
+      assert.equal(redelivered.body.duplicate, false);
+      assert.equal(redelivered.body.runs.length, 1, JSON.stringify(redelivered.body));
+      assert.notEqual(redelivered.body.runs[0], first.body.runs[0]);
+      const run = await hangar.request('GET', `/agent/runs/${redelivered.body.runs[0]}`);
+      assert.equal(run.body.title, 'reviews-too: acme/api#44');
+      assert.deepEqual((await deliverReview(body)).body, { duplicate: true, runs: [] });
+      for (const runId of [first.body.runs[0], redelivered.body.runs[0]])
+        await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+    } finally {
+      await hangar.request('DELETE', `/api/v1/factory/automations/${second.body.id}`);
+    }
   });
 
   test('a disabled github automation still stands for the team: nothing starts; without any, the built-in triggers are back', async () => {

@@ -13,27 +13,44 @@ export const pullUrl = (number: number) => `https://github.com/acme/api/pull/${n
 
 const where = { repository: { name: 'api', owner: { login: 'acme' } }, installation: { id: 7 } };
 
-/** `issue_comment` (created) on issue `number`; `at`: when the comment was made (now by default). */
-export function commentDelivery(number: number, comment: string, at = new Date()): string {
+/** The commenter of the deliveries unless a test names another (the GitHub stack gives them write access). */
+export const COMMENTER = 'octocat';
+export const REVIEWER = 'reviewer';
+
+/**
+ * `issue_comment` (created) on issue `number`; `at`: when the comment was made (now by default); `by`: the
+ * commenter's login and the author_association GitHub wrote (`COLLABORATOR` by default; what it claims is not
+ * what Hangar checks).
+ */
+export function commentDelivery(
+  number: number,
+  comment: string,
+  at = new Date(),
+  by: { login?: string; association?: string } = {},
+): string {
+  const login = by.login ?? COMMENTER;
   return JSON.stringify({
     action: 'created',
     issue: { number, html_url: issueUrl(number), title: `Issue ${number}`, body: 'The README is too short.' },
     comment: {
       id: 1000 + number,
       body: comment,
-      user: { login: 'octocat', type: 'User' },
+      user: { login, type: 'User' },
+      author_association: by.association ?? 'COLLABORATOR',
       html_url: `${issueUrl(number)}#issuecomment-${1000 + number}`,
       created_at: at.toISOString(),
     },
+    sender: { login, type: 'User' },
     ...where,
   });
 }
 
-/** `issues` (labeled): issue `number` got `label`. */
-export function labelDelivery(number: number, label: string): string {
+/** `issues` (labeled): issue `number` got `label` from `sender`. */
+export function labelDelivery(number: number, label: string, sender = COMMENTER): string {
   return JSON.stringify({
     action: 'labeled',
     label: { name: label },
+    sender: { login: sender, type: 'User' },
     issue: {
       number,
       html_url: issueUrl(number),
@@ -52,13 +69,16 @@ export function reviewDelivery(
   // by default (as for a fork GitHub no longer has).
   review: { state: string; body: string; base?: string; login?: string; head?: string; headRepo?: string },
 ): string {
+  const login = review.login ?? REVIEWER;
   return JSON.stringify({
     action: 'submitted',
+    sender: { login, type: 'User' },
     review: {
       id: 5000 + number,
       state: review.state,
       body: review.body,
-      user: { login: review.login ?? 'reviewer', type: 'User' },
+      user: { login, type: 'User' },
+      author_association: 'COLLABORATOR',
       html_url: `${pullUrl(number)}#pullrequestreview-${5000 + number}`,
       submitted_at: new Date().toISOString(),
     },

@@ -5,9 +5,12 @@ import type { AddressInfo } from 'node:net';
 /**
  * A small real GitHub REST server for tests, speaking the endpoints Hangar uses with GitHub's shapes and status
  * codes: installation tokens (the App's JWT checked for real, RS256 against the App's public key), repositories,
- * pull requests, issue comments, token revocation. Octokit is pointed at it with `baseUrl`. Every call is recorded
- * (with its Authorization header, so a test can say which credential was used).
+ * pull requests, issue comments, collaborators' permissions, token revocation. Octokit is pointed at it with
+ * `baseUrl`. Every call is recorded (with its Authorization header, so a test can say which credential was used).
  */
+
+/** A collaborator's role on a repository, as GitHub names them (`none`: not a collaborator). */
+export type CollaboratorRole = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
 
 export interface RecordedCall {
   method: string;
@@ -76,6 +79,8 @@ export class GitHubServer {
   readonly comments: Comment[] = [];
   private readonly installations = new Map<number, Installation>();
   private readonly repos = new Map<string, { owner: string; repo: string; defaultBranch: string }>();
+  /** Per lower-cased `owner/repo`, each lower-cased login's role. */
+  private readonly collaborators = new Map<string, Map<string, CollaboratorRole>>();
   private readonly server = http.createServer((request, response) => void this.handle(request, response));
   private nextId = 1000;
   private url = '';
@@ -101,6 +106,14 @@ export class GitHubServer {
 
   addRepo(owner: string, repo: string, defaultBranch = 'main'): void {
     this.repos.set(`${owner}/${repo}`.toLowerCase(), { owner, repo, defaultBranch });
+  }
+
+  /** Gives `login` a role on owner/repo (`none` takes it away), as the repository's settings would. */
+  setCollaborator(owner: string, repo: string, login: string, role: CollaboratorRole): void {
+    const key = `${owner}/${repo}`.toLowerCase();
+    const roles = this.collaborators.get(key) ?? new Map<string, CollaboratorRole>();
+    roles.set(login.toLowerCase(), role);
+    this.collaborators.set(key, roles);
   }
 
   addInstallation(id: number, account: string, repos: string[]): void {
@@ -215,6 +228,43 @@ export class GitHubServer {
     if (!match) throw new HttpError(404, 'Not Found');
     const [, owner, repo, rest = ''] = match as unknown as [string, string, string, string | undefined];
     const known = this.repos.get(`${owner}/${repo}`.toLowerCase());
+    match = /^\/collaborators\/([^/]+)\/permission$/.exec(rest);
+    if (match && method === 'GET') {
+      // Needs only the metadata permission every installation token has, for a repository the token covers.
+      this.requireRepoCoverage(authorization, owner, repo);
+      if (!known) throw new HttpError(404, 'Not Found');
+      const login = decodeURIComponent(match[1]!);
+      const role = this.collaborators.get(`${owner}/${repo}`.toLowerCase())?.get(login.toLowerCase()) ?? 'none';
+      // GitHub's `permission` is the legacy name of the role: maintain reads as write, triage as read.
+      const permission = role === 'maintain' ? 'write' : role === 'triage' ? 'read' : role;
+      return [200, { permission, role_name: role, user: { login, type: 'User' } }];
+    }
+    // Comments need the issues permission only (a token minted for a reply has nothing else).
+    match = /^\/issues\/(\d+)\/comments$/.exec(rest);
+    if (match && method === 'POST') {
+      this.requireRepoCoverage(authorization, owner, repo);
+      if (!known) throw new HttpError(404, 'Not Found');
+      this.requirePermission(authorization, 'issues');
+      const comment: Comment = {
+        id: this.nextId++,
+        owner,
+        repo,
+        issue: Number(match[1]),
+        body: String(body.body ?? ''),
+      };
+      this.comments.push(comment);
+      return [201, this.commentJson(comment)];
+    }
+    match = /^\/issues\/comments\/(\d+)$/.exec(rest);
+    if (match && method === 'PATCH') {
+      this.requireRepoCoverage(authorization, owner, repo);
+      if (!known) throw new HttpError(404, 'Not Found');
+      this.requirePermission(authorization, 'issues');
+      const comment = this.comments.find((c) => c.owner === owner && c.repo === repo && c.id === Number(match![1]));
+      if (!comment) throw new HttpError(404, 'Not Found');
+      comment.body = String(body.body ?? '');
+      return [200, this.commentJson(comment)];
+    }
     this.requireRepoAccess(authorization, owner, repo);
     if (!known) throw new HttpError(404, 'Not Found');
     if (rest === '' && method === 'GET') {
@@ -275,27 +325,6 @@ export class GitHubServer {
       if (typeof body.title === 'string') pull.title = body.title;
       if (typeof body.body === 'string') pull.body = body.body;
       return [200, this.pullJson(pull)];
-    }
-    match = /^\/issues\/(\d+)\/comments$/.exec(rest);
-    if (match && method === 'POST') {
-      this.requirePermission(authorization, 'issues');
-      const comment: Comment = {
-        id: this.nextId++,
-        owner,
-        repo,
-        issue: Number(match[1]),
-        body: String(body.body ?? ''),
-      };
-      this.comments.push(comment);
-      return [201, this.commentJson(comment)];
-    }
-    match = /^\/issues\/comments\/(\d+)$/.exec(rest);
-    if (match && method === 'PATCH') {
-      this.requirePermission(authorization, 'issues');
-      const comment = this.comments.find((c) => c.owner === owner && c.repo === repo && c.id === Number(match![1]));
-      if (!comment) throw new HttpError(404, 'Not Found');
-      comment.body = String(body.body ?? '');
-      return [200, this.commentJson(comment)];
     }
     throw new HttpError(404, 'Not Found');
   }
@@ -398,6 +427,15 @@ export class GitHubServer {
     if (!issued || issued.revoked || this.installations.get(issued.installationId)?.revoked)
       throw new HttpError(401, 'Bad credentials');
     return issued;
+  }
+
+  /** The token is alive and names the repository (whatever its permissions). */
+  private requireRepoCoverage(authorization: string | undefined, owner: string, repo: string): void {
+    const issued = this.tokenOf(authorization);
+    const name = `${owner}/${repo}`.toLowerCase();
+    const installation = this.installations.get(issued.installationId);
+    if (!installation?.repos.has(name)) throw new HttpError(404, 'Not Found');
+    if (issued.repositories.length > 0 && !issued.repositories.includes(name)) throw new HttpError(404, 'Not Found');
   }
 
   private requireRepoAccess(authorization: string | undefined, owner: string, repo: string): void {

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { harnessEnv } from './engine.js';
 import { GitFixtures } from './git.js';
 import { GitHttpServer } from './git-http.js';
-import { GitHubServer, testAppKey } from './github-server.js';
+import { COMMENTER, REVIEWER } from './github-deliveries.js';
+import { type CollaboratorRole, GitHubServer, testAppKey } from './github-server.js';
 import { startTestServer, type TestServer } from './server.js';
 
 /**
@@ -29,6 +30,11 @@ export interface GitHubStackOptions {
   logs?: (line: string) => void;
   /** false: no default environment (a file making its own); environmentId is then empty. */
   environment?: boolean;
+  /**
+   * Collaborators of every repository, by login: who may start runs from GitHub. By default the deliveries'
+   * commenter and reviewer (github-deliveries.ts) have write access; anyone else has none.
+   */
+  collaborators?: Record<string, CollaboratorRole>;
 }
 
 export interface GitHubStack {
@@ -69,7 +75,11 @@ export async function startGitHubStack(options: GitHubStackOptions): Promise<Git
     git = await GitHttpServer.start(fixtures.root, (password, owner, repo, write) =>
       started.allows(password, owner, repo, write),
     );
-    for (const { owner, repo } of options.repos) github.addRepo(owner, repo);
+    for (const { owner, repo } of options.repos) {
+      github.addRepo(owner, repo);
+      const collaborators = options.collaborators ?? { [COMMENTER]: 'write', [REVIEWER]: 'write' };
+      for (const [login, role] of Object.entries(collaborators)) github.setCollaborator(owner, repo, login, role);
+    }
     for (const { id, account, repos } of options.installations) github.addInstallation(id, account, repos);
     const keyFile = path.join(keyDirectory, 'app.pem');
     fs.writeFileSync(keyFile, key.privateKeyPem, { mode: 0o600 });

@@ -608,6 +608,17 @@ export interface paths {
                                 account?: string;
                                 /** @description The team secret holding a personal access token */
                                 token_secret?: string;
+                                /** @description The installation's service identity: the creator of runs started by GitHub users with write access whom the allow-list maps to no one (no grants of its own) */
+                                service_user_uid?: string;
+                                /** @description GitHub logins that start runs from the installation's repositories without write access, as the Hangar user given */
+                                allowed_logins?: {
+                                    /** @description A GitHub login (lower-cased) */
+                                    login: string;
+                                    /** @description The team member the login's runs are created as */
+                                    user_uid: string;
+                                    /** Format: date-time */
+                                    created_at: string;
+                                }[];
                                 /** Format: date-time */
                                 created_at: string;
                             }[];
@@ -701,6 +712,17 @@ export interface paths {
                                 account?: string;
                                 /** @description The team secret holding a personal access token */
                                 token_secret?: string;
+                                /** @description The installation's service identity: the creator of runs started by GitHub users with write access whom the allow-list maps to no one (no grants of its own) */
+                                service_user_uid?: string;
+                                /** @description GitHub logins that start runs from the installation's repositories without write access, as the Hangar user given */
+                                allowed_logins?: {
+                                    /** @description A GitHub login (lower-cased) */
+                                    login: string;
+                                    /** @description The team member the login's runs are created as */
+                                    user_uid: string;
+                                    /** Format: date-time */
+                                    created_at: string;
+                                }[];
                                 /** Format: date-time */
                                 created_at: string;
                             }[];
@@ -779,6 +801,221 @@ export interface paths {
                                 account?: string;
                                 /** @description The team secret holding a personal access token */
                                 token_secret?: string;
+                                /** @description The installation's service identity: the creator of runs started by GitHub users with write access whom the allow-list maps to no one (no grants of its own) */
+                                service_user_uid?: string;
+                                /** @description GitHub logins that start runs from the installation's repositories without write access, as the Hangar user given */
+                                allowed_logins?: {
+                                    /** @description A GitHub login (lower-cased) */
+                                    login: string;
+                                    /** @description The team member the login's runs are created as */
+                                    user_uid: string;
+                                    /** Format: date-time */
+                                    created_at: string;
+                                }[];
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/teams/{teamUid}/github/installations/{installationId}/allowed-logins/{login}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Let a GitHub login start runs from the installation's repositories, as a member of the team
+         * @description Without it, only GitHub users with write access to the repository start runs (created as the installation's service identity).
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    teamUid: string;
+                    /** @description The GitHub App installation's ID */
+                    installationId: number;
+                    /** @description A GitHub login */
+                    login: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The team member the login's runs are created as (their secret grants are what the runs may use) */
+                        user_uid: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            links: {
+                                installation_id?: number;
+                                /** @description The installation's organization or user: the owner it covers */
+                                account?: string;
+                                /** @description The team secret holding a personal access token */
+                                token_secret?: string;
+                                /** @description The installation's service identity: the creator of runs started by GitHub users with write access whom the allow-list maps to no one (no grants of its own) */
+                                service_user_uid?: string;
+                                /** @description GitHub logins that start runs from the installation's repositories without write access, as the Hangar user given */
+                                allowed_logins?: {
+                                    /** @description A GitHub login (lower-cased) */
+                                    login: string;
+                                    /** @description The team member the login's runs are created as */
+                                    user_uid: string;
+                                    /** Format: date-time */
+                                    created_at: string;
+                                }[];
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Take a GitHub login off an installation's allow-list */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    teamUid: string;
+                    /** @description The GitHub App installation's ID */
+                    installationId: number;
+                    /** @description A GitHub login */
+                    login: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            links: {
+                                installation_id?: number;
+                                /** @description The installation's organization or user: the owner it covers */
+                                account?: string;
+                                /** @description The team secret holding a personal access token */
+                                token_secret?: string;
+                                /** @description The installation's service identity: the creator of runs started by GitHub users with write access whom the allow-list maps to no one (no grants of its own) */
+                                service_user_uid?: string;
+                                /** @description GitHub logins that start runs from the installation's repositories without write access, as the Hangar user given */
+                                allowed_logins?: {
+                                    /** @description A GitHub login (lower-cased) */
+                                    login: string;
+                                    /** @description The team member the login's runs are created as */
+                                    user_uid: string;
+                                    /** Format: date-time */
+                                    created_at: string;
+                                }[];
                                 /** Format: date-time */
                                 created_at: string;
                             }[];
@@ -874,6 +1111,17 @@ export interface paths {
                                 account?: string;
                                 /** @description The team secret holding a personal access token */
                                 token_secret?: string;
+                                /** @description The installation's service identity: the creator of runs started by GitHub users with write access whom the allow-list maps to no one (no grants of its own) */
+                                service_user_uid?: string;
+                                /** @description GitHub logins that start runs from the installation's repositories without write access, as the Hangar user given */
+                                allowed_logins?: {
+                                    /** @description A GitHub login (lower-cased) */
+                                    login: string;
+                                    /** @description The team member the login's runs are created as */
+                                    user_uid: string;
+                                    /** Format: date-time */
+                                    created_at: string;
+                                }[];
                                 /** Format: date-time */
                                 created_at: string;
                             }[];
@@ -950,6 +1198,17 @@ export interface paths {
                                 account?: string;
                                 /** @description The team secret holding a personal access token */
                                 token_secret?: string;
+                                /** @description The installation's service identity: the creator of runs started by GitHub users with write access whom the allow-list maps to no one (no grants of its own) */
+                                service_user_uid?: string;
+                                /** @description GitHub logins that start runs from the installation's repositories without write access, as the Hangar user given */
+                                allowed_logins?: {
+                                    /** @description A GitHub login (lower-cased) */
+                                    login: string;
+                                    /** @description The team member the login's runs are created as */
+                                    user_uid: string;
+                                    /** Format: date-time */
+                                    created_at: string;
+                                }[];
                                 /** Format: date-time */
                                 created_at: string;
                             }[];
