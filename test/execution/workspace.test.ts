@@ -19,7 +19,9 @@ let hangar: TestServer;
 before(async () => {
   git.createRepo('acme', 'app', { 'README.md': '# app\n', 'setup.sh': 'echo from-setup > built.txt\n' });
   git.createRepo('acme', 'lib', { 'lib.txt': 'lib\n' });
-  hangar = await startTestServer(harnessEnv({}, { HANGAR_GIT_BASE_URL: git.baseUrl }));
+  // The data directory under a 0700 directory, as under root's home: a root server's run user cannot pass through
+  // it, and the workspaces are Hangar's own (issue 48); a 1777 /tmp parent hid that.
+  hangar = await startTestServer(harnessEnv({}, { HANGAR_GIT_BASE_URL: git.baseUrl }), { privateParent: true });
 });
 after(async () => {
   await hangar.stop();
@@ -99,7 +101,7 @@ describe('workspace and environment setup', () => {
     assert.ok(events.some((event: any) => event.event_type === 'vm_shutdown'));
     assert.equal((await hangar.request('GET', `/api/v1/environments/${environmentId}`)).body.setup_failed, true);
     // No workspace is left behind without a debug window.
-    assert.deepEqual(fs.readdirSync(`${dataDir()}/workspaces`), []);
+    assert.deepEqual(fs.readdirSync(`${workspaceDir()}`), []);
   });
 
   test('a repository that cannot be cloned fails the setup the same way', async () => {
@@ -123,9 +125,9 @@ describe('workspace and environment setup', () => {
     assert.equal(failed.status_message.error_code, 'environment_setup_failed');
     const until = Date.parse(failed.status_message.session_debug_until);
     assert.ok(until > Date.now(), 'the window is open');
-    const kept = fs.readdirSync(`${dataDir()}/workspaces`);
+    const kept = fs.readdirSync(`${workspaceDir()}`);
     assert.equal(kept.length, 1);
-    assert.ok(fs.existsSync(`${dataDir()}/workspaces/${kept[0]}/partial.txt`));
+    assert.ok(fs.existsSync(`${workspaceDir()}/${kept[0]}/partial.txt`));
 
     const followup = await hangar.request('POST', `/agent/runs/${runId}/followups`, {
       body: { message: 'why did it fail?' },
@@ -146,7 +148,7 @@ describe('workspace and environment setup', () => {
 
     // When the window closes the workspace goes; a later follow-up is the ordinary continuation.
     await hangar.server.engine!.debugSessions.close(runId);
-    assert.deepEqual(fs.readdirSync(`${dataDir()}/workspaces`), []);
+    assert.deepEqual(fs.readdirSync(`${workspaceDir()}`), []);
     const again = await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message: 'try again' } });
     assert.equal(again.status, 200);
     const retried = await waitForRun(
@@ -197,7 +199,9 @@ describe('HANGAR_WORKSPACE_DIR', () => {
     // Outside /tmp and the data directory, which the sandbox hides anyway: this checks that the workspace
     // directory itself is hidden.
     const workspaceDir = fs.mkdtempSync('/var/tmp/hangar-workspaces-');
-    const other = await startTestServer(harnessEnv({}, { HANGAR_WORKSPACE_DIR: workspaceDir }));
+    const other = await startTestServer(harnessEnv({}, { HANGAR_WORKSPACE_DIR: workspaceDir }), {
+      privateParent: true,
+    });
     try {
       fs.mkdirSync(`${workspaceDir}/another-run.1`);
       fs.writeFileSync(`${workspaceDir}/another-run.1/secret.txt`, 'not yours');
@@ -218,4 +222,4 @@ describe('HANGAR_WORKSPACE_DIR', () => {
   });
 });
 
-const dataDir = () => hangar.dataDir;
+const workspaceDir = () => hangar.workspaceDir;
