@@ -3,6 +3,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { REFUSAL_REPLIES } from '../../src/github/index.js';
+import { hangarCli } from '../support/cli.js';
 import { eventually, waitForState } from '../support/engine.js';
 import {
   APP_WEBHOOK_SECRET,
@@ -214,8 +215,13 @@ describe('who may start runs from GitHub', () => {
     const run = await startedRun(await comment(67, 'MAPPED-dev', 'NONE'));
     assert.equal(run.creator.uid, member.userUid);
 
-    // Taken off the list: refused again (and told, in a new thread).
-    assert.equal((await hangar.request('DELETE', path)).status, 200);
+    // Taken off the list (with the CLI): refused again (and told, in a new thread).
+    const removed = await hangarCli(
+      ['github', 'disallow', hangar.teamUid, '--installation', '7', '--login', 'Mapped-Dev', '--json'],
+      { url: hangar.url, apiKey: hangar.apiKey },
+    );
+    assert.equal(removed.code, 0, removed.stderr);
+    assert.deepEqual(JSON.parse(removed.stdout).links[0].allowed_logins, []);
     assert.deepEqual((await comment(68, 'mapped-dev', 'NONE')).body.runs, []);
     await eventually('the refusal is answered', () => repliesOn(68).length === 1);
     assert.equal((await hangar.request('DELETE', path)).status, 404);
