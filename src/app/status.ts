@@ -82,7 +82,7 @@ export async function instanceStatus(
     ...workspaceChecks(config),
     await gitCheck(config.gitBaseUrl, options.gitTimeoutMs ?? 5000),
     ...harnesses.checks,
-    ...harnessReachChecks(config),
+    ...harnessReachChecks(config, sandbox.kind),
     {
       name: 'model keys',
       ok: usable.length > 0 || executes,
@@ -190,7 +190,7 @@ function harnessStatus(config: Config): { lines: string[]; checks: Check[] } {
  * The operator's harness files a root server's run user cannot reach (issue 48: a checkout under /root, mode 0700,
  * runs its example harness as that user, which cannot pass through /root): one sentence each, with the way out.
  */
-export function unreachableHarnessFiles(config: Config): string[] {
+export function unreachableHarnessFiles(config: Config, copied: boolean): string[] {
   const user = config.runUser;
   if (!user || process.getuid?.() !== 0) return [];
   const problems: string[] = [];
@@ -202,17 +202,24 @@ export function unreachableHarnessFiles(config: Config): string[] {
       const blocking = blockingDirectory(path.dirname(file), user);
       if (blocking)
         problems.push(
-          `harness ${harness.name}: the run user (uid ${user.uid}) cannot reach ${file}: it cannot pass through ${describeBlocking(blocking)}; make it passable (chmod o+x ${blocking.path}) or put the harness where the run user can read it`,
+          `harness ${harness.name}: the run user (uid ${user.uid}) cannot reach ${file}: it cannot pass through ${describeBlocking(blocking)}` +
+            (copied
+              ? '; bwrap shows its sandbox a copy of the file alone (what lies beside it, a package, stays out of reach)'
+              : '; its runs will fail') +
+            `. Make it passable (chmod o+x ${blocking.path}) or put the harness where the run user can read it`,
         );
     }
   }
   return problems;
 }
 
-function harnessReachChecks(config: Config): Check[] {
-  return unreachableHarnessFiles(config).map((detail) => ({
+/** Under bwrap the sandbox gets a copy of such a file (operatorCopies): a warning; elsewhere the runs fail. */
+function harnessReachChecks(config: Config, sandboxKind: string): Check[] {
+  const copied = sandboxKind === 'bwrap';
+  return unreachableHarnessFiles(config, copied).map((detail) => ({
     name: 'run user reaches the harnesses',
-    ok: false,
+    ok: copied,
+    ...(copied ? { warning: true } : {}),
     detail,
   }));
 }

@@ -16,7 +16,7 @@ let holders = 0;
  * when the last holder lets go (releaseRunReadableFiles, at a server's or worker's stop), and one a killed process
  * left is removed by the next process that makes its own.
  */
-export function runReadableFile(name: string, content: string): string {
+export function runReadableFile(name: string, content: string | Buffer, mode = 0o644): string {
   const existing = made.get(name);
   if (existing) return existing;
   if (!directory) {
@@ -25,7 +25,8 @@ export function runReadableFile(name: string, content: string): string {
     fs.chmodSync(directory, 0o711);
   }
   const file = path.join(directory, name);
-  fs.writeFileSync(file, content, { mode: 0o644, flag: 'wx' });
+  fs.writeFileSync(file, content, { mode, flag: 'wx' });
+  fs.chmodSync(file, mode);
   made.set(name, file);
   return file;
 }

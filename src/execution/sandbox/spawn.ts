@@ -4,6 +4,8 @@ import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { boundWithout, sandboxRoot } from './bwrap-root.js';
 import { commandFileBinds } from './command-files.js';
+import { type OperatorCopy, operatorCopies } from './operator-copies.js';
+import { blockingDirectory } from './workspace-root.js';
 import { leaderStartTime, markedProcesses, SANDBOX_MARK } from './marked-processes.js';
 import { apiRoute, connectSandbox, type Disconnect, sandboxResolvConf, writeIdMaps } from './network.js';
 import { processTable } from './proc.js';
@@ -31,6 +33,8 @@ export function bwrapArguments(
   visible: string[] = [],
   /** The user bwrap runs as, when not the server's own (the run user of a root server). */
   runAs?: RunUser,
+  /** Operator files out of that user's reach, shown as copies at their own paths (operatorCopies). */
+  copies: OperatorCopy[] = [],
 ): string[] {
   // fd 3 receives {"child-pid": N}: the sandbox's PID 1, which is what gets killed (see spawnSandboxed).
   // No capability inside either, even for a sandbox started by root without a run user (bwrap keeps them for uid 0).
@@ -43,7 +47,8 @@ export function bwrapArguments(
     return stat ? [{ file, directory: stat.isDirectory() }] : [];
   });
   const hiddenDirectories = hidden.filter((entry) => entry.directory).map((entry) => entry.file);
-  args.push(...sandboxRoot(hiddenDirectories, runAs));
+  // The directories in the way of an operator's copied file are left empty, so that its path can be made in them.
+  args.push(...sandboxRoot([...hiddenDirectories, ...copies.map((entry) => entry.blocking)], runAs));
   args.push('--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/run');
   // What must stay visible under those (a checkout in /tmp), read-only, without the hidden paths in it.
   for (const bind of visible) args.push(...boundWithout(realPath(bind), hiddenDirectories, runAs));
@@ -51,6 +56,7 @@ export function bwrapArguments(
   for (const directory of hiddenDirectories) args.push('--dir', directory);
   // A file is covered by /dev/null, which reads as nothing.
   for (const entry of hidden) if (!entry.directory) args.push('--ro-bind', '/dev/null', entry.file);
+  for (const { copy, file } of copies) args.push('--ro-bind', copy, file);
   if (options.allowNetwork) args.push('--ro-bind', sandboxResolvConf(), realPath('/etc/resolv.conf'));
   const cwd = realPath(options.cwd);
   // bwrap leaves the user namespace hold (fd 4) open in the sandbox: the command starts behind the same closer.
@@ -222,7 +228,11 @@ export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
       ...(options.mode.readOnlyPaths ?? []),
       ...commandFileBinds(options.operatorFiles ?? [], options.operatorFiles?.includes(command) ? program : undefined),
     ];
-    argv = [bwrap, ...bwrapArguments(options, visible, runAs && process.getuid?.() === 0 ? runAs : undefined)];
+    const sandboxUser = runAs && process.getuid?.() === 0 ? runAs : undefined;
+    const operator = [...(options.operatorFiles ?? []), ...(options.operatorFiles?.includes(command) ? [program] : [])];
+    // bwrap, as the run user, could not bind what that user cannot reach: the operator's files among it are copied.
+    const reachable = visible.filter((bind) => !sandboxUser || !blockingDirectory(bind, sandboxUser));
+    argv = [bwrap, ...bwrapArguments(options, reachable, sandboxUser, operatorCopies(operator, sandboxUser))];
   } else argv = ['setpriv', ...processModePrivileges(runAs), ...argv];
   // Started early: the route is resolved while bwrap sets up.
   const route = network ? apiRoute(options.mode.apiUrl()) : undefined;
