@@ -622,13 +622,11 @@ export class Execution {
     // before the spawn: an engine that dies before the intent leaves the run CLAIMED, and its takeback puts it back in
     // the queue, as nothing of its agent ran; one that dies between the intent and the record may have left a harness
     // that ran (it wrote its first line before the record), so the takeback ends the run ERROR, retryable, instead.
-    // What the harness starts with is read with the intent: the follow-ups waiting, which the start takes (later ones
-    // are delivered below like any follow-up). A ledger that cannot read them without taking them (a worker's link)
-    // records the start first, as before.
+    // So what the harness starts with is read before either: the conversation so far and the follow-ups waiting,
+    // which the start takes (later ones are delivered below like any follow-up), and its GitHub credentials. A ledger
+    // that cannot read the follow-ups without taking them (a worker's link) records the start first, as before.
     const agentBegan = performance.now();
-    const waiting = context.ledger.beginAgentStart
-      ? await context.ledger.beginAgentStart(run.id, run.execution_id)
-      : undefined;
+    const waiting = context.ledger.waitingFollowups ? await context.ledger.waitingFollowups(run.id) : undefined;
     const recordStart = () =>
       this.transition(
         'CLAIMED',
@@ -711,6 +709,15 @@ export class Execution {
     let startRecorded!: (recorded: boolean) => void;
     const recorded = new Promise<boolean>((resolve) => (startRecorded = resolve));
     if (recordedFirst) startRecorded(true);
+    const env = withGuestGit(
+      {
+        ...context.ledger.variables(run.id, run.execution_id),
+        ...(this.github ? await this.github.prepareHarness(workspace) : {}),
+      },
+      this.guestGitHome,
+    );
+    if (this.stopping) return;
+    if (!recordedFirst) await context.ledger.markAgentStart?.(run.id, run.execution_id);
     this.agentMayHaveRun = true;
     const { session, result } = await startHarnessRun(
       context,
@@ -726,13 +733,7 @@ export class Execution {
         history,
         workspace,
         workspaceOwner: context.workspaces.owner,
-        env: withGuestGit(
-          {
-            ...context.ledger.variables(run.id, run.execution_id),
-            ...(this.github ? await this.github.prepareHarness(workspace) : {}),
-          },
-          this.guestGitHome,
-        ),
+        env,
         agentConfig: run.agent_config,
         ...builtIn,
       },

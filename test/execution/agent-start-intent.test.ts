@@ -7,6 +7,7 @@ import pg from 'pg';
 import { generateApiKey } from '../../src/platform/crypto.js';
 import { RunLifecycle } from '../../src/runs/index.js';
 import { eventually, getRun, harnessEnv, script, timelineTypes, waitForState } from '../support/engine.js';
+import { engineWaitsOnTranscript } from '../support/engine-locks.js';
 import { databaseEnv, onPostgres, stopChild } from '../support/processes.js';
 import { privatePostgresUnavailable, startPrivatePostgres } from '../support/private-postgres.js';
 import { createRun } from '../support/runs.js';
@@ -27,7 +28,7 @@ test('a gone engine’s run is queued again without an intent to start its agent
   const claimed = await lifecycle.claim('engine-that-dies', 0, { global: 10, perTeam: 10 }, 10);
   assert.deepEqual(claimed.map((run) => run.id).sort(), [starting, notStarted].sort());
   const execution = claimed.find((run) => run.id === starting)!.execution_id;
-  await lifecycle.beginAgentStarts('engine-that-dies', [{ runId: starting, executionId: execution }]);
+  await lifecycle.markAgentStarts('engine-that-dies', [{ runId: starting, executionId: execution }]);
 
   const taken = await lifecycle.takeBack({ graceSeconds: 0 });
   assert.equal(taken.taken, 2);
@@ -47,7 +48,7 @@ test('an intent left by an execution that was queued again does not mark the nex
   const lifecycle = new RunLifecycle(hangar.db);
   const runId = await createRun(hangar, { prompt: script({ say: 'hi' }) });
   const [first] = await lifecycle.claim('engine-a', 60, { global: 10, perTeam: 10 }, 10);
-  await lifecycle.beginAgentStarts('engine-a', [{ runId, executionId: first!.execution_id }]);
+  await lifecycle.markAgentStarts('engine-a', [{ runId, executionId: first!.execution_id }]);
   // Its executor knew the harness was never spawned (a database blip before it, a shutdown): queued again.
   await lifecycle.requeue({ id: runId, owner: 'engine-a', executionId: first!.execution_id }, 'test');
   await lifecycle.claim('engine-b', 0, { global: 10, perTeam: 10 }, 10);
@@ -160,15 +161,7 @@ test('a database restart before the agent starts puts the run back in the queue,
     (await hangar.request('POST', `/agent/runs/${runId}/followups`, { body: { message: 'again' } })).status,
     200,
   );
-  await eventually(
-    'the engine waits on the transcript table',
-    async () =>
-      (
-        await client.query(
-          `SELECT 1 FROM pg_locks WHERE NOT granted AND relation = 'run_transcript'::regclass AND pid <> pg_backend_pid()`,
-        )
-      ).rows.length > 0,
-  );
+  await engineWaitsOnTranscript(client);
   await cluster.stop('fast');
   await client.end().catch(() => undefined);
   await cluster.start();

@@ -3,22 +3,10 @@ import { test } from 'node:test';
 import pg from 'pg';
 import { generateApiKey } from '../../src/platform/crypto.js';
 import { eventually, harnessEnv, script, timelineTypes, waitForState } from '../support/engine.js';
+import { engineWaitsOnTranscript } from '../support/engine-locks.js';
 import { databaseEnv, onPostgres, stopChild } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
 import { createTestDatabase, spawnServer, startTestServer, type TestServer } from '../support/server.js';
-
-/** Resolves once another session (the engine) waits for the lock `client` holds on the transcript table. */
-async function engineWaitsOnTranscript(client: pg.Client): Promise<void> {
-  await eventually(
-    'the engine waits on the transcript table',
-    async () =>
-      (
-        await client.query(
-          `SELECT 1 FROM pg_locks WHERE NOT granted AND relation = 'run_transcript'::regclass AND pid <> pg_backend_pid()`,
-        )
-      ).rows.length > 0,
-  );
-}
 
 /**
  * Issue 23 item 6: `agent_started` was recorded before the harness process existed, so an engine that died in
