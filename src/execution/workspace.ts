@@ -179,25 +179,13 @@ export class Workspaces {
       'rm -f -- "../$3"',
       'git bundle create "../$3" HEAD 2>&1 || exit 1',
     ].join('\n');
-    const output = new OutputTail();
-    const child = spawnSandboxed({
-      mode: this.options.sandbox,
-      argv: ['sh', '-c', script, 'sh', repo, message, bundle],
-      cwd: directory,
-      env: scrubbedEnvironment({ GIT_TERMINAL_PROMPT: '0' }, home),
-      hiddenPaths: this.options.hiddenPaths,
-      allowNetwork: false,
-      timeoutMs: this.options.setupTimeoutMs,
-      maxOutputBytes: this.options.maxOutputBytes,
-      keepStdinOpen: false,
-    });
-    child.onStdoutLine((line) => output.push(line));
-    child.onStderrLine((line) => output.push(line));
-    const exit = await child.exited;
+    const exit = await this.runOffline(
+      directory,
+      ['sh', '-c', script, 'sh', repo, message, bundle],
+      scrubbedEnvironment({ GIT_TERMINAL_PROMPT: '0' }, home),
+    );
     if (exit.code !== 0)
-      throw new Error(
-        `committing the changes of ${repo} failed: ${failureReason(output.lines()) ?? `exit ${exit.code}`}`,
-      );
+      throw new Error(`committing the changes of ${repo} failed: ${failureReason(exit.output) ?? `exit ${exit.code}`}`);
     try {
       return await WorkspaceFiles.with(directory, this.options.owner, (files) => files.readFile(bundle, { maxBytes }));
     } finally {
@@ -217,12 +205,30 @@ export class Workspaces {
     repos: string[],
   ): Promise<{ ok: true; home: string } | { ok: false; message: string }> {
     const home = await workspaceHome(directory, this.options.owner);
+    const exit = await this.runOffline(
+      directory,
+      ['sh', '-c', GUEST_GIT_CLEANUP, 'sh', ...repos],
+      scrubbedEnvironment(guestGitEnvironment({ GIT_TERMINAL_PROMPT: '0' }, home), home),
+    );
+    if (exit.code === 0) return { ok: true, home };
+    return {
+      ok: false,
+      message: `Hangar could not clear the git settings the environment's setup left (${failureReason(exit.output) ?? `exit ${exit.code}`}): the run of a team that does not own the environment does not start with them`,
+    };
+  }
+
+  /** Runs a command of Hangar's own in the workspace's sandbox, without network, within setup's limits. */
+  private async runOffline(
+    directory: string,
+    argv: string[],
+    env: Record<string, string>,
+  ): Promise<{ code: number | null; output: string[] }> {
     const output = new OutputTail();
     const child = spawnSandboxed({
       mode: this.options.sandbox,
-      argv: ['sh', '-c', GUEST_GIT_CLEANUP, 'sh', ...repos],
+      argv,
       cwd: directory,
-      env: scrubbedEnvironment(guestGitEnvironment({ GIT_TERMINAL_PROMPT: '0' }, home), home),
+      env,
       hiddenPaths: this.options.hiddenPaths,
       allowNetwork: false,
       timeoutMs: this.options.setupTimeoutMs,
@@ -232,11 +238,7 @@ export class Workspaces {
     child.onStdoutLine((line) => output.push(line));
     child.onStderrLine((line) => output.push(line));
     const exit = await child.exited;
-    if (exit.code === 0) return { ok: true, home };
-    return {
-      ok: false,
-      message: `Hangar could not clear the git settings the environment's setup left (${failureReason(output.lines()) ?? `exit ${exit.code}`}): the run of a team that does not own the environment does not start with them`,
-    };
+    return { code: exit.code, output: output.lines() };
   }
 
   /** Whether setup commands get network (HANGAR_SETUP_NETWORK). */

@@ -2,9 +2,16 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { pruneDeliveries } from '../../src/webhooks/store.js';
-import { eventually, harnessEnv, script } from '../support/engine.js';
+import { harnessEnv } from '../support/engine.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { createWebhook, deliver, deliveryLog, signers, type CreatedWebhook } from '../support/webhooks.js';
+import {
+  type CreatedWebhook,
+  deliver,
+  deliveryLog,
+  runsStartedBy,
+  signers,
+  webhookWithAutomation,
+} from '../support/webhooks.js';
 
 /**
  * Issue 21, item 9: a captured signed delivery replayed byte for byte under a fresh delivery-ID header (which
@@ -20,47 +27,14 @@ describe('security: replayed webhook deliveries with a fresh delivery ID', () =>
   after(() => hangar.stop());
 
   /** A signed webhook with an automation that starts a run for every delivery it evaluates. */
-  async function hookWithAutomation(scheme: string): Promise<CreatedWebhook> {
+  function hookWithAutomation(scheme: string): Promise<CreatedWebhook> {
     const secret =
       scheme === 'github' || scheme === 'standard_webhooks' ? undefined : `${scheme}-secret-${randomUUID()}`;
-    const name = `${scheme}-${randomUUID().slice(0, 8)}`;
-    const hook = await createWebhook(hangar, {
-      name,
-      auth_mode: 'signature',
+    return webhookWithAutomation(hangar, {
+      name: `${scheme}-${randomUUID().slice(0, 8)}`,
       signature_scheme: scheme,
       ...(secret ? { secret } : {}),
     });
-    const automation = await hangar.request('POST', '/api/v1/factory/automations', {
-      body: {
-        name,
-        prompt: script({ say: 'deploying' }),
-        triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid] } }],
-      },
-    });
-    assert.equal(automation.status, 201, JSON.stringify(automation.body));
-    return hook;
-  }
-
-  /** The runs the webhook's automation started, once every accepted delivery has been evaluated. */
-  async function runsStarted(hook: CreatedWebhook): Promise<number> {
-    await eventually('every accepted delivery evaluated', async () => {
-      const waiting = await hangar.db
-        .selectFrom('webhook_deliveries')
-        .select('seq')
-        .where('webhook_uid', '=', hook.uid)
-        .where('status', '=', 'Accepted')
-        .where('evaluated_at', 'is', null)
-        .execute();
-      return waiting.length === 0;
-    });
-    // The automation has the webhook's name, and its runs take the automation's name as title.
-    const runs = await hangar.db
-      .selectFrom('runs')
-      .select('id')
-      .where('source', '=', 'WEBHOOK')
-      .where('title', '=', hook.name)
-      .execute();
-    return runs.length;
   }
 
   /** The provider's own delivery-ID header, or the generic one for providers that send none. */
@@ -96,7 +70,7 @@ describe('security: replayed webhook deliveries with a fresh delivery ID', () =>
           [`original-${scheme}`, 'Accepted'],
         ],
       );
-      assert.equal(await runsStarted(hook), 1, 'the replay started no second run');
+      assert.equal(await runsStartedBy(hangar, hook), 1, 'the replay started no second run');
 
       // A new signed body under the accepted ID is a Duplicate too: the interface's identity rule (issue 48).
       const next = JSON.stringify({ event: 'deploy', scheme, nonce: randomUUID() });
@@ -113,7 +87,7 @@ describe('security: replayed webhook deliveries with a fresh delivery ID', () =>
       });
       assert.equal(sent.status, 202);
       assert.equal((await deliveryLog(hangar, hook.uid))[0]!.status, 'Accepted');
-      assert.equal(await runsStarted(hook), 2);
+      assert.equal(await runsStartedBy(hangar, hook), 2);
     });
   }
 
@@ -124,14 +98,14 @@ describe('security: replayed webhook deliveries with a fresh delivery ID', () =>
     assert.equal((await deliver(hook.url, raw, captured)).status, 202);
     const later = JSON.stringify({ event: 'push', nonce: randomUUID() });
     assert.equal((await deliver(hook.url, later, await signers.github!(later, hook.secret))).status, 202);
-    assert.equal(await runsStarted(hook), 2);
+    assert.equal(await runsStartedBy(hangar, hook), 2);
     // Retention as if the original were a week old and 50 deliveries had come since: only the latest entry stays.
     await pruneDeliveries(hangar.db, 1, 0);
     assert.deepEqual((await deliveryLog(hangar, hook.uid)).length, 1, 'the original is gone from the log');
     const replayed = await deliver(hook.url, raw, { ...captured, 'x-github-delivery': 'after-retention' });
     assert.equal(replayed.status, 202);
     assert.equal((await deliveryLog(hangar, hook.uid))[0]!.status, 'Duplicate');
-    assert.equal(await runsStarted(hook), 2);
+    assert.equal(await runsStartedBy(hangar, hook), 2);
   });
 
   test("standard_webhooks: the signed message ID decides, so the provider's retry (new timestamp and signature) is a Duplicate", async () => {
@@ -157,6 +131,6 @@ describe('security: replayed webhook deliveries with a fresh delivery ID', () =>
       (await deliveryLog(hangar, hook.uid)).map((entry) => entry.status),
       ['Duplicate', 'Accepted'],
     );
-    assert.equal(await runsStarted(hook), 1);
+    assert.equal(await runsStartedBy(hangar, hook), 1);
   });
 });

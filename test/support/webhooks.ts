@@ -3,6 +3,7 @@ import { sign as signGithub } from '@octokit/webhooks-methods';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { Webhook as SvixWebhook } from 'svix';
+import { eventually, script } from './engine.js';
 import type { TestServer } from './server.js';
 
 /**
@@ -97,4 +98,46 @@ export async function deliveryLog(
   if (response.status !== 200)
     throw new Error(`reading the log failed: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body.deliveries;
+}
+
+/**
+ * A signed webhook (`body`: its name, scheme, secret, ...) with an automation of the same name that starts a run for
+ * every delivery it evaluates: tests of which deliveries count count the runs.
+ */
+export async function webhookWithAutomation(
+  hangar: TestServer,
+  body: { name: string; signature_scheme: string } & Record<string, unknown>,
+): Promise<CreatedWebhook> {
+  const hook = await createWebhook(hangar, { auth_mode: 'signature', ...body });
+  const automation = await hangar.request('POST', '/api/v1/factory/automations', {
+    body: {
+      name: body.name,
+      prompt: script({ say: 'deploying' }),
+      triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid] } }],
+    },
+  });
+  if (automation.status !== 201)
+    throw new Error(`creating the automation failed: ${automation.status} ${JSON.stringify(automation.body)}`);
+  return hook;
+}
+
+/** The runs a webhookWithAutomation's automation started (titled with its name), once every accepted delivery is evaluated. */
+export async function runsStartedBy(hangar: TestServer, hook: CreatedWebhook): Promise<number> {
+  await eventually('every accepted delivery evaluated', async () => {
+    const waiting = await hangar.db
+      .selectFrom('webhook_deliveries')
+      .select('seq')
+      .where('webhook_uid', '=', hook.uid)
+      .where('status', '=', 'Accepted')
+      .where('evaluated_at', 'is', null)
+      .execute();
+    return waiting.length === 0;
+  });
+  const runs = await hangar.db
+    .selectFrom('runs')
+    .select('id')
+    .where('source', '=', 'WEBHOOK')
+    .where('title', '=', hook.name)
+    .execute();
+  return runs.length;
 }

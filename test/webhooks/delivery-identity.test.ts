@@ -1,9 +1,16 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { eventually, harnessEnv, script } from '../support/engine.js';
+import { harnessEnv } from '../support/engine.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { createWebhook, deliver, deliveryLog, signers, type CreatedWebhook } from '../support/webhooks.js';
+import {
+  type CreatedWebhook,
+  deliver,
+  deliveryLog,
+  runsStartedBy,
+  signers,
+  webhookWithAutomation,
+} from '../support/webhooks.js';
 
 /**
  * Issue 48, item 2: the interface's identity rule for signed webhooks. "A delivery whose identity was already
@@ -19,46 +26,14 @@ describe('webhook delivery identity: an accepted ID is a Duplicate, whatever the
   });
   after(() => hangar.stop());
 
-  async function hookWithAutomation(scheme: string, extra: Record<string, unknown> = {}): Promise<CreatedWebhook> {
-    const name = `identity-${scheme}-${randomUUID().slice(0, 8)}`;
-    const hook = await createWebhook(hangar, {
-      name,
-      auth_mode: 'signature',
+  function hookWithAutomation(scheme: string, extra: Record<string, unknown> = {}): Promise<CreatedWebhook> {
+    return webhookWithAutomation(hangar, {
+      name: `identity-${scheme}-${randomUUID().slice(0, 8)}`,
       signature_scheme: scheme,
       // Standard Webhooks secrets are generated (whsec_...); the others take ours.
       ...(scheme === 'standard_webhooks' ? {} : { secret: `${scheme}-secret-${randomUUID()}` }),
       ...extra,
     });
-    const automation = await hangar.request('POST', '/api/v1/factory/automations', {
-      body: {
-        name,
-        prompt: script({ say: 'deploying' }),
-        triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid] } }],
-      },
-    });
-    assert.equal(automation.status, 201, JSON.stringify(automation.body));
-    return hook;
-  }
-
-  /** The runs the webhook's automation started (titled with its name), once every accepted delivery is evaluated. */
-  async function runsStarted(hook: CreatedWebhook): Promise<number> {
-    await eventually('every accepted delivery evaluated', async () => {
-      const waiting = await hangar.db
-        .selectFrom('webhook_deliveries')
-        .select('seq')
-        .where('webhook_uid', '=', hook.uid)
-        .where('status', '=', 'Accepted')
-        .where('evaluated_at', 'is', null)
-        .execute();
-      return waiting.length === 0;
-    });
-    const runs = await hangar.db
-      .selectFrom('runs')
-      .select('id')
-      .where('source', '=', 'WEBHOOK')
-      .where('title', '=', hook.name)
-      .execute();
-    return runs.length;
   }
 
   const event = () => JSON.stringify({ event: 'deploy', nonce: randomUUID() });
@@ -125,12 +100,12 @@ describe('webhook delivery identity: an accepted ID is a Duplicate, whatever the
           ['evt-1', 'Accepted'],
         ],
       );
-      assert.equal(await runsStarted(hook), 1, 'the reused ID started no second run');
+      assert.equal(await runsStartedBy(hangar, hook), 1, 'the reused ID started no second run');
 
       // That body, under an ID of its own, is a new event: the Duplicate did not spend its replay key.
       assert.equal((await deliver(hook.url, other, await signed(other, 'evt-2'))).status, 202);
       assert.equal((await deliveryLog(hangar, hook.uid))[0]!.status, 'Accepted');
-      assert.equal(await runsStarted(hook), 2);
+      assert.equal(await runsStartedBy(hangar, hook), 2);
 
       // The replay protection stays: the captured first delivery under a fresh ID starts nothing. Where the ID is
       // signed (Standard Webhooks, Svix) the signature no longer matches; elsewhere the signed body is a Duplicate.
@@ -141,7 +116,7 @@ describe('webhook delivery identity: an accepted ID is a Duplicate, whatever the
         const latest = (await deliveryLog(hangar, hook.uid))[0]!;
         assert.deepEqual([latest.delivery_id, latest.status], ['evt-3', 'Duplicate']);
       }
-      assert.equal(await runsStarted(hook), 2);
+      assert.equal(await runsStartedBy(hangar, hook), 2);
     });
   }
 
@@ -158,6 +133,6 @@ describe('webhook delivery identity: an accepted ID is a Duplicate, whatever the
     assert.equal(log.length, 20);
     assert.equal(log.filter((entry) => entry.status === 'Accepted').length, 1);
     assert.equal(log.filter((entry) => entry.status === 'Duplicate').length, 19);
-    assert.equal(await runsStarted(hook), 1);
+    assert.equal(await runsStartedBy(hangar, hook), 1);
   });
 });
