@@ -622,42 +622,11 @@ export class Execution {
     // before the spawn: an engine that dies before the intent leaves the run CLAIMED, and its takeback puts it back in
     // the queue, as nothing of its agent ran; one that dies between the intent and the record may have left a harness
     // that ran (it wrote its first line before the record), so the takeback ends the run ERROR, retryable, instead.
-    // So what the harness starts with is read before either: the conversation so far and the follow-ups waiting,
-    // which the start takes (later ones are delivered below like any follow-up), and its GitHub credentials. A ledger
-    // that cannot read the follow-ups without taking them (a worker's link) records the start first, as before.
+    // So what the harness starts with is read before either (the conversation so far, its GitHub credentials), and
+    // the follow-ups waiting, which the start takes, with the intent (later ones are delivered below like any
+    // follow-up). A ledger that cannot read the follow-ups without taking them (a worker's link) records the start
+    // just before the spawn instead.
     const agentBegan = performance.now();
-    const waiting = context.ledger.waitingFollowups ? await context.ledger.waitingFollowups(run.id) : undefined;
-    const recordStart = () =>
-      this.transition(
-        'CLAIMED',
-        'INPROGRESS',
-        [
-          {
-            type: 'agent_started',
-            payload: {
-              harness: harness.name,
-              ...(modelId ? { model_id: modelId } : {}),
-              // From the end of setup to the harness process (its files, history, spawn): the last step's time.
-              start_ms: Math.round(performance.now() - agentBegan),
-            },
-          },
-        ],
-        {
-          started: true,
-          conversationId,
-          harness: harness.name,
-          ...(modelId ? { modelId } : {}),
-          takeInputs: true,
-          ...(waiting ? { takeInputsUpTo: waiting.at(-1)?.seq ?? '0' } : {}),
-          // Counted where the start is recorded (the server, also for a worker's execution).
-          setupSeconds: (performance.now() - this.began) / 1000,
-        },
-      );
-    const recordedFirst = waiting === undefined ? await recordStart() : undefined;
-    if (recordedFirst) {
-      if (!recordedFirst.moved) return;
-      this.agentStarted = true;
-    }
     // A new conversation has no earlier executions to replay.
     const continuing = run.conversation_id !== null || run.execution_id > 1;
     const history = continuing
@@ -706,9 +675,6 @@ export class Execution {
       this.overBudget = { cap, spent };
       void this.session?.cancel();
     };
-    let startRecorded!: (recorded: boolean) => void;
-    const recorded = new Promise<boolean>((resolve) => (startRecorded = resolve));
-    if (recordedFirst) startRecorded(true);
     const env = withGuestGit(
       {
         ...context.ledger.variables(run.id, run.execution_id),
@@ -717,7 +683,44 @@ export class Execution {
       this.guestGitHome,
     );
     if (this.stopping) return;
-    if (!recordedFirst) await context.ledger.markAgentStart?.(run.id, run.execution_id);
+    // The intent to start, with the follow-ups the harness starts with, in one statement (batched across starts).
+    const waiting = context.ledger.beginAgentStart
+      ? await context.ledger.beginAgentStart(run.id, run.execution_id)
+      : undefined;
+    const recordStart = () =>
+      this.transition(
+        'CLAIMED',
+        'INPROGRESS',
+        [
+          {
+            type: 'agent_started',
+            payload: {
+              harness: harness.name,
+              ...(modelId ? { model_id: modelId } : {}),
+              // From the end of setup to the harness process (its files, history, spawn): the last step's time.
+              start_ms: Math.round(performance.now() - agentBegan),
+            },
+          },
+        ],
+        {
+          started: true,
+          conversationId,
+          harness: harness.name,
+          ...(modelId ? { modelId } : {}),
+          takeInputs: true,
+          ...(waiting ? { takeInputsUpTo: waiting.at(-1)?.seq ?? '0' } : {}),
+          // Counted where the start is recorded (the server, also for a worker's execution).
+          setupSeconds: (performance.now() - this.began) / 1000,
+        },
+      );
+    const recordedFirst = waiting === undefined ? await recordStart() : undefined;
+    if (recordedFirst) {
+      if (!recordedFirst.moved) return;
+      this.agentStarted = true;
+    }
+    let startRecorded!: (recorded: boolean) => void;
+    const recorded = new Promise<boolean>((resolve) => (startRecorded = resolve));
+    if (recordedFirst) startRecorded(true);
     this.agentMayHaveRun = true;
     const { session, result } = await startHarnessRun(
       context,

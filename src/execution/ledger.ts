@@ -18,7 +18,6 @@ import type {
 import * as store from './store.js';
 import type { TaskTokens } from './task-token.js';
 import { AgentStarts } from './agent-starts.js';
-import { WaitingFollowups } from './waiting-followups.js';
 import type { EngineWrites } from './writes.js';
 
 /** Where an execution's artifacts go: the artifacts slice in the server, its harness-support API from a worker. */
@@ -45,16 +44,12 @@ export interface RunLedger {
   transcript(rows: TranscriptRow[]): Promise<void>;
   finish(finish: Finish): Promise<FinishResult>;
   /**
-   * Follow-ups not yet given to the agent, oldest first, left where they are (the agent's start takes them, see
-   * Transition.takeInputsUpTo). Absent where they cannot be read without taking them (a worker's link, which records
-   * the start itself before the spawn).
+   * Records the intent to start the agent, right before its harness is spawned (a takeback then never runs it twice),
+   * and returns the follow-ups not yet given to it, oldest first, left where they are (the agent's start takes them,
+   * see Transition.takeInputsUpTo). Absent where they cannot be read without taking them (a worker's link, which
+   * records the start itself before the spawn).
    */
-  waitingFollowups?(runId: string): Promise<FollowupInput[]>;
-  /**
-   * Records the intent to start the agent, right before its harness is spawned: a takeback then ends the run rather
-   * than running its agent twice. Absent where the start itself is recorded before the spawn (a worker's link).
-   */
-  markAgentStart?(runId: string, executionId: number): Promise<void>;
+  beginAgentStart?(runId: string, executionId: number): Promise<FollowupInput[]>;
   /** Follow-ups not yet given to the agent, oldest first; they count as delivered from now on. */
   takeFollowups(runId: string, executionId: number): Promise<FollowupInput[]>;
   /** Follow-ups that could not be written to the harness after all: the next execution takes them. */
@@ -146,18 +141,11 @@ export class DatabaseLedger implements RunLedger {
     return this.options.writes.finish(finish);
   }
 
-  private waiting: WaitingFollowups | undefined;
-
-  waitingFollowups(runId: string) {
-    this.waiting ??= new WaitingFollowups(this.options.db);
-    return this.waiting.of(runId);
-  }
-
   private starts: AgentStarts | undefined;
 
-  markAgentStart(runId: string, executionId: number) {
+  beginAgentStart(runId: string, executionId: number) {
     this.starts ??= new AgentStarts(this.options.lifecycle, this.options.engineId);
-    return this.starts.intend(runId, executionId);
+    return this.starts.begin(runId, executionId);
   }
 
   takeFollowups(runId: string) {

@@ -46,27 +46,6 @@ export async function usageBefore(db: Kysely<DB>, runId: string): Promise<Record
 }
 
 /**
- * The agent's follow-ups not yet delivered for each of `runIds`, oldest first, in their order (read only: the run
- * lifecycle takes them). One statement for many runs: every run start asks (see WaitingFollowups).
- */
-export async function waitingFollowups(
-  db: Kysely<DB>,
-  runIds: string[],
-): Promise<Array<Array<{ seq: string; message: string }>>> {
-  const rows = await db
-    .selectFrom('run_inputs')
-    .select(['run_id', 'seq', 'message'])
-    .where('run_id', 'in', runIds)
-    .where('purpose', '=', 'agent')
-    .where('delivered_at', 'is', null)
-    .orderBy('seq')
-    .execute();
-  return runIds.map((runId) =>
-    rows.filter((row) => row.run_id === runId).map(({ seq, message }) => ({ seq, message })),
-  );
-}
-
-/**
  * Which of these executions' workspaces (`<run id>.<execution id>`, see Workspaces.create) may still be in use by
  * some engine, whichever replica it runs on: the execution is the run's current one and the run is held (an engine
  * that died holds it until its lease is taken back), or its sandbox is still being stopped after a cancel (within

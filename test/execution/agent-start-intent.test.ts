@@ -28,7 +28,7 @@ test('a gone engine’s run is queued again without an intent to start its agent
   const claimed = await lifecycle.claim('engine-that-dies', 0, { global: 10, perTeam: 10 }, 10);
   assert.deepEqual(claimed.map((run) => run.id).sort(), [starting, notStarted].sort());
   const execution = claimed.find((run) => run.id === starting)!.execution_id;
-  await lifecycle.markAgentStarts('engine-that-dies', [{ runId: starting, executionId: execution }]);
+  await lifecycle.beginAgentStarts('engine-that-dies', [{ runId: starting, executionId: execution }]);
 
   const taken = await lifecycle.takeBack({ graceSeconds: 0 });
   assert.equal(taken.taken, 2);
@@ -48,7 +48,7 @@ test('an intent left by an execution that was queued again does not mark the nex
   const lifecycle = new RunLifecycle(hangar.db);
   const runId = await createRun(hangar, { prompt: script({ say: 'hi' }) });
   const [first] = await lifecycle.claim('engine-a', 60, { global: 10, perTeam: 10 }, 10);
-  await lifecycle.markAgentStarts('engine-a', [{ runId, executionId: first!.execution_id }]);
+  await lifecycle.beginAgentStarts('engine-a', [{ runId, executionId: first!.execution_id }]);
   // Its executor knew the harness was never spawned (a database blip before it, a shutdown): queued again.
   await lifecycle.requeue({ id: runId, owner: 'engine-a', executionId: first!.execution_id }, 'test');
   await lifecycle.claim('engine-b', 0, { global: 10, perTeam: 10 }, 10);

@@ -68,10 +68,12 @@ test('an engine that dies before the harness process exists leaves the run to be
 
 /**
  * The other side of recording the start after the harness exists: the follow-ups the harness is started with are
- * read first, so one that arrives between that read and the start must neither be lost (taken with the start but
- * never given) nor given twice. The engine is held between the two on the same lock.
+ * read last before the spawn (with the intent to start it), so one that arrives while the engine reads the
+ * conversation so far is given to the execution starting, once, neither lost nor given twice. The engine is held in
+ * that read on the same lock. (One that arrives between the follow-ups' read and the start record goes to the next
+ * execution: the start takes only the inputs it read, `takeInputsUpTo`; that window holds no read to stop it in.)
  */
-test('a follow-up that arrives while the harness starts is given to the next execution, once', {
+test('a follow-up that arrives while the harness is being started is given to the starting execution, once', {
   skip: onPostgres() ? false : 'holding the engine on a lock takes a second connection (PostgreSQL)',
 }, async (t) => {
   const database = await createTestDatabase();
@@ -98,10 +100,10 @@ test('a follow-up that arrives while the harness starts is given to the next exe
       .select(['state', 'execution_id'])
       .where('id', '=', runId)
       .executeTakeFirstOrThrow();
-    return run.execution_id === 3 && run.state === 'SUCCEEDED';
+    return run.execution_id === 2 && run.state === 'SUCCEEDED';
   });
   const given = await followupsGiven(client, runId);
-  assert.deepEqual(given, { 1: [], 2: ['first'], 3: ['late'] });
+  assert.deepEqual(given, { 1: [], 2: ['first', 'late'] });
 });
 
 function followup(hangar: TestServer, runId: string, message: string) {

@@ -16,7 +16,7 @@ import {
   takeBack,
 } from './leases.js';
 import { deleteEndedRuns } from './retention.js';
-import { type AgentStart, markAgentStarts } from './start-intents.js';
+import { type AgentStart, beginAgentStarts } from './start-intents.js';
 import { recordUsage } from './usage.js';
 import {
   observeClaimed,
@@ -161,9 +161,12 @@ export class RunLifecycle {
     return results;
   }
 
-  /** `owner` is about to spawn these executions' harnesses: a takeback then never queues them again in silence. */
-  markAgentStarts(owner: string, starts: AgentStart[]): Promise<void> {
-    return markAgentStarts(this.db, owner, starts);
+  /**
+   * `owner` is about to spawn these executions' harnesses: the intent is recorded (a takeback then never queues them
+   * again in silence) and each one's waiting follow-ups are read, in one statement.
+   */
+  beginAgentStarts(owner: string, starts: AgentStart[]): Promise<FollowupInput[][]> {
+    return beginAgentStarts(this.db, owner, starts);
   }
 
   /** Puts a run `owner` holds whose agent never started back in the queue. */
