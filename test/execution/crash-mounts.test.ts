@@ -12,9 +12,9 @@ import { BASE_IMAGE, testEngines } from '../support/container-engines.js';
 import { eventually, outputTexts, waitForState } from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
 import { databaseEnv, stopChild } from '../support/processes.js';
-import { createRun } from '../support/runs.js';
+import { createRun, spawnedServerClient } from '../support/runs.js';
 import { listensOn } from '../support/listening.js';
-import { createTestDatabase, freePort, spawnServer, type TestDatabase, type TestServer } from '../support/server.js';
+import { createTestDatabase, freePort, spawnServer, type TestDatabase } from '../support/server.js';
 import { HANGAR_FROM_SOURCES } from '../support/typescript.js';
 
 // Issue 48, item 3: a warm workspace's overlay survives a SIGKILL of its server, and the restarted server answered
@@ -32,27 +32,6 @@ function mountsUnder(directory: string): string[] {
     .split('\n')
     .map((line) => line.split(' ')[4] ?? '')
     .filter((point) => point.startsWith(`${real}/`));
-}
-
-/** What the run helpers need of a server: its API, with the bootstrap key. */
-function client(url: string, apiKey: string): TestServer {
-  return {
-    url,
-    apiUrl: `${url}/api/v1`,
-    apiKey,
-    async request(method: string, urlPath: string, options: { body?: unknown } = {}) {
-      const response = await fetch(`${url}${urlPath.startsWith('/api/') ? urlPath : `/api/v1${urlPath}`}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${apiKey}`,
-          ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
-        },
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      });
-      const text = await response.text();
-      return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
-    },
-  } as unknown as TestServer;
 }
 
 /**
@@ -139,7 +118,7 @@ for (const sandbox of sandboxes) {
     test('the restarted server is ready only once the killed execution’s overlay is gone', async () => {
       const first = await spawnServer(env);
       server = first.child;
-      const hangar = client(first.url, apiKey);
+      const hangar = spawnedServerClient(first.url, apiKey);
       const created = await hangar.request('POST', '/api/v1/environments', {
         body: {
           name: 'warm',
@@ -168,7 +147,7 @@ for (const sandbox of sandboxes) {
       const second = await startWatchingReadiness(env, () => mountsUnder(workspaces));
       server = second.child;
       assert.deepEqual(second.atReady, [], 'nothing is mounted under the workspace root once ready');
-      const restarted = client(second.url, apiKey);
+      const restarted = spawnedServerClient(second.url, apiKey);
       const again = await createRun(restarted, { prompt: 'cat app/built', config });
       assert.equal((await waitForState(restarted, again, 'SUCCEEDED', 'FAILED', 'ERROR')).state, 'SUCCEEDED');
     });

@@ -7,8 +7,8 @@ import { generateApiKey } from '../../src/platform/crypto.js';
 import { harnessEnv, script, waitForState } from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
 import { databaseEnv, stopChild } from '../support/processes.js';
-import { createRun } from '../support/runs.js';
-import { createTestDatabase, spawnServer, type TestDatabase, type TestServer } from '../support/server.js';
+import { createRun, spawnedServerClient } from '../support/runs.js';
+import { createTestDatabase, spawnServer, type TestDatabase } from '../support/server.js';
 
 // Issue 47, "also found": each server left a `hangar-run-files-*` directory (the clones' git config, a networked
 // sandbox's resolv.conf) in the system's temporary directory, never removed.
@@ -17,26 +17,6 @@ const rootSkip = process.getuid?.() === 0 ? false : 'only a root server clones a
 /** This machine's run-files directories of process `pid`. */
 function runFilesOf(pid: number): string[] {
   return fs.readdirSync(os.tmpdir()).filter((name) => name.startsWith(`hangar-run-files-${pid}-`));
-}
-
-/** What the run helpers need of a server: its API, with the bootstrap key. */
-function client(url: string, apiKey: string): TestServer {
-  return {
-    url,
-    apiKey,
-    async request(method: string, urlPath: string, options: { body?: unknown } = {}) {
-      const response = await fetch(`${url}${urlPath.startsWith('/api/') ? urlPath : `/api/v1${urlPath}`}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${apiKey}`,
-          ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
-        },
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      });
-      const text = await response.text();
-      return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
-    },
-  } as unknown as TestServer;
 }
 
 describe('the run-readable files of a server', { skip: rootSkip, timeout: 180_000 }, () => {
@@ -64,7 +44,7 @@ describe('the run-readable files of a server', { skip: rootSkip, timeout: 180_00
   async function serverThatCloned(): Promise<ChildProcess> {
     const started = await spawnServer(env);
     children.push(started.child);
-    const hangar = client(started.url, apiKey);
+    const hangar = spawnedServerClient(started.url, apiKey);
     const created = await hangar.request('POST', '/api/v1/environments', {
       body: { name: `env ${Math.random()}`, github_repos: [{ owner: 'acme', repo: 'app' }] },
     });

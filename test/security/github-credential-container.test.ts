@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { BASE_IMAGE, testEngines } from '../support/container-engines.js';
 import { outputTexts, script, waitForState } from '../support/engine.js';
-import { type GitHubStack, startGitHubStack } from '../support/github-stack.js';
+import { type GitHubStack, linkPersonalToken, startGitHubStack } from '../support/github-stack.js';
 import { createRun } from '../support/runs.js';
 
 // Issue 47.4 in a container: the harness's git credential helper finds a node in the image's container (Hangar's
@@ -32,16 +32,7 @@ describe('the git credential helper in a container', { skip: skipReason }, () =>
         HANGAR_SETUP_NETWORK: 'false',
       },
     });
-    const { hangar, github } = stack;
-    github.addPersonalToken(PAT, ['other/svc']);
-    assert.equal(
-      (await hangar.request('POST', '/api/v1/secrets', { body: { name: 'GITHUB_PAT', value: PAT } })).status,
-      201,
-    );
-    const linked = await hangar.request('PUT', `/api/v1/admin/teams/${hangar.teamUid}/github/token-secret`, {
-      body: { secret_name: 'GITHUB_PAT' },
-    });
-    assert.equal(linked.status, 200, JSON.stringify(linked.body));
+    await linkPersonalToken(stack, { teamUid: stack.hangar.teamUid }, PAT, ['other/svc']);
   });
   after(() => stack?.stop());
 

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { eventually, harnessEnv, outputTexts, script, waitForState } from '../support/engine.js';
-import { type GitHubStack, startGitHubStack } from '../support/github-stack.js';
+import { type GitHubStack, linkPersonalToken, startGitHubStack } from '../support/github-stack.js';
 import { stopChild } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
 import { startWorker, waitForConnections, type WorkerProcess } from '../support/workers.js';
@@ -51,16 +51,8 @@ before(async () => {
     link: [7],
     env: { HANGAR_SANDBOX: 'process' },
   });
-  const { hangar, github } = stack;
-  github.addPersonalToken(PAT, ['other/svc']);
-  assert.equal(
-    (await hangar.request('POST', '/api/v1/secrets', { body: { name: 'GITHUB_PAT', value: PAT } })).status,
-    201,
-  );
-  const linked = await hangar.request('PUT', `/api/v1/admin/teams/${hangar.teamUid}/github/token-secret`, {
-    body: { secret_name: 'GITHUB_PAT' },
-  });
-  assert.equal(linked.status, 200, JSON.stringify(linked.body));
+  const { hangar } = stack;
+  await linkPersonalToken(stack, { teamUid: hangar.teamUid }, PAT, ['other/svc']);
   const environment = await hangar.request('POST', '/api/v1/environments', {
     body: { name: 'svc with the PAT', github_repos: [{ owner: 'other', repo: 'svc' }] },
   });

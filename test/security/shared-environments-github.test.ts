@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { getRun, script } from '../support/engine.js';
-import { type GitHubStack, startGitHubStack } from '../support/github-stack.js';
+import { type GitHubStack, linkPersonalToken, startGitHubStack } from '../support/github-stack.js';
 
 // Issue 47 finding 6, the GitHub side: a guest team's GitHub tokens are its secrets too. Team A's environment names
 // a repository that team B's linked installation covers; in B's run there, A's setup (and whatever it planted) could
@@ -36,13 +36,7 @@ before(async () => {
     body: { team_uid: guest.teamUid },
   });
   assert.equal(shared.status, 200, JSON.stringify(shared.body));
-  stack.github.addPersonalToken(PAT, ['other/svc']);
-  const secret = { body: { name: 'GITHUB_PAT', value: PAT }, apiKey: guest.apiKey };
-  assert.equal((await hangar.request('POST', '/api/v1/secrets', secret)).status, 201);
-  const token = await hangar.request('PUT', `/api/v1/admin/teams/${guest.teamUid}/github/token-secret`, {
-    body: { secret_name: 'GITHUB_PAT' },
-  });
-  assert.equal(token.status, 200, JSON.stringify(token.body));
+  await linkPersonalToken(stack, guest, PAT, ['other/svc']);
   const created = await hangar.request('POST', '/api/v1/environments', {
     body: { name: 'svc', github_repos: [{ owner: 'other', repo: 'svc' }] },
   });

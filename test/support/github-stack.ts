@@ -109,3 +109,26 @@ export async function startGitHubStack(options: GitHubStackOptions): Promise<Git
     throw error;
   }
 }
+
+/**
+ * Gives a team a personal access token the GitHub double accepts for `repos`: kept as the team secret GITHUB_PAT
+ * (made with `apiKey`, a key of that team's) and linked as the team's token secret by an instance administrator.
+ */
+export async function linkPersonalToken(
+  stack: GitHubStack,
+  team: { teamUid: string; apiKey?: string },
+  token: string,
+  repos: string[],
+): Promise<void> {
+  const { hangar, github } = stack;
+  github.addPersonalToken(token, repos);
+  const secret = await hangar.request('POST', '/api/v1/secrets', {
+    body: { name: 'GITHUB_PAT', value: token },
+    ...(team.apiKey ? { apiKey: team.apiKey } : {}),
+  });
+  assert.equal(secret.status, 201, JSON.stringify(secret.body));
+  const linked = await hangar.request('PUT', `/api/v1/admin/teams/${team.teamUid}/github/token-secret`, {
+    body: { secret_name: 'GITHUB_PAT' },
+  });
+  assert.equal(linked.status, 200, JSON.stringify(linked.body));
+}

@@ -79,3 +79,27 @@ export async function addEnvironmentWithRepos(hangar: TestServer, repos: string[
     throw new Error(`environment create failed: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body.uid as string;
 }
+
+/**
+ * What the run helpers (createRun, waitForState, ...) need of a server this process did not start (spawnServer's):
+ * its API, with a key. The other fields of a TestServer are not there.
+ */
+export function spawnedServerClient(url: string, apiKey: string): TestServer {
+  return {
+    url,
+    apiUrl: `${url}/api/v1`,
+    apiKey,
+    async request(method: string, urlPath: string, options: { body?: unknown } = {}) {
+      const response = await fetch(`${url}${urlPath.startsWith('/api/') ? urlPath : `/api/v1${urlPath}`}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${apiKey}`,
+          ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      });
+      const text = await response.text();
+      return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+    },
+  } as unknown as TestServer;
+}
