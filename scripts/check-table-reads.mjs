@@ -27,7 +27,7 @@ const ALLOWED = {
     tables: ['teams', 'users', 'agent_identities'],
     reason: "an environment's creator and the teams it is shared with are shown by name: joined in the listing query",
   },
-  'src/execution/store.ts': {
+  'src/execution/engine/store.ts': {
     tables: ['run_attachments', 'run_transcript', 'runs'],
     reason:
       "the engine reads the run it executes (attachments, the conversation's transcript, usage so far) on the run's path",

@@ -1,10 +1,10 @@
 // The public surface of the execution slice: other slices and the composition root import only this module.
-export type { EngineContext, ExecutionContext } from './context.js';
-export { Engine } from './engine.js';
-export { EnginePresence } from './engine-presence.js';
-export { TakebackLoop } from './takeback-loop.js';
-export { Execution } from './executor.js';
-export { eventReader, transcriptFormat } from './harness-run.js';
+export type { EngineContext, ExecutionContext } from './run/context.js';
+export { Engine } from './engine/engine.js';
+export { EnginePresence } from './engine/presence.js';
+export { TakebackLoop } from './engine/takeback-loop.js';
+export { Execution } from './run/executor.js';
+export { eventReader, transcriptFormat } from './run/harness-run.js';
 export { PROXY_PROVIDERS } from './harnesses/cli/proxied.js';
 export { AGENT_CLIS, locateBinary } from './harnesses/cli/index.js';
 export { HarnessStartError, type Harness, type TranscriptLine } from './harnesses/harness.js';
@@ -17,15 +17,15 @@ export {
   type EnvironmentSetups,
   type FollowupInput,
   type RunLedger,
-} from './ledger.js';
-export { resolveRunModel } from './run-model.js';
+} from './run/ledger.js';
+export { resolveRunModel } from './model/run-model.js';
 export {
   activeModelMeter,
   type MeteredUsage,
   type MeterReservation,
   teamHeld,
   type TeamBudgetState,
-} from './model-meter.js';
+} from './model/meter.js';
 export {
   allowRunUserToWorkspaces,
   blockingDirectory,
@@ -36,7 +36,7 @@ export {
   runUserWarning,
   WorkspaceRootUnreachable,
 } from './sandbox/index.js';
-export { containerPolicy } from './container-policy.js';
+export { containerPolicy } from './sandbox/container/policy.js';
 export {
   conversationHistory,
   engineAlive,
@@ -44,8 +44,8 @@ export {
   type RunFile,
   usageBefore,
   workspacesInUse,
-} from './store.js';
-export { TaskTokens } from './task-token.js';
-export { sandboxHiddenPaths, Workspaces } from './workspace.js';
-export { EngineWrites } from './writes.js';
+} from './engine/store.js';
+export { TaskTokens } from './engine/task-token.js';
+export { sandboxHiddenPaths, Workspaces } from './workspace/workspace.js';
+export { EngineWrites } from './engine/writes.js';
 export { warmStartsFor, WarmStarts } from './warm/index.js';

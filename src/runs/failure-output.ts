@@ -4,7 +4,7 @@ import type { DB } from '../database.js';
 /**
  * What the failing command of a FAILED or ERROR run printed (issue 26), next to its error: the setup command's or
  * clone's output, or the harness's stderr, as the timeline events of the run's last execution recorded them
- * (`environment_setup_step_failed`'s output_tail, the end event's stderr_tail; src/execution/output-tail.ts chose
+ * (`environment_setup_step_failed`'s output_tail, the end event's stderr_tail; src/execution/run/output-tail.ts chose
  * the lines).
  */
 export interface FailureOutput {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { resolveSandboxMode } from '../../src/execution/sandbox/mode.js';
-import { Workspaces } from '../../src/execution/workspace.js';
+import { Workspaces } from '../../src/execution/workspace/workspace.js';
 import { GitObjectCache } from '../../src/platform/git/object-cache.js';
 
 // Warm workspaces (issue 28) are overlays mounted on the host over a snapshot: writes never reach the snapshot, and

@@ -1,7 +1,7 @@
 import type { ResolvedDefinition } from '../../mcp/index.js';
 import type { ResolvedModel } from '../../models/index.js';
 import type { TaskOfExecution } from '../../runs/index.js';
-import type { FileOwner } from '../workspace-files.js';
+import type { FileOwner } from '../workspace/files.js';
 
 /**
  * One execution's worth of work for a harness: the run's prompt plus everything said since, and where to work.

@@ -5,7 +5,7 @@ export { redactingLedger } from './ledger.js';
 export { SplitLineRedaction } from './split-lines.js';
 
 import type { Redactor } from '../../platform/redaction/redactor.js';
-import type { ExecutionContext } from '../context.js';
+import type { ExecutionContext } from '../run/context.js';
 import { redactingLedger } from './ledger.js';
 
 /** The context an execution works in with its run's values redacted from all it writes. */

@@ -1,8 +1,8 @@
 import { Redactor } from '../../platform/redaction/redactor.js';
 import type { ResolvedDefinition } from '../../mcp/index.js';
 import { authSecretName, isBuiltInHarness } from '../../models/index.js';
-import type { BuiltInSetup } from '../built-in-setup.js';
-import type { ExecutionContext } from '../context.js';
+import type { BuiltInSetup } from '../model/built-in-setup.js';
+import type { ExecutionContext } from '../run/context.js';
 import type { Harness } from '../harnesses/harness.js';
 
 /** Names of environment variables that hold credentials (a command harness's `env` may also hold plain settings). */

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { removeTree, type FileOwner } from '../workspace-files.js';
+import { removeTree, type FileOwner } from '../workspace/files.js';
 
 const run = promisify(execFile);
 

@@ -8,8 +8,8 @@ import type {
   SnapshotScope,
 } from '../../environments/index.js';
 import { repoKey } from '../../environments/index.js';
-import type { Workspaces, SetupResult } from '../workspace.js';
-import { WorkspaceFiles } from '../workspace-files.js';
+import type { Workspaces, SetupResult } from '../workspace/workspace.js';
+import { WorkspaceFiles } from '../workspace/files.js';
 import { snapshotKeys, touchesLockfile, type SnapshotKeys } from './key.js';
 import type { SnapshotFiles } from './snapshot-files.js';
 import type { SnapshotImages } from '../sandbox/container/snapshot-images.js';

@@ -31,7 +31,7 @@ const EVICTION_INTERVAL_MS = 60_000;
  *
  * Clones never borrow from the mirror (no alternates): a run could otherwise write where the mirror's objects are. A
  * root server's clones hard-link the mirror's object files, which stay root's and read-only (0444, as git makes
- * them) in every checkout (see execution/linked-clone.ts); git never changes an object file in place (it writes new
+ * them) in every checkout (see execution/workspace/linked-clone.ts); git never changes an object file in place (it writes new
  * ones under temporary names and renames them, and a gc unlinks old ones), so a linked file keeps its bytes. A
  * server whose runs share its uid copies the packs instead (`--no-hardlinks`). Either way, nothing a run does in its
  * checkout reaches the mirror.

@@ -1,7 +1,7 @@
 import type { ResolvedDefinition } from '../../../mcp/index.js';
 import type { ResolvedModel } from '../../../models/index.js';
 import type { HarnessEvent } from '../../../runs/index.js';
-import type { WorkspaceFiles } from '../../workspace-files.js';
+import type { WorkspaceFiles } from '../../workspace/files.js';
 
 /** What a CLI is started with: its arguments (after the binary) and the variables it needs besides the sandbox's. */
 export interface CliInvocation {

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { scrubbedEnvironment, spawnSandboxed } from '../../sandbox/index.js';
 import type { SandboxMode } from '../../sandbox/types.js';
-import { HOME_DIRECTORY, workspaceHome } from '../../workspace.js';
-import { WorkspaceFiles } from '../../workspace-files.js';
+import { HOME_DIRECTORY, workspaceHome } from '../../workspace/workspace.js';
+import { WorkspaceFiles } from '../../workspace/files.js';
 import {
   HarnessStartError,
   type Harness,

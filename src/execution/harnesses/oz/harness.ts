@@ -1,7 +1,7 @@
 import type { AddressPolicy } from '../../../platform/net/address-policy.js';
 import { scrubbedEnvironment } from '../../sandbox/index.js';
 import type { SandboxExit, SandboxMode } from '../../sandbox/types.js';
-import { workspaceHome } from '../../workspace.js';
+import { workspaceHome } from '../../workspace/workspace.js';
 import {
   HarnessStartError,
   type Harness,

@@ -1,6 +1,6 @@
 import { streamText, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
 import type { HarnessEvent } from '../../../runs/index.js';
-import type { FileOwner } from '../../workspace-files.js';
+import type { FileOwner } from '../../workspace/files.js';
 import { describeWorkspace, systemPrompt } from './prompt.js';
 import { DEFAULT_TOOL_LIMITS, TOOL_CATEGORIES, createOzTools, type OzToolContext, type OzToolLimits } from './tools.js';
 

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { normalized, workspaceRelative, WorkspacePathError } from '../../workspace-files.js';
+import { normalized, workspaceRelative, WorkspacePathError } from '../../workspace/files.js';
 
 /** A tool asked for a path outside the workspace; its message is what the model reads. */
 export class PathEscapeError extends Error {
@@ -13,7 +13,7 @@ export class PathEscapeError extends Error {
 /**
  * A tool's `requested` path (relative to the workspace, or absolute inside it) as a path relative to the workspace
  * root, '' for the root. Only text is looked at here: `..` climbing out and absolute paths elsewhere are refused;
- * links are resolved (beneath the root) when the file is opened, by workspace-files.ts.
+ * links are resolved (beneath the root) when the file is opened, by workspace/files.ts.
  */
 export async function resolveInWorkspace(workspace: string, requested: string): Promise<string> {
   const raw = requested.trim() === '' ? '.' : requested;

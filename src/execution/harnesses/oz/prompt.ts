@@ -1,4 +1,4 @@
-import { WorkspaceFiles } from '../../workspace-files.js';
+import { WorkspaceFiles } from '../../workspace/files.js';
 
 const AGENT_PROMPT = `You are oz, the coding agent built into Hangar. You work autonomously on the task you are given, inside a workspace directory, using your tools. Investigate before changing things, make the change, and check it (run the tests or the build when there are any). Keep going until the task is done, then finish with a short summary of what you did as plain text, without calling a tool.`;
 

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { tool, type ToolSet } from 'ai';
 import { z } from 'zod';
-import { WorkspaceFiles, type FileOwner } from '../../workspace-files.js';
+import { WorkspaceFiles, type FileOwner } from '../../workspace/files.js';
 import type { HarnessEvent } from '../../../runs/index.js';
 import { displayPath, resolveInWorkspace } from './paths.js';
 import { runShell, type ShellOptions, type ShellResult } from './shell.js';
@@ -92,7 +92,7 @@ function defineTools(context: OzToolContext): ToolSet {
   const { workspace, limits } = context;
   const resolve = (requested: string) => resolveInWorkspace(workspace, requested);
   // The tools run in the server, on a workspace the run's own processes change meanwhile: every file is reached
-  // through workspace-files.ts (handle-relative, no link followed out of the workspace, no check-then-reopen).
+  // through workspace/files.ts (handle-relative, no link followed out of the workspace, no check-then-reopen).
   const inWorkspace = <T>(use: (files: WorkspaceFiles) => Promise<T>) =>
     WorkspaceFiles.with(workspace, context.workspaceOwner, use);
 
