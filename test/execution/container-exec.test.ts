@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnInContainer } from '../../src/execution/sandbox/container/exec.js';
-import type { SandboxSpawnOptions } from '../../src/execution/sandbox/types.js';
+import type { SandboxSpawnOptions } from '../../src/execution/sandbox/backend.js';
 import { BASE_IMAGE, testEngines } from '../support/container-engines.js';
 
 // A process in an execution's container waits for what must be in place before it (the API relay, which the

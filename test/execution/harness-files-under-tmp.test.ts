@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import YAML from 'yaml';
-import { commandFileBinds } from '../../src/execution/sandbox/command-files.js';
+import { commandFileBinds } from '../../src/execution/sandbox/bwrap/command-files.js';
 import { resolveSandboxMode } from '../../src/execution/sandbox/index.js';
 import { waitForState } from '../support/engine.js';
 import { createRun } from '../support/runs.js';

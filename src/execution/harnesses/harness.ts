@@ -1,4 +1,4 @@
-import type { SandboxExit } from '../sandbox/types.js';
+import type { SandboxExit } from '../sandbox/backend.js';
 import type { HarnessEvent } from '../../runs/index.js';
 import type { HarnessTask } from './task.js';
 

@@ -1,6 +1,6 @@
 import type { Config } from '../../config.js';
 import { AddressPolicy } from '../../platform/net/address-policy.js';
-import type { SandboxMode } from '../sandbox/types.js';
+import type { SandboxMode } from '../sandbox/backend.js';
 import { AGENT_CLIS, CliHarness } from './cli/index.js';
 import { CommandHarness } from './command.js';
 import type { Harness } from './harness.js';

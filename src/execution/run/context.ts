@@ -5,7 +5,7 @@ import type { Redactor } from '../../platform/redaction/redactor.js';
 import type { RunLifecycle } from '../../runs/index.js';
 import type { Harness } from '../harnesses/harness.js';
 import type { RunLedger } from './ledger.js';
-import type { SandboxMode } from '../sandbox/types.js';
+import type { SandboxMode } from '../sandbox/backend.js';
 import type { WarmStarts } from '../warm/warm-start.js';
 import type { Workspaces } from '../workspace/workspace.js';
 

@@ -22,7 +22,7 @@ import { addBuiltInSecrets, operatorRedactor, redactedContext } from '../redacti
 import { registryOf } from '../sandbox/container/pull.js';
 import { guestRunOf, guestSecretsRefusal, withGuestGit, withholdsTeamSecrets } from './guest-run.js';
 import { environmentImageProblem } from '../../platform/image-reference.js';
-import type { SandboxOpenRequest } from '../sandbox/types.js';
+import type { SandboxOpenRequest } from '../sandbox/backend.js';
 import { isDatabaseUnavailable } from '../../platform/db/sql-state.js';
 
 /** How a run ends when the database went away after its agent may have started: nothing says what it did. */

@@ -1,6 +1,6 @@
 import type { Harness, HarnessSession, HarnessTask } from '../harnesses/harness.js';
 import { protocolEvents, type HarnessEvent } from '../../runs/index.js';
-import type { SandboxExit } from '../sandbox/types.js';
+import type { SandboxExit } from '../sandbox/backend.js';
 import { TranscriptWriter } from './transcript-writer.js';
 import type { TranscriptRow } from '../../runs/index.js';
 import type { ExecutionContext } from './context.js';

@@ -5,4 +5,4 @@ export { blockingDirectory, describeBlocking, placeWorkspaces, WorkspaceRootUnre
 export { LineSplitter } from './process-output.js';
 export { holdRunReadableFiles } from './run-readable-file.js';
 export { spawnSandboxed } from './spawn.js';
-export type { RunUser, SandboxExit, SandboxMode, SandboxSpawnOptions, SandboxedProcess } from './types.js';
+export type { RunUser, SandboxExit, SandboxMode, SandboxSpawnOptions, SandboxedProcess } from './backend.js';

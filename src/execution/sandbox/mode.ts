@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ContainerBackend, type ContainerBackendOptions } from './container/backend.js';
-import type { RunUser, SandboxMode } from './types.js';
+import type { RunUser, SandboxMode } from './backend.js';
 
 const NOT_ISOLATED =
   'Harness runs are NOT isolated: they can read and write anything this server can, including its data directory, ' +

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { SandboxExit, SandboxedProcess } from './types.js';
+import type { SandboxExit, SandboxedProcess } from './backend.js';
 
 /** Splits a byte stream into lines; bytes are decoded per line, so a character split across chunks stays whole. */
 export class LineSplitter {

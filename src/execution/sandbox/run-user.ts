@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RunUser } from './types.js';
+import type { RunUser } from './backend.js';
 
 /** The warning logged at start when the server itself runs as root; undefined otherwise. */
 export function runUserWarning(runAs: RunUser | undefined): string | undefined {

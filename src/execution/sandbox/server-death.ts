@@ -14,7 +14,7 @@ import { SANDBOX_MARK } from './marked-processes.js';
  *   group each such leader heads, until none is left.
  * A process that both cleared its environment and left the sandbox's process group escapes, as it escapes a cancel.
  *
- * The pasta that gives a networked bwrap sandbox its egress carries a mark too (network.ts): it outlives its server
+ * The pasta that gives a networked bwrap sandbox its egress carries a mark too (bwrap/pasta.ts): it outlives its server
  * otherwise.
  */
 

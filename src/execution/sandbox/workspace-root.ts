@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../../config.js';
-import type { RunUser } from './types.js';
+import type { RunUser } from './backend.js';
 
 /**
  * Hangar's own place for workspaces on a root server whose run user cannot reach the configured ones (issue 48):

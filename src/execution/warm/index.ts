@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../../config.js';
 import type { DB } from '../../database.js';
 import { EnvironmentSnapshots } from '../../environments/index.js';
-import type { SandboxMode } from '../sandbox/types.js';
+import type { SandboxMode } from '../sandbox/backend.js';
 import type { Workspaces } from '../workspace/workspace.js';
 import { ContainerBackend } from '../sandbox/container/backend.js';
 import { SnapshotFiles } from './snapshot-files.js';

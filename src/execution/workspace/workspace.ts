@@ -10,7 +10,7 @@ import { GitObjectCache, gitReason } from '../../platform/git/object-cache.js';
 import { cloneGitConfig, GUEST_GIT_CLEANUP, guestGitEnvironment } from './git-config.js';
 import { scrubbedEnvironment, spawnSandboxed } from '../sandbox/index.js';
 import { OWN_WORKSPACE_BASE } from '../sandbox/workspace-root.js';
-import type { SandboxMode, SandboxedProcess } from '../sandbox/types.js';
+import type { SandboxMode, SandboxedProcess } from '../sandbox/backend.js';
 import type { RunFile } from '../engine/store.js';
 import { removeTree, WorkspaceFiles, type FileOwner } from './files.js';
 import { LAYERS_DIRECTORY, WorkspaceLayers } from './layers.js';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { scrubbedEnvironment, spawnSandboxed } from '../../sandbox/index.js';
-import type { SandboxMode } from '../../sandbox/types.js';
+import type { SandboxMode } from '../../sandbox/backend.js';
 import { HOME_DIRECTORY, workspaceHome } from '../../workspace/workspace.js';
 import { WorkspaceFiles } from '../../workspace/files.js';
 import {

@@ -1,6 +1,6 @@
 import type { AddressPolicy } from '../../../platform/net/address-policy.js';
 import { scrubbedEnvironment } from '../../sandbox/index.js';
-import type { SandboxExit, SandboxMode } from '../../sandbox/types.js';
+import type { SandboxExit, SandboxMode } from '../../sandbox/backend.js';
 import { workspaceHome } from '../../workspace/workspace.js';
 import {
   HarnessStartError,

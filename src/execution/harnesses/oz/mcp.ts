@@ -4,7 +4,7 @@ import { dynamicTool, jsonSchema, type ToolSet } from 'ai';
 import type { ResolvedDefinition } from '../../../mcp/index.js';
 import type { AddressPolicy } from '../../../platform/net/address-policy.js';
 import { addressRefusal, guardedFetch } from '../../../platform/net/guarded-fetch.js';
-import type { SandboxMode } from '../../sandbox/types.js';
+import type { SandboxMode } from '../../sandbox/backend.js';
 import { SandboxedStdioTransport } from './mcp-transport.js';
 
 export interface McpConnectOptions {

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RunUser } from './types.js';
+import type { RunUser } from '../backend.js';
 
 /** Top-level directories a bwrap sandbox gets fresh ones of (--proc, --dev, --tmpfs): never bound from the host. */
 const FRESH = new Set(['/proc', '/dev', '/tmp', '/run']);

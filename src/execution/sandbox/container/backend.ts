@@ -11,7 +11,7 @@ import type {
   SandboxOpenResult,
   SandboxSpawnOptions,
   SandboxedProcess,
-} from '../types.js';
+} from '../backend.js';
 import { ApiSocket, CONTAINER_API_SOCKET, apiSocketFile, loopbackApi, startRelay } from './api-relay.js';
 import { confineContainerEgress } from './egress.js';
 import { EngineClient, EngineError } from './engine-client.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { ProcessOutput } from '../process-output.js';
-import type { SandboxExit, SandboxSpawnOptions, SandboxedProcess } from '../types.js';
+import type { SandboxExit, SandboxSpawnOptions, SandboxedProcess } from '../backend.js';
 import { demultiplex, type EngineClient } from './engine-client.js';
 
 const DEFAULT_GRACE_MS = 2000;
