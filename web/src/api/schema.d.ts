@@ -2765,6 +2765,101 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agent/runs/{runId}/handoff/attachments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Files the next execution of a run picks up
+         * @description The files the run was created with, and the session a third-party CLI harness (Claude Code, Codex, Gemini CLI) kept at the end of the run's latest ended execution, each with a signed, time-limited download link.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    runId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            attachments: {
+                                /** @description `input-<n>` for a file the run was created with, `session-<n>` for a CLI session */
+                                attachment_id: string;
+                                /**
+                                 * Format: uri
+                                 * @description Signed link; works without an API key for 10 minutes
+                                 */
+                                download_url: string;
+                                filename: string;
+                                mime_type?: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent/scorers": {
         parameters: {
             query?: never;
