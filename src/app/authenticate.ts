@@ -6,9 +6,13 @@ import type { Authenticator } from '../identities/index.js';
 import { ApiError } from '../platform/http/errors.js';
 
 /** API keys, with wrong keys counted per client: a client that guesses too often is refused for a while. */
-export function authenticator(db: Database['db'], config: Config): Authenticator {
+export function authenticator(
+  db: Database['db'],
+  config: Config,
+  // Shared with the lookups that answer without a key (the shared-link redirects): one budget per address.
+  throttle = new AuthFailureThrottle(db, config.authFailuresPerMinute),
+): Authenticator {
   const apiKeys = new ApiKeyAuthenticator(db, config.planMaxAgents);
-  const throttle = new AuthFailureThrottle(db, config.authFailuresPerMinute);
   return {
     principal: async (authorization, client) => {
       // A request without a key is not a guess; a wrong or malformed key is.

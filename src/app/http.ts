@@ -17,6 +17,7 @@ import { buildApp } from '../platform/http/app.js';
 import { guardedDispatcher } from '../platform/net/guarded-fetch.js';
 import { registerRunRoutes } from '../runs/index.js';
 import { registerRunOutputRoutes } from '../runs/index.js';
+import { registerRedirectRoutes } from '../runs/index.js';
 import { registerHandoffRoutes } from '../runs/index.js';
 import { registerScheduleRoutes } from '../schedules/index.js';
 import { registerScoreRoutes } from '../scores/index.js';
@@ -119,6 +120,7 @@ function registerApiRoutes(api: FastifyInstance, platform: Platform, services: S
   registerRunRoutes(api, services.runs);
   registerRunOutputRoutes(api, { outputs: services.outputs, signer, db, bus });
   registerHandoffRoutes(api, { db, signer });
+  registerRedirectRoutes(api, { db, authenticate, throttle: services.authThrottle });
   registerScoreRoutes(api, { scores: services.scores, authenticate, verifyTaskToken });
   registerArtifactRoutes(api, {
     artifacts: services.artifacts,

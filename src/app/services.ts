@@ -20,6 +20,7 @@ import { FactoriesService } from '../factory/index.js';
 import { teamSkills } from '../factory/index.js';
 import { AdminService } from '../identities/index.js';
 import { AgentsService } from '../identities/index.js';
+import { AuthFailureThrottle } from '../identities/index.js';
 import { roleInTeam } from '../identities/index.js';
 import type { ResolvedDefinition } from '../mcp/index.js';
 import { McpServersService } from '../mcp/index.js';
@@ -183,6 +184,7 @@ export function buildServices(
     mcpServer: (teamUid, uid) => mcpServers.resolveForRun(teamUid, uid),
   };
   const schedulesChanged = () => bus.schedulesChanged();
+  const authThrottle = new AuthFailureThrottle(db, config.authFailuresPerMinute);
   const factories = new FactoriesService(db);
   const webhooks = new WebhooksService({
     db,
@@ -203,7 +205,8 @@ export function buildServices(
   return {
     execution: { sandbox, hiddenPaths, harnesses, models, limits },
     runSetup,
-    authenticate: authenticator(db, config),
+    authenticate: authenticator(db, config, authThrottle),
+    authThrottle,
     addressPolicy,
     runs,
     outputs: new RunOutputs({

@@ -4,6 +4,7 @@ export { registerRunRoutes } from './http.js';
 export { idempotencyKeyRetention } from './idempotency.js';
 export { metadataProblem } from './metadata.js';
 export { registerRunOutputRoutes } from './output-http.js';
+export { registerRedirectRoutes } from './redirect-http.js';
 export { registerHandoffRoutes } from './handoff-http.js';
 export { RunOutputs, TRANSCRIPT_LINK_SECONDS } from './output.js';
 export { AgentConfig, CreateRunResponse, HARNESS_TYPES, RunIdParams, type RunItem } from './schemas.js';
