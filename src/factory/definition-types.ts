@@ -1,4 +1,5 @@
 import type { Trigger } from '../automations/index.js';
+import type { SignatureSchemeName } from '../webhooks/index.js';
 
 /** The parsed shapes of a factory definition, shared by the parsers of its files and the plan/apply service. */
 
@@ -15,7 +16,7 @@ export interface WebhookDefinition {
   name: string;
   file: string;
   authMode: 'token' | 'url_token' | 'signature';
-  signatureScheme: 'github' | 'stripe' | 'standard_webhooks' | 'sentry' | 'pagerduty' | 'vercel' | null;
+  signatureScheme: SignatureSchemeName | null;
   secretName: string;
   deliveryIdHeader: string | null;
   enabled: boolean;

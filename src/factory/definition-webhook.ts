@@ -1,4 +1,5 @@
 import { SECRET_NAME_PATTERN } from '../secrets/index.js';
+import { SIGNATURE_SCHEME_NAMES } from '../webhooks/index.js';
 import type { DefinitionError, WebhookDefinition } from './definition-types.js';
 import { Fields, readYamlMapping } from './definition-fields.js';
 
@@ -6,7 +7,6 @@ import { Fields, readYamlMapping } from './definition-fields.js';
 
 const KEYS = ['authMode', 'signatureScheme', 'secretName', 'deliveryIdHeader', 'enabled'] as const;
 const AUTH_MODES = ['token', 'url_token', 'signature'] as const;
-const SCHEMES = ['github', 'stripe', 'standard_webhooks', 'sentry', 'pagerduty', 'vercel'] as const;
 
 /** RFC 9110 token, as the webhook API accepts for delivery_id_header. */
 const HEADER = {
@@ -30,12 +30,12 @@ export function parseWebhook(
   fields.allowOnly(KEYS, 'a webhook file');
 
   const authMode = fields.choice('authMode', AUTH_MODES, 'token');
-  const signatureScheme = fields.choice('signatureScheme', SCHEMES, null);
+  const signatureScheme = fields.choice('signatureScheme', SIGNATURE_SCHEME_NAMES, null);
   // The scheme is what verifies a signature, so it goes with signature mode and nothing else.
   if (authMode === 'signature' && signatureScheme === null) {
     fields.fail(
       'authMode',
-      `authMode signature needs a signatureScheme; add signatureScheme: one of ${SCHEMES.join(', ')}.`,
+      `authMode signature needs a signatureScheme; add signatureScheme: one of ${SIGNATURE_SCHEME_NAMES.join(', ')}.`,
     );
   } else if (authMode !== 'signature' && authMode !== undefined && typeof signatureScheme === 'string') {
     fields.fail(

@@ -3,6 +3,7 @@ import { table } from '../platform/cli/table.js';
 import type { Command } from 'commander';
 import { callAndPrint, callApi, clientOptionsFromEnv } from '../platform/http/client.js';
 import type { DeliveryItem, WebhookItem } from './schemas.js';
+import { SIGNATURE_SCHEME_NAMES } from './schemes/names.js';
 
 const path = (uid: string, action = '') => `/factory/webhooks/${encodeURIComponent(uid)}${action}`;
 
@@ -70,7 +71,7 @@ export function registerWebhookCommands(program: Command): void {
     .option('--auth-mode <mode>', 'token (default), url_token or signature')
     .option(
       '--scheme <scheme>',
-      'provider signature scheme (implies --auth-mode signature): github, stripe, standard_webhooks, sentry, pagerduty, vercel',
+      `provider signature scheme (implies --auth-mode signature): ${SIGNATURE_SCHEME_NAMES.join(', ')}`,
     )
     .option(
       '--secret <secret>',

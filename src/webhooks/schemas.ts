@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { PATTERN_IN_WORDS } from '../platform/http/validation-message.js';
 import { SecretName } from '../secrets/index.js';
+import { SIGNATURE_SCHEME_NAMES } from './schemes/names.js';
 
 /** Wire schemas of the webhook management API (/api/v1/factory/webhooks). */
 
@@ -18,14 +19,7 @@ const AuthMode = Type.Union([Type.Literal('token'), Type.Literal('url_token'), T
     'token (default): bearer token; url_token: the token is part of the URL; signature: the provider signs each delivery',
 });
 const Scheme = Type.Union(
-  [
-    Type.Literal('github'),
-    Type.Literal('stripe'),
-    Type.Literal('standard_webhooks'),
-    Type.Literal('sentry'),
-    Type.Literal('pagerduty'),
-    Type.Literal('vercel'),
-  ],
+  SIGNATURE_SCHEME_NAMES.map((name) => Type.Literal(name)),
   { description: 'The provider scheme, with auth_mode signature' },
 );
 /** An HTTP header name (RFC 9110 token). */

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { github } from './github.js';
 import { pagerduty } from './pagerduty.js';
-import type { SignatureScheme, SignatureSchemeName } from './scheme.js';
+import { SIGNATURE_SCHEME_NAMES, type SignatureSchemeName } from './names.js';
+import type { SignatureScheme } from './scheme.js';
 import { sentry } from './sentry.js';
 import { standardWebhooks, standardWebhooksKey } from './standard-webhooks.js';
 import { stripe } from './stripe.js';
@@ -18,7 +19,7 @@ export const SIGNATURE_SCHEMES: Record<SignatureSchemeName, SignatureScheme> = {
   vercel,
 };
 
-export const SIGNATURE_SCHEME_NAMES = Object.keys(SIGNATURE_SCHEMES) as readonly SignatureSchemeName[];
+export { SIGNATURE_SCHEME_NAMES };
 
 /** A fresh Standard Webhooks signing secret: `whsec_` + base64 of 24 random bytes, the size Svix issues. */
 export function generateStandardWebhooksSecret(): string {

@@ -1,4 +1,6 @@
-export type SignatureSchemeName = 'github' | 'stripe' | 'standard_webhooks' | 'sentry' | 'pagerduty' | 'vercel';
+import type { SignatureSchemeName } from './names.js';
+
+export type { SignatureSchemeName };
 
 /** Header names are lower-case, as Node gives them. */
 export interface SignedDelivery {

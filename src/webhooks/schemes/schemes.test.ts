@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
+import fs from 'node:fs';
 import { test } from 'node:test';
 import { sign as githubSign } from '@octokit/webhooks-methods';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
@@ -390,4 +391,12 @@ test('recognizes Standard Webhooks secrets', () => {
   assert.equal(isStandardWebhooksSecret('whsec_'), false);
   assert.equal(isStandardWebhooksSecret(''), false);
   assert.equal(isStandardWebhooksSecret('whsec_has spaces and !punctuation?'), false);
+});
+
+test('docs/webhooks.md has a row for every scheme, and no other', () => {
+  const doc = fs.readFileSync(new URL('../../../docs/webhooks.md', import.meta.url), 'utf8');
+  // The table whose header row starts with `signature_scheme`, up to the blank line that ends it.
+  const table = doc.slice(doc.indexOf('| `signature_scheme` |')).split('\n\n')[0]!;
+  const documented = [...table.matchAll(/^\| `([a-z_]+)` \|/gm)].map((match) => match[1]).slice(1);
+  assert.deepEqual(documented.sort(), [...SIGNATURE_SCHEME_NAMES].sort());
 });

@@ -80,6 +80,18 @@ export const ARTIFACT_TYPES = everyOne<ArtifactType>()([
 ]);
 export const SORT_FIELDS = everyOne<SortField>()(['updated_at', 'created_at', 'title', 'agent']);
 
+/** The webhook create body's enums (schema.d.ts, generated from the server's one list). */
+type WebhookCreate = RequestOf<'/factory/webhooks'>;
+export type SignatureScheme = NonNullable<WebhookCreate['signature_scheme']>;
+export const SIGNATURE_SCHEMES = everyOne<SignatureScheme>()([
+  'github',
+  'stripe',
+  'standard_webhooks',
+  'sentry',
+  'pagerduty',
+  'vercel',
+]);
+
 /** The JSON body an operation takes. */
 type RequestOf<Path extends keyof paths, Verb extends Method = 'post'> = paths[Path][Verb] extends {
   requestBody?: { content: { 'application/json': infer Body } };

@@ -1,12 +1,11 @@
 import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { seg } from '../api/client';
-import type { Webhook } from '../api/types';
+import { SIGNATURE_SCHEMES, type Webhook } from '../api/types';
 import { Empty, ErrorMessage, Flag, FormActions, Loading, PageHeader, SecretOnce, Time } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 
-export const SCHEMES = ['github', 'stripe', 'standard_webhooks', 'sentry', 'pagerduty', 'vercel'] as const;
 const AUTH_MODES = [
   ['token', 'Bearer token'],
   ['url_token', 'Token in the URL'],
@@ -58,7 +57,7 @@ function WebhookForm({ onCreated, onCancel }: { onCreated(webhook: Webhook): voi
           <label>
             Signature scheme
             <select name="signature_scheme" defaultValue="github">
-              {SCHEMES.map((scheme) => (
+              {SIGNATURE_SCHEMES.map((scheme) => (
                 <option key={scheme}>{scheme}</option>
               ))}
             </select>
