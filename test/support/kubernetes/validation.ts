@@ -1,0 +1,232 @@
+import type { KubeObject } from './store.js';
+import { schemaCauses } from './schema.js';
+import type { StatusCause } from './status.js';
+
+/**
+ * What the API server checks beyond the OpenAPI schema, for the kinds the double serves: names, labels, a pod
+ * spec's containers, volumes and mounts, a Job's restart policy and counts, a Secret's keys. The rules and their
+ * wording are the API server's (k8s.io/apimachinery validation); only the ones a Job-running client meets are here.
+ */
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
+
+export function validateObject(object: KubeObject): StatusCause[] {
+  const causes = schemaCauses(object);
+  if (causes.length > 0) return causes;
+  causes.push(...metadataCauses(object));
+  const spec = object.spec as Record<string, unknown> | undefined;
+  switch (object.kind) {
+    case 'Pod':
+      causes.push(...podSpecCauses(spec ?? {}, 'spec', false));
+      break;
+    case 'Job':
+      causes.push(...jobCauses(spec ?? {}));
+      break;
+    case 'Secret':
+      causes.push(...secretCauses(object));
+      break;
+  }
+  return causes;
+}
+
+function metadataCauses(object: KubeObject): StatusCause[] {
+  const causes: StatusCause[] = [];
+  const { name, generateName, labels, annotations } = object.metadata;
+  if (!name && !generateName)
+    causes.push({
+      reason: 'FieldValueRequired',
+      message: 'Required value: name or generateName is required',
+      field: 'metadata.name',
+    });
+  // Pods, Jobs and the rest take DNS subdomains; a Job's name also becomes its pods' job-name label (63 at most).
+  const maximum = object.kind === 'Job' ? 63 : 253;
+  if (name && (!DNS_SUBDOMAIN.test(name) || name.length > maximum))
+    causes.push({
+      reason: 'FieldValueInvalid',
+      message: `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character${name.length > maximum ? ` (must be no more than ${maximum} characters)` : ''}`,
+      field: 'metadata.name',
+    });
+  causes.push(...labelCauses(labels, 'metadata.labels'));
+  const annotationBytes = Object.entries(annotations ?? {}).reduce(
+    (sum, [key, value]) => sum + key.length + value.length,
+    0,
+  );
+  if (annotationBytes > 256 * 1024)
+    causes.push({
+      reason: 'FieldValueTooLong',
+      message: 'Too long: must have at most 262144 bytes',
+      field: 'metadata.annotations',
+    });
+  return causes;
+}
+
+export function labelCauses(labels: Record<string, string> | undefined, field: string): StatusCause[] {
+  const causes: StatusCause[] = [];
+  for (const [key, value] of Object.entries(labels ?? {})) {
+    const slash = key.lastIndexOf('/');
+    const prefix = slash >= 0 ? key.slice(0, slash) : '';
+    const name = slash >= 0 ? key.slice(slash + 1) : key;
+    if ((prefix && (!DNS_SUBDOMAIN.test(prefix) || prefix.length > 253)) || !LABEL_NAME.test(name) || name.length > 63)
+      causes.push({
+        reason: 'FieldValueInvalid',
+        message: `Invalid value: "${key}": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`,
+        field,
+      });
+    if (!LABEL_VALUE.test(value) || value.length > 63)
+      causes.push({
+        reason: 'FieldValueInvalid',
+        message: `Invalid value: "${value}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (must be no more than 63 characters)`,
+        field: `${field}`,
+      });
+  }
+  return causes;
+}
+
+type Container = {
+  name?: string;
+  image?: string;
+  volumeMounts?: Array<{ name?: string; mountPath?: string }>;
+  env?: Array<{ name?: string }>;
+  resources?: { limits?: Record<string, string>; requests?: Record<string, string> };
+};
+
+export function podSpecCauses(spec: Record<string, unknown>, path: string, inJob: boolean): StatusCause[] {
+  const causes: StatusCause[] = [];
+  const containers = (spec.containers as Container[] | undefined) ?? [];
+  const initContainers = (spec.initContainers as Container[] | undefined) ?? [];
+  const volumes = (spec.volumes as Array<{ name?: string }> | undefined) ?? [];
+  if (containers.length === 0)
+    causes.push({ reason: 'FieldValueRequired', message: 'Required value', field: `${path}.containers` });
+  const volumeNames = new Set<string>();
+  volumes.forEach((volume, index) => {
+    const field = `${path}.volumes[${index}].name`;
+    if (!volume.name || !DNS_LABEL.test(volume.name))
+      causes.push({
+        reason: 'FieldValueInvalid',
+        message: `Invalid value: "${volume.name ?? ''}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'`,
+        field,
+      });
+    else if (volumeNames.has(volume.name))
+      causes.push({ reason: 'FieldValueDuplicate', message: `Duplicate value: "${volume.name}"`, field });
+    else volumeNames.add(volume.name);
+  });
+  const containerNames = new Set<string>();
+  for (const [list, listName] of [
+    [initContainers, 'initContainers'],
+    [containers, 'containers'],
+  ] as const) {
+    list.forEach((container, index) => {
+      const at = `${path}.${listName}[${index}]`;
+      if (!container.name || !DNS_LABEL.test(container.name) || container.name.length > 63)
+        causes.push({
+          reason: 'FieldValueInvalid',
+          message: `Invalid value: "${container.name ?? ''}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'`,
+          field: `${at}.name`,
+        });
+      else if (containerNames.has(container.name))
+        causes.push({
+          reason: 'FieldValueDuplicate',
+          message: `Duplicate value: "${container.name}"`,
+          field: `${at}.name`,
+        });
+      else containerNames.add(container.name);
+      if (!container.image)
+        causes.push({ reason: 'FieldValueRequired', message: 'Required value', field: `${at}.image` });
+      const mountPaths = new Set<string>();
+      (container.volumeMounts ?? []).forEach((mount, mountIndex) => {
+        const mountAt = `${at}.volumeMounts[${mountIndex}]`;
+        if (!mount.name || !volumeNames.has(mount.name))
+          causes.push({
+            reason: 'FieldValueNotFound',
+            message: `Not found: "${mount.name ?? ''}"`,
+            field: `${mountAt}.name`,
+          });
+        if (!mount.mountPath)
+          causes.push({ reason: 'FieldValueRequired', message: 'Required value', field: `${mountAt}.mountPath` });
+        else if (mountPaths.has(mount.mountPath))
+          causes.push({
+            reason: 'FieldValueInvalid',
+            message: `Invalid value: "${mount.mountPath}": must be unique`,
+            field: `${mountAt}.mountPath`,
+          });
+        else mountPaths.add(mount.mountPath);
+      });
+      (container.env ?? []).forEach((variable, envIndex) => {
+        if (!variable.name || variable.name.includes('='))
+          causes.push({
+            reason: 'FieldValueInvalid',
+            message: `Invalid value: "${variable.name ?? ''}": a valid environment variable name must consist only of printable ASCII characters other than '='`,
+            field: `${at}.env[${envIndex}].name`,
+          });
+      });
+    });
+  }
+  const restartPolicy = spec.restartPolicy as string | undefined;
+  if (inJob && restartPolicy !== 'Never' && restartPolicy !== 'OnFailure')
+    causes.push({
+      reason: 'FieldValueNotSupported',
+      message: `Unsupported value: "${restartPolicy ?? 'Always'}": supported values: "OnFailure", "Never"`,
+      field: `${path}.restartPolicy`,
+    });
+  return causes;
+}
+
+function jobCauses(spec: Record<string, unknown>): StatusCause[] {
+  const causes: StatusCause[] = [];
+  for (const field of ['backoffLimit', 'ttlSecondsAfterFinished', 'parallelism', 'completions'] as const) {
+    const value = spec[field];
+    if (typeof value === 'number' && value < 0)
+      causes.push({
+        reason: 'FieldValueInvalid',
+        message: `Invalid value: ${value}: must be greater than or equal to 0`,
+        field: `spec.${field}`,
+      });
+  }
+  const deadline = spec.activeDeadlineSeconds;
+  if (typeof deadline === 'number' && deadline <= 0)
+    causes.push({
+      reason: 'FieldValueInvalid',
+      message: `Invalid value: ${deadline}: must be greater than 0`,
+      field: 'spec.activeDeadlineSeconds',
+    });
+  const template =
+    (spec.template as { metadata?: { labels?: Record<string, string> }; spec?: Record<string, unknown> }) ?? {};
+  causes.push(...labelCauses(template.metadata?.labels, 'spec.template.metadata.labels'));
+  causes.push(...podSpecCauses(template.spec ?? {}, 'spec.template.spec', true));
+  return causes;
+}
+
+function secretCauses(object: KubeObject): StatusCause[] {
+  const causes: StatusCause[] = [];
+  let bytes = 0;
+  for (const [key, value] of Object.entries((object.data as Record<string, string> | undefined) ?? {})) {
+    if (!SECRET_KEY.test(key))
+      causes.push({
+        reason: 'FieldValueInvalid',
+        message: `Invalid value: "${key}": a valid config key must consist of alphanumeric characters, '-', '_' or '.'`,
+        field: `data[${key}]`,
+      });
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(value))
+      causes.push({
+        reason: 'FieldValueInvalid',
+        message: 'Invalid value: illegal base64 data',
+        field: `data[${key}]`,
+      });
+    bytes += Buffer.from(value, 'base64').length;
+  }
+  for (const [key, value] of Object.entries((object.stringData as Record<string, string> | undefined) ?? {})) {
+    if (!SECRET_KEY.test(key))
+      causes.push({
+        reason: 'FieldValueInvalid',
+        message: `Invalid value: "${key}": a valid config key must consist of alphanumeric characters, '-', '_' or '.'`,
+        field: `stringData[${key}]`,
+      });
+    bytes += Buffer.byteLength(value);
+  }
+  if (bytes > 1024 * 1024)
+    causes.push({ reason: 'FieldValueTooLong', message: 'Too long: must have at most 1048576 bytes', field: 'data' });
+  return causes;
+}
