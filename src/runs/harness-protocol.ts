@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { ARTIFACT_TYPES } from './artifact-types.js';
 
 /**
  * The JSON Lines event protocol a harness writes on stdout, one object per line. Lines that are not one of these
@@ -27,9 +28,7 @@ const ToolResult = Type.Object({
 });
 const Artifact = Type.Object({
   type: Type.Literal('artifact'),
-  artifact_type: Type.Union(
-    ['PLAN', 'PULL_REQUEST', 'SCREENSHOT', 'FILE', 'EXTERNAL_REFERENCE'].map((value) => Type.Literal(value)),
-  ),
+  artifact_type: Type.Union(ARTIFACT_TYPES.map((value) => Type.Literal(value))),
   data: Type.Record(Type.String(), Type.Unknown()),
   visibility: Type.Optional(Type.Union([Type.Literal('private'), Type.Literal('public')])),
 });
