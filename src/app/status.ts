@@ -9,7 +9,7 @@ import {
   describeBlocking,
   locateBinary,
   placeWorkspaces,
-  resolveSandboxMode,
+  sandboxStatus,
 } from '../execution/index.js';
 import { ModelCatalogue } from '../models/index.js';
 import { redactCredentials } from '../platform/http/log-redaction.js';
@@ -58,7 +58,7 @@ export async function instanceStatus(
   options: { dashboardUrl?: string; gitTimeoutMs?: number } = {},
 ): Promise<InstanceStatus> {
   const models = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);
-  const sandbox = sandboxStatus(config);
+  const sandbox = sandboxOf(config);
   const harnesses = harnessStatus(config);
   const usable = models.models.filter((model) => models.availability(model).usable).map((model) => model.id);
   const executes = canExecute(config, models, undefined);
@@ -82,7 +82,7 @@ export async function instanceStatus(
     ...workspaceChecks(config),
     await gitCheck(config.gitBaseUrl, options.gitTimeoutMs ?? 5000),
     ...harnesses.checks,
-    ...harnessReachChecks(config, sandbox.kind),
+    ...harnessReachChecks(config, sandbox.copiesUnreachableFiles),
     {
       name: 'model keys',
       ok: usable.length > 0 || executes,
@@ -102,7 +102,7 @@ export function instanceSummary(
   dashboardUrl: string | undefined,
   known?: { sandbox: ReturnType<typeof sandboxStatus>; harnesses: { lines: string[] }; usable: string[] },
 ): InstanceStatus['summary'] {
-  const sandbox = known?.sandbox ?? sandboxStatus(config);
+  const sandbox = known?.sandbox ?? sandboxOf(config);
   const models = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);
   return {
     sandbox: sandbox.kind,
@@ -121,33 +121,9 @@ export function instanceSummary(
   };
 }
 
-function sandboxStatus(config: Config): { kind: string; reason: string; ok: boolean; detail: string } {
-  // The engine is checked when the server starts (it answers or the server says why); here only what was chosen.
-  if (config.sandbox === 'container')
-    return {
-      kind: 'container',
-      reason: 'HANGAR_SANDBOX=container',
-      ok: true,
-      detail: `runs go to containers on ${config.container.dockerHost} (default image ${config.container.defaultImage}; networked ones filtered like bwrap's)`,
-    };
-  try {
-    const { mode, warning } = resolveSandboxMode(config.sandbox, { runAs: config.runUser });
-    const reason = config.sandbox
-      ? `HANGAR_SANDBOX=${config.sandbox}`
-      : mode.kind === 'bwrap'
-        ? 'HANGAR_SANDBOX unset, and bubblewrap works here'
-        : 'HANGAR_SANDBOX unset, and bubblewrap does not work here';
-    const runUser = mode.runAs ? `; runs run as uid ${mode.runAs.uid}` : '';
-    return {
-      kind: mode.kind,
-      reason,
-      ok: mode.kind === 'bwrap' && !warning,
-      detail: warning ?? `bwrap works: runs are isolated${runUser}`,
-    };
-  } catch (error) {
-    const message = (error as Error).message;
-    return { kind: 'unusable', reason: `HANGAR_SANDBOX=${config.sandbox ?? ''}`, ok: false, detail: message };
-  }
+/** The sandbox chosen and whether it works here (the sandbox's own words: execution/sandbox/mode.ts). */
+function sandboxOf(config: Config): ReturnType<typeof sandboxStatus> {
+  return sandboxStatus(config.sandbox, { runAs: config.runUser, container: config.container });
 }
 
 function harnessStatus(config: Config): { lines: string[]; checks: Check[] } {
@@ -213,9 +189,8 @@ export function unreachableHarnessFiles(config: Config, copied: boolean): string
   return problems;
 }
 
-/** Under bwrap the sandbox gets a copy of such a file (operatorCopies): a warning; elsewhere the runs fail. */
-function harnessReachChecks(config: Config, sandboxKind: string): Check[] {
-  const copied = sandboxKind === 'bwrap';
+/** Where the sandbox gets a copy of such a file (bwrap's operatorCopies): a warning; elsewhere the runs fail. */
+function harnessReachChecks(config: Config, copied: boolean): Check[] {
   return unreachableHarnessFiles(config, copied).map((detail) => ({
     name: 'run user reaches the harnesses',
     ok: copied,

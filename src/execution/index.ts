@@ -34,6 +34,7 @@ export {
   placeWorkspaces,
   resolveSandboxMode,
   runUserWarning,
+  sandboxStatus,
   WorkspaceRootUnreachable,
 } from './sandbox/index.js';
 export { containerPolicy } from './sandbox/container/policy.js';

@@ -81,7 +81,7 @@ export class Worker {
     const sandbox = resolveSandboxMode(config.sandbox, {
       runAs: config.runUser,
       apiUrl: () => apiUrl,
-      container: containerPolicy(config, hiddenPaths),
+      container: () => containerPolicy(config, hiddenPaths),
       readOnlyPaths: config.sandboxReadOnlyPaths,
     });
     if (config.runUser) allowRunUserToWorkspaces(config);
@@ -107,8 +107,8 @@ export class Worker {
   /** Connects and works until stopped (resolves) or refused by the server (rejects). */
   run(): Promise<void> {
     // Containers a killed worker left in its workspace root: none of its executions runs any more.
-    void this.context.sandbox.executions
-      ?.removeUnused(new Set())
+    void this.context.sandbox
+      .removeUnused(new Set())
       .catch((error) => this.context.log.warn({ err: error }, 'removing what an earlier worker left failed'));
     this.link.connect();
     return this.link.ended;

@@ -3,10 +3,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { realPath } from '../host-process.js';
 import { apiRoute } from '../network.js';
 import type {
-  ExecutionSandboxes,
   RunUser,
+  SandboxBackend,
+  SandboxCapabilities,
   SandboxOpenRequest,
   SandboxOpenResult,
   SandboxSpawnOptions,
@@ -15,16 +17,13 @@ import type {
 import { ApiSocket, CONTAINER_API_SOCKET, apiSocketFile, loopbackApi, startRelay } from './api-relay.js';
 import { confineContainerEgress } from './egress.js';
 import { EngineClient, EngineError } from './engine-client.js';
-import { runQuietly, spawnInContainer } from './exec.js';
-import { exceededMessage, limitsPayload, runLimits, type ContainerLimits } from './limits.js';
+import { spawnInContainer } from './exec.js';
+import { limitPassed } from './cgroup-counters.js';
+import { limitsPayload, runLimits, type ContainerLimits } from './limits.js';
+import { CONTAINER_WORKSPACE, containerPath, RUNTIME_BIN, setsidPath, translate } from './paths.js';
 import { ImageAccess } from './pull.js';
 import { SnapshotImages } from './snapshot-images.js';
 
-/** Where the workspace is inside every container. */
-export const CONTAINER_WORKSPACE = '/workspace';
-/** Hangar's node and setsid inside every container, read-only. */
-const RUNTIME_BIN = '/opt/hangar/bin';
-const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 const LABEL_EXECUTION = 'dev.hangar.execution';
 const LABEL_ROOT = 'dev.hangar.workspace-root';
 
@@ -36,6 +35,8 @@ export interface ContainerBackendOptions {
   maximums: ContainerLimits;
   /** Who runs inside (the workspace's owner); never root. */
   user: RunUser;
+  /** The run user of a root server (the workspaces' owner on the host); undefined: the server's own user. */
+  runAs?: RunUser;
   /** The workspace root: containers are labelled with it, and a replica only ever removes its own root's. */
   workspaceRoot: string;
   /** Host files and directories harnesses need (Hangar's dist and node_modules, agent CLIs), bound read-only at the same path. */
@@ -65,7 +66,16 @@ interface OpenContainer {
  * runs as the workspace's owner with every capability dropped, no-new-privileges, the engine's default seccomp
  * profile, its limits, and no network unless the execution asks for it.
  */
-export class ContainerBackend implements ExecutionSandboxes {
+export class ContainerBackend implements SandboxBackend {
+  readonly kind = 'container';
+  readonly capabilities: SandboxCapabilities = {
+    perExecution: true,
+    isolated: true,
+    workspacePath: CONTAINER_WORKSPACE,
+    workspaceFiles: 'host-directory',
+    copiesUnreachableFiles: false,
+    snapshot: 'files-and-image',
+  };
   readonly client: EngineClient;
   private readonly containers = new Map<string, OpenContainer>();
   /** Containers retired from their workspace (paused) while their execution goes on in a new one, by workspace. */
@@ -84,24 +94,23 @@ export class ContainerBackend implements ExecutionSandboxes {
     this.images = new ImageAccess(this.client, options.defaultImage);
   }
 
+  get runAs(): RunUser | undefined {
+    return this.options.runAs;
+  }
+
+  /** @deprecated for run/executor.ts until it asks capabilities.perExecution (backend.ts). */
+  get executions(): this {
+    return this;
+  }
+
   /** Setup snapshots' images: this root's execution containers, committed after setup. */
-  snapshotImages(): SnapshotImages {
+  imageSnapshots(): SnapshotImages {
     return new SnapshotImages(
       this.client,
       { name: LABEL_ROOT, value: this.rootLabel },
       (workspace) => this.containers.get(realPath(workspace))?.id || undefined,
       this.options.defaultImage,
     );
-  }
-
-  /** Null when the engine answers; otherwise why not (said at start). */
-  async problem(): Promise<string | null> {
-    try {
-      await this.client.call('GET', '/_ping');
-      return null;
-    } catch (error) {
-      return (error as Error).message;
-    }
   }
 
   async open(request: SandboxOpenRequest): Promise<SandboxOpenResult> {
@@ -257,9 +266,10 @@ export class ContainerBackend implements ExecutionSandboxes {
       });
     }
     const inside = (value: string) => translate(value, open.workspace);
-    const env = Object.entries({ ...options.env, PATH: this.containerPath(options.env.PATH) }).map(
-      ([key, value]) => `${key}=${inside(value)}`,
-    );
+    const env = Object.entries({
+      ...options.env,
+      PATH: containerPath(options.env.PATH, this.options.runtimePaths),
+    }).map(([key, value]) => `${key}=${inside(value)}`);
     return spawnInContainer(options, {
       client: this.client,
       containerId: open.id,
@@ -270,42 +280,18 @@ export class ContainerBackend implements ExecutionSandboxes {
       cwd: inside(realPath(options.cwd)),
       env,
       ready: open.relayReady,
-      limitPassed: () => this.limitPassed(open),
+      limitPassed: async () => {
+        const passed = await limitPassed(this.client, open.id, open.counters, open.limits);
+        open.counters = passed.counters;
+        return passed.exceeded;
+      },
     });
-  }
-
-  /** The image's usual directories, the directories of Hangar's runtime the caller's PATH names, then Hangar's node. */
-  private containerPath(hostPath: string | undefined): string {
-    const runtime = (hostPath ?? '')
-      .split(':')
-      .filter((entry) => this.options.runtimePaths.some((root) => entry === root || entry.startsWith(`${root}/`)));
-    return [SYSTEM_PATH, ...runtime, RUNTIME_BIN].join(':');
   }
 
   private containerOf(cwd: string): OpenContainer | undefined {
     const directory = realPath(cwd);
     for (const open of this.containers.values())
       if (directory === open.workspace || directory.startsWith(`${open.workspace}/`)) return open;
-    return undefined;
-  }
-
-  /**
-   * Which limit the container's cgroup counters say was passed since the last look: the OOM killer's kills
-   * (Podman 4.3 reports OOMKilled false for them) and the pids controller's refusals. cgroup v1 and v2 files.
-   */
-  private async limitPassed(open: OpenContainer): Promise<string | undefined> {
-    const text = await runQuietly(this.client, open.id, [
-      '/bin/sh',
-      '-c',
-      'cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/pids.events /sys/fs/cgroup/pids/pids.events 2>/dev/null',
-    ]).catch(() => '');
-    const count = (pattern: RegExp) => Math.max(0, ...[...text.matchAll(pattern)].map((match) => Number(match[1])));
-    const oom = count(/^oom_kill (\d+)$/gm);
-    const pids = count(/^max (\d+)$/gm);
-    const before = open.counters;
-    open.counters = { oom, pids };
-    if (oom > before.oom) return exceededMessage('memory', open.limits);
-    if (pids > before.pids) return exceededMessage('pids', open.limits);
     return undefined;
   }
 
@@ -404,27 +390,6 @@ export class ContainerBackend implements ExecutionSandboxes {
   }
 }
 
-/** A host path as the container sees it: the workspace at /workspace; anything else (runtime paths) unchanged. */
-function translate(value: string, workspace: string): string {
-  // Only the workspace itself or a path below it: `<run>.1` is not a prefix of its sibling `<run>.10`.
-  const escaped = workspace.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return value.replace(new RegExp(`${escaped}(?=/|:|$)`, 'g'), CONTAINER_WORKSPACE);
-}
-
-function realPath(file: string): string {
-  try {
-    return fs.realpathSync(file);
-  } catch {
-    return path.resolve(file);
-  }
-}
-
 function hash(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 8);
-}
-
-let setsid: string | undefined;
-function setsidPath(): string {
-  setsid ??= ['/usr/bin/setsid', '/bin/setsid'].find((candidate) => fs.existsSync(candidate)) ?? '/usr/bin/setsid';
-  return setsid;
 }
