@@ -73,6 +73,58 @@ module.exports = {
       to: { path: '^src/database\\.ts$' },
     },
     {
+      name: 'sandbox-backends-from-mode',
+      comment:
+        'Only execution/sandbox/mode.ts builds a sandbox backend (and knows the kinds); everyone else has the port ' +
+        '(sandbox/backend.ts: capabilities and methods). scripts/check-sandbox-kinds.mjs finds kind checks.',
+      severity: 'error',
+      from: {
+        path: '^src/',
+        pathNot: [
+          '^src/execution/sandbox/mode\\.ts$',
+          '^src/execution/sandbox/(bwrap|process|container|kubernetes)/',
+          '\\.test\\.ts$',
+        ],
+      },
+      to: { path: '^src/execution/sandbox/(bwrap|process|container|kubernetes)/backend\\.ts$' },
+    },
+    {
+      name: 'sandbox-implementations-behind-the-port',
+      comment:
+        "A sandbox backend's folder is its own: the rest of src/ reaches it through the port (sandbox/backend.ts) " +
+        "and the sandbox's public module (sandbox/index.ts, which may pass on a backend's settings or checks for " +
+        'the composition root). container/policy.ts is the container settings from the configuration, for the ' +
+        'composition root; container/limits.ts the limits a run may ask (memory, cpus, pids), parsed the same for ' +
+        "every backend that enforces them (the Kubernetes backend's pods). TEMPORARY: run/ takes registryOf (an " +
+        "image's registry, for its credentials) from container/pull.ts.",
+      severity: 'error',
+      from: {
+        path: '^src/',
+        pathNot: [
+          '^src/execution/sandbox/(mode|index)\\.ts$',
+          '^src/execution/sandbox/(bwrap|process|container|kubernetes)/',
+          '\\.test\\.ts$',
+        ],
+      },
+      to: {
+        path: '^src/execution/sandbox/(bwrap|process|container|kubernetes)/',
+        pathNot: [
+          '^src/execution/sandbox/container/(policy|limits)\\.ts$',
+          '^src/execution/sandbox/container/pull\\.ts$',
+        ],
+      },
+    },
+    {
+      name: 'sandbox-implementations-apart',
+      comment: 'One sandbox backend never reaches into another\'s folder; what two share lives in sandbox/ itself.',
+      severity: 'error',
+      from: { path: '^src/execution/sandbox/(bwrap|process|container|kubernetes)/' },
+      to: {
+        path: '^src/execution/sandbox/(bwrap|process|container|kubernetes)/',
+        pathNot: ['^src/execution/sandbox/$1/'],
+      },
+    },
+    {
       name: 'no-circular',
       comment: 'No import cycles in src, type-only ones included.',
       severity: 'error',

@@ -92,7 +92,7 @@ export class Loops implements Component {
     if (sandbox.warning) log.warn(sandbox.warning);
     const asRoot = runUserWarning(config.runUser);
     if (asRoot) log.warn(asRoot);
-    for (const problem of unreachableHarnessFiles(config, sandbox.mode.kind === 'bwrap'))
+    for (const problem of unreachableHarnessFiles(config, sandbox.mode.capabilities.copiesUnreachableFiles))
       log.warn(`WARNING: ${problem}`);
     if (canExecute(config, models, options.harnesses)) this.engine = this.buildEngine();
     else

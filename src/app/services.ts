@@ -17,7 +17,6 @@ import type { TaskTokens } from '../execution/index.js';
 import { sandboxHiddenPaths } from '../execution/index.js';
 import { FactoryDefinitions } from '../factory/index.js';
 import { FactoriesService } from '../factory/index.js';
-import { FactoryDispatch } from '../factory/index.js';
 import { teamSkills } from '../factory/index.js';
 import { AdminService } from '../identities/index.js';
 import { AgentsService } from '../identities/index.js';
@@ -72,7 +71,7 @@ export function buildServices(
     runAs: config.runUser,
     apiUrl,
     readOnlyPaths: config.sandboxReadOnlyPaths,
-    container: containerPolicy(config, hiddenPaths),
+    container: () => containerPolicy(config, hiddenPaths),
   });
   if (config.runUser) allowRunUserToWorkspaces(config);
   const models = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);
@@ -231,12 +230,6 @@ export function buildServices(
     runGitHub,
     audit: new AuditLog({ db, cursors, log: platform.log }),
     factories,
-    factoryDispatch: new FactoryDispatch({
-      db,
-      agentsOf: (teamUid, factoryUid) => agents.managedBy(db, teamUid, factoryUid),
-      createRun: (caller, body) => runs.create(caller, body),
-      runUrl: (runId) => `${address.url}/runs/${encodeURIComponent(runId)}`,
-    }),
     definitions: new FactoryDefinitions({ db, webhooks, automations, agents, secrets, onApplied: schedulesChanged }),
     webhooks,
     automations,

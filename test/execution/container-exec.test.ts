@@ -5,6 +5,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnInContainer } from '../../src/execution/sandbox/container/exec.js';
+import { resolveSandboxMode } from '../../src/execution/sandbox/index.js';
 import type { SandboxSpawnOptions } from '../../src/execution/sandbox/backend.js';
 import { BASE_IMAGE, testEngines } from '../support/container-engines.js';
 
@@ -37,7 +38,8 @@ describe('a process in a container', { skip: skipReason }, () => {
   });
 
   const options: SandboxSpawnOptions = {
-    mode: { kind: 'container', runAs: undefined, apiUrl: () => undefined } as SandboxSpawnOptions['mode'],
+    // spawnInContainer takes its target from its second argument; the mode is never read.
+    mode: resolveSandboxMode('process').mode,
     argv: [],
     cwd: directory,
     env: {},

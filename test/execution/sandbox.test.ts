@@ -45,7 +45,7 @@ after(() => fs.rmSync(root, { recursive: true, force: true }));
 
 function start(kind: SandboxMode['kind'], argv: string[], options: Partial<SandboxSpawnOptions> = {}) {
   const child = spawnSandboxed({
-    mode: { kind, runAs: undefined, apiUrl: () => undefined },
+    mode: resolveSandboxMode(kind).mode,
     argv,
     cwd: workspace,
     env: scrubbedEnvironment({}, workspace),

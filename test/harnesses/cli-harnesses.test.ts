@@ -69,7 +69,7 @@ async function run(name: CliName, options: RunOptions) {
   // The scripted model server stands where Hangar's API is: on the host's loopback, the one port a networked
   // sandbox still reaches there (model calls go through Hangar's API).
   const harness = new CliHarness(AGENT_CLIS[name], {
-    sandbox: { kind: options.sandbox, runAs: undefined, apiUrl: () => server.baseURL },
+    sandbox: resolveSandboxMode(options.sandbox, { apiUrl: () => server.baseURL }).mode,
     hiddenPaths: [],
     maxOutputBytes: 10_000_000,
     timeoutMs: TIMEOUT_MS,
@@ -383,7 +383,7 @@ describe('CLI harness start errors', () => {
     const workspace = gitWorkspace();
     cleanup.push(() => fs.rmSync(workspace, { recursive: true, force: true }));
     const options = {
-      sandbox: { kind: 'process' as const, runAs: undefined, apiUrl: () => undefined },
+      sandbox: resolveSandboxMode('process').mode,
       hiddenPaths: [],
       maxOutputBytes: 1_000_000,
       timeoutMs: TIMEOUT_MS,
@@ -410,7 +410,7 @@ describe('CLI harness start errors', () => {
     cleanup.push(() => fs.rmSync(workspace, { recursive: true, force: true }));
     // Any executable will do: the model is checked before anything starts.
     const harness = new CliHarness(AGENT_CLIS.claude, {
-      sandbox: { kind: 'process', runAs: undefined, apiUrl: () => undefined },
+      sandbox: resolveSandboxMode('process').mode,
       hiddenPaths: [],
       maxOutputBytes: 1_000_000,
       timeoutMs: TIMEOUT_MS,

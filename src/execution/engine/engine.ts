@@ -97,7 +97,7 @@ export class Engine {
    */
   async settled(): Promise<void> {
     const { warm, sandbox } = this.options.context;
-    await Promise.all([warm?.settled(), sandbox.executions?.settled?.()]);
+    await Promise.all([warm?.settled(), sandbox.settled()]);
   }
 
   async start(): Promise<void> {

@@ -4,32 +4,113 @@ export interface RunUser {
   gid: number;
 }
 
+/** The backends, by name. Only sandbox/mode.ts turns one into a backend or compares them (scripts/check-sandbox-kinds.mjs). */
+export type SandboxKind = 'bwrap' | 'process' | 'container' | 'kubernetes';
+
 /**
- * How a harness process is confined, resolved once at start (`resolveSandboxMode`). `bwrap` (bubblewrap) gives the
- * run a read-only system, a writable workspace only, its own PID namespace and, when network is allowed, a network
- * namespace of its own whose egress goes through pasta (never the host's loopback or private addresses);
- * `process` is only a process group in the workspace, for machines without bubblewrap, and is not confined.
+ * What a backend can do, as data: callers ask these instead of checking which backend they have.
  */
-export interface SandboxMode {
-  kind: 'bwrap' | 'process' | 'container';
+export interface SandboxCapabilities {
+  /**
+   * Each execution has a sandbox of its own (a container), opened before setup (`open`) and closed with its workspace;
+   * every process of the execution runs in it. Without, each process stands alone and `open` has nothing to make.
+   */
+  perExecution: boolean;
+  /** Whether run code is confined at all (process mode is not: it can reach what the server can). */
+  isolated: boolean;
+  /** Where the run sees its workspace: at its own host path, or at this path inside the sandbox. */
+  workspacePath: 'host' | string;
+  /**
+   * How files reach the workspace: `host-directory`, a directory on the server's own file system that the server
+   * writes through handle-relative, no-follow operations (workspace/files.ts) and the sandbox binds.
+   */
+  workspaceFiles: 'host-directory';
+  /**
+   * An operator's harness file the run user cannot reach is shown to the sandbox as a read-only copy at its path
+   * (bwrap); elsewhere a run that needs it fails.
+   */
+  copiesUnreachableFiles: boolean;
+  /**
+   * What a setup snapshot keeps: the workspace's files, or those and the sandbox's own file system committed as an
+   * image (`imageSnapshots`), which holds what setup installed outside the workspace.
+   */
+  snapshot: 'files' | 'files-and-image';
+}
+
+/**
+ * The one sandbox port: every backend (sandbox/bwrap/, sandbox/process/, sandbox/container/) implements it, and
+ * sandbox/mode.ts alone chooses one, once at start (`resolveSandboxMode`). bwrap (bubblewrap) gives the run a
+ * read-only system, a writable workspace only, its own PID namespace and, when network is allowed, a network
+ * namespace of its own whose egress goes through pasta (never the host's loopback or private addresses); `process` is
+ * only a process group in the workspace, for machines without bubblewrap, and is not confined; `container` runs each
+ * execution in a container of its environment's image. Every process's life is sandbox/process-tree.ts's.
+ */
+export interface SandboxBackend {
+  /** Which backend this is, for what it reports (the start summary, the timeline, snapshot keys). Never compared. */
+  readonly kind: SandboxKind;
+  readonly capabilities: SandboxCapabilities;
   /**
    * Who runs run code on the host: set when the server is root (HANGAR_RUN_USER, 64000 by default); undefined
    * means the server's own user.
    */
-  runAs: RunUser | undefined;
-  /** Hangar's API as runs reach it (HANGAR_API_URL): the one host destination a networked run may still reach. */
-  apiUrl: () => string | undefined;
+  readonly runAs: RunUser | undefined;
+  /** Starts a process in the sandbox; `exited` resolves (never rejects) once nothing of its tree is left. */
+  spawn(options: SandboxSpawnOptions): SandboxedProcess;
+  /** Opens the execution's sandbox (capabilities.perExecution); otherwise ok at once, with nothing to report. */
+  open(request: SandboxOpenRequest): Promise<SandboxOpenResult>;
+  /** Ends the execution's sandbox and everything running in it; nothing happens when there is none. */
+  close(workspace: string): Promise<void>;
   /**
-   * Existing paths under /tmp or /run that every bwrap sandbox still sees, read-only (HANGAR_SANDBOX_READ_ONLY_PATHS):
-   * the sandbox's /tmp and /run are otherwise empty.
+   * Where a sandbox outlives its processes (a container): stops everything in it from running and detaches it from
+   * the workspace, so that a new one can be opened for it at once; the old one is removed later (at the latest with
+   * close). Elsewhere the same as close.
    */
-  readOnlyPaths?: string[];
+  retire(workspace: string): Promise<void>;
+  /** Resolves once no removal this backend does in the background is in progress. */
+  settled(): Promise<void>;
   /**
-   * A sandbox that holds something per execution (the container sandbox's container): opened before the
-   * environment is set up, every process of the execution runs in it, closed when its workspace is removed.
-   * Undefined for bwrap and process, whose processes each stand alone.
+   * Removes the sandboxes of executions this replica's workspace root holds that are not in `keep` and that `inUse`
+   * (the database's judgement) does not name; without `inUse`, every one not in `keep`. Returns how many it removed.
    */
-  executions?: ExecutionSandboxes;
+  removeUnused(
+    keep: Set<string>,
+    inUse?: (executions: Array<{ runId: string; executionId: number }>) => Promise<Set<string>>,
+  ): Promise<number>;
+  /** The image half of setup snapshots (capabilities.snapshot `files-and-image`); undefined otherwise. */
+  imageSnapshots(): SandboxImageSnapshots | undefined;
+  /**
+   * The per-execution half, for src/execution/run/executor.ts until the phase runner asks `capabilities.perExecution`
+   * and calls open, close and retire on the backend itself: this backend when it has one, else undefined.
+   * @deprecated use capabilities.perExecution and the backend's own methods
+   */
+  readonly executions?: ExecutionSandboxes;
+}
+
+/** The name the callers of the port have always used for it. */
+export type SandboxMode = SandboxBackend;
+
+/** Starts a process in the sandbox its options name: the one entry for setup, harnesses and Hangar's own commands. */
+export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
+  if (options.argv[0] === undefined) throw new Error('spawnSandboxed: argv is empty');
+  return options.mode.spawn(options);
+}
+
+/**
+ * A setup snapshot's image, committed from the execution's sandbox after setup (container/snapshot-images.ts).
+ */
+export interface SandboxImageSnapshots {
+  /** The image a warm start's sandbox opens from. */
+  reference(id: string): string;
+  /** The engine's id of an image (the environment's, or the default); undefined when it is not there. */
+  imageId(image: string | undefined): Promise<string | undefined>;
+  has(id: string): Promise<boolean>;
+  /** Commits the workspace's sandbox as the snapshot `id`'s image; returns the size of the layer it adds. */
+  commit(workspace: string, id: string): Promise<number>;
+  /** How many layers a snapshot's image has above `base` (an image id). */
+  layersAbove(id: string, base: string): Promise<number>;
+  remove(id: string): Promise<void>;
+  /** The snapshot ids whose images this workspace root's engine holds. */
+  list(): Promise<string[]>;
 }
 
 /** What an execution's sandbox is made from. */
@@ -50,28 +131,11 @@ export interface SandboxOpenRequest {
 
 export type SandboxOpenResult = { ok: true; details: Record<string, unknown> } | { ok: false; message: string };
 
-export interface ExecutionSandboxes {
-  open(request: SandboxOpenRequest): Promise<SandboxOpenResult>;
-  /** Ends the execution's sandbox and everything running in it; nothing happens when there is none. */
-  close(workspace: string): Promise<void>;
-  /**
-   * Where a sandbox outlives its processes (a container): stops everything in it from running and detaches it from
-   * the workspace, so that a new one can be opened for it at once; the old one is removed later (at the latest with
-   * close). Without it, close.
-   */
-  retire?(workspace: string): Promise<void>;
-  /** Resolves once no removal this backend does in the background is in progress. */
-  settled?(): Promise<void>;
-  /**
-   * Removes the sandboxes of executions this replica's workspace root holds that are not in `keep` and that `inUse`
-   * (the database's judgement) does not name; without `inUse`, every one not in `keep`.
-   */
-  removeUnused(
-    keep: Set<string>,
-    inUse?: (executions: Array<{ runId: string; executionId: number }>) => Promise<Set<string>>,
-  ): Promise<number>;
-  spawn(options: SandboxSpawnOptions): SandboxedProcess;
-}
+/** The per-execution part of the port (capabilities.perExecution). */
+export type ExecutionSandboxes = Pick<
+  SandboxBackend,
+  'open' | 'close' | 'retire' | 'settled' | 'removeUnused' | 'spawn'
+>;
 
 export interface SandboxSpawnOptions {
   mode: SandboxMode;

@@ -1,8 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { RunUser, SandboxBackend, SandboxKind, SandboxMode } from './backend.js';
+import { BwrapBackend } from './bwrap/backend.js';
 import { ContainerBackend, type ContainerBackendOptions } from './container/backend.js';
-import type { RunUser, SandboxMode } from './backend.js';
+import { ProcessBackend } from './process/backend.js';
 
 const NOT_ISOLATED =
   'Harness runs are NOT isolated: they can read and write anything this server can, including its data directory, ' +
@@ -68,39 +70,42 @@ export interface SandboxPolicy {
   runAs?: RunUser;
   /** Hangar's API as runs reach it; a networked run may still reach it. */
   apiUrl?: () => string | undefined;
-  /** The container sandbox's engine, image, limits and mounts (HANGAR_SANDBOX=container). */
-  container?: Omit<ContainerBackendOptions, 'user'>;
+  /** The container sandbox's engine, image, limits and mounts (HANGAR_SANDBOX=container), asked only then. */
+  container?: () => Omit<ContainerBackendOptions, 'user'>;
+  /** The Kubernetes backend (HANGAR_SANDBOX=kubernetes), built by whoever has its settings, asked only then. */
+  kubernetes?: () => SandboxBackend;
   /** HANGAR_SANDBOX_READ_ONLY_PATHS. */
   readOnlyPaths?: string[];
 }
 
 /**
- * The sandbox mode from HANGAR_SANDBOX: `bwrap`, `process`, or unset (auto: bwrap when it works here). A warning
- * comes back whenever runs will not be isolated; an explicit `bwrap` that cannot work is an error, not a downgrade.
+ * The sandbox backend from HANGAR_SANDBOX: `bwrap`, `process`, `container`, `kubernetes`, or unset (auto: bwrap when
+ * it works here). A warning comes back whenever runs will not be isolated; an explicit `bwrap` that cannot work is an
+ * error, not a downgrade. The only place that turns a kind into a backend.
  */
 export function resolveSandboxMode(
   requested: string | undefined,
   policy: SandboxPolicy = {},
 ): { mode: SandboxMode; warning?: string } {
   const value = requested?.trim() ?? '';
-  const mode = (kind: SandboxMode['kind']): SandboxMode => ({
-    kind,
-    runAs: policy.runAs,
-    apiUrl: policy.apiUrl ?? (() => undefined),
-    readOnlyPaths: policy.readOnlyPaths ?? [],
-  });
   const warnings: string[] = [];
-  let kind: SandboxMode['kind'];
+  let kind: Extract<SandboxKind, 'bwrap' | 'process'>;
   if (value === 'container') {
     if (!policy.container) throw new Error('HANGAR_SANDBOX=container needs the container settings');
     // Never root inside: the run user of a root server, else the server's own user (a rootless engine's).
     const user = policy.runAs ?? { uid: process.getuid?.() ?? 64000, gid: process.getgid?.() ?? 64000 };
-    const executions = new ContainerBackend({
-      ...policy.container,
+    const backend = new ContainerBackend({
+      ...policy.container(),
       apiUrl: policy.apiUrl,
       user: user.uid === 0 ? { uid: 64000, gid: 64000 } : user,
+      ...(policy.runAs ? { runAs: policy.runAs } : {}),
     });
-    return { mode: { ...mode('container'), executions } };
+    return { mode: backend };
+  }
+  // Each execution is a Job whose pod is its sandbox (execution/kubernetes/): this process runs no run code itself.
+  if (value === 'kubernetes') {
+    if (!policy.kubernetes) throw new Error('HANGAR_SANDBOX=kubernetes needs the Kubernetes settings');
+    return { mode: policy.kubernetes() };
   }
   if (value === 'process') {
     kind = 'process';
@@ -118,7 +123,7 @@ export function resolveSandboxMode(
     if (problem) warnings.push(`WARNING: ${problem}. ${NOT_ISOLATED} ${INSTALL_HINT}`);
   } else {
     throw new Error(
-      `HANGAR_SANDBOX must be "bwrap", "process", "container" or "auto" (the same as unset), not ${JSON.stringify(requested)}`,
+      `HANGAR_SANDBOX must be "bwrap", "process", "container", "kubernetes" or "auto" (the same as unset), not ${JSON.stringify(requested)}`,
     );
   }
   const absent = missing(NEEDED[kind]);
@@ -131,7 +136,70 @@ export function resolveSandboxMode(
   }
   const tunProblem = kind === 'bwrap' && absentForNetwork.length === 0 ? tunDeviceProblem() : undefined;
   if (tunProblem) warnings.push(`WARNING: ${tunProblem}: runs and setup commands with network will fail.`);
-  return { mode: mode(kind), ...(warnings.length > 0 ? { warning: warnings.join(' ') } : {}) };
+  const mode =
+    kind === 'bwrap'
+      ? new BwrapBackend({
+          runAs: policy.runAs,
+          apiUrl: policy.apiUrl ?? (() => undefined),
+          readOnlyPaths: policy.readOnlyPaths ?? [],
+        })
+      : new ProcessBackend(policy.runAs);
+  return { mode, ...(warnings.length > 0 ? { warning: warnings.join(' ') } : {}) };
+}
+
+/** The sandbox in the instance's summary and checks (the start log, `hangar doctor`, GET /admin/status). */
+export interface SandboxStatus {
+  kind: string;
+  reason: string;
+  ok: boolean;
+  detail: string;
+  /** Whether a harness file the run user cannot reach is shown to runs as a copy (a warning then, not a failure). */
+  copiesUnreachableFiles: boolean;
+  /** The Engine API the runs' containers are made through (DOCKER_HOST's form), when they are; for its own check. */
+  engine?: string;
+}
+
+/** What HANGAR_SANDBOX chose and whether it works here, without building more than the probe it makes anyway. */
+export function sandboxStatus(
+  requested: string | undefined,
+  settings: { runAs?: RunUser; container: { dockerHost: string; defaultImage: string } },
+): SandboxStatus {
+  // The engine is checked when the server starts (it answers or the server says why); here only what was chosen.
+  if (requested === 'container')
+    return {
+      kind: 'container',
+      reason: 'HANGAR_SANDBOX=container',
+      ok: true,
+      detail: `runs go to containers on ${settings.container.dockerHost} (default image ${settings.container.defaultImage}; networked ones filtered like bwrap's)`,
+      copiesUnreachableFiles: false,
+      engine: settings.container.dockerHost,
+    };
+  try {
+    const { mode, warning } = resolveSandboxMode(requested, { runAs: settings.runAs });
+    const bwrap = mode.kind === 'bwrap';
+    const reason = requested
+      ? `HANGAR_SANDBOX=${requested}`
+      : bwrap
+        ? 'HANGAR_SANDBOX unset, and bubblewrap works here'
+        : 'HANGAR_SANDBOX unset, and bubblewrap does not work here';
+    const runUser = mode.runAs ? `; runs run as uid ${mode.runAs.uid}` : '';
+    return {
+      kind: mode.kind,
+      reason,
+      ok: bwrap && !warning,
+      detail: warning ?? `bwrap works: runs are isolated${runUser}`,
+      copiesUnreachableFiles: mode.capabilities.copiesUnreachableFiles,
+    };
+  } catch (error) {
+    const message = (error as Error).message;
+    return {
+      kind: 'unusable',
+      reason: `HANGAR_SANDBOX=${requested ?? ''}`,
+      ok: false,
+      detail: message,
+      copiesUnreachableFiles: false,
+    };
+  }
 }
 
 /**

@@ -12,7 +12,7 @@ import type { Workspaces, SetupResult } from '../workspace/workspace.js';
 import { WorkspaceFiles } from '../workspace/files.js';
 import { snapshotKeys, touchesLockfile, type SnapshotKeys } from './key.js';
 import type { SnapshotFiles } from './snapshot-files.js';
-import type { SnapshotImages } from '../sandbox/container/snapshot-images.js';
+import type { SandboxImageSnapshots } from '../sandbox/backend.js';
 
 /** How an execution's environment was prepared: from nothing, from a matching snapshot, or from an older one. */
 export type StartPath = 'cold' | 'warm' | 'updated';
@@ -79,7 +79,7 @@ export class WarmStarts {
       workspaces: Workspaces;
       sandbox: string;
       /** The container sandbox's committed images, which hold what setup left outside the workspace. */
-      images?: SnapshotImages;
+      images?: SandboxImageSnapshots;
       setupNetwork: boolean;
       maxBytes: number;
       warn: (error: unknown, message: string) => void;

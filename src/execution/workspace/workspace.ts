@@ -249,7 +249,7 @@ export class Workspaces {
   async remove(directory: string): Promise<void> {
     // The execution's sandbox (a container) goes first: nothing may still write in the workspace while it goes.
     // An engine that does not answer leaves it to the sweeps (by its label); the workspace still goes.
-    await this.options.sandbox.executions?.close(directory).catch(() => undefined);
+    await this.options.sandbox.close(directory).catch(() => undefined);
     // Then its overlay, if it started from a snapshot: what is removed below is the execution's own, never the snapshot.
     await this.layers.unmount(directory);
     // A harness that left nothing behind: one rmdir instead of a walk. Otherwise a walk that follows nothing.
@@ -271,7 +271,7 @@ export class Workspaces {
     keep: Set<string>,
   ): Promise<number> {
     // Containers of executions whose workspace is already gone are judged too (their engine died in between).
-    const containers = (await this.options.sandbox.executions?.removeUnused(keep, inUse).catch(() => 0)) ?? 0;
+    const containers = await this.options.sandbox.removeUnused(keep, inUse).catch(() => 0);
     const entries = await fs.promises.readdir(this.options.root).catch(() => [] as string[]);
     const executions = entries.flatMap((name) => {
       const match = /^(.+)\.(\d{1,9})$/.exec(name);
@@ -295,8 +295,8 @@ export class Workspaces {
 
   /** Removes what dead engines left behind in this data directory, except the directories still in use. */
   async removeAllExcept(keep: Set<string>): Promise<void> {
-    await this.options.sandbox.executions
-      ?.removeUnused(new Set([...keep].map((directory) => path.basename(directory))))
+    await this.options.sandbox
+      .removeUnused(new Set([...keep].map((directory) => path.basename(directory))))
       .catch(() => undefined);
     const entries = await fs.promises.readdir(this.options.root).catch(() => [] as string[]);
     for (const entry of entries) {

@@ -12,7 +12,6 @@ import {
 } from '../api/types';
 import { ArtifactList } from '../components/Artifacts';
 import { ConversationView } from '../components/Conversation';
-import { RunOriginFacts } from '../components/RunOrigin';
 import {
   ErrorMessage,
   Json,
@@ -401,7 +400,6 @@ export function RunPage() {
               </dd>
             </>
           )}
-          <RunOriginFacts item={item} />
         </dl>
         {metadata.length > 0 && (
           <section aria-labelledby="metadata-title" className="metadata">

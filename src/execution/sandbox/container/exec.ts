@@ -1,11 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { ProcessOutput } from '../process-output.js';
-import type { SandboxExit, SandboxSpawnOptions, SandboxedProcess } from '../backend.js';
+import type { SandboxSpawnOptions, SandboxedProcess } from '../backend.js';
+import { ProcessTree, type TreeEnd } from '../process-tree.js';
 import { demultiplex, type EngineClient } from './engine-client.js';
-
-const DEFAULT_GRACE_MS = 2000;
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** What an exec needs of its execution's container. */
 export interface ExecTarget {
@@ -29,60 +27,48 @@ export interface ExecTarget {
 const LAUNCH = 'echo $$ > "/tmp/.hangar-exec-$0" && exec "$@"';
 const SIGNAL_GROUP = 'p=$(cat "/tmp/.hangar-exec-$0" 2>/dev/null) && [ -n "$p" ] && kill -s "$1" -- "-$p"';
 
-/** A process in the execution's container, with the same contract as spawnSandboxed's. */
+/** A process in the execution's container, with the same contract as every backend's (process-tree.ts). */
 export function spawnInContainer(options: SandboxSpawnOptions, target: ExecTarget): SandboxedProcess {
   const { client, containerId } = target;
   const token = randomBytes(8).toString('hex');
   const output = new ProcessOutput(options.maxOutputBytes);
-  const { exited } = output;
-  let finished = false;
-  let timedOut = false;
-  let killed = false;
-  let terminating = false;
-  const timers: NodeJS.Timeout[] = [];
   let input: NodeJS.WritableStream | undefined;
-  // Resolved once the exec runs (or could not start): a kill waits for it, since before then there is nothing to signal.
-  let markStarted!: () => void;
-  const started = new Promise<void>((resolve) => (markStarted = resolve));
 
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   const flushStdout = output.read(stdout, 'stdout');
   const flushStderr = output.read(stderr, 'stderr');
 
-  const finish = (exit: Omit<SandboxExit, 'timedOut' | 'killed' | 'outputTruncated'>) => {
-    if (finished) return;
-    finished = true;
-    timers.forEach(clearTimeout);
+  // A signal waits for the exec to run (or to fail to start): before then there is nothing to signal.
+  const tree = new ProcessTree(
+    output,
+    async (name) => {
+      const signalName = name === 'SIGTERM' ? 'TERM' : 'KILL';
+      const signalled = await runQuietly(client, containerId, ['/bin/sh', '-c', SIGNAL_GROUP, token, signalName]).then(
+        () => true,
+        () => false,
+      );
+      // No exec can start (the container is at its process limit, or stopped): the whole container is killed, which
+      // is the only way left to end the process. Its execution cannot run anything more in it anyway.
+      if (!signalled && name === 'SIGKILL' && tree.state !== 'gone')
+        await client
+          .call('POST', `/containers/${containerId}/kill?signal=KILL`, undefined, {}, [404, 409])
+          .catch(() => undefined);
+    },
+    options.timeoutMs,
+  );
+
+  const finish = (end: TreeEnd) => {
+    if (tree.state === 'gone') return;
+    tree.gone();
     stdout.end();
     stderr.end();
     // The PassThroughs deliver their last chunks on the next ticks.
     setImmediate(() => {
       flushStdout();
       flushStderr();
-      output.settle({ ...exit, timedOut, killed });
+      tree.settle(end);
     });
-  };
-
-  const signalGroup = async (name: 'TERM' | 'KILL') => {
-    await started;
-    if (finished) return;
-    const signalled = await runQuietly(client, containerId, ['/bin/sh', '-c', SIGNAL_GROUP, token, name]).then(
-      () => true,
-      () => false,
-    );
-    // No exec can start (the container is at its process limit, or stopped): the whole container is killed, which
-    // is the only way left to end the process. Its execution cannot run anything more in it anyway.
-    if (!signalled && name === 'KILL' && !finished)
-      await client
-        .call('POST', `/containers/${containerId}/kill?signal=KILL`, undefined, {}, [404, 409])
-        .catch(() => undefined);
-  };
-  const terminate = (graceMs: number) => {
-    if (terminating || finished) return;
-    terminating = true;
-    void signalGroup('TERM');
-    timers.push(setTimeout(() => void signalGroup('KILL'), graceMs));
   };
 
   const run = async () => {
@@ -98,7 +84,7 @@ export function spawnInContainer(options: SandboxSpawnOptions, target: ExecTarge
       Tty: false,
     });
     const streams = await client.hijack(`/exec/${exec.body.Id}/start`, { Detach: false, Tty: false });
-    markStarted();
+    tree.running();
     const ended = new Promise<void>((resolve) => {
       streams.output.once('end', resolve);
       streams.output.once('close', resolve);
@@ -119,14 +105,8 @@ export function spawnInContainer(options: SandboxSpawnOptions, target: ExecTarge
     input = undefined;
     streams.output.destroy();
     const code = await exitCode(client, exec.body.Id);
-    const signalled = killed || timedOut;
-    const bySignal = signalled && (code === 137 || code === 143);
-    const limitExceeded = code !== 0 && !signalled ? await target.limitPassed() : undefined;
-    finish({
-      code: bySignal ? null : code,
-      signal: bySignal ? (code === 137 ? 'SIGKILL' : 'SIGTERM') : null,
-      ...(limitExceeded ? { limitExceeded } : {}),
-    });
+    const limitExceeded = code !== 0 && !tree.signalled ? await target.limitPassed() : undefined;
+    finish({ ...tree.classify(code), ...(limitExceeded ? { limitExceeded } : {}) });
   };
   void run()
     .catch((error: Error) => {
@@ -136,35 +116,19 @@ export function spawnInContainer(options: SandboxSpawnOptions, target: ExecTarge
         finish({ code: 126, signal: null });
       });
     })
-    .finally(markStarted);
-
-  if (Number.isFinite(options.timeoutMs)) {
-    timers.push(
-      setTimeout(
-        () => {
-          timedOut = true;
-          terminate(DEFAULT_GRACE_MS);
-        },
-        Math.min(Math.max(options.timeoutMs, 0), MAX_TIMER_MS),
-      ),
-    );
-  }
+    .finally(() => tree.running());
 
   return {
     pid: 0,
     onStdoutLine: output.onStdoutLine,
     onStderrLine: output.onStderrLine,
     write(text) {
-      if (finished || !input) return false;
+      if (tree.state === 'gone' || !input) return false;
       input.write(text);
       return true;
     },
-    exited,
-    kill(graceMs = DEFAULT_GRACE_MS) {
-      if (!finished && !terminating) killed = true;
-      terminate(graceMs);
-      return exited;
-    },
+    exited: output.exited,
+    kill: (graceMs) => tree.kill(graceMs),
   };
 }
 
