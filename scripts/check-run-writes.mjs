@@ -14,6 +14,8 @@ const PAST_MIGRATIONS = [
   'src/platform/db/migrations/0012_engine_round_trips.sql',
   // Fills the columns of a run's queue wait and run time for the runs before it; the lifecycle keeps them since.
   'src/platform/db/migrations/0039_run_times.sql',
+  // Fills where the runs before it came from (root, automation, factory, trigger); set at creation since.
+  'src/platform/db/migrations/0048_run_origin_fields.sql',
 ];
 
 const TABLE = '(runs|run_events|run_inputs)';

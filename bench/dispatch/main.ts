@@ -262,6 +262,10 @@ async function queueRuns(db: Kysely<DB>, harness: string): Promise<void> {
     metadata: {},
     interactive: false,
     attachment_count: 0,
+    root_run_id: null,
+    automation_id: null,
+    factory_uid: null,
+    trigger_url: null,
   });
   // 500 rows per statement stays well below PostgreSQL's 65,535 parameters.
   const lifecycle = new RunLifecycle(db);

@@ -80,7 +80,7 @@ export async function registerGitHubTriggers(root: FastifyInstance, platform: Pl
               config: { environment_id: environment.uid, ...threadRunConfig(thread) },
               team: true,
             },
-            origin: { source: 'GITHUB_WEBHOOK' },
+            origin: { source: 'GITHUB_WEBHOOK', triggerUrl: thread.comment?.url || thread.url },
             files: payloadFiles(JSON.stringify(delivery.payload)),
           },
         });
@@ -96,6 +96,7 @@ export async function registerGitHubTriggers(root: FastifyInstance, platform: Pl
           title: `${thread.owner}/${thread.repo}#${thread.number}`,
           environmentId: environment?.uid,
           github: threadRunConfig(thread).github,
+          url: thread.comment?.url || thread.url,
         });
         planned.push({ teamUid, automationId: automation.id, request });
       }

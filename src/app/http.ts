@@ -8,6 +8,7 @@ import { registerEgressRoutes } from '../egress/index.js';
 import { registerEnvironmentRoutes } from '../environments/index.js';
 import { registerSkillRoutes } from '../environments/index.js';
 import { registerDefinitionRoutes, registerFactoryRoutes } from '../factory/index.js';
+import { registerPublicFactoryRoutes } from '../factory/index.js';
 import { registerAdminRoutes } from '../identities/index.js';
 import { registerAgentRoutes } from '../identities/index.js';
 import { registerMcpServerRoutes } from '../mcp/index.js';
@@ -159,6 +160,7 @@ function registerApiRoutes(api: FastifyInstance, platform: Platform, services: S
   registerAdminRoutes(api, services.admin);
   registerStatusRoute(api, config, () => platform.address.url);
   registerFactoryRoutes(api, services.factories);
+  registerPublicFactoryRoutes(api, services.factoryDispatch);
   registerDefinitionRoutes(api, services.definitions);
   registerWebhookRoutes(api, services.webhooks);
   registerAutomationRoutes(api, services.automations);

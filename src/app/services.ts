@@ -17,6 +17,7 @@ import type { TaskTokens } from '../execution/index.js';
 import { sandboxHiddenPaths } from '../execution/index.js';
 import { FactoryDefinitions } from '../factory/index.js';
 import { FactoriesService } from '../factory/index.js';
+import { FactoryDispatch } from '../factory/index.js';
 import { teamSkills } from '../factory/index.js';
 import { AdminService } from '../identities/index.js';
 import { AgentsService } from '../identities/index.js';
@@ -230,6 +231,12 @@ export function buildServices(
     runGitHub,
     audit: new AuditLog({ db, cursors, log: platform.log }),
     factories,
+    factoryDispatch: new FactoryDispatch({
+      db,
+      agentsOf: (teamUid, factoryUid) => agents.managedBy(db, teamUid, factoryUid),
+      createRun: (caller, body) => runs.create(caller, body),
+      runUrl: (runId) => `${address.url}/runs/${encodeURIComponent(runId)}`,
+    }),
     definitions: new FactoryDefinitions({ db, webhooks, automations, agents, secrets, onApplied: schedulesChanged }),
     webhooks,
     automations,

@@ -90,7 +90,11 @@ export class AutomationEvaluator {
               ...(automation.agent_uid ? { agent_identity_uid: automation.agent_uid } : {}),
               team: true,
             },
-            origin: { source: 'WEBHOOK' },
+            origin: {
+              source: 'WEBHOOK',
+              automation: { id: automation.id, factoryUid: automation.factory_uid },
+              triggerUrl: `/factory/webhooks/${encodeURIComponent(delivery.webhook_uid)}`,
+            },
             files: payloadFiles(delivery.body),
           });
           firings.push({ delivery_seq: delivery.seq, automation_id: automation.id });

@@ -44,6 +44,8 @@ export interface GitHubDelivery {
   environmentId: string | undefined;
   /** A same-repository pull request's branch for the run to work on (a review), unless the automation names one. */
   github?: { branch: string };
+  /** The comment, review or thread on GitHub that started it (the run's trigger_url). */
+  url?: string;
 }
 
 /** The run an automation starts for a GitHub delivery: its prompt and settings, the delivery fenced as data. */
@@ -66,7 +68,11 @@ export function githubRunRequest(automation: AutomationRow, delivery: GitHubDeli
       ...(automation.agent_uid ? { agent_identity_uid: automation.agent_uid } : {}),
       team: true,
     },
-    origin: { source: 'GITHUB_WEBHOOK' },
+    origin: {
+      source: 'GITHUB_WEBHOOK',
+      automation: { id: automation.id, factoryUid: automation.factory_uid },
+      ...(delivery.url ? { triggerUrl: delivery.url } : {}),
+    },
     files: payloadFiles(JSON.stringify(delivery.payload)),
   };
 }

@@ -74,6 +74,13 @@ async function send(action: 'plan' | 'apply', directory: string): Promise<void> 
   }
 }
 
+interface FactoryView {
+  uid: string;
+  name: string;
+  description: string | null;
+  foreman_agent: string | null;
+}
+
 /** `hangar factory ...`: factories and their definition directories (HANGAR_URL, HANGAR_API_KEY). */
 export function registerFactoryCommands(program: Command): void {
   const factory = program
@@ -82,10 +89,11 @@ export function registerFactoryCommands(program: Command): void {
   factory
     .command('list')
     .description("list the team's factories")
-    .action(() =>
-      callAndPrint<{ factories: Array<{ uid: string; name: string; description?: string | null }> }>(
+    .option('--search <text>', 'only factories whose name contains this (any case)')
+    .action((options: { search?: string }) =>
+      callAndPrint<{ factories: FactoryView[] }>(
         'GET',
-        '/factory/factories',
+        `/factory${options.search ? `?search=${encodeURIComponent(options.search)}` : ''}`,
         undefined,
         ({ factories }) =>
           table(
@@ -93,10 +101,42 @@ export function registerFactoryCommands(program: Command): void {
             [
               { header: 'UID', value: (item) => item.uid },
               { header: 'NAME', value: (item) => item.name },
+              { header: 'FOREMAN', value: (item) => item.foreman_agent },
               { header: 'DESCRIPTION', value: (item) => item.description },
             ],
             'No factories. `hangar factory apply <dir>` makes one from a definition directory.',
           ),
+      ),
+    );
+  factory
+    .command('show')
+    .description('show a factory')
+    .argument('<uid>', 'the factory UID (22 letters and digits)')
+    .action((uid: string) => callAndPrint<FactoryView>('GET', `/factory/${encodeURIComponent(uid)}`));
+  factory
+    .command('run')
+    .description('send work to a factory: a run for its foreman agent (agents/foreman/agent.md)')
+    .argument('<uid>', 'the factory UID')
+    .argument('<prompt>', 'what to do, sent to the foreman as it is')
+    .option('--title <title>', "the run's title (default: made from the prompt)")
+    .option('--ticket-ref <ref>', 'the ticket it is for, as <source>:<id> (default: a new adhoc: reference)')
+    .option('--ticket-url <url>', "the ticket's URL")
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ hangar factory run 2b8XkQw0aZ3cVf9LmN4pRt "Fix ENG-12" --ticket-ref linear:ENG-12\n',
+    )
+    .action((uid: string, prompt: string, options: { title?: string; ticketRef?: string; ticketUrl?: string }) =>
+      callAndPrint<{ run_id: string; state: string; run_url: string; foreman_agent: string }>(
+        'POST',
+        `/factory/${encodeURIComponent(uid)}/runs`,
+        {
+          prompt,
+          ...(options.title ? { title: options.title } : {}),
+          ...(options.ticketRef ? { ticket_ref: options.ticketRef } : {}),
+          ...(options.ticketUrl ? { ticket_url: options.ticketUrl } : {}),
+        },
+        (run) =>
+          `${run.run_id} ${run.state}${run.foreman_agent ? ` (foreman ${run.foreman_agent})` : ''}\n${run.run_url}\n`,
       ),
     );
   factory

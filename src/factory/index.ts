@@ -2,4 +2,6 @@
 export { FactoryDefinitions } from './apply.js';
 export { registerDefinitionRoutes, registerFactoryRoutes } from './http.js';
 export { FactoriesService } from './service.js';
+export { FactoryDispatch } from './dispatch.js';
+export { registerPublicFactoryRoutes } from './public-http.js';
 export { teamSkills } from './store.js';

@@ -1,5 +1,5 @@
-import type { Kysely } from 'kysely';
-import { newUid } from '../platform/crypto.js';
+import { type Kysely, sql } from 'kysely';
+import { newFactoryUid } from './uid.js';
 import type { DB } from '../database.js';
 
 export interface FactoryRow {
@@ -27,6 +27,13 @@ export async function findFactory(db: Kysely<DB>, teamUid: string, uid: string):
     .executeTakeFirst();
 }
 
+/** The team's factories whose name contains `search`, in any case (all of them without one). */
+export async function searchFactories(db: Kysely<DB>, teamUid: string, search?: string): Promise<FactoryRow[]> {
+  let query = db.selectFrom('factories').selectAll().where('team_uid', '=', teamUid);
+  if (search) query = query.where(sql<boolean>`strpos(lower(name), lower(${search})) > 0`);
+  return query.orderBy('name').execute();
+}
+
 export async function findFactoryByName(
   db: Kysely<DB>,
   teamUid: string,
@@ -41,7 +48,7 @@ export async function findFactoryByName(
 }
 
 function factoryInsert(db: Kysely<DB>, teamUid: string, name: string, isDefault: boolean) {
-  return db.insertInto('factories').values({ uid: newUid(), team_uid: teamUid, name, is_default: isDefault });
+  return db.insertInto('factories').values({ uid: newFactoryUid(), team_uid: teamUid, name, is_default: isDefault });
 }
 
 /** Fails on factories_team_uid_name_key when the team already has a factory of that name. */

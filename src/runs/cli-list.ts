@@ -31,6 +31,8 @@ interface ListOptions {
   ancestor?: string;
   artifactType?: string;
   meta: string[];
+  automation: string[];
+  factory: string[];
 }
 
 const UNITS: Record<string, number> = { m: 60, h: 3600, d: 86_400, w: 604_800 };
@@ -87,6 +89,8 @@ function withFilters(command: Command): Command {
     .option('--created-before <when>', 'created before this (same forms)', moment('--created-before'))
     .option('--updated-after <when>', 'updated after this (same forms)', moment('--updated-after'))
     .option('--meta <key=value>', 'runs whose metadata has this pair (repeatable, at most 5)', collect, [])
+    .option('--automation <id>', 'runs this automation fired (repeatable: any of them)', collect, [])
+    .option('--factory <uid>', "runs of this factory's automations or agents (repeatable: any of them)", collect, [])
     .addOption(
       new Option('--sort <field>', 'updated_at (default), created_at, title or agent').argParser(
         oneOf('--sort', ['updated_at', 'created_at', 'title', 'agent']),
@@ -123,6 +127,8 @@ export function listQuery(options: ListOptions): URLSearchParams {
   ];
   for (const [name, value] of single) if (value !== undefined) params.set(name, value);
   for (const [key, value] of Object.entries(pairs('--meta', options.meta))) params.set(`metadata[${key}]`, value);
+  for (const id of options.automation ?? []) params.append('automation_id', id);
+  for (const uid of options.factory ?? []) params.append('factory_uid', uid);
   return params;
 }
 

@@ -41,25 +41,49 @@ function waitInWords(iso: string): string {
 export function runView(run: RunItem): string {
   const config = run.agent_config as { model_id?: string; environment_id?: string; harness?: { type?: string } };
   const message = statusMessage(run);
+  const usage = run.request_usage;
+  const cost = usage?.inference_cost_breakdown_usd;
   const lines: Array<[string, string | undefined]> = [
     ['Run', run.run_id],
     ['Title', run.title],
     ['State', `${run.state}${message ? `: ${message}` : ''}`],
+    ['Error', run.error_category ? `${run.status_message?.error_code} (${run.error_category} error)` : undefined],
+    [
+      'Debug agent',
+      run.debug_agent_available
+        ? run.status_message?.debug_agent_active
+          ? 'working now in the kept workspace'
+          : `a follow-up starts one (window open until ${time(String(run.status_message?.session_debug_until))})`
+        : undefined,
+    ],
     // Why a QUEUED or PENDING run waits, in the server's words (what to set when nothing can run it).
     ['Waiting', run.queue_reason?.message],
     ['Created', time(run.created_at)],
     ['Started', run.started_at ? time(run.started_at) : undefined],
     ['Updated', time(run.updated_at)],
+    ['Finished', run.finished_at ? time(run.finished_at) : undefined],
     // One definition each (docs/lifecycle.md): creation to first claim; the agent's time over its executions.
     ['Queue wait', run.queue_wait ? waitInWords(run.queue_wait) : undefined],
     ['Run time', run.run_time ? isoDuration(run.run_time) : undefined],
     ['Source', run.schedule ? `${run.source} (schedule ${run.schedule.schedule_name})` : run.source],
+    ['Trigger', run.trigger_url],
+    ['Automation', run.automation_id],
+    ['Factory', run.factory_uid],
     ['Creator', run.creator.display_name ?? run.creator.uid],
     ['Model', config.model_id],
     ['Harness', config.harness?.type],
     ['Environment', config.environment_id],
     ['Skill', run.agent_skill?.full_path],
     ['Parent run', run.parent_run_id],
+    ['Root run', run.root_run_id !== run.run_id ? run.root_run_id : undefined],
+    [
+      'Usage',
+      usage?.total_tokens !== undefined
+        ? `${usage.total_tokens} tokens${usage.inference_cost_usd !== undefined ? `, ${usage.inference_cost_usd.toFixed(4)} USD` : ''}${
+            cost ? ` (input ${cost.input_cost_usd.toFixed(4)}, output ${cost.output_cost_usd.toFixed(4)})` : ''
+          }`
+        : undefined,
+    ],
     ['Conversation', run.conversation_id],
     [
       'Metadata',

@@ -9,7 +9,17 @@ export interface AgentDirectory {
     db: Kysely<DB>,
     teamUid: string,
     uid: string,
-  ): Promise<{ uid: string; name: string; available: boolean; worker_host: string | null } | undefined>;
+  ): Promise<
+    | {
+        uid: string;
+        name: string;
+        available: boolean;
+        worker_host: string | null;
+        /** The factory definition that manages the agent, if one does. */
+        factory_uid?: string | null;
+      }
+    | undefined
+  >;
 }
 
 /** Which shared MCP servers a team may use in its runs (the MCP slice provides it). */

@@ -51,6 +51,10 @@ export interface RunOrigin {
   source: RunSource;
   schedule?: { schedule_id: string; schedule_name: string; cron_schedule: string };
   scheduleTick?: Date;
+  /** The automation that fires the run, with its factory. */
+  automation?: { id: string; factoryUid: string };
+  /** What triggered the run: an absolute URL (a GitHub thread) or a path under the public URL (a webhook's page). */
+  triggerUrl?: string;
 }
 
 const ENVIRONMENT_ID = /^[A-Za-z0-9]{22}$/;
@@ -87,7 +91,8 @@ export async function prepareRun(
   const attachments = decodeAttachments(body);
 
   await checkEnvironment(dependencies, db, caller, config);
-  const parentMetadata = await parentMetadataOf(db, caller, body);
+  const parent = await parentOf(db, caller, body);
+  const parentMetadata = parent?.metadata ?? {};
   if (
     body.conversation_id !== undefined &&
     !(await store.conversationExists(db, callerVisibility(caller), body.conversation_id))
@@ -120,8 +125,9 @@ export async function prepareRun(
   if (problem) throw invalidRequest(problem);
 
   const teamOwned = body.team ?? true;
+  const id = randomUUID();
   const run: NewRun = {
-    id: randomUUID(),
+    id,
     team_uid: caller.teamUid,
     title: body.title?.trim() || deriveTitle(prompt, agentSkill?.name ?? null),
     prompt,
@@ -149,6 +155,10 @@ export async function prepareRun(
     metadata: mergeMetadata({}, parentMetadata, requestMetadata),
     interactive: body.interactive ?? false,
     attachment_count: attachments.length,
+    root_run_id: parent ? (parent.root_run_id ?? parent.id) : id,
+    automation_id: origin.automation?.id ?? null,
+    factory_uid: origin.automation?.factoryUid ?? executor.factoryUid ?? null,
+    trigger_url: origin.triggerUrl ?? (origin.schedule ? `/schedules#${origin.schedule.schedule_id}` : null),
   };
   return { run, attachments };
 }
@@ -225,10 +235,10 @@ async function checkEnvironment(
   }
 }
 
-/** A child run inherits its parent's metadata; the parent must be visible to the caller. */
-async function parentMetadataOf(db: Kysely<DB>, caller: Caller, body: CreateRunBody): Promise<Record<string, string>> {
-  if (body.parent_run_id === undefined) return {};
-  const found = await store.runMetadata(db, callerVisibility(caller), body.parent_run_id);
+/** A child run inherits its parent's metadata and root; the parent must be visible to the caller. */
+async function parentOf(db: Kysely<DB>, caller: Caller, body: CreateRunBody) {
+  if (body.parent_run_id === undefined) return undefined;
+  const found = await store.runLineage(db, callerVisibility(caller), body.parent_run_id);
   if (!found) throw invalidRequest(`parent run ${body.parent_run_id} does not exist or is not visible to you`);
   return found;
 }
@@ -243,7 +253,7 @@ async function executorOf(
   caller: Caller,
   body: CreateRunBody,
   config: AgentConfig,
-): Promise<{ type: Caller['principal']['type']; uid: string }> {
+): Promise<{ type: Caller['principal']['type']; uid: string; factoryUid?: string | null }> {
   if (caller.principal.available === false) {
     throw notAuthorized(`agent ${caller.principal.displayName} is over the team's plan limit and cannot execute runs`);
   }
@@ -254,11 +264,12 @@ async function executorOf(
       throw notAuthorized(`agent identity ${identity.name} is over the team's plan limit and cannot execute runs`);
     // The identity's worker is the default; the run's own config.worker_host (even "warp") wins.
     if (identity.worker_host) config.worker_host ??= identity.worker_host;
-    return { type: 'service_account', uid: identity.uid };
+    return { type: 'service_account', uid: identity.uid, factoryUid: identity.factory_uid ?? null };
   }
-  if (caller.principal.type === 'service_account' && config.worker_host === undefined) {
+  if (caller.principal.type === 'service_account') {
     const self = await dependencies.agents.findForRun(db, caller.teamUid, caller.principal.uid);
-    if (self?.worker_host) config.worker_host = self.worker_host;
+    if (self?.worker_host && config.worker_host === undefined) config.worker_host = self.worker_host;
+    return { type: caller.principal.type, uid: caller.principal.uid, factoryUid: self?.factory_uid ?? null };
   }
   return { type: caller.principal.type, uid: caller.principal.uid };
 }

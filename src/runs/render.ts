@@ -1,7 +1,35 @@
 import { isRunTypeCancellable } from './state.js';
+import { isTerminal } from './lifecycle/states.js';
+import { requestUsage, type ServedModelLookup } from './request-usage.js';
 import type { RunItem } from './schemas.js';
 import type { Profile, RunRow } from './store.js';
 import { rfc3339 as iso } from '../platform/time.js';
+
+/** The error codes of Hangar's own failures (a run ends ERROR on them); every other code is the caller's to fix. */
+const PLATFORM_ERROR_CODES = new Set(['authentication_required', 'resource_unavailable', 'internal_error']);
+
+/** What renderRun needs beyond the row: the base of dashboard links and the prices of the model a run used. */
+export interface RenderContext {
+  publicUrl: string;
+  servedModel?: ServedModelLookup;
+  now?: number;
+}
+
+/** A debug agent may start in the kept workspace of this failed setup: its window is open (followups.ts). */
+function debugWindowOpen(row: RunRow, now: number): boolean {
+  const status = row.status_message as { error_code?: unknown } | null;
+  return (
+    row.state === 'FAILED' &&
+    status?.error_code === 'environment_setup_failed' &&
+    row.debug_session !== null &&
+    Date.parse(row.debug_session.until) > now
+  );
+}
+
+function ownModelKey(config: Record<string, unknown>): boolean {
+  const secrets = config.harness_auth_secrets as Record<string, unknown> | undefined;
+  return Boolean(secrets && Object.values(secrets).some((name) => typeof name === 'string' && name !== ''));
+}
 
 /** ISO 8601 duration (for example PT2M30S) with whole seconds. */
 export function isoDuration(milliseconds: number): string {
@@ -50,7 +78,9 @@ export function sessionLink(publicUrl: string, runId: string): string {
 }
 
 /** `publicUrl` is HANGAR_PUBLIC_URL (or the address the server listens on), without a trailing slash. */
-export function renderRun(row: RunRow, publicUrl: string): RunItem {
+export function renderRun(row: RunRow, context: RenderContext | string): RunItem {
+  const { publicUrl, servedModel, now = Date.now() } = typeof context === 'string' ? { publicUrl: context } : context;
+  const debugAvailable = debugWindowOpen(row, now);
   const item: RunItem = {
     run_id: row.id,
     task_id: row.id,
@@ -71,15 +101,33 @@ export function renderRun(row: RunRow, publicUrl: string): RunItem {
     scores: row.scores.map((score) => ({ ...score, created_at: iso(score.created_at) })),
     scope: { type: row.scope_type, uid: row.scope_uid },
     session_link: sessionLink(publicUrl, row.id),
+    finished_at: isTerminal(row.state) && row.ended_at ? iso(row.ended_at) : null,
+    debug_agent_available: debugAvailable,
+    root_run_id: row.root_run_id ?? row.parent_run_id ?? row.id,
   };
+  if (row.trigger_url)
+    item.trigger_url = row.trigger_url.startsWith('/') ? publicUrl + row.trigger_url : row.trigger_url;
+  if (row.automation_id) item.automation_id = row.automation_id;
+  if (row.factory_uid) item.factory_uid = row.factory_uid;
   if (row.started_at) item.started_at = iso(row.started_at);
   const seconds = runSeconds(row, Date.now());
   if (seconds !== undefined) item.run_time = isoDuration(seconds * 1000);
   if (row.claimed_at) item.queue_wait = preciseDuration(Date.parse(row.claimed_at) - Date.parse(row.created_at));
-  if (row.status_message) item.status_message = row.status_message;
+  if (row.status_message) {
+    const status = { ...row.status_message } as NonNullable<RunItem['status_message']>;
+    // A debug turn running in the kept workspace holds the window open (its deadline moves when the turn ends).
+    if (debugAvailable) status.debug_agent_active = row.sandbox_running;
+    item.status_message = status;
+    if ((row.state === 'FAILED' || row.state === 'ERROR') && typeof status.error_code === 'string')
+      item.error_category = PLATFORM_ERROR_CODES.has(status.error_code) || row.state === 'ERROR' ? 'platform' : 'user';
+  }
   if (row.schedule) item.schedule = row.schedule;
   if (row.session_id) item.session_id = row.session_id;
-  if (row.request_usage) item.request_usage = row.request_usage;
+  if (row.request_usage) {
+    const harness = (row.agent_config.harness as { type?: unknown } | undefined)?.type;
+    const served = servedModel?.(row.model_id, typeof harness === 'string' ? harness : null);
+    item.request_usage = requestUsage(row.request_usage, served, ownModelKey(row.agent_config));
+  }
   if (row.conversation_id) item.conversation_id = row.conversation_id;
   if (row.parent_run_id) item.parent_run_id = row.parent_run_id;
   if (row.agent_skill) item.agent_skill = row.agent_skill;

@@ -159,11 +159,23 @@ export const ListRunsQuery = Type.Object({
   schedule_id: Type.Optional(Type.String()),
   ancestor_run_id: Type.Optional(Type.String()),
   artifact_type: Type.Optional(Type.Union(ARTIFACT_TYPES.map((value) => Type.Literal(value)))),
+  automation_id: Type.Optional(
+    Type.Array(Type.String({ maxLength: 200 }), {
+      maxItems: 50,
+      description: 'Runs fired by one of these automations (repeatable).',
+    }),
+  ),
+  factory_uid: Type.Optional(
+    Type.Array(Type.String({ maxLength: 200 }), {
+      maxItems: 50,
+      description: "Runs from one of these factories: an automation's or the executing agent's (repeatable).",
+    }),
+  ),
   q: Type.Optional(
     Type.String({
       maxLength: 500,
       description:
-        'Search: runs whose title, prompt or skill spec contain every word (at most 10), each as a substring or a close spelling (one letter wrong or missing in a longer word).',
+        'Search: runs whose title, prompt or skill spec contain every word (at most 10), each as a substring or a close spelling (one letter wrong or missing in a longer word); a run ID, or a run URL (its session_link), also finds that run.',
     }),
   ),
 });
@@ -178,6 +190,86 @@ const Profile = Type.Object({
 });
 
 const LooseObject = Type.Object({}, { additionalProperties: true });
+
+/** USD split by kind of token (Hangar prices cached input as input: the cache parts are 0). */
+const CostByToken = Type.Object({
+  input_cost_usd: Type.Number(),
+  input_cache_read_cost_usd: Type.Number(),
+  input_cache_write_cost_usd: Type.Number(),
+  output_cost_usd: Type.Number(),
+});
+
+const ModelUsage = Type.Object({
+  cost_usd: CostByToken,
+  token_count: Type.Object({
+    input: Type.Integer(),
+    input_cache_read: Type.Integer(),
+    input_cache_write: Type.Integer(),
+    output: Type.Integer(),
+  }),
+  web_search_cost_usd: Type.Number(),
+  web_search_count: Type.Integer(),
+});
+
+export const RequestUsage = Type.Object(
+  {
+    input_tokens: Type.Optional(Type.Number()),
+    output_tokens: Type.Optional(Type.Number()),
+    total_tokens: Type.Optional(Type.Number({ description: "The run's tokens, over its executions and model calls." })),
+    inference_cost: Type.Optional(Type.Number({ description: 'USD at the catalogue prices (Hangar has no credits).' })),
+    inference_cost_usd: Type.Optional(Type.Number({ description: 'The same as inference_cost.' })),
+    inference_cost_breakdown_usd: Type.Optional(
+      Type.Object(CostByToken.properties, {
+        description:
+          "inference_cost split by kind of token, at the served model's catalogue prices; absent when the model has none",
+      }),
+    ),
+    usage_by_category: Type.Optional(
+      Type.Record(
+        Type.String(),
+        Type.Object({
+          platform_usage_usd: Type.Number(),
+          direct_api_inference_usage: Type.Optional(Type.Record(Type.String(), ModelUsage)),
+          byok_inference_usage: Type.Optional(Type.Record(Type.String(), ModelUsage)),
+        }),
+        {
+          description:
+            "By category (every call Hangar meters is `primary_agent`), then by model: the operator's model access (direct_api_inference_usage) or the team's own key (byok_inference_usage)",
+        },
+      ),
+    ),
+    model_token_usage: Type.Optional(
+      Type.Array(
+        Type.Object({
+          model_id: Type.String(),
+          total_tokens: Type.Integer(),
+          usage_type: Type.Union([Type.Literal('warp'), Type.Literal('byok'), Type.Literal('custom_endpoint')], {
+            description: "warp: the operator's model keys; byok: the team's own key",
+          }),
+          tokens_by_category: Type.Optional(Type.Record(Type.String(), Type.Integer())),
+        }),
+      ),
+    ),
+  },
+  { additionalProperties: true, description: "What the run's model calls used; harnesses may report more figures." },
+);
+
+export const ERROR_CATEGORIES = ['user', 'platform'] as const;
+
+export const StatusMessage = Type.Object(
+  {
+    message: Type.String(),
+    error_code: Type.Optional(Type.String()),
+    retryable: Type.Optional(Type.Boolean()),
+    session_debug_until: Type.Optional(
+      Type.String({ format: 'date-time', description: 'When the debug window of a failed setup closes.' }),
+    ),
+    debug_agent_active: Type.Optional(
+      Type.Boolean({ description: 'A debug agent is working in the kept workspace right now (its window is held).' }),
+    ),
+  },
+  { additionalProperties: true },
+);
 
 export const RunItem = Type.Object({
   run_id: Type.String(),
@@ -200,7 +292,34 @@ export const RunItem = Type.Object({
         "ISO 8601 duration, to the millisecond: from the run's creation to its first claim by an engine or worker (docs/lifecycle.md); absent until claimed",
     }),
   ),
-  status_message: Type.Optional(LooseObject),
+  finished_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'When the run last reached a terminal state; null while it is active',
+  }),
+  status_message: Type.Optional(StatusMessage),
+  error_category: Type.Optional(
+    Type.Union([Type.Literal(ERROR_CATEGORIES[0]), Type.Literal(ERROR_CATEGORIES[1])], {
+      description:
+        'On a FAILED or ERROR run with an error code: `user` (FAILED: something to fix on the caller side) or `platform` (ERROR: Hangar or its infrastructure)',
+    }),
+  ),
+  debug_agent_available: Type.Boolean({
+    description:
+      'A follow-up would start a debug agent in the kept workspace of a failed setup now (the debug window is open)',
+  }),
+  trigger_url: Type.Optional(
+    Type.String({
+      format: 'uri',
+      description:
+        "What started the run: the GitHub comment or thread, the webhook's page, the schedule's page (dashboard pages under HANGAR_PUBLIC_URL)",
+    }),
+  ),
+  root_run_id: Type.String({
+    description: "The top of the run's tree of parent runs; its own run_id when it has no parent.",
+  }),
+  automation_id: Type.Optional(Type.String({ description: 'The automation that fired the run.' })),
+  factory_uid: Type.Optional(
+    Type.String({ description: 'The factory of the automation that fired it or of the agent that executes it.' }),
+  ),
   queue_reason: Type.Optional(QueueReason),
   failure_output: Type.Optional(FailureOutput),
   source: Type.String(),
@@ -214,7 +333,7 @@ export const RunItem = Type.Object({
   }),
   creator: Profile,
   executor: Profile,
-  request_usage: Type.Optional(LooseObject),
+  request_usage: Type.Optional(RequestUsage),
   agent_config: LooseObject,
   conversation_id: Type.Optional(
     Type.String({

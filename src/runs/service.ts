@@ -8,7 +8,8 @@ import { failureOutput, isFailedState } from './failure-output.js';
 import { createOnce, type CreatedRun, type IdempotencyKey } from './idempotency.js';
 import { MAX_METADATA_FILTER_PAIRS, metadataPairProblem } from './metadata.js';
 import { isWaiting, type QueueFacts, type QueueReason, queueReasons, type WaitingRun } from './queue-reason.js';
-import { renderEvent, renderRun } from './render.js';
+import { type RenderContext, renderEvent, renderRun } from './render.js';
+import type { ServedModelLookup } from './request-usage.js';
 import { RunInserts } from './lifecycle/insert-batches.js';
 import type { RunLifecycle } from './lifecycle/run-lifecycle.js';
 import { OPERATOR_CANCELLABLE_STATES } from './lifecycle/states.js';
@@ -33,6 +34,8 @@ export interface RunsServiceOptions extends RunCreationDependencies {
   onQueued(): void;
   /** What explains why a run waits (queue_reason). */
   queueFacts: QueueFacts;
+  /** The model a run used and its prices: request_usage's split by kind of token (request-usage.ts). */
+  servedModel?: ServedModelLookup;
 }
 
 /** A run another slice starts on someone's behalf (a schedule's tick, a webhook delivery). */
@@ -43,6 +46,28 @@ export interface RunRequest {
   origin: RunOrigin;
   /** Files for the workspace beyond the body's attachments (a delivery's payload). */
   files?: NewAttachment[];
+}
+
+/** A run ID as Hangar makes them (a UUID). */
+const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The run a search names, if it is one: a run ID, or a run's URL (its session_link, under this server's public URL or
+ * any other address of it, so a link copied from a proxy's address works too: only the `/runs/<id>` path counts).
+ */
+export function runIdIn(q: string | undefined, publicUrl: string): string | undefined {
+  const text = q?.trim();
+  if (!text || /\s/.test(text)) return undefined;
+  if (RUN_ID.test(text)) return text.toLowerCase();
+  let path: string;
+  try {
+    path = new URL(text, publicUrl).pathname;
+  } catch {
+    return undefined;
+  }
+  const match = /\/runs\/([^/]+)\/?$/.exec(path);
+  const id = match ? decodeURIComponent(match[1]!) : undefined;
+  return id !== undefined && RUN_ID.test(id) ? id.toLowerCase() : undefined;
 }
 
 /** `environment_id` filter value that selects runs without an environment. */
@@ -63,6 +88,10 @@ export class RunsService {
 
   private get db() {
     return this.options.db;
+  }
+
+  private renderContext(): RenderContext {
+    return { publicUrl: this.options.publicUrl(), servedModel: this.options.servedModel, now: Date.now() };
   }
 
   /** Creates a run as `caller` (the source is API unless another slice starts it, e.g. a judge run). */
@@ -165,7 +194,7 @@ export class RunsService {
   async get(caller: Caller, runId: string): Promise<RunItem> {
     const row = await store.findRun(this.db, callerVisibility(caller), runId);
     if (!row) throw notFound(`run ${runId} not found`);
-    const item = renderRun(row, this.options.publicUrl());
+    const item = renderRun(row, this.renderContext());
     const [reason] = await queueReasons(this.db, this.options.queueFacts, [row]);
     if (reason) item.queue_reason = reason;
     if (isFailedState(row.state)) {
@@ -200,9 +229,10 @@ export class RunsService {
     const hasNext = rows.length > query.limit;
     const last = page[page.length - 1];
     const reasons = await queueReasons(this.db, this.options.queueFacts, page);
+    const context = this.renderContext();
     return {
       runs: page.map((row, index) => {
-        const item = renderRun(row, this.options.publicUrl());
+        const item = renderRun(row, context);
         const reason = reasons[index];
         if (reason) item.queue_reason = reason;
         return item;
@@ -262,6 +292,9 @@ export class RunsService {
       metadata: metadataFilter ?? undefined,
       artifactType: query.artifact_type,
       searchWords: searchWords(query.q),
+      searchRunId: runIdIn(query.q, this.options.publicUrl()),
+      automationIds: query.automation_id,
+      factoryUids: query.factory_uid,
     };
   }
 

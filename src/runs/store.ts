@@ -28,6 +28,7 @@ const RUN_COLUMNS = [
   'scope_type',
   'scope_uid',
   'agent_config',
+  'model_id',
   'skill_spec',
   'agent_skill',
   'worker_host',
@@ -50,6 +51,11 @@ const RUN_COLUMNS = [
   'agent_started_at',
   'agent_seconds',
   'sandbox_running',
+  'debug_session',
+  'root_run_id',
+  'automation_id',
+  'factory_uid',
+  'trigger_url',
 ] as const satisfies ReadonlyArray<keyof RunsTable>;
 
 /** A row as PostgreSQL writes it in JSON: timestamps become text (ISO 8601 with microseconds and an offset). */
@@ -141,18 +147,18 @@ export async function findRun(db: Kysely<DB>, who: Visibility, runId: string): P
   return (await selectWithDetails(db, query))[0];
 }
 
-export async function runMetadata(
+/** What a child run takes from its parent: its metadata and the root of its tree. */
+export async function runLineage(
   db: Kysely<DB>,
   who: Visibility,
   runId: string,
-): Promise<Record<string, string> | undefined> {
-  const row = await db
+): Promise<{ id: string; metadata: Record<string, string>; root_run_id: string | null } | undefined> {
+  return db
     .selectFrom('runs')
-    .select('metadata')
+    .select(['id', 'metadata', 'root_run_id'])
     .where((eb) => visible(eb, who))
     .where('id', '=', runId)
     .executeTakeFirst();
-  return row?.metadata;
 }
 
 /** What decides which team secrets a run receives: its config, executor and environment. */
@@ -231,6 +237,10 @@ export interface RunFilters {
   artifactType?: string;
   /** Every word must be found in the run's title, prompt or skill spec (see searchWordMatches). */
   searchWords?: string[];
+  /** The search names this run (its ID or URL): it matches too, whatever the words. */
+  searchRunId?: string;
+  automationIds?: string[];
+  factoryUids?: string[];
 }
 
 interface KeyColumn {
@@ -368,8 +378,16 @@ async function listRunsWith(
       sql<SqlBool>`EXISTS (SELECT 1 FROM artifacts a WHERE a.run_id = runs.id AND a.artifact_type = ${filters.artifactType})`,
     );
   }
+  if (filters.automationIds?.length) query = query.where('runs.automation_id', 'in', filters.automationIds);
+  if (filters.factoryUids?.length) query = query.where('runs.factory_uid', 'in', filters.factoryUids);
   if (filters.searchWords !== undefined) {
-    for (const word of filters.searchWords) query = query.where(searchWordMatches(word));
+    const words = filters.searchWords;
+    const runId = filters.searchRunId;
+    if (runId === undefined) for (const word of words) query = query.where(searchWordMatches(word));
+    else
+      query = query.where(
+        sql<SqlBool>`(runs.id = ${runId} OR (${sql.join(words.map(searchWordMatches), sql` AND `)}))`,
+      );
   }
   if (page.after) query = query.where(afterPosition(columns, page.after));
   for (const column of columns) query = query.orderBy(column.expression, column.direction);

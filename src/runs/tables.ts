@@ -59,6 +59,14 @@ export interface RunsTable {
   attachment_count: Generated<number>;
   /** The traceparent of what created the run, with tracing on (migration 0021). */
   trace_parent: string | null;
+  /** The top of the run's tree of parent runs; its own id for a top-level run (migration 0048). */
+  root_run_id: string | null;
+  /** The automation that fired the run (migration 0048). */
+  automation_id: string | null;
+  /** The factory of the automation that fired it or of the agent that executes it (migration 0048). */
+  factory_uid: string | null;
+  /** What triggered it: an absolute URL, or a path under the public URL (migration 0048, render.ts). */
+  trigger_url: string | null;
   /** Generated from request_usage (migration 0020), for the overview's covering index. */
   inference_cost: ColumnType<number | null, never, never>;
   /** Generated from status_message (migration 0020), for the overview's covering index. */

@@ -293,6 +293,27 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
     await summary().getByText(run.conversation_id, { exact: true }).waitFor();
   });
 
+  test("a run's page says when it finished, what it used, its root run and its error's category (issue 52)", async () => {
+    const root = await hangar.request('POST', '/agent/runs', { body: { prompt: script({ done: 'Root.' }) } });
+    const child = await hangar.request('POST', '/agent/runs', {
+      body: { prompt: script({ done: 'Child.' }), parent_run_id: root.body.run_id },
+    });
+    const created = await hangar.request('POST', '/agent/runs', {
+      body: { prompt: script({ usage: true }, { fail: 'It broke.' }), parent_run_id: child.body.run_id },
+    });
+    const runId = created.body.run_id as string;
+    const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+    await page.goto(`/runs/${encodeURIComponent(runId)}`);
+    await summary().getByText('The run has ended').waitFor();
+    await summary().getByText('Finished', { exact: true }).waitFor();
+    await summary().getByText(`${run.request_usage.total_tokens} tokens, 0.0100 USD`).waitFor();
+    assert.equal(
+      await summary().getByRole('link', { name: root.body.run_id }).getAttribute('href'),
+      `/runs/${root.body.run_id}`,
+    );
+    if (run.error_category) await summary().getByText(`(${run.error_category} error)`).waitFor();
+  });
+
   test('the page showed no errors of its own', () => {
     assert.deepEqual(problems, []);
   });

@@ -180,9 +180,20 @@ export class AgentsService {
     db: Kysely<DB>,
     teamUid: string,
     uid: string,
-  ): Promise<{ uid: string; name: string; available: boolean; worker_host: string | null } | undefined> {
+  ): Promise<
+    | { uid: string; name: string; available: boolean; worker_host: string | null; factory_uid: string | null }
+    | undefined
+  > {
     const row = await store.findAgent(db, teamUid, uid, this.options.planMaxAgents);
-    return row && { uid: row.uid, name: row.name, available: row.available, worker_host: row.worker_host };
+    return (
+      row && {
+        uid: row.uid,
+        name: row.name,
+        available: row.available,
+        worker_host: row.worker_host,
+        factory_uid: row.factory_uid,
+      }
+    );
   }
 }
 

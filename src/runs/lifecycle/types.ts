@@ -35,6 +35,10 @@ export const NEW_RUN_COLUMNS = [
   'metadata',
   'interactive',
   'attachment_count',
+  'root_run_id',
+  'automation_id',
+  'factory_uid',
+  'trigger_url',
 ] as const satisfies ReadonlyArray<keyof RunsTable>;
 
 /** A run to insert: its columns as read back (schedule_id is taken from `schedule`). */

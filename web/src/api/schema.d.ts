@@ -9626,6 +9626,365 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/factory": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Find the team's factories */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Case-insensitive substring of the factory name */
+                    search?: string;
+                    /** @description Accepted for clients that page; one page holds all */
+                    cursor?: string;
+                    limit?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Sorted by name; every match on one page */
+                            factories: {
+                                uid: string;
+                                name: string;
+                                description: string | null;
+                                team_uid: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description Hangar: webhooks and automations created without factory_uid go here */
+                                is_default: boolean;
+                                /** @description Hangar: the factory's agent named `foreman` (agents/foreman/agent.md), which takes dispatched runs */
+                                foreman_agent: string | null;
+                                alias: null;
+                                avatar_url: null;
+                                code_forge: "GITHUB" | "GITLAB" | "AZURE_DEVOPS" | "NONE";
+                                code_forges: ("GITHUB" | "GITLAB" | "AZURE_DEVOPS" | "NONE")[];
+                                credential_strategy: "CREATOR" | "EXECUTOR";
+                                default_environment: null;
+                                default_model: null;
+                                integrations: null;
+                                repositories: {
+                                    owner: string;
+                                    repo: string;
+                                }[];
+                                agent_defaults: {
+                                    default_runner_uid: string;
+                                    mcp_servers: {
+                                        [key: string]: unknown;
+                                    };
+                                    secrets: {
+                                        name: string;
+                                    }[];
+                                    worker_host: string;
+                                };
+                                scorer_defaults: Record<string, never>;
+                                scoring: {
+                                    default_model: null;
+                                };
+                            }[];
+                            page_info: {
+                                has_next_page: boolean;
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/factory/{uid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A factory
+         * @description Factory UIDs are 22 letters and digits, so that no static route under /factory/ (webhooks, automations, ...) can hide one; any other segment is a 400.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    uid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            uid: string;
+                            name: string;
+                            description: string | null;
+                            team_uid: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            /** @description Hangar: webhooks and automations created without factory_uid go here */
+                            is_default: boolean;
+                            /** @description Hangar: the factory's agent named `foreman` (agents/foreman/agent.md), which takes dispatched runs */
+                            foreman_agent: string | null;
+                            alias: null;
+                            avatar_url: null;
+                            code_forge: "GITHUB" | "GITLAB" | "AZURE_DEVOPS" | "NONE";
+                            code_forges: ("GITHUB" | "GITLAB" | "AZURE_DEVOPS" | "NONE")[];
+                            credential_strategy: "CREATOR" | "EXECUTOR";
+                            default_environment: null;
+                            default_model: null;
+                            integrations: null;
+                            repositories: {
+                                owner: string;
+                                repo: string;
+                            }[];
+                            agent_defaults: {
+                                default_runner_uid: string;
+                                mcp_servers: {
+                                    [key: string]: unknown;
+                                };
+                                secrets: {
+                                    name: string;
+                                }[];
+                                worker_host: string;
+                            };
+                            scorer_defaults: Record<string, never>;
+                            scoring: {
+                                default_model: null;
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/factory/{uid}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send work to a factory: a run for its foreman agent
+         * @description The prompt goes to the factory's agent named `foreman` unchanged (without one, the run is the team's, as POST /agent/runs makes it). The run's metadata gets `ticket_source` and `ticket_id` from `ticket_ref` (an `adhoc:` reference when it is omitted) and `ticket_url`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    uid: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Sent to the foreman as it is */
+                        prompt: string;
+                        title?: string;
+                        /** @description The ticket in `<source>:<id>` form; omitted, an `adhoc:` reference is made */
+                        ticket_ref?: string;
+                        /** Format: uri */
+                        ticket_url?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            factory_uid: string;
+                            /** @description The foreman's name, empty when the factory has none */
+                            foreman_agent: string;
+                            run_id: string;
+                            /** @description The run state (QUEUED, PENDING, ...) */
+                            state: string;
+                            ticket_ref: string;
+                            /**
+                             * Format: uri
+                             * @description The run's page in the dashboard
+                             */
+                            run_url: string;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/factory/definitions/plan": {
         parameters: {
             query?: never;

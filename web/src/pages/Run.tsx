@@ -12,6 +12,7 @@ import {
 } from '../api/types';
 import { ArtifactList } from '../components/Artifacts';
 import { ConversationView } from '../components/Conversation';
+import { RunOriginFacts } from '../components/RunOrigin';
 import {
   ErrorMessage,
   Json,
@@ -400,6 +401,7 @@ export function RunPage() {
               </dd>
             </>
           )}
+          <RunOriginFacts item={item} />
         </dl>
         {metadata.length > 0 && (
           <section aria-labelledby="metadata-title" className="metadata">

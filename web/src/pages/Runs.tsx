@@ -32,6 +32,8 @@ const TEXT_FILTERS = [
   ['schedule_id', 'Schedule ID'],
   ['skill', 'Skill'],
   ['ancestor_run_id', 'Ancestor run ID'],
+  ['automation_id', 'Automation ID'],
+  ['factory_uid', 'Factory UID'],
 ] as const;
 const DATE_FILTERS = [
   ['created_after', 'Created after'],
