@@ -3,6 +3,7 @@ import { say, show } from '../platform/cli/output.js';
 import { table } from '../platform/cli/table.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import { callApi, clientOptionsFromEnv } from '../platform/http/client.js';
+import { type NetworkOptions, networkBody, networkWords, withNetworkOptions } from '../network/cli.js';
 import type { EnvironmentConfigBody, EnvironmentItem, SetupOnUpdate } from './schemas.js';
 import type { ListAgentsResponse } from './skills/schemas.js';
 
@@ -15,6 +16,8 @@ function environmentsTable({ environments }: { environments: EnvironmentItem[] }
       { header: 'ACCESS', value: (item) => item.access },
       { header: 'IMAGE', value: (item) => item.config.docker_image },
       { header: 'REPOSITORIES', value: (item) => item.config.github_repos.map((repo) => `${repo.owner}/${repo.repo}`) },
+      { header: 'SETUP NET', value: (item) => networkWords(item.config.network?.setup) },
+      { header: 'AGENT NET', value: (item) => networkWords(item.config.network?.agent) },
       { header: 'UPDATED', value: (item) => item.last_updated },
     ],
     'No environments. Create one with `hangar environments create --name <name>`.',
@@ -28,7 +31,7 @@ function minutes(value: string): number {
 
 const path = (uid: string, action = '') => `/environments/${encodeURIComponent(uid)}${action}`;
 
-interface ConfigOptions {
+interface ConfigOptions extends NetworkOptions {
   name: string;
   description?: string;
   image?: string;
@@ -54,11 +57,12 @@ function config(options: ConfigOptions): EnvironmentConfigBody {
     ...(options.retention !== undefined ? { failure_session_retention_minutes: options.retention } : {}),
     ...(options.setupOnUpdate !== undefined ? { setup_on_update: options.setupOnUpdate } : {}),
     ...(options.pullRequest !== undefined ? { github: { pull_request: options.pullRequest } } : {}),
+    ...(networkBody(options) as Pick<EnvironmentConfigBody, 'network'>),
   };
 }
 
 function withConfigOptions(command: Command): Command {
-  return command
+  return withNetworkOptions(command)
     .requiredOption('--name <name>', 'name of the environment')
     .option('--description <text>', 'what it is for')
     .option('--image <docker_image>', 'Docker image, e.g. ubuntu:24.04')

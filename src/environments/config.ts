@@ -1,5 +1,6 @@
 import { ownerProblem, repoKey, repoProblem } from './github.js';
 import { formatBytes, parseBytes } from '../platform/bytes.js';
+import { normalizeNetwork, storedNetwork } from '../network/index.js';
 import { environmentImageProblem } from '../platform/image-reference.js';
 import type { EnvironmentConfig, EnvironmentConfigBody, EnvironmentGitHub, EnvironmentLimits } from './schemas.js';
 
@@ -40,6 +41,8 @@ export function normalizeConfig(
   if (limitsProblem) return { problem: limitsProblem };
   const registrySecret = body.registry_secret_name?.trim();
   if (registrySecret === '') return { problem: 'registry_secret_name must not be blank' };
+  const network = body.network === undefined ? undefined : normalizeNetwork(body.network);
+  if (network && 'problem' in network) return { problem: network.problem };
   return {
     config: {
       name,
@@ -52,6 +55,7 @@ export function normalizeConfig(
       ...(body.limits && Object.keys(body.limits).length > 0 ? { limits: { ...body.limits } } : {}),
       ...(registrySecret ? { registry_secret_name: registrySecret } : {}),
       ...(body.github?.pull_request ? { github: { pull_request: body.github.pull_request } } : {}),
+      ...(network && Object.keys(network.network).length > 0 ? { network: network.network } : {}),
     },
   };
 }
@@ -102,6 +106,7 @@ export function storedConfig(raw: Record<string, unknown>): EnvironmentConfig {
     ...(storedLimits(raw.limits) ? { limits: storedLimits(raw.limits) } : {}),
     ...(typeof raw.registry_secret_name === 'string' ? { registry_secret_name: raw.registry_secret_name } : {}),
     ...(storedGitHub(raw.github) ? { github: storedGitHub(raw.github) } : {}),
+    ...(storedNetwork(raw.network) ? { network: storedNetwork(raw.network) } : {}),
   };
 }
 

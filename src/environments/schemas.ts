@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { EnvironmentNetwork, NetworkBody } from '../network/index.js';
 
 /** Wire schemas of the environments slice: one source for validation, TypeScript types and the OpenAPI document. */
 
@@ -83,6 +84,7 @@ export const EnvironmentConfigBody = Type.Object(
       }),
     ),
     github: Type.Optional(EnvironmentGitHub),
+    network: Type.Optional(NetworkBody),
   },
   { additionalProperties: false, description: 'Environment configuration; a PUT replaces all of it.' },
 );
@@ -99,6 +101,7 @@ export const EnvironmentConfig = Type.Object({
   limits: Type.Optional(EnvironmentLimits),
   registry_secret_name: Type.Optional(Type.String()),
   github: Type.Optional(EnvironmentGitHub),
+  network: Type.Optional(EnvironmentNetwork),
 });
 export type EnvironmentConfig = Static<typeof EnvironmentConfig>;
 

@@ -118,8 +118,15 @@ function requirement(error: SchemaError): string {
  * The first error, except that a union of constants fails as one `const` error per value and then an `anyOf`:
  * that `anyOf`, which knows every value, stands for them all.
  */
-function chosen(errors: SchemaError[]): SchemaError | undefined {
-  const first = errors[0];
+function chosen(all: SchemaError[]): SchemaError | undefined {
+  // A union of shapes (`true` or an object of lists) fails in every branch; the branch that got deepest into the
+  // value is the one the caller meant, and its error the one worth saying.
+  const depth = (error: SchemaError) => error.instancePath.split('/').length;
+  const deepest = Math.max(...all.map(depth));
+  const errors = all[0] && depth(all[0]) < deepest ? all.filter((error) => depth(error) === deepest) : all;
+  // At one depth, a branch whose type matched (an unknown member of the object) says more than one that did not.
+  const matched = errors.find((error) => !['type', 'const', 'anyOf'].includes(error.keyword));
+  const first = errors[0]?.keyword === 'type' && matched ? matched : errors[0];
   if (first?.keyword !== 'const') return first;
   const union = errors.find(
     (error) => error.keyword === 'anyOf' && error.instancePath === first.instancePath && literals(error.schema),

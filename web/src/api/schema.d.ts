@@ -4970,6 +4970,26 @@ export interface paths {
                                         /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                                         pull_request?: "open" | "draft" | "off";
                                     };
+                                    network?: {
+                                        setup?: "off" | "open" | {
+                                            /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                            allow: {
+                                                host: string;
+                                                ports: number[];
+                                                methods?: string[];
+                                            }[];
+                                            presets?: string[];
+                                        };
+                                        agent?: "off" | "open" | {
+                                            /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                            allow: {
+                                                host: string;
+                                                ports: number[];
+                                                methods?: string[];
+                                            }[];
+                                            presets?: string[];
+                                        };
+                                    };
                                 };
                                 /** Format: date-time */
                                 last_updated: string;
@@ -5129,6 +5149,33 @@ export interface paths {
                             /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                             pull_request?: "open" | "draft" | "off";
                         };
+                        /** @description What this environment's runs may reach, within the operator's ceilings (a harness's `network`, HANGAR_SETUP_NETWORK): docs/environments.md#network */
+                        network?: boolean | {
+                            /** @description `off` (no network), `open` (the internet but private, host and metadata addresses) or an allow list of hosts reached through Hangar egress proxy */
+                            setup?: "off" | "open" | {
+                                allow?: (string | {
+                                    /** @description A host name or `*.` wildcard */
+                                    host: string;
+                                    /** @description Ports allowed on it (default 80 and 443) */
+                                    ports?: number[];
+                                    /** @description HTTP methods allowed in plain HTTP requests (GET, HEAD, ...); TLS is passed through unopened, so an entry with methods allows HTTPS only when it lists CONNECT */
+                                    methods?: string[];
+                                })[];
+                                presets?: ("npm" | "pypi" | "crates" | "go" | "maven" | "debian" | "ubuntu" | "github")[];
+                            };
+                            /** @description `off` (no network), `open` (the internet but private, host and metadata addresses) or an allow list of hosts reached through Hangar egress proxy */
+                            agent?: "off" | "open" | {
+                                allow?: (string | {
+                                    /** @description A host name or `*.` wildcard */
+                                    host: string;
+                                    /** @description Ports allowed on it (default 80 and 443) */
+                                    ports?: number[];
+                                    /** @description HTTP methods allowed in plain HTTP requests (GET, HEAD, ...); TLS is passed through unopened, so an entry with methods allows HTTPS only when it lists CONNECT */
+                                    methods?: string[];
+                                })[];
+                                presets?: ("npm" | "pypi" | "crates" | "go" | "maven" | "debian" | "ubuntu" | "github")[];
+                            };
+                        };
                     };
                 };
             };
@@ -5167,6 +5214,26 @@ export interface paths {
                                 github?: {
                                     /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                                     pull_request?: "open" | "draft" | "off";
+                                };
+                                network?: {
+                                    setup?: "off" | "open" | {
+                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                        allow: {
+                                            host: string;
+                                            ports: number[];
+                                            methods?: string[];
+                                        }[];
+                                        presets?: string[];
+                                    };
+                                    agent?: "off" | "open" | {
+                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                        allow: {
+                                            host: string;
+                                            ports: number[];
+                                            methods?: string[];
+                                        }[];
+                                        presets?: string[];
+                                    };
                                 };
                             };
                             /** Format: date-time */
@@ -5334,6 +5401,26 @@ export interface paths {
                                 github?: {
                                     /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                                     pull_request?: "open" | "draft" | "off";
+                                };
+                                network?: {
+                                    setup?: "off" | "open" | {
+                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                        allow: {
+                                            host: string;
+                                            ports: number[];
+                                            methods?: string[];
+                                        }[];
+                                        presets?: string[];
+                                    };
+                                    agent?: "off" | "open" | {
+                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                        allow: {
+                                            host: string;
+                                            ports: number[];
+                                            methods?: string[];
+                                        }[];
+                                        presets?: string[];
+                                    };
                                 };
                             };
                             /** Format: date-time */
@@ -5577,6 +5664,26 @@ export interface paths {
                                     /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                                     pull_request?: "open" | "draft" | "off";
                                 };
+                                network?: {
+                                    setup?: "off" | "open" | {
+                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                        allow: {
+                                            host: string;
+                                            ports: number[];
+                                            methods?: string[];
+                                        }[];
+                                        presets?: string[];
+                                    };
+                                    agent?: "off" | "open" | {
+                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                        allow: {
+                                            host: string;
+                                            ports: number[];
+                                            methods?: string[];
+                                        }[];
+                                        presets?: string[];
+                                    };
+                                };
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -5720,6 +5827,33 @@ export interface paths {
                             /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                             pull_request?: "open" | "draft" | "off";
                         };
+                        /** @description What this environment's runs may reach, within the operator's ceilings (a harness's `network`, HANGAR_SETUP_NETWORK): docs/environments.md#network */
+                        network?: boolean | {
+                            /** @description `off` (no network), `open` (the internet but private, host and metadata addresses) or an allow list of hosts reached through Hangar egress proxy */
+                            setup?: "off" | "open" | {
+                                allow?: (string | {
+                                    /** @description A host name or `*.` wildcard */
+                                    host: string;
+                                    /** @description Ports allowed on it (default 80 and 443) */
+                                    ports?: number[];
+                                    /** @description HTTP methods allowed in plain HTTP requests (GET, HEAD, ...); TLS is passed through unopened, so an entry with methods allows HTTPS only when it lists CONNECT */
+                                    methods?: string[];
+                                })[];
+                                presets?: ("npm" | "pypi" | "crates" | "go" | "maven" | "debian" | "ubuntu" | "github")[];
+                            };
+                            /** @description `off` (no network), `open` (the internet but private, host and metadata addresses) or an allow list of hosts reached through Hangar egress proxy */
+                            agent?: "off" | "open" | {
+                                allow?: (string | {
+                                    /** @description A host name or `*.` wildcard */
+                                    host: string;
+                                    /** @description Ports allowed on it (default 80 and 443) */
+                                    ports?: number[];
+                                    /** @description HTTP methods allowed in plain HTTP requests (GET, HEAD, ...); TLS is passed through unopened, so an entry with methods allows HTTPS only when it lists CONNECT */
+                                    methods?: string[];
+                                })[];
+                                presets?: ("npm" | "pypi" | "crates" | "go" | "maven" | "debian" | "ubuntu" | "github")[];
+                            };
+                        };
                     };
                 };
             };
@@ -5758,6 +5892,26 @@ export interface paths {
                                 github?: {
                                     /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                                     pull_request?: "open" | "draft" | "off";
+                                };
+                                network?: {
+                                    setup?: "off" | "open" | {
+                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                        allow: {
+                                            host: string;
+                                            ports: number[];
+                                            methods?: string[];
+                                        }[];
+                                        presets?: string[];
+                                    };
+                                    agent?: "off" | "open" | {
+                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                        allow: {
+                                            host: string;
+                                            ports: number[];
+                                            methods?: string[];
+                                        }[];
+                                        presets?: string[];
+                                    };
                                 };
                             };
                             /** Format: date-time */
@@ -5987,6 +6141,26 @@ export interface paths {
                                 github?: {
                                     /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                                     pull_request?: "open" | "draft" | "off";
+                                };
+                                network?: {
+                                    setup?: "off" | "open" | {
+                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                        allow: {
+                                            host: string;
+                                            ports: number[];
+                                            methods?: string[];
+                                        }[];
+                                        presets?: string[];
+                                    };
+                                    agent?: "off" | "open" | {
+                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                        allow: {
+                                            host: string;
+                                            ports: number[];
+                                            methods?: string[];
+                                        }[];
+                                        presets?: string[];
+                                    };
                                 };
                             };
                             /** Format: date-time */
@@ -9573,365 +9747,6 @@ export interface paths {
                             created_at: string;
                             /** Format: date-time */
                             updated_at: string;
-                        };
-                    };
-                };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance: string;
-                            error: string;
-                            error_code: string;
-                            retryable: boolean;
-                            trace_id: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance: string;
-                            error: string;
-                            error_code: string;
-                            retryable: boolean;
-                            trace_id: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/factory": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Find the team's factories */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Case-insensitive substring of the factory name */
-                    search?: string;
-                    /** @description Accepted for clients that page; one page holds all */
-                    cursor?: string;
-                    limit?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description Sorted by name; every match on one page */
-                            factories: {
-                                uid: string;
-                                name: string;
-                                description: string | null;
-                                team_uid: string;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                updated_at: string;
-                                /** @description Hangar: webhooks and automations created without factory_uid go here */
-                                is_default: boolean;
-                                /** @description Hangar: the factory's agent named `foreman` (agents/foreman/agent.md), which takes dispatched runs */
-                                foreman_agent: string | null;
-                                alias: null;
-                                avatar_url: null;
-                                code_forge: "GITHUB" | "GITLAB" | "AZURE_DEVOPS" | "NONE";
-                                code_forges: ("GITHUB" | "GITLAB" | "AZURE_DEVOPS" | "NONE")[];
-                                credential_strategy: "CREATOR" | "EXECUTOR";
-                                default_environment: null;
-                                default_model: null;
-                                integrations: null;
-                                repositories: {
-                                    owner: string;
-                                    repo: string;
-                                }[];
-                                agent_defaults: {
-                                    default_runner_uid: string;
-                                    mcp_servers: {
-                                        [key: string]: unknown;
-                                    };
-                                    secrets: {
-                                        name: string;
-                                    }[];
-                                    worker_host: string;
-                                };
-                                scorer_defaults: Record<string, never>;
-                                scoring: {
-                                    default_model: null;
-                                };
-                            }[];
-                            page_info: {
-                                has_next_page: boolean;
-                            };
-                        };
-                    };
-                };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance: string;
-                            error: string;
-                            error_code: string;
-                            retryable: boolean;
-                            trace_id: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance: string;
-                            error: string;
-                            error_code: string;
-                            retryable: boolean;
-                            trace_id: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/factory/{uid}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A factory
-         * @description Factory UIDs are 22 letters and digits, so that no static route under /factory/ (webhooks, automations, ...) can hide one; any other segment is a 400.
-         */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    uid: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            uid: string;
-                            name: string;
-                            description: string | null;
-                            team_uid: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                            /** @description Hangar: webhooks and automations created without factory_uid go here */
-                            is_default: boolean;
-                            /** @description Hangar: the factory's agent named `foreman` (agents/foreman/agent.md), which takes dispatched runs */
-                            foreman_agent: string | null;
-                            alias: null;
-                            avatar_url: null;
-                            code_forge: "GITHUB" | "GITLAB" | "AZURE_DEVOPS" | "NONE";
-                            code_forges: ("GITHUB" | "GITLAB" | "AZURE_DEVOPS" | "NONE")[];
-                            credential_strategy: "CREATOR" | "EXECUTOR";
-                            default_environment: null;
-                            default_model: null;
-                            integrations: null;
-                            repositories: {
-                                owner: string;
-                                repo: string;
-                            }[];
-                            agent_defaults: {
-                                default_runner_uid: string;
-                                mcp_servers: {
-                                    [key: string]: unknown;
-                                };
-                                secrets: {
-                                    name: string;
-                                }[];
-                                worker_host: string;
-                            };
-                            scorer_defaults: Record<string, never>;
-                            scoring: {
-                                default_model: null;
-                            };
-                        };
-                    };
-                };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance: string;
-                            error: string;
-                            error_code: string;
-                            retryable: boolean;
-                            trace_id: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            type: string;
-                            title: string;
-                            status: number;
-                            detail: string;
-                            instance: string;
-                            error: string;
-                            error_code: string;
-                            retryable: boolean;
-                            trace_id: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/factory/{uid}/runs": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Send work to a factory: a run for its foreman agent
-         * @description The prompt goes to the factory's agent named `foreman` unchanged (without one, the run is the team's, as POST /agent/runs makes it). The run's metadata gets `ticket_source` and `ticket_id` from `ticket_ref` (an `adhoc:` reference when it is omitted) and `ticket_url`.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    uid: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Sent to the foreman as it is */
-                        prompt: string;
-                        title?: string;
-                        /** @description The ticket in `<source>:<id>` form; omitted, an `adhoc:` reference is made */
-                        ticket_ref?: string;
-                        /** Format: uri */
-                        ticket_url?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            factory_uid: string;
-                            /** @description The foreman's name, empty when the factory has none */
-                            foreman_agent: string;
-                            run_id: string;
-                            /** @description The run state (QUEUED, PENDING, ...) */
-                            state: string;
-                            ticket_ref: string;
-                            /**
-                             * Format: uri
-                             * @description The run's page in the dashboard
-                             */
-                            run_url: string;
                         };
                     };
                 };

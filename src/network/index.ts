@@ -1,0 +1,23 @@
+// The public surface of the network slice: what an environment's runs may reach (the model) and Hangar's egress
+// proxy that enforces it. Other slices and the composition root import only this module.
+export { NETWORK_PRESETS, PRESET_NAMES, type NetworkPreset } from './presets.js';
+export {
+  AllowEntry,
+  AllowRule,
+  EnvironmentNetwork,
+  NetworkBody,
+  type NetworkPhase,
+  PhaseNetwork,
+  PhaseNetworkBody,
+} from './schemas.js';
+export {
+  allowLineFor,
+  allows,
+  DEFAULT_PORTS,
+  type EffectiveNetwork,
+  effectiveNetwork,
+  hostMatches,
+  namesHost,
+  normalizeNetwork,
+  storedNetwork,
+} from './rules.js';
