@@ -25,7 +25,7 @@ import { AuthFailureThrottle } from '../identities/index.js';
 import { roleInTeam } from '../identities/index.js';
 import type { ResolvedDefinition } from '../mcp/index.js';
 import { McpServersService } from '../mcp/index.js';
-import { ModelCatalogue } from '../models/index.js';
+import { type BuiltInHarness, isBuiltInHarness, ModelCatalogue } from '../models/index.js';
 import { OverviewService } from '../overview/index.js';
 import type { Database } from '../platform/db/connect.js';
 import { AddressPolicy } from '../platform/net/address-policy.js';
@@ -149,6 +149,16 @@ export function buildServices(
     modelRefusal: (modelId, harness, ownKey) => models.refusal(modelId, harness, ownKey),
     maxCostUsd: config.runMaxCostUsd,
     checkTeamBudget: (trx, teamUid) => budgets.checkNewRun(trx, teamUid),
+    servedModel: (modelId, harness) => {
+      // A run that named no model used its harness's default (oz when it named no harness either).
+      const named = harness ?? 'oz';
+      const model = modelId
+        ? models.find(modelId)
+        : isBuiltInHarness(named)
+          ? models.defaultFor(named as BuiltInHarness)
+          : undefined;
+      return model && { model_id: model.id, input: model.cost.input, output: model.cost.output };
+    },
     onQueued: () => bus.announceDispatch(),
     queueFacts: queueFacts(config, {
       role: options.role ?? 'all',

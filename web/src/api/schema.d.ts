@@ -1299,7 +1299,11 @@ export interface paths {
                     schedule_id?: string;
                     ancestor_run_id?: string;
                     artifact_type?: "PLAN" | "PULL_REQUEST" | "SCREENSHOT" | "FILE" | "EXTERNAL_REFERENCE";
-                    /** @description Search: runs whose title, prompt or skill spec contain every word (at most 10), each as a substring or a close spelling (one letter wrong or missing in a longer word). */
+                    /** @description Runs fired by one of these automations (repeatable). */
+                    automation_id?: string[];
+                    /** @description Runs from one of these factories: an automation's or the executing agent's (repeatable). */
+                    factory_uid?: string[];
+                    /** @description Search: runs whose title, prompt or skill spec contain every word (at most 10), each as a substring or a close spelling (one letter wrong or missing in a longer word); a run ID, or a run URL (its session_link), also finds that run. */
                     q?: string;
                 };
                 header?: never;
@@ -1331,9 +1335,37 @@ export interface paths {
                                 run_time?: string;
                                 /** @description ISO 8601 duration, to the millisecond: from the run's creation to its first claim by an engine or worker (docs/lifecycle.md); absent until claimed */
                                 queue_wait?: string;
+                                /** @description When the run last reached a terminal state; null while it is active */
+                                finished_at: string | null;
                                 status_message?: {
+                                    message: string;
+                                    error_code?: string;
+                                    retryable?: boolean;
+                                    /**
+                                     * Format: date-time
+                                     * @description When the debug window of a failed setup closes.
+                                     */
+                                    session_debug_until?: string;
+                                    /** @description A debug agent is working in the kept workspace right now (its window is held). */
+                                    debug_agent_active?: boolean;
+                                } & {
                                     [key: string]: unknown;
                                 };
+                                /** @description On a FAILED or ERROR run with an error code: `user` (FAILED: something to fix on the caller side) or `platform` (ERROR: Hangar or its infrastructure) */
+                                error_category?: "user" | "platform";
+                                /** @description A follow-up would start a debug agent in the kept workspace of a failed setup now (the debug window is open) */
+                                debug_agent_available: boolean;
+                                /**
+                                 * Format: uri
+                                 * @description What started the run: the GitHub comment or thread, the webhook's page, the schedule's page (dashboard pages under HANGAR_PUBLIC_URL)
+                                 */
+                                trigger_url?: string;
+                                /** @description The top of the run's tree of parent runs; its own run_id when it has no parent. */
+                                root_run_id: string;
+                                /** @description The automation that fired the run. */
+                                automation_id?: string;
+                                /** @description The factory of the automation that fired it or of the agent that executes it. */
+                                factory_uid?: string;
                                 /** @description Why a QUEUED or PENDING run waits; absent in every other state. */
                                 queue_reason?: {
                                     /** @description no_harness (no engine can execute runs: no model key and no harness, or no engine process), at_capacity, team_at_capacity, waiting_for_worker, waiting_for_engine; more may come. */
@@ -1372,7 +1404,75 @@ export interface paths {
                                     email?: string;
                                     photo_url?: string;
                                 };
+                                /** @description What the run's model calls used; harnesses may report more figures. */
                                 request_usage?: {
+                                    input_tokens?: number;
+                                    output_tokens?: number;
+                                    /** @description The run's tokens, over its executions and model calls. */
+                                    total_tokens?: number;
+                                    /** @description USD at the catalogue prices (Hangar has no credits). */
+                                    inference_cost?: number;
+                                    /** @description The same as inference_cost. */
+                                    inference_cost_usd?: number;
+                                    /** @description inference_cost split by kind of token, at the served model's catalogue prices; absent when the model has none */
+                                    inference_cost_breakdown_usd?: {
+                                        input_cost_usd: number;
+                                        input_cache_read_cost_usd: number;
+                                        input_cache_write_cost_usd: number;
+                                        output_cost_usd: number;
+                                    };
+                                    /** @description By category (every call Hangar meters is `primary_agent`), then by model: the operator's model access (direct_api_inference_usage) or the team's own key (byok_inference_usage) */
+                                    usage_by_category?: {
+                                        [key: string]: {
+                                            platform_usage_usd: number;
+                                            direct_api_inference_usage?: {
+                                                [key: string]: {
+                                                    cost_usd: {
+                                                        input_cost_usd: number;
+                                                        input_cache_read_cost_usd: number;
+                                                        input_cache_write_cost_usd: number;
+                                                        output_cost_usd: number;
+                                                    };
+                                                    token_count: {
+                                                        input: number;
+                                                        input_cache_read: number;
+                                                        input_cache_write: number;
+                                                        output: number;
+                                                    };
+                                                    web_search_cost_usd: number;
+                                                    web_search_count: number;
+                                                };
+                                            };
+                                            byok_inference_usage?: {
+                                                [key: string]: {
+                                                    cost_usd: {
+                                                        input_cost_usd: number;
+                                                        input_cache_read_cost_usd: number;
+                                                        input_cache_write_cost_usd: number;
+                                                        output_cost_usd: number;
+                                                    };
+                                                    token_count: {
+                                                        input: number;
+                                                        input_cache_read: number;
+                                                        input_cache_write: number;
+                                                        output: number;
+                                                    };
+                                                    web_search_cost_usd: number;
+                                                    web_search_count: number;
+                                                };
+                                            };
+                                        };
+                                    };
+                                    model_token_usage?: {
+                                        model_id: string;
+                                        total_tokens: number;
+                                        /** @description warp: the operator's model keys; byok: the team's own key */
+                                        usage_type: "warp" | "byok" | "custom_endpoint";
+                                        tokens_by_category?: {
+                                            [key: string]: number;
+                                        };
+                                    }[];
+                                } & {
                                     [key: string]: unknown;
                                 };
                                 agent_config: {
@@ -1838,9 +1938,37 @@ export interface paths {
                             run_time?: string;
                             /** @description ISO 8601 duration, to the millisecond: from the run's creation to its first claim by an engine or worker (docs/lifecycle.md); absent until claimed */
                             queue_wait?: string;
+                            /** @description When the run last reached a terminal state; null while it is active */
+                            finished_at: string | null;
                             status_message?: {
+                                message: string;
+                                error_code?: string;
+                                retryable?: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the debug window of a failed setup closes.
+                                 */
+                                session_debug_until?: string;
+                                /** @description A debug agent is working in the kept workspace right now (its window is held). */
+                                debug_agent_active?: boolean;
+                            } & {
                                 [key: string]: unknown;
                             };
+                            /** @description On a FAILED or ERROR run with an error code: `user` (FAILED: something to fix on the caller side) or `platform` (ERROR: Hangar or its infrastructure) */
+                            error_category?: "user" | "platform";
+                            /** @description A follow-up would start a debug agent in the kept workspace of a failed setup now (the debug window is open) */
+                            debug_agent_available: boolean;
+                            /**
+                             * Format: uri
+                             * @description What started the run: the GitHub comment or thread, the webhook's page, the schedule's page (dashboard pages under HANGAR_PUBLIC_URL)
+                             */
+                            trigger_url?: string;
+                            /** @description The top of the run's tree of parent runs; its own run_id when it has no parent. */
+                            root_run_id: string;
+                            /** @description The automation that fired the run. */
+                            automation_id?: string;
+                            /** @description The factory of the automation that fired it or of the agent that executes it. */
+                            factory_uid?: string;
                             /** @description Why a QUEUED or PENDING run waits; absent in every other state. */
                             queue_reason?: {
                                 /** @description no_harness (no engine can execute runs: no model key and no harness, or no engine process), at_capacity, team_at_capacity, waiting_for_worker, waiting_for_engine; more may come. */
@@ -1879,7 +2007,75 @@ export interface paths {
                                 email?: string;
                                 photo_url?: string;
                             };
+                            /** @description What the run's model calls used; harnesses may report more figures. */
                             request_usage?: {
+                                input_tokens?: number;
+                                output_tokens?: number;
+                                /** @description The run's tokens, over its executions and model calls. */
+                                total_tokens?: number;
+                                /** @description USD at the catalogue prices (Hangar has no credits). */
+                                inference_cost?: number;
+                                /** @description The same as inference_cost. */
+                                inference_cost_usd?: number;
+                                /** @description inference_cost split by kind of token, at the served model's catalogue prices; absent when the model has none */
+                                inference_cost_breakdown_usd?: {
+                                    input_cost_usd: number;
+                                    input_cache_read_cost_usd: number;
+                                    input_cache_write_cost_usd: number;
+                                    output_cost_usd: number;
+                                };
+                                /** @description By category (every call Hangar meters is `primary_agent`), then by model: the operator's model access (direct_api_inference_usage) or the team's own key (byok_inference_usage) */
+                                usage_by_category?: {
+                                    [key: string]: {
+                                        platform_usage_usd: number;
+                                        direct_api_inference_usage?: {
+                                            [key: string]: {
+                                                cost_usd: {
+                                                    input_cost_usd: number;
+                                                    input_cache_read_cost_usd: number;
+                                                    input_cache_write_cost_usd: number;
+                                                    output_cost_usd: number;
+                                                };
+                                                token_count: {
+                                                    input: number;
+                                                    input_cache_read: number;
+                                                    input_cache_write: number;
+                                                    output: number;
+                                                };
+                                                web_search_cost_usd: number;
+                                                web_search_count: number;
+                                            };
+                                        };
+                                        byok_inference_usage?: {
+                                            [key: string]: {
+                                                cost_usd: {
+                                                    input_cost_usd: number;
+                                                    input_cache_read_cost_usd: number;
+                                                    input_cache_write_cost_usd: number;
+                                                    output_cost_usd: number;
+                                                };
+                                                token_count: {
+                                                    input: number;
+                                                    input_cache_read: number;
+                                                    input_cache_write: number;
+                                                    output: number;
+                                                };
+                                                web_search_cost_usd: number;
+                                                web_search_count: number;
+                                            };
+                                        };
+                                    };
+                                };
+                                model_token_usage?: {
+                                    model_id: string;
+                                    total_tokens: number;
+                                    /** @description warp: the operator's model keys; byok: the team's own key */
+                                    usage_type: "warp" | "byok" | "custom_endpoint";
+                                    tokens_by_category?: {
+                                        [key: string]: number;
+                                    };
+                                }[];
+                            } & {
                                 [key: string]: unknown;
                             };
                             agent_config: {
@@ -4970,26 +5166,6 @@ export interface paths {
                                         /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                                         pull_request?: "open" | "draft" | "off";
                                     };
-                                    network?: {
-                                        setup?: "off" | "open" | {
-                                            /** @description The hosts listed (the presets' hosts are added when a run starts) */
-                                            allow: {
-                                                host: string;
-                                                ports: number[];
-                                                methods?: string[];
-                                            }[];
-                                            presets?: string[];
-                                        };
-                                        agent?: "off" | "open" | {
-                                            /** @description The hosts listed (the presets' hosts are added when a run starts) */
-                                            allow: {
-                                                host: string;
-                                                ports: number[];
-                                                methods?: string[];
-                                            }[];
-                                            presets?: string[];
-                                        };
-                                    };
                                 };
                                 /** Format: date-time */
                                 last_updated: string;
@@ -5149,33 +5325,6 @@ export interface paths {
                             /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                             pull_request?: "open" | "draft" | "off";
                         };
-                        /** @description What this environment's runs may reach, within the operator's ceilings (a harness's `network`, HANGAR_SETUP_NETWORK): docs/environments.md#network */
-                        network?: boolean | {
-                            /** @description `off` (no network), `open` (the internet but private, host and metadata addresses) or an allow list of hosts reached through Hangar egress proxy */
-                            setup?: "off" | "open" | {
-                                allow?: (string | {
-                                    /** @description A host name or `*.` wildcard */
-                                    host: string;
-                                    /** @description Ports allowed on it (default 80 and 443) */
-                                    ports?: number[];
-                                    /** @description HTTP methods allowed in plain HTTP requests (GET, HEAD, ...); TLS is passed through unopened, so an entry with methods allows HTTPS only when it lists CONNECT */
-                                    methods?: string[];
-                                })[];
-                                presets?: ("npm" | "pypi" | "crates" | "go" | "maven" | "debian" | "ubuntu" | "github")[];
-                            };
-                            /** @description `off` (no network), `open` (the internet but private, host and metadata addresses) or an allow list of hosts reached through Hangar egress proxy */
-                            agent?: "off" | "open" | {
-                                allow?: (string | {
-                                    /** @description A host name or `*.` wildcard */
-                                    host: string;
-                                    /** @description Ports allowed on it (default 80 and 443) */
-                                    ports?: number[];
-                                    /** @description HTTP methods allowed in plain HTTP requests (GET, HEAD, ...); TLS is passed through unopened, so an entry with methods allows HTTPS only when it lists CONNECT */
-                                    methods?: string[];
-                                })[];
-                                presets?: ("npm" | "pypi" | "crates" | "go" | "maven" | "debian" | "ubuntu" | "github")[];
-                            };
-                        };
                     };
                 };
             };
@@ -5214,26 +5363,6 @@ export interface paths {
                                 github?: {
                                     /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                                     pull_request?: "open" | "draft" | "off";
-                                };
-                                network?: {
-                                    setup?: "off" | "open" | {
-                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
-                                        allow: {
-                                            host: string;
-                                            ports: number[];
-                                            methods?: string[];
-                                        }[];
-                                        presets?: string[];
-                                    };
-                                    agent?: "off" | "open" | {
-                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
-                                        allow: {
-                                            host: string;
-                                            ports: number[];
-                                            methods?: string[];
-                                        }[];
-                                        presets?: string[];
-                                    };
                                 };
                             };
                             /** Format: date-time */
@@ -5401,26 +5530,6 @@ export interface paths {
                                 github?: {
                                     /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                                     pull_request?: "open" | "draft" | "off";
-                                };
-                                network?: {
-                                    setup?: "off" | "open" | {
-                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
-                                        allow: {
-                                            host: string;
-                                            ports: number[];
-                                            methods?: string[];
-                                        }[];
-                                        presets?: string[];
-                                    };
-                                    agent?: "off" | "open" | {
-                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
-                                        allow: {
-                                            host: string;
-                                            ports: number[];
-                                            methods?: string[];
-                                        }[];
-                                        presets?: string[];
-                                    };
                                 };
                             };
                             /** Format: date-time */
@@ -5664,26 +5773,6 @@ export interface paths {
                                     /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                                     pull_request?: "open" | "draft" | "off";
                                 };
-                                network?: {
-                                    setup?: "off" | "open" | {
-                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
-                                        allow: {
-                                            host: string;
-                                            ports: number[];
-                                            methods?: string[];
-                                        }[];
-                                        presets?: string[];
-                                    };
-                                    agent?: "off" | "open" | {
-                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
-                                        allow: {
-                                            host: string;
-                                            ports: number[];
-                                            methods?: string[];
-                                        }[];
-                                        presets?: string[];
-                                    };
-                                };
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -5827,33 +5916,6 @@ export interface paths {
                             /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                             pull_request?: "open" | "draft" | "off";
                         };
-                        /** @description What this environment's runs may reach, within the operator's ceilings (a harness's `network`, HANGAR_SETUP_NETWORK): docs/environments.md#network */
-                        network?: boolean | {
-                            /** @description `off` (no network), `open` (the internet but private, host and metadata addresses) or an allow list of hosts reached through Hangar egress proxy */
-                            setup?: "off" | "open" | {
-                                allow?: (string | {
-                                    /** @description A host name or `*.` wildcard */
-                                    host: string;
-                                    /** @description Ports allowed on it (default 80 and 443) */
-                                    ports?: number[];
-                                    /** @description HTTP methods allowed in plain HTTP requests (GET, HEAD, ...); TLS is passed through unopened, so an entry with methods allows HTTPS only when it lists CONNECT */
-                                    methods?: string[];
-                                })[];
-                                presets?: ("npm" | "pypi" | "crates" | "go" | "maven" | "debian" | "ubuntu" | "github")[];
-                            };
-                            /** @description `off` (no network), `open` (the internet but private, host and metadata addresses) or an allow list of hosts reached through Hangar egress proxy */
-                            agent?: "off" | "open" | {
-                                allow?: (string | {
-                                    /** @description A host name or `*.` wildcard */
-                                    host: string;
-                                    /** @description Ports allowed on it (default 80 and 443) */
-                                    ports?: number[];
-                                    /** @description HTTP methods allowed in plain HTTP requests (GET, HEAD, ...); TLS is passed through unopened, so an entry with methods allows HTTPS only when it lists CONNECT */
-                                    methods?: string[];
-                                })[];
-                                presets?: ("npm" | "pypi" | "crates" | "go" | "maven" | "debian" | "ubuntu" | "github")[];
-                            };
-                        };
                     };
                 };
             };
@@ -5892,26 +5954,6 @@ export interface paths {
                                 github?: {
                                     /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                                     pull_request?: "open" | "draft" | "off";
-                                };
-                                network?: {
-                                    setup?: "off" | "open" | {
-                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
-                                        allow: {
-                                            host: string;
-                                            ports: number[];
-                                            methods?: string[];
-                                        }[];
-                                        presets?: string[];
-                                    };
-                                    agent?: "off" | "open" | {
-                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
-                                        allow: {
-                                            host: string;
-                                            ports: number[];
-                                            methods?: string[];
-                                        }[];
-                                        presets?: string[];
-                                    };
                                 };
                             };
                             /** Format: date-time */
@@ -6141,26 +6183,6 @@ export interface paths {
                                 github?: {
                                     /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                                     pull_request?: "open" | "draft" | "off";
-                                };
-                                network?: {
-                                    setup?: "off" | "open" | {
-                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
-                                        allow: {
-                                            host: string;
-                                            ports: number[];
-                                            methods?: string[];
-                                        }[];
-                                        presets?: string[];
-                                    };
-                                    agent?: "off" | "open" | {
-                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
-                                        allow: {
-                                            host: string;
-                                            ports: number[];
-                                            methods?: string[];
-                                        }[];
-                                        presets?: string[];
-                                    };
                                 };
                             };
                             /** Format: date-time */
@@ -9747,6 +9769,365 @@ export interface paths {
                             created_at: string;
                             /** Format: date-time */
                             updated_at: string;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/factory": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Find the team's factories */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Case-insensitive substring of the factory name */
+                    search?: string;
+                    /** @description Accepted for clients that page; one page holds all */
+                    cursor?: string;
+                    limit?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Sorted by name; every match on one page */
+                            factories: {
+                                uid: string;
+                                name: string;
+                                description: string | null;
+                                team_uid: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description Hangar: webhooks and automations created without factory_uid go here */
+                                is_default: boolean;
+                                /** @description Hangar: the factory's agent named `foreman` (agents/foreman/agent.md), which takes dispatched runs */
+                                foreman_agent: string | null;
+                                alias: null;
+                                avatar_url: null;
+                                code_forge: "GITHUB" | "GITLAB" | "AZURE_DEVOPS" | "NONE";
+                                code_forges: ("GITHUB" | "GITLAB" | "AZURE_DEVOPS" | "NONE")[];
+                                credential_strategy: "CREATOR" | "EXECUTOR";
+                                default_environment: null;
+                                default_model: null;
+                                integrations: null;
+                                repositories: {
+                                    owner: string;
+                                    repo: string;
+                                }[];
+                                agent_defaults: {
+                                    default_runner_uid: string;
+                                    mcp_servers: {
+                                        [key: string]: unknown;
+                                    };
+                                    secrets: {
+                                        name: string;
+                                    }[];
+                                    worker_host: string;
+                                };
+                                scorer_defaults: Record<string, never>;
+                                scoring: {
+                                    default_model: null;
+                                };
+                            }[];
+                            page_info: {
+                                has_next_page: boolean;
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/factory/{uid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A factory
+         * @description Factory UIDs are 22 letters and digits, so that no static route under /factory/ (webhooks, automations, ...) can hide one; any other segment is a 400.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    uid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            uid: string;
+                            name: string;
+                            description: string | null;
+                            team_uid: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            /** @description Hangar: webhooks and automations created without factory_uid go here */
+                            is_default: boolean;
+                            /** @description Hangar: the factory's agent named `foreman` (agents/foreman/agent.md), which takes dispatched runs */
+                            foreman_agent: string | null;
+                            alias: null;
+                            avatar_url: null;
+                            code_forge: "GITHUB" | "GITLAB" | "AZURE_DEVOPS" | "NONE";
+                            code_forges: ("GITHUB" | "GITLAB" | "AZURE_DEVOPS" | "NONE")[];
+                            credential_strategy: "CREATOR" | "EXECUTOR";
+                            default_environment: null;
+                            default_model: null;
+                            integrations: null;
+                            repositories: {
+                                owner: string;
+                                repo: string;
+                            }[];
+                            agent_defaults: {
+                                default_runner_uid: string;
+                                mcp_servers: {
+                                    [key: string]: unknown;
+                                };
+                                secrets: {
+                                    name: string;
+                                }[];
+                                worker_host: string;
+                            };
+                            scorer_defaults: Record<string, never>;
+                            scoring: {
+                                default_model: null;
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/factory/{uid}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send work to a factory: a run for its foreman agent
+         * @description The prompt goes to the factory's agent named `foreman` unchanged (without one, the run is the team's, as POST /agent/runs makes it). The run's metadata gets `ticket_source` and `ticket_id` from `ticket_ref` (an `adhoc:` reference when it is omitted) and `ticket_url`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    uid: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Sent to the foreman as it is */
+                        prompt: string;
+                        title?: string;
+                        /** @description The ticket in `<source>:<id>` form; omitted, an `adhoc:` reference is made */
+                        ticket_ref?: string;
+                        /** Format: uri */
+                        ticket_url?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            factory_uid: string;
+                            /** @description The foreman's name, empty when the factory has none */
+                            foreman_agent: string;
+                            run_id: string;
+                            /** @description The run state (QUEUED, PENDING, ...) */
+                            state: string;
+                            ticket_ref: string;
+                            /**
+                             * Format: uri
+                             * @description The run's page in the dashboard
+                             */
+                            run_url: string;
                         };
                     };
                 };
