@@ -5166,6 +5166,26 @@ export interface paths {
                                         /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                                         pull_request?: "open" | "draft" | "off";
                                     };
+                                    network?: {
+                                        setup?: "off" | "open" | {
+                                            /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                            allow: {
+                                                host: string;
+                                                ports: number[];
+                                                methods?: string[];
+                                            }[];
+                                            presets?: string[];
+                                        };
+                                        agent?: "off" | "open" | {
+                                            /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                            allow: {
+                                                host: string;
+                                                ports: number[];
+                                                methods?: string[];
+                                            }[];
+                                            presets?: string[];
+                                        };
+                                    };
                                 };
                                 /** Format: date-time */
                                 last_updated: string;
@@ -5325,6 +5345,33 @@ export interface paths {
                             /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                             pull_request?: "open" | "draft" | "off";
                         };
+                        /** @description What this environment's runs may reach, within the operator's ceilings (a harness's `network`, HANGAR_SETUP_NETWORK): docs/environments.md#network */
+                        network?: boolean | {
+                            /** @description `off` (no network), `open` (the internet but private, host and metadata addresses) or an allow list of hosts reached through Hangar egress proxy */
+                            setup?: "off" | "open" | {
+                                allow?: (string | {
+                                    /** @description A host name or `*.` wildcard */
+                                    host: string;
+                                    /** @description Ports allowed on it (default 80 and 443) */
+                                    ports?: number[];
+                                    /** @description HTTP methods allowed in plain HTTP requests (GET, HEAD, ...); TLS is passed through unopened, so an entry with methods allows HTTPS only when it lists CONNECT */
+                                    methods?: string[];
+                                })[];
+                                presets?: ("npm" | "pypi" | "crates" | "go" | "maven" | "debian" | "ubuntu" | "github")[];
+                            };
+                            /** @description `off` (no network), `open` (the internet but private, host and metadata addresses) or an allow list of hosts reached through Hangar egress proxy */
+                            agent?: "off" | "open" | {
+                                allow?: (string | {
+                                    /** @description A host name or `*.` wildcard */
+                                    host: string;
+                                    /** @description Ports allowed on it (default 80 and 443) */
+                                    ports?: number[];
+                                    /** @description HTTP methods allowed in plain HTTP requests (GET, HEAD, ...); TLS is passed through unopened, so an entry with methods allows HTTPS only when it lists CONNECT */
+                                    methods?: string[];
+                                })[];
+                                presets?: ("npm" | "pypi" | "crates" | "go" | "maven" | "debian" | "ubuntu" | "github")[];
+                            };
+                        };
                     };
                 };
             };
@@ -5363,6 +5410,26 @@ export interface paths {
                                 github?: {
                                     /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                                     pull_request?: "open" | "draft" | "off";
+                                };
+                                network?: {
+                                    setup?: "off" | "open" | {
+                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                        allow: {
+                                            host: string;
+                                            ports: number[];
+                                            methods?: string[];
+                                        }[];
+                                        presets?: string[];
+                                    };
+                                    agent?: "off" | "open" | {
+                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                        allow: {
+                                            host: string;
+                                            ports: number[];
+                                            methods?: string[];
+                                        }[];
+                                        presets?: string[];
+                                    };
                                 };
                             };
                             /** Format: date-time */
@@ -5530,6 +5597,26 @@ export interface paths {
                                 github?: {
                                     /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                                     pull_request?: "open" | "draft" | "off";
+                                };
+                                network?: {
+                                    setup?: "off" | "open" | {
+                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                        allow: {
+                                            host: string;
+                                            ports: number[];
+                                            methods?: string[];
+                                        }[];
+                                        presets?: string[];
+                                    };
+                                    agent?: "off" | "open" | {
+                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                        allow: {
+                                            host: string;
+                                            ports: number[];
+                                            methods?: string[];
+                                        }[];
+                                        presets?: string[];
+                                    };
                                 };
                             };
                             /** Format: date-time */
@@ -5773,6 +5860,26 @@ export interface paths {
                                     /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                                     pull_request?: "open" | "draft" | "off";
                                 };
+                                network?: {
+                                    setup?: "off" | "open" | {
+                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                        allow: {
+                                            host: string;
+                                            ports: number[];
+                                            methods?: string[];
+                                        }[];
+                                        presets?: string[];
+                                    };
+                                    agent?: "off" | "open" | {
+                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                        allow: {
+                                            host: string;
+                                            ports: number[];
+                                            methods?: string[];
+                                        }[];
+                                        presets?: string[];
+                                    };
+                                };
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -5916,6 +6023,33 @@ export interface paths {
                             /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                             pull_request?: "open" | "draft" | "off";
                         };
+                        /** @description What this environment's runs may reach, within the operator's ceilings (a harness's `network`, HANGAR_SETUP_NETWORK): docs/environments.md#network */
+                        network?: boolean | {
+                            /** @description `off` (no network), `open` (the internet but private, host and metadata addresses) or an allow list of hosts reached through Hangar egress proxy */
+                            setup?: "off" | "open" | {
+                                allow?: (string | {
+                                    /** @description A host name or `*.` wildcard */
+                                    host: string;
+                                    /** @description Ports allowed on it (default 80 and 443) */
+                                    ports?: number[];
+                                    /** @description HTTP methods allowed in plain HTTP requests (GET, HEAD, ...); TLS is passed through unopened, so an entry with methods allows HTTPS only when it lists CONNECT */
+                                    methods?: string[];
+                                })[];
+                                presets?: ("npm" | "pypi" | "crates" | "go" | "maven" | "debian" | "ubuntu" | "github")[];
+                            };
+                            /** @description `off` (no network), `open` (the internet but private, host and metadata addresses) or an allow list of hosts reached through Hangar egress proxy */
+                            agent?: "off" | "open" | {
+                                allow?: (string | {
+                                    /** @description A host name or `*.` wildcard */
+                                    host: string;
+                                    /** @description Ports allowed on it (default 80 and 443) */
+                                    ports?: number[];
+                                    /** @description HTTP methods allowed in plain HTTP requests (GET, HEAD, ...); TLS is passed through unopened, so an entry with methods allows HTTPS only when it lists CONNECT */
+                                    methods?: string[];
+                                })[];
+                                presets?: ("npm" | "pypi" | "crates" | "go" | "maven" | "debian" | "ubuntu" | "github")[];
+                            };
+                        };
                     };
                 };
             };
@@ -5954,6 +6088,26 @@ export interface paths {
                                 github?: {
                                     /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                                     pull_request?: "open" | "draft" | "off";
+                                };
+                                network?: {
+                                    setup?: "off" | "open" | {
+                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                        allow: {
+                                            host: string;
+                                            ports: number[];
+                                            methods?: string[];
+                                        }[];
+                                        presets?: string[];
+                                    };
+                                    agent?: "off" | "open" | {
+                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                        allow: {
+                                            host: string;
+                                            ports: number[];
+                                            methods?: string[];
+                                        }[];
+                                        presets?: string[];
+                                    };
                                 };
                             };
                             /** Format: date-time */
@@ -6183,6 +6337,26 @@ export interface paths {
                                 github?: {
                                     /** @description What Hangar does when a run ends SUCCEEDED with changes, unless the run's config.github.pull_request says otherwise: open a pull request (`open`, the default), open it as a draft, or leave the changes (`off`) */
                                     pull_request?: "open" | "draft" | "off";
+                                };
+                                network?: {
+                                    setup?: "off" | "open" | {
+                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                        allow: {
+                                            host: string;
+                                            ports: number[];
+                                            methods?: string[];
+                                        }[];
+                                        presets?: string[];
+                                    };
+                                    agent?: "off" | "open" | {
+                                        /** @description The hosts listed (the presets' hosts are added when a run starts) */
+                                        allow: {
+                                            host: string;
+                                            ports: number[];
+                                            methods?: string[];
+                                        }[];
+                                        presets?: string[];
+                                    };
                                 };
                             };
                             /** Format: date-time */
