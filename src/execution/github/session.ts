@@ -4,6 +4,7 @@ import { HANGAR_MARK, type RunGitHub } from '../../github/index.js';
 import type { Redactor } from '../../platform/redaction/redactor.js';
 import type { ClaimedRun, Outcome } from '../../runs/index.js';
 import type { ExecutionContext } from '../run/context.js';
+import { publishFailed } from '../run/outcomes.js';
 import { GIT_CREDENTIAL_HELPER_SCRIPT, HELPER_DIRECTORY, helperCommand } from './credential-helper.js';
 import { HOME_DIRECTORY, type CloneAccess } from '../workspace/workspace.js';
 import { WorkspaceFiles } from '../workspace/files.js';
@@ -167,9 +168,7 @@ export class GitHubSession {
         await report('github_publish_failed', { repo: name, branch: this.branch, reason });
       }
     }
-    if (failures.length === 0) return outcome;
-    const note = `The agent's work is done and kept in its transcript, but Hangar could not publish it to GitHub: ${failures.join('; ')}`;
-    return { ...outcome, statusMessage: { message: summary ? `${summary}\n\n${note}` : note } };
+    return failures.length === 0 ? outcome : publishFailed(outcome, summary, failures);
   }
 
   /** Revokes the execution's installation tokens: they end with it. */
