@@ -21,3 +21,5 @@ export {
   normalizeNetwork,
   storedNetwork,
 } from './rules.js';
+export { EgressProxy, type EgressLease } from './proxy/supervisor.js';
+export type { ProxySettings, Refusal, RefusalReason } from './proxy/protocol.js';
