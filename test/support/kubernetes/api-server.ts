@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
+import { admit, type FieldValidation } from './admission.js';
 import { defaultJob, defaultPodSpec } from './defaults.js';
-import type { GarbageCollector, PropagationPolicy } from './garbage-collector.js';
+import { and, deleteOptions, json, notFoundResource, readBody } from './http-io.js';
+import type { GarbageCollector } from './garbage-collector.js';
 import type { Kubelet } from './kubelet.js';
 import { applyPatch } from './patch.js';
 import type { PodmanContainers } from './podman-containers.js';
@@ -9,10 +11,8 @@ import { servePodLog } from './pod-log.js';
 import type { Authorizer } from './rbac.js';
 import { apiVersionOf, qualifiedResource, type ResourceType, resourceTypeOfKind } from './resources.js';
 import { parseTarget, type Target, verbOf } from './routes.js';
-import { unknownFields } from './schema.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import {
-  badRequest,
   conflict,
   forbidden,
   invalid,
@@ -23,7 +23,6 @@ import {
   unauthorized,
 } from './status.js';
 import { type KubeObject, type ObjectStore, randomSuffix } from './store.js';
-import { validateObject } from './validation.js';
 import type { Watches } from './watch.js';
 
 /**
@@ -48,7 +47,7 @@ export interface ApiServerDeps {
   podman: PodmanContainers;
   namespaces: Set<string>;
   token: string;
-  fieldValidation: 'Strict' | 'Warn' | 'Ignore';
+  fieldValidation: FieldValidation;
 }
 
 const NAMESPACE = resourceTypeOfKind('Namespace');
@@ -244,53 +243,9 @@ export class ApiServer {
     query: URLSearchParams,
     response: http.ServerResponse,
   ): KubeObject {
-    if (!body || typeof body !== 'object' || Array.isArray(body))
-      throw badRequest('the request body must be a JSON object');
-    const object = structuredClone(body) as KubeObject;
-    object.apiVersion ??= apiVersionOf(type);
-    object.kind ??= type.kind;
-    if (object.apiVersion !== apiVersionOf(type) || object.kind !== type.kind)
-      throw badRequest(
-        `the API version in the data (${object.apiVersion}) does not match the expected API version (${apiVersionOf(type)})`,
-      );
-    object.metadata ??= {};
-    if (type.namespaced) {
-      if (object.metadata.namespace && object.metadata.namespace !== namespace)
-        throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
-      object.metadata.namespace = namespace;
-    }
-    const mode = (query.get('fieldValidation') as ApiServerDeps['fieldValidation'] | null) ?? this.deps.fieldValidation;
-    const unknown = unknownFields(object);
-    if (unknown.length && mode === 'Strict') {
-      const message = `strict decoding error: ${unknown.map((field) => `unknown field "${field}"`).join(', ')}`;
-      this.refused.push({ kind: type.kind, name: object.metadata.name ?? '', message });
-      throw badRequest(message);
-    }
-    if (unknown.length && mode === 'Warn')
-      response.setHeader(
-        'Warning',
-        unknown.map((field) => `299 - "unknown field \\"${field}\\""`),
-      );
-    const causes = validateObject(object);
-    if (causes.length) {
-      const error = invalid(type.kind, type.group, object.metadata.name ?? object.metadata.generateName ?? '', causes);
-      this.refused.push({ kind: type.kind, name: object.metadata.name ?? '', message: error.message });
-      throw error;
-    }
-    if (type.kind === 'Secret') {
-      const stringData = object.stringData as Record<string, string> | undefined;
-      object.data = {
-        ...(object.data as Record<string, string> | undefined),
-        ...Object.fromEntries(
-          Object.entries(stringData ?? {}).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
-        ),
-      };
-      delete object.stringData;
-      object.type ??= 'Opaque';
-    }
-    for (const server of ['uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'generation'] as const)
-      delete object.metadata[server];
-    delete object.status;
+    const mode = (query.get('fieldValidation') as FieldValidation | null) ?? this.deps.fieldValidation;
+    const { object, warnings } = admit(type, namespace, body, mode, this.refused);
+    if (warnings.length) response.setHeader('Warning', warnings);
     return object;
   }
 
@@ -330,7 +285,13 @@ export class ApiServer {
         for (const key of Object.keys(copy)) if (key !== 'metadata' && key !== 'status') delete copy[key];
         Object.assign(copy, admitted, {
           status,
-          metadata: { ...copy.metadata, labels: admitted.metadata.labels, annotations: admitted.metadata.annotations },
+          metadata: {
+            ...copy.metadata,
+            labels: admitted.metadata.labels,
+            annotations: admitted.metadata.annotations,
+            ownerReferences: admitted.metadata.ownerReferences,
+            finalizers: admitted.metadata.finalizers,
+          },
         });
       },
       expected,
@@ -425,65 +386,4 @@ export class ApiServer {
       status,
     });
   }
-}
-
-function deleteOptions(
-  body: unknown,
-  query: URLSearchParams,
-): { propagationPolicy?: PropagationPolicy; gracePeriodSeconds?: number } {
-  const options = (body ?? {}) as {
-    propagationPolicy?: PropagationPolicy;
-    gracePeriodSeconds?: number;
-    orphanDependents?: boolean;
-  };
-  const policy =
-    (query.get('propagationPolicy') as PropagationPolicy | null) ??
-    options.propagationPolicy ??
-    (options.orphanDependents === true || query.get('orphanDependents') === 'true' ? 'Orphan' : undefined);
-  const grace = query.get('gracePeriodSeconds') ?? options.gracePeriodSeconds;
-  return {
-    ...(policy ? { propagationPolicy: policy } : {}),
-    ...(grace !== undefined && grace !== null ? { gracePeriodSeconds: Number(grace) } : {}),
-  };
-}
-
-function and<T>(first: (value: T) => boolean, second: (value: T) => boolean): (value: T) => boolean {
-  return (value) => first(value) && second(value);
-}
-
-function notFoundResource(): StatusError {
-  return new StatusError({
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message: 'the server could not find the requested resource',
-    reason: 'NotFound',
-    details: {},
-    code: 404,
-  });
-}
-
-function json(response: http.ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  response
-    .writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) })
-    .end(text);
-}
-
-function readBody(request: http.IncomingMessage): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      if (!text) return resolve(undefined);
-      try {
-        resolve(JSON.parse(text));
-      } catch {
-        reject(badRequest(`the request body is not JSON: ${text.slice(0, 80)}`));
-      }
-    });
-    request.on('error', reject);
-  });
 }

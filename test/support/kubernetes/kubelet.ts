@@ -5,7 +5,7 @@ import { DOUBLE_LABEL, type PodmanContainers } from './podman-containers.js';
 import {
   apiTime,
   containerStatus,
-  initialContainerStatuses,
+  markContainersCreating,
   type PodStatus,
   qosClass,
   setCondition,
@@ -154,40 +154,7 @@ export class Kubelet {
       this.deps.events.record(run.pod, 'Warning', 'FailedMount', error.message, 'kubelet');
       return;
     }
-    this.writeStatus(run, (status) => {
-      status.hostIP = '127.0.0.1';
-      status.hostIPs = [{ ip: '127.0.0.1' }];
-      status.podIP = '127.0.0.1';
-      status.podIPs = [{ ip: '127.0.0.1' }];
-      status.startTime = now();
-      setCondition(status, 'PodReadyToStartContainers', 'True');
-      setCondition(
-        status,
-        'Initialized',
-        inits.length ? 'False' : 'True',
-        inits.length ? 'ContainersNotInitialized' : undefined,
-        inits.length ? `containers with incomplete status: [${inits.map((c) => c.name).join(' ')}]` : undefined,
-      );
-      setCondition(
-        status,
-        'Ready',
-        'False',
-        'ContainersNotReady',
-        `containers with unready status: [${spec.containers.map((c) => c.name).join(' ')}]`,
-      );
-      setCondition(
-        status,
-        'ContainersReady',
-        'False',
-        'ContainersNotReady',
-        `containers with unready status: [${spec.containers.map((c) => c.name).join(' ')}]`,
-      );
-      status.initContainerStatuses = inits.length ? initialContainerStatuses(inits, 'PodInitializing') : undefined;
-      status.containerStatuses = initialContainerStatuses(
-        spec.containers,
-        inits.length ? 'PodInitializing' : 'ContainerCreating',
-      );
-    });
+    this.writeStatus(run, (status) => markContainersCreating(status, inits, spec.containers));
     for (const init of inits) {
       const exit = await this.runContainer(run, init, 'init', volumes);
       if (exit === undefined) return;

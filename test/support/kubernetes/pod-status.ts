@@ -120,3 +120,36 @@ export function apiTime(engineTime: string | undefined): string {
   const parsed = new Date(engineTime);
   return Number.isNaN(parsed.getTime()) ? now() : parsed.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
+
+/** The pod is on its node with its volumes ready: its IPs, start time, and every container waiting to be created. */
+export function markContainersCreating(
+  status: PodStatus,
+  inits: Array<{ name: string; image: string }>,
+  containers: Array<{ name: string; image: string }>,
+): void {
+  // Host networking (kubelet.ts): the pod's address is the host's loopback.
+  status.hostIP = '127.0.0.1';
+  status.hostIPs = [{ ip: '127.0.0.1' }];
+  status.podIP = '127.0.0.1';
+  status.podIPs = [{ ip: '127.0.0.1' }];
+  status.startTime = now();
+  const names = (list: Array<{ name: string }>) => list.map((container) => container.name).join(' ');
+  setCondition(status, 'PodReadyToStartContainers', 'True');
+  if (inits.length)
+    setCondition(
+      status,
+      'Initialized',
+      'False',
+      'ContainersNotInitialized',
+      `containers with incomplete status: [${names(inits)}]`,
+    );
+  else setCondition(status, 'Initialized', 'True');
+  const unready = `containers with unready status: [${names(containers)}]`;
+  setCondition(status, 'Ready', 'False', 'ContainersNotReady', unready);
+  setCondition(status, 'ContainersReady', 'False', 'ContainersNotReady', unready);
+  if (inits.length) status.initContainerStatuses = initialContainerStatuses(inits, 'PodInitializing');
+  status.containerStatuses = initialContainerStatuses(
+    containers,
+    inits.length ? 'PodInitializing' : 'ContainerCreating',
+  );
+}

@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import type { KubeObject } from './store.js';
 import { schemaCauses } from './schema.js';
 import type { StatusCause } from './status.js';
@@ -27,6 +28,9 @@ export function validateObject(object: KubeObject): StatusCause[] {
       break;
     case 'Secret':
       causes.push(...secretCauses(object));
+      break;
+    case 'NetworkPolicy':
+      causes.push(...networkPolicyCauses(spec ?? {}));
       break;
   }
   return causes;
@@ -229,4 +233,80 @@ function secretCauses(object: KubeObject): StatusCause[] {
   if (bytes > 1024 * 1024)
     causes.push({ reason: 'FieldValueTooLong', message: 'Too long: must have at most 1048576 bytes', field: 'data' });
   return causes;
+}
+
+type Peer = { ipBlock?: { cidr: string; except?: string[] } };
+type Rule = {
+  to?: Peer[];
+  from?: Peer[];
+  ports?: Array<{ protocol?: string; port?: number | string; endPort?: number }>;
+};
+
+/** A NetworkPolicy's CIDRs (and their exceptions, inside them), ports and policy types, as the API server checks. */
+function networkPolicyCauses(spec: Record<string, unknown>): StatusCause[] {
+  const causes: StatusCause[] = [];
+  for (const [index, type] of ((spec.policyTypes as string[] | undefined) ?? []).entries())
+    if (type !== 'Ingress' && type !== 'Egress')
+      causes.push({
+        reason: 'FieldValueNotSupported',
+        message: `Unsupported value: "${type}": supported values: "Ingress", "Egress"`,
+        field: `spec.policyTypes[${index}]`,
+      });
+  for (const direction of ['ingress', 'egress'] as const)
+    for (const [ruleIndex, rule] of ((spec[direction] as Rule[] | undefined) ?? []).entries()) {
+      const at = `spec.${direction}[${ruleIndex}]`;
+      for (const [peerIndex, peer] of (rule[direction === 'egress' ? 'to' : 'from'] ?? []).entries()) {
+        if (!peer.ipBlock) continue;
+        const field = `${at}.${direction === 'egress' ? 'to' : 'from'}[${peerIndex}].ipBlock`;
+        const block = parseCidr(peer.ipBlock.cidr);
+        if (!block) {
+          causes.push({
+            reason: 'FieldValueInvalid',
+            message: `Invalid value: "${peer.ipBlock.cidr}": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)`,
+            field: `${field}.cidr`,
+          });
+          continue;
+        }
+        for (const [exceptIndex, except] of (peer.ipBlock.except ?? []).entries()) {
+          const inner = parseCidr(except);
+          const inside = inner && inner[0].kind() === block[0].kind() && inner[1] >= block[1] && inner[0].match(block);
+          if (!inside)
+            causes.push({
+              reason: 'FieldValueInvalid',
+              message: `Invalid value: "${except}": must be a strict subset of \`cidr\``,
+              field: `${field}.except[${exceptIndex}]`,
+            });
+        }
+      }
+      for (const [portIndex, port] of (rule.ports ?? []).entries()) {
+        const field = `${at}.ports[${portIndex}]`;
+        if (port.protocol && !['TCP', 'UDP', 'SCTP'].includes(port.protocol))
+          causes.push({
+            reason: 'FieldValueNotSupported',
+            message: `Unsupported value: "${port.protocol}": supported values: "SCTP", "TCP", "UDP"`,
+            field: `${field}.protocol`,
+          });
+        if (typeof port.port === 'number' && (port.port < 1 || port.port > 65535))
+          causes.push({
+            reason: 'FieldValueInvalid',
+            message: `Invalid value: ${port.port}: must be between 1 and 65535, inclusive`,
+            field: `${field}.port`,
+          });
+        if (port.endPort !== undefined && (typeof port.port !== 'number' || port.endPort < port.port))
+          causes.push({
+            reason: 'FieldValueInvalid',
+            message: `Invalid value: ${port.endPort}: must be greater than or equal to \`port\``,
+            field: `${field}.endPort`,
+          });
+      }
+    }
+  return causes;
+}
+
+function parseCidr(text: string): [ipaddr.IPv4 | ipaddr.IPv6, number] | undefined {
+  try {
+    return ipaddr.parseCIDR(text);
+  } catch {
+    return undefined;
+  }
 }
