@@ -305,7 +305,8 @@ describe('documentation and health', () => {
   test('/errors/<code> describes an error code; an unknown code is 404', async () => {
     const known = await hangar.request('GET', '/errors/invalid_request', { apiKey: null });
     assert.equal(known.status, 200);
-    assert.deepEqual(known.body, { error_code: 'invalid_request', title: 'Invalid request' });
+    assert.equal(known.body.error_code, 'invalid_request');
+    assert.equal(known.body.title, 'Invalid request');
     // The type URI of a problem points at this page.
     const problem = assertProblem(await hangar.request('GET', '/api/v1/agent/runs?limit=0'), 400, 'invalid_request');
     assert.equal(new URL(problem.type).pathname, '/errors/invalid_request');

@@ -1,5 +1,6 @@
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { ERROR_DOCS, errorIndexPage, errorPage } from './error-docs.js';
 import { ERROR_CODES, invalidRequest, notFound, renderProblem, toApiError, type ErrorCode } from './errors.js';
 import { registerOpenApi } from './openapi.js';
 import { requireApiKey, type RequestAuthenticator } from './api-key.js';
@@ -88,10 +89,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const ready = await deps.isReady().catch(() => false);
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready' });
   });
-  app.get<{ Params: { code: string } }>('/errors/:code', { schema: { hide: true } }, async (request) => {
+  // Each problem's `type` links here: a page for a person (a browser asks for HTML), the same words as JSON else.
+  const wantsHtml = (accept: string | undefined) => /\btext\/html\b/.test(accept ?? '');
+  app.get('/errors', { schema: { hide: true } }, async (request, reply) =>
+    wantsHtml(request.headers.accept)
+      ? reply.type('text/html; charset=utf-8').send(errorIndexPage())
+      : { error_codes: Object.keys(ERROR_CODES) },
+  );
+  app.get<{ Params: { code: string } }>('/errors/:code', { schema: { hide: true } }, async (request, reply) => {
     const code = request.params.code as ErrorCode;
-    if (!(code in ERROR_CODES)) throw notFound(`unknown error code ${request.params.code}`);
-    return { error_code: code, title: ERROR_CODES[code] };
+    if (!Object.hasOwn(ERROR_CODES, code)) throw notFound(`unknown error code ${request.params.code}`);
+    if (wantsHtml(request.headers.accept)) return reply.type('text/html; charset=utf-8').send(errorPage(code));
+    const { status, meaning, remedy } = ERROR_DOCS[code];
+    return { error_code: code, title: ERROR_CODES[code], status, meaning, remedy };
   });
 
   if (!deps.serveApi) return app;

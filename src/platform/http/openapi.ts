@@ -14,9 +14,19 @@ export const Problem = Type.Object(
     error_code: Type.String(),
     retryable: Type.Boolean(),
     trace_id: Type.String(),
+    provider: Type.Optional(
+      Type.String({
+        description:
+          'external_authentication_required: the integration to connect (no integration of Hangar answers it yet)',
+      }),
+    ),
+    auth_url: Type.Optional(
+      Type.String({ format: 'uri', description: 'external_authentication_required: where to connect it' }),
+    ),
   },
   {
-    description: 'RFC 7807 problem details (application/problem+json); some carry extension members',
+    description:
+      'RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members',
     additionalProperties: true,
   },
 );

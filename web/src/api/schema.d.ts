@@ -59,7 +59,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -75,12 +75,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -96,6 +103,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -170,7 +184,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -186,12 +200,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -207,6 +228,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -262,7 +290,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -278,12 +306,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -299,6 +334,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -356,7 +398,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -372,12 +414,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -393,6 +442,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -447,7 +503,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -463,12 +519,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -484,6 +547,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -527,7 +597,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -543,12 +613,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -564,6 +641,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -625,7 +709,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -641,12 +725,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -662,6 +753,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -729,7 +827,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -745,12 +843,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -766,6 +871,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -818,7 +930,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -834,12 +946,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -855,6 +974,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -931,7 +1057,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -947,12 +1073,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -968,6 +1101,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -1022,7 +1162,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -1038,12 +1178,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -1059,6 +1206,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -1128,7 +1282,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -1144,12 +1298,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -1165,6 +1326,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -1215,7 +1383,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -1231,12 +1399,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -1252,6 +1427,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -1524,7 +1706,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -1540,12 +1722,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -1561,6 +1750,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -1677,7 +1873,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -1693,12 +1889,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -1714,6 +1917,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -1847,7 +2057,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -1863,12 +2073,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -1884,6 +2101,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -2122,7 +2346,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -2138,12 +2362,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -2159,6 +2390,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -2204,7 +2442,7 @@ export interface paths {
                         "application/json": string;
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -2220,12 +2458,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -2241,6 +2486,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -2287,7 +2539,7 @@ export interface paths {
                         "application/json": string;
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -2303,12 +2555,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -2324,6 +2583,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -2377,7 +2643,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -2393,12 +2659,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -2414,6 +2687,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -2470,7 +2750,7 @@ export interface paths {
                         "application/json": Record<string, never>;
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -2486,12 +2766,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -2507,6 +2794,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -2569,7 +2863,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -2585,12 +2879,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -2606,6 +2907,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -2647,7 +2955,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -2663,12 +2971,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -2684,6 +2999,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -2748,7 +3070,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -2764,12 +3086,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -2785,6 +3114,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -2826,7 +3162,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -2842,12 +3178,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -2863,6 +3206,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -2909,7 +3259,7 @@ export interface paths {
                         "application/json": string;
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -2925,12 +3275,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -2946,6 +3303,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -3004,7 +3368,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -3020,12 +3384,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -3041,6 +3412,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -3090,7 +3468,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -3106,12 +3484,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -3127,6 +3512,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -3175,7 +3567,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -3191,12 +3583,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -3212,6 +3611,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -3266,7 +3672,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -3282,12 +3688,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -3303,6 +3716,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -3356,7 +3776,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -3372,12 +3792,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -3393,6 +3820,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -3445,7 +3879,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -3461,12 +3895,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -3482,6 +3923,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -3510,7 +3958,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -3526,12 +3974,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -3547,6 +4002,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -3649,7 +4111,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -3665,12 +4127,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -3686,6 +4155,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -3760,7 +4236,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -3776,12 +4252,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -3797,6 +4280,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -3852,7 +4342,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -3868,12 +4358,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -3889,6 +4386,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -3930,7 +4434,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -3946,12 +4450,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -3967,6 +4478,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -4016,7 +4534,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -4032,12 +4550,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -4053,6 +4578,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -4120,7 +4652,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -4136,12 +4668,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -4157,6 +4696,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -4205,7 +4751,7 @@ export interface paths {
                         "application/json": Record<string, never>;
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -4221,12 +4767,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -4242,6 +4795,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -4321,7 +4881,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -4337,12 +4897,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -4358,6 +4925,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -4479,7 +5053,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -4495,12 +5069,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -4516,6 +5097,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -4595,7 +5183,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -4611,12 +5199,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -4632,6 +5227,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -4755,7 +5357,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -4771,12 +5373,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -4792,6 +5401,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -4823,7 +5439,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -4839,12 +5455,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -4860,6 +5483,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -4940,7 +5570,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -4956,12 +5586,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -4977,6 +5614,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -5058,7 +5702,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -5074,12 +5718,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -5095,6 +5746,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -5241,7 +5899,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -5257,12 +5915,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -5278,6 +5943,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -5485,7 +6157,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -5501,12 +6173,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -5522,6 +6201,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -5672,7 +6358,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -5688,12 +6374,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -5709,6 +6402,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -5756,7 +6456,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -5772,12 +6472,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -5793,6 +6500,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -5934,7 +6648,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -5950,12 +6664,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -5971,6 +6692,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -6163,7 +6891,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -6179,12 +6907,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -6200,6 +6935,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -6227,7 +6969,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -6243,12 +6985,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -6264,6 +7013,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -6412,7 +7168,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -6428,12 +7184,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -6449,6 +7212,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -6492,7 +7262,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -6508,12 +7278,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -6529,6 +7306,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -6579,7 +7363,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -6595,12 +7379,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -6616,6 +7407,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -6658,7 +7456,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -6674,12 +7472,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -6695,6 +7500,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -6721,7 +7533,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -6737,12 +7549,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -6758,6 +7577,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -6807,7 +7633,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -6823,12 +7649,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -6844,6 +7677,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -6920,7 +7760,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -6936,12 +7776,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -6957,6 +7804,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -7007,7 +7861,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -7023,12 +7877,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -7044,6 +7905,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -7089,7 +7957,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -7105,12 +7973,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -7126,6 +8001,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -7182,7 +8064,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -7198,12 +8080,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -7219,6 +8108,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -7247,7 +8143,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -7263,12 +8159,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -7284,6 +8187,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -7333,7 +8243,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -7349,12 +8259,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -7370,6 +8287,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -7433,7 +8357,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -7449,12 +8373,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -7470,6 +8401,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -7516,7 +8454,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -7532,12 +8470,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -7553,6 +8498,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -7621,7 +8573,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -7637,12 +8589,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -7658,6 +8617,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -7744,7 +8710,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -7760,12 +8726,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -7781,6 +8754,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -7850,7 +8830,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -7866,12 +8846,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -7887,6 +8874,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -7971,7 +8965,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -7987,12 +8981,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -8008,6 +9009,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -8035,7 +9043,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -8051,12 +9059,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -8072,6 +9087,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -8151,7 +9173,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -8167,12 +9189,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -8188,6 +9217,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -8231,7 +9267,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -8247,12 +9283,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -8268,6 +9311,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -8336,7 +9386,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -8352,12 +9402,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -8373,6 +9430,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -8453,7 +9517,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -8469,12 +9533,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -8490,6 +9561,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -8559,7 +9637,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -8575,12 +9653,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -8596,6 +9681,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -8680,7 +9772,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -8696,12 +9788,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -8717,6 +9816,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -8744,7 +9850,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -8760,12 +9866,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -8781,6 +9894,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -8841,7 +9961,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -8857,12 +9977,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -8878,6 +10005,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -8926,7 +10060,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -8942,12 +10076,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -8963,6 +10104,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -9001,7 +10149,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9017,12 +10165,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9038,6 +10193,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -9086,7 +10248,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9102,12 +10264,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9123,6 +10292,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -9167,7 +10343,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9183,12 +10359,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9204,6 +10387,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -9255,7 +10445,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9271,12 +10461,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9292,6 +10489,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -9351,7 +10555,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9367,12 +10571,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9388,6 +10599,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -9416,7 +10634,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9432,12 +10650,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9453,6 +10678,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -9506,7 +10738,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9522,12 +10754,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9543,6 +10782,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -9592,7 +10838,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9608,12 +10854,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9629,6 +10882,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -9671,7 +10931,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9687,12 +10947,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9708,6 +10975,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -9777,7 +11051,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9793,12 +11067,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9814,6 +11095,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -9867,7 +11155,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9883,12 +11171,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9904,6 +11199,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -9946,7 +11248,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9962,12 +11264,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -9983,6 +11292,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -10073,7 +11389,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -10089,12 +11405,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -10110,6 +11433,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -10195,7 +11525,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -10211,12 +11541,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -10232,6 +11569,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -10305,7 +11649,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -10321,12 +11665,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -10342,6 +11693,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -10413,7 +11771,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -10429,12 +11787,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -10450,6 +11815,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -10521,7 +11893,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -10537,12 +11909,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -10558,6 +11937,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -10619,7 +12005,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -10635,12 +12021,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -10656,6 +12049,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -10720,7 +12120,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -10736,12 +12136,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -10757,6 +12164,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -10815,7 +12229,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -10831,12 +12245,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -10852,6 +12273,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -10914,7 +12342,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -10930,12 +12358,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -10951,6 +12386,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -11042,7 +12484,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -11058,12 +12500,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -11079,6 +12528,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -11143,7 +12599,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -11159,12 +12615,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -11180,6 +12643,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -11240,7 +12710,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -11256,12 +12726,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -11277,6 +12754,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -11353,7 +12837,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -11369,12 +12853,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -11390,6 +12881,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -11534,7 +13032,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -11550,12 +13048,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -11571,6 +13076,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -11643,7 +13155,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -11659,12 +13171,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -11680,6 +13199,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -11751,7 +13277,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -11767,12 +13293,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -11788,6 +13321,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -11931,7 +13471,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -11947,12 +13487,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -11968,6 +13515,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -12048,7 +13602,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -12064,12 +13618,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -12085,6 +13646,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -12211,7 +13779,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -12227,12 +13795,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -12248,6 +13823,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -12301,7 +13883,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -12317,12 +13899,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -12338,6 +13927,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -12390,7 +13986,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -12406,12 +14002,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -12427,6 +14030,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -12469,7 +14079,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -12485,12 +14095,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -12506,6 +14123,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -12553,7 +14177,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -12569,12 +14193,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -12590,6 +14221,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -12656,7 +14294,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "4XX": {
                     headers: {
                         [name: string]: unknown;
@@ -12672,12 +14310,19 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
                     };
                 };
-                /** @description RFC 7807 problem details (application/problem+json); some carry extension members */
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
                 "5XX": {
                     headers: {
                         [name: string]: unknown;
@@ -12693,6 +14338,13 @@ export interface paths {
                             error_code: string;
                             retryable: boolean;
                             trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
                         } & {
                             [key: string]: unknown;
                         };
