@@ -152,7 +152,7 @@ export function phaseScope(
     log: silentLog,
     harnesses: new Map(),
     defaultHarness: 'command',
-    sandbox: { kind: 'process', runAs: undefined },
+    sandbox: { kind: 'process', runAs: undefined, capabilities: { perExecution: false } },
     ...options.context,
   } as unknown as ExecutionContext;
   const scope: RunScope = {

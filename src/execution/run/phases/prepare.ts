@@ -22,7 +22,7 @@ export interface Prepared {
 export async function prepare(scope: RunScope, setSpanHarness: (name: string) => void): Promise<Phase<Prepared>> {
   const { context, run } = scope;
   // A sandbox per execution (a container) is ready once it is opened (the sandbox phase); the others are now.
-  if (!context.sandbox.executions)
+  if (!context.sandbox.capabilities.perExecution)
     scope.record.later({ type: 'worker_container_ready', payload: { sandbox: context.sandbox.kind } });
   const harnessName =
     run.harness ?? (run.agent_config.harness as { type?: string } | undefined)?.type ?? context.defaultHarness;

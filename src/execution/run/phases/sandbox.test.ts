@@ -2,25 +2,28 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { phaseScope } from '../../../../test/support/fake-ledger.js';
 import type { EnvironmentConfig } from '../../../environments/index.js';
-import type { ExecutionSandboxes, SandboxOpenRequest, SandboxOpenResult } from '../../sandbox/backend.js';
+import type { SandboxBackend, SandboxOpenRequest, SandboxOpenResult } from '../../sandbox/backend.js';
 import { openSandbox } from './sandbox.js';
 
 /** A backend with a sandbox per execution, in memory: what it was asked to open, and what it answers. */
 function containers(answer: SandboxOpenResult = { ok: true, details: { image: 'img@sha256:1' } }) {
   const opened: SandboxOpenRequest[] = [];
   const closed: string[] = [];
-  const executions = {
+  const backend = {
+    kind: 'container',
+    capabilities: { perExecution: true },
     open: async (request: SandboxOpenRequest) => {
       opened.push(request);
       return answer;
     },
     close: async (workspace: string) => void closed.push(workspace),
+    retire: async (workspace: string) => void closed.push(workspace),
     removeUnused: async () => 0,
     spawn: () => {
       throw new Error('no processes here');
     },
-  } as unknown as ExecutionSandboxes;
-  return { executions, opened, closed };
+  } as unknown as SandboxBackend;
+  return { backend, opened, closed };
 }
 
 const environment = (overrides: Partial<EnvironmentConfig> = {}): EnvironmentConfig => ({
@@ -32,11 +35,8 @@ const environment = (overrides: Partial<EnvironmentConfig> = {}): EnvironmentCon
   ...overrides,
 });
 
-const scopeWith = (executions: ExecutionSandboxes | undefined, environmentId: string | null = null) =>
-  phaseScope({
-    run: { environment_id: environmentId },
-    context: { sandbox: { kind: 'container', runAs: undefined, executions } as never },
-  });
+const scopeWith = (backend: SandboxBackend, environmentId: string | null = null) =>
+  phaseScope({ run: { environment_id: environmentId }, context: { sandbox: backend } });
 
 test('a backend whose processes stand alone has no sandbox to open', async () => {
   const { scope, ledger } = phaseScope();
@@ -45,8 +45,8 @@ test('a backend whose processes stand alone has no sandbox to open', async () =>
 });
 
 test('a run without an environment opens its container at once; ready rides with the next write', async () => {
-  const { executions, opened } = containers();
-  const { scope } = scopeWith(executions);
+  const { backend, opened } = containers();
+  const { scope } = scopeWith(backend);
   const result = await openSandbox(scope, '/w/run-1.1', undefined, { name: 'h', network: true, start: null as never });
   assert.ok('continue' in result && result.continue);
   assert.equal(opened.length, 1);
@@ -58,16 +58,16 @@ test('a run without an environment opens its container at once; ready rides with
 });
 
 test('an environment leaves the opening to its setup', async () => {
-  const { executions, opened } = containers();
-  const { scope } = scopeWith(executions, 'env-1');
+  const { backend, opened } = containers();
+  const { scope } = scopeWith(backend, 'env-1');
   const result = await openSandbox(scope, '/w/run-1.1', environment(), undefined);
   assert.ok('continue' in result && result.continue);
   assert.equal(opened.length, 0);
 });
 
 test('a container that cannot be opened fails the run with the reason', async () => {
-  const { executions } = containers({ ok: false, message: 'the pull of img failed' });
-  const { scope } = scopeWith(executions);
+  const { backend } = containers({ ok: false, message: 'the pull of img failed' });
+  const { scope } = scopeWith(backend);
   const result = await openSandbox(scope, '/w/run-1.1', undefined, undefined);
   assert.ok('outcome' in result);
   assert.deepEqual(result.outcome?.statusMessage, {
@@ -78,9 +78,9 @@ test('a container that cannot be opened fails the run with the reason', async ()
 });
 
 test('stopped while the container opened: nothing to record', async () => {
-  const { executions } = containers();
-  const { scope, stop } = scopeWith(executions);
-  executions.open = async () => {
+  const { backend } = containers();
+  const { scope, stop } = scopeWith(backend);
+  backend.open = async () => {
     stop.abort('cancelled');
     return { ok: true, details: {} };
   };
@@ -88,8 +88,8 @@ test('stopped while the container opened: nothing to record', async () => {
 });
 
 test('an image ID, or registry credentials that do not exist or are not username:password, are refused before a pull', async () => {
-  const { executions, opened } = containers();
-  const { scope, ledger } = scopeWith(executions, 'env-1');
+  const { backend, opened } = containers();
+  const { scope, ledger } = scopeWith(backend, 'env-1');
   const sandbox = await openSandbox(scope, '/w/run-1.1', environment({ docker_image: 'sha256:abc' }), undefined);
   assert.ok('continue' in sandbox && sandbox.continue);
   const byId = await sandbox.continue.open();
@@ -120,8 +120,8 @@ test('an image ID, or registry credentials that do not exist or are not username
 });
 
 test('a snapshot image opens without the environment checks; close and retire reach the backend', async () => {
-  const { executions, opened, closed } = containers();
-  const { scope } = scopeWith(executions, 'env-1');
+  const { backend, opened, closed } = containers();
+  const { scope } = scopeWith(backend, 'env-1');
   const sandbox = await openSandbox(scope, '/w/run-1.1', environment({ registry_secret_name: 'REG' }), undefined);
   assert.ok('continue' in sandbox && sandbox.continue);
   assert.deepEqual(await sandbox.continue.open('hangar-snapshot:k1'), { ok: true });

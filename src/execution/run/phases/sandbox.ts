@@ -2,7 +2,7 @@ import type { EnvironmentConfig } from '../../../environments/index.js';
 import { environmentImageProblem } from '../../../platform/image-reference.js';
 import type { Outcome } from '../../../runs/index.js';
 import type { Harness } from '../../harnesses/harness.js';
-import type { ExecutionSandboxes, SandboxOpenRequest } from '../../sandbox/backend.js';
+import type { SandboxBackend, SandboxOpenRequest } from '../../sandbox/backend.js';
 import { registryOf } from '../../sandbox/container/pull.js';
 import { failed } from '../outcomes.js';
 import type { Phase, RunScope } from './types.js';
@@ -21,9 +21,9 @@ export async function openSandbox(
   environment: EnvironmentConfig | undefined,
   harness: Harness | undefined,
 ): Promise<Phase<ExecutionSandbox | undefined>> {
-  const executions = scope.context.sandbox.executions;
-  if (!executions) return { continue: undefined };
-  const sandbox = new ExecutionSandbox(scope, executions, workspace, environment, harness);
+  const backend = scope.context.sandbox;
+  if (!backend.capabilities.perExecution) return { continue: undefined };
+  const sandbox = new ExecutionSandbox(scope, backend, workspace, environment, harness);
   if (scope.run.environment_id === null) {
     const opened = await sandbox.open();
     if (!opened.ok) return { outcome: opened.outcome };
@@ -37,7 +37,7 @@ export class ExecutionSandbox {
 
   constructor(
     private readonly scope: RunScope,
-    private readonly executions: ExecutionSandboxes,
+    private readonly backend: SandboxBackend,
     private readonly workspace: string,
     private readonly environment: EnvironmentConfig | undefined,
     private readonly harness: Harness | undefined,
@@ -60,7 +60,7 @@ export class ExecutionSandbox {
         return { ok: false, outcome: failed({ kind: 'registry_credentials', message: credentials }) };
       registryAuth = credentials;
     }
-    const opened = await this.executions.open({
+    const opened = await this.backend.open({
       workspace: this.workspace,
       image,
       network: setupNetwork || this.harness?.network === true,
@@ -77,13 +77,12 @@ export class ExecutionSandbox {
 
   /** Ends the container and everything in it. */
   close(): Promise<void> {
-    return this.executions.close(this.workspace);
+    return this.backend.close(this.workspace);
   }
 
-  /** Retires the container so that another can be opened for the workspace at once (a backend that cannot closes it). */
+  /** Retires the container so that another can be opened for the workspace at once (elsewhere the same as close). */
   retire(): Promise<void> {
-    const { executions, workspace } = this;
-    return executions.retire ? executions.retire(workspace) : executions.close(workspace);
+    return this.backend.retire(this.workspace);
   }
 
   /**
