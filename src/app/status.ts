@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import {
   AGENT_CLIS,
   blockingDirectory,
+  containerEngineCheck,
   describeBlocking,
   locateBinary,
   placeWorkspaces,
@@ -80,6 +81,15 @@ export async function instanceStatus(
         : `No model has a key and no harness is configured: runs stay QUEUED. ${NO_HARNESS_HINT}`,
     },
     ...workspaceChecks(config),
+    // The engine's socket and the host paths of what a run's container binds: said now, not by a failed run.
+    ...(config.sandbox === 'container'
+      ? [
+          {
+            name: 'container engine',
+            ...(await containerEngineCheck(config.container.dockerHost, config.workspaceDir)),
+          },
+        ]
+      : []),
     await gitCheck(config.gitBaseUrl, options.gitTimeoutMs ?? 5000),
     ...harnesses.checks,
     ...harnessReachChecks(config, sandbox.copiesUnreachableFiles),

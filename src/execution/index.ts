@@ -34,6 +34,7 @@ export {
   placeWorkspaces,
   resolveSandboxMode,
   runUserWarning,
+  containerEngineCheck,
   sandboxStatus,
   WorkspaceRootUnreachable,
 } from './sandbox/index.js';

@@ -21,6 +21,7 @@ import { spawnInContainer } from './exec.js';
 import { limitPassed } from './cgroup-counters.js';
 import { limitsPayload, runLimits, type ContainerLimits } from './limits.js';
 import { CONTAINER_WORKSPACE, containerPath, RUNTIME_BIN, setsidPath, translate } from './paths.js';
+import { HostPaths } from './host-paths.js';
 import { ImageAccess } from './pull.js';
 import { SnapshotImages } from './snapshot-images.js';
 
@@ -85,6 +86,8 @@ export class ContainerBackend implements SandboxBackend {
   private readonly rootLabel: string;
   /** Which image each execution may start from, checked with the registry as needed (issue 47.2). */
   private readonly images: ImageAccess;
+  /** Bind sources as the engine names them: through the server's own container when the server runs in one. */
+  private readonly hostPaths: HostPaths;
   /** The API sockets of this server's containers: a directory only the server enters (each socket is bound alone). */
   private socketDirectory: string | undefined;
 
@@ -92,6 +95,7 @@ export class ContainerBackend implements SandboxBackend {
     this.client = new EngineClient(options.dockerHost);
     this.rootLabel = realPath(options.workspaceRoot);
     this.images = new ImageAccess(this.client, options.defaultImage);
+    this.hostPaths = new HostPaths(this.client);
   }
 
   get runAs(): RunUser | undefined {
@@ -223,13 +227,13 @@ export class ContainerBackend implements SandboxBackend {
       Labels: { [LABEL_EXECUTION]: name, [LABEL_ROOT]: this.rootLabel },
       NetworkDisabled: !network,
       HostConfig: {
-        Binds: [
+        Binds: await this.hostPaths.binds([
           `${workspace}:${CONTAINER_WORKSPACE}:rw`,
           `${process.execPath}:${RUNTIME_BIN}/node:ro`,
           `${setsidPath()}:${RUNTIME_BIN}/setsid:ro`,
           ...this.options.runtimePaths.map((runtime) => `${runtime}:${runtime}:ro`),
           ...(apiSocket ? [`${apiSocket}:${CONTAINER_API_SOCKET}:ro`] : []),
-        ],
+        ]),
         NetworkMode: network ? 'bridge' : 'none',
         CapDrop: ['ALL'],
         SecurityOpt: ['no-new-privileges'],
