@@ -6,6 +6,7 @@ import { registerBudgetCommands } from './budgets/cli.js';
 import { registerGitHubCommands } from './github/cli.js';
 import { registerEnvironmentCommands } from './environments/cli.js';
 import { registerFactoryCommands } from './factory/cli.js';
+import { registerMessageCommands } from './messages/cli.js';
 import { registerIdentityCommands } from './identities/cli.js';
 import { registerMcpServerCommands } from './mcp/cli.js';
 import { registerModelCommands } from './models/cli.js';
@@ -38,6 +39,7 @@ export function registerClientCommands(program: Command): void {
   registerWebhookCommands(program);
   registerAutomationCommands(program);
   registerFactoryCommands(program);
+  registerMessageCommands(program);
   registerModelCommands(program);
   registerDoctorCommand(program);
 

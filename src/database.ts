@@ -12,6 +12,7 @@ import type { ExecutionTables } from './execution/tables.js';
 import type { FactoryTables } from './factory/tables.js';
 import type { IdentitiesTables } from './identities/tables.js';
 import type { McpTables } from './mcp/tables.js';
+import type { MessagesTables } from './messages/tables.js';
 import type { SchedulesTables } from './schedules/tables.js';
 import type { ScoresTables } from './scores/tables.js';
 import type { SecretsTables } from './secrets/tables.js';
@@ -29,6 +30,7 @@ export interface DB
     FactoryTables,
     IdentitiesTables,
     McpTables,
+    MessagesTables,
     SchedulesTables,
     ScoresTables,
     SecretsTables,

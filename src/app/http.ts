@@ -12,6 +12,7 @@ import { registerPublicFactoryRoutes } from '../factory/index.js';
 import { registerAdminRoutes } from '../identities/index.js';
 import { registerAgentRoutes } from '../identities/index.js';
 import { registerMcpServerRoutes } from '../mcp/index.js';
+import { registerMessageRoutes } from '../messages/index.js';
 import { registerModelRoutes } from '../models/index.js';
 import { registerOverviewRoutes } from '../overview/index.js';
 import { buildApp } from '../platform/http/app.js';
@@ -123,6 +124,7 @@ function registerApiRoutes(api: FastifyInstance, platform: Platform, services: S
   registerHandoffRoutes(api, { db, signer });
   registerRedirectRoutes(api, { db, authenticate, throttle: services.authThrottle });
   registerScoreRoutes(api, { scores: services.scores, authenticate, verifyTaskToken });
+  registerMessageRoutes(api, { messages: services.messages, authenticate, verifyTaskToken });
   registerArtifactRoutes(api, {
     artifacts: services.artifacts,
     signer,

@@ -25,6 +25,7 @@ import { AuthFailureThrottle } from '../identities/index.js';
 import { roleInTeam } from '../identities/index.js';
 import type { ResolvedDefinition } from '../mcp/index.js';
 import { McpServersService } from '../mcp/index.js';
+import { MessagesService } from '../messages/index.js';
 import { type BuiltInHarness, isBuiltInHarness, ModelCatalogue } from '../models/index.js';
 import { OverviewService } from '../overview/index.js';
 import type { Database } from '../platform/db/connect.js';
@@ -34,6 +35,7 @@ import { RunOutputs } from '../runs/index.js';
 import { HARNESS_TYPES } from '../runs/index.js';
 import { RunsService } from '../runs/index.js';
 import { RunLifecycle } from '../runs/index.js';
+import { runEventsSince, runPlaces } from '../runs/index.js';
 import { SchedulesService } from '../schedules/index.js';
 import { ScoresService } from '../scores/index.js';
 import { SecretsService } from '../secrets/index.js';
@@ -241,6 +243,12 @@ export function buildServices(
     runGitHub,
     audit: new AuditLog({ db, cursors, log: platform.log }),
     factories,
+    messages: new MessagesService({
+      db,
+      placesOf: (ids) => runPlaces(db, ids),
+      eventsSince: (ids, since, limit) => runEventsSince(db, ids, since, limit),
+      reportEvent: (event) => lifecycle.reportEvent(event),
+    }),
     factoryDispatch: new FactoryDispatch({
       db,
       agentsOf: (teamUid, factoryUid) => agents.managedBy(db, teamUid, factoryUid),

@@ -47,6 +47,7 @@ export type {
   TranscriptRow,
 } from './lifecycle/types.js';
 export { endedRunStates, runExists } from './store.js';
+export { runEventsSince, runPlaces, type RunEventItem, type RunPlace } from './tree.js';
 export { visible, type Visibility } from './visibility.js';
 export { progressPayload } from './progress.js';
 export { ARTIFACT_TYPES, type ArtifactType } from './artifact-types.js';

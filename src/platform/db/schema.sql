@@ -310,6 +310,23 @@ CREATE TABLE public.agent_identities (
 );
 
 --
+-- Name: agent_messages; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.agent_messages (
+    message_id text NOT NULL,
+    team_uid text NOT NULL,
+    root_run_id text NOT NULL,
+    sender_run_id text NOT NULL,
+    recipient_run_id text NOT NULL,
+    subject text NOT NULL,
+    body text NOT NULL,
+    sent_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    delivered_at timestamp with time zone,
+    read_at timestamp with time zone
+);
+
+--
 -- Name: api_keys; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1151,6 +1168,13 @@ ALTER TABLE ONLY public.agent_identities
     ADD CONSTRAINT agent_identities_pkey PRIMARY KEY (uid);
 
 --
+-- Name: agent_messages agent_messages_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.agent_messages
+    ADD CONSTRAINT agent_messages_pkey PRIMARY KEY (message_id);
+
+--
 -- Name: api_keys api_keys_key_hash_key; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1538,6 +1562,12 @@ CREATE INDEX agent_identities_team_age ON public.agent_identities USING btree (t
 --
 
 CREATE UNIQUE INDEX agent_identities_team_name ON public.agent_identities USING btree (team_uid, COALESCE(factory_uid, ''::text), name);
+
+--
+-- Name: agent_messages_inbox; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX agent_messages_inbox ON public.agent_messages USING btree (recipient_run_id, sent_at, message_id);
 
 --
 -- Name: api_keys_agent; Type: INDEX; Schema: public; Owner: -
@@ -1984,6 +2014,13 @@ ALTER TABLE ONLY public.agent_identities
 
 ALTER TABLE ONLY public.agent_identities
     ADD CONSTRAINT agent_identities_team_uid_fkey FOREIGN KEY (team_uid) REFERENCES public.teams(uid) ON DELETE CASCADE;
+
+--
+-- Name: agent_messages agent_messages_recipient_run_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.agent_messages
+    ADD CONSTRAINT agent_messages_recipient_run_id_fkey FOREIGN KEY (recipient_run_id) REFERENCES public.runs(id) ON DELETE CASCADE;
 
 --
 -- Name: api_keys api_keys_agent_uid_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

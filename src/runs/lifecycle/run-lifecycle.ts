@@ -18,6 +18,7 @@ import {
 import { deleteEndedRuns } from './retention.js';
 import { type AgentStart, beginAgentStarts } from './start-intents.js';
 import { recordUsage } from './usage.js';
+import { insertReportedEvent } from './reported-events.js';
 import {
   observeClaimed,
   observeCreated,
@@ -118,6 +119,11 @@ export class RunLifecycle {
   }
 
   /** The server's engine claims queued runs within the limits (QUEUED -> CLAIMED). */
+  /** An event an agent reports about its own run; answers its sequence among the run events. */
+  async reportEvent(event: { runId: string; executionId: number; eventType: string; refId: string | null }) {
+    return insertReportedEvent(this.db, event);
+  }
+
   async claim(engineId: string, leaseSeconds: number, limits: CapacityLimits, batch: number): Promise<ClaimedRun[]> {
     const runs = await claimRuns(this.db, engineId, leaseSeconds, limits, batch);
     observeClaimed(this.db, 'engine', runs);

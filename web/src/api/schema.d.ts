@@ -4300,6 +4300,644 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agent/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a message to runs of the same tree
+         * @description With a run's task token, the runs of its tree (same root run); with a member's API key, the runs the member sees. Any other run is 404, as one that does not exist. A run sends as itself (sender_run_id is its own ID).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Runs of the sender's tree */
+                        to: string[];
+                        subject: string;
+                        body: string;
+                        sender_run_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description One per recipient, in the order of `to` */
+                            message_ids: string[];
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/messages/{runId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A run's inbox: message headers, oldest first
+         * @description With a run's task token, the runs of its tree (same root run); with a member's API key, the runs the member sees. Any other run is 404, as one that does not exist.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Only messages not read yet */
+                    unread?: boolean;
+                    /** @description Only messages sent after this time */
+                    since?: string;
+                    limit: number;
+                };
+                header?: never;
+                path: {
+                    runId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Oldest first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            message_id: string;
+                            sender_run_id: string;
+                            subject: string;
+                            /** Format: date-time */
+                            sent_at: string;
+                            delivered_at: string | null;
+                            read_at: string | null;
+                        }[];
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/messages/{messageId}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a message (marks it read and delivered)
+         * @description With a run's task token, the runs of its tree (same root run); with a member's API key, the runs the member sees. Any other run is 404, as one that does not exist.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    messageId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            message_id: string;
+                            sender_run_id: string;
+                            subject: string;
+                            body: string;
+                            /** Format: date-time */
+                            sent_at: string;
+                            delivered_at: string | null;
+                            read_at: string | null;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/messages/{messageId}/delivered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a message delivered (to the agent, not yet read)
+         * @description With a run's task token, the runs of its tree (same root run); with a member's API key, the runs the member sees. Any other run is 404, as one that does not exist.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    messageId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": Record<string, never>;
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The timeline events of watched runs after a sequence (a cursor)
+         * @description With a run's task token, the runs of its tree (same root run); with a member's API key, the runs the member sees. Any other run is 404, as one that does not exist. Page on by passing the last event's `sequence` as `since`.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description The runs to watch: repeated, or comma-separated; at most 20 */
+                    run_ids: string | string[];
+                    /** @description The `sequence` of the last event already seen */
+                    since: number;
+                    limit: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description In sequence order */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            event_type: string;
+                            run_id: string;
+                            ref_id?: string;
+                            execution_id?: string;
+                            /** Format: date-time */
+                            occurred_at: string;
+                            sequence: number;
+                        }[];
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/events/{runId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report an event of a run (it joins the run timeline)
+         * @description With a run's task token, the runs of its tree (same root run); with a member's API key, the runs the member sees. Any other run is 404, as one that does not exist. A run reports about itself only.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    runId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        event_type: string;
+                        execution_id?: string;
+                        ref_id?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            sequence: number;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent/artifacts/{artifactUid}": {
         parameters: {
             query?: never;

@@ -19,9 +19,13 @@ import { sandboxedShell } from './sandboxed-shell.js';
  * bench/idle-memory).
  */
 const agentModules = () =>
-  Promise.all([import('./loop.js'), import('./model.js'), import('./history.js'), import('./mcp.js')]).then(
-    ([loop, model, history, mcp]) => ({ ...loop, ...model, ...history, ...mcp }),
-  );
+  Promise.all([
+    import('./loop.js'),
+    import('./model.js'),
+    import('./history.js'),
+    import('./mcp.js'),
+    import('./messaging-tools.js'),
+  ]).then(([loop, model, history, mcp, messaging]) => ({ ...loop, ...model, ...history, ...mcp, ...messaging }));
 
 export interface OzHarnessOptions {
   sandbox: SandboxMode;
@@ -58,7 +62,8 @@ export class OzHarness implements Harness {
         'integration_not_configured',
       );
     sink.input(JSON.stringify(taskMessage(task)));
-    const { OzAgentLoop, OzStop, languageModel, historyMessages, connectMcpServers } = await agentModules();
+    const { OzAgentLoop, OzStop, languageModel, historyMessages, connectMcpServers, messagingToolsFor } =
+      await agentModules();
     const continuing = task.history.length > 0;
     const said = saidNow(task);
     const env = scrubbedEnvironment(task.env, await workspaceHome(task.workspace, task.workspaceOwner));
@@ -93,7 +98,7 @@ export class OzHarness implements Harness {
       basePrompt: task.basePrompt,
       history: continuing ? historyMessages(task.history) : [],
       env,
-      ...(mcp ? { extraTools: mcp.tools } : {}),
+      extraTools: { ...messagingToolsFor(task.env, controller.signal), ...mcp?.tools },
       maxSteps: options.maxSteps,
       signal: controller.signal,
       shell: sandboxedShell({
