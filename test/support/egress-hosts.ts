@@ -40,7 +40,11 @@ const handler = (request, response) => {
   response.end('hello from ' + request.headers.host + ' over ' + (request.socket.encrypted ? 'https' : 'http') + '\\n');
 };
 let ready = 0;
-const up = () => { if (++ready === 2) process.stdout.write('ready\\n'); };
+const up = () => { if (++ready === 3) process.stdout.write('ready\\n'); };
+// A resolver of the test's own that answers anything: the sandbox must never get its answer.
+const udp = require('node:dgram').createSocket('udp4');
+udp.on('message', (message, peer) => udp.send(message, peer.port, peer.address));
+udp.bind(53, '0.0.0.0', up);
 http.createServer(handler).listen(80, '0.0.0.0', up);
 https.createServer({ key, cert }, handler).listen(443, '0.0.0.0', up);
 `;

@@ -148,6 +148,11 @@ export interface SandboxSpawnOptions {
   hiddenPaths: string[];
   /** Network to the outside (model providers, git hosts) through the sandbox's own egress; otherwise none. */
   allowNetwork: boolean;
+  /**
+   * With network, only through Hangar's egress proxy (issue 51): a lease's ports on the server's loopback. The
+   * sandbox reaches the proxy and its resolver there and nothing else; the proxy variables point at it.
+   */
+  egress?: { proxyPort: number; dnsPort: number };
   /** Wall-clock limit: the whole process tree is killed when it passes. */
   timeoutMs: number;
   /** Bytes of stdout, and separately of stderr, kept; beyond this the rest is dropped and `outputTruncated` set. */

@@ -29,6 +29,25 @@ const REFUSED_V6 = ['::/127', '::ffff:0:0/96', '64:ff9b::/96', 'fc00::/7', 'fe80
 /** Hangar's API as a networked run reaches it: through pasta's splice of the run's loopback, or at its addresses. */
 export type ApiRoute = { spliced: true; port: number } | { spliced: false; port: number; addresses: string[] };
 
+/**
+ * The variables that send tools through the egress proxy at `port` of the sandbox's loopback (both spellings: curl
+ * reads the lower case, others the upper); the sandbox's own loopback, where Hangar's API may be, goes direct.
+ */
+export function proxyVariables(port: number, host = '127.0.0.1'): Record<string, string> {
+  const proxy = `http://${host}:${port}`;
+  const direct = 'localhost,127.0.0.1,::1';
+  return {
+    HTTP_PROXY: proxy,
+    HTTPS_PROXY: proxy,
+    http_proxy: proxy,
+    https_proxy: proxy,
+    NO_PROXY: direct,
+    no_proxy: direct,
+    npm_config_proxy: proxy,
+    npm_config_https_proxy: proxy,
+  };
+}
+
 /** The host and port of Hangar's API URL, and whether they are the server's loopback; undefined when there is no URL. */
 export function apiEndpoint(apiUrl: string | undefined): { host: string; port: number; loopback: boolean } | undefined {
   if (!apiUrl) return undefined;
@@ -57,6 +76,34 @@ export async function apiRoute(apiUrl: string | undefined): Promise<ApiRoute | u
 
 function isLoopback(address: string): boolean {
   return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
+}
+
+/**
+ * The nft ruleset of a sandbox whose network is an allow list: loopback (where the egress proxy and its resolver
+ * are spliced in) and Hangar's API, nothing else. Every other packet is rejected, so a tool that ignores the proxy
+ * variables, or asks another resolver, fails at once instead of waiting.
+ */
+export function proxiedEgressRules(api: ApiRoute | undefined, proxy?: { address: string; ports: number[] }): string {
+  const allowed = api && !api.spliced ? api.addresses : [];
+  const family = (address: string) => (net.isIPv6(address) ? 'ip6' : 'ip');
+  return [
+    'table inet hangar {',
+    '  chain egress {',
+    '    type filter hook output priority 0; policy drop;',
+    '    oifname "lo" accept',
+    ...(proxy
+      ? [
+          `    ${family(proxy.address)} daddr ${proxy.address} tcp dport ${proxy.ports[0]} accept`,
+          `    ${family(proxy.address)} daddr ${proxy.address} udp dport ${proxy.ports[1]} accept`,
+        ]
+      : []),
+    ...allowed.map((address) => `    ${family(address)} daddr ${address} tcp dport ${api!.port} accept`),
+    '    meta l4proto tcp reject with tcp reset',
+    '    reject',
+    '  }',
+    '}',
+    '',
+  ].join('\n');
 }
 
 /**

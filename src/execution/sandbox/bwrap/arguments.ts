@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { RunUser, SandboxSpawnOptions } from '../backend.js';
 import { closingInherited, realPath } from '../host-process.js';
 import type { OperatorCopy } from './operator-copies.js';
-import { sandboxResolvConf } from './pasta.js';
+import { proxiedResolvConf, sandboxResolvConf } from './pasta.js';
 import { boundWithout, sandboxRoot } from './root.js';
 
 /**
@@ -13,7 +13,7 @@ import { boundWithout, sandboxRoot } from './root.js';
  * has set its network namespace up (`connectSandbox`), and the resolver is the forwarded one.
  */
 export function bwrapArguments(
-  options: Pick<SandboxSpawnOptions, 'argv' | 'cwd' | 'hiddenPaths' | 'allowNetwork'>,
+  options: Pick<SandboxSpawnOptions, 'argv' | 'cwd' | 'hiddenPaths' | 'allowNetwork' | 'egress'>,
   /** Paths under /tmp or /run the command must still see, read-only (commandFileBinds, HANGAR_SANDBOX_READ_ONLY_PATHS). */
   visible: string[] = [],
   /** The user bwrap runs as, when not the server's own (the run user of a root server). */
@@ -42,7 +42,8 @@ export function bwrapArguments(
   // A file is covered by /dev/null, which reads as nothing.
   for (const entry of hidden) if (!entry.directory) args.push('--ro-bind', '/dev/null', entry.file);
   for (const { copy, file } of copies) args.push('--ro-bind', copy, file);
-  if (options.allowNetwork) args.push('--ro-bind', sandboxResolvConf(), realPath('/etc/resolv.conf'));
+  if (options.allowNetwork)
+    args.push('--ro-bind', options.egress ? proxiedResolvConf() : sandboxResolvConf(), realPath('/etc/resolv.conf'));
   const cwd = realPath(options.cwd);
   // bwrap leaves the user namespace hold (fd 4) open in the sandbox: the command starts behind the same closer.
   args.push(

@@ -1,7 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { RunUser, SandboxCapabilities, SandboxSpawnOptions, SandboxedProcess } from '../backend.js';
 import { alive, descendants, findExecutable, HostBackend, signal, spawnOnHost } from '../host-process.js';
-import { apiRoute } from '../network.js';
+import { apiRoute, proxyVariables } from '../network.js';
 import { blockingDirectory } from '../workspace-root.js';
 import { bwrapArguments } from './arguments.js';
 import { commandFileBinds } from './command-files.js';
@@ -66,7 +66,9 @@ export class BwrapBackend extends HostBackend {
         // Started early: the route is resolved while bwrap sets up.
         route = network ? apiRoute(this.options.apiUrl()) : undefined;
         // bwrap's info (3) and, with network, the user namespace hold (4).
-        return { argv, extraFds: network ? 2 : 1, env: options.env, ...(sandboxUser ? { user: sandboxUser } : {}) };
+        const env =
+          network && options.egress ? { ...options.env, ...proxyVariables(options.egress.proxyPort) } : options.env;
+        return { argv, extraFds: network ? 2 : 1, env, ...(sandboxUser ? { user: sandboxUser } : {}) };
       },
       (child, tree, output) => {
         const leader = child.pid!;
@@ -93,7 +95,7 @@ export class BwrapBackend extends HostBackend {
           try {
             const owner = runAs ?? { uid: process.getuid!(), gid: process.getgid!() };
             writeIdMaps(pid, owner);
-            disconnect = await connectSandbox(pid, owner, await route);
+            disconnect = await connectSandbox(pid, owner, await route, options.egress);
             // Ended meanwhile (killed, timed out): its egress goes at once, and nothing is released.
             if (tree.ending) return disconnect();
             hold!.end('1');

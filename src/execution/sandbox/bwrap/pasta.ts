@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { RunUser } from '../backend.js';
 import { SANDBOX_MARK } from '../marked-processes.js';
-import { type ApiRoute, egressRules, SANDBOX_RESOLVER } from '../network.js';
+import { type ApiRoute, egressRules, proxiedEgressRules, SANDBOX_RESOLVER } from '../network.js';
 import { runReadableFile } from '../run-readable-file.js';
 import { serverBoundMark } from '../server-death.js';
 
@@ -18,6 +18,11 @@ import { serverBoundMark } from '../server-death.js';
 /** A resolv.conf naming the forwarded resolver, made once per process and bound over the sandbox's. */
 export function sandboxResolvConf(): string {
   return runReadableFile('resolv.conf', `nameserver ${SANDBOX_RESOLVER}\noptions edns0\n`);
+}
+
+/** The resolv.conf of a sandbox behind the egress proxy: its resolver is spliced onto the sandbox's loopback. */
+export function proxiedResolvConf(): string {
+  return runReadableFile('resolv-proxied.conf', 'nameserver 127.0.0.1\noptions edns0\n');
 }
 
 /**
@@ -70,7 +75,12 @@ export type Disconnect = () => void;
  * its privileges), so it carries a mark of this server instead, and the server's watchdog ends it with the server
  * (server-death.ts). Without it, every networked sandbox of a crashed server left a pasta behind, serving nothing.
  */
-export async function connectSandbox(pid: number, owner: RunUser, api: ApiRoute | undefined): Promise<Disconnect> {
+export async function connectSandbox(
+  pid: number,
+  owner: RunUser,
+  api: ApiRoute | undefined,
+  egress?: { proxyPort: number; dnsPort: number },
+): Promise<Disconnect> {
   // pasta opens its pid file after it has become `owner`: a directory of its own, private to it.
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-pasta-'));
   const pidFile = path.join(directory, 'pid');
@@ -88,15 +98,17 @@ export async function connectSandbox(pid: number, owner: RunUser, api: ApiRoute 
       'none',
       '-u',
       'none',
-      '-U',
-      'none',
       '--no-map-gw',
       '--dns-forward',
       SANDBOX_RESOLVER,
     ];
     // pasta started as root otherwise drops to nobody, who cannot enter a namespace of the run user.
     if (process.getuid?.() === 0) pastaArgs.push('--runas', `${owner.uid}:${owner.gid}`);
-    pastaArgs.push('-P', pidFile, '-T', api?.spliced ? String(api.port) : 'none', String(pid));
+    // Behind the egress proxy, its port and its resolver's (as the sandbox's port 53) are spliced in beside the API's.
+    const tcp = [...(api?.spliced ? [String(api.port)] : []), ...(egress ? [String(egress.proxyPort)] : [])];
+    pastaArgs.push('-P', pidFile, '-T', tcp.length > 0 ? tcp.join(',') : 'none');
+    pastaArgs.push('-U', egress ? `53:${egress.dnsPort}` : 'none');
+    pastaArgs.push(String(pid));
     try {
       await run('pasta', pastaArgs, { env: { ...process.env, [SANDBOX_MARK]: serverBoundMark() } });
     } finally {
@@ -109,7 +121,7 @@ export async function connectSandbox(pid: number, owner: RunUser, api: ApiRoute 
     await run(
       'nsenter',
       ['-t', String(pid), '-U', '-n', ...credentials, '--', 'sh', '-c', 'ip -4 addr flush dev lo && exec nft -f -'],
-      { stdin: egressRules(api) },
+      { stdin: egress ? proxiedEgressRules(api) : egressRules(api) },
     );
     return disconnect;
   } catch (error) {
