@@ -56,8 +56,10 @@ export interface KubernetesDouble {
   refused: ApiServer['refused'];
   /** Ends every open watch with 410 Gone and compacts the history (watching from an old version: 410). */
   expireWatches(): number;
-  /** Resolves once at least `count` watches are open (a test's client has started watching). */
+  /** Resolves once at least `count` watches are open at once. */
   watchesOpen(count?: number): Promise<void>;
+  /** Resolves when the next watch opens: ask before the client starts watching, then await it. */
+  nextWatch(): Promise<void>;
   /** The node of the pod is lost: its containers die, it is marked (DisruptionTarget, an Event) and removed. */
   loseNode(namespace: string, podName: string): Promise<void>;
   /** Resolves with the first object of `kind` in `namespace` for which `predicate` holds, now or once it does. */
@@ -74,6 +76,7 @@ export async function startKubernetesDouble(options: KubernetesDoubleOptions): P
   const nodeName = 'hangar-double-node';
   const store = new ObjectStore();
   const podman = new PodmanContainers(options.podmanHost);
+  await podman.removeOrphans();
   const events = new EventRecorder(store, nodeName);
   const faults = new Faults();
   const authorizer = new Authorizer(options.user ?? 'system:serviceaccount:hangar:hangar');
@@ -141,6 +144,7 @@ export async function startKubernetesDouble(options: KubernetesDoubleOptions): P
     },
     expireWatches: () => watches.expireAll(),
     watchesOpen: (count = 1) => watches.whenOpen(count),
+    nextWatch: () => watches.next(),
     async loseNode(namespace, podName) {
       await kubelet.loseNode(store.get(resourceTypeOfKind('Pod'), namespace, podName));
     },

@@ -1,7 +1,7 @@
 import { ConfigError, containerLaunch, type KubeContainer } from './container-spec.js';
 import type { EventRecorder } from './events.js';
 import type { Faults } from './faults.js';
-import { DOUBLE_LABEL, type PodmanContainers } from './podman-containers.js';
+import { DOUBLE_LABEL, DOUBLE_PID_LABEL, type PodmanContainers } from './podman-containers.js';
 import {
   apiTime,
   containerStatus,
@@ -247,7 +247,11 @@ export class Kubelet {
         imageUser: image.user,
         secret: (name) => this.secret(run.pod.metadata.namespace, name),
         name: `k8s_${container.name}_${run.pod.metadata.name}_${run.pod.metadata.namespace}_${(run.pod.metadata.uid ?? '').slice(0, 8)}`,
-        labels: { [DOUBLE_LABEL]: this.deps.doubleId, 'io.kubernetes.pod.uid': run.pod.metadata.uid ?? '' },
+        labels: {
+          [DOUBLE_LABEL]: this.deps.doubleId,
+          [DOUBLE_PID_LABEL]: String(process.pid),
+          'io.kubernetes.pod.uid': run.pod.metadata.uid ?? '',
+        },
       });
       id = await podman.create(launch);
     } catch (error) {

@@ -7,6 +7,7 @@ import { demultiplex, EngineClient } from '../../../src/execution/sandbox/contai
  * why) and carries the double's label, so one double's leftovers can be found and removed.
  */
 export const DOUBLE_LABEL = 'dev.hangar.kubernetes-double';
+export const DOUBLE_PID_LABEL = 'dev.hangar.kubernetes-double.pid';
 
 export interface ContainerLaunch {
   name: string;
@@ -146,11 +147,35 @@ export class PodmanContainers {
 
   /** The containers of one double (by its id), or of every double, to remove what a crashed test left. */
   async labelled(value?: string): Promise<string[]> {
+    return (await this.listLabelled(value)).map((container) => container.Id);
+  }
+
+  /**
+   * Removes the containers of doubles whose process is gone (a test killed before its double could stop): each
+   * container names its double's process (DOUBLE_PID_LABEL).
+   */
+  async removeOrphans(): Promise<void> {
+    for (const container of await this.listLabelled()) {
+      const pid = Number(container.Labels?.[DOUBLE_PID_LABEL]);
+      if (pid && !processAlive(pid)) await this.remove(container.Id);
+    }
+  }
+
+  private async listLabelled(value?: string): Promise<Array<{ Id: string; Labels: Record<string, string> | null }>> {
     const filters = JSON.stringify({ label: [value ? `${DOUBLE_LABEL}=${value}` : DOUBLE_LABEL] });
-    const { body } = await this.client.call<Array<{ Id: string }>>(
+    const { body } = await this.client.call<Array<{ Id: string; Labels: Record<string, string> | null }>>(
       'GET',
       `/containers/json?all=true&filters=${encodeURIComponent(filters)}`,
     );
-    return body.map((container) => container.Id);
+    return body;
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -181,8 +181,12 @@ export class ObjectStore {
     );
   }
 
-  /** Forgets the history up to now: watches and lists from an older resourceVersion get 410 Gone. */
+  /**
+   * Forgets the history: every resourceVersion a client holds is now too old (410 Gone), as after a compaction
+   * that passed it; the revision moves on as it would have with the cluster's other writes.
+   */
   compact(): void {
+    this.revision++;
     this.compactedAt = this.revision;
     this.history = [];
   }

@@ -13,6 +13,7 @@ import type { Change, ObjectStore } from './store.js';
 export class Watches {
   private readonly open = new Set<{ expire: () => void; close: () => void }>();
   private readonly waiters = new Set<{ count: number; resolve: () => void }>();
+  private readonly nextOpen = new Set<() => void>();
 
   constructor(private readonly store: ObjectStore) {}
 
@@ -65,6 +66,8 @@ export class Watches {
       },
     };
     this.open.add(entry);
+    for (const resolve of [...this.nextOpen]) resolve();
+    this.nextOpen.clear();
     for (const waiter of [...this.waiters])
       if (this.open.size >= waiter.count) {
         this.waiters.delete(waiter);
@@ -92,6 +95,11 @@ export class Watches {
   whenOpen(count: number): Promise<void> {
     if (this.open.size >= count) return Promise.resolve();
     return new Promise((resolve) => this.waiters.add({ count, resolve }));
+  }
+
+  /** Resolves when the next watch opens (ask before the client starts it). */
+  next(): Promise<void> {
+    return new Promise((resolve) => this.nextOpen.add(resolve));
   }
 
   /** The number of watches open now (a test waits for its client's watch to be established). */
