@@ -16,6 +16,8 @@ const PAST_MIGRATIONS = [
   'src/platform/db/migrations/0039_run_times.sql',
   // Fills where the runs before it came from (root, automation, factory, trigger); set at creation since.
   'src/platform/db/migrations/0048_run_origin_fields.sql',
+  // Generated: the schema the migrations and src/runs/lifecycle/functions.sql make, the functions' bodies included.
+  'src/platform/db/schema.sql',
 ];
 
 const TABLE = '(runs|run_events|run_inputs)';
