@@ -13,7 +13,8 @@ import { type KubernetesDouble, startKubernetesDouble } from '../support/kuberne
 
 const NAMESPACE = 'hangar-runs';
 const podman = testEngines().engines.find((engine) => engine.name === 'podman');
-if (!podman && process.env.CI === 'true') throw new Error('CI=true, but HANGAR_TEST_PODMAN_HOST is not set: the double runs pods with Podman');
+if (!podman && process.env.CI === 'true')
+  throw new Error('CI=true, but HANGAR_TEST_PODMAN_HOST is not set: the double runs pods with Podman');
 const skip = podman ? false : 'no Podman: set HANGAR_TEST_PODMAN_HOST (scripts/container-engines.sh prepares it)';
 
 /** The Status body of a refused call, whatever form the client handed it over in. */

@@ -120,6 +120,8 @@ function walk(value: unknown, type: string, path: string, found: string[]): void
 
 /** `batch/v1` + `Job` → `V1Job`; `networking.k8s.io/v1` + `NetworkPolicy` → `V1NetworkPolicy`; `policy/v1` → `V1...`. */
 function clientTypeName(apiVersion: string, kind: string): string | undefined {
+  // The core group's Event is CoreV1Event in the client's table (events.k8s.io has the other).
+  if (apiVersion === 'v1' && kind === 'Event') return 'CoreV1Event';
   const version = apiVersion.split('/').pop() ?? '';
   const name = `${version.charAt(0).toUpperCase()}${version.slice(1)}${kind}`;
   return (k8s as unknown as ModelTable)[name]?.getAttributeTypeMap ? name : undefined;

@@ -14,7 +14,8 @@ const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
 
-export function validateObject(object: KubeObject): StatusCause[] {
+export function validateObject(input: KubeObject): StatusCause[] {
+  const object = withoutBase64LineBreaks(input);
   const causes = schemaCauses(object);
   if (causes.length > 0) return causes;
   causes.push(...metadataCauses(object));
@@ -309,4 +310,16 @@ function parseCidr(text: string): [ipaddr.IPv4 | ipaddr.IPv6, number] | undefine
   } catch {
     return undefined;
   }
+}
+
+/** The API server decodes base64 as Go does, skipping line breaks (kustomize wraps a Secret's data at 70 columns). */
+function withoutBase64LineBreaks(object: KubeObject): KubeObject {
+  if (object.kind !== 'Secret' || !object.data) return object;
+  const data = Object.fromEntries(
+    Object.entries(object.data as Record<string, string>).map(([key, value]) => [
+      key,
+      String(value).replace(/[\r\n]/g, ''),
+    ]),
+  );
+  return { ...object, data };
 }
