@@ -22,7 +22,7 @@ import { teamSkills } from '../factory/index.js';
 import { AdminService } from '../identities/index.js';
 import { AgentsService } from '../identities/index.js';
 import { AuthFailureThrottle } from '../identities/index.js';
-import { roleInTeam } from '../identities/index.js';
+import { findTeamMember, roleInTeam } from '../identities/index.js';
 import type { ResolvedDefinition } from '../mcp/index.js';
 import { McpServersService } from '../mcp/index.js';
 import { MessagesService } from '../messages/index.js';
@@ -151,6 +151,7 @@ export function buildServices(
     modelRefusal: (modelId, harness, ownKey) => models.refusal(modelId, harness, ownKey),
     maxCostUsd: config.runMaxCostUsd,
     checkTeamBudget: (trx, teamUid) => budgets.checkNewRun(trx, teamUid),
+    teamMember: (trx, teamUid, who) => findTeamMember(trx, teamUid, who),
     servedModel: (modelId, harness) => {
       // A run that named no model used its harness's default (oz when it named no harness either).
       const named = harness ?? 'oz';

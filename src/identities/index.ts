@@ -9,4 +9,4 @@ export { ApiKeyAuthenticator, selectTeam } from './authenticate.js';
 export { bootstrapInstance, type BootstrapResult } from './bootstrap.js';
 export { savedBy, type Caller } from './caller.js';
 export { callerOf, principalOf, type Authenticator } from './request-auth.js';
-export { insertUser, roleInTeam, type Principal } from './store.js';
+export { findTeamMember, insertUser, roleInTeam, type Principal } from './store.js';

@@ -136,6 +136,27 @@ export async function countTeams(db: Kysely<DB>): Promise<number> {
 }
 
 /** The user's role in the team now, or undefined when they are not a member (an agent's uid is not). */
+/** A member of the team by user ID or e-mail (any case): whom an agent's run may be created on behalf of. */
+export async function findTeamMember(
+  db: Kysely<DB>,
+  teamUid: string,
+  userIdOrEmail: string,
+): Promise<{ uid: string } | undefined> {
+  return db
+    .selectFrom('team_members')
+    .innerJoin('users', 'users.uid', 'team_members.user_uid')
+    .select('users.uid')
+    .where('team_members.team_uid', '=', teamUid)
+    .where((eb) =>
+      eb.or([
+        eb('users.uid', '=', userIdOrEmail),
+        eb(eb.fn('lower', ['users.email']), '=', userIdOrEmail.toLowerCase()),
+      ]),
+    )
+    .orderBy('users.uid')
+    .executeTakeFirst();
+}
+
 export async function roleInTeam(db: Kysely<DB>, teamUid: string, userUid: string): Promise<Role | undefined> {
   const row = await db
     .selectFrom('team_members')

@@ -52,6 +52,8 @@ export interface AgentIdentitiesTable {
   updated_at: Timestamp;
   /** Set when a factory definition manages the agent. */
   factory_uid: Generated<string | null>;
+  /** Its API key may create runs on behalf of a member of the team (migration 0049). */
+  on_behalf_of_enabled: Generated<boolean>;
 }
 
 /** A team secret: AES-256-GCM ciphertext only (see src/platform/crypto.ts). */

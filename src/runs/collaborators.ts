@@ -17,6 +17,8 @@ export interface AgentDirectory {
         worker_host: string | null;
         /** The factory definition that manages the agent, if one does. */
         factory_uid?: string | null;
+        /** Its API key may create runs on behalf of a member of the team. */
+        on_behalf_of_enabled?: boolean;
       }
     | undefined
   >;

@@ -31,6 +31,8 @@ export interface RunCreationDependencies {
   mcpServers: McpServerDirectory;
   secrets: SecretAccess;
   agents: AgentDirectory;
+  /** A member of the team by user ID or e-mail (for `on_behalf_of`); undefined when they are not one. */
+  teamMember?: (db: Kysely<DB>, teamUid: string, userIdOrEmail: string) => Promise<{ uid: string } | undefined>;
   /** Where inline HTTP MCP servers (`config.mcp_servers.<name>.url`) may be. */
   addressPolicy: AddressPolicy;
   /** Names a run may give as `config.harness.type`: the built-in ones and the operator's. */
@@ -80,6 +82,9 @@ export async function prepareRun(
   checkCostCap(dependencies, config);
   const prompt = body.prompt ?? '';
   if (prompt.trim() === '' && skillSpec === null) throw invalidRequest('prompt is required unless a skill is given');
+  const member = await onBehalfOf(dependencies, db, caller, body);
+  // Created for a member: the run is theirs (its creator, its personal scope, their secret grants); the agent executes.
+  const creator = member ? { type: 'user' as const, uid: member.uid } : caller.principal;
   const agentSkill = skillSpec === null ? null : await resolveSkill(dependencies, db, caller, skillSpec, config);
   const mcpSecrets = config.mcp_servers
     ? await checkMcpServers(
@@ -107,7 +112,7 @@ export async function prepareRun(
     db,
     {
       teamUid: caller.teamUid,
-      creatorUid: caller.principal.uid,
+      creatorUid: creator.uid,
       agentUid: executor.type === 'service_account' ? executor.uid : null,
       environmentId: config.environment_id ?? null,
     },
@@ -136,7 +141,7 @@ export async function prepareRun(
     execution_location: 'REMOTE',
     mode: body.mode ?? 'normal',
     scope_type: teamOwned ? 'Team' : 'User',
-    scope_uid: teamOwned ? caller.teamUid : caller.principal.uid,
+    scope_uid: teamOwned ? caller.teamUid : creator.uid,
     agent_config: config,
     config_name: config.name ?? null,
     model_id: config.harness?.model_id ?? config.model_id ?? null,
@@ -148,8 +153,8 @@ export async function prepareRun(
     schedule_tick: origin.scheduleTick ?? null,
     parent_run_id: body.parent_run_id ?? null,
     conversation_id: body.conversation_id ?? null,
-    creator_type: caller.principal.type,
-    creator_uid: caller.principal.uid,
+    creator_type: creator.type,
+    creator_uid: creator.uid,
     executor_type: executor.type,
     executor_uid: executor.uid,
     metadata: mergeMetadata({}, parentMetadata, requestMetadata),
@@ -272,6 +277,32 @@ async function executorOf(
     return { type: caller.principal.type, uid: caller.principal.uid, factoryUid: self?.factory_uid ?? null };
   }
   return { type: caller.principal.type, uid: caller.principal.uid };
+}
+
+/**
+ * The member a run is created on behalf of (`on_behalf_of`), checked: only an agent's API key, only when that agent
+ * has on_behalf_of_enabled (a team administrator's choice), only for a member of the run's team. Every refusal is
+ * 403 and says the same of an unknown person and of another team's, so the answer tells nothing of who exists.
+ */
+async function onBehalfOf(
+  dependencies: RunCreationDependencies,
+  db: Kysely<DB>,
+  caller: Caller,
+  body: CreateRunBody,
+): Promise<{ uid: string } | undefined> {
+  if (body.on_behalf_of === undefined) return undefined;
+  if (caller.principal.type !== 'service_account')
+    throw notAuthorized('on_behalf_of takes the API key of an agent identity, not a person');
+  if (body.agent_identity_uid !== undefined)
+    throw invalidRequest('on_behalf_of and agent_identity_uid cannot be used together: the calling agent executes');
+  const self = await dependencies.agents.findForRun(db, caller.teamUid, caller.principal.uid);
+  if (!self?.on_behalf_of_enabled)
+    throw notAuthorized(
+      `agent ${caller.principal.displayName} may not create runs on behalf of others (on_behalf_of_enabled)`,
+    );
+  const member = await dependencies.teamMember?.(db, caller.teamUid, body.on_behalf_of.trim());
+  if (!member) throw notAuthorized(`${body.on_behalf_of} is not a member of this team`);
+  return member;
 }
 
 /** Self-hosted worker named by the config; empty or `warp` means Hangar's own executors. */

@@ -101,6 +101,14 @@ export const CreateRunBody = Type.Object({
   attachments: Type.Optional(Type.Array(Attachment, { maxItems: 5 })),
   images: Type.Optional(Type.Array(Attachment, { maxItems: 5, description: 'Older name for image attachments.' })),
   interactive: Type.Optional(Type.Boolean()),
+  on_behalf_of: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 320,
+      description:
+        'A member of the team (user ID or e-mail) the run is created for: its creator is then that member and its executor the calling agent. Only with the API key of an agent whose on_behalf_of_enabled is true.',
+    }),
+  ),
 });
 export type CreateRunBody = Static<typeof CreateRunBody>;
 

@@ -20,7 +20,13 @@ const WorkerHost = Type.String({ maxLength: 200 });
 const Skills = Type.Array(Type.String({ maxLength: 1024 }), { maxItems: 50 });
 const Secrets = Type.Array(SecretRef, { maxItems: 50 });
 
+const OnBehalfOf = Type.Boolean({
+  description:
+    "The agent's API key may create runs with `on_behalf_of` a member of the team (creator: the member; executor: the agent). Default false.",
+});
+
 export const CreateAgentBody = Type.Object({
+  on_behalf_of_enabled: Type.Optional(OnBehalfOf),
   name: Name,
   description: Type.Optional(Description),
   prompt: Type.Optional(Prompt),
@@ -39,6 +45,7 @@ const orNull = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =
 
 /** Omitted or null: unchanged. Empty (string, list or object): cleared. */
 export const UpdateAgentBody = Type.Object({
+  on_behalf_of_enabled: orNull(OnBehalfOf),
   name: orNull(Name),
   description: orNull(Description),
   prompt: orNull(Prompt),
@@ -67,6 +74,7 @@ export const AgentItem = Type.Object({
   mcp_servers: Type.Optional(McpServers),
   harness: Type.Optional(Harness),
   available: Type.Boolean({ description: 'Within the team plan limit: may execute runs.' }),
+  on_behalf_of_enabled: OnBehalfOf,
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
 });

@@ -33,6 +33,7 @@ function render(row: store.AgentRow): AgentItem {
     ...(row.mcp_servers ? { mcp_servers: row.mcp_servers as AgentItem['mcp_servers'] } : {}),
     ...(row.harness ? { harness: row.harness as AgentItem['harness'] } : {}),
     available: row.available,
+    on_behalf_of_enabled: row.on_behalf_of_enabled,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };
@@ -94,6 +95,7 @@ export class AgentsService {
       secrets: body.secrets ?? [],
       mcp_servers: emptyToNull(body.mcp_servers ?? null),
       harness: emptyToNull(body.harness ?? null),
+      on_behalf_of_enabled: body.on_behalf_of_enabled ?? false,
     });
     const uid = newUid();
     await withConflicts(
@@ -130,6 +132,7 @@ export class AgentsService {
       secrets: pick('secrets', current.secrets) ?? [],
       mcp_servers: pick('mcp_servers', current.mcp_servers),
       harness: pick('harness', current.harness),
+      on_behalf_of_enabled: body.on_behalf_of_enabled ?? current.on_behalf_of_enabled,
     });
     await withConflicts(store.updateAgent(this.db, caller.teamUid, uid, values), nameTaken(values.name));
     return this.get(caller, uid);
@@ -181,7 +184,14 @@ export class AgentsService {
     teamUid: string,
     uid: string,
   ): Promise<
-    | { uid: string; name: string; available: boolean; worker_host: string | null; factory_uid: string | null }
+    | {
+        uid: string;
+        name: string;
+        available: boolean;
+        worker_host: string | null;
+        factory_uid: string | null;
+        on_behalf_of_enabled: boolean;
+      }
     | undefined
   > {
     const row = await store.findAgent(db, teamUid, uid, this.options.planMaxAgents);
@@ -192,6 +202,7 @@ export class AgentsService {
         available: row.available,
         worker_host: row.worker_host,
         factory_uid: row.factory_uid,
+        on_behalf_of_enabled: row.on_behalf_of_enabled,
       }
     );
   }

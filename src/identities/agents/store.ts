@@ -48,6 +48,8 @@ export interface AgentValues {
   secrets: Array<{ name: string }>;
   mcp_servers: Record<string, unknown> | null;
   harness: Record<string, unknown> | null;
+  /** Left as it is when undefined (factory definitions do not set it). */
+  on_behalf_of_enabled?: boolean;
 }
 
 function columns(values: AgentValues) {

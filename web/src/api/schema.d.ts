@@ -1847,6 +1847,8 @@ export interface paths {
                             data: string;
                         }[];
                         interactive?: boolean;
+                        /** @description A member of the team (user ID or e-mail) the run is created for: its creator is then that member and its executor the calling agent. Only with the API key of an agent whose on_behalf_of_enabled is true. */
+                        on_behalf_of?: string;
                     };
                 };
             };
@@ -2031,6 +2033,8 @@ export interface paths {
                             data: string;
                         }[];
                         interactive?: boolean;
+                        /** @description A member of the team (user ID or e-mail) the run is created for: its creator is then that member and its executor the calling agent. Only with the API key of an agent whose on_behalf_of_enabled is true. */
+                        on_behalf_of?: string;
                     };
                 };
             };
@@ -10016,6 +10020,8 @@ export interface paths {
                                 };
                                 /** @description Within the team plan limit: may execute runs. */
                                 available: boolean;
+                                /** @description The agent's API key may create runs with `on_behalf_of` a member of the team (creator: the member; executor: the agent). Default false. */
+                                on_behalf_of_enabled: boolean;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -10094,6 +10100,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description The agent's API key may create runs with `on_behalf_of` a member of the team (creator: the member; executor: the agent). Default false. */
+                        on_behalf_of_enabled?: boolean;
                         name: string;
                         description?: string;
                         prompt?: string;
@@ -10148,6 +10156,8 @@ export interface paths {
                             };
                             /** @description Within the team plan limit: may execute runs. */
                             available: boolean;
+                            /** @description The agent's API key may create runs with `on_behalf_of` a member of the team (creator: the member; executor: the agent). Default false. */
+                            on_behalf_of_enabled: boolean;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -10268,6 +10278,8 @@ export interface paths {
                             };
                             /** @description Within the team plan limit: may execute runs. */
                             available: boolean;
+                            /** @description The agent's API key may create runs with `on_behalf_of` a member of the team (creator: the member; executor: the agent). Default false. */
+                            on_behalf_of_enabled: boolean;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -10349,6 +10361,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        on_behalf_of_enabled?: boolean | null;
                         name?: string | null;
                         description?: string | null;
                         prompt?: string | null;
@@ -10403,6 +10416,8 @@ export interface paths {
                             };
                             /** @description Within the team plan limit: may execute runs. */
                             available: boolean;
+                            /** @description The agent's API key may create runs with `on_behalf_of` a member of the team (creator: the member; executor: the agent). Default false. */
+                            on_behalf_of_enabled: boolean;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
