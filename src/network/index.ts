@@ -23,3 +23,4 @@ export {
 } from './rules.js';
 export { EgressProxy, type EgressLease } from './proxy/supervisor.js';
 export type { ProxySettings, Refusal, RefusalReason } from './proxy/protocol.js';
+export { RefusalAccount, type RefusalEntry, refusalsMarkdown } from './account.js';

@@ -1,0 +1,64 @@
+import type { Refusal, RefusalReason } from './proxy/protocol.js';
+import { allowLineFor } from './rules.js';
+import type { NetworkPhase } from './schemas.js';
+
+/**
+ * A run's account of what its network refused: one entry per phase, host and port, however often it was tried,
+ * with the entry that would allow it. This is what the run's answer (`network_refusals`), the CLI, the run page and
+ * the pull request's body show.
+ */
+export interface RefusalEntry {
+  phase: NetworkPhase;
+  host: string;
+  /** The port asked for; absent for a DNS question. */
+  port?: number;
+  reason: RefusalReason;
+  attempts: number;
+  first_at: string;
+  last_at: string;
+  /** What to add to network.<phase>.allow; only for hosts refused for not being on the list. */
+  allow_line?: string;
+}
+
+export class RefusalAccount {
+  private readonly entries = new Map<string, RefusalEntry>();
+
+  /** Counts one refusal; answers the entry and whether it is new (a first attempt goes on the timeline at once). */
+  add(refusal: Refusal): { entry: RefusalEntry; first: boolean } {
+    const key = `${refusal.phase} ${refusal.host} ${refusal.port ?? ''}`;
+    const known = this.entries.get(key);
+    if (known) {
+      known.attempts += 1;
+      known.last_at = refusal.at;
+      return { entry: known, first: false };
+    }
+    const entry: RefusalEntry = {
+      phase: refusal.phase,
+      host: refusal.host,
+      ...(refusal.port !== undefined ? { port: refusal.port } : {}),
+      reason: refusal.reason,
+      attempts: 1,
+      first_at: refusal.at,
+      last_at: refusal.at,
+      ...(refusal.reason === 'not_allowed' ? { allow_line: allowLineFor(refusal.host, refusal.port) } : {}),
+    };
+    this.entries.set(key, entry);
+    return { entry, first: true };
+  }
+
+  list(): RefusalEntry[] {
+    return [...this.entries.values()].sort((a, b) => a.first_at.localeCompare(b.first_at));
+  }
+}
+
+/** The paragraph a pull request's body gets when its run was refused hosts; empty when none were. */
+export function refusalsMarkdown(entries: RefusalEntry[]): string {
+  if (entries.length === 0) return '';
+  const lines = entries.map((entry) => {
+    const where = entry.port === undefined ? `${entry.host} (DNS)` : `${entry.host}:${entry.port}`;
+    const times = entry.attempts === 1 ? 'once' : `${entry.attempts} times`;
+    const fix = entry.allow_line ? `; to allow it: \`"${entry.allow_line}"\` in \`network.${entry.phase}.allow\`` : '';
+    return `- \`${where}\` (${entry.phase}, ${entry.reason.replaceAll('_', ' ')}, ${times})${fix}`;
+  });
+  return ["These hosts were refused by the environment's network allow list:", '', ...lines, ''].join('\n');
+}
