@@ -171,7 +171,7 @@ for (const engine of engines) {
     test('a cold start checks its repositories out while its container starts', async () => {
       // The engine's container sandbox, whose open waits (a bounded while) for the clone to be in the workspace:
       // a clone that waited for the container first would never be.
-      const backend = (hangar.server.engine as any).options.context.sandbox.executions;
+      const backend = (hangar.server.engine as any).options.context.sandbox;
       const open = backend.open;
       let checkedOutFirst: boolean | undefined;
       backend.open = async (request: { workspace: string }) => {
@@ -197,7 +197,7 @@ for (const engine of engines) {
 
     test('a cold start freezes setup’s container for its snapshot and removes it only once the agent’s is started', async () => {
       // The engine calls of the execution, as made (each still goes to the engine).
-      const client = (hangar.server.engine as any).options.context.sandbox.executions.client;
+      const client = (hangar.server.engine as any).options.context.sandbox.client;
       const call = client.call;
       const calls: string[] = [];
       client.call = function (method: string, url: string, ...rest: unknown[]) {

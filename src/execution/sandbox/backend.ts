@@ -78,12 +78,6 @@ export interface SandboxBackend {
   ): Promise<number>;
   /** The image half of setup snapshots (capabilities.snapshot `files-and-image`); undefined otherwise. */
   imageSnapshots(): SandboxImageSnapshots | undefined;
-  /**
-   * The per-execution half, for src/execution/run/executor.ts until the phase runner asks `capabilities.perExecution`
-   * and calls open, close and retire on the backend itself: this backend when it has one, else undefined.
-   * @deprecated use capabilities.perExecution and the backend's own methods
-   */
-  readonly executions?: ExecutionSandboxes;
 }
 
 /** The name the callers of the port have always used for it. */
@@ -123,19 +117,13 @@ export interface SandboxOpenRequest {
   network: boolean;
   /** The environment's limit requests (memory, cpus, pids); each missing one is the operator's default. */
   limits?: { memory?: string; cpus?: number; pids?: number };
-  /** Credentials for the image's registry (from a team secret), never logged. */
+  /** Credentials for the image's registry (from a team secret), never logged; `serveraddress` defaults to the image's. */
   registryAuth?: { username: string; password: string; serveraddress?: string };
   /** Records a timeline event of the preparation (an image pull's progress and time). */
   report: (type: string, payload: Record<string, unknown>) => Promise<void>;
 }
 
 export type SandboxOpenResult = { ok: true; details: Record<string, unknown> } | { ok: false; message: string };
-
-/** The per-execution part of the port (capabilities.perExecution). */
-export type ExecutionSandboxes = Pick<
-  SandboxBackend,
-  'open' | 'close' | 'retire' | 'settled' | 'removeUnused' | 'spawn'
->;
 
 export interface SandboxSpawnOptions {
   mode: SandboxMode;

@@ -22,7 +22,7 @@ import { limitPassed } from './cgroup-counters.js';
 import { limitsPayload, runLimits, type ContainerLimits } from './limits.js';
 import { CONTAINER_WORKSPACE, containerPath, RUNTIME_BIN, setsidPath, translate } from './paths.js';
 import { HostPaths } from './host-paths.js';
-import { ImageAccess } from './pull.js';
+import { ImageAccess, registryOf } from './pull.js';
 import { SnapshotImages } from './snapshot-images.js';
 
 const LABEL_EXECUTION = 'dev.hangar.execution';
@@ -78,6 +78,7 @@ export class ContainerBackend implements SandboxBackend {
     snapshot: 'files-and-image',
   };
   readonly client: EngineClient;
+  readonly runAs: RunUser | undefined;
   private readonly containers = new Map<string, OpenContainer>();
   /** Containers retired from their workspace (paused) while their execution goes on in a new one, by workspace. */
   private readonly retired = new Map<string, string[]>();
@@ -93,18 +94,10 @@ export class ContainerBackend implements SandboxBackend {
 
   constructor(private readonly options: ContainerBackendOptions) {
     this.client = new EngineClient(options.dockerHost);
+    this.runAs = options.runAs;
     this.rootLabel = realPath(options.workspaceRoot);
     this.images = new ImageAccess(this.client, options.defaultImage);
     this.hostPaths = new HostPaths(this.client);
-  }
-
-  get runAs(): RunUser | undefined {
-    return this.options.runAs;
-  }
-
-  /** @deprecated for run/executor.ts until it asks capabilities.perExecution (backend.ts). */
-  get executions(): this {
-    return this;
   }
 
   /** Setup snapshots' images: this root's execution containers, committed after setup. */
@@ -124,7 +117,8 @@ export class ContainerBackend implements SandboxBackend {
     const { limits, lowered } = runLimits(this.options.limits, this.options.maximums, request.limits);
     let imageId: string;
     try {
-      imageId = await this.images.resolve(image, request.registryAuth, request.report);
+      const auth = request.registryAuth && { serveraddress: registryOf(request.image ?? ''), ...request.registryAuth };
+      imageId = await this.images.resolve(image, auth, request.report);
     } catch (error) {
       return { ok: false, message: `Could not pull the image ${image}: ${(error as Error).message}` };
     }
