@@ -188,7 +188,7 @@ const INSTALL_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 
 export async function containerEngineCheck(
   dockerHost: string,
   workspaceDir: string,
-): Promise<{ ok: boolean; detail: string }> {
+): Promise<{ ok: boolean; warning?: boolean; detail: string }> {
   let client: EngineClient;
   try {
     client = new EngineClient(dockerHost);
@@ -221,7 +221,15 @@ export async function containerEngineCheck(
   });
   if (problems.length > 0)
     return { ok: false, detail: `${client.dockerHost} answers (${version}), but ${problems.join('. ')}` };
-  return { ok: true, detail: `${client.dockerHost} answers (${version}); ${place.describe}` };
+  // egress.ts loads a networked container's rules with nsenter into its network namespace, from the engine's host
+  // and as root: a server in a container (its own PID namespace, no capabilities) cannot.
+  const networked =
+    '. Runs that ask for a network cannot start from this container: their egress rules need a root server on the host (docs/deploy.md)';
+  return {
+    ok: true,
+    warning: true,
+    detail: `${client.dockerHost} answers (${version}); ${place.describe}${networked}`,
+  };
 }
 
 /** Why the engine's socket gave no answer, with what to do about it. */
