@@ -6,6 +6,7 @@ import { authenticationRequired } from '../platform/http/errors.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
 import type { Credential } from './access.js';
 import {
+  EventRunParams,
   EventsQuery,
   FullMessage,
   InboxParams,
@@ -67,7 +68,7 @@ export function registerMessageRoutes(parent: FastifyInstance, deps: MessageRout
     async (request) => messages.send(await credential(request), request.body),
   );
   app.get(
-    '/agent/messages/:runId',
+    '/agent/messages/:id',
     {
       config,
       schema: {
@@ -80,7 +81,7 @@ export function registerMessageRoutes(parent: FastifyInstance, deps: MessageRout
         response: { 200: MessageHeaders, ...ProblemResponses },
       },
     },
-    async (request) => messages.inbox(await credential(request), request.params.runId, request.query),
+    async (request) => messages.inbox(await credential(request), request.params.id, request.query),
   );
   const read = {
     config,
@@ -93,15 +94,15 @@ export function registerMessageRoutes(parent: FastifyInstance, deps: MessageRout
       response: { 200: FullMessage, ...ProblemResponses },
     },
   };
-  app.get('/agent/messages/:messageId/read', read, async (request) =>
-    messages.read(await credential(request), request.params.messageId),
+  app.get('/agent/messages/:id/read', read, async (request) =>
+    messages.read(await credential(request), request.params.id),
   );
   // The orchestration client of Oz reads with a POST: the same operation.
-  app.post('/agent/messages/:messageId/read', { ...read, schema: { ...read.schema, hide: true } }, async (request) =>
-    messages.read(await credential(request), request.params.messageId),
+  app.post('/agent/messages/:id/read', { ...read, schema: { ...read.schema, hide: true } }, async (request) =>
+    messages.read(await credential(request), request.params.id),
   );
   app.post(
-    '/agent/messages/:messageId/delivered',
+    '/agent/messages/:id/delivered',
     {
       config,
       schema: {
@@ -114,7 +115,7 @@ export function registerMessageRoutes(parent: FastifyInstance, deps: MessageRout
       },
     },
     async (request) => {
-      await messages.delivered(await credential(request), request.params.messageId);
+      await messages.delivered(await credential(request), request.params.id);
       return {};
     },
   );
@@ -146,7 +147,7 @@ export function registerMessageRoutes(parent: FastifyInstance, deps: MessageRout
         summary: 'Report an event of a run (it joins the run timeline)',
         description: `${who} A run reports about itself only.`,
         security,
-        params: InboxParams,
+        params: EventRunParams,
         body: ReportEventBody,
         response: { 200: ReportEventResponse, ...ProblemResponses },
       },

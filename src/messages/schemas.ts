@@ -47,8 +47,15 @@ export const FullMessage = Type.Object({
 });
 export type FullMessage = Static<typeof FullMessage>;
 
-export const InboxParams = Type.Object({ runId: RunIdString });
-export const MessageParams = Type.Object({ messageId: Type.String({ minLength: 1, maxLength: 100 }) });
+/**
+ * `/agent/messages/{id}` is a run's inbox and `/agent/messages/{id}/read` a message: the router keeps one parameter
+ * name per position of a path, so both call it `id`.
+ */
+export const InboxParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200, description: 'The run' }) });
+export const EventRunParams = Type.Object({ runId: RunIdString });
+export const MessageParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 100, description: 'The message' }),
+});
 
 export const InboxQuery = Type.Object({
   unread: Type.Optional(Type.Boolean({ description: 'Only messages not read yet' })),

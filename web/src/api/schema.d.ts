@@ -4412,7 +4412,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/agent/messages/{runId}": {
+    "/agent/messages/{id}": {
         parameters: {
             query?: never;
             header?: never;
@@ -4434,7 +4434,8 @@ export interface paths {
                 };
                 header?: never;
                 path: {
-                    runId: string;
+                    /** @description The run */
+                    id: string;
                 };
                 cookie?: never;
             };
@@ -4523,7 +4524,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/agent/messages/{messageId}/read": {
+    "/agent/messages/{id}/read": {
         parameters: {
             query?: never;
             header?: never;
@@ -4539,7 +4540,8 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
-                    messageId: string;
+                    /** @description The message */
+                    id: string;
                 };
                 cookie?: never;
             };
@@ -4629,7 +4631,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/agent/messages/{messageId}/delivered": {
+    "/agent/messages/{id}/delivered": {
         parameters: {
             query?: never;
             header?: never;
@@ -4647,7 +4649,8 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
-                    messageId: string;
+                    /** @description The message */
+                    id: string;
                 };
                 cookie?: never;
             };
