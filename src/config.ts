@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parseBytes } from './platform/bytes.js';
 import { parseSecretKey, SECRET_KEY_BYTES } from './platform/crypto.js';
 import { loadOperatorConfig, OperatorConfigError, type OperatorConfig } from './config-file.js';
+import { kubernetesSettings, type KubernetesSettings } from './config-kubernetes.js';
 import { presentCredentials } from './models/index.js';
 import type { S3BlobOptions } from './platform/blobs/s3.js';
 import { parseAllowedHosts, type AllowedHosts } from './platform/net/address-policy.js';
@@ -64,6 +65,8 @@ export interface Config {
   container: ContainerSettings;
   /** `HANGAR_SANDBOX_READ_ONLY_PATHS`: paths under /tmp or /run a bwrap sandbox still shows, read-only. */
   sandboxReadOnlyPaths: string[];
+  /** HANGAR_SANDBOX=kubernetes: a Job per execution (config-kubernetes.ts, docs/kubernetes.md). */
+  kubernetes: KubernetesSettings;
   /** Runs executing at once across all replicas, and per team. */
   maxConcurrentRuns: number;
   maxConcurrentRunsPerTeam: number;
@@ -256,8 +259,8 @@ function s3Options(env: Env): S3BlobOptions | undefined {
 
 function sandboxMode(env: Env): string | undefined {
   const raw = text(env, 'HANGAR_SANDBOX');
-  if (raw !== undefined && raw !== 'bwrap' && raw !== 'process' && raw !== 'container') {
-    throw new ConfigError(`HANGAR_SANDBOX must be bwrap, process or container, got "${raw}"`);
+  if (raw !== undefined && raw !== 'bwrap' && raw !== 'process' && raw !== 'container' && raw !== 'kubernetes') {
+    throw new ConfigError(`HANGAR_SANDBOX must be bwrap, process, container or kubernetes, got "${raw}"`);
   }
   return raw;
 }
@@ -507,6 +510,9 @@ export function loadConfig(env: Env = process.env): Config {
     sandbox: sandboxMode(env),
     container: containerSettings(env),
     sandboxReadOnlyPaths: sandboxReadOnlyPaths(env),
+    kubernetes: kubernetesSettings(env, (message) => {
+      throw new ConfigError(message);
+    }),
     maxConcurrentRuns,
     maxConcurrentRunsPerTeam: integer(env, 'HANGAR_MAX_CONCURRENT_RUNS_PER_TEAM', maxConcurrentRuns, 1, 100_000),
     runLeaseSeconds: integer(env, 'HANGAR_RUN_LEASE_SECONDS', 30, 2, 3600),

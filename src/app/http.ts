@@ -173,5 +173,6 @@ function registerApiRoutes(api: FastifyInstance, platform: Platform, services: S
     heartbeatSeconds: config.workerHeartbeatSeconds,
     workerKeys: new WorkerKeyAuthenticator(db, authenticate),
     keys: new WorkerKeysService({ db, onRevoked: (keyUid) => hub.closeKey(keyUid) }),
+    executionCredential: (token) => platform.executionCredentials.verify(token),
   });
 }

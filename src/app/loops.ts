@@ -1,7 +1,7 @@
 import { auditRetention } from '../audit/index.js';
 import { randomUUID } from 'node:crypto';
 import { AutomationEvaluator } from '../automations/index.js';
-import { Engine } from '../execution/index.js';
+import { Engine, type KubernetesEngine, kubernetesEngineFor } from '../execution/index.js';
 import type { Harness } from '../execution/index.js';
 import { DatabaseLedger } from '../execution/index.js';
 import { runUserWarning } from '../execution/index.js';
@@ -37,6 +37,8 @@ export class Loops implements Component {
   readonly hub: WorkerHub | undefined;
   /** Present in engine processes with at least one harness. */
   readonly engine: Engine | undefined;
+  /** Instead of the engine under HANGAR_SANDBOX=kubernetes: each execution a Job (execution/kubernetes/). */
+  readonly kubernetes: KubernetesEngine | undefined;
   /** Present in engine processes: turns webhook deliveries into runs. */
   readonly evaluator: AutomationEvaluator | undefined;
   /** Present in engine processes. */
@@ -94,7 +96,9 @@ export class Loops implements Component {
     if (asRoot) log.warn(asRoot);
     for (const problem of unreachableHarnessFiles(config, sandbox.mode.capabilities.copiesUnreachableFiles))
       log.warn(`WARNING: ${problem}`);
-    if (canExecute(config, models, options.harnesses)) this.engine = this.buildEngine();
+    if (canExecute(config, models, options.harnesses) && config.sandbox === 'kubernetes')
+      this.kubernetes = this.buildKubernetesEngine();
+    else if (canExecute(config, models, options.harnesses)) this.engine = this.buildEngine();
     else
       log.warn(
         `no model has credentials and no harness is configured (HANGAR_CONFIG), so runs stay QUEUED. ${NO_HARNESS_HINT} See docs/harnesses.md and docs/models.md.`,
@@ -105,12 +109,30 @@ export class Loops implements Component {
     const { bus } = this.platform;
     const scheduler = this.scheduler;
     if (scheduler) bus.onSchedulesChanged(() => scheduler.poke());
-    const loops = [this.hub, this.engine, this.evaluator, scheduler].filter((loop) => loop !== undefined);
+    const loops = [this.hub, this.engine, this.kubernetes, this.evaluator, scheduler].filter(
+      (loop) => loop !== undefined,
+    );
     await this.started.startAll([...this.chores, ...loops]);
   }
 
   stop(): Promise<void> {
     return this.started.stop();
+  }
+
+  private buildKubernetesEngine(): KubernetesEngine {
+    const { config, database, log, bus } = this.platform;
+    const { runSetup } = this.services;
+    const engineId = `engine-${randomUUID()}`;
+    return kubernetesEngineFor(config, {
+      ...runSetup,
+      bus,
+      log,
+      limits: this.services.execution.limits,
+      credentials: this.platform.executionCredentials,
+      publicUrl: () => this.platform.address.url,
+      presence: new EnginePresence({ db: database.db, engineId, databaseUrl: config.databaseUrl, log }),
+      ...(database.kind === 'pglite' ? { soleEngine: engineId } : {}),
+    });
   }
 
   private buildEngine(): Engine {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import { DOWNLOAD_LINK_SECONDS } from '../artifacts/index.js';
-import { TaskTokens } from '../execution/index.js';
+import { ExecutionCredentials, TaskTokens } from '../execution/index.js';
 import { type BootstrapResult, bootstrapInstance } from '../identities/index.js';
 import { LocalBlobStore } from '../platform/blobs/local.js';
 import type { BlobStore } from '../platform/blobs/store.js';
@@ -56,6 +56,8 @@ export interface Platform {
   cursors: CursorCodec;
   signer: UrlSigner;
   tokens: TaskTokens;
+  /** Run pods' credentials (HANGAR_SANDBOX=kubernetes): each opens the worker websocket for one execution. */
+  executionCredentials: ExecutionCredentials;
   bus: Bus;
   blobs: BlobStore;
   address: PublicAddress;
@@ -108,6 +110,9 @@ async function onDatabase(
     Math.max(TRANSCRIPT_LINK_SECONDS, DOWNLOAD_LINK_SECONDS),
   );
   const tokens = new TaskTokens(await instanceSecret(db, 'task_token_key', secretKey));
+  const executionCredentials = new ExecutionCredentials(
+    await instanceSecret(db, 'execution_credential_key', secretKey),
+  );
   const bus = await Bus.open(database);
   // The operator's provider keys never reach a log line, whatever writes it.
   setStandingRedactor(new Redactor().addAll(config.modelCredentials));
@@ -129,6 +134,7 @@ async function onDatabase(
     cursors,
     signer,
     tokens,
+    executionCredentials,
     bus,
     blobs,
     address,

@@ -70,12 +70,16 @@ export function buildServices(
   const { config, db, bus, cursors, signer, tokens, address } = platform;
   const apiUrl = address.apiUrl;
   const hiddenPaths = sandboxHiddenPaths(config);
-  const sandbox = resolveSandboxMode(config.sandbox, {
+  // HANGAR_SANDBOX=kubernetes: run code runs in Job pods only (execution/kubernetes/), never in this process; what the
+  // server itself starts (nothing of a run) gets the process backend, and no warning that runs are not isolated.
+  const kubernetes = config.sandbox === 'kubernetes';
+  const resolved = resolveSandboxMode(kubernetes ? 'process' : config.sandbox, {
     runAs: config.runUser,
     apiUrl,
     readOnlyPaths: config.sandboxReadOnlyPaths,
     container: () => containerPolicy(config, hiddenPaths),
   });
+  const sandbox = kubernetes ? { mode: resolved.mode } : resolved;
   if (config.runUser) allowRunUserToWorkspaces(config);
   const models = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);
   const harnesses = configuredHarnesses(config, sandbox.mode, hiddenPaths, true);

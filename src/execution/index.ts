@@ -48,6 +48,9 @@ export {
   workspacesInUse,
 } from './engine/store.js';
 export { TaskTokens } from './engine/task-token.js';
+export { ExecutionCredentials } from './kubernetes/credential.js';
+export { KubernetesEngine } from './kubernetes/engine.js';
+export { kubernetesEngineFor } from './kubernetes/from-config.js';
 export { sandboxHiddenPaths, Workspaces } from './workspace/workspace.js';
 export { EngineWrites } from './engine/writes.js';
 export { warmStartsFor, WarmStarts } from './warm/index.js';

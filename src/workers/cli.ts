@@ -13,6 +13,7 @@ interface WorkerCommandOptions {
   dataDir: string;
   skillsDir: string[];
   shutdownGraceSeconds: number;
+  execution?: boolean;
 }
 
 function positiveInteger(value: string): number {
@@ -38,7 +39,11 @@ export function registerWorkerCommands(program: Command): void {
       'run a self-hosted worker: executes the runs whose config.worker_host names --worker-id (see docs/worker-protocol.md)',
     )
     .option('--server <url>', 'the Hangar server, e.g. https://hangar.example (default: HANGAR_URL)')
-    .requiredOption('--worker-id <id>', 'the name runs use in config.worker_host (not empty, not starting with "warp")')
+    .option('--worker-id <id>', 'the name runs use in config.worker_host (not empty, not starting with "warp")')
+    .option(
+      '--execution',
+      "a run pod's one execution (HANGAR_SANDBOX=kubernetes, docs/kubernetes.md): HANGAR_URL and HANGAR_EXECUTION_CREDENTIAL come from the pod",
+    )
     .option(
       '--api-key <key>',
       'a worker key for this worker ID, from `hangar workers keys create` (default: HANGAR_API_KEY)',
@@ -62,10 +67,16 @@ Examples:
     )
     .action(async (options: WorkerCommandOptions) => {
       const server = options.server ?? process.env.HANGAR_URL;
-      const apiKey = options.apiKey ?? process.env.HANGAR_API_KEY;
+      const apiKey = options.execution
+        ? process.env.HANGAR_EXECUTION_CREDENTIAL
+        : (options.apiKey ?? process.env.HANGAR_API_KEY);
       if (!server) fail('give --server or set HANGAR_URL', 2);
-      if (!apiKey) fail('give --api-key or set HANGAR_API_KEY', 2);
-      const idProblem = workerIdProblem(options.workerId);
+      if (!apiKey)
+        fail(options.execution ? 'HANGAR_EXECUTION_CREDENTIAL is not set' : 'give --api-key or set HANGAR_API_KEY', 2);
+      // A run pod's connection is named by its credential; the worker ID only fills the websocket's query.
+      const workerId = options.execution ? 'kubernetes' : options.workerId;
+      if (workerId === undefined) fail('give --worker-id', 2);
+      const idProblem = workerIdProblem(workerId);
       if (idProblem) fail(idProblem, 2);
       // Loaded only here: the other verbs need neither the configuration's parsers, the logger, the tracing SDK nor
       // the executor (scripts/check-client-imports.mjs).
@@ -84,18 +95,23 @@ Examples:
         if (error instanceof ConfigError) fail(`configuration error: ${error.message}`, 2);
         throw error;
       }
-      const log = pino({ level: config.logLevel, base: { worker: options.workerId }, mixin: logContext });
+      const log = pino({ level: config.logLevel, base: { worker: workerId }, mixin: logContext });
       // With the OTEL_* variables set, the worker's spans join each run's trace (its traceparent comes with the task).
       if (config.tracing) await startTracing(VERSION);
+      // First, while this process is small: the worker's processes are forked by the spawner (issue 54).
+      const { startSpawner, stopSpawner } = await import('../platform/spawn/index.js');
+      startSpawner();
       const { Worker } = await import('./worker.js');
       const worker = new Worker({
         server,
-        workerId: options.workerId,
+        workerId,
         apiKey,
-        maxConcurrentTasks: options.maxConcurrentTasks,
+        maxConcurrentTasks: options.execution ? 1 : options.maxConcurrentTasks,
         config,
         skillDirs: options.skillsDir,
         log,
+        // Past twice the lease the server has taken the run back: the pod's worker stops and its Job ends.
+        ...(options.execution ? { oneShot: { giveUpAfterMs: 2 * config.runLeaseSeconds * 1000 } } : {}),
       });
       let stopping = false;
       const stop = (signal: string) => {
@@ -116,6 +132,7 @@ Examples:
         await flushTracing();
         fail((error as Error).message, 3);
       }
+      await stopSpawner();
       await flushTracing();
       log.info('stopped');
     });

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
 import { callerOf } from '../identities/index.js';
-import { invalidRequest, upgradeRequired } from '../platform/http/errors.js';
+import { authenticationRequired, invalidRequest, upgradeRequired } from '../platform/http/errors.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
 import type { DB } from '../database.js';
 import type { WorkerHub } from './hub.js';
@@ -42,11 +42,14 @@ export function registerWorkerRoutes(
     heartbeatSeconds: number;
     workerKeys: WorkerKeyAuthenticator;
     keys: WorkerKeysService;
+    /** A run pod's execution credential (docs/kubernetes.md): the execution it names, or null when it is not one. */
+    executionCredential?: (token: string) => { runId: string; executionId: number } | null;
   },
 ): void {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Self-hosted workers'];
   const credentials = new WeakMap<FastifyRequest, WorkerCredential>();
+  const executions = new WeakMap<FastifyRequest, { runId: string; executionId: number }>();
 
   app.route({
     method: 'GET',
@@ -66,6 +69,14 @@ export function registerWorkerRoutes(
           'this is the self-hosted worker websocket: connect with a websocket upgrade (docs/worker-protocol.md)',
           'websocket',
         );
+      const bearer = /^Bearer\s+(hgx_\S+)\s*$/i.exec(header(request, 'authorization') ?? '')?.[1];
+      if (bearer !== undefined && deps.executionCredential) {
+        // Never tried as a worker key: it opens its own execution's session, or nothing.
+        const execution = deps.executionCredential(bearer);
+        if (!execution) throw authenticationRequired('the execution credential is not valid');
+        executions.set(request, execution);
+        return;
+      }
       credentials.set(
         request,
         await deps.workerKeys.credential(
@@ -80,6 +91,7 @@ export function registerWorkerRoutes(
       const { worker_id: workerId } = request.query;
       const problem = workerIdProblem(workerId);
       if (problem) throw invalidRequest(problem);
+      if (executions.has(request)) return;
       checkWorkerId(credentials.get(request)!, workerId);
     },
     // Only reached without an upgrade if the hooks above change; an HTTP answer all the same, never an empty 404.
@@ -87,6 +99,11 @@ export function registerWorkerRoutes(
       throw upgradeRequired('connect with a websocket upgrade (docs/worker-protocol.md)', 'websocket');
     },
     wsHandler: (socket, request) => {
+      const execution = executions.get(request);
+      if (execution) {
+        void deps.hub.attachExecution(socket, execution);
+        return;
+      }
       void deps.hub.attach(socket, credentials.get(request)!, request.query.worker_id);
     },
   });

@@ -152,6 +152,55 @@ export class WorkerHub {
     this.options.log.info({ workerHost, connection: session.id }, 'worker connected');
   }
 
+  /**
+   * A run pod connected with its execution credential (docs/kubernetes.md): it gets its one execution, under the
+   * lease of whoever created its Job, and nothing else. An execution that has ended closes the connection, so the
+   * pod's worker stops.
+   */
+  async attachExecution(socket: WebSocket, execution: { runId: string; executionId: number }): Promise<void> {
+    const run = await store.heldExecution(this.options.db, execution.runId, execution.executionId).catch((error) => {
+      this.options.log.error({ err: error, runId: execution.runId }, 'could not read a run pod execution');
+      return null;
+    });
+    if (run === null) {
+      socket.close(1011, 'server error');
+      return;
+    }
+    if (run === undefined) {
+      socket.close(4004, 'the execution has ended');
+      return;
+    }
+    const session = new WorkerSession(socket, run.team_uid, 'kubernetes', `execution:${run.id}`, {
+      ...execution,
+      owner: run.lease_owner,
+    });
+    session.tasks.set(run.id, { executionId: run.execution_id, confirmed: true });
+    let set = this.sessions.get(session.owner);
+    if (!set) {
+      set = new Set();
+      this.sessions.set(session.owner, set);
+    }
+    set.add(session);
+    socket.on('pong', () => (session.lastSeen = Date.now()));
+    socket.on('message', (data, isBinary) => {
+      session.lastSeen = Date.now();
+      if (!isBinary) this.tasks.handle(session, data.toString());
+    });
+    socket.on('close', () => void this.detach(session));
+    socket.on('error', (error) => this.options.log.warn({ err: error, runId: run.id }, 'run pod connection failed'));
+    // Sent on every connect: a pod's worker that has the execution already (a reconnect) keeps the one it has.
+    const assignment = await this.assignment(run).catch((error) => {
+      this.options.log.error({ err: error, runId: run.id }, 'could not assemble a run pod assignment');
+      return undefined;
+    });
+    if (!assignment) {
+      socket.close(1011, 'server error');
+      return;
+    }
+    session.send({ type: 'task_assignment', data: { ...assignment, state: 'CLAIMED' } });
+    this.options.log.info({ runId: run.id, connection: session.id }, 'run pod connected');
+  }
+
   /** The worker's runs stay its own: their leases lapse unless it reconnects (to any replica) in time. */
   private async detach(session: WorkerSession): Promise<void> {
     session.closed = true;
@@ -329,7 +378,9 @@ export class WorkerHub {
     await store
       .refreshConnections(
         this.options.db,
-        this.allSessions().map((session) => session.id),
+        this.allSessions()
+          .filter((session) => !session.execution)
+          .map((session) => session.id),
         heartbeatSeconds * 3,
       )
       .catch((error) => this.options.log.warn({ err: error }, 'could not refresh worker presence'));
@@ -339,8 +390,9 @@ export class WorkerHub {
   /** Keys revoked through another replica: their connections here close at the next heartbeat. */
   private async closeRevoked(): Promise<void> {
     const sessions = this.allSessions();
-    const active = await activeWorkerKeyUids(this.options.db, [...new Set(sessions.map((session) => session.keyUid))]);
-    for (const session of sessions) {
+    const keyed = sessions.filter((session) => !session.execution);
+    const active = await activeWorkerKeyUids(this.options.db, [...new Set(keyed.map((session) => session.keyUid))]);
+    for (const session of keyed) {
       if (!active.has(session.keyUid)) session.socket.close(4003, 'worker key revoked');
     }
   }

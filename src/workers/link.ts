@@ -16,6 +16,8 @@ export interface WorkerLinkOptions {
   onFollowups(taskId: string): void;
   /** Each time the link (re)connects: the worker tells what it holds and what it has. */
   onConnected(): void;
+  /** Each time an open link drops (a run pod's worker gives up on a server gone past the lease). */
+  onDisconnected?(): void;
 }
 
 /** The server refused the worker for good (bad key, bad worker ID): retrying would not help. */
@@ -99,10 +101,18 @@ export class WorkerLink {
       setImmediate(() => this.receive(raw));
     });
     socket.on('error', (error) => this.options.log.debug({ err: error }, 'connection error'));
-    socket.on('close', () => {
+    let opened = false;
+    socket.on('open', () => (opened = true));
+    socket.on('close', (code) => {
       clearTimeout(this.silenceTimer);
       if (this.socket === socket) this.socket = undefined;
       if (this.closed) return;
+      // A run pod's execution ended on the server (docs/kubernetes.md): there is nothing to come back for.
+      if (code === 4004) {
+        this.stop(new WorkerRefusedError('the server says this execution has ended'));
+        return;
+      }
+      if (opened) this.options.onDisconnected?.();
       const delay = BACKOFF_MS[Math.min(this.attempt++, BACKOFF_MS.length - 1)]!;
       this.options.log.warn({ retryInMs: delay }, 'disconnected from the server; reconnecting');
       this.retryTimer = setTimeout(() => this.connect(), delay);

@@ -43,6 +43,8 @@ export interface TaskAssignment {
   mcp_servers?: Record<string, ResolvedDefinition>;
   /** W3C traceparent of the run's trace (server tracing on): the worker's spans of the execution join it. */
   traceparent?: string;
+  /** CLAIMED for a run pod's execution (its Job's creator took the run); absent: PENDING, the worker takes it. */
+  state?: 'PENDING' | 'CLAIMED';
 }
 
 export type ServerMessage =

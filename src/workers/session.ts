@@ -32,12 +32,23 @@ export class WorkerSession {
     readonly workerHost: string,
     /** The worker key that opened the connection: it closes when the key is revoked. */
     readonly keyUid: string,
+    /**
+     * A run pod's connection (an execution credential, docs/kubernetes.md): it acts on this one execution, held by
+     * `owner` (whoever created the pod's Job), and is never offered a run.
+     */
+    readonly execution?: { runId: string; executionId: number; owner: string },
   ) {
-    this.owner = workerOwner(teamUid, workerHost);
+    this.owner = execution?.owner ?? workerOwner(teamUid, workerHost);
   }
 
   get free(): number {
+    if (this.execution) return 0;
     return this.accepting && !this.full && !this.closed ? Math.max(0, this.capacity - this.tasks.size) : 0;
+  }
+
+  /** Whether this connection may report on a task: any its worker holds, or a run pod's own execution only. */
+  mayReport(taskId: string, executionId: number): boolean {
+    return !this.execution || (this.execution.runId === taskId && this.execution.executionId === executionId);
   }
 
   send(message: ServerMessage): boolean {
@@ -55,7 +66,11 @@ export class WorkerSession {
     this.capacity = status.max_concurrent_tasks;
     this.accepting = status.accepting;
     this.full = false;
-    const listed = new Map(status.running.map((task) => [task.task_id, task.execution_id]));
+    const listed = new Map(
+      status.running
+        .filter((task) => this.mayReport(task.task_id, task.execution_id))
+        .map((task) => [task.task_id, task.execution_id]),
+    );
     for (const [taskId, task] of this.tasks) if (task.confirmed && !listed.has(taskId)) this.tasks.delete(taskId);
     for (const [taskId, executionId] of listed) this.tasks.set(taskId, { executionId, confirmed: true });
   }

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../database.js';
 import { rfc3339 } from '../platform/time.js';
-import { ACTIVE_STATES } from '../runs/index.js';
+import { ACTIVE_STATES, type ClaimedRun } from '../runs/index.js';
 
 /** Queries of the workers slice: presence of connections, the runs a worker holds, reported skills. */
 
@@ -96,6 +96,46 @@ export async function heldRun(
     .where('execution_id', '=', executionId)
     .where('state', 'in', ACTIVE_STATES)
     .executeTakeFirst();
+}
+
+/**
+ * A run whose current execution is `executionId` and still under way, as a claim returns it, with who holds it: what
+ * a run pod (an execution credential) is given when it connects. Undefined once the execution has ended.
+ */
+export async function heldExecution(
+  db: Kysely<DB>,
+  runId: string,
+  executionId: number,
+): Promise<(ClaimedRun & { lease_owner: string; current_state: string }) | undefined> {
+  const row = await db
+    .selectFrom('runs')
+    .select([
+      'id',
+      'team_uid',
+      'execution_id',
+      'prompt',
+      'agent_config',
+      'environment_id',
+      'conversation_id',
+      'harness',
+      'attachment_count',
+      'state as current_state',
+      'lease_owner',
+      'trace_parent',
+    ])
+    .where('id', '=', runId)
+    .where('execution_id', '=', executionId)
+    .where('state', 'in', ACTIVE_STATES)
+    .where('lease_owner', 'is not', null)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    ...row,
+    agent_config: row.agent_config as Record<string, unknown>,
+    lease_owner: row.lease_owner!,
+    // A pod's worker never takes its run (PENDING -> CLAIMED): whoever created its Job claimed it.
+    state: 'CLAIMED',
+  };
 }
 
 export interface ReportedSkill {

@@ -49,6 +49,11 @@ export class WorkerTasks {
         return;
       }
       const callId = 'call_id' in message.data ? message.data.call_id : undefined;
+      if ('task_id' in message.data && !session.mayReport(message.data.task_id, message.data.execution_id)) {
+        // A run pod's credential is good for its own execution alone, whoever else its Job's holder holds.
+        session.reply(callId, { ok: false, error: 'this connection may only report on its own execution' });
+        return;
+      }
       try {
         const result = await this.retrying(session, message);
         session.reply(callId, { ok: true, result: result ?? null });

@@ -30,6 +30,11 @@ export interface WorkerOptions {
   config: Config;
   skillDirs: string[];
   log: Logger;
+  /**
+   * A run pod's one execution (`hangar worker --execution`, docs/kubernetes.md): the worker stops once it has
+   * ended, and gives up on a server it has not reached for `giveUpAfterMs` (the run's lease has passed by then).
+   */
+  oneShot?: { giveUpAfterMs: number };
 }
 
 /**
@@ -43,6 +48,9 @@ export class Worker {
   private readonly context: ExecutionContext;
   private readonly executions = new Map<string, { execution: Execution; executionId: number }>();
   private accepting = true;
+  private giveUpTimer: NodeJS.Timeout | undefined;
+  private gaveUp: Error | undefined;
+  private oneShotEnding = false;
   /** The run-readable files (resolv.conf, the clones' git config) are this worker's until its shutdown. */
   private readonly releaseRunFiles = holdRunReadableFiles();
 
@@ -65,7 +73,9 @@ export class Worker {
         this.executions.get(taskId)?.execution.stop('cancelled');
       },
       onFollowups: (taskId) => void this.executions.get(taskId)?.execution.deliverFollowups(),
+      onDisconnected: () => this.startGivingUp(),
       onConnected: () => {
+        clearTimeout(this.giveUpTimer);
         this.sendStatus();
         void this.sendSkills();
       },
@@ -111,7 +121,28 @@ export class Worker {
       .removeUnused(new Set())
       .catch((error) => this.context.log.warn({ err: error }, 'removing what an earlier worker left failed'));
     this.link.connect();
-    return this.link.ended;
+    return this.link.ended.then(() => {
+      if (this.gaveUp) throw this.gaveUp;
+    });
+  }
+
+  /** A run pod's worker that cannot reach its server past the lease stops its execution: it is no longer its own. */
+  private startGivingUp(): void {
+    const oneShot = this.options.oneShot;
+    if (!oneShot) return;
+    clearTimeout(this.giveUpTimer);
+    this.giveUpTimer = setTimeout(() => {
+      this.gaveUp = new Error(`the server was unreachable for ${Math.round(oneShot.giveUpAfterMs / 1000)} s`);
+      this.options.log.warn(`${this.gaveUp.message}: stopping this execution`);
+      this.endOneShot();
+    }, oneShot.giveUpAfterMs);
+  }
+
+  /** A run pod's worker ends once, whichever comes first: its execution's end or giving up on the server. */
+  private endOneShot(): void {
+    if (this.oneShotEnding) return;
+    this.oneShotEnding = true;
+    void this.shutdown(0);
   }
 
   /**
@@ -127,6 +158,7 @@ export class Worker {
     clearTimeout(timer);
     for (const { execution } of this.executions.values()) execution.stop('shutdown');
     await all();
+    clearTimeout(this.giveUpTimer);
     this.link.close();
     this.releaseRunFiles();
   }
@@ -155,8 +187,8 @@ export class Worker {
       harness: task.harness,
       attachment_count: assignment.attachments?.length ?? 0,
       trace_parent: assignment.traceparent ?? null,
-      // The server assigned it in PENDING: the worker takes it when its execution starts.
-      state: 'PENDING',
+      // The server assigned it in PENDING: the worker takes it when its execution starts (a run pod's is CLAIMED).
+      state: assignment.state ?? 'PENDING',
     });
     this.executions.set(taskId, { execution, executionId });
     void execution.done.finally(() => {
@@ -164,6 +196,7 @@ export class Worker {
       this.ledger.forget(taskId);
       this.options.log.info({ taskId, executionId }, 'task finished');
       this.sendStatus();
+      if (this.options.oneShot) this.endOneShot();
     });
   }
 

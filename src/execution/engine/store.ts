@@ -81,3 +81,29 @@ export async function engineAlive(db: Kysely<DB>, staleSeconds: number): Promise
     .executeTakeFirst();
   return row !== undefined;
 }
+
+/** Where a run stands for whoever holds its executions outside this process (a Kubernetes Job): read by run ID. */
+export interface RunHolding {
+  id: string;
+  execution_id: number;
+  state: string;
+  lease_owner: string | null;
+  /** The agent had started (INPROGRESS), or its start was recorded (the takeback's rule: it may have run). */
+  agent_started: boolean;
+}
+
+export async function runHoldings(db: Kysely<DB>, runIds: string[]): Promise<Map<string, RunHolding>> {
+  if (runIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('runs')
+    .select([
+      'id',
+      'execution_id',
+      'state',
+      'lease_owner',
+      sql<boolean>`state = 'INPROGRESS' OR agent_start_intent IS NOT DISTINCT FROM execution_id`.as('agent_started'),
+    ])
+    .where('id', 'in', runIds)
+    .execute();
+  return new Map(rows.map((row) => [row.id, row as RunHolding]));
+}
