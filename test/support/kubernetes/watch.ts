@@ -33,6 +33,8 @@ export class Watches {
       'Transfer-Encoding': 'chunked',
       'Cache-Control': 'no-cache',
     });
+    // The API server answers a watch's headers at once: a client that awaits the response must not wait for an event.
+    response.flushHeaders();
     const send = (type: string, object: unknown) => response.write(`${JSON.stringify({ type, object })}\n`);
     let replay: Change[];
     try {
