@@ -12,6 +12,7 @@ import { closing, StartedComponents } from './components.js';
 import { Http } from './http.js';
 import { Loops, type Role } from './loops.js';
 import { MetricsEndpoint } from './metrics.js';
+import { startSpawner, stopSpawner } from '../platform/spawn/index.js';
 import { flushTracing, startTracing } from '../platform/tracing.js';
 import { VERSION } from '../version.js';
 import { openPlatform } from './platform.js';
@@ -55,17 +56,24 @@ export interface RunningServer {
  */
 export async function startServer(configured: Config, options: ServerOptions = {}): Promise<RunningServer> {
   const role = options.role ?? 'all';
+  // First, while this process is small: every process the server starts is forked by the spawner (issue 54).
+  startSpawner();
   // Workspaces the run user can reach, or a refusal that names the directory in its way (issue 48).
   const config = placeWorkspaces(configured);
   // Taken before the database opens (a first start creates it for half a minute): a busy port is said at once.
-  const port = await reservePort(config.host, config.port);
+  const port = await reservePort(config.host, config.port).catch(async (error) => {
+    await stopSpawner();
+    throw error;
+  });
   if (config.tracing) await startTracing(VERSION);
   const platform = await openPlatform(config, options).catch(async (error) => {
     await port.release();
+    await stopSpawner();
     throw error;
   });
   const started = new StartedComponents();
   try {
+    await started.start(closing(() => stopSpawner()));
     // Stopped last: the spans of the shutdown are sent too.
     await started.start(closing(() => flushTracing()));
     await started.start(closing(() => platform.close()));

@@ -1,10 +1,7 @@
-import { execFile } from 'node:child_process';
+import { execFileAsync } from '../platform/spawn/index.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
-
-const execFileAsync = promisify(execFile);
 
 /** A git command that failed, with what git (and GitHub's git server: `remote: ...`) said, and no command line. */
 export class PushRefused extends Error {

@@ -1,9 +1,8 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+import { execFileAsync } from '../../platform/spawn/index.js';
 import { GitFetchError, GitObjectCache } from '../../platform/git/object-cache.js';
 import { repoKey, type RepoRef } from '../github.js';
 
-const run = promisify(execFile);
+const run = execFileAsync;
 
 export { GitFetchError };
 

@@ -1,10 +1,9 @@
-import { execFile } from 'node:child_process';
+import { execFileAsync } from '../../platform/spawn/index.js';
 import fs from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { removeTree, type FileOwner } from '../workspace/files.js';
 
-const run = promisify(execFile);
+const run = execFileAsync;
 
 /**
  * The files of setup snapshots: one directory per snapshot under the server's data directory (hidden from every

@@ -1,10 +1,9 @@
-import { execFile } from 'node:child_process';
+import { execFileAsync } from '../../platform/spawn/index.js';
 import fs from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { removeTree, type FileOwner } from './files.js';
 
-const run = promisify(execFile);
+const run = execFileAsync;
 
 /** Where the writable layers of layered workspaces live, under the workspace root (hidden from every sandbox with it). */
 export const LAYERS_DIRECTORY = '.layers';

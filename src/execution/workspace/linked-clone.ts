@@ -1,11 +1,10 @@
-import { execFile } from 'node:child_process';
+import { execFileAsync } from '../../platform/spawn/index.js';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { removeTree, type FileOwner } from './files.js';
 
-const run = promisify(execFile);
+const run = execFileAsync;
 
 /** Where a root server stages its clones, under the workspace root (hidden from every sandbox with it). */
 export const CLONES_DIRECTORY = '.clones';

@@ -1,7 +1,6 @@
-import { execFile } from 'node:child_process';
+import { execFileAsync } from '../../platform/spawn/index.js';
 import fs from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Config } from '../../config.js';
 import type { EnvironmentConfig } from '../../environments/index.js';
 import { endSpan, startSpan } from '../../platform/tracing.js';
@@ -16,8 +15,6 @@ import { removeTree, WorkspaceFiles, type FileOwner } from './files.js';
 import { LAYERS_DIRECTORY, WorkspaceLayers } from './layers.js';
 import { CLONES_DIRECTORY, cloneLinked, removeOrphanClones } from './linked-clone.js';
 import { failureReason, OutputTail, tailOf } from '../run/output-tail.js';
-
-const execFileAsync = promisify(execFile);
 
 export interface WorkspaceOptions {
   /** Workspaces live under here, one directory per execution. */

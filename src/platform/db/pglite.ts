@@ -1,10 +1,9 @@
 // PGlite opened the one way Hangar opens it, in the server and in the child that creates its directory
 // (pglite-init.ts).
-import { execFile } from 'node:child_process';
+import { execFileAsync } from '../spawn/index.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 
@@ -30,7 +29,7 @@ export async function initialisePglite(directory: string, sharedBuffersMb: numbe
   const typescript = path.extname(here) === '.ts';
   const script = path.join(path.dirname(here), `pglite-init${path.extname(here)}`);
   try {
-    await promisify(execFile)(
+    await execFileAsync(
       process.execPath,
       [...(typescript ? ['--import', 'tsx'] : []), script, directory, String(sharedBuffersMb)],
       { maxBuffer: 4 * 1024 * 1024 },

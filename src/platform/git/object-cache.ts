@@ -1,10 +1,9 @@
-import { execFile } from 'node:child_process';
+import { execFileAsync } from '../spawn/index.js';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 
-const run = promisify(execFile);
+const run = execFileAsync;
 
 /** A repository could not be fetched (unknown, unreachable, or git failed); the message is safe to show. */
 export class GitFetchError extends Error {}

@@ -22,15 +22,21 @@ export interface StartedProcess extends EventEmitter {
 }
 
 let spawner: Spawner | undefined;
+/** Servers and workers of this process using the spawner (tests run several servers in one process). */
+let users = 0;
 
-/** Started by a server or a worker first thing, while the process is small; idempotent. */
+/** Started by a server or a worker first thing, while the process is small; each start needs its stopSpawner. */
 export function startSpawner(): Spawner {
+  users++;
   spawner ??= new Spawner();
   spawner.start();
   return spawner;
 }
 
+/** The last user's stop ends the spawner; what it started and still runs keeps running, as Node's children do. */
 export async function stopSpawner(): Promise<void> {
+  users = Math.max(0, users - 1);
+  if (users > 0) return;
   const stopping = spawner;
   spawner = undefined;
   await stopping?.stop();

@@ -67,7 +67,11 @@ export class Spawner {
     this.running.set(id, spawned);
     this.referenced++;
     this.updateReference();
-    this.post({ op: 'spawn', id, file, args: [...args], options: { ...options, stdio } });
+    // This process's environment and directory as they are now, as Node's spawn would take them (the spawner's are
+    // those of the moment it started).
+    const env = options.env ?? process.env;
+    const cwd = options.cwd ?? process.cwd();
+    this.post({ op: 'spawn', id, file, args: [...args], options: { ...options, env, cwd, stdio } });
     return spawned;
   }
 
@@ -77,6 +81,8 @@ export class Spawner {
     const child = this.child;
     if (!child || child.exitCode !== null) return;
     const gone = new Promise((resolve) => child.once('exit', resolve));
+    // Waited for: an unreferenced child would let the event loop end before its exit is heard.
+    child.ref();
     child.disconnect();
     await gone;
   }
@@ -118,6 +124,10 @@ export class Spawner {
     const orphans = [...this.running.values()];
     this.running.clear();
     this.referenced = 0;
+    if (!this.stopping)
+      process.emitWarning(`the spawner exited; the ${orphans.length} processes it had started were killed`, {
+        code: 'HANGAR_SPAWNER_LOST',
+      });
     for (const spawned of orphans) {
       spawned.lostWithSpawner = true;
       if (spawned.pid === undefined) {
