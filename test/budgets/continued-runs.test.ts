@@ -71,7 +71,13 @@ test("a continued run's request_usage is the sum of its executions, and its team
   assert.equal(created.status, 200, JSON.stringify(created.body));
   const runId = created.body.run_id;
   const first = await runWhen(runId, team.apiKey, (run) => run.state === 'SUCCEEDED');
-  assert.deepEqual(first.request_usage, { input_tokens: 10, output_tokens: 5, total_tokens: 15, inference_cost: 0.01 });
+  assert.deepEqual(first.request_usage, {
+    input_tokens: 10,
+    output_tokens: 5,
+    total_tokens: 15,
+    inference_cost: 0.01,
+    inference_cost_usd: 0.01,
+  });
 
   // Each follow-up runs the script again: 0.01 USD and 15 tokens more each time.
   for (const [executions, message, cost] of [
@@ -87,6 +93,7 @@ test("a continued run's request_usage is the sum of its executions, and its team
       output_tokens: 5 * executions,
       total_tokens: 15 * executions,
       inference_cost: cost,
+      inference_cost_usd: cost,
     });
   }
   const spend = await hangar.request('GET', '/api/v1/team/spend', asTeam);

@@ -306,7 +306,8 @@ CREATE TABLE public.agent_identities (
     mcp_servers jsonb,
     harness jsonb,
     created_by_uid text,
-    factory_uid text
+    factory_uid text,
+    on_behalf_of_enabled boolean DEFAULT false NOT NULL
 );
 
 --

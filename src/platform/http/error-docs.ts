@@ -100,18 +100,18 @@ export const ERROR_DOCS: Record<ErrorCode, { status: number; meaning: string; re
   },
 };
 
-const escape = (text: string) =>
+const escapeHtml = (text: string) =>
   text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
-const inline = (text: string) => escape(text).replace(/`([^`]+)`/g, '<code>$1</code>');
+const inline = (text: string) => escapeHtml(text).replace(/`([^`]+)`/g, '<code>$1</code>');
 
 /** The page for a person: the code, its usual status, what it means and what to do. */
 export function errorPage(code: ErrorCode): string {
   const doc = ERROR_DOCS[code];
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escape(code)}: ${escape(ERROR_CODES[code])}</title>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(code)}: ${escapeHtml(ERROR_CODES[code])}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
 <body>
-<h1><code>${escape(code)}</code>: ${escape(ERROR_CODES[code])}</h1>
+<h1><code>${escapeHtml(code)}</code>: ${escapeHtml(ERROR_CODES[code])}</h1>
 <p>Usual HTTP status: ${doc.status}.</p>
 <h2>What it means</h2><p>${inline(doc.meaning)}</p>
 <h2>What to do</h2><p>${inline(doc.remedy)}</p>
@@ -124,7 +124,7 @@ export function errorIndexPage(): string {
   const items = Object.keys(ERROR_DOCS)
     .map(
       (code) =>
-        `<li><a href="/errors/${code}"><code>${code}</code></a>: ${escape(ERROR_CODES[code as ErrorCode])}</li>`,
+        `<li><a href="/errors/${code}"><code>${code}</code></a>: ${escapeHtml(ERROR_CODES[code as ErrorCode])}</li>`,
     )
     .join('\n');
   return `<!doctype html>
