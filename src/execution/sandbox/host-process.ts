@@ -182,13 +182,19 @@ export function spawnOnHost(
 /**
  * Closes every descriptor above `highest` and runs its arguments: a descriptor the server inherited without
  * close-on-exec (a launcher's pipe) would otherwise pass through Node's spawn and bwrap into the sandbox.
+ *
+ * The bash that does it reads no startup file: it runs before the sandbox exists, as the run user, with the run's
+ * environment, and its stdin is a socket, for which bash reads ~/.bashrc as if started by sshd. The run's HOME is in
+ * its workspace, so a .bashrc a run wrote ran on the host, outside the sandbox, at the next process's start
+ * (test/security/sandbox-startup-files.test.ts). --norc and --noprofile skip the files; -p skips $BASH_ENV and the
+ * functions a run could export.
  */
 const CLOSE_INHERITED =
   // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell script, where ${f##*/} is the shell's own expansion
   'k=$1; shift; for f in /proc/$$/fd/*; do n=${f##*/}; if [ "$n" -gt "$k" ]; then eval "exec $n>&-"; fi; done; exec "$@"';
 
 export function closingInherited(highest: number, argv: string[]): string[] {
-  return ['-c', CLOSE_INHERITED, 'hangar-sandbox', String(highest), ...argv];
+  return ['--norc', '--noprofile', '-p', '-c', CLOSE_INHERITED, 'hangar-sandbox', String(highest), ...argv];
 }
 
 export function realPath(file: string): string {

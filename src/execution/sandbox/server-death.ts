@@ -71,12 +71,17 @@ export function serverBoundMark(): string {
 
 function startWatchdog(): void {
   if (watchdog && watchdog.exitCode === null && watchdog.signalCode === null) return;
-  const child = spawn('bash', ['-c', WATCHDOG, 'hangar-sandbox-watchdog', SANDBOX_MARK, SERVER_PREFIX], {
-    // Its own group: a Ctrl-C to the server's terminal must not end it before the server has ended its sandboxes.
-    detached: true,
-    stdio: ['pipe', 'ignore', 'ignore'],
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-  });
+  // No startup file: its stdin is a pipe (a socket), for which bash would read root's ~/.bashrc.
+  const child = spawn(
+    'bash',
+    ['--norc', '--noprofile', '-c', WATCHDOG, 'hangar-sandbox-watchdog', SANDBOX_MARK, SERVER_PREFIX],
+    {
+      // Its own group: a Ctrl-C to the server's terminal must not end it before the server has ended its sandboxes.
+      detached: true,
+      stdio: ['pipe', 'ignore', 'ignore'],
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    },
+  );
   child.on('error', () => {
     // bash missing: process mode cannot run anything either; the next sandbox tries again.
     if (watchdog === child) watchdog = undefined;
