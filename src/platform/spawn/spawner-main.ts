@@ -8,7 +8,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import type { FromSpawner, ToSpawner } from './protocol.js';
+import type { FromSpawner, SpawnFailure, ToSpawner } from './protocol.js';
 
 const children = new Map<number, ChildProcess>();
 /** Messages given to the channel and not yet written: past HIGH, output is paused until LOW. */
@@ -75,7 +75,7 @@ function start(message: Extract<ToSpawner, { op: 'spawn' }>): void {
   });
 }
 
-function failure(error: unknown): { message: string; code?: string; errno?: number; syscall?: string; path?: string } {
+function failure(error: unknown): SpawnFailure {
   const e = error as NodeJS.ErrnoException;
   return { message: e.message, code: e.code, errno: e.errno, syscall: e.syscall, path: e.path };
 }
