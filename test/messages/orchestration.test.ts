@@ -118,6 +118,9 @@ describe('the messaging API', () => {
     otherTree = await createRun(hangar, idle);
     const team = await hangar.createTeamWithUser();
     otherTeam = { apiKey: team.apiKey, run: await createRun(hangar, idle, team.apiKey) };
+    // Ended before any test reads the event cursor: a run still ending records vm_shutdown and its outcome after
+    // whatever a test reported, and a cursor past the report would see them.
+    for (const run of [root, child, otherTree]) await waitForState(hangar, run, 'SUCCEEDED', 'FAILED', 'ERROR');
   });
 
   test('send, list, read and mark delivered, each field typed', async () => {
