@@ -17,13 +17,6 @@ const ALLOWED = [
   // HANGAR_SANDBOX is validated with every setting at start (a bad value stops the process, exit code 2); the list
   // of names is the setting's, mode.ts turns the name into a backend.
   { path: 'src/config.ts', reason: 'validates the HANGAR_SANDBOX setting' },
-  // TEMPORARY (issue 50): the Kubernetes backend's wiring asks config.sandbox; it switches to the backend mode.ts
-  // builds (SandboxPolicy.kubernetes) and a capability of the port for what it decides.
-  { path: 'src/app/loops.ts', reason: "the Kubernetes backend's wiring", temporary: true },
-  { path: 'src/app/services.ts', reason: "the Kubernetes backend's wiring", temporary: true },
-  // TEMPORARY (issue 49): the container engine's check of `hangar doctor` asks config.sandbox; it switches to the
-  // sandbox's status (sandboxStatus(...).engine, execution/sandbox/mode.ts).
-  { path: 'src/app/status.ts', reason: "the container engine's check", temporary: true },
 ];
 const allowedFor = (file) =>
   ALLOWED.find((entry) => (entry.path.endsWith('/') ? file.startsWith(entry.path) : file === entry.path));

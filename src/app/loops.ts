@@ -96,7 +96,7 @@ export class Loops implements Component {
     if (asRoot) log.warn(asRoot);
     for (const problem of unreachableHarnessFiles(config, sandbox.mode.capabilities.copiesUnreachableFiles))
       log.warn(`WARNING: ${problem}`);
-    if (canExecute(config, models, options.harnesses) && config.sandbox === 'kubernetes')
+    if (canExecute(config, models, options.harnesses) && sandbox.runsInJobs)
       this.kubernetes = this.buildKubernetesEngine();
     else if (canExecute(config, models, options.harnesses)) this.engine = this.buildEngine();
     else

@@ -12,7 +12,7 @@ import { eventReader, transcriptFormat } from '../execution/index.js';
 import type { Harness } from '../execution/index.js';
 import { configuredHarnesses } from '../execution/index.js';
 import type { EnvironmentSetups } from '../execution/index.js';
-import { allowRunUserToWorkspaces, containerPolicy, resolveSandboxMode } from '../execution/index.js';
+import { allowRunUserToWorkspaces, containerPolicy, resolveServerSandbox } from '../execution/index.js';
 import type { TaskTokens } from '../execution/index.js';
 import { sandboxHiddenPaths } from '../execution/index.js';
 import { FactoryDefinitions } from '../factory/index.js';
@@ -70,16 +70,14 @@ export function buildServices(
   const { config, db, bus, cursors, signer, tokens, address } = platform;
   const apiUrl = address.apiUrl;
   const hiddenPaths = sandboxHiddenPaths(config);
-  // HANGAR_SANDBOX=kubernetes: run code runs in Job pods only (execution/kubernetes/), never in this process; what the
-  // server itself starts (nothing of a run) gets the process backend, and no warning that runs are not isolated.
-  const kubernetes = config.sandbox === 'kubernetes';
-  const resolved = resolveSandboxMode(kubernetes ? 'process' : config.sandbox, {
+  // HANGAR_SANDBOX=kubernetes: run code runs in Job pods only (execution/kubernetes/), never in this process
+  // (sandbox.runsInJobs; app/loops.ts builds the Jobs' engine then).
+  const sandbox = resolveServerSandbox(config.sandbox, {
     runAs: config.runUser,
     apiUrl,
     readOnlyPaths: config.sandboxReadOnlyPaths,
     container: () => containerPolicy(config, hiddenPaths),
   });
-  const sandbox = kubernetes ? { mode: resolved.mode } : resolved;
   if (config.runUser) allowRunUserToWorkspaces(config);
   const models = new ModelCatalogue(config.operator.catalogue, config.modelCredentials);
   const harnesses = configuredHarnesses(config, sandbox.mode, hiddenPaths, true);

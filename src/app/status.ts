@@ -82,13 +82,8 @@ export async function instanceStatus(
     },
     ...workspaceChecks(config),
     // The engine's socket and the host paths of what a run's container binds: said now, not by a failed run.
-    ...(config.sandbox === 'container'
-      ? [
-          {
-            name: 'container engine',
-            ...(await containerEngineCheck(config.container.dockerHost, config.workspaceDir)),
-          },
-        ]
+    ...(sandbox.engine !== undefined
+      ? [{ name: 'container engine', ...(await containerEngineCheck(sandbox.engine, config.workspaceDir)) }]
       : []),
     await gitCheck(config.gitBaseUrl, options.gitTimeoutMs ?? 5000),
     ...harnesses.checks,

@@ -33,6 +33,7 @@ export {
   holdRunReadableFiles,
   placeWorkspaces,
   resolveSandboxMode,
+  resolveServerSandbox,
   runUserWarning,
   containerEngineCheck,
   sandboxStatus,

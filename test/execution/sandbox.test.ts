@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import {
   LineSplitter,
   resolveSandboxMode,
+  resolveServerSandbox,
   scrubbedEnvironment,
   spawnSandboxed,
   type SandboxMode,
@@ -177,6 +178,23 @@ describe('resolveSandboxMode', () => {
       assert.match(resolved.warning ?? '', /apt-get install bubblewrap/);
       assert.throws(() => resolveSandboxMode('bwrap'), /HANGAR_SANDBOX=bwrap/);
     }
+  });
+});
+
+describe('resolveServerSandbox', () => {
+  test('under Kubernetes runs execute in Jobs, and what the server starts itself gets the process backend, unwarned', () => {
+    const resolved = resolveServerSandbox('kubernetes');
+    assert.equal(resolved.runsInJobs, true);
+    assert.equal(resolved.mode.kind, 'process');
+    assert.equal(resolved.warning, undefined);
+  });
+
+  test("any other setting is resolveSandboxMode's, its warning included, with runs executing here", () => {
+    const resolved = resolveServerSandbox('process');
+    assert.equal(resolved.runsInJobs, false);
+    assert.equal(resolved.mode.kind, 'process');
+    assert.match(resolved.warning ?? '', /NOT isolated/);
+    assert.throws(() => resolveServerSandbox('docker'), /"bwrap", "process"/);
   });
 });
 

@@ -1,5 +1,12 @@
 export { scrubbedEnvironment } from './environment.js';
-export { resolveSandboxMode, sandboxStatus, type SandboxPolicy, type SandboxStatus } from './mode.js';
+export {
+  resolveSandboxMode,
+  resolveServerSandbox,
+  sandboxStatus,
+  type SandboxPolicy,
+  type SandboxStatus,
+  type ServerSandbox,
+} from './mode.js';
 export { allowRunUserToWorkspaces, runUserWarning } from './run-user.js';
 export { blockingDirectory, describeBlocking, placeWorkspaces, WorkspaceRootUnreachable } from './workspace-root.js';
 export { LineSplitter } from './process-output.js';

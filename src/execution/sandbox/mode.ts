@@ -147,6 +147,24 @@ export function resolveSandboxMode(
   return { mode, ...(warnings.length > 0 ? { warning: warnings.join(' ') } : {}) };
 }
 
+/** A server's sandbox: what it starts itself, and whether its runs execute in this process at all. */
+export interface ServerSandbox {
+  mode: SandboxMode;
+  warning?: string;
+  /**
+   * Each execution is a Kubernetes Job whose pod is its sandbox (execution/kubernetes/): the server's engine is the
+   * Jobs', and `mode` (the process backend, with no warning: no run code runs here) serves only what the server itself
+   * starts.
+   */
+  runsInJobs: boolean;
+}
+
+/** The server's sandbox from HANGAR_SANDBOX (app/services.ts): resolveSandboxMode's, or the Jobs' under Kubernetes. */
+export function resolveServerSandbox(requested: string | undefined, policy: SandboxPolicy = {}): ServerSandbox {
+  if (requested?.trim() === 'kubernetes') return { mode: resolveSandboxMode('process', policy).mode, runsInJobs: true };
+  return { ...resolveSandboxMode(requested, policy), runsInJobs: false };
+}
+
 /** The sandbox in the instance's summary and checks (the start log, `hangar doctor`, GET /admin/status). */
 export interface SandboxStatus {
   kind: string;
