@@ -19,6 +19,7 @@ function environmentsTable({ environments }: { environments: EnvironmentItem[] }
       { header: 'SETUP NET', value: (item) => networkWords(item.config.network?.setup) },
       { header: 'AGENT NET', value: (item) => networkWords(item.config.network?.agent) },
       { header: 'UPDATED', value: (item) => item.last_updated },
+      { header: 'BY', value: (item) => item.last_editor?.display_name ?? item.last_editor?.uid ?? '' },
     ],
     'No environments. Create one with `hangar environments create --name <name>`.',
   );

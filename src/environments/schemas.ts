@@ -85,13 +85,6 @@ export const EnvironmentConfigBody = Type.Object(
     ),
     github: Type.Optional(EnvironmentGitHub),
     network: Type.Optional(NetworkBody),
-    default_runner_uid: Type.Optional(
-      Type.String({
-        maxLength: 64,
-        description:
-          "A runner of the owning team (GET /runners): the shape of this environment's runs that name no runner and whose agent has no default. Empty: none.",
-      }),
-    ),
   },
   { additionalProperties: false, description: 'Environment configuration; a PUT replaces all of it.' },
 );
@@ -109,7 +102,6 @@ export const EnvironmentConfig = Type.Object({
   registry_secret_name: Type.Optional(Type.String()),
   github: Type.Optional(EnvironmentGitHub),
   network: Type.Optional(EnvironmentNetwork),
-  default_runner_uid: Type.Optional(Type.String()),
 });
 export type EnvironmentConfig = Static<typeof EnvironmentConfig>;
 
@@ -130,6 +122,18 @@ const Sharing = Type.Object(
   { description: 'Who else may use the environment; shown to the owning team only.' },
 );
 
+/** A user or an agent identity (service_account), as Oz names the principals of a resource. */
+const principal = (description: string) =>
+  Type.Object(
+    {
+      type: Type.Union([Type.Literal('user'), Type.Literal('service_account')]),
+      uid: Type.String(),
+      display_name: Type.Optional(Type.String()),
+      email: Type.Optional(Type.String()),
+    },
+    { description },
+  );
+
 export const EnvironmentItem = Type.Object({
   uid: Type.String({ description: '22 characters of [A-Za-z0-9]' }),
   config: EnvironmentConfig,
@@ -140,14 +144,8 @@ export const EnvironmentItem = Type.Object({
   ),
   last_task_created: Type.Optional(Type.String({ format: 'date-time', description: 'Latest creation of a run in it' })),
   scope: Type.Object({ type: Type.Literal('Team'), uid: Type.String({ description: 'The owning team' }) }),
-  creator: Type.Optional(
-    Type.Object({
-      type: Type.String(),
-      uid: Type.String(),
-      display_name: Type.Optional(Type.String()),
-      email: Type.Optional(Type.String()),
-    }),
-  ),
+  creator: Type.Optional(principal('Who made it')),
+  last_editor: Type.Optional(principal('Who last changed its config; its creator until someone does')),
   access: Type.Union([Type.Literal('owner'), Type.Literal('guest'), Type.Literal('link')], {
     description: "How the caller's team reaches it: it owns it, was added as a guest, or joined with the share link",
   }),

@@ -33,8 +33,6 @@ export interface EnvironmentsServiceOptions {
     user: { teamUid: string; creatorUid: string; agentUid: string | null; environmentId: string | null },
     names: string[],
   ) => Promise<string[]>;
-  /** Whether the team has the runner: an environment's default_runner_uid names one of its owning team's. */
-  runnerExists?: (teamUid: string, uid: string) => Promise<boolean>;
 }
 
 /** A repository named by the caller's accessible environments, with the environments that name it. */
@@ -61,12 +59,28 @@ function configOf(body: EnvironmentConfigBody, maximums: LimitMaximums | undefin
   return result.config;
 }
 
+/** The creator or last editor as Oz shows a principal; absent when nothing recorded one. */
+function principal<K extends 'creator' | 'last_editor'>(
+  key: K,
+  type: 'user' | 'service_account' | null,
+  uid: string | null,
+  profile: store.EnvironmentRow['creator_profile'],
+): Partial<Record<K, NonNullable<EnvironmentItem['creator']>>> {
+  if (!type || !uid) return {};
+  const value = {
+    type,
+    uid,
+    ...(profile?.display_name ? { display_name: profile.display_name } : {}),
+    ...(profile?.email ? { email: profile.email } : {}),
+  };
+  return { [key]: value } as Partial<Record<K, NonNullable<EnvironmentItem['creator']>>>;
+}
+
 function render(
   row: store.EnvironmentRow,
   activity: EnvironmentActivity | undefined,
   guests?: store.GuestRow[],
 ): EnvironmentItem {
-  const profile = row.creator_profile;
   return {
     uid: row.uid,
     config: storedConfig(row.config),
@@ -75,16 +89,8 @@ function render(
     ...(activity?.lastStarted ? { last_task_run_timestamp: iso(activity.lastStarted) } : {}),
     ...(activity ? { last_task_created: iso(activity.lastCreated) } : {}),
     scope: { type: 'Team', uid: row.team_uid },
-    ...(row.creator_type && row.creator_uid
-      ? {
-          creator: {
-            type: row.creator_type,
-            uid: row.creator_uid,
-            ...(profile?.display_name ? { display_name: profile.display_name } : {}),
-            ...(profile?.email ? { email: profile.email } : {}),
-          },
-        }
-      : {}),
+    ...principal('creator', row.creator_type, row.creator_uid, row.creator_profile),
+    ...principal('last_editor', row.last_editor_type, row.last_editor_uid, row.last_editor_profile),
     access: row.access,
     created_at: iso(row.created_at),
     ...(guests
@@ -207,7 +213,6 @@ export class EnvironmentsService {
   async create(caller: Caller, body: EnvironmentConfigBody): Promise<EnvironmentItem> {
     const uid = newUid();
     const config = configOf(body, this.options.limitMaximums);
-    await this.requireRunner(caller, config);
     await this.requireEditorSecrets(caller, undefined, config);
     await store.insertEnvironment(this.db, {
       uid,
@@ -221,34 +226,13 @@ export class EnvironmentsService {
   async update(caller: Caller, uid: string, body: EnvironmentConfigBody): Promise<EnvironmentItem> {
     const config = configOf(body, this.options.limitMaximums);
     await this.requireOwner(caller, uid);
-    await this.requireRunner(caller, config);
     const current = await this.accessible(caller, uid);
     await this.requireEditorSecrets(caller, storedConfig(current.config), config);
-    await store.updateConfig(this.db, caller.teamUid, uid, config);
+    await store.updateConfig(this.db, caller.teamUid, uid, config, {
+      type: caller.principal.type,
+      uid: caller.principal.uid,
+    });
     return this.get(caller, uid);
-  }
-
-  /** A default runner must be the owning team's own; another team's is answered as a missing one. */
-  private async requireRunner(caller: Caller, config: EnvironmentConfig): Promise<void> {
-    const runner = config.default_runner_uid;
-    if (runner && !(await this.options.runnerExists?.(caller.teamUid, runner)))
-      throw invalidRequest(
-        `default_runner_uid: runner ${runner} does not exist in this team; \`hangar runners list\` (GET /runners) lists them`,
-      );
-  }
-
-  /**
-   * The default runner of an environment a run of `teamUid` uses, with the team that owns the runner: the owning
-   * team's (a guest's run of a shared environment takes the shape the owner chose). Undefined when it names none.
-   */
-  async defaultRunnerFor(
-    teamUid: string,
-    uid: string,
-    db: Kysely<DB> = this.db,
-  ): Promise<{ teamUid: string; runnerUid: string } | undefined> {
-    const row = UID.test(uid) ? await store.findAccessible(db, teamUid, uid) : undefined;
-    const runner = row ? storedConfig(row.config).default_runner_uid : undefined;
-    return row && runner ? { teamUid: row.team_uid, runnerUid: runner } : undefined;
   }
 
   /**

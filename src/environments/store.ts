@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../database.js';
 import type { AccessKind, EnvironmentConfig } from './schemas.js';
 
@@ -13,6 +13,9 @@ export interface EnvironmentRow {
   creator_type: 'user' | 'service_account' | null;
   creator_uid: string | null;
   creator_profile: { display_name?: string; email?: string | null } | null;
+  last_editor_type: 'user' | 'service_account' | null;
+  last_editor_uid: string | null;
+  last_editor_profile: { display_name?: string; email?: string | null } | null;
   link_active: boolean;
   /** How the team that asked reaches it. */
   access: AccessKind;
@@ -49,6 +52,13 @@ export async function isAccessible(db: Kysely<DB>, teamUid: string, uid: string)
   return row !== undefined;
 }
 
+/** A principal's name (and a person's e-mail): a user, else an agent identity. */
+function profileOf(uid: RawBuilder<unknown>) {
+  return sql<EnvironmentRow['creator_profile']>`coalesce(
+    (SELECT json_build_object('display_name', u.display_name, 'email', u.email) FROM users u WHERE u.uid = ${uid}),
+    (SELECT json_build_object('display_name', ai.name) FROM agent_identities ai WHERE ai.uid = ${uid}))`;
+}
+
 function selectAccessible(db: Kysely<DB>, teamUid: string) {
   return db
     .selectFrom('environments')
@@ -65,11 +75,10 @@ function selectAccessible(db: Kysely<DB>, teamUid: string) {
       sql<AccessKind>`CASE WHEN environments.team_uid = ${teamUid} THEN 'owner' ELSE (
         SELECT via FROM environment_access
         WHERE environment_uid = environments.uid AND environment_access.team_uid = ${teamUid}) END`.as('access'),
-      sql<EnvironmentRow['creator_profile']>`coalesce(
-        (SELECT json_build_object('display_name', u.display_name, 'email', u.email) FROM users u WHERE u.uid = environments.creator_uid),
-        (SELECT json_build_object('display_name', ai.name) FROM agent_identities ai WHERE ai.uid = environments.creator_uid))`.as(
-        'creator_profile',
-      ),
+      profileOf(sql.ref('environments.creator_uid')).as('creator_profile'),
+      'environments.last_editor_type',
+      'environments.last_editor_uid',
+      profileOf(sql.ref('environments.last_editor_uid')).as('last_editor_profile'),
     ])
     .where((eb) => accessibleTo(eb, teamUid));
 }
@@ -117,20 +126,29 @@ export async function insertEnvironment(
       config: JSON.stringify(environment.config),
       creator_type: environment.creator.type,
       creator_uid: environment.creator.uid,
+      last_editor_type: environment.creator.type,
+      last_editor_uid: environment.creator.uid,
     })
     .execute();
 }
 
-/** Replaces the config; a new config has not failed its setup yet. */
+/** Replaces the config, recording who did; a new config has not failed its setup yet. */
 export async function updateConfig(
   db: Kysely<DB>,
   ownerTeamUid: string,
   uid: string,
   config: EnvironmentConfig,
+  editor: { type: 'user' | 'service_account'; uid: string },
 ): Promise<void> {
   await db
     .updateTable('environments')
-    .set({ config: JSON.stringify(config), setup_failed: false, updated_at: sql`clock_timestamp()` })
+    .set({
+      config: JSON.stringify(config),
+      setup_failed: false,
+      updated_at: sql`clock_timestamp()`,
+      last_editor_type: editor.type,
+      last_editor_uid: editor.uid,
+    })
     .where('uid', '=', uid)
     .where('team_uid', '=', ownerTeamUid)
     .execute();

@@ -9,6 +9,9 @@ export interface EnvironmentsTable {
   updated_at: Timestamp;
   creator_type: 'user' | 'service_account' | null;
   creator_uid: string | null;
+  /** Who last changed its config (migration 0046); its creator until someone does. */
+  last_editor_type: 'user' | 'service_account' | null;
+  last_editor_uid: string | null;
   setup_failed: Generated<boolean>;
   share_token_hash: string | null;
 }

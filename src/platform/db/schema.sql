@@ -307,7 +307,12 @@ CREATE TABLE public.agent_identities (
     harness jsonb,
     created_by_uid text,
     factory_uid text,
-    on_behalf_of_enabled boolean DEFAULT false NOT NULL
+    agent_type text DEFAULT 'CUSTOM'::text NOT NULL,
+    harness_auth_secrets jsonb,
+    credential_strategy text,
+    on_behalf_of_enabled boolean DEFAULT false NOT NULL,
+    CONSTRAINT agent_identities_agent_type_check CHECK ((agent_type = ANY (ARRAY['FOREMAN'::text, 'TRIAGE'::text, 'SPEC'::text, 'IMPLEMENT'::text, 'REVIEW'::text, 'VERIFY'::text, 'CUSTOM'::text]))),
+    CONSTRAINT agent_identities_credential_strategy_check CHECK ((credential_strategy = ANY (ARRAY['CREATOR'::text, 'EXECUTOR'::text])))
 );
 
 --
@@ -500,7 +505,10 @@ CREATE TABLE public.environments (
     creator_uid text,
     setup_failed boolean DEFAULT false NOT NULL,
     share_token_hash text,
+    last_editor_type text,
+    last_editor_uid text,
     CONSTRAINT environments_creator_type_check CHECK ((creator_type = ANY (ARRAY['user'::text, 'service_account'::text]))),
+    CONSTRAINT environments_last_editor_type_check CHECK ((last_editor_type = ANY (ARRAY['user'::text, 'service_account'::text]))),
     CONSTRAINT environments_uid_check CHECK ((uid ~ '^[A-Za-z0-9]{22}$'::text))
 );
 
@@ -916,6 +924,8 @@ CREATE TABLE public.schedules (
     last_ran_at timestamp with time zone,
     last_spawn_error text,
     automation_id text,
+    mode text,
+    CONSTRAINT schedules_mode_check CHECK ((mode = ANY (ARRAY['normal'::text, 'plan'::text, 'orchestrate'::text]))),
     CONSTRAINT schedules_scope_type_check CHECK ((scope_type = ANY (ARRAY['User'::text, 'Team'::text])))
 );
 

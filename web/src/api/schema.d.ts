@@ -6509,8 +6509,16 @@ export interface paths {
                                     /** @description The owning team */
                                     uid: string;
                                 };
+                                /** @description Who made it */
                                 creator?: {
-                                    type: string;
+                                    type: "user" | "service_account";
+                                    uid: string;
+                                    display_name?: string;
+                                    email?: string;
+                                };
+                                /** @description Who last changed its config; its creator until someone does */
+                                last_editor?: {
+                                    type: "user" | "service_account";
                                     uid: string;
                                     display_name?: string;
                                     email?: string;
@@ -6768,8 +6776,16 @@ export interface paths {
                                 /** @description The owning team */
                                 uid: string;
                             };
+                            /** @description Who made it */
                             creator?: {
-                                type: string;
+                                type: "user" | "service_account";
+                                uid: string;
+                                display_name?: string;
+                                email?: string;
+                            };
+                            /** @description Who last changed its config; its creator until someone does */
+                            last_editor?: {
+                                type: "user" | "service_account";
                                 uid: string;
                                 display_name?: string;
                                 email?: string;
@@ -6969,8 +6985,16 @@ export interface paths {
                                 /** @description The owning team */
                                 uid: string;
                             };
+                            /** @description Who made it */
                             creator?: {
-                                type: string;
+                                type: "user" | "service_account";
+                                uid: string;
+                                display_name?: string;
+                                email?: string;
+                            };
+                            /** @description Who last changed its config; its creator until someone does */
+                            last_editor?: {
+                                type: "user" | "service_account";
                                 uid: string;
                                 display_name?: string;
                                 email?: string;
@@ -7259,8 +7283,16 @@ export interface paths {
                                 /** @description The owning team */
                                 uid: string;
                             };
+                            /** @description Who made it */
                             creator?: {
-                                type: string;
+                                type: "user" | "service_account";
+                                uid: string;
+                                display_name?: string;
+                                email?: string;
+                            };
+                            /** @description Who last changed its config; its creator until someone does */
+                            last_editor?: {
+                                type: "user" | "service_account";
                                 uid: string;
                                 display_name?: string;
                                 email?: string;
@@ -7502,8 +7534,16 @@ export interface paths {
                                 /** @description The owning team */
                                 uid: string;
                             };
+                            /** @description Who made it */
                             creator?: {
-                                type: string;
+                                type: "user" | "service_account";
+                                uid: string;
+                                display_name?: string;
+                                email?: string;
+                            };
+                            /** @description Who last changed its config; its creator until someone does */
+                            last_editor?: {
+                                type: "user" | "service_account";
                                 uid: string;
                                 display_name?: string;
                                 email?: string;
@@ -7779,8 +7819,16 @@ export interface paths {
                                 /** @description The owning team */
                                 uid: string;
                             };
+                            /** @description Who made it */
                             creator?: {
-                                type: string;
+                                type: "user" | "service_account";
+                                uid: string;
+                                display_name?: string;
+                                email?: string;
+                            };
+                            /** @description Who last changed its config; its creator until someone does */
+                            last_editor?: {
+                                type: "user" | "service_account";
                                 uid: string;
                                 display_name?: string;
                                 email?: string;

@@ -135,6 +135,9 @@ function EnvironmentCard({ environment, onChanged }: { environment: Environment;
         <dt>Updated</dt>
         <dd>
           <Time value={environment.last_updated} />
+          {environment.last_editor && (
+            <span className="muted"> by {environment.last_editor.display_name ?? environment.last_editor.uid}</span>
+          )}
         </dd>
         <dt>Snapshot</dt>
         <dd>
