@@ -3,7 +3,9 @@ import path from 'node:path';
 import { parseBytes } from './platform/bytes.js';
 import { parseSecretKey, SECRET_KEY_BYTES } from './platform/crypto.js';
 import { loadOperatorConfig, OperatorConfigError, type OperatorConfig } from './config-file.js';
+import { egressSettings } from './config-egress.js';
 import { kubernetesSettings, type KubernetesSettings } from './config-kubernetes.js';
+import type { ProxySettings } from './network/index.js';
 import { presentCredentials } from './models/index.js';
 import type { S3BlobOptions } from './platform/blobs/s3.js';
 import { parseAllowedHosts, type AllowedHosts } from './platform/net/address-policy.js';
@@ -79,6 +81,8 @@ export interface Config {
    * through the sandbox's own egress, never the host's loopback or private addresses.
    */
   setupNetwork: boolean;
+  /** Hangar's egress proxy, for environments whose network is an allow list (HANGAR_EGRESS_*, config-egress.ts). */
+  egress: ProxySettings;
   /** How long a setup snapshot may be used (HANGAR_SNAPSHOT_TTL, default 24 h); 0 turns snapshots off. */
   snapshotTtlSeconds: number;
   /** The bound on all setup snapshots of this data directory together; least recently used go first. */
@@ -518,6 +522,9 @@ export function loadConfig(env: Env = process.env): Config {
     runLeaseSeconds: integer(env, 'HANGAR_RUN_LEASE_SECONDS', 30, 2, 3600),
     setupTimeoutMinutes: integer(env, 'HANGAR_SETUP_TIMEOUT_MINUTES', 15, 1, 24 * 60),
     setupNetwork: boolean(env, 'HANGAR_SETUP_NETWORK', true),
+    egress: egressSettings(env, (message) => {
+      throw new ConfigError(message);
+    }),
     snapshotTtlSeconds: duration(env, 'HANGAR_SNAPSHOT_TTL', 24 * 3600),
     snapshotMaxBytes: integer(env, 'HANGAR_SNAPSHOT_MAX_MB', 20 * 1024, 1, 1024 * 1024 * 1024) * 1024 * 1024,
     gitCacheMaxBytes: integer(env, 'HANGAR_GIT_CACHE_MAX_MB', 10 * 1024, 1, 1024 * 1024 * 1024) * 1024 * 1024,

@@ -10,6 +10,7 @@ import { EngineWrites } from '../execution/index.js';
 import { EnginePresence } from '../execution/index.js';
 import { workspacesInUse } from '../execution/index.js';
 import { threadReplyLoop } from '../github/index.js';
+import { EgressProxy } from '../network/index.js';
 import type { DB } from '../database.js';
 import { PgliteUpkeep } from '../platform/db/pglite-upkeep.js';
 import { PollingLoop } from '../platform/loop.js';
@@ -166,6 +167,8 @@ export class Loops implements Component {
         defaultHarness: config.operator.defaultHarness,
         models,
         sandbox: sandbox.mode,
+        // An environment's allow list goes through the egress proxy, a process of its own forked on first use.
+        ...(sandbox.mode.capabilities.egressProxy ? { egress: new EgressProxy(config.egress) } : {}),
         price: (modelId, input, output) => models.cost(modelId, input, output),
         defaultMaxCostUsd: this.platform.config.runDefaultMaxCostUsd,
         github: this.services.runGitHub,

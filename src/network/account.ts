@@ -62,3 +62,49 @@ export function refusalsMarkdown(entries: RefusalEntry[]): string {
   });
   return ["These hosts were refused by the environment's network allow list:", '', ...lines, ''].join('\n');
 }
+
+/** A timeline event of the account: `network_refused` (one entry, its first attempt) or `network_refusals` (all). */
+export interface AccountEvent {
+  execution_id: string | number | null;
+  event_type: string;
+  payload: Record<string, unknown> | null;
+}
+
+/**
+ * A run's account from its timeline, over all its executions: an execution's closing `network_refusals` holds its
+ * counts; one still running (or one that ended without writing it) has its `network_refused` entries, once each.
+ * The same phase, host and port across executions is one entry, attempts summed.
+ */
+export function refusalsFromEvents(events: AccountEvent[]): RefusalEntry[] {
+  const byExecution = new Map<string, Map<string, RefusalEntry>>();
+  const closed = new Set<string>();
+  for (const event of events) {
+    const execution = String(event.execution_id ?? '');
+    const entries = byExecution.get(execution) ?? new Map<string, RefusalEntry>();
+    byExecution.set(execution, entries);
+    if (event.event_type === 'network_refusals' && Array.isArray(event.payload?.refusals)) {
+      closed.add(execution);
+      entries.clear();
+      for (const entry of event.payload.refusals as RefusalEntry[]) entries.set(keyOf(entry), { ...entry });
+    } else if (event.event_type === 'network_refused' && event.payload && !closed.has(execution)) {
+      const entry = event.payload as unknown as Omit<RefusalEntry, 'attempts' | 'last_at'>;
+      entries.set(keyOf(entry), { ...entry, attempts: 1, last_at: entry.first_at });
+    }
+  }
+  const merged = new Map<string, RefusalEntry>();
+  for (const entries of byExecution.values())
+    for (const entry of entries.values()) {
+      const known = merged.get(keyOf(entry));
+      if (!known) merged.set(keyOf(entry), entry);
+      else {
+        known.attempts += entry.attempts;
+        if (entry.first_at < known.first_at) known.first_at = entry.first_at;
+        if (entry.last_at > known.last_at) known.last_at = entry.last_at;
+      }
+    }
+  return [...merged.values()].sort((a, b) => a.first_at.localeCompare(b.first_at));
+}
+
+function keyOf(entry: Pick<RefusalEntry, 'phase' | 'host' | 'port'>): string {
+  return `${entry.phase} ${entry.host} ${entry.port ?? ''}`;
+}

@@ -23,4 +23,19 @@ export {
 } from './rules.js';
 export { EgressProxy, type EgressLease } from './proxy/supervisor.js';
 export type { ProxySettings, Refusal, RefusalReason } from './proxy/protocol.js';
-export { RefusalAccount, type RefusalEntry, refusalsMarkdown } from './account.js';
+export {
+  type AccountEvent,
+  RefusalAccount,
+  type RefusalEntry,
+  refusalsFromEvents,
+  refusalsMarkdown,
+} from './account.js';
+export { RefusalEntrySchema } from './schemas.js';
+export { countRefusal } from './metrics.js';
+export { RunNetwork, type RunNetworkOptions } from './run-network.js';
+export {
+  type SpawnNetwork,
+  setWorkspaceNetwork,
+  withWorkspaceNetwork,
+  workspaceNetwork,
+} from './workspace-networks.js';

@@ -112,3 +112,30 @@ export const EnvironmentNetwork = Type.Object({
 export type EnvironmentNetwork = Static<typeof EnvironmentNetwork>;
 
 export type NetworkPhase = 'setup' | 'agent';
+
+/** One entry of a run's account of refused hosts (account.ts), as `network_refusals` answers it. */
+export const RefusalEntrySchema = Type.Object({
+  phase: Type.Union([Type.Literal('setup'), Type.Literal('agent')]),
+  host: Type.String({
+    description: 'The host name asked for (the CONNECT line, the URL, the SNI or the DNS question)',
+  }),
+  port: Type.Optional(Type.Integer({ description: 'The port asked for; absent for a DNS question' })),
+  reason: Type.Union(
+    [
+      Type.Literal('not_allowed'),
+      Type.Literal('private_address'),
+      Type.Literal('name_mismatch'),
+      Type.Literal('no_server_name'),
+      Type.Literal('unresolved'),
+      Type.Literal('connection_limit'),
+      Type.Literal('byte_budget'),
+    ],
+    { description: 'Why: not on the allow list, a private address, names that disagree, no SNI, limits' },
+  ),
+  attempts: Type.Integer({ description: 'How many times it was tried' }),
+  first_at: Type.String({ format: 'date-time' }),
+  last_at: Type.String({ format: 'date-time' }),
+  allow_line: Type.Optional(
+    Type.String({ description: 'What to add to network.<phase>.allow to allow it (for not_allowed only)' }),
+  ),
+});

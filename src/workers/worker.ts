@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { ModelCatalogue } from '../models/index.js';
+import { EgressProxy } from '../network/index.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import {
@@ -108,6 +109,8 @@ export class Worker {
       defaultHarness: config.operator.defaultHarness,
       models: catalogue,
       sandbox: sandbox.mode,
+      // An environment's allow list goes through an egress proxy of the worker's own, next to its sandboxes.
+      ...(sandbox.mode.capabilities.egressProxy ? { egress: new EgressProxy(config.egress) } : {}),
       price: (modelId, input, output) => catalogue.cost(modelId, input, output),
       defaultMaxCostUsd: config.runDefaultMaxCostUsd,
       github: new RemoteGitHub(this.link, config.gitBaseUrl),
@@ -160,6 +163,7 @@ export class Worker {
     await all();
     clearTimeout(this.giveUpTimer);
     this.link.close();
+    await this.context.egress?.stop();
     this.releaseRunFiles();
   }
 

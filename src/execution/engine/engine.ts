@@ -139,6 +139,8 @@ export class Engine {
     await Promise.all([...this.executions.values()].map((execution) => execution.done));
     await this.debugSessions.closeAll();
     await this.options.presence.stop();
+    // No execution holds a lease of the egress proxy any more: its process ends.
+    await this.options.context.egress?.stop();
     // Nothing of this engine's starts a sandbox or a clone any more.
     this.releaseRunFiles?.();
   }

@@ -115,7 +115,8 @@ export class GitHubSession {
    * pushes the branch and opens (or updates) the pull request, recording a PULL_REQUEST artifact for a new one. A
    * refusal is on the timeline with GitHub's reason and in the run's status message; the run stays SUCCEEDED.
    */
-  async publish(workspace: string, outcome: Outcome, report: Report): Promise<Outcome> {
+  /** `note`: a paragraph the pull request's body gets after the summary (the hosts the run's network refused). */
+  async publish(workspace: string, outcome: Outcome, report: Report, note = ''): Promise<Outcome> {
     const runUrl = this.access.runUrl;
     // The run's config wins over its environment's default, which wins over `open`.
     const mode = this.settings.pull_request ?? this.defaultMode;
@@ -147,7 +148,9 @@ export class GitHubSession {
           branch: this.branch,
           draft: mode === 'draft',
           title,
-          body: [summary ?? '', `${HANGAR_MARK} [${this.run.id}](${runUrl}).`].filter(Boolean).join('\n\n'),
+          body: [summary ?? '', note.trim(), `${HANGAR_MARK} [${this.run.id}](${runUrl}).`]
+            .filter(Boolean)
+            .join('\n\n'),
         });
         if (result.status === 'no_changes') continue;
         await report(result.created ? 'github_pull_request_opened' : 'github_pull_request_updated', {

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { GitHubAccess } from '../../github/index.js';
 import type { ModelCatalogue } from '../../models/index.js';
+import type { EgressProxy } from '../../network/index.js';
 import type { Redactor } from '../../platform/redaction/redactor.js';
 import type { RunLifecycle } from '../../runs/index.js';
 import type { Harness } from '../harnesses/harness.js';
@@ -24,6 +25,12 @@ export interface ExecutionContext {
   /** The catalogue the built-in harnesses take their model (and the operator's key for it) from. */
   models?: ModelCatalogue;
   sandbox: SandboxMode;
+  /**
+   * Hangar's egress proxy (its own process, forked on first use), where the sandbox can confine a run to it
+   * (capabilities.egressProxy): an environment's allow list is enforced through it. Unset: an allow list means no
+   * network for its phase.
+   */
+  egress?: EgressProxy;
   /** USD for tokens of a catalogue model (undefined for a model it does not know), for harnesses that report tokens only. */
   price?: (modelId: string, inputTokens: number, outputTokens: number) => number | undefined;
   /** The spend cap of runs that set no `config.max_cost_usd` (HANGAR_RUN_DEFAULT_MAX_COST_USD). */

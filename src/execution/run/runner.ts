@@ -1,4 +1,5 @@
 import type { Outcome, TranscriptRow } from '../../runs/index.js';
+import { countRefusal, RunNetwork } from '../../network/index.js';
 import { endSpan, inSpan, type Span, startSpan, withSpan } from '../../platform/tracing.js';
 import type { GitHubSession } from '../github/session.js';
 import type { BuiltInSetup } from '../model/built-in-setup.js';
@@ -36,6 +37,8 @@ export async function runExecution(
   let unavailableBeforeAgent = false;
   let agentMayHaveRun = false as boolean;
   let agentStarted = false as boolean;
+  // The environment's network, phase by phase (an allow list through the egress proxy), and what it refused.
+  let network = undefined as RunNetwork | undefined;
   // Workspace, files, model, clones and setup commands: the setup span, ended when the agent is about to start.
   const setup = startSpan('setup');
 
@@ -57,7 +60,18 @@ export async function runExecution(
     const prepared = await prepare(scope, (name) => span?.setAttribute('hangar.harness', name));
     if (ends(prepared)) return prepared;
     const { harnessName, harness, builtIn, environment } = prepared.continue;
-    const sandbox = await openSandbox(scope, inWorkspace, environment, harness);
+    network = new RunNetwork({
+      run: run.id,
+      workspace: inWorkspace,
+      network: environment?.network,
+      // The operator's ceilings: HANGAR_SETUP_NETWORK, and the harness's own (a built-in CLI's is always on).
+      ceilings: { setup: context.workspaces.setupNetwork, agent: harness?.network !== false },
+      proxy: context.egress,
+      report: (type, payload) => record.event(type, payload),
+      counted: (refusal) => countRefusal(run.environment_id, refusal.phase, refusal.reason),
+    });
+    await network.enter('setup');
+    const sandbox = await openSandbox(scope, inWorkspace, environment, harness, network);
     if (ends(sandbox)) return sandbox;
     const environmentId = run.environment_id;
     if (environmentId !== null) {
@@ -80,6 +94,7 @@ export async function runExecution(
     const readied = await ready(scope, inWorkspace, harnessName, harness, environment);
     if (ends(readied)) return readied;
     endSpan(setup);
+    await network.enter('agent');
     const ran = await inSpan('agent', { 'hangar.harness': readied.continue.harness.name }, () =>
       agent(inWorkspace, readied.continue, builtIn),
     );
@@ -87,7 +102,7 @@ export async function runExecution(
     // Kept whatever the publishing does: a publish that throws still ends with the agent's last lines.
     transcriptTail = ran.continue.transcriptTail;
     outcome = ran.continue.outcome;
-    return { outcome: await publish(scope, github, inWorkspace, outcome) };
+    return { outcome: await publish(scope, github, inWorkspace, outcome, network.refusals()) };
   };
 
   try {
@@ -107,6 +122,10 @@ export async function runExecution(
   } finally {
     // The execution's tokens end with it (the workspace and its credential file go next).
     await github?.close().catch(() => undefined);
+    // Its lease ends, and the account of what it refused goes on the timeline before the end.
+    await network
+      ?.close()
+      .catch((error) => context.log.warn({ err: error, runId: run.id }, 'closing the run network failed'));
     if (workspace !== undefined && !retained) await context.workspaces.remove(workspace).catch(() => undefined);
     const reason = stopReason(signal);
     const shutdown = retained ? [] : [{ type: 'vm_shutdown', ...(reason ? { payload: { reason } } : {}) }];

@@ -1,3 +1,5 @@
+import { withWorkspaceNetwork } from '../../network/index.js';
+
 /** A user and group id on the host. */
 export interface RunUser {
   uid: number;
@@ -35,6 +37,12 @@ export interface SandboxCapabilities {
    * image (`imageSnapshots`), which holds what setup installed outside the workspace.
    */
   snapshot: 'files' | 'files-and-image';
+  /**
+   * A networked process can be confined to a lease of Hangar's egress proxy (SandboxSpawnOptions.egress): its only way
+   * out, with DNS only from the proxy's resolver (bwrap's pasta and nft rules). Elsewhere an environment's allow list
+   * leaves its phase without network (docs/sandbox.md#allow-lists).
+   */
+  egressProxy: boolean;
 }
 
 /**
@@ -86,7 +94,8 @@ export type SandboxMode = SandboxBackend;
 /** Starts a process in the sandbox its options name: the one entry for setup, harnesses and Hangar's own commands. */
 export function spawnSandboxed(options: SandboxSpawnOptions): SandboxedProcess {
   if (options.argv[0] === undefined) throw new Error('spawnSandboxed: argv is empty');
-  return options.mode.spawn(options);
+  // The execution's phase decides its network (an environment's allow list), within what the caller allows.
+  return options.mode.spawn(withWorkspaceNetwork(options));
 }
 
 /**

@@ -1,3 +1,4 @@
+import { type RefusalEntry, refusalsMarkdown } from '../../../network/index.js';
 import type { Outcome } from '../../../runs/index.js';
 import { inSpan } from '../../../platform/tracing.js';
 import type { GitHubSession } from '../../github/session.js';
@@ -12,9 +13,11 @@ export async function publish(
   github: GitHubSession | null,
   workspace: string,
   outcome: Outcome,
+  /** What the run's network refused: the pull request's body says so, with the line that would allow each. */
+  refusals: RefusalEntry[] = [],
 ): Promise<Outcome> {
   if (!github || outcome.state !== 'SUCCEEDED' || signal.aborted) return outcome;
   return inSpan('publish', {}, () =>
-    github.publish(workspace, outcome, (type, payload) => record.event(type, payload)),
+    github.publish(workspace, outcome, (type, payload) => record.event(type, payload), refusalsMarkdown(refusals)),
   );
 }

@@ -1,9 +1,11 @@
 import type { EnvironmentConfig } from '../../../environments/index.js';
+import type { RunNetwork } from '../../../network/index.js';
 import { environmentImageProblem } from '../../../platform/image-reference.js';
 import type { Outcome } from '../../../runs/index.js';
 import type { Harness } from '../../harnesses/harness.js';
 import type { SandboxBackend, SandboxOpenRequest } from '../../sandbox/backend.js';
 import { registryOf } from '../../sandbox/container/pull.js';
+import { executionShape } from '../../../runners/index.js';
 import { failed } from '../outcomes.js';
 import type { Phase, RunScope } from './types.js';
 
@@ -20,15 +22,25 @@ export async function openSandbox(
   workspace: string,
   environment: EnvironmentConfig | undefined,
   harness: Harness | undefined,
+  network?: RunNetwork,
 ): Promise<Phase<ExecutionSandbox | undefined>> {
   const backend = scope.context.sandbox;
+  // The run's runner (recorded at its creation) may name only the kind that executes it (runners/shape.ts).
+  const shape = executionShape(scope.run.agent_config, environment?.limits, backend.kind);
+  if ('problem' in shape) return { outcome: failed({ kind: 'sandbox_not_opened', message: shape.problem }) };
   if (!backend.capabilities.perExecution) return { continue: undefined };
-  const sandbox = new ExecutionSandbox(scope, backend, workspace, environment, harness);
+  const sandbox = new ExecutionSandbox(scope, backend, workspace, environment, harness, network);
   if (scope.run.environment_id === null) {
     const opened = await sandbox.open();
     if (!opened.ok) return { outcome: opened.outcome };
   }
   return { continue: sandbox };
+}
+
+/** The limits the container asks for: the run's runner's over its environment's (checked in openSandbox). */
+function runnerLimits(config: Record<string, unknown>, environment: EnvironmentConfig | undefined, kind: string) {
+  const shape = executionShape(config, environment?.limits, kind);
+  return !('problem' in shape) && shape.limits ? { limits: shape.limits } : {};
 }
 
 export class ExecutionSandbox {
@@ -41,6 +53,8 @@ export class ExecutionSandbox {
     private readonly workspace: string,
     private readonly environment: EnvironmentConfig | undefined,
     private readonly harness: Harness | undefined,
+    /** The execution's network by phase: an environment that turned a phase off (or that could not be confined) has none. */
+    private readonly network?: RunNetwork,
   ) {}
 
   /** Opens the container, from the environment's image or a setup snapshot's; it gets network when setup or the harness ask. */
@@ -48,7 +62,9 @@ export class ExecutionSandbox {
     const { context, record, signal } = this.scope;
     const { environment } = this;
     const opening = performance.now();
-    const setupNetwork = (environment?.setup_commands.length ?? 0) > 0 && context.workspaces.setupNetwork;
+    const phaseOn = (phase: 'setup' | 'agent') => this.network?.decision(phase).kind !== 'off';
+    const setupNetwork =
+      (environment?.setup_commands.length ?? 0) > 0 && context.workspaces.setupNetwork && phaseOn('setup');
     const image = snapshotImage ?? environment?.docker_image;
     // An environment saved before images were checked may still name an ID or a setup snapshot (issue 47.2).
     const imageProblem = !snapshotImage && image !== undefined ? environmentImageProblem(image) : undefined;
@@ -63,8 +79,8 @@ export class ExecutionSandbox {
     const opened = await this.backend.open({
       workspace: this.workspace,
       image,
-      network: setupNetwork || this.harness?.network === true,
-      ...(environment?.limits ? { limits: environment.limits } : {}),
+      network: setupNetwork || (this.harness?.network === true && phaseOn('agent')),
+      ...runnerLimits(this.scope.run.agent_config, environment, this.backend.kind),
       ...(registryAuth ? { registryAuth } : {}),
       report: (type, payload) => record.event(type, payload),
     });

@@ -34,6 +34,7 @@ export class BwrapBackend extends HostBackend {
     workspaceFiles: 'host-directory',
     copiesUnreachableFiles: true,
     snapshot: 'files',
+    egressProxy: true,
   };
 
   constructor(private readonly options: BwrapOptions) {

@@ -76,6 +76,7 @@ export class ContainerBackend implements SandboxBackend {
     workspaceFiles: 'host-directory',
     copiesUnreachableFiles: false,
     snapshot: 'files-and-image',
+    egressProxy: false,
   };
   readonly client: EngineClient;
   readonly runAs: RunUser | undefined;

@@ -17,6 +17,7 @@ export class ProcessBackend extends HostBackend {
     workspaceFiles: 'host-directory',
     copiesUnreachableFiles: false,
     snapshot: 'files',
+    egressProxy: false,
   };
 
   spawn(options: SandboxSpawnOptions): SandboxedProcess {

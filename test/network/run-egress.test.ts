@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { resolveSandboxMode } from '../../src/execution/sandbox/index.js';
+import { harnessEnv, outputTexts, script, waitForState } from '../support/engine.js';
+import { egressHostsAvailable, type EgressHosts, startEgressHosts } from '../support/egress-hosts.js';
+import { createRun } from '../support/runs.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+// Runs of an environment whose phases each have an allow list, under bwrap behind the egress proxy: real traffic to
+// the test's own hosts (test/support/egress-hosts.ts). One run proves both phases: setup may reach allowed.test only
+// and the agent other.test only, so each phase is held to its own list.
+const skip = !egressHostsAvailable()
+  ? 'needs root, ip netns and openssl'
+  : resolveSandboxMode('bwrap').mode.kind !== 'bwrap'
+    ? 'bwrap does not work here'
+    : false;
+
+// -k: the proxy judges the name the client sends (CONNECT, SNI), whatever certificate the server shows.
+const curlTo = (host: string) => `curl -sS -k --max-time 20 https://${host}/ 2>&1 || echo "${host} failed with $?"`;
+
+describe("a run's network by allow list", { skip, timeout: 180_000 }, () => {
+  let hosts: EgressHosts;
+  let hangar: TestServer;
+  before(async () => {
+    hosts = await startEgressHosts(['allowed.test', 'other.test']);
+    hangar = await startTestServer(
+      harnessEnv(
+        {
+          networked: {
+            command: [process.execPath, new URL('../support/script-harness.mjs', import.meta.url).pathname],
+            network: true,
+          },
+        },
+        {
+          HANGAR_SANDBOX: 'bwrap',
+          HANGAR_EGRESS_HOSTS: `allowed.test=${hosts.addresses.allowed},other.test=${hosts.addresses.other}`,
+          HANGAR_EGRESS_ALLOWED_ADDRESSES: hosts.range,
+        },
+      ),
+    );
+  });
+  after(async () => {
+    await hangar?.stop();
+    hosts?.stop();
+  });
+
+  test('setup and agent each reach their own hosts through the proxy and are refused the rest, with an account', async () => {
+    const created = await hangar.request('POST', '/api/v1/environments', {
+      body: {
+        name: 'allow lists',
+        setup_commands: [`${curlTo('allowed.test')}; ${curlTo('other.test')}`],
+        network: { setup: { allow: ['allowed.test'] }, agent: { allow: ['other.test'] } },
+      },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const runId = await createRun(hangar, {
+      prompt: script(
+        { sh: `${curlTo('other.test')}; ${curlTo('allowed.test')}; ${curlTo('allowed.test')}` },
+        { done: 'ok' },
+      ),
+      config: { environment_id: created.body.uid, harness: { type: 'networked' } },
+    });
+    const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+    assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
+    const timeline = (await hangar.request('GET', `/agent/runs/${runId}/timeline`)).body.events as Array<{
+      event_type: string;
+      payload: Record<string, unknown>;
+    }>;
+    const setup = timeline.find((event) => event.event_type === 'environment_setup_command');
+    const setupOutput = String(setup?.payload.output_tail);
+    assert.match(setupOutput, /hello from allowed\.test over https/);
+    assert.match(setupOutput, /other\.test failed with/);
+    assert.doesNotMatch(setupOutput, /hello from other\.test/);
+    const said = (await outputTexts(hangar, runId)).join('\n');
+    assert.match(said, /hello from other\.test over https/, said);
+    assert.match(said, /allowed\.test failed with/, said);
+    assert.doesNotMatch(said, /hello from allowed\.test/, said);
+
+    // Each refused host on the timeline as it happened, the whole account with its counts at the end.
+    const refused = timeline.filter((event) => event.event_type === 'network_refused').map((event) => event.payload);
+    assert.deepEqual(
+      refused.map(({ phase, host, port, reason, allow_line }) => ({ phase, host, port, reason, allow_line })),
+      [
+        { phase: 'setup', host: 'other.test', port: 443, reason: 'not_allowed', allow_line: 'other.test' },
+        { phase: 'agent', host: 'allowed.test', port: 443, reason: 'not_allowed', allow_line: 'allowed.test' },
+      ],
+    );
+    const account = timeline.find((event) => event.event_type === 'network_refusals')?.payload.refusals as Array<{
+      host: string;
+      attempts: number;
+    }>;
+    assert.deepEqual(
+      account.map(({ host, attempts }) => ({ host, attempts })),
+      [
+        { host: 'other.test', attempts: 1 },
+        { host: 'allowed.test', attempts: 2 },
+      ],
+    );
+  });
+});
