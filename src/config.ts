@@ -69,6 +69,11 @@ export interface Config {
   sandboxReadOnlyPaths: string[];
   /** HANGAR_SANDBOX=kubernetes: a Job per execution (config-kubernetes.ts, docs/kubernetes.md). */
   kubernetes: KubernetesSettings;
+  /**
+   * `HANGAR_RUNNER_RUNTIME_CLASSES`: runtime classes a team's runner may name besides HANGAR_KUBERNETES_RUNTIME_CLASS
+   * (comma-separated); none by default, so that no team can leave the operator's isolation (gVisor, Kata).
+   */
+  runnerRuntimeClasses: string[];
   /** Runs executing at once across all replicas, and per team. */
   maxConcurrentRuns: number;
   maxConcurrentRunsPerTeam: number;
@@ -517,6 +522,10 @@ export function loadConfig(env: Env = process.env): Config {
     kubernetes: kubernetesSettings(env, (message) => {
       throw new ConfigError(message);
     }),
+    runnerRuntimeClasses: (text(env, 'HANGAR_RUNNER_RUNTIME_CLASSES') ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name !== ''),
     maxConcurrentRuns,
     maxConcurrentRunsPerTeam: integer(env, 'HANGAR_MAX_CONCURRENT_RUNS_PER_TEAM', maxConcurrentRuns, 1, 100_000),
     runLeaseSeconds: integer(env, 'HANGAR_RUN_LEASE_SECONDS', 30, 2, 3600),

@@ -12,6 +12,7 @@ import type { ExecutionTables } from './execution/tables.js';
 import type { FactoryTables } from './factory/tables.js';
 import type { IdentitiesTables } from './identities/tables.js';
 import type { McpTables } from './mcp/tables.js';
+import type { RunnersTables } from './runners/tables.js';
 import type { MessagesTables } from './messages/tables.js';
 import type { SchedulesTables } from './schedules/tables.js';
 import type { ScoresTables } from './scores/tables.js';
@@ -30,6 +31,7 @@ export interface DB
     FactoryTables,
     IdentitiesTables,
     McpTables,
+    RunnersTables,
     MessagesTables,
     SchedulesTables,
     ScoresTables,

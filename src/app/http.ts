@@ -12,6 +12,7 @@ import { registerPublicFactoryRoutes } from '../factory/index.js';
 import { registerAdminRoutes } from '../identities/index.js';
 import { registerAgentRoutes } from '../identities/index.js';
 import { registerMcpServerRoutes } from '../mcp/index.js';
+import { registerRunnerRoutes } from '../runners/index.js';
 import { registerMessageRoutes } from '../messages/index.js';
 import { registerModelRoutes } from '../models/index.js';
 import { registerOverviewRoutes } from '../overview/index.js';
@@ -137,6 +138,7 @@ function registerApiRoutes(api: FastifyInstance, platform: Platform, services: S
   registerSkillRoutes(api, services.skills);
   registerSecretRoutes(api, secrets);
   registerMcpServerRoutes(api, mcpServers);
+  registerRunnerRoutes(api, services.runners);
   registerEgressRoutes(api, {
     db,
     tokens,

@@ -34,6 +34,7 @@ import { RunActivity } from '../runs/index.js';
 import { RunOutputs } from '../runs/index.js';
 import { HARNESS_TYPES } from '../runs/index.js';
 import { RunsService } from '../runs/index.js';
+import { RunnersService } from '../runners/index.js';
 import { RunLifecycle } from '../runs/index.js';
 import { runEventsSince, runPlaces } from '../runs/index.js';
 import { SchedulesService } from '../schedules/index.js';
@@ -85,12 +86,26 @@ export function buildServices(
   const limits = { global: config.maxConcurrentRuns, perTeam: config.maxConcurrentRunsPerTeam };
 
   const lifecycle = new RunLifecycle(db);
+  const runners = new RunnersService({
+    db,
+    defaults: config.container.limits,
+    policy: {
+      // HANGAR_SANDBOX as given (an explicit kind never falls back to another), else the kind auto chose.
+      sandbox: config.sandbox?.trim() || sandbox.mode.kind,
+      maximums: config.container.maximums,
+      runtimeClasses: [
+        ...(config.kubernetes.runtimeClassName ? [config.kubernetes.runtimeClassName] : []),
+        ...config.runnerRuntimeClasses,
+      ],
+    },
+  });
   const runActivity = new RunActivity(db);
   const environments = new EnvironmentsService({
     db,
     runActivity,
     snapshots: new EnvironmentSnapshots(db, config.snapshotTtlSeconds),
     limitMaximums: config.container.maximums,
+    runnerExists: (teamUid, uid) => runners.exists(db, teamUid, uid),
     // Bound late: the secrets service is made below (and asks the environments which of them a team reaches).
     unusableSecrets: (user, names) => secrets.unusableSecrets(db, user, names),
   });
@@ -124,6 +139,7 @@ export function buildServices(
     environmentAccessible: (teamUid, environmentId) => environments.isAccessible(teamUid, environmentId),
     missingSecrets: (teamUid, names) => secrets.missingSecrets(teamUid, names),
     knownModel: (modelId) => models.find(modelId) !== undefined,
+    runnerExists: (trx, teamUid, uid) => runners.exists(trx, teamUid, uid),
   });
   const addressPolicy = new AddressPolicy(config.mcpAllowedHosts);
   const mcpServers = new McpServersService({ db, secrets, addressPolicy });
@@ -144,6 +160,10 @@ export function buildServices(
     mcpServers,
     secrets,
     agents,
+    runners: {
+      forRun: (trx, teamUid, uid) => runners.forRun(trx, teamUid, uid),
+      environmentDefault: (trx, teamUid, environmentId) => environments.defaultRunnerFor(teamUid, environmentId, trx),
+    },
     cursors,
     publicUrl: () => address.url,
     metadataFiltering: config.metadataFiltering,
@@ -238,6 +258,7 @@ export function buildServices(
     skills,
     secrets,
     mcpServers,
+    runners,
     agents,
     models,
     admin: new AdminService({ db }),

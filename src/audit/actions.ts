@@ -73,6 +73,9 @@ export const AUDITED_ROUTES: Readonly<Record<string, AuditedRoute>> = {
   'DELETE /mcp-servers/:uid': { action: 'mcp_server.delete', target: 'uid' },
   'POST /mcp-servers/:uid/shares': { action: 'mcp_server.share', target: 'uid' },
   'DELETE /mcp-servers/:uid/shares/:team_uid': { action: 'mcp_server.unshare', target: 'uid' },
+  'POST /runners': { action: 'runner.create' },
+  'PUT /runners/:uid': { action: 'runner.update', target: 'uid' },
+  'DELETE /runners/:uid': { action: 'runner.delete', target: 'uid' },
   // Environments.
   'POST /environments': { action: 'environment.create' },
   'PUT /environments/:uid': { action: 'environment.update', target: 'uid' },

@@ -56,6 +56,7 @@ export function normalizeConfig(
       ...(registrySecret ? { registry_secret_name: registrySecret } : {}),
       ...(body.github?.pull_request ? { github: { pull_request: body.github.pull_request } } : {}),
       ...(network && Object.keys(network.network).length > 0 ? { network: network.network } : {}),
+      ...(body.default_runner_uid?.trim() ? { default_runner_uid: body.default_runner_uid.trim() } : {}),
     },
   };
 }
@@ -107,6 +108,7 @@ export function storedConfig(raw: Record<string, unknown>): EnvironmentConfig {
     ...(typeof raw.registry_secret_name === 'string' ? { registry_secret_name: raw.registry_secret_name } : {}),
     ...(storedGitHub(raw.github) ? { github: storedGitHub(raw.github) } : {}),
     ...(storedNetwork(raw.network) ? { network: storedNetwork(raw.network) } : {}),
+    ...(typeof raw.default_runner_uid === 'string' ? { default_runner_uid: raw.default_runner_uid } : {}),
   };
 }
 

@@ -85,6 +85,13 @@ export const EnvironmentConfigBody = Type.Object(
     ),
     github: Type.Optional(EnvironmentGitHub),
     network: Type.Optional(NetworkBody),
+    default_runner_uid: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          "A runner of the owning team (GET /runners): the shape of this environment's runs that name no runner and whose agent has no default. Empty: none.",
+      }),
+    ),
   },
   { additionalProperties: false, description: 'Environment configuration; a PUT replaces all of it.' },
 );
@@ -102,6 +109,7 @@ export const EnvironmentConfig = Type.Object({
   registry_secret_name: Type.Optional(Type.String()),
   github: Type.Optional(EnvironmentGitHub),
   network: Type.Optional(EnvironmentNetwork),
+  default_runner_uid: Type.Optional(Type.String()),
 });
 export type EnvironmentConfig = Static<typeof EnvironmentConfig>;
 

@@ -33,6 +33,8 @@ export interface EnvironmentsServiceOptions {
     user: { teamUid: string; creatorUid: string; agentUid: string | null; environmentId: string | null },
     names: string[],
   ) => Promise<string[]>;
+  /** Whether the team has the runner: an environment's default_runner_uid names one of its owning team's. */
+  runnerExists?: (teamUid: string, uid: string) => Promise<boolean>;
 }
 
 /** A repository named by the caller's accessible environments, with the environments that name it. */
@@ -213,6 +215,7 @@ export class EnvironmentsService {
   async create(caller: Caller, body: EnvironmentConfigBody): Promise<EnvironmentItem> {
     const uid = newUid();
     const config = configOf(body, this.options.limitMaximums);
+    await this.requireRunner(caller, config);
     await this.requireEditorSecrets(caller, undefined, config);
     await store.insertEnvironment(this.db, {
       uid,
@@ -226,6 +229,7 @@ export class EnvironmentsService {
   async update(caller: Caller, uid: string, body: EnvironmentConfigBody): Promise<EnvironmentItem> {
     const config = configOf(body, this.options.limitMaximums);
     await this.requireOwner(caller, uid);
+    await this.requireRunner(caller, config);
     const current = await this.accessible(caller, uid);
     await this.requireEditorSecrets(caller, storedConfig(current.config), config);
     await store.updateConfig(this.db, caller.teamUid, uid, config, {
@@ -233,6 +237,29 @@ export class EnvironmentsService {
       uid: caller.principal.uid,
     });
     return this.get(caller, uid);
+  }
+
+  /** A default runner must be the owning team's own; another team's is answered as a missing one. */
+  private async requireRunner(caller: Caller, config: EnvironmentConfig): Promise<void> {
+    const runner = config.default_runner_uid;
+    if (runner && !(await this.options.runnerExists?.(caller.teamUid, runner)))
+      throw invalidRequest(
+        `default_runner_uid: runner ${runner} does not exist in this team; \`hangar runners list\` (GET /runners) lists them`,
+      );
+  }
+
+  /**
+   * The default runner of an environment a run of `teamUid` uses, with the team that owns the runner: the owning
+   * team's (a guest's run of a shared environment takes the shape the owner chose). Undefined when it names none.
+   */
+  async defaultRunnerFor(
+    teamUid: string,
+    uid: string,
+    db: Kysely<DB> = this.db,
+  ): Promise<{ teamUid: string; runnerUid: string } | undefined> {
+    const row = UID.test(uid) ? await store.findAccessible(db, teamUid, uid) : undefined;
+    const runner = row ? storedConfig(row.config).default_runner_uid : undefined;
+    return row && runner ? { teamUid: row.team_uid, runnerUid: runner } : undefined;
   }
 
   /**

@@ -54,6 +54,8 @@ export interface AgentIdentitiesTable {
   factory_uid: Generated<string | null>;
   /** Its API key may create runs on behalf of a member of the team (migration 0049). */
   on_behalf_of_enabled: Generated<boolean>;
+  /** The runner its runs take when they name none (migration 0050): a runner of its team, by uid. */
+  default_runner_uid: Generated<string | null>;
 }
 
 /** A team secret: AES-256-GCM ciphertext only (see src/platform/crypto.ts). */

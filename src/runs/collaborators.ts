@@ -19,9 +19,23 @@ export interface AgentDirectory {
         factory_uid?: string | null;
         /** Its API key may create runs on behalf of a member of the team. */
         on_behalf_of_enabled?: boolean;
+        /** The runner of its runs that name none. */
+        default_runner_uid?: string | null;
       }
     | undefined
   >;
+}
+
+/** Runners a team's runs execute with (the runners slice provides it). */
+export interface RunnerDirectory {
+  /** The runner as a run of `teamUid` records it; undefined for one the team does not have (another team's too). */
+  forRun(db: Kysely<DB>, teamUid: string, uid: string): Promise<{ name: string } | undefined>;
+  /** The default runner of an environment the team reaches, in the team that owns the environment. */
+  environmentDefault(
+    db: Kysely<DB>,
+    teamUid: string,
+    environmentId: string,
+  ): Promise<{ teamUid: string; runnerUid: string } | undefined>;
 }
 
 /** Which shared MCP servers a team may use in its runs (the MCP slice provides it). */

@@ -12,12 +12,14 @@ import type {
   AgentDirectory,
   EnvironmentDirectory,
   McpServerDirectory,
+  RunnerDirectory,
   SecretAccess,
   SkillResolver,
 } from './collaborators.js';
 import type { NewAttachment, NewRun } from './lifecycle/types.js';
 import { checkMcpServers } from './mcp-server-config.js';
 import { mergeMetadata, metadataProblem } from './metadata.js';
+import { resolveRunner } from './runner-config.js';
 import { checkNewRunSecrets, harnessAuthSecrets } from './run-secrets.js';
 import type { AgentConfig, CreateRunBody, RunSource } from './schemas.js';
 import * as store from './store.js';
@@ -31,6 +33,8 @@ export interface RunCreationDependencies {
   mcpServers: McpServerDirectory;
   secrets: SecretAccess;
   agents: AgentDirectory;
+  /** The team's runners (config.runner_id and the agents' and environments' defaults). */
+  runners?: RunnerDirectory;
   /** A member of the team by user ID or e-mail (for `on_behalf_of`); undefined when they are not one. */
   teamMember?: (db: Kysely<DB>, teamUid: string, userIdOrEmail: string) => Promise<{ uid: string } | undefined>;
   /** Where inline HTTP MCP servers (`config.mcp_servers.<name>.url`) may be. */
@@ -107,6 +111,7 @@ export async function prepareRun(
   // A team over its monthly budget starts nothing more (schedules and automations record the refusal).
   await dependencies.checkTeamBudget?.(db, caller.teamUid);
   const executor = await executorOf(dependencies, db, caller, body, config);
+  await resolveRunner(dependencies.runners, db, caller.teamUid, config, executor.agent);
   await checkNewRunSecrets(
     dependencies.secrets,
     db,
@@ -258,7 +263,13 @@ async function executorOf(
   caller: Caller,
   body: CreateRunBody,
   config: AgentConfig,
-): Promise<{ type: Caller['principal']['type']; uid: string; factoryUid?: string | null }> {
+): Promise<{
+  type: Caller['principal']['type'];
+  uid: string;
+  factoryUid?: string | null;
+  /** The executing agent identity, for its default runner. */
+  agent?: { name: string; defaultRunnerUid: string | null };
+}> {
   if (caller.principal.available === false) {
     throw notAuthorized(`agent ${caller.principal.displayName} is over the team's plan limit and cannot execute runs`);
   }
@@ -269,12 +280,22 @@ async function executorOf(
       throw notAuthorized(`agent identity ${identity.name} is over the team's plan limit and cannot execute runs`);
     // The identity's worker is the default; the run's own config.worker_host (even "warp") wins.
     if (identity.worker_host) config.worker_host ??= identity.worker_host;
-    return { type: 'service_account', uid: identity.uid, factoryUid: identity.factory_uid ?? null };
+    return {
+      type: 'service_account',
+      uid: identity.uid,
+      factoryUid: identity.factory_uid ?? null,
+      agent: { name: identity.name, defaultRunnerUid: identity.default_runner_uid ?? null },
+    };
   }
   if (caller.principal.type === 'service_account') {
     const self = await dependencies.agents.findForRun(db, caller.teamUid, caller.principal.uid);
     if (self?.worker_host && config.worker_host === undefined) config.worker_host = self.worker_host;
-    return { type: caller.principal.type, uid: caller.principal.uid, factoryUid: self?.factory_uid ?? null };
+    return {
+      type: caller.principal.type,
+      uid: caller.principal.uid,
+      factoryUid: self?.factory_uid ?? null,
+      ...(self ? { agent: { name: self.name, defaultRunnerUid: self.default_runner_uid ?? null } } : {}),
+    };
   }
   return { type: caller.principal.type, uid: caller.principal.uid };
 }

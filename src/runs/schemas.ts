@@ -31,6 +31,33 @@ export const AgentConfig = Type.Object(
     skills: Type.Optional(Type.Array(Type.String({ maxLength: 1024 }), { maxItems: 50 })),
     mcp_servers: Type.Optional(Type.Record(Type.String(), Type.Object({}, { additionalProperties: true }))),
     worker_host: Type.Optional(Type.String({ maxLength: 200 })),
+    runner_id: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          "A runner of the team (GET /runners): the sandbox kind and shape the run executes with. Left out: the agent's default_runner_uid, then the environment's, then the operator's settings; the runner it resolved to is recorded here",
+      }),
+    ),
+    runner: Type.Optional(
+      Type.Object(
+        {
+          name: Type.String(),
+          sandbox: Type.Optional(Type.String()),
+          limits: Type.Optional(
+            Type.Object({
+              cpus: Type.Optional(Type.Number()),
+              memory: Type.Optional(Type.String()),
+              pids: Type.Optional(Type.Integer()),
+            }),
+          ),
+          kubernetes: Type.Optional(Type.Object({}, { additionalProperties: true })),
+        },
+        {
+          description:
+            "The shape of the runner as it was when the run was created (Hangar records it; a request's is ignored): later edits of the runner change later runs only",
+        },
+      ),
+    ),
     harness: Type.Optional(
       Type.Object({
         type: Type.Optional(

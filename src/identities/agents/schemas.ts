@@ -20,6 +20,12 @@ const WorkerHost = Type.String({ maxLength: 200 });
 const Skills = Type.Array(Type.String({ maxLength: 1024 }), { maxItems: 50 });
 const Secrets = Type.Array(SecretRef, { maxItems: 50 });
 
+const DefaultRunner = Type.String({
+  maxLength: 64,
+  description:
+    "The runner (GET /runners) of the runs this agent executes when a run names none (config.runner_id); it wins over the environment's default. Empty: none.",
+});
+
 const OnBehalfOf = Type.Boolean({
   description:
     "The agent's API key may create runs with `on_behalf_of` a member of the team (creator: the member; executor: the agent). Default false.",
@@ -37,6 +43,7 @@ export const CreateAgentBody = Type.Object({
   secrets: Type.Optional(Secrets),
   mcp_servers: Type.Optional(McpServers),
   harness: Type.Optional(Harness),
+  default_runner_uid: Type.Optional(DefaultRunner),
 });
 export type CreateAgentBody = Static<typeof CreateAgentBody>;
 
@@ -56,6 +63,7 @@ export const UpdateAgentBody = Type.Object({
   secrets: orNull(Secrets),
   mcp_servers: orNull(McpServers),
   harness: orNull(Harness),
+  default_runner_uid: orNull(DefaultRunner),
 });
 export type UpdateAgentBody = Static<typeof UpdateAgentBody>;
 
@@ -75,6 +83,7 @@ export const AgentItem = Type.Object({
   harness: Type.Optional(Harness),
   available: Type.Boolean({ description: 'Within the team plan limit: may execute runs.' }),
   on_behalf_of_enabled: OnBehalfOf,
+  default_runner_uid: DefaultRunner,
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
 });

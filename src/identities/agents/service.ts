@@ -17,6 +17,8 @@ export interface AgentsServiceOptions {
   missingSecrets: (teamUid: string, names: string[]) => Promise<string[]>;
   /** Whether the model catalogue has `modelId` (a model the server does not know could never run). */
   knownModel: (modelId: string) => boolean;
+  /** Whether the team has the runner (a default_runner_uid must name one of the team's own). */
+  runnerExists?: (db: Kysely<DB>, teamUid: string, uid: string) => Promise<boolean>;
 }
 
 function render(row: store.AgentRow): AgentItem {
@@ -34,6 +36,7 @@ function render(row: store.AgentRow): AgentItem {
     ...(row.harness ? { harness: row.harness as AgentItem['harness'] } : {}),
     available: row.available,
     on_behalf_of_enabled: row.on_behalf_of_enabled,
+    default_runner_uid: row.default_runner_uid ?? '',
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };
@@ -58,8 +61,14 @@ export class AgentsService {
     if (caller.role !== 'admin') throw notAuthorized('managing agent identities needs the team admin role');
   }
 
-  private async check(caller: Caller, values: store.AgentValues): Promise<store.AgentValues> {
+  private async check(caller: Caller, values: store.AgentValues, db: Kysely<DB> = this.db): Promise<store.AgentValues> {
     if (values.name.trim() === '') throw invalidRequest('name must not be blank');
+    const runner = values.default_runner_uid;
+    // Another team's runner is answered as a missing one: its name tells nothing of other teams.
+    if (runner && !(await this.options.runnerExists?.(db, caller.teamUid, runner)))
+      throw invalidRequest(
+        `default_runner_uid: runner ${runner} does not exist in this team; \`hangar runners list\` (GET /runners) lists them`,
+      );
     if (
       values.environment_id !== null &&
       !(await this.options.environmentAccessible(caller.teamUid, values.environment_id))
@@ -96,6 +105,7 @@ export class AgentsService {
       mcp_servers: emptyToNull(body.mcp_servers ?? null),
       harness: emptyToNull(body.harness ?? null),
       on_behalf_of_enabled: body.on_behalf_of_enabled ?? false,
+      default_runner_uid: emptyToNull(body.default_runner_uid ?? null),
     });
     const uid = newUid();
     await withConflicts(
@@ -133,6 +143,7 @@ export class AgentsService {
       mcp_servers: pick('mcp_servers', current.mcp_servers),
       harness: pick('harness', current.harness),
       on_behalf_of_enabled: body.on_behalf_of_enabled ?? current.on_behalf_of_enabled,
+      default_runner_uid: pick('default_runner_uid', current.default_runner_uid),
     });
     await withConflicts(store.updateAgent(this.db, caller.teamUid, uid, values), nameTaken(values.name));
     return this.get(caller, uid);
@@ -154,7 +165,7 @@ export class AgentsService {
     uid: string | null,
     values: store.AgentValues,
   ): Promise<string> {
-    const checked = await this.check(caller, values);
+    const checked = await this.check(caller, values, db);
     if (uid !== null) {
       await store.updateAgent(db, caller.teamUid, uid, checked);
       return uid;
@@ -191,6 +202,7 @@ export class AgentsService {
         worker_host: string | null;
         factory_uid: string | null;
         on_behalf_of_enabled: boolean;
+        default_runner_uid: string | null;
       }
     | undefined
   > {
@@ -203,6 +215,7 @@ export class AgentsService {
         worker_host: row.worker_host,
         factory_uid: row.factory_uid,
         on_behalf_of_enabled: row.on_behalf_of_enabled,
+        default_runner_uid: row.default_runner_uid,
       }
     );
   }

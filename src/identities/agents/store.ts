@@ -50,6 +50,8 @@ export interface AgentValues {
   harness: Record<string, unknown> | null;
   /** Left as it is when undefined (factory definitions do not set it). */
   on_behalf_of_enabled?: boolean;
+  /** Left as it is when undefined (factory definitions set it only when the agent file names a runner). */
+  default_runner_uid?: string | null;
 }
 
 function columns(values: AgentValues) {
