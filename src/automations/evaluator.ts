@@ -3,9 +3,8 @@ import type { Kysely } from 'kysely';
 import { savedBy } from '../identities/index.js';
 import type { Database } from '../platform/db/connect.js';
 import type { DB } from '../database.js';
-import { ApiError } from '../platform/http/errors.js';
 import { PollingLoop } from '../platform/loop.js';
-import type { RunRequest, RunsService } from '../runs/index.js';
+import { type RunsService, startTriggeredRuns, type TriggerDecision, type TriggeredRun } from '../runs/index.js';
 import { deliveryQueue } from '../webhooks/index.js';
 import { deliveryPrompt, payloadFiles } from './envelope.js';
 import { checkTriggers } from './service.js';
@@ -62,22 +61,34 @@ export class AutomationEvaluator {
 
   /** One pass over a batch of waiting deliveries. Returns how many it evaluated. */
   async evaluatePending(): Promise<number> {
-    const { evaluated, started, refused, created } = await this.db.transaction().execute(async (trx) => {
-      const deliveries = await deliveryQueue.claimPending(trx, this.batchSize);
-      const requests: RunRequest[] = [];
-      const firings: Array<Omit<store.Firing, 'run_id' | 'error'>> = [];
-      // Deliveries of one webhook arrive together: look its automations up once per batch.
-      const selecting = new Map<string, Promise<store.AutomationRow[]>>();
-      for (const delivery of deliveries) {
-        const payload: unknown = JSON.parse(delivery.body);
-        let automations = selecting.get(delivery.webhook_uid);
-        if (!automations) {
-          automations = store.automationsFor(trx, delivery.team_uid, delivery.webhook_uid);
-          selecting.set(delivery.webhook_uid, automations);
-        }
-        for (const automation of await automations) {
-          if (!checkTriggers(automation.triggers, delivery.webhook_uid, payload).would_trigger) continue;
-          requests.push({
+    const { evaluated, started, refused } = await startTriggeredRuns(this.db, this.options.runs, (trx) =>
+      this.decide(trx),
+    );
+    observeFirings(started, refused);
+    return evaluated;
+  }
+
+  /**
+   * Inside the trigger's transaction: a batch of deliveries claimed, a run asked for per automation whose triggers
+   * take one; then each firing recorded with its run or why none started, and the deliveries marked evaluated.
+   */
+  private async decide(trx: Kysely<DB>): Promise<TriggerDecision<Firing, Evaluated>> {
+    const deliveries = await deliveryQueue.claimPending(trx, this.batchSize);
+    const runs: TriggeredRun<Firing>[] = [];
+    // Deliveries of one webhook arrive together: look its automations up once per batch.
+    const selecting = new Map<string, Promise<store.AutomationRow[]>>();
+    for (const delivery of deliveries) {
+      const payload: unknown = JSON.parse(delivery.body);
+      let automations = selecting.get(delivery.webhook_uid);
+      if (!automations) {
+        automations = store.automationsFor(trx, delivery.team_uid, delivery.webhook_uid);
+        selecting.set(delivery.webhook_uid, automations);
+      }
+      for (const automation of await automations) {
+        if (!checkTriggers(automation.triggers, delivery.webhook_uid, payload).would_trigger) continue;
+        runs.push({
+          item: { delivery_seq: delivery.seq, automation_id: automation.id },
+          request: {
             owner: savedBy(delivery.team_uid, automation.created_by_uid),
             body: {
               prompt: deliveryPrompt(automation.prompt, {
@@ -96,40 +107,43 @@ export class AutomationEvaluator {
               triggerUrl: `/factory/webhooks/${encodeURIComponent(delivery.webhook_uid)}`,
             },
             files: payloadFiles(delivery.body),
-          });
-          firings.push({ delivery_seq: delivery.seq, automation_id: automation.id });
+          },
+        });
+      }
+    }
+    return {
+      runs,
+      record: async (trx, outcomes) => {
+        await store.insertFirings(
+          trx,
+          outcomes.map(({ item: firing, runId, refused }) =>
+            refused ? { ...firing, run_id: null, error: refused.detail } : { ...firing, run_id: runId, error: null },
+          ),
+        );
+        await deliveryQueue.markEvaluated(
+          trx,
+          deliveries.map((delivery) => delivery.seq),
+        );
+        for (const { item: firing, refused } of outcomes) {
+          if (refused)
+            this.options.log.warn(
+              { automation_id: firing.automation_id, reason: refused.detail },
+              'automation run not started',
+            );
         }
-      }
-      const outcomes = await this.options.runs.createWithin(trx, requests);
-      await store.insertFirings(
-        trx,
-        firings.map((firing, i) => {
-          const outcome = outcomes[i]!;
-          return outcome instanceof ApiError
-            ? { ...firing, run_id: null, error: outcome.detail }
-            : { ...firing, run_id: outcome.run_id, error: null };
-        }),
-      );
-      await deliveryQueue.markEvaluated(
-        trx,
-        deliveries.map((delivery) => delivery.seq),
-      );
-      for (const [i, outcome] of outcomes.entries()) {
-        if (outcome instanceof ApiError)
-          this.options.log.warn(
-            { automation_id: firings[i]!.automation_id, reason: outcome.detail },
-            'automation run not started',
-          );
-      }
-      return {
-        created: outcomes.created,
-        evaluated: deliveries.length,
-        started: outcomes.filter((outcome) => !(outcome instanceof ApiError)).length,
-        refused: outcomes.filter((outcome) => outcome instanceof ApiError).length,
-      };
-    });
-    observeFirings(started, refused);
-    this.options.runs.announceQueued(created);
-    return evaluated;
+        const refusedCount = outcomes.filter((outcome) => outcome.refused).length;
+        return { evaluated: deliveries.length, started: outcomes.length - refusedCount, refused: refusedCount };
+      },
+    };
   }
+}
+
+/** An automation a delivery fired, before its outcome. */
+type Firing = Omit<store.Firing, 'run_id' | 'error'>;
+
+/** A pass's counts, for its return and the firing metrics. */
+interface Evaluated {
+  evaluated: number;
+  started: number;
+  refused: number;
 }

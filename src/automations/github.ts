@@ -1,6 +1,13 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../database.js';
-import { APP_REPLAY_SCOPE, type GitHubEventKind } from '../github/index.js';
+import {
+  type AppDelivery,
+  APP_REPLAY_SCOPE,
+  type GitHubEventKind,
+  type IssueThread,
+  threadName,
+  threadRunConfig,
+} from '../github/index.js';
 import { savedBy } from '../identities/index.js';
 import type { RunRequest } from '../runs/index.js';
 import { deliveryPrompt, payloadFiles } from './envelope.js';
@@ -75,6 +82,36 @@ export function githubRunRequest(automation: AutomationRow, delivery: GitHubDeli
     },
     files: payloadFiles(JSON.stringify(delivery.payload)),
   };
+}
+
+/**
+ * The runs a team's `github` automations ask for a delivery about `thread` (the GitHub triggers' port), without their
+ * owner: the automation's saver is not who asked, the GitHub slice decides the creator. Undefined when the team has
+ * no such automation, enabled or not: then the built-in triggers decide for it.
+ */
+export async function githubAutomationRuns(
+  db: Kysely<DB>,
+  teamUid: string,
+  delivery: AppDelivery,
+  thread: IssueThread,
+  environmentId: string | undefined,
+): Promise<Array<{ automationId: string; request: Omit<RunRequest, 'owner'> }> | undefined> {
+  const automations = await githubAutomations(db, teamUid);
+  if (automations.length === 0) return undefined;
+  return automations
+    .filter((automation) => githubTriggerMatches(automation, thread.kind, delivery.payload))
+    .map((automation) => {
+      const { owner: _saver, ...request } = githubRunRequest(automation, {
+        deliveryId: delivery.deliveryId,
+        payload: delivery.payload,
+        thread: threadName(thread),
+        title: `${thread.owner}/${thread.repo}#${thread.number}`,
+        environmentId,
+        github: threadRunConfig(thread).github,
+        url: thread.comment?.url || thread.url,
+      });
+      return { automationId: automation.id, request };
+    });
 }
 
 /**

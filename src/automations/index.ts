@@ -7,11 +7,5 @@ export { AutomationsService } from './service.js';
 export type { AutomationValues } from './store.js';
 export { busiestAutomations } from './store.js';
 export { deliveryPrompt, PAYLOAD_FILE, payloadFiles } from './envelope.js';
-export {
-  githubAutomations,
-  githubRunRequest,
-  githubTriggerMatches,
-  recordGitHubFirings,
-  type GitHubDelivery,
-} from './github.js';
+export { githubAutomationRuns, recordGitHubFirings } from './github.js';
 export { observeFirings } from './metrics.js';

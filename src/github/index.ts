@@ -32,5 +32,6 @@ export {
   threadName,
 } from './triggers.js';
 export { threadReplyLoop } from './thread-replies.js';
+export { type GitHubTriggerPorts, registerGitHubTriggers } from './trigger-dispatch.js';
 export { type GitCredentialQuery, RunGitHubAccess } from './run-access.js';
 export { registerGitCredentialRoute } from './git-credential-route.js';

@@ -10,6 +10,7 @@ export { RunOutputs, TRANSCRIPT_LINK_SECONDS } from './output.js';
 export { AgentConfig, CreateRunResponse, HARNESS_TYPES, RunIdParams, type RunItem } from './schemas.js';
 export type { AgentDirectory } from './collaborators.js';
 export { type CreatedWithin, RunsService, type RunRequest } from './service.js';
+export { startTriggeredRuns, type TriggerDecision, type TriggeredRun, type TriggerOutcome } from './trigger.js';
 export type { QueueFacts, QueueReason } from './queue-reason.js';
 
 export { RunLifecycle } from './lifecycle/run-lifecycle.js';

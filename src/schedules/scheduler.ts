@@ -1,9 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import type { DB } from '../database.js';
-import type { CreatedWithin, RunsService } from '../runs/index.js';
+import { type RunsService, startTriggeredRuns, type TriggerDecision } from '../runs/index.js';
 import { savedBy } from '../identities/index.js';
-import { ApiError } from '../platform/http/errors.js';
 import { type NextPass, PollingLoop } from '../platform/loop.js';
 import { nextTickAfter } from './cron.js';
 import type { Clock } from './service.js';
@@ -95,21 +94,23 @@ export class Scheduler {
 
   /** One pass: claim a batch of due schedules, start their runs, move them on. Returns how many it claimed. */
   async fireDue(): Promise<number> {
-    const { ticks, created } = await this.fireDueInTransaction();
-    this.options.runs.announceQueued(created);
+    const ticks = await startTriggeredRuns(this.options.db, this.options.runs, (trx) => this.decideDue(trx));
     observeTicks(ticks);
     return ticks.length;
   }
 
-  /** The ticks fired, once committed: each one's delay after its due second and whether its run started. */
-  private fireDueInTransaction(): Promise<{ ticks: FiredTick[]; created: CreatedWithin['created'] }> {
-    return this.options.db.transaction().execute(async (trx) => {
-      const now = this.now();
-      const due = await store.claimDue(trx, now, this.batchSize);
-      if (due.length === 0) return { ticks: [], created: [] };
-      const outcomes = await this.options.runs.createWithin(
-        trx,
-        due.map((schedule) => ({
+  /**
+   * Inside the trigger's transaction: the due schedules claimed, a run asked for each, and each schedule moved to its
+   * next tick with its run's outcome. Answers the ticks fired: each one's delay after its due second and whether its
+   * run started.
+   */
+  private async decideDue(trx: Kysely<DB>): Promise<TriggerDecision<store.DueSchedule, FiredTick[]>> {
+    const now = this.now();
+    const due = await store.claimDue(trx, now, this.batchSize);
+    return {
+      runs: due.map((schedule) => ({
+        item: schedule,
+        request: {
           owner: savedBy(schedule.team_uid, schedule.created_by_uid),
           body: {
             prompt: schedule.prompt,
@@ -124,34 +125,35 @@ export class Scheduler {
             schedule: { schedule_id: schedule.id, schedule_name: schedule.name, cron_schedule: schedule.cron_schedule },
             scheduleTick: schedule.next_run_at!,
           },
-        })),
-      );
-      const errors = outcomes.map((outcome) => (outcome instanceof ApiError ? outcome : null));
-      // Many schedules share an expression: each distinct one is evaluated once per batch.
-      const nextTicks = new Map<string, Date | null>();
-      const nextTick = (cron: string) => {
-        if (!nextTicks.has(cron)) nextTicks.set(cron, nextTickAfter(cron, now));
-        return nextTicks.get(cron)!;
-      };
-      await store.recordTicks(
-        trx,
-        due.map((schedule, i) => ({
-          id: schedule.id,
-          // One run for however many ticks were missed, then back on the cadence from now.
-          next_run_at: nextTick(schedule.cron_schedule),
-          error: errors[i]?.detail ?? null,
-        })),
-        now,
-      );
-      for (const [i, error] of errors.entries()) {
-        if (error)
-          this.options.log.warn({ schedule_id: due[i]!.id, reason: error.detail }, 'scheduled run not started');
-      }
-      const ticks = due.map((schedule, i) => ({
-        delaySeconds: Math.max(0, now.getTime() - schedule.next_run_at!.getTime()) / 1000,
-        started: errors[i] === null,
-      }));
-      return { ticks, created: outcomes.created };
-    });
+        },
+      })),
+      record: async (trx, outcomes) => {
+        if (outcomes.length === 0) return [];
+        // Many schedules share an expression: each distinct one is evaluated once per batch.
+        const nextTicks = new Map<string, Date | null>();
+        const nextTick = (cron: string) => {
+          if (!nextTicks.has(cron)) nextTicks.set(cron, nextTickAfter(cron, now));
+          return nextTicks.get(cron)!;
+        };
+        await store.recordTicks(
+          trx,
+          outcomes.map(({ item: schedule, refused }) => ({
+            id: schedule.id,
+            // One run for however many ticks were missed, then back on the cadence from now.
+            next_run_at: nextTick(schedule.cron_schedule),
+            error: refused?.detail ?? null,
+          })),
+          now,
+        );
+        for (const { item: schedule, refused } of outcomes) {
+          if (refused)
+            this.options.log.warn({ schedule_id: schedule.id, reason: refused.detail }, 'scheduled run not started');
+        }
+        return outcomes.map(({ item: schedule, refused }) => ({
+          delaySeconds: Math.max(0, now.getTime() - schedule.next_run_at!.getTime()) / 1000,
+          started: refused === undefined,
+        }));
+      },
+    };
   }
 }
