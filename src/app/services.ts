@@ -45,6 +45,7 @@ import { reportedSkills } from '../workers/index.js';
 import { authenticator } from './authenticate.js';
 import type { Platform } from './platform.js';
 import { canExecute, queueFacts } from './readiness.js';
+import { ApiError } from '../platform/http/errors.js';
 
 /** What a run needs to start, wherever it executes: in this server's engine or on a worker. */
 export interface RunSetup {
@@ -253,7 +254,21 @@ export function buildServices(
     }),
     scores: new ScoresService({ db, runs }),
     artifacts: new ArtifactsService({ db, lifecycle, blobs: platform.blobs, signer, apiUrl }),
-    schedules: new SchedulesService({ db, agents, now: options.now, onChange: schedulesChanged }),
+    schedules: new SchedulesService({
+      db,
+      agents,
+      now: options.now,
+      onChange: schedulesChanged,
+      // A schedule shows its environment as its team sees it: one it cannot reach (any more) is left out.
+      environmentConfig: (caller, uid) =>
+        environments.get(caller, uid).then(
+          (item) => item.config,
+          (error: unknown) => {
+            if (error instanceof ApiError && error.status === 404) return undefined;
+            throw error;
+          },
+        ),
+    }),
     environments,
     skills,
     secrets,

@@ -7,7 +7,7 @@ export { registerRunOutputRoutes } from './output-http.js';
 export { registerRedirectRoutes } from './redirect-http.js';
 export { registerHandoffRoutes } from './handoff-http.js';
 export { RunOutputs, TRANSCRIPT_LINK_SECONDS } from './output.js';
-export { AgentConfig, CreateRunResponse, HARNESS_TYPES, RunIdParams, type RunItem } from './schemas.js';
+export { AgentConfig, CreateRunResponse, HARNESS_TYPES, RUN_MODES, RunIdParams, type RunItem } from './schemas.js';
 export type { AgentDirectory } from './collaborators.js';
 export { type CreatedWithin, RunsService, type RunRequest } from './service.js';
 export { startTriggeredRuns, type TriggerDecision, type TriggeredRun, type TriggerOutcome } from './trigger.js';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import { time } from '../platform/cli/format.js';
-import { examples } from '../platform/cli/options.js';
+import { collect, examples, oneOf, pairs } from '../platform/cli/options.js';
 import { show } from '../platform/cli/output.js';
 import { table } from '../platform/cli/table.js';
 import { callApi, clientOptionsFromEnv } from '../platform/http/client.js';
@@ -18,7 +18,11 @@ interface ScheduleOptions {
   enabled?: boolean;
   model?: string;
   agent?: string;
+  mode?: 'normal' | 'plan' | 'orchestrate';
+  meta: string[];
 }
+
+const RUN_MODES = ['normal', 'plan', 'orchestrate'] as const;
 
 function promptOf(options: ScheduleOptions): string | undefined {
   if (options.prompt !== undefined && options.promptFile !== undefined)
@@ -36,6 +40,8 @@ function createBody(options: ScheduleOptions) {
     enabled: !options.paused,
     ...(options.model ? { agent_config: { model_id: options.model } } : {}),
     ...(options.agent ? { agent_uid: options.agent } : {}),
+    ...(options.mode ? { mode: options.mode } : {}),
+    ...(options.meta.length ? { metadata: pairs('--meta', options.meta) } : {}),
   };
 }
 
@@ -45,12 +51,15 @@ function mergedBody(current: ScheduleItem, options: ScheduleOptions) {
   const prompt = promptOf(options);
   const config = { ...(current.agent_config ?? {}), ...(options.model ? { model_id: options.model } : {}) };
   const agentUid = options.agent ?? current.agent_uid;
+  const mode = options.mode ?? current.mode;
   return {
     name: options.name ?? current.name,
     cron_schedule: options.cron ?? current.cron_schedule,
     prompt: prompt ?? current.prompt,
     enabled: options.paused ? false : options.enabled ? true : current.enabled,
-    metadata: current.metadata,
+    // Given pairs replace the metadata; without, it stays (a PUT without metadata would clear it).
+    metadata: options.meta.length ? pairs('--meta', options.meta) : current.metadata,
+    ...(mode ? { mode } : {}),
     ...(Object.keys(config).length > 0 ? { agent_config: config } : {}),
     ...(agentUid ? { agent_uid: agentUid } : {}),
   };
@@ -69,6 +78,8 @@ function withScheduleOptions(command: Command, creating: boolean): Command {
     .option('--prompt-file <path>', 'read the prompt from a file')
     .option('--model <model_id>', 'model to use (`hangar models` lists them)')
     .option('--agent <agent_uid>', 'agent identity that executes the runs')
+    .option('--mode <mode>', 'mode of every run it starts (default normal)', oneOf('--mode', RUN_MODES))
+    .option('--meta <key=value>', 'metadata stamped on every run it starts (repeatable; replaces all)', collect, [])
     .option('--paused', creating ? 'save it paused' : 'pause it');
 }
 
@@ -81,6 +92,7 @@ function schedulesTable(result: { schedules: ScheduleItem[] }): string {
       { header: 'CRON (UTC)', value: (item) => item.cron_schedule },
       { header: 'NEXT RUN', value: (item) => (item.enabled ? item.history.next_run : 'paused') },
       { header: 'LAST RAN', value: (item) => item.history.last_ran ?? 'never' },
+      { header: 'MODE', value: (item) => item.mode ?? 'normal' },
       { header: 'LAST ERROR', value: (item) => item.last_spawn_error },
     ],
     'No scheduled agents. Create one with `hangar schedules create`.',
@@ -99,6 +111,17 @@ function scheduleView(item: ScheduleItem): string {
       ? [`Model:     ${(item.agent_config as { model_id: string }).model_id}`]
       : []),
     ...(item.agent_uid ? [`Agent:     ${item.agent_uid}`] : []),
+    ...(item.mode && item.mode !== 'normal' ? [`Mode:      ${item.mode}`] : []),
+    ...(item.environment ? [`Environment: ${String((item.environment as { name?: string }).name ?? '')}`] : []),
+    ...(Object.keys(item.metadata).length > 0
+      ? [
+          `Metadata:  ${Object.entries(item.metadata)
+            .map(([key, value]) => `${key}=${value}`)
+            .join(', ')}`,
+        ]
+      : []),
+    `Created:   ${time(item.created_at)} by ${item.created_by.display_name ?? item.created_by.uid}`,
+    `Updated:   ${time(item.updated_at)} by ${item.updated_by.display_name ?? item.updated_by.uid}`,
     '',
     'Prompt:',
     item.prompt.replace(/^/gm, '  '),

@@ -118,6 +118,7 @@ export class Scheduler {
             ...(schedule.agent_config ? { config: schedule.agent_config } : {}),
             ...(schedule.agent_uid ? { agent_identity_uid: schedule.agent_uid } : {}),
             metadata: schedule.metadata,
+            ...(schedule.mode ? { mode: schedule.mode } : {}),
             team: schedule.scope_type === 'Team',
           },
           origin: {

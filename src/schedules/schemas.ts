@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { AgentConfig } from '../runs/index.js';
+import { AgentConfig, RUN_MODES } from '../runs/index.js';
 
 /** Wire schemas of scheduled agents. */
 
@@ -13,7 +13,17 @@ const fields = {
   enabled: Type.Boolean({ description: 'false = paused' }),
   agent_config: Type.Optional(AgentConfig),
   agent_uid: Type.Optional(Type.String({ maxLength: 64, description: 'Agent identity that executes the runs' })),
-  metadata: Type.Optional(Type.Record(Type.String(), Type.String())),
+  metadata: Type.Optional(
+    Type.Record(Type.String(), Type.String(), {
+      description: 'Stamped on every run it starts; a PUT without it clears it (for the runs after)',
+    }),
+  ),
+  mode: Type.Optional(
+    Type.Union(
+      RUN_MODES.map((value) => Type.Literal(value)),
+      { description: 'The mode of every run it starts (default normal); never read from the prompt' },
+    ),
+  ),
 };
 
 export const CreateScheduleBody = Type.Object({
@@ -29,7 +39,7 @@ export type UpdateScheduleBody = Static<typeof UpdateScheduleBody>;
 export const ScheduleIdParams = Type.Object({ scheduleId: Type.String({ minLength: 1, maxLength: 200 }) });
 
 const Profile = Type.Object({
-  type: Type.String(),
+  type: Type.Union([Type.Literal('user'), Type.Literal('service_account')]),
   uid: Type.String(),
   display_name: Type.Optional(Type.String()),
   email: Type.Optional(Type.String()),
@@ -46,6 +56,17 @@ export const ScheduleItem = Type.Object({
   agent_config: Type.Optional(Type.Object({}, { additionalProperties: true })),
   agent_uid: Type.Optional(Type.String()),
   metadata: Type.Record(Type.String(), Type.String()),
+  mode: Type.Optional(Type.Union(RUN_MODES.map((value) => Type.Literal(value)))),
+  environment: Type.Optional(
+    Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description:
+          "The config of the environment agent_config.environment_id names, as GET /agent/environments shows it; absent without one or when the caller's team cannot reach it",
+      },
+    ),
+  ),
   created_by: Profile,
   updated_by: Profile,
   history: Type.Object({

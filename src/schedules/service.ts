@@ -18,15 +18,19 @@ export interface SchedulesServiceOptions {
   now?: Clock;
   /** Wakes the scheduler loop in this process when a schedule's next tick may have moved earlier. */
   onChange?: () => void;
+  /** The config of an environment as `caller` sees it; undefined when its team cannot reach it. */
+  environmentConfig?: (caller: Caller, environmentId: string) => Promise<Record<string, unknown> | undefined>;
 }
 
 const iso = (value: Date | string | null) => (value === null ? null : rfc3339(value));
 
+/** A user has a name; a principal without one among the users is an agent identity's (its API key made the change). */
 function profile(uid: string, name: string | null, email: string | null): ScheduleItem['created_by'] {
-  return { type: 'user', uid, ...(name ? { display_name: name } : {}), ...(email ? { email } : {}) };
+  if (name === null) return { type: 'service_account', uid };
+  return { type: 'user', uid, display_name: name, ...(email ? { email } : {}) };
 }
 
-export function renderSchedule(row: store.ScheduleRow): ScheduleItem {
+export function renderSchedule(row: store.ScheduleRow, environment?: Record<string, unknown>): ScheduleItem {
   return {
     id: row.id,
     name: row.name,
@@ -38,6 +42,8 @@ export function renderSchedule(row: store.ScheduleRow): ScheduleItem {
     ...(row.agent_config ? { agent_config: row.agent_config } : {}),
     ...(row.agent_uid ? { agent_uid: row.agent_uid } : {}),
     metadata: row.metadata,
+    ...(row.mode ? { mode: row.mode } : {}),
+    ...(environment ? { environment } : {}),
     created_by: profile(row.created_by_uid, row.created_by_name, row.created_by_email),
     updated_by: profile(row.updated_by_uid, row.updated_by_name, row.updated_by_email),
     history: { last_ran: iso(row.last_ran_at), next_run: row.enabled ? iso(row.next_run_at) : null },
@@ -86,6 +92,7 @@ export class SchedulesService {
       agent_config: body.agent_config ?? null,
       agent_uid: body.agent_uid ?? null,
       metadata,
+      mode: body.mode ?? null,
       next_run_at: body.enabled ? nextTickAfter(cron, this.now()) : null,
     };
   }
@@ -93,7 +100,21 @@ export class SchedulesService {
   private async load(caller: Caller, id: string): Promise<ScheduleItem> {
     const row = await store.findSchedule(this.db, this.who(caller), id);
     if (!row) throw notFound(`schedule ${id} not found`);
-    return renderSchedule(row);
+    return (await this.render(caller, [row]))[0]!;
+  }
+
+  /** The items with their environments resolved, each distinct environment looked up once. */
+  private async render(caller: Caller, rows: store.ScheduleRow[]): Promise<ScheduleItem[]> {
+    const configs = new Map<string, Record<string, unknown> | undefined>();
+    const lookup = this.options.environmentConfig;
+    for (const row of rows) {
+      const id = row.agent_config?.environment_id;
+      if (typeof id === 'string' && lookup && !configs.has(id)) configs.set(id, await lookup(caller, id));
+    }
+    return rows.map((row) => {
+      const id = row.agent_config?.environment_id;
+      return renderSchedule(row, typeof id === 'string' ? configs.get(id) : undefined);
+    });
   }
 
   async create(caller: Caller, body: CreateScheduleBody): Promise<ScheduleItem> {
@@ -113,7 +134,7 @@ export class SchedulesService {
   }
 
   async list(caller: Caller): Promise<{ schedules: ScheduleItem[] }> {
-    return { schedules: (await store.listSchedules(this.db, this.who(caller))).map(renderSchedule) };
+    return { schedules: await this.render(caller, await store.listSchedules(this.db, this.who(caller))) };
   }
 
   get(caller: Caller, id: string): Promise<ScheduleItem> {
@@ -181,6 +202,7 @@ export async function syncAutomationSchedules(db: Kysely<DB>, automation: Automa
       agent_config: automation.agentConfig,
       agent_uid: automation.agentUid,
       metadata: {},
+      mode: null,
       next_run_at: automation.enabled ? stillDue : null,
     };
     if (kept) {

@@ -47,6 +47,7 @@ export interface ScheduleValues {
   agent_config: Record<string, unknown> | null;
   agent_uid: string | null;
   metadata: Record<string, string>;
+  mode: 'normal' | 'plan' | 'orchestrate' | null;
   next_run_at: Date | null;
 }
 
@@ -150,6 +151,7 @@ export type DueSchedule = Pick<
   | 'agent_config'
   | 'agent_uid'
   | 'metadata'
+  | 'mode'
   | 'scope_type'
   | 'created_by_uid'
   | 'next_run_at'
@@ -171,6 +173,7 @@ export async function claimDue(db: Kysely<DB>, now: Date, limit: number): Promis
       'agent_config',
       'agent_uid',
       'metadata',
+      'mode',
       'scope_type',
       'created_by_uid',
       'next_run_at',

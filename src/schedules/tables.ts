@@ -20,6 +20,8 @@ export interface SchedulesTable {
   next_run_at: NullableTimestamp;
   last_ran_at: NullableTimestamp;
   last_spawn_error: string | null;
+  /** The mode of every run it starts (migration 0046); null: normal. */
+  mode: Generated<'normal' | 'plan' | 'orchestrate' | null>;
   /** Set on the schedules of an automation's cron triggers; the schedules API shows only the others. */
   automation_id: Generated<string | null>;
 }

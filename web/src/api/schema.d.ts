@@ -1562,6 +1562,24 @@ export interface paths {
                                     /** @description Its output's last ~20 lines; its first error lines are kept when they scrolled out of those. */
                                     lines: string[];
                                 };
+                                /** @description What the environment's network allow lists refused this run, one entry per phase, host and port over all its executions, with the line that would allow each (docs/sandbox.md#the-account-of-refusals); only in GET /agent/runs/{id}, only when something was refused */
+                                network_refusals?: {
+                                    phase: "setup" | "agent";
+                                    /** @description The host name asked for (the CONNECT line, the URL, the SNI or the DNS question) */
+                                    host: string;
+                                    /** @description The port asked for; absent for a DNS question */
+                                    port?: number;
+                                    /** @description Why: not on the allow list, a private address, names that disagree, no SNI, limits */
+                                    reason: "not_allowed" | "private_address" | "name_mismatch" | "no_server_name" | "unresolved" | "connection_limit" | "byte_budget";
+                                    /** @description How many times it was tried */
+                                    attempts: number;
+                                    /** Format: date-time */
+                                    first_at: string;
+                                    /** Format: date-time */
+                                    last_at: string;
+                                    /** @description What to add to network.<phase>.allow to allow it (for not_allowed only) */
+                                    allow_line?: string;
+                                }[];
                                 source: string;
                                 execution_location: string;
                                 schedule?: {
@@ -1800,6 +1818,21 @@ export interface paths {
                                 };
                             };
                             worker_host?: string;
+                            /** @description A runner of the team (GET /runners): the sandbox kind and shape the run executes with. Left out: the agent's default_runner_uid, then the environment's, then the operator's settings; the runner it resolved to is recorded here */
+                            runner_id?: string;
+                            /** @description The shape of the runner as it was when the run was created (Hangar records it; a request's is ignored): later edits of the runner change later runs only */
+                            runner?: {
+                                name: string;
+                                sandbox?: string;
+                                limits?: {
+                                    cpus?: number;
+                                    memory?: string;
+                                    pids?: number;
+                                };
+                                kubernetes?: {
+                                    [key: string]: unknown;
+                                };
+                            };
                             harness?: {
                                 /** @description A built-in harness (oz, claude, codex, gemini) or one the operator configured. */
                                 type?: string;
@@ -1986,6 +2019,21 @@ export interface paths {
                                 };
                             };
                             worker_host?: string;
+                            /** @description A runner of the team (GET /runners): the sandbox kind and shape the run executes with. Left out: the agent's default_runner_uid, then the environment's, then the operator's settings; the runner it resolved to is recorded here */
+                            runner_id?: string;
+                            /** @description The shape of the runner as it was when the run was created (Hangar records it; a request's is ignored): later edits of the runner change later runs only */
+                            runner?: {
+                                name: string;
+                                sandbox?: string;
+                                limits?: {
+                                    cpus?: number;
+                                    memory?: string;
+                                    pids?: number;
+                                };
+                                kubernetes?: {
+                                    [key: string]: unknown;
+                                };
+                            };
                             harness?: {
                                 /** @description A built-in harness (oz, claude, codex, gemini) or one the operator configured. */
                                 type?: string;
@@ -2211,6 +2259,24 @@ export interface paths {
                                 /** @description Its output's last ~20 lines; its first error lines are kept when they scrolled out of those. */
                                 lines: string[];
                             };
+                            /** @description What the environment's network allow lists refused this run, one entry per phase, host and port over all its executions, with the line that would allow each (docs/sandbox.md#the-account-of-refusals); only in GET /agent/runs/{id}, only when something was refused */
+                            network_refusals?: {
+                                phase: "setup" | "agent";
+                                /** @description The host name asked for (the CONNECT line, the URL, the SNI or the DNS question) */
+                                host: string;
+                                /** @description The port asked for; absent for a DNS question */
+                                port?: number;
+                                /** @description Why: not on the allow list, a private address, names that disagree, no SNI, limits */
+                                reason: "not_allowed" | "private_address" | "name_mismatch" | "no_server_name" | "unresolved" | "connection_limit" | "byte_budget";
+                                /** @description How many times it was tried */
+                                attempts: number;
+                                /** Format: date-time */
+                                first_at: string;
+                                /** Format: date-time */
+                                last_at: string;
+                                /** @description What to add to network.<phase>.allow to allow it (for not_allowed only) */
+                                allow_line?: string;
+                            }[];
                             source: string;
                             execution_location: string;
                             schedule?: {
@@ -4067,6 +4133,21 @@ export interface paths {
                                 };
                             };
                             worker_host?: string;
+                            /** @description A runner of the team (GET /runners): the sandbox kind and shape the run executes with. Left out: the agent's default_runner_uid, then the environment's, then the operator's settings; the runner it resolved to is recorded here */
+                            runner_id?: string;
+                            /** @description The shape of the runner as it was when the run was created (Hangar records it; a request's is ignored): later edits of the runner change later runs only */
+                            runner?: {
+                                name: string;
+                                sandbox?: string;
+                                limits?: {
+                                    cpus?: number;
+                                    memory?: string;
+                                    pids?: number;
+                                };
+                                kubernetes?: {
+                                    [key: string]: unknown;
+                                };
+                            };
                             harness?: {
                                 /** @description A built-in harness (oz, claude, codex, gemini) or one the operator configured. */
                                 type?: string;
@@ -5501,14 +5582,19 @@ export interface paths {
                                 metadata: {
                                     [key: string]: string;
                                 };
+                                mode?: "normal" | "plan" | "orchestrate";
+                                /** @description The config of the environment agent_config.environment_id names, as GET /agent/environments shows it; absent without one or when the caller's team cannot reach it */
+                                environment?: {
+                                    [key: string]: unknown;
+                                };
                                 created_by: {
-                                    type: string;
+                                    type: "user" | "service_account";
                                     uid: string;
                                     display_name?: string;
                                     email?: string;
                                 };
                                 updated_by: {
-                                    type: string;
+                                    type: "user" | "service_account";
                                     uid: string;
                                     display_name?: string;
                                     email?: string;
@@ -5618,6 +5704,21 @@ export interface paths {
                                 };
                             };
                             worker_host?: string;
+                            /** @description A runner of the team (GET /runners): the sandbox kind and shape the run executes with. Left out: the agent's default_runner_uid, then the environment's, then the operator's settings; the runner it resolved to is recorded here */
+                            runner_id?: string;
+                            /** @description The shape of the runner as it was when the run was created (Hangar records it; a request's is ignored): later edits of the runner change later runs only */
+                            runner?: {
+                                name: string;
+                                sandbox?: string;
+                                limits?: {
+                                    cpus?: number;
+                                    memory?: string;
+                                    pids?: number;
+                                };
+                                kubernetes?: {
+                                    [key: string]: unknown;
+                                };
+                            };
                             harness?: {
                                 /** @description A built-in harness (oz, claude, codex, gemini) or one the operator configured. */
                                 type?: string;
@@ -5642,9 +5743,12 @@ export interface paths {
                         };
                         /** @description Agent identity that executes the runs */
                         agent_uid?: string;
+                        /** @description Stamped on every run it starts; a PUT without it clears it (for the runs after) */
                         metadata?: {
                             [key: string]: string;
                         };
+                        /** @description The mode of every run it starts (default normal); never read from the prompt */
+                        mode?: "normal" | "plan" | "orchestrate";
                         /** @description Team-owned schedule (default) or personal schedule. */
                         team?: boolean;
                     };
@@ -5674,14 +5778,19 @@ export interface paths {
                             metadata: {
                                 [key: string]: string;
                             };
+                            mode?: "normal" | "plan" | "orchestrate";
+                            /** @description The config of the environment agent_config.environment_id names, as GET /agent/environments shows it; absent without one or when the caller's team cannot reach it */
+                            environment?: {
+                                [key: string]: unknown;
+                            };
                             created_by: {
-                                type: string;
+                                type: "user" | "service_account";
                                 uid: string;
                                 display_name?: string;
                                 email?: string;
                             };
                             updated_by: {
-                                type: string;
+                                type: "user" | "service_account";
                                 uid: string;
                                 display_name?: string;
                                 email?: string;
@@ -5804,14 +5913,19 @@ export interface paths {
                             metadata: {
                                 [key: string]: string;
                             };
+                            mode?: "normal" | "plan" | "orchestrate";
+                            /** @description The config of the environment agent_config.environment_id names, as GET /agent/environments shows it; absent without one or when the caller's team cannot reach it */
+                            environment?: {
+                                [key: string]: unknown;
+                            };
                             created_by: {
-                                type: string;
+                                type: "user" | "service_account";
                                 uid: string;
                                 display_name?: string;
                                 email?: string;
                             };
                             updated_by: {
-                                type: string;
+                                type: "user" | "service_account";
                                 uid: string;
                                 display_name?: string;
                                 email?: string;
@@ -5924,6 +6038,21 @@ export interface paths {
                                 };
                             };
                             worker_host?: string;
+                            /** @description A runner of the team (GET /runners): the sandbox kind and shape the run executes with. Left out: the agent's default_runner_uid, then the environment's, then the operator's settings; the runner it resolved to is recorded here */
+                            runner_id?: string;
+                            /** @description The shape of the runner as it was when the run was created (Hangar records it; a request's is ignored): later edits of the runner change later runs only */
+                            runner?: {
+                                name: string;
+                                sandbox?: string;
+                                limits?: {
+                                    cpus?: number;
+                                    memory?: string;
+                                    pids?: number;
+                                };
+                                kubernetes?: {
+                                    [key: string]: unknown;
+                                };
+                            };
                             harness?: {
                                 /** @description A built-in harness (oz, claude, codex, gemini) or one the operator configured. */
                                 type?: string;
@@ -5948,9 +6077,12 @@ export interface paths {
                         };
                         /** @description Agent identity that executes the runs */
                         agent_uid?: string;
+                        /** @description Stamped on every run it starts; a PUT without it clears it (for the runs after) */
                         metadata?: {
                             [key: string]: string;
                         };
+                        /** @description The mode of every run it starts (default normal); never read from the prompt */
+                        mode?: "normal" | "plan" | "orchestrate";
                     };
                 };
             };
@@ -5978,14 +6110,19 @@ export interface paths {
                             metadata: {
                                 [key: string]: string;
                             };
+                            mode?: "normal" | "plan" | "orchestrate";
+                            /** @description The config of the environment agent_config.environment_id names, as GET /agent/environments shows it; absent without one or when the caller's team cannot reach it */
+                            environment?: {
+                                [key: string]: unknown;
+                            };
                             created_by: {
-                                type: string;
+                                type: "user" | "service_account";
                                 uid: string;
                                 display_name?: string;
                                 email?: string;
                             };
                             updated_by: {
-                                type: string;
+                                type: "user" | "service_account";
                                 uid: string;
                                 display_name?: string;
                                 email?: string;
@@ -6191,14 +6328,19 @@ export interface paths {
                             metadata: {
                                 [key: string]: string;
                             };
+                            mode?: "normal" | "plan" | "orchestrate";
+                            /** @description The config of the environment agent_config.environment_id names, as GET /agent/environments shows it; absent without one or when the caller's team cannot reach it */
+                            environment?: {
+                                [key: string]: unknown;
+                            };
                             created_by: {
-                                type: string;
+                                type: "user" | "service_account";
                                 uid: string;
                                 display_name?: string;
                                 email?: string;
                             };
                             updated_by: {
-                                type: string;
+                                type: "user" | "service_account";
                                 uid: string;
                                 display_name?: string;
                                 email?: string;
@@ -6323,14 +6465,19 @@ export interface paths {
                             metadata: {
                                 [key: string]: string;
                             };
+                            mode?: "normal" | "plan" | "orchestrate";
+                            /** @description The config of the environment agent_config.environment_id names, as GET /agent/environments shows it; absent without one or when the caller's team cannot reach it */
+                            environment?: {
+                                [key: string]: unknown;
+                            };
                             created_by: {
-                                type: string;
+                                type: "user" | "service_account";
                                 uid: string;
                                 display_name?: string;
                                 email?: string;
                             };
                             updated_by: {
-                                type: string;
+                                type: "user" | "service_account";
                                 uid: string;
                                 display_name?: string;
                                 email?: string;
@@ -6489,6 +6636,7 @@ export interface paths {
                                             presets?: string[];
                                         };
                                     };
+                                    default_runner_uid?: string;
                                 };
                                 /** Format: date-time */
                                 last_updated: string;
@@ -6697,6 +6845,8 @@ export interface paths {
                                 presets?: ("npm" | "pypi" | "crates" | "go" | "maven" | "debian" | "ubuntu" | "github")[];
                             };
                         };
+                        /** @description A runner of the owning team (GET /runners): the shape of this environment's runs that name no runner and whose agent has no default. Empty: none. */
+                        default_runner_uid?: string;
                     };
                 };
             };
@@ -6756,6 +6906,7 @@ export interface paths {
                                         presets?: string[];
                                     };
                                 };
+                                default_runner_uid?: string;
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -6965,6 +7116,7 @@ export interface paths {
                                         presets?: string[];
                                     };
                                 };
+                                default_runner_uid?: string;
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -7263,6 +7415,7 @@ export interface paths {
                                         presets?: string[];
                                     };
                                 };
+                                default_runner_uid?: string;
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -7455,6 +7608,8 @@ export interface paths {
                                 presets?: ("npm" | "pypi" | "crates" | "go" | "maven" | "debian" | "ubuntu" | "github")[];
                             };
                         };
+                        /** @description A runner of the owning team (GET /runners): the shape of this environment's runs that name no runner and whose agent has no default. Empty: none. */
+                        default_runner_uid?: string;
                     };
                 };
             };
@@ -7514,6 +7669,7 @@ export interface paths {
                                         presets?: string[];
                                     };
                                 };
+                                default_runner_uid?: string;
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -7799,6 +7955,7 @@ export interface paths {
                                         presets?: string[];
                                     };
                                 };
+                                default_runner_uid?: string;
                             };
                             /** Format: date-time */
                             last_updated: string;
@@ -10023,6 +10180,630 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/runners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the team's runners, with the operator's default */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            runners: {
+                                /** @description 22 characters of [A-Za-z0-9]; a run's config.runner_id, an agent's or environment's default_runner_uid */
+                                uid: string;
+                                name: string;
+                                description: string;
+                                /** @description The sandbox kind; it must be the one this server runs (left out: the server's) */
+                                sandbox?: "bwrap" | "process" | "container" | "kubernetes";
+                                /** @description Each at most the operator's maximum (HANGAR_RUN_CPUS_MAX, HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the environment's limit, else the operator's default */
+                                limits?: {
+                                    /** @description CPUs, e.g. 1.5 */
+                                    cpus?: number;
+                                    /** @description A size, e.g. 512m or 4g */
+                                    memory?: string;
+                                    /** @description Processes and threads */
+                                    pids?: number;
+                                };
+                                /** @description Only for a runner whose sandbox is kubernetes. */
+                                kubernetes?: {
+                                    /** @description The run pods' runtimeClassName: HANGAR_KUBERNETES_RUNTIME_CLASS or one of HANGAR_RUNNER_RUNTIME_CLASSES */
+                                    runtime_class_name?: string;
+                                    /** @description A pod template merged under Hangar's own: only spec.nodeSelector, spec.tolerations, spec.affinity, spec.topologySpreadConstraints and spec.priorityClassName (placement, never what the pod may do) */
+                                    pod_template?: {
+                                        [key: string]: unknown;
+                                    };
+                                };
+                                /** @description The factory whose definition manages it (runners/<name>.yaml) */
+                                factory_uid?: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            }[];
+                            /** @description The operator's default: what a run that resolves to no runner executes with */
+                            default: {
+                                /** @description The sandbox kind this server runs (HANGAR_SANDBOX) */
+                                sandbox: string;
+                                limits: {
+                                    cpus: number;
+                                    memory: string;
+                                    pids: number;
+                                };
+                                maximums: {
+                                    cpus: number;
+                                    memory: string;
+                                    pids: number;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Define a runner for the team
+         * @description A sandbox kind and shape runs execute with: a run's config.runner_id, else its agent's default_runner_uid, else its environment's config.default_runner_uid, else the operator's default. The kind must be the one this server runs; limits at most the operator's maxima.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description A runner; a PUT replaces all of it. */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique in the team */
+                        name: string;
+                        description?: string;
+                        /** @description The sandbox kind; it must be the one this server runs (left out: the server's) */
+                        sandbox?: "bwrap" | "process" | "container" | "kubernetes";
+                        /** @description Each at most the operator's maximum (HANGAR_RUN_CPUS_MAX, HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the environment's limit, else the operator's default */
+                        limits?: {
+                            /** @description CPUs, e.g. 1.5 */
+                            cpus?: number;
+                            /** @description A size, e.g. 512m or 4g */
+                            memory?: string;
+                            /** @description Processes and threads */
+                            pids?: number;
+                        };
+                        /** @description Only for a runner whose sandbox is kubernetes. */
+                        kubernetes?: {
+                            /** @description The run pods' runtimeClassName: HANGAR_KUBERNETES_RUNTIME_CLASS or one of HANGAR_RUNNER_RUNTIME_CLASSES */
+                            runtime_class_name?: string;
+                            /** @description A pod template merged under Hangar's own: only spec.nodeSelector, spec.tolerations, spec.affinity, spec.topologySpreadConstraints and spec.priorityClassName (placement, never what the pod may do) */
+                            pod_template?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description 22 characters of [A-Za-z0-9]; a run's config.runner_id, an agent's or environment's default_runner_uid */
+                            uid: string;
+                            name: string;
+                            description: string;
+                            /** @description The sandbox kind; it must be the one this server runs (left out: the server's) */
+                            sandbox?: "bwrap" | "process" | "container" | "kubernetes";
+                            /** @description Each at most the operator's maximum (HANGAR_RUN_CPUS_MAX, HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the environment's limit, else the operator's default */
+                            limits?: {
+                                /** @description CPUs, e.g. 1.5 */
+                                cpus?: number;
+                                /** @description A size, e.g. 512m or 4g */
+                                memory?: string;
+                                /** @description Processes and threads */
+                                pids?: number;
+                            };
+                            /** @description Only for a runner whose sandbox is kubernetes. */
+                            kubernetes?: {
+                                /** @description The run pods' runtimeClassName: HANGAR_KUBERNETES_RUNTIME_CLASS or one of HANGAR_RUNNER_RUNTIME_CLASSES */
+                                runtime_class_name?: string;
+                                /** @description A pod template merged under Hangar's own: only spec.nodeSelector, spec.tolerations, spec.affinity, spec.topologySpreadConstraints and spec.priorityClassName (placement, never what the pod may do) */
+                                pod_template?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            /** @description The factory whose definition manages it (runners/<name>.yaml) */
+                            factory_uid?: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/runners/{uid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a runner */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    uid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description 22 characters of [A-Za-z0-9]; a run's config.runner_id, an agent's or environment's default_runner_uid */
+                            uid: string;
+                            name: string;
+                            description: string;
+                            /** @description The sandbox kind; it must be the one this server runs (left out: the server's) */
+                            sandbox?: "bwrap" | "process" | "container" | "kubernetes";
+                            /** @description Each at most the operator's maximum (HANGAR_RUN_CPUS_MAX, HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the environment's limit, else the operator's default */
+                            limits?: {
+                                /** @description CPUs, e.g. 1.5 */
+                                cpus?: number;
+                                /** @description A size, e.g. 512m or 4g */
+                                memory?: string;
+                                /** @description Processes and threads */
+                                pids?: number;
+                            };
+                            /** @description Only for a runner whose sandbox is kubernetes. */
+                            kubernetes?: {
+                                /** @description The run pods' runtimeClassName: HANGAR_KUBERNETES_RUNTIME_CLASS or one of HANGAR_RUNNER_RUNTIME_CLASSES */
+                                runtime_class_name?: string;
+                                /** @description A pod template merged under Hangar's own: only spec.nodeSelector, spec.tolerations, spec.affinity, spec.topologySpreadConstraints and spec.priorityClassName (placement, never what the pod may do) */
+                                pod_template?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            /** @description The factory whose definition manages it (runners/<name>.yaml) */
+                            factory_uid?: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Replace a runner
+         * @description Runs already created keep the shape they recorded; later ones take the new one.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    uid: string;
+                };
+                cookie?: never;
+            };
+            /** @description A runner; a PUT replaces all of it. */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique in the team */
+                        name: string;
+                        description?: string;
+                        /** @description The sandbox kind; it must be the one this server runs (left out: the server's) */
+                        sandbox?: "bwrap" | "process" | "container" | "kubernetes";
+                        /** @description Each at most the operator's maximum (HANGAR_RUN_CPUS_MAX, HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the environment's limit, else the operator's default */
+                        limits?: {
+                            /** @description CPUs, e.g. 1.5 */
+                            cpus?: number;
+                            /** @description A size, e.g. 512m or 4g */
+                            memory?: string;
+                            /** @description Processes and threads */
+                            pids?: number;
+                        };
+                        /** @description Only for a runner whose sandbox is kubernetes. */
+                        kubernetes?: {
+                            /** @description The run pods' runtimeClassName: HANGAR_KUBERNETES_RUNTIME_CLASS or one of HANGAR_RUNNER_RUNTIME_CLASSES */
+                            runtime_class_name?: string;
+                            /** @description A pod template merged under Hangar's own: only spec.nodeSelector, spec.tolerations, spec.affinity, spec.topologySpreadConstraints and spec.priorityClassName (placement, never what the pod may do) */
+                            pod_template?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description 22 characters of [A-Za-z0-9]; a run's config.runner_id, an agent's or environment's default_runner_uid */
+                            uid: string;
+                            name: string;
+                            description: string;
+                            /** @description The sandbox kind; it must be the one this server runs (left out: the server's) */
+                            sandbox?: "bwrap" | "process" | "container" | "kubernetes";
+                            /** @description Each at most the operator's maximum (HANGAR_RUN_CPUS_MAX, HANGAR_RUN_MEMORY_MAX, HANGAR_RUN_PIDS_MAX); one left out takes the environment's limit, else the operator's default */
+                            limits?: {
+                                /** @description CPUs, e.g. 1.5 */
+                                cpus?: number;
+                                /** @description A size, e.g. 512m or 4g */
+                                memory?: string;
+                                /** @description Processes and threads */
+                                pids?: number;
+                            };
+                            /** @description Only for a runner whose sandbox is kubernetes. */
+                            kubernetes?: {
+                                /** @description The run pods' runtimeClassName: HANGAR_KUBERNETES_RUNTIME_CLASS or one of HANGAR_RUNNER_RUNTIME_CLASSES */
+                                runtime_class_name?: string;
+                                /** @description A pod template merged under Hangar's own: only spec.nodeSelector, spec.tolerations, spec.affinity, spec.topologySpreadConstraints and spec.priorityClassName (placement, never what the pod may do) */
+                                pod_template?: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            /** @description The factory whose definition manages it (runners/<name>.yaml) */
+                            factory_uid?: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Delete a runner
+         * @description Agents and environments that name it as their default keep the name: a run that would take it is refused until they name another.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    uid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent/identities": {
         parameters: {
             query?: never;
@@ -10073,6 +10854,8 @@ export interface paths {
                                 available: boolean;
                                 /** @description The agent's API key may create runs with `on_behalf_of` a member of the team (creator: the member; executor: the agent). Default false. */
                                 on_behalf_of_enabled: boolean;
+                                /** @description The runner (GET /runners) of the runs this agent executes when a run names none (config.runner_id); it wins over the environment's default. Empty: none. */
+                                default_runner_uid: string;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -10173,6 +10956,8 @@ export interface paths {
                             model_id?: string;
                             reasoning_level?: string;
                         };
+                        /** @description The runner (GET /runners) of the runs this agent executes when a run names none (config.runner_id); it wins over the environment's default. Empty: none. */
+                        default_runner_uid?: string;
                     };
                 };
             };
@@ -10209,6 +10994,8 @@ export interface paths {
                             available: boolean;
                             /** @description The agent's API key may create runs with `on_behalf_of` a member of the team (creator: the member; executor: the agent). Default false. */
                             on_behalf_of_enabled: boolean;
+                            /** @description The runner (GET /runners) of the runs this agent executes when a run names none (config.runner_id); it wins over the environment's default. Empty: none. */
+                            default_runner_uid: string;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -10331,6 +11118,8 @@ export interface paths {
                             available: boolean;
                             /** @description The agent's API key may create runs with `on_behalf_of` a member of the team (creator: the member; executor: the agent). Default false. */
                             on_behalf_of_enabled: boolean;
+                            /** @description The runner (GET /runners) of the runs this agent executes when a run names none (config.runner_id); it wins over the environment's default. Empty: none. */
+                            default_runner_uid: string;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -10433,6 +11222,7 @@ export interface paths {
                             model_id?: string;
                             reasoning_level?: string;
                         } | null;
+                        default_runner_uid?: string | null;
                     };
                 };
             };
@@ -10469,6 +11259,8 @@ export interface paths {
                             available: boolean;
                             /** @description The agent's API key may create runs with `on_behalf_of` a member of the team (creator: the member; executor: the agent). Default false. */
                             on_behalf_of_enabled: boolean;
+                            /** @description The runner (GET /runners) of the runs this agent executes when a run names none (config.runner_id); it wins over the environment's default. Empty: none. */
+                            default_runner_uid: string;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -13669,6 +14461,21 @@ export interface paths {
                                 };
                             };
                             worker_host?: string;
+                            /** @description A runner of the team (GET /runners): the sandbox kind and shape the run executes with. Left out: the agent's default_runner_uid, then the environment's, then the operator's settings; the runner it resolved to is recorded here */
+                            runner_id?: string;
+                            /** @description The shape of the runner as it was when the run was created (Hangar records it; a request's is ignored): later edits of the runner change later runs only */
+                            runner?: {
+                                name: string;
+                                sandbox?: string;
+                                limits?: {
+                                    cpus?: number;
+                                    memory?: string;
+                                    pids?: number;
+                                };
+                                kubernetes?: {
+                                    [key: string]: unknown;
+                                };
+                            };
                             harness?: {
                                 /** @description A built-in harness (oz, claude, codex, gemini) or one the operator configured. */
                                 type?: string;
@@ -14110,6 +14917,21 @@ export interface paths {
                                 };
                             };
                             worker_host?: string;
+                            /** @description A runner of the team (GET /runners): the sandbox kind and shape the run executes with. Left out: the agent's default_runner_uid, then the environment's, then the operator's settings; the runner it resolved to is recorded here */
+                            runner_id?: string;
+                            /** @description The shape of the runner as it was when the run was created (Hangar records it; a request's is ignored): later edits of the runner change later runs only */
+                            runner?: {
+                                name: string;
+                                sandbox?: string;
+                                limits?: {
+                                    cpus?: number;
+                                    memory?: string;
+                                    pids?: number;
+                                };
+                                kubernetes?: {
+                                    [key: string]: unknown;
+                                };
+                            };
                             harness?: {
                                 /** @description A built-in harness (oz, claude, codex, gemini) or one the operator configured. */
                                 type?: string;

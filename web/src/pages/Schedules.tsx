@@ -25,12 +25,14 @@ function ScheduleForm({
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     const agentUid = String(form.get('agent_uid') ?? '');
+    const mode = String(form.get('mode') ?? 'normal') as NonNullable<ScheduleRequest['mode']>;
     const body: ScheduleRequest = {
       name: String(form.get('name')).trim(),
       cron_schedule: String(form.get('cron_schedule')).trim(),
       prompt: String(form.get('prompt')),
       enabled: form.get('enabled') === 'on',
       ...(agentUid ? { agent_uid: agentUid } : {}),
+      ...(mode !== 'normal' ? { mode } : {}),
       // A PUT replaces the whole schedule: keep what this form does not edit.
       ...(schedule?.agent_config ? { agent_config: schedule.agent_config } : {}),
       ...(schedule ? { metadata: schedule.metadata } : {}),
@@ -73,6 +75,14 @@ function ScheduleForm({
               {agent.name}
             </option>
           ))}
+        </select>
+      </label>
+      <label>
+        Mode of its runs
+        <select name="mode" defaultValue={schedule?.mode ?? 'normal'}>
+          <option value="normal">normal</option>
+          <option value="plan">plan</option>
+          <option value="orchestrate">orchestrate</option>
         </select>
       </label>
       <label className="checkbox">
@@ -139,6 +149,34 @@ function ScheduleCard({
             <dd>{agent.name}</dd>
           </>
         )}
+        {schedule.mode && schedule.mode !== 'normal' && (
+          <>
+            <dt>Mode</dt>
+            <dd>{schedule.mode}</dd>
+          </>
+        )}
+        {schedule.environment && (
+          <>
+            <dt>Environment</dt>
+            <dd>{String(schedule.environment.name ?? '')}</dd>
+          </>
+        )}
+        {Object.keys(schedule.metadata).length > 0 && (
+          <>
+            <dt>Metadata</dt>
+            <dd>
+              {Object.entries(schedule.metadata).map(([key, value]) => (
+                <code key={key}>
+                  {key}={value}{' '}
+                </code>
+              ))}
+            </dd>
+          </>
+        )}
+        <dt>Updated</dt>
+        <dd>
+          <Time value={schedule.updated_at} /> by {schedule.updated_by.display_name ?? schedule.updated_by.uid}
+        </dd>
       </dl>
       <p className="prompt-preview">{schedule.prompt}</p>
       {schedule.last_spawn_error && (
