@@ -3,7 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
+import { runSignals } from '../../src/runs/lifecycle/signals.js';
 import type { TestServer } from './server.js';
+import { serverProcessesRunning } from './server-processes.js';
 
 /** The harness the tests script through their prompts (see script()). */
 export const SCRIPT_HARNESS = fileURLToPath(new URL('./script-harness.mjs', import.meta.url));
@@ -77,8 +79,61 @@ export async function eventually(
   throw new Error(`timed out waiting for: ${what}`);
 }
 
-export function waitForState(hangar: TestServer, runId: string, ...states: string[]): Promise<any> {
-  return waitForRun(hangar, runId, (run) => states.includes(run.state));
+/**
+ * A test server in this process sends its moves' signals here, and the run is read again at each one; without one
+ * it is read again after this long, a backstop. While a server this process spawned runs (server-processes.ts), it
+ * may move the runs of a database a test server shares, which no signal here tells of: the run is read as often as
+ * the polling waits read it.
+ */
+const UNSIGNALLED_REREAD_MS = 1_000;
+const POLL_MS = 50;
+
+/**
+ * Waits until the run is in one of `states`, read through the API: again at each lifecycle signal of the run
+ * (src/runs/lifecycle/signals.ts, sent after each committed move of a server in this process) rather than by
+ * polling; fails with the last state seen after `timeoutMs`.
+ */
+export async function waitForState(hangar: TestServer, runId: string, ...states: string[]): Promise<any> {
+  return waitForSignalledRun(hangar, runId, (run) => states.includes(run.state));
+}
+
+/** waitForRun for a `done` that depends on the run's state alone: read again at each of the run's signals. */
+export async function waitForSignalledRun(
+  hangar: TestServer,
+  runId: string,
+  done: (run: any) => boolean,
+  timeoutMs = 30_000,
+): Promise<any> {
+  let signalled = false;
+  let wake: (() => void) | undefined;
+  const stop = runSignals.on((signal) => {
+    if (signal.runId !== runId) return;
+    signalled = true;
+    wake?.();
+  });
+  const deadline = Date.now() + timeoutMs;
+  let run: any;
+  try {
+    while (Date.now() < deadline) {
+      signalled = false;
+      run = await getRun(hangar, runId);
+      if (done(run)) return run;
+      // A signal during the read is not missed: the run is read again at once.
+      if (signalled) continue;
+      await new Promise<void>((resolve) => {
+        const wait = serverProcessesRunning() ? POLL_MS : UNSIGNALLED_REREAD_MS;
+        const timer = setTimeout(resolve, Math.min(wait, Math.max(0, deadline - Date.now())));
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = undefined;
+    }
+  } finally {
+    stop();
+  }
+  throw new Error(`run ${runId} did not get there in ${timeoutMs} ms; last seen: ${JSON.stringify(run)}`);
 }
 
 export async function timelineTypes(hangar: TestServer, runId: string): Promise<string[]> {

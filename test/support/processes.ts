@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { listensOn } from './listening.js';
 import { freePort } from './server.js';
+import { trackServerProcess } from './server-processes.js';
 import { HANGAR_FROM_SOURCES } from './typescript.js';
 
 export interface Exit {
@@ -48,6 +49,7 @@ export async function attemptServe(env: Record<string, string>): Promise<StartAt
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), HANGAR_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  trackServerProcess(child);
   child.stdout!.on('data', (chunk) => (stdout += chunk));
   child.stderr!.on('data', (chunk) => (stderr += chunk));
   // An unusable PORT (a start that must fail) leaves the free port to poll.

@@ -12,6 +12,7 @@ import type { DB } from '../../src/database.js';
 import { startServer, type Role as ServerRole, type RunningServer } from '../../src/server.js';
 import { insertWorkerKey } from '../../src/workers/keys/store.js';
 import { listensOn } from './listening.js';
+import { trackServerProcess } from './server-processes.js';
 import { HANGAR_FROM_SOURCES } from './typescript.js';
 
 interface Template {
@@ -264,6 +265,7 @@ export async function spawnServer(
       env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), HANGAR_LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    trackServerProcess(child);
     child.stdout!.on('data', (chunk) => (output += chunk));
     child.stderr!.on('data', (chunk) => (output += chunk));
     // Streams may still hold output when the child has exited; 'close' means they are drained.

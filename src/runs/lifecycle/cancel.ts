@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../database.js';
 import { visible, type Visibility } from '../visibility.js';
-import { checkMove, type RunState } from './states.js';
+import type { NamedTransition } from './states.js';
 
 /**
- * Cancels only if the run is still in `states`, in one conditional statement: of two concurrent cancels exactly
+ * Cancels (the move `cancel` or `operator_cancel`) only if the run is still in one of its from-states, in one conditional statement: of two concurrent cancels exactly
  * one changes the row and writes the timeline event. `who: 'operator'` is an instance administrator: any team's
  * run, of any kind.
  */
@@ -14,23 +14,22 @@ export async function cancelRunIfActive(
   who: Visibility | 'operator',
   runId: string,
   cancelledBy: string,
-  states: readonly RunState[],
+  move: NamedTransition<'cancel' | 'operator_cancel'>,
 ): Promise<boolean> {
-  checkMove(states, 'CANCELLED');
   const statusMessage = JSON.stringify({ message: `Cancelled by ${cancelledBy}` });
   const result = await db
     .with('cancelled', (qb) =>
       qb
         .updateTable('runs')
         .set({
-          state: 'CANCELLED',
+          state: move.to,
           status_message: statusMessage,
           ended_at: sql`clock_timestamp()`,
           updated_at: sql`clock_timestamp()`,
         })
         .where((eb) => (who === 'operator' ? eb.lit(true) : visible(eb, who)))
         .where('runs.id', '=', runId)
-        .where('runs.state', 'in', states)
+        .where('runs.state', 'in', move.from)
         .returning('id'),
     )
     .insertInto('run_events')
@@ -41,7 +40,7 @@ export async function cancelRunIfActive(
         .select([
           sql.lit(randomUUID()).as('event_uuid'),
           'cancelled.id',
-          sql.lit('oz_run_cancelled').as('event_type'),
+          sql.lit(move.event).as('event_type'),
           sql<string>`${JSON.stringify({ cancelled_by: cancelledBy })}::jsonb`.as('payload'),
         ]),
     )

@@ -3,7 +3,8 @@ import type { DB } from '../../database.js';
 import { metricsServed } from '../../platform/metrics.js';
 import { tracingOn } from '../../platform/tracing.js';
 import { secondsBetween } from './metrics.js';
-import { checkMove } from './states.js';
+import { stateList } from './state-sql.js';
+import { transition } from './states.js';
 import type { CapacityLimits, ClaimedRun } from './types.js';
 
 /** How far into the queue a claim looks for runs of teams below their limit. */
@@ -20,7 +21,7 @@ const QUEUED_SECONDS = sql`${secondsBetween('r.created_at')} AS queued_seconds`;
 /**
  * Moves up to `batch` queued runs through PENDING to CLAIMED under this engine's lease, oldest first, without
  * passing the global or per-team limit of runs in PENDING, CLAIMED or INPROGRESS (`hangar_claim_runs`, in
- * functions.sql). QUEUED -> CLAIMED in the transition table.
+ * functions.sql): the move named `claim` (its events are written there).
  */
 export async function claimRuns(
   db: Kysely<DB>,
@@ -29,7 +30,7 @@ export async function claimRuns(
   limits: CapacityLimits,
   batch: number,
 ): Promise<ClaimedRun[]> {
-  checkMove('QUEUED', 'CLAIMED');
+  transition('claim');
   const args = sql`${engineId}, ${leaseSeconds}::int, ${limits.perTeam}::int, ${limits.global}::int, ${batch}::int, ${CLAIM_SCAN}::int`;
   if (!tracingOn() && !metricsServed())
     return (await sql<ClaimedRun>`SELECT * FROM hangar_claim_runs(${args})`.execute(db)).rows;
@@ -72,7 +73,7 @@ export interface WorkerRef {
 
 /**
  * Moves up to `limit` of the worker's queued runs to PENDING under its lease, oldest first; never one run twice.
- * QUEUED -> PENDING in the transition table: the worker takes each run (PENDING -> CLAIMED) when it starts it.
+ * The move named `dispatch`: the worker takes each run (`take`) when it starts it.
  */
 export async function claimWorkerRuns(
   db: Kysely<DB>,
@@ -80,20 +81,20 @@ export async function claimWorkerRuns(
   limit: number,
   leaseSeconds: number,
 ): Promise<ClaimedRun[]> {
-  checkMove('QUEUED', 'PENDING');
+  const dispatch = transition('dispatch');
   const { teamUid, workerHost, owner } = worker;
   const result = await sql<ClaimedRun & QueueWait>`
     WITH claimed AS (
-      UPDATE runs r SET state = 'PENDING', lease_owner = ${owner},
+      UPDATE runs r SET state = ${stateList([dispatch.to])}, lease_owner = ${owner},
         lease_expires_at = clock_timestamp() + make_interval(secs => ${leaseSeconds}), updated_at = clock_timestamp()
       WHERE r.id IN (
-        SELECT id FROM runs WHERE state = 'QUEUED' AND team_uid = ${teamUid} AND worker_host = ${workerHost}
+        SELECT id FROM runs WHERE state IN (${stateList(dispatch.from)}) AND team_uid = ${teamUid} AND worker_host = ${workerHost}
         ORDER BY created_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
       RETURNING r.id, r.team_uid, r.execution_id, r.prompt, r.agent_config, r.environment_id, r.conversation_id, r.harness,
         r.attachment_count, r.state, r.created_at, r.trace_parent
     ), events AS (
       INSERT INTO run_events (event_uuid, run_id, execution_id, event_type, payload)
-      SELECT gen_random_uuid()::text, c.id, c.execution_id::text, 'run_dispatched', jsonb_build_object('worker_host', ${workerHost}::text) FROM claimed c
+      SELECT gen_random_uuid()::text, c.id, c.execution_id::text, ${sql.lit(dispatch.event)}, jsonb_build_object('worker_host', ${workerHost}::text) FROM claimed c
     )
     SELECT r.id, r.team_uid, r.execution_id, r.prompt, r.agent_config, r.environment_id, r.conversation_id, r.harness,
       r.attachment_count, r.state, r.trace_parent, ${QUEUED_SECONDS}

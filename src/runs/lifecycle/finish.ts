@@ -4,13 +4,14 @@ import { storableJson, storableText } from '../../platform/db/storable-text.js';
 import { metricsServed } from '../../platform/metrics.js';
 import { json, nullableJson } from './json.js';
 import { type EndedColumns, secondsBetween } from './metrics.js';
-import { ACTIVE_STATES, checkMove, endEventType, isActive } from './states.js';
+import { END_TRANSITIONS, isActive, transition } from './states.js';
+import { stateList } from './state-sql.js';
 import { insertEvents } from './transitions.js';
 import type { Finish, FinishResult, TimelineEvent } from './types.js';
 
-/** The events an end writes: the ones before it (the sandbox going away), then the outcome's own. */
+/** The events an end writes: the ones before it (the sandbox going away), then its end transition's. */
 function endEvents(item: Finish): TimelineEvent[] {
-  return [...item.before, { type: endEventType(item.outcome.state), payload: item.outcome.eventPayload }];
+  return [...item.before, { type: END_TRANSITIONS[item.outcome.state].event, payload: item.outcome.eventPayload }];
 }
 
 /**
@@ -24,8 +25,7 @@ export async function finishExecutions(
   engineId: string,
   items: Finish[],
 ): Promise<{ results: FinishResult[]; ended: Map<string, EndedColumns> }> {
-  // An outcome's state is an end state by its type; this keeps the table the one authority all the same.
-  for (const item of items) checkMove(ACTIVE_STATES, item.outcome.state);
+  // Each outcome's state names its end (succeed, block, fail, error): from any held state, in the function's WHERE.
   const outcomes = items.map((item) => item.outcome);
   const lines = items.flatMap((item) => item.transcript ?? []);
   const call = sql`hangar_finish_executions(${engineId},
@@ -94,8 +94,8 @@ async function continueOrLose(trx: Kysely<DB>, engineId: string, item: Finish): 
     );
     return 'lost';
   }
-  // Only a success or a question with follow-ups waiting gets here: they start the next execution.
-  checkMove(row.state, 'QUEUED');
+  // Only a success or a question with follow-ups waiting gets here: they start the next execution (`continue`).
+  const continued = transition('continue');
   await insertEvents(
     trx,
     endEvents(item).map((event) => ({ runId, executionId, event })),
@@ -108,7 +108,7 @@ async function continueOrLose(trx: Kysely<DB>, engineId: string, item: Finish): 
   // request_usage stays the total over all its executions.
   const usage = outcome.usage ? json(outcome.usage) : sql`NULL::jsonb`;
   await sql`
-    UPDATE runs SET state = 'QUEUED', execution_id = ${next}, lease_owner = NULL, lease_expires_at = NULL,
+    UPDATE runs SET state = ${stateList([continued.to])}, execution_id = ${next}, lease_owner = NULL, lease_expires_at = NULL,
       sandbox_running = false, status_message = NULL, updated_at = clock_timestamp(),
       request_usage = coalesce(hangar_usage_total(usage_before, ${usage}), request_usage),
       usage_before = coalesce(hangar_usage_total(usage_before, ${usage}), request_usage)
@@ -117,7 +117,7 @@ async function continueOrLose(trx: Kysely<DB>, engineId: string, item: Finish): 
     {
       runId,
       executionId: next,
-      event: { type: 'run_continued', payload: { reason: 'follow-ups arrived while the previous execution ran' } },
+      event: { type: continued.event, payload: { reason: 'follow-ups arrived while the previous execution ran' } },
     },
   ]);
   return 'continued';

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../database.js';
 import { invalidRequest, notFound } from '../../platform/http/errors.js';
 import { visible, type Visibility } from '../visibility.js';
-import { checkMove, isTerminal } from './states.js';
+import { isTerminal, transition } from './states.js';
 
 export type FollowupRoute = 'initial_input' | 'live' | 'new_execution' | 'debug';
 
@@ -52,13 +52,13 @@ export async function addFollowup(
     }
     const route = followupRoute(run, new Date());
     let executionId = run.execution_id;
+    const restart = transition('restart');
     if (route === 'new_execution') {
-      checkMove(run.state, 'QUEUED');
       executionId += 1;
       await trx
         .updateTable('runs')
         .set({
-          state: 'QUEUED',
+          state: restart.to,
           execution_id: executionId,
           status_message: null,
           ended_at: null,
@@ -88,7 +88,8 @@ export async function addFollowup(
         event_uuid: crypto.randomUUID(),
         run_id: runId,
         execution_id: String(executionId),
-        event_type: 'followup_received',
+        // Every follow-up records it; only an ended run's is the move `restart`.
+        event_type: restart.event,
         payload: JSON.stringify({ route, ...(mode ? { mode } : {}) }),
       })
       .execute();

@@ -2,29 +2,30 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../database.js';
 import { json } from './json.js';
 import { stateList } from './state-sql.js';
-import { ACTIVE_STATES, checkMove, REQUEUABLE_STATES } from './states.js';
+import { ACTIVE_STATES, transition } from './states.js';
 
 /** Leases: an executor holds its runs while it renews them; a run whose lease passes is taken back. */
 
 const active = stateList(ACTIVE_STATES);
 
-/** Puts an owned run that never reached its agent back in the queue (its executor is going away). */
+/** Puts an owned run that never reached its agent back in the queue (its executor is going away); false if it had moved on. */
 export async function requeue(
   db: Kysely<DB>,
   run: { id: string; owner: string; executionId: number },
   reason: string,
-): Promise<void> {
-  checkMove(REQUEUABLE_STATES, 'QUEUED');
-  await sql`
+): Promise<boolean> {
+  const move = transition('requeue');
+  const result = await sql`
     WITH moved AS (
-      UPDATE runs SET state = 'QUEUED', lease_owner = NULL, lease_expires_at = NULL, sandbox_running = false,
+      UPDATE runs SET state = ${stateList([move.to])}, lease_owner = NULL, lease_expires_at = NULL, sandbox_running = false,
         agent_start_intent = NULL, updated_at = clock_timestamp()
-      WHERE id = ${run.id} AND lease_owner = ${run.owner} AND state IN (${stateList(REQUEUABLE_STATES)}) RETURNING id
+      WHERE id = ${run.id} AND lease_owner = ${run.owner} AND state IN (${stateList(move.from)}) RETURNING id
     )
     INSERT INTO run_events (event_uuid, run_id, execution_id, event_type, payload)
-    SELECT gen_random_uuid()::text, id, ${String(run.executionId)}, 'run_requeued', ${json({ reason })} FROM moved`.execute(
+    SELECT gen_random_uuid()::text, id, ${String(run.executionId)}, ${sql.lit(move.event)}, ${json({ reason })} FROM moved`.execute(
     db,
   );
+  return Number(result.numAffectedRows ?? 0) > 0;
 }
 
 /**
@@ -78,6 +79,8 @@ export interface TakebackOptions {
 export interface Takeback {
   /** Runs taken back by this pass. */
   taken: number;
+  /** Of those, the ones back in the queue (their agent had not started). */
+  requeued: string[];
   /** Of those, the ones that ended ERROR (their agent was running, or may have been: see below). */
   errored: string[];
   /** Milliseconds until the earliest lease of a run still active passes (negative: passed, row busy); null: none. */
@@ -88,7 +91,7 @@ export interface Takeback {
  * Takes back runs whose executor is gone: an engine whose lock is free and heartbeat stale (its process died) or
  * that cannot be alive (`soleEngine`), and any executor that stopped renewing its lease. A run whose agent had not
  * started goes back to the queue (PENDING or CLAIMED -> QUEUED), one whose agent was running ends ERROR, retryable
- * (INPROGRESS -> ERROR). Gone engines whose runs are all taken back are forgotten. Says when the earliest remaining
+ * (INPROGRESS -> ERROR): the moves named `requeue` and `lose`. Gone engines whose runs are all taken back are forgotten. Says when the earliest remaining
  * lease passes, so that the caller looks again exactly then. Safe with every replica doing it at once.
  *
  * A CLAIMED run whose engine had recorded the intent to start its current execution's agent (start-intents.ts) may
@@ -98,10 +101,9 @@ export interface Takeback {
  * every engine's lock at once, and until each takes it again only its leases speak for it.
  */
 export async function takeBack(db: Kysely<DB>, options: TakebackOptions): Promise<Takeback> {
-  checkMove(REQUEUABLE_STATES, 'QUEUED');
-  checkMove(['CLAIMED', 'INPROGRESS'], 'ERROR');
+  const [requeued, lost] = [transition('requeue'), transition('lose')];
   const sole = options.soleEngine ?? null;
-  const result = await sql<{ taken: number; errored: string[]; next_expiry_in_ms: number | null }>`
+  const result = await sql<{ taken: number; errored: string[]; requeued: string[]; next_expiry_in_ms: number | null }>`
     WITH gone AS (
       SELECT e.id FROM engines e
       WHERE e.id IS DISTINCT FROM ${sole}::text AND (${sole}::text IS NOT NULL OR (
@@ -117,7 +119,7 @@ export async function takeBack(db: Kysely<DB>, options: TakebackOptions): Promis
       FOR UPDATE SKIP LOCKED
     ), reaped AS (
       UPDATE runs r SET
-        state = CASE WHEN expired.may_have_run THEN 'ERROR' ELSE 'QUEUED' END,
+        state = CASE WHEN expired.may_have_run THEN ${stateList([lost.to])} ELSE ${stateList([requeued.to])} END,
         status_message = CASE WHEN expired.starting THEN ${json(LOST_AS_AGENT_STARTED)}
           WHEN expired.may_have_run THEN ${json(ENGINE_LOST)} ELSE r.status_message END,
         ended_at = CASE WHEN expired.may_have_run THEN clock_timestamp() ELSE r.ended_at END,
@@ -128,7 +130,7 @@ export async function takeBack(db: Kysely<DB>, options: TakebackOptions): Promis
     ), events AS (
       INSERT INTO run_events (event_uuid, run_id, execution_id, event_type, payload)
       SELECT gen_random_uuid()::text, id, execution_id::text,
-        CASE WHEN state = 'ERROR' THEN 'oz_run_errored' ELSE 'run_requeued' END,
+        CASE WHEN state = ${stateList([lost.to])} THEN ${sql.lit(lost.event)} ELSE ${sql.lit(requeued.event)} END,
         CASE WHEN engine_gone THEN ${json({ reason: 'the engine executing the run is gone' })}
           ELSE ${json({ reason: 'lease expired: the engine executing the run stopped responding' })} END
       FROM reaped
@@ -138,11 +140,12 @@ export async function takeBack(db: Kysely<DB>, options: TakebackOptions): Promis
           AND r.id NOT IN (SELECT id FROM reaped))
     )
     SELECT (SELECT count(*) FROM reaped)::int AS taken,
-      coalesce((SELECT array_agg(id) FROM reaped WHERE state = 'ERROR'), '{}')::text[] AS errored,
+      coalesce((SELECT array_agg(id) FROM reaped WHERE state = ${stateList([lost.to])}), '{}')::text[] AS errored,
+      coalesce((SELECT array_agg(id) FROM reaped WHERE state = ${stateList([requeued.to])}), '{}')::text[] AS requeued,
       (SELECT extract(epoch FROM min(r.lease_expires_at) - clock_timestamp()) * 1000 FROM runs r
         WHERE r.state IN (${active}) AND r.id NOT IN (SELECT id FROM reaped))::float8 AS next_expiry_in_ms`.execute(db);
   const row = result.rows[0]!;
-  return { taken: row.taken, errored: row.errored, nextExpiryInMs: row.next_expiry_in_ms };
+  return { taken: row.taken, errored: row.errored, requeued: row.requeued, nextExpiryInMs: row.next_expiry_in_ms };
 }
 
 /**

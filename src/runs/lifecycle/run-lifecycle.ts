@@ -27,8 +27,24 @@ import {
   observeRenewals,
   observeStarted,
 } from './metrics.js';
-import { CANCELLABLE_STATES, type RunState } from './states.js';
-import { appendTranscript, applyTransitions, insertEvents, returnInputs, takeInputRows } from './transitions.js';
+import { type RunSignal, runSignals } from './signals.js';
+import {
+  CANCELLABLE_STATES,
+  END_TRANSITIONS,
+  type NamedTransition,
+  RefusedTransitionError,
+  type RunState,
+  type TransitionName,
+  transition,
+} from './states.js';
+import {
+  appendTranscript,
+  applyTransitions,
+  insertEvents,
+  returnInputs,
+  stepOf,
+  takeInputRows,
+} from './transitions.js';
 import type {
   CapacityLimits,
   ClaimedRun,
@@ -48,10 +64,21 @@ import type {
  * The one writer of the run lifecycle: run state and the lifecycle's columns, timeline events, follow-up inputs
  * and the transcript. Every state it writes is a move of the transition table (states.ts); a move made
  * conditionally (`WHERE state = ...`, the lease owner, the execution) changes nothing when the run has moved on,
- * as a race should. The engine's ledger, the worker hub and the runs service all write through it.
+ * as a race should. The engine's ledger, the worker hub and the runs service all write through it. Each run it
+ * created or moved is signalled in process once the write has committed (signals.ts).
  */
 export class RunLifecycle {
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(
+    private readonly db: Kysely<DB>,
+    /** Inside a transaction of inTransaction: the signals it sends once it has committed. */
+    private readonly pending?: RunSignal[],
+  ) {}
+
+  /** Signals committed moves; a move in a transaction waits for its commit (or, in a caller's, is not sent). */
+  private send(signals: RunSignal[]): void {
+    if (this.pending) this.pending.push(...signals);
+    else if (!this.db.isTransaction) runSignals.emit(signals);
+  }
 
   /** Retention: deletes a batch of runs ended before the date (see retention.ts); their artifacts' blob keys. */
   deleteEnded(endedBefore: Date, batch: number): Promise<{ runs: number; blobKeys: string[] }> {
@@ -64,8 +91,11 @@ export class RunLifecycle {
   }
 
   /** Writes that commit together. */
-  inTransaction<T>(work: (lifecycle: RunLifecycle) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => work(new RunLifecycle(trx)));
+  async inTransaction<T>(work: (lifecycle: RunLifecycle) => Promise<T>): Promise<T> {
+    const pending: RunSignal[] = [];
+    const result = await this.db.transaction().execute((trx) => work(new RunLifecycle(trx, pending)));
+    runSignals.emit(pending);
+    return result;
   }
 
   /**
@@ -81,6 +111,7 @@ export class RunLifecycle {
   /** Counts runs created (hangar_runs_created_total) once the transaction that inserted them has committed. */
   countCreated(runs: readonly NewRun[]): void {
     observeCreated(runs);
+    runSignals.emit(created(runs));
   }
 
   /** A run with its files, committed together. */
@@ -92,7 +123,10 @@ export class RunLifecycle {
     checkQueued([run]);
     const result = await insertRun(this.db, run, files, limits);
     // Committed by insertRun's own transaction, unless this lifecycle is inside a caller's (which counts it then).
-    if (!this.db.isTransaction) observeCreated([run]);
+    if (!this.db.isTransaction) {
+      observeCreated([run]);
+      runSignals.emit(created([run]));
+    }
     return result;
   }
 
@@ -101,21 +135,30 @@ export class RunLifecycle {
     return insertAttachments(this.db, runId, files);
   }
 
-  /** Cancels the run if it is still in `states`; false when it is not (or `who` cannot see it). */
+  /**
+   * Cancels the run if it is still in `states`, the from-states of `cancel` or of `operator_cancel` (an instance
+   * administrator's, which also stops a run being prepared); false when it is not (or `who` cannot see it).
+   */
   async cancel(
     who: Visibility | 'operator',
     runId: string,
     cancelledBy: string,
     states: readonly RunState[] = CANCELLABLE_STATES,
   ): Promise<boolean> {
-    const cancelled = await cancelRunIfActive(this.db, who, runId, cancelledBy, states);
-    if (cancelled) observeEnded(this.db, [{ id: runId, state: 'CANCELLED' }]);
+    const move = cancelMove(states);
+    const cancelled = await cancelRunIfActive(this.db, who, runId, cancelledBy, move);
+    if (cancelled) {
+      observeEnded(this.db, [{ id: runId, state: 'CANCELLED' }]);
+      this.send([moved(runId, move)]);
+    }
     return cancelled;
   }
 
   /** Accepts a follow-up and routes it by the run's state (an ended run is queued for a new execution). */
-  followup(who: Visibility, runId: string, message: string, mode: string | undefined): Promise<FollowupRoute> {
-    return addFollowup(this.db, who, runId, message, mode);
+  async followup(who: Visibility, runId: string, message: string, mode: string | undefined): Promise<FollowupRoute> {
+    const route = await addFollowup(this.db, who, runId, message, mode);
+    if (route === 'new_execution') this.send([moved(runId, transition('restart'))]);
+    return route;
   }
 
   /** The server's engine claims queued runs within the limits (QUEUED -> CLAIMED). */
@@ -127,6 +170,7 @@ export class RunLifecycle {
   async claim(engineId: string, leaseSeconds: number, limits: CapacityLimits, batch: number): Promise<ClaimedRun[]> {
     const runs = await claimRuns(this.db, engineId, leaseSeconds, limits, batch);
     observeClaimed(this.db, 'engine', runs);
+    this.send(runs.map((run) => moved(run.id, transition('claim'))));
     return runs;
   }
 
@@ -134,6 +178,7 @@ export class RunLifecycle {
   async claimForWorker(worker: WorkerRef, limit: number, leaseSeconds: number): Promise<ClaimedRun[]> {
     const runs = await claimWorkerRuns(this.db, worker, limit, leaseSeconds);
     observeClaimed(this.db, 'worker', runs);
+    this.send(runs.map((run) => moved(run.id, transition('dispatch'))));
     return runs;
   }
 
@@ -143,6 +188,9 @@ export class RunLifecycle {
     items.forEach((item, index) => {
       if (item.started && results[index]?.moved) observeStarted(item.harness, item.setupSeconds);
     });
+    this.send(
+      items.flatMap((item, index) => (results[index]?.moved ? [moved(item.runId, stepOf(item.from, item.to))] : [])),
+    );
     return results;
   }
 
@@ -164,6 +212,12 @@ export class RunLifecycle {
       }),
       columns,
     );
+    this.send(
+      items.flatMap((item, index) => {
+        if (results[index] === 'ended') return [moved(item.runId, END_TRANSITIONS[item.outcome.state])];
+        return results[index] === 'continued' ? [moved(item.runId, transition('continue'))] : [];
+      }),
+    );
     return results;
   }
 
@@ -176,8 +230,8 @@ export class RunLifecycle {
   }
 
   /** Puts a run `owner` holds whose agent never started back in the queue. */
-  requeue(run: { id: string; owner: string; executionId: number }, reason: string): Promise<void> {
-    return requeue(this.db, run, reason);
+  async requeue(run: { id: string; owner: string; executionId: number }, reason: string): Promise<void> {
+    if (await requeue(this.db, run, reason)) this.send([moved(run.id, transition('requeue'))]);
   }
 
   async renewLeases(owner: string, runIds: string[], leaseSeconds: number): Promise<Set<string>> {
@@ -194,6 +248,10 @@ export class RunLifecycle {
       this.db,
       takeback.errored.map((id) => ({ id, state: 'ERROR', errorCode: 'resource_unavailable' })),
     );
+    this.send([
+      ...takeback.requeued.map((id) => moved(id, transition('requeue'))),
+      ...takeback.errored.map((id) => moved(id, transition('lose'))),
+    ]);
     return takeback;
   }
 
@@ -247,6 +305,23 @@ export class RunLifecycle {
 function errorCodeOf(item: Finish): string | undefined {
   const code = item.outcome.statusMessage?.error_code;
   return typeof code === 'string' ? code : undefined;
+}
+
+/** The cancel that leaves exactly `states`. */
+function cancelMove(states: readonly RunState[]): NamedTransition<'cancel' | 'operator_cancel'> {
+  const same = (from: readonly RunState[]) =>
+    from.length === states.length && from.every((state) => states.includes(state));
+  const move = [transition('cancel'), transition('operator_cancel')].find((candidate) => same(candidate.from));
+  if (!move) throw new RefusedTransitionError(states.join(', '), 'CANCELLED');
+  return move;
+}
+
+function moved(runId: string, move: NamedTransition<TransitionName>): RunSignal {
+  return { type: move.signal, runId, state: move.to, transition: move.name };
+}
+
+function created(runs: readonly NewRun[]): RunSignal[] {
+  return runs.map((run) => ({ type: 'run:created', runId: run.id, state: 'QUEUED' }));
 }
 
 /** A run is born QUEUED: any other state would skip the moves of the transition table. */

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { test } from 'node:test';
 import {
   ACTIVE_STATES,
+  END_TRANSITIONS,
+  NAMED_TRANSITIONS,
+  namesOf,
+  transition,
   canMove,
   CANCELLABLE_STATES,
   checkMove,
@@ -88,4 +93,66 @@ test('each end writes its own timeline event; success and a question are complet
       ['BLOCKED', 'oz_run_blocked', true],
     ],
   );
+});
+
+/** Every named move written out on its own: name, from-states, to-state, the timeline event, the signal. */
+const EXPECTED_NAMES = `
+claim            QUEUED                            CLAIMED    oz_run_claimed    run:claimed
+dispatch         QUEUED                            PENDING    run_dispatched    run:dispatched
+take             PENDING                           CLAIMED    oz_run_claimed    run:claimed
+start            CLAIMED                           INPROGRESS agent_started     run:started
+succeed          PENDING,CLAIMED,INPROGRESS        SUCCEEDED  oz_run_done       run:ended
+block            PENDING,CLAIMED,INPROGRESS        BLOCKED    oz_run_blocked    run:ended
+fail             PENDING,CLAIMED,INPROGRESS        FAILED     oz_run_failed     run:ended
+error            PENDING,CLAIMED,INPROGRESS        ERROR      oz_run_errored    run:ended
+continue         PENDING,CLAIMED,INPROGRESS        QUEUED     run_continued     run:queued
+requeue          PENDING,CLAIMED                   QUEUED     run_requeued      run:queued
+lose             CLAIMED,INPROGRESS                ERROR      oz_run_errored    run:ended
+cancel           QUEUED,CLAIMED,INPROGRESS         CANCELLED  oz_run_cancelled  run:ended
+operator_cancel  QUEUED,PENDING,CLAIMED,INPROGRESS CANCELLED  oz_run_cancelled  run:ended
+restart          SUCCEEDED,FAILED,ERROR,BLOCKED,CANCELLED QUEUED followup_received run:queued
+`;
+
+test('each move has its name, states, timeline event and signal', () => {
+  const expected = EXPECTED_NAMES.trim()
+    .split('\n')
+    .map((line) => {
+      const [name, from, to, event, signal] = line.trim().split(/\s+/);
+      return { name, from: from!.split(','), to, event, signal };
+    });
+  assert.deepEqual(
+    NAMED_TRANSITIONS.map((move) => ({ ...move, from: [...move.from] })),
+    expected,
+  );
+  for (const move of NAMED_TRANSITIONS) assert.equal(transition(move.name), move);
+});
+
+test('the table of moves is the union of the named moves, and every named move is allowed', () => {
+  for (const from of RUN_STATES)
+    for (const to of RUN_STATES) assert.equal(namesOf(from, to).length > 0, expected(from, to), `${from} -> ${to}`);
+  for (const move of NAMED_TRANSITIONS) checkMove(move.from, move.to);
+  assert.deepEqual(namesOf('PENDING', 'QUEUED'), ['continue', 'requeue']);
+  assert.deepEqual(namesOf('SUCCEEDED', 'CANCELLED'), []);
+});
+
+test("each end state is reached by its own end, whose event is the end's timeline event", () => {
+  for (const state of END_STATES) {
+    assert.equal(END_TRANSITIONS[state].to, state);
+    assert.equal(END_TRANSITIONS[state].event, endEventType(state));
+    assert.deepEqual(END_TRANSITIONS[state].from, ACTIVE_STATES);
+  }
+});
+
+test("the engine's claim, made in SQL, records the claim's events", () => {
+  // hangar_claim_runs_at writes both events of the move through PENDING (dispatch, then claim) in one statement.
+  const sqlText = fs.readFileSync(new URL('./functions.sql', import.meta.url), 'utf8');
+  const claimFunction = sqlText.slice(
+    sqlText.indexOf('FUNCTION hangar_claim_runs_at'),
+    sqlText.indexOf('FUNCTION hangar_claim_runs('),
+  );
+  assert.ok(
+    claimFunction.includes(`(1, '${transition('dispatch').event}'), (2, '${transition('claim').event}')`),
+    'hangar_claim_runs_at writes the events of dispatch and claim',
+  );
+  assert.ok(claimFunction.includes(`SET state = '${transition('claim').to}'`));
 });

@@ -1,7 +1,7 @@
 /**
- * The run state machine: every state, the groups the code asks about, and which moves between states the code
- * makes. RunLifecycle checks each state it writes against TRANSITIONS; the SQL functions (functions.sql) make the
- * same moves and name the same groups. No database code here (their SQL form is state-sql.ts): the client verbs
+ * The run state machine: every state, the groups the code asks about, and every move the code makes, by name
+ * (NAMED_TRANSITIONS). Each lifecycle file asks for its move by name and writes its states and timeline event; the
+ * SQL functions (functions.sql) make the same moves and name the same groups. No database code here (their SQL form is state-sql.ts): the client verbs
  * use these states too.
  */
 
@@ -34,22 +34,87 @@ export const CANCELLABLE_STATES: readonly RunState[] = ['QUEUED', 'CLAIMED', 'IN
 export const OPERATOR_CANCELLABLE_STATES: readonly RunState[] = ['QUEUED', 'PENDING', 'CLAIMED', 'INPROGRESS'];
 
 /**
- * Every move the code makes, from -> to. QUEUED -> CLAIMED is the server's engine claiming (it goes through
- * PENDING in the same statement); QUEUED -> PENDING a self-hosted worker's claim, which the worker then takes
- * (PENDING -> CLAIMED). A held run ends, goes back to the queue (requeued, its lease expired, or follow-ups
- * arrived as it ended) or is cancelled; an ended run is queued again by a follow-up.
+ * The in-process signal a committed move sends (signals.ts): `run:claimed` when an executor holds the run,
+ * `run:dispatched` when it waits for a self-hosted worker to take it, `run:started` when its agent started,
+ * `run:queued` when it is back in the queue, `run:ended` at any end (a cancel too).
  */
-export const TRANSITIONS: Readonly<Record<RunState, readonly RunState[]>> = {
-  QUEUED: ['PENDING', 'CLAIMED', 'CANCELLED'],
-  PENDING: ['CLAIMED', 'QUEUED', 'CANCELLED', ...END_STATES],
-  CLAIMED: ['INPROGRESS', 'QUEUED', 'CANCELLED', ...END_STATES],
-  INPROGRESS: ['QUEUED', 'CANCELLED', ...END_STATES],
-  SUCCEEDED: ['QUEUED'],
-  FAILED: ['QUEUED'],
-  BLOCKED: ['QUEUED'],
-  ERROR: ['QUEUED'],
-  CANCELLED: ['QUEUED'],
+export type MoveSignal = 'run:claimed' | 'run:dispatched' | 'run:started' | 'run:queued' | 'run:ended';
+
+/** A move the code makes, by name: the states it leaves, the state it reaches, the timeline event it records. */
+export interface NamedTransition<Name extends string = string> {
+  name: Name;
+  from: readonly RunState[];
+  to: RunState;
+  event: string;
+  signal: MoveSignal;
+}
+
+function named<const Name extends string>(
+  name: Name,
+  from: readonly RunState[],
+  to: RunState,
+  event: string,
+  signal: MoveSignal,
+): NamedTransition<Name> {
+  return { name, from, to, event, signal };
+}
+
+/**
+ * Every move the code makes. `claim` is the server's engine claiming (it goes through PENDING in the same statement
+ * and records run_dispatched before oz_run_claimed); `dispatch` a self-hosted worker's claim, which the worker then
+ * takes (`take`). A held run ends (one name per end state), goes back to the queue (`requeue`: its executor let it
+ * go or its lease passed before its agent started; `continue`: follow-ups arrived as it ended), is lost (`lose`: its
+ * lease passed once its agent may have run) or is cancelled; an ended run is queued again by a follow-up (`restart`).
+ */
+export const NAMED_TRANSITIONS = [
+  named('claim', ['QUEUED'], 'CLAIMED', 'oz_run_claimed', 'run:claimed'),
+  named('dispatch', ['QUEUED'], 'PENDING', 'run_dispatched', 'run:dispatched'),
+  named('take', ['PENDING'], 'CLAIMED', 'oz_run_claimed', 'run:claimed'),
+  named('start', ['CLAIMED'], 'INPROGRESS', 'agent_started', 'run:started'),
+  named('succeed', ACTIVE_STATES, 'SUCCEEDED', 'oz_run_done', 'run:ended'),
+  named('block', ACTIVE_STATES, 'BLOCKED', 'oz_run_blocked', 'run:ended'),
+  named('fail', ACTIVE_STATES, 'FAILED', 'oz_run_failed', 'run:ended'),
+  named('error', ACTIVE_STATES, 'ERROR', 'oz_run_errored', 'run:ended'),
+  named('continue', ACTIVE_STATES, 'QUEUED', 'run_continued', 'run:queued'),
+  named('requeue', REQUEUABLE_STATES, 'QUEUED', 'run_requeued', 'run:queued'),
+  named('lose', ['CLAIMED', 'INPROGRESS'], 'ERROR', 'oz_run_errored', 'run:ended'),
+  named('cancel', CANCELLABLE_STATES, 'CANCELLED', 'oz_run_cancelled', 'run:ended'),
+  named('operator_cancel', OPERATOR_CANCELLABLE_STATES, 'CANCELLED', 'oz_run_cancelled', 'run:ended'),
+  named('restart', TERMINAL_STATES, 'QUEUED', 'followup_received', 'run:queued'),
+] as const;
+
+export type TransitionName = (typeof NAMED_TRANSITIONS)[number]['name'];
+
+const BY_NAME = new Map<string, NamedTransition<TransitionName>>(NAMED_TRANSITIONS.map((move) => [move.name, move]));
+
+/** The move of that name: what each lifecycle file asks for before it writes. */
+export function transition<Name extends TransitionName>(name: Name): NamedTransition<Name> {
+  return BY_NAME.get(name) as NamedTransition<Name>;
+}
+
+/** The end each end state is reached by (an execution's own end; a cancel is `cancel`). */
+export const END_TRANSITIONS: Readonly<Record<EndState, NamedTransition<TransitionName>>> = {
+  SUCCEEDED: transition('succeed'),
+  BLOCKED: transition('block'),
+  FAILED: transition('fail'),
+  ERROR: transition('error'),
 };
+
+/** The names that cover the move from -> to (several may: `requeue` and `continue` both go PENDING -> QUEUED). */
+export function namesOf(from: string, to: string): TransitionName[] {
+  return NAMED_TRANSITIONS.filter((move) => move.to === to && (move.from as readonly string[]).includes(from)).map(
+    (move) => move.name,
+  );
+}
+
+/** from -> to for every state: the union of the named moves. */
+export const TRANSITIONS: Readonly<Record<RunState, readonly RunState[]>> = movesByState();
+
+function movesByState(): Record<RunState, RunState[]> {
+  const moves = {} as Record<RunState, RunState[]>;
+  for (const from of RUN_STATES) moves[from] = RUN_STATES.filter((to) => namesOf(from, to).length > 0);
+  return moves;
+}
 
 export function isRunState(state: string): state is RunState {
   return (RUN_STATES as readonly string[]).includes(state);
@@ -80,20 +145,9 @@ export function checkMove(from: string | readonly string[], to: RunState): void 
     if (!canMove(state, to)) throw new RefusedTransitionError(state, to);
 }
 
-/** The timeline event an execution's end writes. */
+/** The timeline event an execution's end writes: its end transition's. */
 export function endEventType(state: EndState): string {
-  switch (state) {
-    case 'SUCCEEDED':
-      return 'oz_run_done';
-    case 'BLOCKED':
-      return 'oz_run_blocked';
-    case 'FAILED':
-      return 'oz_run_failed';
-    case 'ERROR':
-      return 'oz_run_errored';
-    default:
-      return unreachable(state);
-  }
+  return END_TRANSITIONS[state].event;
 }
 
 /** Whether an end is the agent's own (it finished or asked a question) rather than a failure. */

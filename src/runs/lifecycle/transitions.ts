@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../database.js';
 import { storableJson, storableText } from '../../platform/db/storable-text.js';
-import { checkMove } from './states.js';
+import { type NamedTransition, namesOf, RefusedTransitionError, type TransitionName, transition } from './states.js';
 import type { EventRow, Transition, TransitionResult, TranscriptRow } from './types.js';
 
 /**
@@ -14,13 +14,26 @@ const insertCarriedEvents = (source: 'moved') => sql`
   FROM ${sql.table(source)} s CROSS JOIN LATERAL jsonb_array_elements(s.events::jsonb) WITH ORDINALITY AS x(value, n)
   ORDER BY s.id, x.n`;
 
-/** Applies many transitions of one executor in one statement (see Batcher): each row moves only if it is still ours. */
+/** The moves an executor makes step by step, each with its own events: its take of a run and its agent's start. */
+const STEPS: readonly TransitionName[] = ['take', 'start'];
+
+/** The step from -> to is; throws unless it is one of STEPS. */
+export function stepOf(from: string, to: string): NamedTransition<TransitionName> {
+  const name = namesOf(from, to).find((candidate) => STEPS.includes(candidate));
+  if (!name) throw new RefusedTransitionError(from, to);
+  return transition(name);
+}
+
+/**
+ * Applies many steps (`take`, `start`) of one executor in one statement (see Batcher): each row moves only if it is
+ * still ours.
+ */
 export async function applyTransitions(
   db: Kysely<DB>,
   engineId: string,
   items: Transition[],
 ): Promise<TransitionResult[]> {
-  for (const item of items) checkMove(item.from, item.to);
+  for (const item of items) stepOf(item.from, item.to);
   const result = await sql<{ id: string; inputs: string[] }>`
     WITH input AS (
       SELECT * FROM unnest(
