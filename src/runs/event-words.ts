@@ -23,6 +23,9 @@ const EVENT_LABELS: Record<string, string> = {
   debug_agent_started: 'Debug session started',
   debug_agent_finished: 'Debug session ended',
   debug_agent_failed: 'Debug session failed',
+  network_refused: 'Host refused',
+  network_refusals: 'Refused hosts',
+  network_allow_list_unenforced: 'No network (allow list not enforceable here)',
 };
 
 /** An API name in sentence case, without the `oz_` prefix: "Run requeued" for oz_run_requeued. */

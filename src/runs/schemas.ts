@@ -1,4 +1,5 @@
 import { BUILT_IN_HARNESSES } from '../models/index.js';
+import { RefusalEntrySchema } from '../network/index.js';
 import { Type, type Static } from 'typebox';
 import { ARTIFACT_TYPES } from './artifact-types.js';
 import { EXECUTION_LOCATIONS, RUN_SOURCES } from './run-fields.js';
@@ -357,6 +358,12 @@ export const RunItem = Type.Object({
   ),
   queue_reason: Type.Optional(QueueReason),
   failure_output: Type.Optional(FailureOutput),
+  network_refusals: Type.Optional(
+    Type.Array(RefusalEntrySchema, {
+      description:
+        "What the environment's network allow lists refused this run, one entry per phase, host and port over all its executions, with the line that would allow each (docs/sandbox.md#the-account-of-refusals); only in GET /agent/runs/{id}, only when something was refused",
+    }),
+  ),
   source: Type.String(),
   execution_location: Type.String(),
   schedule: Type.Optional(

@@ -7,6 +7,7 @@ import { prepareRun, type RunCreationDependencies, type RunOrigin } from './crea
 import { failureOutput, isFailedState } from './failure-output.js';
 import { createOnce, type CreatedRun, type IdempotencyKey } from './idempotency.js';
 import { MAX_METADATA_FILTER_PAIRS, metadataPairProblem } from './metadata.js';
+import { networkRefusals } from './network-refusals.js';
 import { isWaiting, type QueueFacts, type QueueReason, queueReasons, type WaitingRun } from './queue-reason.js';
 import { type RenderContext, renderEvent, renderRun } from './render.js';
 import type { ServedModelLookup } from './request-usage.js';
@@ -201,6 +202,8 @@ export class RunsService {
       const output = await failureOutput(this.db, runId);
       if (output) item.failure_output = output;
     }
+    const refusals = await networkRefusals(this.db, runId);
+    if (refusals.length > 0) item.network_refusals = refusals;
     return item;
   }
 

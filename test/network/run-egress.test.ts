@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { resolveSandboxMode } from '../../src/execution/sandbox/index.js';
-import { harnessEnv, outputTexts, script, waitForState } from '../support/engine.js';
+import { metricsRegistry } from '../../src/platform/metrics.js';
+import { getRun, harnessEnv, outputTexts, script, waitForState } from '../support/engine.js';
 import { egressHostsAvailable, type EgressHosts, startEgressHosts } from '../support/egress-hosts.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -95,6 +96,27 @@ describe("a run's network by allow list", { skip, timeout: 180_000 }, () => {
         { host: 'other.test', attempts: 1 },
         { host: 'allowed.test', attempts: 2 },
       ],
+    );
+    const answered = await getRun(hangar, runId);
+    assert.deepEqual(
+      answered.network_refusals.map(({ phase, host, attempts }: Record<string, unknown>) => ({
+        phase,
+        host,
+        attempts,
+      })),
+      [
+        { phase: 'setup', host: 'other.test', attempts: 1 },
+        { phase: 'agent', host: 'allowed.test', attempts: 2 },
+      ],
+    );
+    // The server runs in this process: its counter has every attempt, under the run's environment.
+    const counted = (await metricsRegistry.getSingleMetric('hangar_network_refusals_total')?.get())?.values ?? [];
+    const ofEnvironment = counted.filter((sample) => sample.labels.environment === created.body.uid);
+    assert.deepEqual(
+      Object.fromEntries(
+        ofEnvironment.map((sample) => [`${sample.labels.phase} ${sample.labels.reason}`, sample.value]),
+      ),
+      { 'setup not_allowed': 1, 'agent not_allowed': 2 },
     );
   });
 });

@@ -4,6 +4,7 @@ import { isTerminal } from '../api/types';
 import { ArtifactList } from '../components/Artifacts';
 import { ErrorMessage, Loading, PageHeader } from '../components/ui';
 import { FollowupForm } from '../run/FollowupForm';
+import { NetworkRefusals } from '../run/NetworkRefusals';
 import { RunActionErrors, RunActions, useRunActions } from '../run/RunActions';
 import { RunConversation, isPlainText } from '../run/RunConversation';
 import { RunSummary } from '../run/RunSummary';
@@ -70,6 +71,7 @@ export function RunPage() {
         </section>
 
         <aside className="run-side">
+          <NetworkRefusals run={item} events={follow.events} />
           <section aria-labelledby="artifacts-title">
             <h2 id="artifacts-title">Artifacts</h2>
             <ArtifactList artifacts={item.artifacts} />
