@@ -1,7 +1,8 @@
 import { execFileAsync } from '../../platform/spawn/index.js';
 import fs from 'node:fs';
 import path from 'node:path';
-import { removeTree, type FileOwner } from '../workspace/files.js';
+import type { FileOwner } from '../workspace/files.js';
+import { removeTree } from '../workspace/remove-tree.js';
 
 const run = execFileAsync;
 

@@ -1,57 +1,13 @@
-import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
-import type {
-  EnvironmentConfig,
-  EnvironmentSnapshots,
-  SnapshotRecord,
-  SnapshotScope,
-} from '../../environments/index.js';
-import { repoKey } from '../../environments/index.js';
-import type { Workspaces, SetupResult } from '../workspace/workspace.js';
-import { WorkspaceFiles } from '../workspace/files.js';
-import { snapshotKeys, touchesLockfile, type SnapshotKeys } from './key.js';
-import type { SnapshotFiles } from './snapshot-files.js';
+import type { EnvironmentSnapshots, SnapshotRecord, SnapshotScope } from '../../environments/index.js';
 import type { SandboxImageSnapshots } from '../sandbox/backend.js';
+import type { Workspaces } from '../workspace/workspace.js';
+import { type SnapshotKeys, snapshotKeys } from './key.js';
+import { SnapshotMaintenance } from './maintenance.js';
+import type { PreparedEnvironment, PrepareRequest } from './request.js';
+import type { SnapshotFiles } from './snapshot-files.js';
+import { updateRepositories } from './update.js';
 
-/** How an execution's environment was prepared: from nothing, from a matching snapshot, or from an older one. */
-export type StartPath = 'cold' | 'warm' | 'updated';
-
-export interface PreparedEnvironment {
-  result: SetupResult;
-  path: StartPath;
-  /** Milliseconds per step: fetch (the mirrors), clone, restore, update, setup, snapshot. */
-  steps: Record<string, number>;
-  /** The start of the snapshot key it started from or made. */
-  snapshotKey?: string;
-}
-
-type Report = (type: string, payload: Record<string, unknown>) => Promise<void>;
-
-export interface PrepareRequest {
-  workspace: string;
-  runId: string;
-  executionId: number;
-  environmentUid: string;
-  teamUid: string;
-  environment: EnvironmentConfig;
-  /** False when the workspace holds what only this run may see (its attachments): it is then never snapshotted. */
-  mayTakeSnapshot: boolean;
-  report: Report;
-  abort: AbortSignal;
-  /**
-   * The execution's container (container sandbox), opened here once the path is known: from the snapshot's image on
-   * a warm or updated start, else from the environment's. `open` is false when it could not be (the outcome set).
-   */
-  sandbox?: {
-    open: (snapshotImage?: string) => Promise<boolean>;
-    close: () => Promise<void>;
-    /** Freezes and detaches the container, which goes once the next one is open (or at close). */
-    retire: () => Promise<void>;
-  };
-}
-
-const REPOSITORY_NAME = /^[A-Za-z0-9._-]+$/;
+export type { PreparedEnvironment, PrepareRequest, StartPath } from './request.js';
 
 /** Updated starts commit a layer each on top of their snapshot's image: past this many, the next one starts cold. */
 const MAX_IMAGE_LAYERS = 16;
@@ -84,7 +40,12 @@ export class WarmStarts {
       maxBytes: number;
       warn: (error: unknown, message: string) => void;
     },
-  ) {}
+  ) {
+    this.maintenance = new SnapshotMaintenance(options);
+  }
+
+  /** The snapshots' upkeep: sizes, expiry, the size bound, leftovers. */
+  private readonly maintenance: SnapshotMaintenance;
 
   /** How the environment was prepared; null when the execution's container could not be opened (its outcome set). */
   async prepare(request: PrepareRequest): Promise<PreparedEnvironment | null> {
@@ -142,7 +103,7 @@ export class WarmStarts {
       (await timed('restore', () => this.restore(older, request, workspaces.layers.available)))
     ) {
       if (sandbox && !(await sandbox.open(images!.reference(older.id)))) return null;
-      const updated = await this.update(older, fetched.commits, request, timed);
+      const updated = await updateRepositories(this.options, older, fetched.commits, request, timed);
       if (updated === 'failed') {
         // What the snapshot held could not be brought up to date: from nothing instead, in a clean workspace (and a
         // container of the environment's own image).
@@ -199,62 +160,6 @@ export class WarmStarts {
     }
   }
 
-  /** Brings a restored snapshot's repositories to their new commits, then runs setup when the environment says so. */
-  private async update(
-    snapshot: SnapshotRecord,
-    commits: Record<string, string>,
-    request: PrepareRequest,
-    timed: <T>(step: string, work: () => Promise<T>) => Promise<T>,
-  ): Promise<SetupResult | 'failed'> {
-    const { workspaces } = this.options;
-    const cache = workspaces.gitCache;
-    const { environment, report, abort } = request;
-    let lockfileChanged = false;
-    for (const ref of environment.github_repos) {
-      const name = `${ref.owner}/${ref.repo}`;
-      const from = snapshot.commits[name];
-      const to = commits[name];
-      if (!from || !to || !REPOSITORY_NAME.test(ref.repo)) return 'failed';
-      if (from === to) continue;
-      const moved = await timed('update', async () => {
-        const changed = await cache.changedPaths(repoKey(ref), from, to).catch(() => ['package-lock.json']);
-        lockfileChanged ||= touchesLockfile(changed);
-        const bundleName = `.hangar-update-${randomBytes(6).toString('hex')}.bundle`;
-        const aside = path.join(cache.directory, '.bundles');
-        await fs.promises.mkdir(aside, { recursive: true });
-        const file = path.join(aside, bundleName);
-        try {
-          const bundled = await cache.reading(repoKey(ref), () => cache.bundle(repoKey(ref), from, to, file));
-          const data = await fs.promises.readFile(file);
-          // Written by the server without following anything the snapshot holds (the name is new and its own).
-          await WorkspaceFiles.with(request.workspace, workspaces.owner, (files) => files.writeFile(bundleName, data));
-          // Inside the sandbox, like setup: git reads the repository's own configuration, which setup may have
-          // changed, so it never runs outside it. The upstream branch follows, as a fetch would have moved it.
-          const script =
-            `cd -- '${ref.repo}' && git fetch --quiet --no-tags '../${bundleName}' '${bundled}' && ` +
-            `git reset --quiet --hard FETCH_HEAD && { u=$(git rev-parse --symbolic-full-name '@{u}' 2>/dev/null); ` +
-            `[ -z "$u" ] || git update-ref "$u" FETCH_HEAD; }; s=$?; rm -f -- '../${bundleName}'; exit $s`;
-          const started = Date.now();
-          const result = await workspaces.runSetupCommands(request.workspace, [script], async () => {}, abort);
-          if (result.ok) await report('environment_repo_updated', { repo: name, duration_ms: Date.now() - started });
-          return result.ok;
-        } finally {
-          await fs.promises.rm(file, { force: true });
-        }
-      }).catch((error) => {
-        this.options.warn(error, 'could not bring a snapshot repository up to date');
-        return false;
-      });
-      if (!moved) return 'failed';
-    }
-    const policy = environment.setup_on_update ?? 'when_lockfiles_change';
-    const rerun = policy === 'always' || (policy === 'when_lockfiles_change' && lockfileChanged);
-    if (!rerun) return { ok: true };
-    return timed('setup', () =>
-      workspaces.runSetupCommands(request.workspace, environment.setup_commands, report, abort),
-    );
-  }
-
   /**
    * Snapshots a workspace just set up, unless another execution (here or on another replica) is making the same
    * one. Then keeps the whole within its TTL and size bound. A failure costs the next run its warm start, nothing
@@ -291,7 +196,7 @@ export class WarmStarts {
         }
         if (await this.adopt(id, request, !images || reopenFrom !== undefined)) {
           // Ready at once; the size of its files (a walk of thousands) is measured by the maintenance that follows.
-          this.unmeasured.set(id, imageSize);
+          this.maintenance.unmeasuredReady(id, imageSize);
           await snapshots.ready(id, imageSize);
         } else {
           await snapshots.ready(id, (await files.take(id, request.workspace)) + imageSize);
@@ -303,12 +208,12 @@ export class WarmStarts {
         if (reopenFrom && !(await request.sandbox!.open(reopenFrom))) return 'no-container';
         reopenFrom = undefined;
         await snapshots.remove([id]).catch(() => undefined);
-        await this.drop(id).catch(() => undefined);
+        await this.maintenance.drop(id).catch(() => undefined);
         throw error;
       }
       const superseded = await snapshots.superseded(scope, keys.baseKey, id);
       // Off the execution's path: removing a snapshot's thousands of files (without following any) takes seconds.
-      this.maintainLater(superseded);
+      this.maintenance.maintainLater(superseded);
     } catch (error) {
       // The execution cannot go on without its workspace.
       if (error instanceof WorkspaceLost) throw error;
@@ -345,73 +250,18 @@ export class WarmStarts {
     }
     return true;
   }
-
-  /** Snapshots made ready before their files were measured, with the size of their image (0 under bwrap). */
-  private readonly unmeasured = new Map<string, number>();
-
-  /** Records the size of the snapshots made ready unmeasured (one gone meanwhile is skipped). */
-  private async measure(): Promise<void> {
-    for (const [id, imageBytes] of this.unmeasured) {
-      this.unmeasured.delete(id);
-      if (await this.options.files.has(id))
-        await this.options.snapshots.measured(id, (await this.options.files.size(id)) + imageBytes);
-    }
-  }
-
-  /** The maintenance in progress, if any: one at a time, and one more when asked meanwhile. */
-  private maintaining: Promise<void> | undefined;
-  private maintainAgain = false;
-
-  private maintainLater(superseded: string[] = []): void {
-    if (this.maintaining) {
-      this.maintainAgain = true;
-      // Their records are gone: the next pass finds their files and images unnamed and removes them.
-      return;
-    }
-    this.maintaining = (async () => {
-      for (const id of superseded) await this.drop(id);
-      do {
-        this.maintainAgain = false;
-        await this.maintain();
-      } while (this.maintainAgain);
-    })()
-      .catch((error) => this.options.warn(error, 'could not remove old setup snapshots'))
-      .finally(() => {
-        this.maintaining = undefined;
-      });
-  }
-
   /**
    * Resolves once no snapshot maintenance is in progress (the removal of superseded snapshots runs after the
    * execution that superseded them has gone on): for whoever must not overlap with it, such as a benchmark's next
    * iteration.
    */
-  async settled(): Promise<void> {
-    while (this.maintaining) await this.maintaining;
+  settled(): Promise<void> {
+    return this.maintenance.settled();
   }
 
-  /**
-   * Measures the snapshots made ready unmeasured, then removes expired and least recently used snapshots (past the
-   * size bound), and files no record names.
-   */
-  async maintain(): Promise<void> {
-    const { snapshots, files, maxBytes } = this.options;
-    // Before the size bound is enforced.
-    await this.measure();
-    for (const id of await snapshots.expire(maxBytes)) await this.drop(id);
-    // Listed before asking: a snapshot whose record is made meanwhile has no files (or image) yet, so none is taken
-    // wrongly.
-    const onDisk = [...new Set([...(await files.list()), ...((await this.options.images?.list()) ?? [])])];
-    const known = await snapshots.existing(onDisk);
-    for (const id of onDisk) if (!known.has(id)) await this.drop(id);
-  }
-
-  /** Removes a snapshot's files and image (each left for a later pass while an execution still uses it). */
-  private async drop(id: string): Promise<void> {
-    await this.options.files.remove(id);
-    await this.options.images
-      ?.remove(id)
-      .catch((error) => this.options.warn(error, 'could not remove a snapshot image'));
+  /** Measures the snapshots made ready unmeasured, then removes expired, least recently used and unnamed ones. */
+  maintain(): Promise<void> {
+    return this.maintenance.maintain();
   }
 }
 

@@ -1,6 +1,14 @@
 import fs from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { at, code, openAt, readAt, translate } from './handles.js';
+import { components, normalized, WorkspacePathError } from './paths.js';
+import { walkDirectory, type WalkEntry } from './walk.js';
+
+// The module every caller uses: its refusals, path text and tree removal come with it.
+export { normalized, type RefusalReason, WorkspacePathError, workspaceRelative } from './paths.js';
+export { removeTree } from './remove-tree.js';
+export type { WalkEntry } from './walk.js';
 
 /**
  * Every file operation the server performs inside a workspace goes through here. A workspace is run-controlled:
@@ -28,79 +36,7 @@ export interface FileOwner {
   gid: number;
 }
 
-export type RefusalReason =
-  | 'missing'
-  | 'outside'
-  | 'link'
-  | 'not-file'
-  | 'not-directory'
-  | 'too-large'
-  | 'denied'
-  | 'invalid'
-  | 'changed';
-
-/** A path the server will not use; the message is safe to show to the run (it names only the requested path). */
-export class WorkspacePathError extends Error {
-  override name = 'WorkspacePathError';
-  constructor(
-    readonly path: string,
-    readonly reason: RefusalReason,
-    /** The message without the path. */
-    readonly detail: string = REASONS[reason],
-  ) {
-    super(`${path}: ${detail}`);
-  }
-}
-
-const REASONS: Record<RefusalReason, string> = {
-  missing: 'no such file or directory in the workspace',
-  outside: 'the path leads outside the workspace',
-  link: 'a symbolic link, which the server does not follow here',
-  'not-file': 'not a regular file',
-  'not-directory': 'not a directory',
-  'too-large': 'the file is too large',
-  denied: 'permission denied',
-  invalid: 'not a valid path',
-  changed: 'it kept changing while the server looked at it',
-};
-
 const MAX_LINK_HOPS = 40;
-/** Directories held open at once while removing a tree; deeper ones are moved up to the top first. */
-const REMOVE_DEPTH = 32;
-/** Passes over the top of a tree being removed (each one removes what is there, or moves deep parts up). */
-const REMOVE_PASSES = 10_000;
-
-/** The name `name` inside the directory `handle` holds, as a path the kernel resolves relative to that handle. */
-function at(handle: FileHandle, name = ''): string {
-  return name === '' ? `/proc/self/fd/${handle.fd}` : `/proc/self/fd/${handle.fd}/${name}`;
-}
-
-function code(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException | undefined)?.code;
-}
-
-/**
- * A path a run named, relative to its workspace: relative paths as they are, absolute ones only when they name
- * something under the workspace's own path (compared as text: nothing outside the workspace is looked at).
- */
-export function workspaceRelative(workspace: string, requested: string): string {
-  if (!path.isAbsolute(requested)) return requested;
-  const relative = path.relative(path.resolve(workspace), path.resolve(requested));
-  if (relative === '') return '.';
-  if (relative.startsWith('..') || path.isAbsolute(relative)) throw new WorkspacePathError(requested, 'outside');
-  return relative;
-}
-
-/** A relative path in its shortest form, '' for the root. */
-export function normalized(relative: string): string {
-  const clean = path.posix.normalize(relative);
-  return clean === '.' || clean === './' ? '' : clean.replace(/^\.\//, '').replace(/\/$/, '');
-}
-
-function components(relative: string): string[] {
-  if (relative.includes('\0')) throw new WorkspacePathError(relative, 'invalid');
-  return relative.split('/').filter((part) => part !== '' && part !== '.');
-}
 
 export interface ReadOptions {
   /** Resolve links beneath the workspace root (else a link is refused). */
@@ -108,14 +44,6 @@ export interface ReadOptions {
   maxBytes: number;
   /** Return the first maxBytes of a larger file instead of refusing it. */
   truncate?: boolean;
-}
-
-export interface WalkEntry {
-  /** Relative to the workspace root, `/`-separated. */
-  path: string;
-  directory: boolean;
-  /** A file's bytes (at most maxBytes, else null), through the handle of its directory; null when unreadable. */
-  read(maxBytes: number): Promise<Buffer | null>;
 }
 
 interface Resolved {
@@ -370,173 +298,4 @@ export class WorkspaceFiles {
       await made.close();
     }
   }
-}
-
-function translate(error: unknown, relative: string): Error {
-  switch (code(error)) {
-    case 'ENOENT':
-      return new WorkspacePathError(relative, 'missing');
-    case 'ELOOP':
-      return new WorkspacePathError(relative, 'link');
-    case 'EISDIR':
-    case 'ENOTDIR':
-    case 'ENXIO':
-      return new WorkspacePathError(relative, 'not-file');
-    case 'EACCES':
-    case 'EPERM':
-      return new WorkspacePathError(relative, 'denied');
-    default:
-      return error as Error;
-  }
-}
-
-/** Opens `name` in `parent` without following it; null when it is gone. */
-async function openAt(parent: FileHandle, name: string, flags: number, relative: string): Promise<FileHandle | null> {
-  try {
-    return await fs.promises.open(at(parent, name), flags);
-  } catch (error) {
-    if (code(error) === 'ENOENT') return null;
-    throw translate(error, relative);
-  }
-}
-
-/**
- * A regular file's bytes through the handle it was opened with, or why not. O_NONBLOCK: opening a FIFO must not
- * hang the server (and fstat then refuses it).
- */
-async function readAt(
-  parent: FileHandle,
-  name: string,
-  maxBytes: number,
-  truncate: boolean,
-  relative: string,
-): Promise<Buffer> {
-  let handle: FileHandle;
-  try {
-    handle = await fs.promises.open(at(parent, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-  } catch (error) {
-    throw translate(error, relative);
-  }
-  try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) throw new WorkspacePathError(relative, 'not-file');
-    if (stat.size > maxBytes && !truncate)
-      throw new WorkspacePathError(
-        relative,
-        'too-large',
-        `the file has ${stat.size} bytes, more than the ${maxBytes} allowed`,
-      );
-    const buffer = Buffer.alloc(Math.min(stat.size, maxBytes));
-    let filled = 0;
-    while (filled < buffer.length) {
-      const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
-    }
-    return buffer.subarray(0, filled);
-  } finally {
-    await handle.close();
-  }
-}
-
-async function* walkDirectory(directory: FileHandle, prefix: string, skip: Set<string>): AsyncGenerator<WalkEntry> {
-  let entries: fs.Dirent[];
-  try {
-    entries = await fs.promises.readdir(at(directory), { withFileTypes: true });
-  } catch {
-    return;
-  }
-  entries.sort((a, b) => a.name.localeCompare(b.name));
-  for (const entry of entries) {
-    if (skip.has(entry.name)) continue;
-    const entryPath = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
-    if (entry.isFile()) {
-      yield {
-        path: entryPath,
-        directory: false,
-        read: (maxBytes) => readAt(directory, entry.name, maxBytes, false, entryPath).catch(() => null),
-      };
-      continue;
-    }
-    if (!entry.isDirectory()) continue;
-    yield { path: entryPath, directory: true, read: async () => null };
-    const child = await fs.promises
-      .open(at(directory, entry.name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
-      .catch(() => null);
-    if (!child) continue;
-    try {
-      yield* walkDirectory(child, entryPath, skip);
-    } finally {
-      await child.close();
-    }
-  }
-}
-
-/**
- * Removes a workspace tree without following anything in it: each entry is unlinked (or emptied and rmdir'ed)
- * through the handle of its directory, so a run that swaps a directory for a link mid-removal only makes an
- * unlink remove the link. Directories deeper than REMOVE_DEPTH are moved up to the top first, so a very deep tree
- * does not take one file descriptor per level. `directory` itself is the server's (its path is not run-controlled).
- */
-export async function removeTree(directory: string): Promise<void> {
-  let top: FileHandle;
-  try {
-    top = await fs.promises.open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-  } catch (error) {
-    if (code(error) === 'ENOENT') return;
-    if (code(error) === 'ENOTDIR' || code(error) === 'ELOOP') return fs.promises.unlink(directory);
-    throw error;
-  }
-  try {
-    const moved = { count: 0 };
-    for (let pass = 0; pass < REMOVE_PASSES; pass++) {
-      const names = await fs.promises.readdir(at(top));
-      if (names.length === 0) break;
-      for (const name of names) await removeEntry(top, name, top, 1, moved);
-    }
-  } finally {
-    await top.close();
-  }
-  await fs.promises.rmdir(directory);
-}
-
-async function removeEntry(
-  parent: FileHandle,
-  name: string,
-  top: FileHandle,
-  depth: number,
-  moved: { count: number },
-): Promise<void> {
-  const target = at(parent, name);
-  try {
-    await fs.promises.unlink(target);
-    return;
-  } catch (error) {
-    if (code(error) === 'ENOENT') return;
-    if (code(error) !== 'EISDIR' && code(error) !== 'EPERM') throw error;
-  }
-  if (depth >= REMOVE_DEPTH) {
-    // Taken up to the top, where a later pass removes it.
-    await fs.promises.rename(target, at(top, `.hangar-removing-${moved.count++}`));
-    return;
-  }
-  let child: FileHandle;
-  try {
-    child = await fs.promises.open(target, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-  } catch (error) {
-    // Swapped for something else since: whatever it is now is removed without being followed.
-    if (code(error) === 'ENOTDIR' || code(error) === 'ELOOP') return fs.promises.unlink(target);
-    if (code(error) === 'ENOENT') return;
-    throw error;
-  }
-  try {
-    for (const entry of await fs.promises.readdir(at(child))) await removeEntry(child, entry, top, depth + 1, moved);
-  } finally {
-    await child.close();
-  }
-  await fs.promises.rmdir(target).catch((error: unknown) => {
-    // Swapped for a link or a file after it was emptied: removed as what it is now.
-    if (code(error) === 'ENOTDIR') return fs.promises.unlink(target);
-    if (code(error) !== 'ENOENT') throw error;
-  });
 }

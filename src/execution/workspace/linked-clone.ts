@@ -2,7 +2,8 @@ import { execFileAsync } from '../../platform/spawn/index.js';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { removeTree, type FileOwner } from './files.js';
+import type { FileOwner } from './files.js';
+import { removeTree } from './remove-tree.js';
 
 const run = execFileAsync;
 
