@@ -9,6 +9,7 @@ import { registerFactoryCommands } from './factory/cli.js';
 import { registerMessageCommands } from './messages/cli.js';
 import { registerIdentityCommands } from './identities/cli.js';
 import { registerMcpServerCommands } from './mcp/cli.js';
+import { registerRunnerCommands } from './runners/cli.js';
 import { registerModelCommands } from './models/cli.js';
 import { completionScript, ID_KINDS, type IdKind, SHELLS, type Shell } from './platform/cli/completion.js';
 import { examples, oneOf } from './platform/cli/options.js';
@@ -35,6 +36,7 @@ export function registerClientCommands(program: Command): void {
   registerAuditCommands(program);
   registerSecretCommands(program);
   registerMcpServerCommands(program);
+  registerRunnerCommands(program);
   registerWorkerCommands(program);
   registerWebhookCommands(program);
   registerAutomationCommands(program);

@@ -2,10 +2,6 @@ import { Type, type Static } from 'typebox';
 
 /** Wire schemas of runners: a team's named sandbox kind and shape that runs execute with (issue 52, field 3). */
 
-/** The sandbox kinds a runner may name; the server accepts only the one it runs (HANGAR_SANDBOX). */
-export const RUNNER_SANDBOXES = ['bwrap', 'process', 'container', 'kubernetes'] as const;
-export type RunnerSandbox = (typeof RUNNER_SANDBOXES)[number];
-
 export const RunnerLimits = Type.Object(
   {
     cpus: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1024, description: 'CPUs, e.g. 1.5' })),
@@ -46,7 +42,7 @@ export const RunnerKubernetes = Type.Object(
 export type RunnerKubernetes = Static<typeof RunnerKubernetes>;
 
 const Sandbox = Type.Union(
-  RUNNER_SANDBOXES.map((kind) => Type.Literal(kind)),
+  [Type.Literal('bwrap'), Type.Literal('process'), Type.Literal('container'), Type.Literal('kubernetes')],
   { description: "The sandbox kind; it must be the one this server runs (left out: the server's)" },
 );
 

@@ -37,6 +37,23 @@ function waitInWords(iso: string): string {
   return seconds !== undefined && Number(seconds) < 1 ? `${Math.round(Number(seconds) * 1000)} ms` : isoDuration(iso);
 }
 
+/** The runner the run recorded at creation: its name, UID and shape. */
+function runnerInWords(config: RunItem['agent_config']): string | undefined {
+  const { runner_id: uid, runner } = (config ?? {}) as {
+    runner_id?: string;
+    runner?: { name: string; sandbox?: string; limits?: { cpus?: number; memory?: string; pids?: number } };
+  };
+  if (!uid || !runner) return undefined;
+  const { cpus, memory, pids } = runner.limits ?? {};
+  const shape = [
+    runner.sandbox,
+    cpus === undefined ? undefined : `${cpus} CPUs`,
+    memory,
+    pids === undefined ? undefined : `${pids} processes`,
+  ].filter((part) => part !== undefined);
+  return `${runner.name} (${uid})${shape.length > 0 ? `: ${shape.join(', ')}` : ''}`;
+}
+
 /** One run: what a person asks first (state and why, how long, where to look), then the rest of its fields. */
 export function runView(run: RunItem): string {
   const config = run.agent_config as { model_id?: string; environment_id?: string; harness?: { type?: string } };
@@ -73,6 +90,7 @@ export function runView(run: RunItem): string {
     ['Model', config.model_id],
     ['Harness', config.harness?.type],
     ['Environment', config.environment_id],
+    ['Runner', runnerInWords(run.agent_config)],
     ['Skill', run.agent_skill?.full_path],
     ['Parent run', run.parent_run_id],
     ['Root run', run.root_run_id !== run.run_id ? run.root_run_id : undefined],

@@ -155,6 +155,7 @@ export function registerRunCommands(program: Command): void {
     .option('--title <title>', 'title of the run')
     .option('--model <model_id>', 'model to use')
     .option('--environment <environment_id>', 'environment to run in')
+    .option('--runner <runner_uid>', 'runner to execute with (`hangar runners list`; config.runner_id)')
     .option('--skill <skill_spec>', 'skill spec, e.g. owner/repo:path/to/SKILL.md')
     .option('--meta <key=value>', 'metadata pair (repeatable)', collect, [])
     .option('--harness <name>', 'harness to run the agent with (config.harness.type)')
@@ -178,6 +179,7 @@ export function registerRunCommands(program: Command): void {
         title?: string;
         model?: string;
         environment?: string;
+        runner?: string;
         skill?: string;
         meta: string[];
         harness?: string;
@@ -195,6 +197,7 @@ export function registerRunCommands(program: Command): void {
       const config = {
         ...(options.model ? { model_id: options.model } : {}),
         ...(options.environment ? { environment_id: options.environment } : {}),
+        ...(options.runner ? { runner_id: options.runner } : {}),
         ...(options.harness ? { harness: { type: options.harness } } : {}),
       };
       const client = clientOptionsFromEnv();
