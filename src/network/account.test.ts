@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { RefusalAccount, refusalsMarkdown } from './account.js';
+import { RefusalAccount, refusalsFromEvents, refusalsMarkdown } from './account.js';
 
 test('refusals are counted per phase, host and port, with first and last times and the line that allows them', () => {
   const account = new RefusalAccount();
@@ -70,4 +70,35 @@ test('refusals are counted per phase, host and port, with first and last times a
   );
   assert.match(text, /- `inside\.example \(DNS\)` \(agent, private address, once\)\n/);
   assert.equal(refusalsMarkdown([]), '');
+});
+
+test("a run's account from its timeline: an execution's closing account wins over its first refusals, executions add up", () => {
+  const refused = (execution: number, host: string, at: string) => ({
+    execution_id: String(execution),
+    event_type: 'network_refused',
+    payload: { phase: 'agent', host, port: 443, reason: 'not_allowed', first_at: at, allow_line: host },
+  });
+  const account = (execution: number, attempts: number, first: string, last: string) => ({
+    execution_id: String(execution),
+    event_type: 'network_refusals',
+    payload: {
+      refusals: [
+        { phase: 'agent', host: 'a.test', port: 443, reason: 'not_allowed', attempts, first_at: first, last_at: last },
+      ],
+    },
+  });
+  const entries = refusalsFromEvents([
+    refused(1, 'a.test', '2026-01-01T00:00:01Z'),
+    account(1, 3, '2026-01-01T00:00:01Z', '2026-01-01T00:00:05Z'),
+    // A second execution still running: its first refusals count once each.
+    refused(2, 'a.test', '2026-01-02T00:00:00Z'),
+    refused(2, 'b.test', '2026-01-02T00:00:01Z'),
+  ]);
+  assert.deepEqual(
+    entries.map(({ host, attempts, first_at, last_at }) => ({ host, attempts, first_at, last_at })),
+    [
+      { host: 'a.test', attempts: 4, first_at: '2026-01-01T00:00:01Z', last_at: '2026-01-02T00:00:00Z' },
+      { host: 'b.test', attempts: 1, first_at: '2026-01-02T00:00:01Z', last_at: '2026-01-02T00:00:01Z' },
+    ],
+  );
 });
