@@ -86,7 +86,15 @@ export function registerIdentityCommands(program: Command): void {
     .action((uid: string) => callAndPrint('DELETE', `/admin/api-keys/${segment(uid)}`));
 
   const agents = program.command('agents').description("the team's agent identities");
-  agents.command('list').action(() => callAndPrint('GET', '/agent/identities'));
+  agents
+    .command('list')
+    .option('--factory <factory_uid>', 'only the agents of this factory (repeatable)', collect, [])
+    .action((options: { factory: string[] }) =>
+      callAndPrint(
+        'GET',
+        `/agent/identities${options.factory.length ? `?${options.factory.map((uid) => `factory_uid=${encodeURIComponent(uid)}`).join('&')}` : ''}`,
+      ),
+    );
   agents
     .command('get')
     .argument('<uid>')
@@ -99,7 +107,12 @@ export function registerIdentityCommands(program: Command): void {
       .option('--model <model_id>', 'base model')
       .option('--worker-host <worker_id>', 'self-hosted worker that runs its runs')
       .option('--skill <skill_spec>', 'skill (repeatable)', collect, [])
-      .option('--secret <name>', 'team secret it may use (repeatable)', collect, []);
+      .option('--secret <name>', 'team secret it may use (repeatable)', collect, [])
+      .option('--type <agent_type>', 'FOREMAN, TRIAGE, SPEC, IMPLEMENT, REVIEW, VERIFY or CUSTOM')
+      .option('--credential-strategy <strategy>', "CREATOR or EXECUTOR: whose GitHub identity its runs' tokens are")
+      .option('--claude-auth-secret <name>', 'team secret the claude harness signs in with')
+      .option('--codex-auth-secret <name>', 'team secret the codex harness signs in with')
+      .option('--on-behalf-of <on|off>', 'whether its API key may create runs on behalf of a member');
   interface AgentOptions {
     name?: string;
     description?: string;
@@ -109,6 +122,11 @@ export function registerIdentityCommands(program: Command): void {
     workerHost?: string;
     skill: string[];
     secret: string[];
+    type?: string;
+    credentialStrategy?: string;
+    claudeAuthSecret?: string;
+    codexAuthSecret?: string;
+    onBehalfOf?: string;
   }
   const agentBody = (options: AgentOptions) => ({
     ...(options.name !== undefined ? { name: options.name } : {}),
@@ -119,6 +137,19 @@ export function registerIdentityCommands(program: Command): void {
     ...(options.workerHost !== undefined ? { worker_host: options.workerHost } : {}),
     ...(options.skill.length ? { skills: options.skill } : {}),
     ...(options.secret.length ? { secrets: options.secret.map((name) => ({ name })) } : {}),
+    ...(options.type !== undefined ? { agent_type: options.type.toUpperCase() } : {}),
+    ...(options.credentialStrategy !== undefined
+      ? { credential_strategy: options.credentialStrategy.toUpperCase() }
+      : {}),
+    ...(options.claudeAuthSecret !== undefined || options.codexAuthSecret !== undefined
+      ? {
+          harness_auth_secrets: {
+            ...(options.claudeAuthSecret !== undefined ? { claude_auth_secret_name: options.claudeAuthSecret } : {}),
+            ...(options.codexAuthSecret !== undefined ? { codex_auth_secret_name: options.codexAuthSecret } : {}),
+          },
+        }
+      : {}),
+    ...(options.onBehalfOf !== undefined ? { on_behalf_of_enabled: options.onBehalfOf === 'on' } : {}),
   });
   agentOptions(agents.command('create').requiredOption('--name <name>')).action((options: AgentOptions) =>
     callAndPrint('POST', '/agent/identities', agentBody(options)),

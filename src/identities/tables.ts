@@ -56,7 +56,16 @@ export interface AgentIdentitiesTable {
   on_behalf_of_enabled: Generated<boolean>;
   /** The runner its runs take when they name none (migration 0050): a runner of its team, by uid. */
   default_runner_uid: Generated<string | null>;
+  /** What it is for (migration 0046): a factory's FOREMAN takes the factory's work; CUSTOM by default. */
+  agent_type: Generated<AgentType>;
+  /** The team secrets its third-party harnesses sign in with, by harness (migration 0046). */
+  harness_auth_secrets: NullableJson<{ claude_auth_secret_name?: string; codex_auth_secret_name?: string }>;
+  /** Whose GitHub identity its runs' tokens stand for when a run says nothing (migration 0046); null: EXECUTOR. */
+  credential_strategy: Generated<'CREATOR' | 'EXECUTOR' | null>;
 }
+
+export const AGENT_TYPES = ['FOREMAN', 'TRIAGE', 'SPEC', 'IMPLEMENT', 'REVIEW', 'VERIFY', 'CUSTOM'] as const;
+export type AgentType = (typeof AGENT_TYPES)[number];
 
 /** A team secret: AES-256-GCM ciphertext only (see src/platform/crypto.ts). */
 export interface AuthFailureWindowsTable {

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf } from '../request-auth.js';
 import { ProblemResponses } from '../../platform/http/openapi.js';
-import { AgentItem, AgentList, AgentUidParams, CreateAgentBody, UpdateAgentBody } from './schemas.js';
+import { AgentItem, AgentList, AgentListQuery, AgentUidParams, CreateAgentBody, UpdateAgentBody } from './schemas.js';
 import type { AgentsService } from './service.js';
 
 export function registerAgentRoutes(parent: FastifyInstance, agents: AgentsService): void {
@@ -23,8 +23,21 @@ export function registerAgentRoutes(parent: FastifyInstance, agents: AgentsServi
   );
   app.get(
     '/agent/identities',
-    { schema: { tags, summary: 'List the team agent identities', response: { 200: AgentList, ...ProblemResponses } } },
-    async (request) => agents.list(callerOf(request)),
+    {
+      schema: {
+        tags,
+        summary: 'List the team agent identities',
+        querystring: AgentListQuery,
+        response: { 200: AgentList, ...ProblemResponses },
+      },
+    },
+    async (request) => {
+      const factories = request.query.factory_uid;
+      return agents.list(
+        callerOf(request),
+        factories === undefined ? undefined : Array.isArray(factories) ? factories : [factories],
+      );
+    },
   );
   app.get(
     '/agent/identities/:uid',

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { BUILT_IN_HARNESSES } from '../../models/index.js';
+import { AGENT_TYPES } from '../tables.js';
 
 /** Wire schemas of agent identities: agents a team owns that can execute runs. */
 
@@ -26,6 +27,25 @@ const DefaultRunner = Type.String({
     "The runner (GET /runners) of the runs this agent executes when a run names none (config.runner_id); it wins over the environment's default. Empty: none.",
 });
 
+const AgentType = Type.Union(
+  AGENT_TYPES.map((value) => Type.Literal(value)),
+  { description: "What the agent is for; a factory's FOREMAN takes the work sent to the factory. Default CUSTOM." },
+);
+const HarnessAuthSecrets = Type.Object(
+  {
+    claude_auth_secret_name: Type.Optional(Type.String({ maxLength: 128 })),
+    codex_auth_secret_name: Type.Optional(Type.String({ maxLength: 128 })),
+  },
+  {
+    description:
+      'Team secrets its runs of the claude or codex harness sign in with (only the harness run gets its own)',
+  },
+);
+const CredentialStrategy = Type.Union([Type.Literal('CREATOR'), Type.Literal('EXECUTOR')], {
+  description:
+    "Whose GitHub identity its runs' tokens stand for when a run's config names none: EXECUTOR (the default: the team's GitHub access) or CREATOR (the member who created the run, where GitHub maps one)",
+});
+
 const OnBehalfOf = Type.Boolean({
   description:
     "The agent's API key may create runs with `on_behalf_of` a member of the team (creator: the member; executor: the agent). Default false.",
@@ -33,6 +53,9 @@ const OnBehalfOf = Type.Boolean({
 
 export const CreateAgentBody = Type.Object({
   on_behalf_of_enabled: Type.Optional(OnBehalfOf),
+  agent_type: Type.Optional(AgentType),
+  harness_auth_secrets: Type.Optional(HarnessAuthSecrets),
+  credential_strategy: Type.Optional(Type.Union([CredentialStrategy, Type.Null()])),
   name: Name,
   description: Type.Optional(Description),
   prompt: Type.Optional(Prompt),
@@ -53,6 +76,9 @@ const orNull = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =
 /** Omitted or null: unchanged. Empty (string, list or object): cleared. */
 export const UpdateAgentBody = Type.Object({
   on_behalf_of_enabled: orNull(OnBehalfOf),
+  agent_type: orNull(AgentType),
+  harness_auth_secrets: orNull(HarnessAuthSecrets),
+  credential_strategy: orNull(Type.Union([CredentialStrategy, Type.Literal('')])),
   name: orNull(Name),
   description: orNull(Description),
   prompt: orNull(Prompt),
@@ -66,6 +92,14 @@ export const UpdateAgentBody = Type.Object({
   default_runner_uid: orNull(DefaultRunner),
 });
 export type UpdateAgentBody = Static<typeof UpdateAgentBody>;
+
+export const AgentListQuery = Type.Object({
+  factory_uid: Type.Optional(
+    Type.Union([Type.String({ maxLength: 64 }), Type.Array(Type.String({ maxLength: 64 }), { maxItems: 20 })], {
+      description: 'Only the agents these factories manage (repeatable)',
+    }),
+  ),
+});
 
 export const AgentUidParams = Type.Object({ uid: Type.String({ minLength: 1, maxLength: 64 }) });
 
@@ -83,6 +117,9 @@ export const AgentItem = Type.Object({
   harness: Type.Optional(Harness),
   available: Type.Boolean({ description: 'Within the team plan limit: may execute runs.' }),
   on_behalf_of_enabled: OnBehalfOf,
+  agent_type: AgentType,
+  harness_auth_secrets: Type.Optional(HarnessAuthSecrets),
+  credential_strategy: Type.Optional(CredentialStrategy),
   default_runner_uid: DefaultRunner,
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),

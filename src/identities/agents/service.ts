@@ -36,10 +36,19 @@ function render(row: store.AgentRow): AgentItem {
     ...(row.harness ? { harness: row.harness as AgentItem['harness'] } : {}),
     available: row.available,
     on_behalf_of_enabled: row.on_behalf_of_enabled,
+    agent_type: row.agent_type,
+    ...(row.harness_auth_secrets ? { harness_auth_secrets: row.harness_auth_secrets } : {}),
+    ...(row.credential_strategy ? { credential_strategy: row.credential_strategy } : {}),
     default_runner_uid: row.default_runner_uid ?? '',
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };
+}
+
+/** The harnesses' sign-in secrets as stored: blank names left out, none at all as nothing. */
+function secretsByHarness(secrets: CreateAgentBody['harness_auth_secrets']): Record<string, string> | null {
+  const named = Object.entries(secrets ?? {}).filter(([, name]) => typeof name === 'string' && name.trim() !== '');
+  return named.length ? Object.fromEntries(named.map(([harness, name]) => [harness, (name as string).trim()])) : null;
 }
 
 /** `""`, `[]` and `{}` clear a field on update; they are stored as nothing. */
@@ -77,7 +86,9 @@ export class AgentsService {
     }
     const secretNames = values.secrets.map((secret) => secret.name);
     if (new Set(secretNames).size !== secretNames.length) throw invalidRequest('secrets lists a name twice');
-    const missing = await this.options.missingSecrets(caller.teamUid, secretNames);
+    // A harness's sign-in secret must be the team's too (its value is read when the run starts, never shown).
+    for (const name of Object.values(values.harness_auth_secrets ?? {})) secretNames.push(name);
+    const missing = await this.options.missingSecrets(caller.teamUid, [...new Set(secretNames)]);
     if (missing.length > 0) throw invalidRequest(`secrets names ${missing.join(', ')}, which this team does not have`);
     for (const [field, modelId] of [
       ['base_model', values.base_model],
@@ -106,6 +117,9 @@ export class AgentsService {
       harness: emptyToNull(body.harness ?? null),
       on_behalf_of_enabled: body.on_behalf_of_enabled ?? false,
       default_runner_uid: emptyToNull(body.default_runner_uid ?? null),
+      agent_type: body.agent_type ?? 'CUSTOM',
+      harness_auth_secrets: secretsByHarness(body.harness_auth_secrets),
+      credential_strategy: body.credential_strategy ?? null,
     });
     const uid = newUid();
     await withConflicts(
@@ -115,8 +129,10 @@ export class AgentsService {
     return this.get(caller, uid);
   }
 
-  async list(caller: Caller): Promise<{ agents: AgentItem[] }> {
-    return { agents: (await store.listAgents(this.db, caller.teamUid, this.options.planMaxAgents)).map(render) };
+  async list(caller: Caller, factoryUids?: string[]): Promise<{ agents: AgentItem[] }> {
+    return {
+      agents: (await store.listAgents(this.db, caller.teamUid, this.options.planMaxAgents, factoryUids)).map(render),
+    };
   }
 
   async get(caller: Caller, uid: string): Promise<AgentItem> {
@@ -144,6 +160,15 @@ export class AgentsService {
       harness: pick('harness', current.harness),
       on_behalf_of_enabled: body.on_behalf_of_enabled ?? current.on_behalf_of_enabled,
       default_runner_uid: pick('default_runner_uid', current.default_runner_uid),
+      agent_type: body.agent_type ?? current.agent_type,
+      harness_auth_secrets:
+        body.harness_auth_secrets === undefined || body.harness_auth_secrets === null
+          ? current.harness_auth_secrets
+          : secretsByHarness(body.harness_auth_secrets),
+      credential_strategy:
+        body.credential_strategy === undefined || body.credential_strategy === null
+          ? current.credential_strategy
+          : body.credential_strategy || null,
     });
     await withConflicts(store.updateAgent(this.db, caller.teamUid, uid, values), nameTaken(values.name));
     return this.get(caller, uid);
@@ -151,6 +176,12 @@ export class AgentsService {
 
   async delete(caller: Caller, uid: string): Promise<void> {
     this.requireAdmin(caller);
+    const row = await store.findAgent(this.db, caller.teamUid, uid, this.options.planMaxAgents);
+    // A factory's foreman is where the work sent to the factory goes: its definition removes it, not this call.
+    if (row?.factory_uid && row.agent_type === 'FOREMAN')
+      throw invalidRequest(
+        `agent identity ${uid} is the foreman of factory ${row.factory_uid}, which takes the work sent to it; remove it from the factory's definition and apply it`,
+      );
     if (!(await store.deleteAgent(this.db, caller.teamUid, uid))) throw notFound(`agent identity ${uid} not found`);
   }
 
@@ -173,6 +204,8 @@ export class AgentsService {
     const created = newUid();
     await store.insertAgent(db, {
       ...checked,
+      // Factory definitions name the agent their work goes to `foreman` (factory/dispatch.ts): it is their FOREMAN.
+      agent_type: checked.agent_type ?? (checked.name === 'foreman' ? 'FOREMAN' : undefined),
       uid: created,
       team_uid: caller.teamUid,
       created_by_uid: caller.principal.uid,

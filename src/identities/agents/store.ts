@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DB } from '../../database.js';
-import type { AgentIdentitiesTable } from '../tables.js';
+import type { AgentIdentitiesTable, AgentType } from '../tables.js';
 
 export type AgentRow = Selectable<AgentIdentitiesTable> & { available: boolean };
 
@@ -19,11 +19,15 @@ function selectAgents(db: Kysely<DB>, teamUid: string, limit: number) {
     .select(sql<boolean>`ranked.position <= ${limit}`.as('available'));
 }
 
-export async function listAgents(db: Kysely<DB>, teamUid: string, limit: number): Promise<AgentRow[]> {
-  return (await selectAgents(db, teamUid, limit)
-    .orderBy('ranked.created_at')
-    .orderBy('ranked.uid')
-    .execute()) as AgentRow[];
+export async function listAgents(
+  db: Kysely<DB>,
+  teamUid: string,
+  limit: number,
+  factoryUids?: string[],
+): Promise<AgentRow[]> {
+  let query = selectAgents(db, teamUid, limit);
+  if (factoryUids) query = query.where('ranked.factory_uid', 'in', factoryUids.length ? factoryUids : ['']);
+  return (await query.orderBy('ranked.created_at').orderBy('ranked.uid').execute()) as AgentRow[];
 }
 
 export async function findAgent(
@@ -52,6 +56,10 @@ export interface AgentValues {
   on_behalf_of_enabled?: boolean;
   /** Left as it is when undefined (factory definitions set it only when the agent file names a runner). */
   default_runner_uid?: string | null;
+  /** Left as it is when undefined (factory definitions do not set them). */
+  agent_type?: AgentType;
+  harness_auth_secrets?: Record<string, string> | null;
+  credential_strategy?: 'CREATOR' | 'EXECUTOR' | null;
 }
 
 function columns(values: AgentValues) {
@@ -61,6 +69,9 @@ function columns(values: AgentValues) {
     secrets: JSON.stringify(values.secrets),
     mcp_servers: values.mcp_servers ? JSON.stringify(values.mcp_servers) : null,
     harness: values.harness ? JSON.stringify(values.harness) : null,
+    ...(values.harness_auth_secrets !== undefined
+      ? { harness_auth_secrets: values.harness_auth_secrets ? JSON.stringify(values.harness_auth_secrets) : null }
+      : {}),
   };
 }
 

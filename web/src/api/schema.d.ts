@@ -10814,7 +10814,10 @@ export interface paths {
         /** List the team agent identities */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description Only the agents these factories manage (repeatable) */
+                    factory_uid?: string | string[];
+                };
                 header?: never;
                 path?: never;
                 cookie?: never;
@@ -10854,6 +10857,15 @@ export interface paths {
                                 available: boolean;
                                 /** @description The agent's API key may create runs with `on_behalf_of` a member of the team (creator: the member; executor: the agent). Default false. */
                                 on_behalf_of_enabled: boolean;
+                                /** @description What the agent is for; a factory's FOREMAN takes the work sent to the factory. Default CUSTOM. */
+                                agent_type: "FOREMAN" | "TRIAGE" | "SPEC" | "IMPLEMENT" | "REVIEW" | "VERIFY" | "CUSTOM";
+                                /** @description Team secrets its runs of the claude or codex harness sign in with (only the harness run gets its own) */
+                                harness_auth_secrets?: {
+                                    claude_auth_secret_name?: string;
+                                    codex_auth_secret_name?: string;
+                                };
+                                /** @description Whose GitHub identity its runs' tokens stand for when a run's config names none: EXECUTOR (the default: the team's GitHub access) or CREATOR (the member who created the run, where GitHub maps one) */
+                                credential_strategy?: "CREATOR" | "EXECUTOR";
                                 /** @description The runner (GET /runners) of the runs this agent executes when a run names none (config.runner_id); it wins over the environment's default. Empty: none. */
                                 default_runner_uid: string;
                                 /** Format: date-time */
@@ -10936,6 +10948,14 @@ export interface paths {
                     "application/json": {
                         /** @description The agent's API key may create runs with `on_behalf_of` a member of the team (creator: the member; executor: the agent). Default false. */
                         on_behalf_of_enabled?: boolean;
+                        /** @description What the agent is for; a factory's FOREMAN takes the work sent to the factory. Default CUSTOM. */
+                        agent_type?: "FOREMAN" | "TRIAGE" | "SPEC" | "IMPLEMENT" | "REVIEW" | "VERIFY" | "CUSTOM";
+                        /** @description Team secrets its runs of the claude or codex harness sign in with (only the harness run gets its own) */
+                        harness_auth_secrets?: {
+                            claude_auth_secret_name?: string;
+                            codex_auth_secret_name?: string;
+                        };
+                        credential_strategy?: ("CREATOR" | "EXECUTOR") | null;
                         name: string;
                         description?: string;
                         prompt?: string;
@@ -10994,6 +11014,15 @@ export interface paths {
                             available: boolean;
                             /** @description The agent's API key may create runs with `on_behalf_of` a member of the team (creator: the member; executor: the agent). Default false. */
                             on_behalf_of_enabled: boolean;
+                            /** @description What the agent is for; a factory's FOREMAN takes the work sent to the factory. Default CUSTOM. */
+                            agent_type: "FOREMAN" | "TRIAGE" | "SPEC" | "IMPLEMENT" | "REVIEW" | "VERIFY" | "CUSTOM";
+                            /** @description Team secrets its runs of the claude or codex harness sign in with (only the harness run gets its own) */
+                            harness_auth_secrets?: {
+                                claude_auth_secret_name?: string;
+                                codex_auth_secret_name?: string;
+                            };
+                            /** @description Whose GitHub identity its runs' tokens stand for when a run's config names none: EXECUTOR (the default: the team's GitHub access) or CREATOR (the member who created the run, where GitHub maps one) */
+                            credential_strategy?: "CREATOR" | "EXECUTOR";
                             /** @description The runner (GET /runners) of the runs this agent executes when a run names none (config.runner_id); it wins over the environment's default. Empty: none. */
                             default_runner_uid: string;
                             /** Format: date-time */
@@ -11118,6 +11147,15 @@ export interface paths {
                             available: boolean;
                             /** @description The agent's API key may create runs with `on_behalf_of` a member of the team (creator: the member; executor: the agent). Default false. */
                             on_behalf_of_enabled: boolean;
+                            /** @description What the agent is for; a factory's FOREMAN takes the work sent to the factory. Default CUSTOM. */
+                            agent_type: "FOREMAN" | "TRIAGE" | "SPEC" | "IMPLEMENT" | "REVIEW" | "VERIFY" | "CUSTOM";
+                            /** @description Team secrets its runs of the claude or codex harness sign in with (only the harness run gets its own) */
+                            harness_auth_secrets?: {
+                                claude_auth_secret_name?: string;
+                                codex_auth_secret_name?: string;
+                            };
+                            /** @description Whose GitHub identity its runs' tokens stand for when a run's config names none: EXECUTOR (the default: the team's GitHub access) or CREATOR (the member who created the run, where GitHub maps one) */
+                            credential_strategy?: "CREATOR" | "EXECUTOR";
                             /** @description The runner (GET /runners) of the runs this agent executes when a run names none (config.runner_id); it wins over the environment's default. Empty: none. */
                             default_runner_uid: string;
                             /** Format: date-time */
@@ -11202,6 +11240,12 @@ export interface paths {
                 content: {
                     "application/json": {
                         on_behalf_of_enabled?: boolean | null;
+                        agent_type?: ("FOREMAN" | "TRIAGE" | "SPEC" | "IMPLEMENT" | "REVIEW" | "VERIFY" | "CUSTOM") | null;
+                        harness_auth_secrets?: {
+                            claude_auth_secret_name?: string;
+                            codex_auth_secret_name?: string;
+                        } | null;
+                        credential_strategy?: (("CREATOR" | "EXECUTOR") | "") | null;
                         name?: string | null;
                         description?: string | null;
                         prompt?: string | null;
@@ -11259,6 +11303,15 @@ export interface paths {
                             available: boolean;
                             /** @description The agent's API key may create runs with `on_behalf_of` a member of the team (creator: the member; executor: the agent). Default false. */
                             on_behalf_of_enabled: boolean;
+                            /** @description What the agent is for; a factory's FOREMAN takes the work sent to the factory. Default CUSTOM. */
+                            agent_type: "FOREMAN" | "TRIAGE" | "SPEC" | "IMPLEMENT" | "REVIEW" | "VERIFY" | "CUSTOM";
+                            /** @description Team secrets its runs of the claude or codex harness sign in with (only the harness run gets its own) */
+                            harness_auth_secrets?: {
+                                claude_auth_secret_name?: string;
+                                codex_auth_secret_name?: string;
+                            };
+                            /** @description Whose GitHub identity its runs' tokens stand for when a run's config names none: EXECUTOR (the default: the team's GitHub access) or CREATOR (the member who created the run, where GitHub maps one) */
+                            credential_strategy?: "CREATOR" | "EXECUTOR";
                             /** @description The runner (GET /runners) of the runs this agent executes when a run names none (config.runner_id); it wins over the environment's default. Empty: none. */
                             default_runner_uid: string;
                             /** Format: date-time */

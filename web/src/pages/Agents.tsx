@@ -93,7 +93,10 @@ export function AgentsPage() {
           <thead>
             <tr>
               <th scope="col">Name</th>
+              <th scope="col">Type</th>
               <th scope="col">Available</th>
+              <th scope="col">On behalf of</th>
+              <th scope="col">GitHub as</th>
               <th scope="col">Model</th>
               <th scope="col">Worker host</th>
               <th scope="col">Created</th>
@@ -109,8 +112,15 @@ export function AgentsPage() {
                   {agent.name}
                   {agent.description && <div className="muted small">{agent.description}</div>}
                 </th>
+                <td data-label="Type">{agent.agent_type}</td>
                 <td data-label="Available">
                   <Flag on={agent.available} yes="Available" no="Over the plan limit" />
+                </td>
+                <td data-label="On behalf of">
+                  <Flag on={agent.on_behalf_of_enabled} yes="Members" no="Off" />
+                </td>
+                <td data-label="GitHub as">
+                  {agent.credential_strategy === 'CREATOR' ? 'creator' : <span className="muted">executor</span>}
                 </td>
                 <td data-label="Model">{agent.base_model ?? <span className="muted">default</span>}</td>
                 <td data-label="Worker host">{agent.worker_host ?? <span className="muted">server</span>}</td>
