@@ -10,13 +10,8 @@ const ALLOWED = {
   // Probes run once while the server starts, before it has grown; synchronous by design.
   'src/app/status.ts': 'doctor and start-up checks (spawnSync once at start)',
   'src/execution/sandbox/mode.ts': 'which sandbox works here, probed once at start (spawnSync)',
-  // The sandbox's own launches read their pid at once (Node's spawn gives it synchronously, the spawner at 'spawn');
-  // they move to spawnProcess with the sandbox port's process tree (issue 49), which can wait for it.
+  // Started once, and bound to the server itself: the watchdog's pipe has the server as its only writer.
   'src/execution/sandbox/server-death.ts': "the watchdog, started once; setpriv's probe (execFileSync, once)",
-  'src/execution/sandbox/host-process.ts': 'the sandbox launch: reads its pid synchronously (to move, issue 49)',
-  'src/execution/sandbox/bwrap/pasta.ts': "a networked bwrap sandbox's pasta (to move with host-process.ts)",
-  'src/execution/sandbox/container/egress.ts': "nft in a container's namespace (to move with host-process.ts)",
-  'src/execution/harnesses/oz/shell.ts': "the built-in agent's shell tool without a sandbox (to move)",
   // A Node process of Hangar's with an IPC channel, forked once at start like the spawner itself.
   'src/network/proxy/supervisor.ts': 'the egress proxy, forked once at start (issue 51)',
 };

@@ -80,6 +80,43 @@ test('kill signals the process; a detached one leads its own group, signalled by
   assert.equal(groupSignal, 'SIGKILL');
 });
 
+test('a kill before the spawner has reported the pid reaches the process, as with Node spawn', async () => {
+  const child = spawnProcess('/bin/sleep', ['30'], { stdio: ['ignore', 'ignore', 'ignore'] });
+  assert.equal(child.pid, undefined);
+  assert.equal(child.kill('SIGTERM'), true);
+  const [, signal] = await once(child, 'exit');
+  assert.equal(signal, 'SIGTERM');
+  // The same through execFileAsync: an abort before the start is acknowledged ends the process.
+  const abort = new AbortController();
+  const running = execFileAsync('/bin/sleep', ['30'], { signal: abort.signal });
+  abort.abort();
+  await assert.rejects(running, { code: 'ABORT_ERR', killed: true, signal: 'SIGTERM' });
+});
+
+test("destroying the server's side of a pipe closes the process's, as closing a ChildProcess's pipe does", async () => {
+  // A process waiting to read (bwrap on its network hold) sees end of file...
+  const reader = spawnProcess('/bin/sh', ['-c', 'cat <&3 >/dev/null; echo eof'], {
+    stdio: ['ignore', 'pipe', 'ignore', 'pipe'],
+  });
+  await started(reader);
+  (reader.stdio[3] as NodeJS.WritableStream & { destroy(): void }).destroy();
+  const read = await collect(reader);
+  assert.deepEqual([read.stdout, read.code], ['eof\n', 0]);
+  // ...and one writing (an escaped process holding the output pipe) gets EPIPE, and the process closes.
+  const writer = spawnProcess('/bin/sh', ['-c', 'while echo x; do :; done; exit 7'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  await once(writer.stdout!, 'data');
+  writer.stdout!.destroy();
+  const [code, signal] = (await once(writer, 'close')) as [number | null, string | null];
+  // Killed by SIGPIPE, or (SIGPIPE ignored) its echo failed with EPIPE and ended the loop.
+  assert.ok(signal === 'SIGPIPE' || code === 7, `ended with ${code ?? signal}`);
+});
+
+test('execFileAsync writes its input to stdin and closes it', async () => {
+  assert.equal((await execFileAsync('/bin/cat', [], { input: 'given\n' })).stdout, 'given\n');
+});
+
 test('execFileAsync answers as promisify(execFile): output, and a failed exit with code, stdout and stderr', async () => {
   assert.deepEqual(await execFileAsync('/bin/sh', ['-c', 'echo out; echo err >&2']), {
     stdout: 'out\n',

@@ -1,6 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { spawnProcess, type StartedProcess } from '../../platform/spawn/index.js';
 import type {
   RunUser,
   SandboxBackend,
@@ -84,7 +84,7 @@ export interface HostTree {
 export function spawnOnHost(
   options: SandboxSpawnOptions,
   launch: (program: string) => HostLaunch | { problem: string; code: number },
-  attach: (child: ChildProcess, tree: ProcessTree, output: ProcessOutput) => HostTree,
+  attach: (child: StartedProcess, tree: ProcessTree, output: ProcessOutput) => HostTree,
 ): SandboxedProcess {
   const command = options.argv[0]!;
   const output = new ProcessOutput(options.maxOutputBytes);
@@ -119,43 +119,56 @@ export function spawnOnHost(
   // launcher's own descriptors: nothing else reaches the sandbox.
   const stdio: Array<'pipe'> = Array.from({ length: 3 + launched.extraFds }, () => 'pipe' as const);
   const file = 'bash';
-  const child = spawn(file, closingInherited(stdio.length - 1, launched.argv), {
+  // Through the spawner (src/platform/spawn): its pid is known once the spawner reports it ('spawn'), so what needs
+  // the pid waits for it; a kill asked for meanwhile waits in the tree (ProcessTree's starting state).
+  const child = spawnProcess(file, closingInherited(stdio.length - 1, launched.argv), {
     cwd: options.cwd,
     env: launched.env,
     detached: true,
     stdio,
     ...(launched.user ? { uid: launched.user.uid, gid: launched.user.gid } : {}),
   });
-  child.on('error', (error: NodeJS.ErrnoException) => {
-    // Only a failed start ends up here; we never signal through `child`.
-    if (child.pid === undefined)
-      fail(`cannot start ${file} in ${options.cwd}: ${error.message}`, error.code === 'ENOENT' ? 127 : 126);
-  });
-  if (child.pid === undefined) return handle;
-  const leader = child.pid;
-  handle.pid = leader;
-
-  const flushStdout = output.read(child.stdout, 'stdout');
-  const flushStderr = output.read(child.stderr, 'stderr');
-  const closed = new Promise((resolve) => child.once('close', resolve));
-  child.stdin.on('error', () => undefined); // EPIPE once the child has stopped reading
-  if (options.stdinText !== undefined) child.stdin.write(options.stdinText);
-  if (!options.keepStdinOpen) child.stdin.end();
-
+  const stdin = child.stdin!;
+  const stdout = child.stdout!;
+  const stderr = child.stderr!;
   let hostTree: HostTree | undefined;
   const tree = new ProcessTree(output, (name) => hostTree?.signal(name), options.timeoutMs);
-  tree.running();
-  hostTree = attach(child, tree, output);
-  const { leftovers } = hostTree;
+  child.on('error', (error: NodeJS.ErrnoException) => {
+    // Only a failed start ends up here; we never signal through `child`.
+    if (child.pid !== undefined) return;
+    tree.gone();
+    fail(`cannot start ${file} in ${options.cwd}: ${error.message}`, error.code === 'ENOENT' ? 127 : 126);
+  });
+
+  const flushStdout = output.read(stdout, 'stdout');
+  const flushStderr = output.read(stderr, 'stderr');
+  const closed = new Promise((resolve) => child.once('close', resolve));
+  stdin.on('error', () => undefined); // EPIPE once the child has stopped reading
+  // Written at once: the spawner hands it on once the process runs, in order.
+  if (options.stdinText !== undefined) stdin.write(options.stdinText);
+  if (!options.keepStdinOpen) stdin.end();
+
+  let leader = 0;
+  const begin = () => {
+    leader = child.pid!;
+    handle.pid = leader;
+    tree.running();
+    hostTree = attach(child, tree, output);
+  };
+  // Node's own spawn (no spawner: the CLI, tests of parts) knows the pid at once; 'spawn' precedes any output or exit.
+  if (child.pid !== undefined) begin();
+  else child.once('spawn', begin);
 
   child.once('exit', async (code, signalName) => {
+    // Never started ('error' settled it): there is no group, and -0 would be the server's own.
+    if (leader === 0) return;
     // The leader is gone, so the run is over: background jobs it left in its group end too, and so does what the
     // backend finds left (leftovers). Each round kills what is still there, until nothing is: a killed process takes
     // a moment to die, and a marked one may have started another between the scan and the kill.
     for (;;) {
       // The group first: its members carry the mark too, so scanning while they die would only find them again.
       if (await alive(-leader)) signal(-leader, 'SIGKILL');
-      else if (!(await leftovers())) break;
+      else if (!(await hostTree!.leftovers())) break;
       await sleep(POLL_MS);
     }
     // No more signals: the ids may now belong to someone else.
@@ -164,15 +177,16 @@ export function spawnOnHost(
     await Promise.race([closed, sleep(DRAIN_MS)]);
     flushStdout();
     flushStderr();
-    child.stdout.destroy();
-    child.stderr.destroy();
-    child.stdin.destroy();
-    tree.settle({ code, signal: signalName });
+    // Closes the pipes (an escaped process may still hold them), which lets the process close.
+    stdout.destroy();
+    stderr.destroy();
+    stdin.destroy();
+    tree.settle({ code, signal: signalName as NodeJS.Signals | null });
   });
 
   handle.write = (text) => {
-    if (child.exitCode !== null || child.signalCode !== null || !child.stdin.writable) return false;
-    child.stdin.write(text);
+    if (child.exitCode !== null || child.signalCode !== null || !stdin.writable) return false;
+    stdin.write(text);
     return true;
   };
   handle.kill = (graceMs) => tree.kill(graceMs);

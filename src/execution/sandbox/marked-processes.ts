@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { currentSpawner } from '../../platform/spawn/index.js';
 import { forEachProcess, parseStat, processIds, readStat } from './proc.js';
 
 /** The variable that marks every process of one process-mode sandbox, wherever in the process tree it ended up. */
@@ -25,13 +26,15 @@ let lastScanStart = -Infinity;
 
 /**
  * The start time to hand `markedProcesses` for a sandbox whose leader was just spawned; 0 (no cut-off) when it
- * cannot be told. Read at once, synchronously: until the event loop reaps the leader its /proc entry stays, even if it
- * has exited already. Its parent must be us, or the entry is not our leader's (a /proc of another PID namespace).
+ * cannot be told. Read at once, synchronously, when the pid is known. Its parent must be us or our spawner
+ * (src/platform/spawn), or the entry is not our leader's (a /proc of another PID namespace, or a leader that already
+ * ended, was reaped by the spawner, and whose pid went to another process).
  */
 export function leaderStartTime(leader: number): number {
   try {
     const stat = parseStat(leader, fs.readFileSync(`/proc/${leader}/stat`, 'latin1'));
-    return stat.ppid === process.pid && Number.isFinite(stat.startTime) ? stat.startTime : 0;
+    const parent = stat.ppid === process.pid || stat.ppid === currentSpawner()?.pid;
+    return parent && Number.isFinite(stat.startTime) ? stat.startTime : 0;
   } catch {
     return 0;
   }

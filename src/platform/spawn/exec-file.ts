@@ -13,6 +13,8 @@ export interface ExecFileOptions {
   signal?: AbortSignal;
   /** 'buffer' for bytes; text (UTF-8) otherwise. */
   encoding?: BufferEncoding | 'buffer';
+  /** Written to stdin, which is then closed (as execFileSync's `input`); without it stdin is closed at once. */
+  input?: string | Uint8Array;
 }
 
 export interface ExecFileResult<Output = string> {
@@ -23,8 +25,8 @@ export interface ExecFileResult<Output = string> {
 /**
  * promisify(child_process.execFile), through spawnProcess: the same result, and an error of the same shape on a
  * failed start (code ENOENT...), a non-zero exit (code = the status, stdout and stderr attached), a kill by timeout
- * or abort (killed, signal) or too much output (code ERR_CHILD_PROCESS_STDIO_MAXBUFFER). stdin is closed at once:
- * nothing started this way reads it.
+ * or abort (killed, signal) or too much output (code ERR_CHILD_PROCESS_STDIO_MAXBUFFER). stdin gets `input`, if
+ * any, and is closed.
  */
 export function execFileAsync(
   file: string,
@@ -48,8 +50,10 @@ export function execFileAsync(
     uid: options.uid,
     gid: options.gid,
   });
+  // EPIPE when the process ends (or fails) before it has read its input.
   child.stdin?.on('error', () => undefined);
-  child.stdin?.end();
+  if (options.input !== undefined) child.stdin?.end(options.input);
+  else child.stdin?.end();
   const chunks: Record<'stdout' | 'stderr', Buffer[]> = { stdout: [], stderr: [] };
   const sizes = { stdout: 0, stderr: 0 };
   let killedFor: 'timeout' | 'abort' | 'maxBuffer' | undefined;
@@ -106,4 +110,20 @@ export function execFileAsync(
       reject(error);
     });
   });
+}
+
+/**
+ * How an execFileAsync process failed, for a message: its exit code, or the signal that ended it, and the last
+ * `lines` lines of its stderr; undefined when it never started (the spawn's own error, ENOENT..., says why).
+ */
+export function failureOf(error: unknown, lines = 3): { how: string; stderrTail: string } | undefined {
+  const failed = error as { code?: unknown; signal?: unknown; stderr?: unknown; syscall?: unknown };
+  if (failed.syscall !== undefined) return undefined;
+  const how = typeof failed.code === 'number' ? failed.code : (failed.signal ?? failed.code);
+  const stderrTail = String(failed.stderr ?? '')
+    .trim()
+    .split('\n')
+    .slice(-lines)
+    .join(' ');
+  return { how: String(how), stderrTail };
 }

@@ -1,5 +1,5 @@
 // Every process Hangar starts goes through here (scripts/check-spawns.mjs keeps it so).
-export { execFileAsync, type ExecFileOptions, type ExecFileResult } from './exec-file.js';
+export { execFileAsync, type ExecFileOptions, type ExecFileResult, failureOf } from './exec-file.js';
 export {
   currentSpawner,
   spawnProcess,

@@ -17,6 +17,8 @@ export type ToSpawner =
   | { op: 'spawn'; id: number; file: string; args: string[]; options: SpawnOptions }
   | { op: 'write'; id: number; fd: number; data: Uint8Array }
   | { op: 'end'; id: number; fd: number }
+  /** The server's side of a descriptor was destroyed: the spawner closes its end too, as Node would close the pipe. */
+  | { op: 'destroy'; id: number; fd: number }
   | { op: 'kill'; id: number; signal: NodeJS.Signals | number };
 
 export interface SpawnFailure {

@@ -16,6 +16,8 @@ export class SpawnedProcess extends EventEmitter {
   lostWithSpawner = false;
   readonly stdio: Array<Duplex | null>;
   private referenced = true;
+  /** Failed to start, or closed: the spawner knows this process no more, and nothing is sent for it. */
+  private ended = false;
 
   constructor(
     private readonly id: number,
@@ -37,8 +39,12 @@ export class SpawnedProcess extends EventEmitter {
     return this.stdio[2] ?? null;
   }
 
+  /**
+   * Also before the spawner has reported the pid: it handles messages in order, so the kill reaches the process it
+   * has just started (Node's spawn knows its child at once, and so may kill it at once).
+   */
   kill(signal: NodeJS.Signals | number = 'SIGTERM'): boolean {
-    if (this.pid === undefined || this.exitCode !== null || this.signalCode !== null) return false;
+    if (this.ended || this.exitCode !== null || this.signalCode !== null) return false;
     this.killed = true;
     this.post({ op: 'kill', id: this.id, signal });
     return true;
@@ -70,13 +76,16 @@ export class SpawnedProcess extends EventEmitter {
 
   failed(error: SpawnFailure): void {
     const spawnError = Object.assign(new Error(error.message), error) as NodeJS.ErrnoException;
+    this.ended = true;
     for (const stream of this.stdio) stream?.destroy();
     this.emit('error', spawnError);
     this.emit('close', -2, null);
   }
 
   output(fd: number, data: Uint8Array): void {
-    this.stdio[fd]?.push(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+    const stream = this.stdio[fd];
+    // Destroyed here meanwhile: what was already under way is dropped, as a closed pipe would have refused it.
+    if (stream && !stream.destroyed) stream.push(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
   }
 
   exited(code: number | null, signal: NodeJS.Signals | null): void {
@@ -86,12 +95,14 @@ export class SpawnedProcess extends EventEmitter {
   }
 
   closed(): void {
-    for (const stream of this.stdio) if (stream && !stream.readableEnded) stream.push(null);
+    this.ended = true;
+    for (const stream of this.stdio) if (stream && !stream.destroyed && !stream.readableEnded) stream.push(null);
     this.emit('close', this.exitCode, this.signalCode);
   }
 
   private descriptor(fd: number): Duplex {
     const { id, post } = this;
+    const ended = () => this.ended;
     return new Duplex({
       read() {
         // Output is pushed as it arrives; the spawner pauses its side when the channel backs up.
@@ -103,6 +114,12 @@ export class SpawnedProcess extends EventEmitter {
       final(done) {
         post({ op: 'end', id, fd });
         done();
+      },
+      // Destroying a ChildProcess's pipe closes it, which the process sees (EPIPE, end of file), and with it the last
+      // pipe an escaped process held open lets the process close; the spawner's end is closed alike.
+      destroy(error, done) {
+        if (!ended()) post({ op: 'destroy', id, fd });
+        done(error);
       },
     });
   }

@@ -88,10 +88,12 @@ process.on('message', (message: ToSpawner) => {
     child.kill(message.signal);
     return;
   }
-  const stream = child.stdio[message.fd] as Writable | null | undefined;
+  const stream = child.stdio[message.fd] as (Writable & Readable) | null | undefined;
   if (!stream || stream.destroyed) return;
   if (message.op === 'write') stream.write(message.data);
-  else stream.end();
+  else if (message.op === 'end') stream.end();
+  // Closes the pipe: a process still writing to it gets EPIPE, one reading from it end of file (bwrap's network hold).
+  else stream.destroy();
 });
 // The server is gone (it exited, or died): so is the spawner, at once.
 process.on('disconnect', () => process.exit(0));

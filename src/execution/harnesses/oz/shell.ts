@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawnProcess } from '../../../platform/spawn/index.js';
 
 export interface ShellOptions {
   cwd: string;
@@ -24,7 +24,7 @@ export interface ShellResult {
  */
 export function runShell(command: string, options: ShellOptions): Promise<ShellResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', command], {
+    const child = spawnProcess('/bin/sh', ['-c', command], {
       cwd: options.cwd,
       env: options.env,
       detached: true,
@@ -44,10 +44,18 @@ export function runShell(command: string, options: ShellOptions): Promise<ShellR
       }
       truncatedBytes += Math.max(0, chunk.length - Math.max(room, 0));
     };
-    child.stdout.on('data', collect);
-    child.stderr.on('data', collect);
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', collect);
+    // The spawner reports the pid at 'spawn': a kill asked for before then is sent then.
+    let killWhenStarted = false;
+    child.once('spawn', () => {
+      if (killWhenStarted) killGroup();
+    });
     const killGroup = () => {
-      if (child.pid === undefined) return;
+      if (child.pid === undefined) {
+        killWhenStarted = true;
+        return;
+      }
       try {
         process.kill(-child.pid, 'SIGKILL');
       } catch {

@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { execFileAsync, failureOf } from '../../../platform/spawn/index.js';
 import type { RunUser } from '../backend.js';
 import { SANDBOX_MARK } from '../marked-processes.js';
 import { type ApiRoute, egressRules, proxiedEgressRules, SANDBOX_RESOLVER } from '../network.js';
@@ -39,26 +39,25 @@ export function writeIdMaps(pid: number, user: RunUser): void {
 /** How long one step of the network setup may take before the sandbox is given up. */
 const STEP_TIMEOUT_MS = 10_000;
 
-function run(file: string, args: string[], options: { stdin?: string; env?: NodeJS.ProcessEnv } = {}): Promise<void> {
-  const { stdin, env } = options;
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, {
-      env,
-      stdio: ['pipe', 'ignore', 'pipe'],
+/** Runs one step through the spawner (src/platform/spawn); its failure says how it ended and its stderr's last lines. */
+async function run(
+  file: string,
+  args: string[],
+  options: { stdin?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<void> {
+  try {
+    await execFileAsync(file, args, {
+      env: options.env,
+      input: options.stdin ?? '',
       timeout: STEP_TIMEOUT_MS,
       killSignal: 'SIGKILL',
     });
-    let stderr = '';
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.stdin.on('error', () => undefined); // EPIPE when it fails before reading its input
-    child.on('error', reject);
-    child.on('close', (code, signal) =>
-      code === 0
-        ? resolve()
-        : reject(new Error(`${file} failed (${code ?? signal}): ${stderr.trim().split('\n').slice(-3).join(' ')}`)),
-    );
-    child.stdin.end(stdin ?? '');
-  });
+  } catch (error) {
+    const failure = failureOf(error);
+    // Not started (ENOENT...): the spawn's own error.
+    if (!failure) throw error;
+    throw new Error(`${file} failed (${failure.how}): ${failure.stderrTail}`);
+  }
 }
 
 /** Ends the pasta of a sandbox. */

@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import { execFileAsync, failureOf } from '../../../platform/spawn/index.js';
 import { type ApiRoute, egressRules } from '../network.js';
 import type { EngineClient } from './engine-client.js';
 import { runQuietly } from './exec.js';
@@ -56,26 +56,17 @@ function namespaceOf(pid: number | 'self'): string {
   }
 }
 
-function nftInNamespace(pid: number, rules: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('nsenter', ['-t', String(pid), '-n', '--', 'nft', '-f', '-'], {
-      stdio: ['pipe', 'ignore', 'pipe'],
+/** Through the spawner (src/platform/spawn), as every process of the server's. */
+async function nftInNamespace(pid: number, rules: string): Promise<void> {
+  try {
+    await execFileAsync('nsenter', ['-t', String(pid), '-n', '--', 'nft', '-f', '-'], {
+      input: rules,
       timeout: STEP_TIMEOUT_MS,
       killSignal: 'SIGKILL',
     });
-    let stderr = '';
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.stdin.on('error', () => undefined);
-    child.on('error', (error) => reject(new Error(`cannot run nsenter and nft: ${error.message}`)));
-    child.on('close', (code, signal) =>
-      code === 0
-        ? resolve()
-        : reject(
-            new Error(
-              `loading the egress rules failed (${code ?? signal}): ${stderr.trim().split('\n').slice(-3).join(' ')}`,
-            ),
-          ),
-    );
-    child.stdin.end(rules);
-  });
+  } catch (error) {
+    const failure = failureOf(error);
+    if (!failure) throw new Error(`cannot run nsenter and nft: ${(error as Error).message}`);
+    throw new Error(`loading the egress rules failed (${failure.how}): ${failure.stderrTail}`);
+  }
 }
