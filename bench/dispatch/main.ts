@@ -64,6 +64,11 @@ const NODE22_VERSION = '22.23.3';
 const GRAPHILE_WORKER_VERSION = '0.18.0';
 const TARGET_P50_MS = 5;
 const TARGET_P99_MS = 25;
+/**
+ * What a drain's runs may cost in statements, each: every write of a run is batched with other runs' (0.2 per run in
+ * all after the agent starts joined them, at 1,000 runs; 1.3 before). BENCH_MAX_STATEMENTS_PER_RUN overrides it.
+ */
+const MAX_STATEMENTS_PER_RUN = Number(process.env.BENCH_MAX_STATEMENTS_PER_RUN || 0.5);
 const API_KEY = `hgr_bench_${randomUUID().replace(/-/g, '')}`;
 const INSTANT = 'bench-instant';
 const COMMAND = 'bench-true';
@@ -280,6 +285,8 @@ interface Drain {
   runsPerSecond: number;
   /** Statements the engine sent to PostgreSQL during the drain (start-up included), per run. */
   statementsPerRun: number;
+  /** The same by statement (its first words), most sent first. */
+  statementTally: Array<{ statement: string; perRun: number }>;
   noisePercent: number;
   /** CPU time per run during the drain: this process (the engine) and PostgreSQL. */
   nodeMsPerRun: number;
@@ -306,19 +313,34 @@ async function quarterRates(admin: pg.Client, startedAt: Date): Promise<{ first:
   };
 }
 
-/** Counts the statements node-postgres sends from this process while `work` runs (except `observer`'s). */
+/** A statement as the tally names it: its text with whitespace collapsed, cut after its first words. */
+function statementName(args: unknown[]): string {
+  const first = args[0] as string | { text?: string } | undefined;
+  const text = typeof first === 'string' ? first : (first?.text ?? '(a prepared or streamed query)');
+  return text.replace(/\s+/g, ' ').trim().slice(0, 90);
+}
+
+/**
+ * Counts the statements node-postgres sends from this process while `work` runs (except `observer`'s), in all and
+ * by statement (statementName), so that a drain says which statement costs each run what.
+ */
 async function countStatements<T>(
   observer: pg.Client,
   work: () => Promise<T>,
-): Promise<{ result: T; statements: number }> {
+): Promise<{ result: T; statements: number; tally: Map<string, number> }> {
   const original = pg.Client.prototype.query;
   let statements = 0;
+  const tally = new Map<string, number>();
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    if (this !== observer) statements++;
+    if (this !== observer) {
+      statements++;
+      const name = statementName(args);
+      tally.set(name, (tally.get(name) ?? 0) + 1);
+    }
     return (original as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof original;
   try {
-    return { result: await work(), statements };
+    return { result: await work(), statements, tally };
   } finally {
     pg.Client.prototype.query = original;
   }
@@ -354,7 +376,11 @@ async function hangarDrain(harnessName: string): Promise<Drain> {
       // The database's clock, which writes the runs' end times (quarterRates).
       const startedAt = (await admin.query<{ now: Date }>('SELECT clock_timestamp() AS now')).rows[0]!.now;
       const started = performance.now();
-      const { result: engine, statements } = await countStatements(admin, async () => {
+      const {
+        result: engine,
+        statements,
+        tally,
+      } = await countStatements(admin, async () => {
         const engine = await startHangar(url, dataDir, 'engine', harness);
         const profile = await profileCpu(`${harnessName}`);
         while ((await remaining()) > 0) await sleep(50);
@@ -380,6 +406,9 @@ async function hangarDrain(harnessName: string): Promise<Drain> {
         seconds,
         runsPerSecond: settings.runs / seconds,
         statementsPerRun: statements / settings.runs,
+        statementTally: [...tally]
+          .sort((a, b) => b[1] - a[1])
+          .map(([statement, sent]) => ({ statement, perRun: sent / settings.runs })),
         noisePercent,
         nodeMsPerRun: perRun(nodeSeconds),
         postgresMsPerRun: perRun(postgresSeconds),
@@ -555,12 +584,22 @@ for (let round = 1; round <= settings.repeats; round++) {
     );
   }
 }
+/** The statements of a drain that cost at least 0.01 per run, each with what it costs per run. */
+function tallyLines(drain: Drain): string {
+  return drain.statementTally
+    .filter((entry) => entry.perRun >= 0.01)
+    .map((entry) => `  ${entry.perRun.toFixed(2)} per run: ${entry.statement}`)
+    .join('\n');
+}
+for (const drain of inProcessDrains.slice(0, 1))
+  console.log(`statements per run by statement, in-process drain 1:\n${tallyLines(drain)}`);
 const inProcess = medianBy(inProcessDrains, (drain) => drain.runsPerSecond);
 const graphile = medianBy(graphileRuns, (run) => run.drain.jobsPerSecond);
 const command = parts.has('command') ? await hangarDrain(COMMAND) : undefined;
 if (command)
   console.log(
-    `hangar drain, command harness: ${Math.round(command.runsPerSecond)} runs/s (CPU per run: ${cpu(command)}; first quarter of the runs ${Math.round(command.firstQuarterPerSecond)} runs/s, the rest ${Math.round(command.restPerSecond)} runs/s)`,
+    `hangar drain, command harness: ${Math.round(command.runsPerSecond)} runs/s (CPU per run: ${cpu(command)}; ${command.statementsPerRun.toFixed(2)} statements per run; first quarter of the runs ${Math.round(command.firstQuarterPerSecond)} runs/s, the rest ${Math.round(command.restPerSecond)} runs/s)\n` +
+      `statements per run by statement, command drain:\n${tallyLines(command)}`,
   );
 // The table compares both sides, so it needs every part.
 if (pickup && inProcess && command && graphile) {
@@ -571,5 +610,15 @@ if (pickup && inProcess && command && graphile) {
       `graphile-worker ${rates(graphileRuns.map((run) => run.drain.jobsPerSecond))} jobs/s (the table shows the medians)`,
   );
 }
+// Statement counts do not depend on the machine's load, so they are asserted where timings cannot be: a drain over
+// the bound names the statements that cost it (an agent start's own statement per run once went unnoticed, issue 54).
+const over = [...inProcessDrains, ...(command ? [command] : [])].filter(
+  (drain) => drain.statementsPerRun > MAX_STATEMENTS_PER_RUN,
+);
+for (const drain of over)
+  console.error(
+    `statements per run: ${drain.statementsPerRun.toFixed(2)}, over the bound of ${MAX_STATEMENTS_PER_RUN}:\n${tallyLines(drain)}`,
+  );
 const received = await observed.stop();
 if (received) console.log(received);
+if (over.length > 0) process.exitCode = 1;

@@ -1,9 +1,11 @@
 import { Batcher } from '../../platform/db/batcher.js';
 import { retryWhileUnavailable } from '../../platform/db/retry-unavailable.js';
+import { AgentStarts } from '../run/agent-starts.js';
 import type {
   EventRow,
   Finish,
   FinishResult,
+  FollowupInput,
   RunLifecycle,
   TimelineEvent,
   Transition,
@@ -22,7 +24,8 @@ export interface EngineWritesOptions {
 }
 
 /**
- * The writes every execution makes on its way (transitions, timeline events, transcript lines, the end), each
+ * The writes every execution makes on its way (transitions, timeline events, transcript lines, the agent's start
+ * intent, the end), each
  * coalesced with the same writes of the engine's other executions into one statement. With many runs in
  * flight this turns several commits per run into a few per batch; alone, a write goes out at once.
  *
@@ -35,6 +38,7 @@ export class EngineWrites {
   private readonly eventGroups: Batcher<EventRow[], void>;
   private readonly transcripts: Batcher<TranscriptRow[], void>;
   private readonly finishes: Batcher<Finish, FinishResult>;
+  private readonly agentStarts: AgentStarts;
 
   constructor(
     lifecycle: RunLifecycle,
@@ -54,6 +58,7 @@ export class EngineWrites {
       write: async (chunks) => each(chunks, await lifecycle.transcript(chunks.flat())),
     });
     this.finishes = new Batcher({ ...options, write: (items) => lifecycle.finish(engineId, items) });
+    this.agentStarts = new AgentStarts(lifecycle, engineId);
   }
 
   transition(transition: Transition): Promise<TransitionResult> {
@@ -68,6 +73,14 @@ export class EngineWrites {
 
   transcript(rows: TranscriptRow[]): Promise<void> {
     return this.retrying(() => this.transcripts.submit(rows));
+  }
+
+  /**
+   * The intent to start an agent, with the follow-ups it starts with (agent-starts.ts). Not tried again: a database
+   * blip before the agent requeues the run, as every failure before the intent does.
+   */
+  beginAgentStart(runId: string, executionId: number): Promise<FollowupInput[]> {
+    return this.agentStarts.begin(runId, executionId);
   }
 
   finish(finish: Finish): Promise<FinishResult> {

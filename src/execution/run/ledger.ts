@@ -17,7 +17,6 @@ import type {
 } from '../../runs/index.js';
 import * as store from '../engine/store.js';
 import type { TaskTokens } from '../engine/task-token.js';
-import { AgentStarts } from './agent-starts.js';
 import type { EngineWrites } from '../engine/writes.js';
 
 /** Where an execution's artifacts go: the artifacts slice in the server, its harness-support API from a worker. */
@@ -141,11 +140,12 @@ export class DatabaseLedger implements RunLedger {
     return this.options.writes.finish(finish);
   }
 
-  private starts: AgentStarts | undefined;
-
+  // Batched with the engine's other executions' starts by the engine's writes, which every run's ledger shares. Not
+  // a field of this ledger's: each run writes through a redacting ledger made with Object.create over this one, and a
+  // field set through it (`this.starts ??= ...`) was set on the run's own object, so every run had a batcher of its
+  // own and each start cost a statement (1.00 per run in the dispatch drain).
   beginAgentStart(runId: string, executionId: number) {
-    this.starts ??= new AgentStarts(this.options.lifecycle, this.options.engineId);
-    return this.starts.begin(runId, executionId);
+    return this.options.writes.beginAgentStart(runId, executionId);
   }
 
   takeFollowups(runId: string) {
