@@ -311,6 +311,7 @@ CREATE TABLE public.agent_identities (
     harness_auth_secrets jsonb,
     credential_strategy text,
     on_behalf_of_enabled boolean DEFAULT false NOT NULL,
+    default_runner_uid text,
     CONSTRAINT agent_identities_agent_type_check CHECK ((agent_type = ANY (ARRAY['FOREMAN'::text, 'TRIAGE'::text, 'SPEC'::text, 'IMPLEMENT'::text, 'REVIEW'::text, 'VERIFY'::text, 'CUSTOM'::text]))),
     CONSTRAINT agent_identities_credential_strategy_check CHECK ((credential_strategy = ANY (ARRAY['CREATOR'::text, 'EXECUTOR'::text])))
 );
@@ -827,6 +828,22 @@ ALTER TABLE public.run_transcript ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENT
     NO MINVALUE
     NO MAXVALUE
     CACHE 1
+);
+
+--
+-- Name: runners; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.runners (
+    uid text NOT NULL,
+    team_uid text NOT NULL,
+    name text NOT NULL,
+    description text DEFAULT ''::text NOT NULL,
+    shape jsonb DEFAULT '{}'::jsonb NOT NULL,
+    factory_uid text,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT runners_uid_check CHECK ((uid ~ '^[A-Za-z0-9]{22}$'::text))
 );
 
 --
@@ -1401,6 +1418,20 @@ ALTER TABLE ONLY public.run_scores
 
 ALTER TABLE ONLY public.run_transcript
     ADD CONSTRAINT run_transcript_pkey PRIMARY KEY (seq);
+
+--
+-- Name: runners runners_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.runners
+    ADD CONSTRAINT runners_pkey PRIMARY KEY (uid);
+
+--
+-- Name: runners runners_team_uid_name_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.runners
+    ADD CONSTRAINT runners_team_uid_name_key UNIQUE (team_uid, name);
 
 --
 -- Name: runs runs_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -2249,6 +2280,13 @@ ALTER TABLE ONLY public.run_scores
 
 ALTER TABLE ONLY public.run_transcript
     ADD CONSTRAINT run_transcript_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.runs(id) ON DELETE CASCADE;
+
+--
+-- Name: runners runners_team_uid_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.runners
+    ADD CONSTRAINT runners_team_uid_fkey FOREIGN KEY (team_uid) REFERENCES public.teams(uid) ON DELETE CASCADE;
 
 --
 -- Name: runs runs_parent_run_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
