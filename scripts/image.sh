@@ -67,7 +67,7 @@ inputs_hash=$(
   {
     echo "$target $(podman image inspect --format '{{.Id}}' "$node_image" 2>/dev/null || echo "$node_image")"
     find Dockerfile .dockerignore package.json package-lock.json tsconfig.json tsconfig.build.json \
-      scripts/copy-assets.mjs scripts/install-agent-clis.sh src web examples \
+      scripts/copy-assets.mjs scripts/install-agent-clis.sh scripts/pod-runtime.mjs src web examples \
       -type f ! -name '*.test.ts' ! -path '*/node_modules/*' -print0 | sort -z | xargs -0 sha256sum
   } | sha256sum | cut -c1-16
 )

@@ -6,63 +6,20 @@
  * thing Kubernetes can say of a pod ends the run in the run's words.
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { BASE_IMAGE, testEngines } from '../support/container-engines.js';
-import { eventually, timelineTypes, waitForState } from '../support/engine.js';
+import { testEngines } from '../support/container-engines.js';
+import { eventually, timelineTypes } from '../support/engine.js';
+import { agentRunning, ended, NAMESPACE, startKubernetesHangar } from '../support/kubernetes/hangar.js';
 import { type KubernetesDouble, startKubernetesDouble } from '../support/kubernetes/double.js';
 import { resourceTypeOfKind } from '../support/kubernetes/resources.js';
 import { kubernetesRuntimeImage } from '../support/kubernetes-runtime.js';
 import { createRun } from '../support/runs.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import type { TestServer } from '../support/server.js';
 
-const NAMESPACE = 'hangar-runs';
 const podman = testEngines().engines.find((engine) => engine.name === 'podman');
 const skip = podman ? false : 'no Podman: set HANGAR_TEST_PODMAN_HOST (scripts/container-engines.sh prepares it)';
 
-/** A command harness of the JSON Lines protocol, inline: it answers the prompt and, when asked, sleeps first. */
-const HARNESS = [
-  "const rl=require('readline').createInterface({input:process.stdin});",
-  "rl.once('line',async(l)=>{const t=JSON.parse(l);const say=(e)=>process.stdout.write(JSON.stringify(e)+'\\n');",
-  "say({type:'text',text:'pod says: '+t.prompt});",
-  "if(t.prompt.includes('sleep'))await new Promise(r=>setTimeout(r,600000));",
-  "say({type:'done',summary:'answered in the pod'});rl.close();});",
-].join('');
-
-export interface KubernetesHangar {
-  double: KubernetesDouble;
-  hangar: TestServer;
-  directory: string;
-}
-
-/** A server whose sandbox is Kubernetes, on the double. */
-export async function startKubernetesHangar(
-  double: KubernetesDouble,
-  runtimeImage: string,
-  env: Record<string, string> = {},
-): Promise<{ hangar: TestServer; directory: string }> {
-  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-kube-'));
-  const operator = path.join(directory, 'hangar.yaml');
-  fs.writeFileSync(
-    operator,
-    `default_harness: pod\nharnesses:\n  pod:\n    command: [node, -e, ${JSON.stringify(HARNESS)}]\n    timeout_minutes: 5\n`,
-  );
-  const hangar = await startTestServer({
-    HANGAR_SANDBOX: 'kubernetes',
-    HANGAR_CONFIG: operator,
-    KUBECONFIG: double.writeKubeconfig(directory, NAMESPACE),
-    HANGAR_KUBERNETES_NAMESPACE: NAMESPACE,
-    HANGAR_KUBERNETES_RUNTIME_IMAGE: runtimeImage,
-    HANGAR_DEFAULT_IMAGE: BASE_IMAGE,
-    HANGAR_RUN_LEASE_SECONDS: '4',
-    ...env,
-  });
-  return { hangar, directory };
-}
-
-describe('runs on Kubernetes Jobs', { skip, timeout: 600_000 }, () => {
+describe('runs on Kubernetes Jobs', { skip, timeout: 1_200_000 }, () => {
   let double: KubernetesDouble;
   let hangar: TestServer;
   let runtimeImage: string;
@@ -78,11 +35,9 @@ describe('runs on Kubernetes Jobs', { skip, timeout: 600_000 }, () => {
     await double?.stop();
   });
 
-  test('a run in an image on Kubernetes succeeds with its transcript; its Job is as the issue lists, and goes once the run ended well', {
-    skip: "not passing yet: the init container's runtime copy exits 1 on the double (issue 50, left open)",
-  }, async () => {
+  test('a run in an image on Kubernetes succeeds with its transcript; its Job passed the OpenAPI schemas', async () => {
     const runId = await createRun(hangar, { prompt: 'hello from the test' });
-    const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+    const run = await ended(hangar, runId);
     assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
     const output = await hangar.request('GET', `/agent/runs/${runId}/transcript`);
     assert.match(JSON.stringify(output.body), /pod says: hello from the test/);
@@ -91,7 +46,14 @@ describe('runs on Kubernetes Jobs', { skip, timeout: 600_000 }, () => {
     assert.ok(types.includes('agent_started'), types.join());
     assert.ok(double.requests.some((request) => request.method === 'POST' && request.path.endsWith('/jobs')));
     assert.deepEqual(double.refused, [], 'every object Hangar sent passed the OpenAPI schemas');
-    // Deleted once its run succeeded.
+  });
+
+  test('the Job of a run that ended well is deleted', {
+    skip: 'not passing yet: on this machine the Job of a succeeded run was still there 30 s after its pod ended (issue 50, left open)',
+  }, async () => {
+    const runId = await createRun(hangar, { prompt: 'hello again' });
+    const run = await ended(hangar, runId);
+    assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
     await eventually(
       'the Job of the succeeded run is deleted',
       () =>
@@ -107,7 +69,7 @@ describe('runs on Kubernetes Jobs', { skip, timeout: 600_000 }, () => {
     const fault = double.faults.makeUnschedulable({ message: '0/1 nodes are available: 1 Insufficient memory.' });
     try {
       const runId = await createRun(hangar, { prompt: 'never placed' });
-      const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+      const run = await ended(hangar, runId);
       assert.equal(run.state, 'ERROR');
       assert.equal(run.status_message.error_code, 'resource_unavailable');
       assert.match(run.status_message.message, /Insufficient memory/);
@@ -117,9 +79,7 @@ describe('runs on Kubernetes Jobs', { skip, timeout: 600_000 }, () => {
     }
   });
 
-  test('an image that cannot be pulled fails the run environment_setup_failed, naming the image', {
-    skip: "not passing yet: the init container's runtime copy exits 1 on the double (issue 50, left open)",
-  }, async () => {
+  test('an image that cannot be pulled fails the run environment_setup_failed, naming the image', async () => {
     const image = 'localhost/hangar-test/absent:nowhere';
     double.faults.failImagePull(image);
     const env = await hangar.request('POST', '/api/v1/environments', {
@@ -128,7 +88,7 @@ describe('runs on Kubernetes Jobs', { skip, timeout: 600_000 }, () => {
     assert.equal(env.status, 201, JSON.stringify(env.body));
     const environmentId = (env.body as { uid: string }).uid;
     const runId = await createRun(hangar, { prompt: 'in a missing image', config: { environment_id: environmentId } });
-    const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+    const run = await ended(hangar, runId);
     assert.equal(run.state, 'FAILED');
     assert.equal(run.status_message.error_code, 'environment_setup_failed');
     assert.match(run.status_message.message, /absent:nowhere/);
@@ -136,10 +96,10 @@ describe('runs on Kubernetes Jobs', { skip, timeout: 600_000 }, () => {
   });
 
   test('cancel deletes the Job, foreground, and the pod goes', {
-    skip: "not passing yet: the init container's runtime copy exits 1 on the double (issue 50, left open)",
+    skip: 'not passing yet: on this machine the run ended ERROR before its agent was seen running (issue 50, left open)',
   }, async () => {
     const runId = await createRun(hangar, { prompt: 'sleep until cancelled' });
-    await waitForState(hangar, runId, 'INPROGRESS');
+    await agentRunning(hangar, runId);
     const cancelled = await hangar.request('POST', `/agent/runs/${runId}/cancel`);
     assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
     await eventually(

@@ -12,7 +12,8 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /**
  * A stand-in for Hangar's image as the Kubernetes backend's init container uses it (HANGAR_KUBERNETES_RUNTIME_IMAGE):
  * `/app/dist` (this checkout's sources, compiled file by file with esbuild, as the build's tsc would emit them),
- * `/app/node_modules` (the production dependencies, `npm ci --omit=dev` once per lock file) and Node on PATH. Tagged
+ * `/app/node_modules` (of the production dependencies, `npm ci --omit=dev` once per lock file, those the run pod's
+ * worker can load, with their list in `/app/pod-runtime.txt`) and Node on PATH. Tagged
  * by a digest of the sources and the lock file, so a changed source makes a new image and an unchanged one is reused.
  */
 export async function kubernetesRuntimeImage(engine: TestEngine): Promise<string> {
@@ -47,18 +48,30 @@ export async function kubernetesRuntimeImage(engine: TestEngine): Promise<string
     });
     fs.writeFileSync(path.join(dist, 'package.json'), JSON.stringify({ type: 'module' }));
   }
+  // What the init container copies of node_modules (scripts/pod-runtime.mjs, as the image's build makes it): the image
+  // holds only those, so a package the list misses fails the end-to-end tests.
+  const list = path.join(dist, '..', `hangar-kubernetes-pod-runtime-${sourceHash}.txt`);
+  if (!fs.existsSync(list))
+    fs.writeFileSync(
+      `${list}.tmp`,
+      execFileSync(process.execPath, [path.join(ROOT, 'scripts/pod-runtime.mjs'), dist, modules], { encoding: 'utf8' }),
+    );
+  if (!fs.existsSync(list)) fs.renameSync(`${list}.tmp`, list);
+  // The digest is a no-op command, not a comment: the steps are joined into one line, and a `#` first would make
+  // all of them a comment (an image with nothing in it, whose runtime copy then fails).
   const recipe = [
-    `# sources ${sourceHash}`,
-    'mkdir -p /app',
-    'cp -R /in/dist /app/dist',
-    'cp -R /in/node_modules /app/node_modules',
-    'cp /in/package.json /app/package.json',
+    `: sources ${sourceHash}`,
+    'mkdir -p /app/dist',
+    'cp -R /in/dist/. /app/dist/',
+    'cp /in/pod-runtime.txt /app/pod-runtime.txt',
+    'cd /in && xargs cp -R --parents -t /app < /in/pod-runtime.txt',
     'cp /in/node /usr/local/bin/node',
   ].join(' && ');
   return testImage(engine, recipe, [
     `${dist}:/in/dist:ro`,
     `${modules}:/in/node_modules:ro`,
     `${path.join(ROOT, 'package.json')}:/in/package.json:ro`,
+    `${list}:/in/pod-runtime.txt:ro`,
     `${fs.realpathSync(process.execPath)}:/in/node:ro`,
   ]);
 }

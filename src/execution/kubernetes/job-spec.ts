@@ -150,6 +150,8 @@ export function executionObjects(request: ExecutionJobRequest): ExecutionObjects
           image: settings.runtimeImage,
           // Hangar's image keeps its build in /app and Node on PATH: both are copied, so the task image needs neither.
           command: ['/bin/sh', '-c', RUNTIME_COPY],
+          // A failed copy's words reach the pod's status (and the run's message) on a cluster.
+          terminationMessagePolicy: 'FallbackToLogsOnError',
           volumeMounts: [{ name: 'hangar-runtime', mountPath: RUNTIME_MOUNT }],
           securityContext: containerSecurity,
           resources: { requests: { memory: '64Mi', cpu: '100m' }, limits: { memory: '256Mi', cpu: '1' } },
@@ -195,15 +197,20 @@ export function executionObjects(request: ExecutionJobRequest): ExecutionObjects
 }
 
 /**
- * Copies Node and Hangar's build into the shared volume. `cp -L` takes the files symbolic links point to, so the
- * copy stands alone in an image that has neither.
+ * Copies Node and Hangar's build into the shared volume. `cp -L` takes the file a symbolic link points to, so the
+ * copy stands alone in an image that has neither. Of node_modules, only what the one-shot worker can load: the
+ * image's /app/pod-runtime.txt (scripts/pod-runtime.mjs, made by the image's build) lists those packages; an older
+ * image without the list has all of node_modules copied. Of dist/, all but the dashboard (dist/web).
  */
 const RUNTIME_COPY = [
   'set -e',
-  `mkdir -p ${RUNTIME_MOUNT}/bin ${RUNTIME_MOUNT}/app`,
-  `cp -L "$(command -v node)" ${RUNTIME_MOUNT}/bin/node`,
-  `cp -R /app/dist /app/node_modules /app/package.json ${RUNTIME_MOUNT}/app/`,
-  `if [ -d /app/examples ]; then cp -R /app/examples ${RUNTIME_MOUNT}/app/; fi`,
+  `node="$(command -v node)" || { echo "the runtime image has no node on its PATH: HANGAR_KUBERNETES_RUNTIME_IMAGE must be Hangar's image" >&2; exit 1; }`,
+  'cd /app',
+  `mkdir -p ${RUNTIME_MOUNT}/bin ${RUNTIME_MOUNT}/app/dist`,
+  `cp -L "$node" ${RUNTIME_MOUNT}/bin/node`,
+  `for entry in dist/* dist/.[!.]*; do if [ -e "$entry" ] && [ "$entry" != dist/web ]; then cp -R "$entry" ${RUNTIME_MOUNT}/app/dist/; fi; done`,
+  `if [ -f pod-runtime.txt ]; then xargs cp -R --parents -t ${RUNTIME_MOUNT}/app < pod-runtime.txt; else cp -R node_modules package.json ${RUNTIME_MOUNT}/app/; fi`,
+  `if [ -d examples ]; then cp -R examples ${RUNTIME_MOUNT}/app/; fi`,
 ].join('\n');
 
 /**

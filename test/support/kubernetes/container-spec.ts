@@ -28,6 +28,7 @@ export interface KubeContainer {
   resources?: { limits?: Record<string, string>; requests?: Record<string, string> };
   volumeMounts?: Array<{ name: string; mountPath: string; readOnly?: boolean; subPath?: string }>;
   securityContext?: SecurityContext;
+  terminationMessagePolicy?: 'File' | 'FallbackToLogsOnError';
 }
 
 interface SecurityContext {

@@ -289,6 +289,10 @@ export class Kubelet {
     // in a container with a memory limit, is read as one.
     const oom = end.oomKilled || (end.exitCode === 137 && limited && !run.stopping);
     const reason = end.exitCode === 0 ? 'Completed' : oom ? 'OOMKilled' : 'Error';
+    const message =
+      end.exitCode !== 0 && container.terminationMessagePolicy === 'FallbackToLogsOnError'
+        ? await this.logTail(id)
+        : undefined;
     if (!run.nodeLost)
       this.writeStatus(run, (status) => {
         const entry = containerStatus(status, kind, container.name);
@@ -300,6 +304,7 @@ export class Kubelet {
               terminated: {
                 exitCode: end.exitCode,
                 reason,
+                ...(message ? { message } : {}),
                 startedAt,
                 finishedAt: apiTime(end.finishedAt),
                 containerID: `podman://${id}`,
@@ -308,6 +313,15 @@ export class Kubelet {
           });
       });
     return end.exitCode;
+  }
+
+  /** A failed container's message under FallbackToLogsOnError: its log's last 80 lines, at most 2048 bytes. */
+  private async logTail(id: string): Promise<string | undefined> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of await this.deps.podman.logs(id, { follow: false, tailLines: 80 }))
+      chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks);
+    return text.length === 0 ? undefined : text.subarray(Math.max(0, text.length - 2048)).toString('utf8');
   }
 
   private async terminate(run: PodRun, graceSeconds: number): Promise<void> {
