@@ -1,8 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setWorkspaceNetwork, withWorkspaceNetwork } from './workspace-networks.js';
+import { type SpawnNetwork, setWorkspaceNetwork, withWorkspaceNetwork } from './workspace-networks.js';
 
-const spawn = (cwd: string, allowNetwork: boolean) => ({ cwd, allowNetwork, argv: ['true'] });
+interface Spawn {
+  cwd: string;
+  allowNetwork: boolean;
+  argv: string[];
+  egress?: SpawnNetwork['egress'];
+}
+
+const spawn = (cwd: string, allowNetwork: boolean): Spawn => ({ cwd, allowNetwork, argv: ['true'] });
 
 test("a workspace's network applies to its processes and their subdirectories, and only narrows the caller's", () => {
   const egress = { proxyPort: 4000, dnsPort: 4001 };
