@@ -143,7 +143,10 @@ test("another team's runner is a missing one: in the API, in a run, as an agent'
 test('a runner asks only for what the server runs and allows', async () => {
   const team = await hangar.createTeamWithUser();
   const refused = async (body: Record<string, unknown>, words: RegExp) => {
-    const response = await hangar.request('POST', '/api/v1/runners', { apiKey: team.apiKey, body: { name: 'x', ...body } });
+    const response = await hangar.request('POST', '/api/v1/runners', {
+      apiKey: team.apiKey,
+      body: { name: 'x', ...body },
+    });
     assert.equal(response.status, 400, JSON.stringify(response.body));
     assert.equal(response.body.error_code, 'invalid_request');
     assert.match(response.body.detail, words);
