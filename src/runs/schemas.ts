@@ -4,6 +4,7 @@ import { Type, type Static } from 'typebox';
 import { ARTIFACT_TYPES } from './artifact-types.js';
 import { EXECUTION_LOCATIONS, RUN_SOURCES } from './run-fields.js';
 import { RUN_STATES } from './lifecycle/states.js';
+import { literalUnion } from '../platform/http/literal-union.js';
 
 /** Wire schemas of the runs slice: one source for validation, TypeScript types and the OpenAPI document. */
 
@@ -120,7 +121,7 @@ export const CreateRunBody = Type.Object({
   title: Type.Optional(Type.String({ maxLength: 500 })),
   config: Type.Optional(AgentConfig),
   skill: Type.Optional(Type.String({ maxLength: 1024, description: 'Skill spec; wins over config.skill_spec.' })),
-  mode: Type.Optional(Type.Union(RUN_MODES.map((value) => Type.Literal(value)))),
+  mode: Type.Optional(literalUnion(RUN_MODES)),
   team: Type.Optional(Type.Boolean({ description: 'Team-owned run (default) or personal run.' })),
   agent_identity_uid: Type.Optional(Type.String({ maxLength: 64 })),
   conversation_id: Type.Optional(Type.String({ maxLength: 200 })),
@@ -433,7 +434,7 @@ export const FollowupBody = Type.Object({
   message: Type.Optional(
     Type.String({ maxLength: 200_000, description: 'May be empty only when continuing from the saved conversation.' }),
   ),
-  mode: Type.Optional(Type.Union(RUN_MODES.map((value) => Type.Literal(value)))),
+  mode: Type.Optional(literalUnion(RUN_MODES)),
 });
 export type FollowupBody = Static<typeof FollowupBody>;
 

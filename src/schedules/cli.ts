@@ -7,6 +7,9 @@ import { table } from '../platform/cli/table.js';
 import { callApi, clientOptionsFromEnv } from '../platform/http/client.js';
 import type { ScheduleItem } from './schemas.js';
 
+// The CLI loads no server module (scripts/check-client-imports.mjs): runs/schemas.ts's RUN_MODES, restated.
+const RUN_MODES = ['normal', 'plan', 'orchestrate'] as const;
+
 const path = (id: string, action = '') => `/agent/schedules/${encodeURIComponent(id)}${action}`;
 
 interface ScheduleOptions {
@@ -21,8 +24,6 @@ interface ScheduleOptions {
   mode?: 'normal' | 'plan' | 'orchestrate';
   meta: string[];
 }
-
-const RUN_MODES = ['normal', 'plan', 'orchestrate'] as const;
 
 function promptOf(options: ScheduleOptions): string | undefined {
   if (options.prompt !== undefined && options.promptFile !== undefined)

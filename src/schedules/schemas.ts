@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { AgentConfig, RUN_MODES } from '../runs/index.js';
+import { literalUnion } from '../platform/http/literal-union.js';
 
 /** Wire schemas of scheduled agents. */
 
@@ -19,10 +20,9 @@ const fields = {
     }),
   ),
   mode: Type.Optional(
-    Type.Union(
-      RUN_MODES.map((value) => Type.Literal(value)),
-      { description: 'The mode of every run it starts (default normal); never read from the prompt' },
-    ),
+    literalUnion(RUN_MODES, {
+      description: 'The mode of every run it starts (default normal); never read from the prompt',
+    }),
   ),
 };
 
@@ -56,7 +56,7 @@ export const ScheduleItem = Type.Object({
   agent_config: Type.Optional(Type.Object({}, { additionalProperties: true })),
   agent_uid: Type.Optional(Type.String()),
   metadata: Type.Record(Type.String(), Type.String()),
-  mode: Type.Optional(Type.Union(RUN_MODES.map((value) => Type.Literal(value)))),
+  mode: Type.Optional(literalUnion(RUN_MODES)),
   environment: Type.Optional(
     Type.Object(
       {},

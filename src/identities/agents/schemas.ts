@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { BUILT_IN_HARNESSES } from '../../models/index.js';
+import { literalUnion } from '../../platform/http/literal-union.js';
 import { AGENT_TYPES } from '../tables.js';
 
 /** Wire schemas of agent identities: agents a team owns that can execute runs. */
@@ -27,10 +28,9 @@ const DefaultRunner = Type.String({
     "The runner (GET /runners) of the runs this agent executes when a run names none (config.runner_id); it wins over the environment's default. Empty: none.",
 });
 
-const AgentType = Type.Union(
-  AGENT_TYPES.map((value) => Type.Literal(value)),
-  { description: "What the agent is for; a factory's FOREMAN takes the work sent to the factory. Default CUSTOM." },
-);
+const AgentType = literalUnion(AGENT_TYPES, {
+  description: "What the agent is for; a factory's FOREMAN takes the work sent to the factory. Default CUSTOM.",
+});
 const HarnessAuthSecrets = Type.Object(
   {
     claude_auth_secret_name: Type.Optional(Type.String({ maxLength: 128 })),

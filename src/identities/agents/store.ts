@@ -62,15 +62,15 @@ export interface AgentValues {
   credential_strategy?: 'CREATOR' | 'EXECUTOR' | null;
 }
 
-function columns(values: AgentValues) {
+function columns({ harness_auth_secrets, ...values }: AgentValues) {
   return {
     ...values,
     skills: JSON.stringify(values.skills),
     secrets: JSON.stringify(values.secrets),
     mcp_servers: values.mcp_servers ? JSON.stringify(values.mcp_servers) : null,
     harness: values.harness ? JSON.stringify(values.harness) : null,
-    ...(values.harness_auth_secrets !== undefined
-      ? { harness_auth_secrets: values.harness_auth_secrets ? JSON.stringify(values.harness_auth_secrets) : null }
+    ...(harness_auth_secrets !== undefined
+      ? { harness_auth_secrets: harness_auth_secrets ? JSON.stringify(harness_auth_secrets) : null }
       : {}),
   };
 }
