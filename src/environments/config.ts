@@ -63,9 +63,9 @@ export function normalizeConfig(
 
 /**
  * Why a limits request cannot be kept: a memory that is not a size, or anything above the operator's maximum. Refused
- * rather than lowered, so that an environment never silently runs with less than its owner asked for.
+ * rather than lowered, so that an environment (or a runner) never silently runs with less than its owner asked for.
  */
-function limitProblem(limits: EnvironmentLimits, maximums: LimitMaximums | undefined): string | undefined {
+export function limitProblem(limits: EnvironmentLimits, maximums: LimitMaximums | undefined): string | undefined {
   const memory = limits.memory === undefined ? undefined : parseBytes(limits.memory);
   if (limits.memory !== undefined && (memory === undefined || memory < 16 * 1024 * 1024))
     return `limits.memory "${limits.memory}" is not a size of at least 16m (e.g. 512m, 4g)`;

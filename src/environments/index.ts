@@ -1,4 +1,5 @@
 // The public surface of the environments slice: other slices and the composition root import only this module.
+export { limitProblem } from './config.js';
 export { registerEnvironmentRoutes } from './http.js';
 export type { EnvironmentActivity, RunActivityLookup, RunViewer } from './run-activity.js';
 export type { EnvironmentConfig, EnvironmentForRun } from './schemas.js';

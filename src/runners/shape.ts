@@ -1,5 +1,5 @@
-import { formatBytes, parseBytes } from '../platform/bytes.js';
-import type { RunnerBody, RunnerKubernetes, RunnerLimits, RunnerShape } from './schemas.js';
+import { limitProblem } from '../environments/index.js';
+import type { RunnerBody, RunnerKubernetes, RunnerShape } from './schemas.js';
 
 /** What the server lets a runner ask for: its own sandbox kind, its maxima and the runtime classes it allows. */
 export interface RunnerPolicy {
@@ -31,7 +31,7 @@ export function checkRunner(body: RunnerBody, policy: RunnerPolicy): { shape: Ru
     return {
       problem: `sandbox "${body.sandbox}" is not a kind this server runs: it runs ${policy.sandbox} sandboxes (HANGAR_SANDBOX); leave sandbox out or name ${policy.sandbox}`,
     };
-  const limitsProblem = body.limits ? limitProblem(body.limits, policy) : undefined;
+  const limitsProblem = body.limits ? limitProblem(body.limits, policy.maximums) : undefined;
   if (limitsProblem) return { problem: limitsProblem };
   if (body.kubernetes && Object.keys(body.kubernetes).length > 0) {
     if (!POD_KINDS.has(body.sandbox ?? policy.sandbox))
@@ -46,21 +46,6 @@ export function checkRunner(body: RunnerBody, policy: RunnerPolicy): { shape: Ru
       ...(body.kubernetes && Object.keys(body.kubernetes).length > 0 ? { kubernetes: { ...body.kubernetes } } : {}),
     },
   };
-}
-
-/** Refused rather than lowered, so that a runner never silently gives less than its owner asked for. */
-function limitProblem(limits: RunnerLimits, policy: RunnerPolicy): string | undefined {
-  const { maximums } = policy;
-  const memory = limits.memory === undefined ? undefined : parseBytes(limits.memory);
-  if (limits.memory !== undefined && (memory === undefined || memory < 16 * 1024 * 1024))
-    return `limits.memory "${limits.memory}" is not a size of at least 16m (e.g. 512m, 4g)`;
-  if (memory !== undefined && memory > maximums.memoryBytes)
-    return `limits.memory ${limits.memory} is above this server's maximum of ${formatBytes(maximums.memoryBytes)} (HANGAR_RUN_MEMORY_MAX)`;
-  if (limits.cpus !== undefined && limits.cpus > maximums.cpus)
-    return `limits.cpus ${limits.cpus} is above this server's maximum of ${maximums.cpus} (HANGAR_RUN_CPUS_MAX)`;
-  if (limits.pids !== undefined && limits.pids > maximums.pids)
-    return `limits.pids ${limits.pids} is above this server's maximum of ${maximums.pids} (HANGAR_RUN_PIDS_MAX)`;
-  return undefined;
 }
 
 function kubernetesProblem(kubernetes: RunnerKubernetes, policy: RunnerPolicy): string | undefined {
