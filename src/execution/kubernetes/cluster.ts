@@ -10,6 +10,7 @@ import {
   type V1Job,
   type V1OwnerReference,
   type V1Pod,
+  type V1Secret,
 } from '@kubernetes/client-node';
 import type { ExecutionObjects } from './job-spec.js';
 import { serverSelector } from './labels.js';
@@ -47,13 +48,8 @@ export class Cluster {
   async create(objects: ExecutionObjects): Promise<V1Job> {
     const namespace = this.namespace;
     const secrets = [objects.secret, ...(objects.pullSecret ? [objects.pullSecret] : [])];
-    // A create tried again (the run claimed again after a failure) finds its Secrets there: they are replaced.
-    for (const secret of secrets)
-      await this.core.createNamespacedSecret({ namespace, body: secret }).catch(async (error) => {
-        if (!(error instanceof ApiException && error.code === 409)) throw error;
-        await this.core.replaceNamespacedSecret({ name: secret.metadata!.name!, namespace, body: secret });
-      });
-    const job = await this.batch.createNamespacedJob({ namespace, body: objects.job });
+    for (const secret of secrets) await this.putSecret(secret);
+    const job = await this.createOrAdoptJob(objects.job);
     const owner: V1OwnerReference = {
       apiVersion: 'batch/v1',
       kind: 'Job',
@@ -61,20 +57,63 @@ export class Cluster {
       uid: job.metadata!.uid!,
       blockOwnerDeletion: true,
     };
-    await this.networking.createNamespacedNetworkPolicy({
-      namespace,
-      body: { ...objects.networkPolicy, metadata: { ...objects.networkPolicy.metadata, ownerReferences: [owner] } },
-    });
-    for (const secret of secrets) {
-      const name = secret.metadata!.name!;
-      const current = await this.core.readNamespacedSecret({ name, namespace });
-      await this.core.replaceNamespacedSecret({
-        name,
+    await this.networking
+      .createNamespacedNetworkPolicy({
         namespace,
-        body: { ...current, metadata: { ...current.metadata, ownerReferences: [owner] } },
-      });
-    }
+        body: { ...objects.networkPolicy, metadata: { ...objects.networkPolicy.metadata, ownerReferences: [owner] } },
+      })
+      .catch(ignoreConflict);
+    for (const secret of secrets)
+      await this.updateSecret(secret.metadata!.name!, (current) => ({
+        ...current,
+        metadata: { ...current.metadata, ownerReferences: [owner] },
+      }));
     return job;
+  }
+
+  /**
+   * The execution's Job, created; or, when the run was claimed again for the same execution (its lease lapsed and
+   * it was queued again before its agent started), the Job the earlier claim created: its name, credential and
+   * objects are the execution's, so it is this claim's too. One being deleted cannot be: the claim fails, retryable.
+   */
+  private async createOrAdoptJob(body: V1Job): Promise<V1Job> {
+    const name = body.metadata!.name!;
+    try {
+      return await this.batch.createNamespacedJob({ namespace: this.namespace, body });
+    } catch (error) {
+      if (!isConflict(error)) throw error;
+    }
+    const existing = await this.batch.readNamespacedJob({ name, namespace: this.namespace });
+    if (existing.metadata?.deletionTimestamp)
+      throw new Error(`The Job ${name} of this execution, from an earlier claim, is still being deleted`);
+    return existing;
+  }
+
+  /** Creates a Secret; one left by an earlier claim of the execution gets this content. */
+  private async putSecret(secret: V1Secret): Promise<void> {
+    try {
+      await this.core.createNamespacedSecret({ namespace: this.namespace, body: secret });
+    } catch (error) {
+      if (!isConflict(error)) throw error;
+      await this.updateSecret(secret.metadata!.name!, (current) => ({
+        ...secret,
+        metadata: { ...secret.metadata, resourceVersion: current.metadata!.resourceVersion },
+      }));
+    }
+  }
+
+  /** Read, change, replace at the version read; a write in between (409 Conflict) is read again, a few times. */
+  private async updateSecret(name: string, change: (current: V1Secret) => V1Secret): Promise<void> {
+    const namespace = this.namespace;
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.core.readNamespacedSecret({ name, namespace });
+      try {
+        await this.core.replaceNamespacedSecret({ name, namespace, body: change(current) });
+        return;
+      } catch (error) {
+        if (!isConflict(error) || attempt === 5) throw error;
+      }
+    }
   }
 
   /** Deletes a Job with its pod first (foreground propagation); one already gone is not an error. */
@@ -137,6 +176,15 @@ function loadConfig(file: string | undefined): KubeConfig {
   if (file) config.loadFromFile(file);
   else config.loadFromDefault();
   return config;
+}
+
+function isConflict(error: unknown): boolean {
+  return error instanceof ApiException && error.code === 409;
+}
+
+/** An object that already exists (409) is the one wanted: created by an earlier claim of the same execution. */
+function ignoreConflict(error: unknown): void {
+  if (!isConflict(error)) throw error;
 }
 
 async function ignoreNotFound(call: Promise<unknown>): Promise<void> {
