@@ -57,12 +57,12 @@ export class Cluster {
       uid: job.metadata!.uid!,
       blockOwnerDeletion: true,
     };
-    await this.networking
-      .createNamespacedNetworkPolicy({
+    await ignoreConflict(
+      this.networking.createNamespacedNetworkPolicy({
         namespace,
         body: { ...objects.networkPolicy, metadata: { ...objects.networkPolicy.metadata, ownerReferences: [owner] } },
-      })
-      .catch(ignoreConflict);
+      }),
+    );
     for (const secret of secrets)
       await this.updateSecret(secret.metadata!.name!, (current) => ({
         ...current,
@@ -178,22 +178,26 @@ function loadConfig(file: string | undefined): KubeConfig {
   return config;
 }
 
+/** Whether the API server refused a call with `code` (409 Conflict or AlreadyExists, 404 Not Found, ...). */
+function answered(error: unknown, code: number): boolean {
+  return error instanceof ApiException && error.code === code;
+}
+
 function isConflict(error: unknown): boolean {
-  return error instanceof ApiException && error.code === 409;
+  return answered(error, 409);
 }
 
 /** An object that already exists (409) is the one wanted: created by an earlier claim of the same execution. */
-function ignoreConflict(error: unknown): void {
-  if (!isConflict(error)) throw error;
+async function ignoreConflict(call: Promise<unknown>): Promise<void> {
+  await call.catch((error) => {
+    if (!isConflict(error)) throw error;
+  });
 }
 
 async function ignoreNotFound(call: Promise<unknown>): Promise<void> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return;
-    throw error;
-  }
+  await call.catch((error) => {
+    if (!answered(error, 404)) throw error;
+  });
 }
 
 /** What the API server said, for a log line or a run's message: its Status message when it sent one. */
