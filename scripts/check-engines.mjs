@@ -6,6 +6,7 @@
 // needs is installed by that benchmark (bench/dispatch: graphile-worker).
 /** What a development package must accept: the lowest version the engines allow, and Node 24. */
 const DEVELOPMENT_NODES = ['24.0.0'];
+
 import fs from 'node:fs';
 import semver from 'semver';
 

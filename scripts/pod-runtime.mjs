@@ -16,8 +16,8 @@
 // - packages loaded by createRequire with a literal name (pino-pretty, in src/platform/logger.ts) are found by
 //   reading dist's text for `createRequire(import.meta.url)('<name>')`.
 import fs from 'node:fs';
-import path from 'node:path';
 import { builtinModules } from 'node:module';
+import path from 'node:path';
 import { build } from 'esbuild';
 
 const [distArgument, modulesArgument] = process.argv.slice(2);

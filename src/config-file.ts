@@ -1,14 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { type Static, Type } from 'typebox';
 import { Compile } from 'typebox/compile';
-import { Type, type Static } from 'typebox';
 import YAML from 'yaml';
 import {
   BUILT_IN_HARNESSES,
   BUILT_IN_MODELS,
-  isBuiltInHarness,
   type BuiltInHarness as BuiltInHarnessName,
   type CatalogueConfig,
+  isBuiltInHarness,
   type ModelDefinition,
 } from './models/index.js';
 

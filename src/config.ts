@@ -1,14 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { egressSettings } from './config-egress.js';
+import { loadOperatorConfig, type OperatorConfig, OperatorConfigError } from './config-file.js';
+import { type KubernetesSettings, kubernetesSettings } from './config-kubernetes.js';
+import { presentCredentials } from './models/index.js';
+import type { ProxySettings } from './network/index.js';
+import type { S3BlobOptions } from './platform/blobs/s3.js';
 import { parseBytes } from './platform/bytes.js';
 import { parseSecretKey, SECRET_KEY_BYTES } from './platform/crypto.js';
-import { loadOperatorConfig, OperatorConfigError, type OperatorConfig } from './config-file.js';
-import { egressSettings } from './config-egress.js';
-import { kubernetesSettings, type KubernetesSettings } from './config-kubernetes.js';
-import type { ProxySettings } from './network/index.js';
-import { presentCredentials } from './models/index.js';
-import type { S3BlobOptions } from './platform/blobs/s3.js';
-import { parseAllowedHosts, type AllowedHosts } from './platform/net/address-policy.js';
+import { type AllowedHosts, parseAllowedHosts } from './platform/net/address-policy.js';
 import { traceProtocol, tracingRequested } from './platform/tracing.js';
 
 /** Every setting Hangar reads from its environment, parsed and validated once at start. */

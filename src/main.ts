@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 import fs from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { Config } from './config.js';
-import { DataDirLockedError } from './platform/db/lock-file.js';
-import { withProgress } from './platform/cli/progress.js';
+import { formatStatus } from './app/status-text.js';
 import { registerClientCommands } from './cli-commands.js';
+import type { Config } from './config.js';
+import { withProgress } from './platform/cli/progress.js';
+import { DataDirLockedError } from './platform/db/lock-file.js';
 import type { Role, RunningServer } from './server.js';
 import { VERSION } from './version.js';
-import { formatStatus } from './app/status-text.js';
 
 function fail(message: string, code = 1): never {
   process.stderr.write(`hangar: ${message}\n`);

@@ -1,2 +1,2 @@
 /** The server's public entry: `serve`, the tests and the benchmarks start a server here (assembled in app/). */
-export { type RunningServer, type Role, type ServerOptions, startServer } from './app/server.js';
+export { type Role, type RunningServer, type ServerOptions, startServer } from './app/server.js';

@@ -18,16 +18,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
-import type { Harness, HarnessSession, HarnessSink, HarnessTask } from '../../src/execution/harnesses/harness.js';
 import type { DB } from '../../src/database.js';
-import { RunLifecycle, type NewRun } from '../../src/runs/index.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import type { Harness, HarnessSession, HarnessSink, HarnessTask } from '../../src/execution/harnesses/harness.js';
+import { type NewRun, RunLifecycle } from '../../src/runs/index.js';
+import { type RunningServer, startServer } from '../../src/server.js';
+import { observation, observer } from '../observability/observe.js';
 import { createScratchDatabase, defaultOwner, type ScratchDatabase } from '../runs-api/database.js';
 import { watchCpu } from '../runs-api/machine.js';
-import { observation, observer } from '../observability/observe.js';
 import { percentile } from '../support/latency.js';
 
 const count = (name: string, fallback: number) => {

@@ -13,7 +13,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { treeMemory, type TreeMemory } from './process-tree.js';
+import { type TreeMemory, treeMemory } from './process-tree.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const IDLE_MS = Number(process.env.BENCH_IDLE_SECONDS || 30) * 1000;

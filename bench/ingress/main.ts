@@ -7,12 +7,12 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import { type RunningServer, startServer } from '../../src/server.js';
 import { CREATE_BODY, startBaseline } from '../runs-api/baseline.js';
 import { createScratchDatabase, defaultOwner, poolQuery, type Query } from '../runs-api/database.js';
-import { measure, type Load, type LoadSettings } from '../runs-api/load.js';
-import { markdownTable, progressLine, ratio, TARGET_RATIO, type Comparison } from '../runs-api/report.js';
-import { signedHeaders, signingKey, type SignerConfig, type SignerTally } from './signer.js';
+import { type Load, type LoadSettings, measure } from '../runs-api/load.js';
+import { type Comparison, markdownTable, progressLine, ratio, TARGET_RATIO } from '../runs-api/report.js';
+import { type SignerConfig, type SignerTally, signedHeaders, signingKey } from './signer.js';
 
 function wholeNumber(name: string, fallback: number): number {
   const raw = process.env[name];

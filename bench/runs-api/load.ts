@@ -1,4 +1,4 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import type autocannon from 'autocannon';
 import { watchCpu } from './machine.js';
 

@@ -9,12 +9,12 @@ import { loadConfig } from '../../src/config.js';
 import { CursorCodec } from '../../src/platform/http/pagination.js';
 import { loadSecretKey } from '../../src/platform/secret-key.js';
 import { instanceSecret } from '../../src/platform/settings.js';
-import { startServer, type RunningServer } from '../../src/server.js';
-import { baselineCursor, CREATE_BODY, startBaseline, type Baseline } from './baseline.js';
+import { type RunningServer, startServer } from '../../src/server.js';
+import { type Baseline, baselineCursor, CREATE_BODY, startBaseline } from './baseline.js';
 import { createScratchDatabase, defaultOwner, kyselyQuery, poolQuery, type Query } from './database.js';
-import { measure, type Load, type LoadSettings } from './load.js';
-import { markdownTable, progressLine, type Comparison } from './report.js';
-import { addColleagues, seedRuns, settle, spreadPositions, type Position, type SeedTeam } from './seed.js';
+import { type Load, type LoadSettings, measure } from './load.js';
+import { type Comparison, markdownTable, progressLine } from './report.js';
+import { addColleagues, type Position, type SeedTeam, seedRuns, settle, spreadPositions } from './seed.js';
 
 function wholeNumber(name: string, fallback: number): number {
   const raw = process.env[name];

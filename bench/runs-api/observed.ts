@@ -11,7 +11,7 @@ import { startServer } from '../../src/server.js';
 import { observation, observer } from '../observability/observe.js';
 import { CREATE_BODY } from './baseline.js';
 import { createScratchDatabase } from './database.js';
-import { type Figures, measure, type LoadSettings } from './load.js';
+import { type Figures, type LoadSettings, measure } from './load.js';
 
 const adminUrl = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const load: LoadSettings = {

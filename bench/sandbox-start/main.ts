@@ -18,7 +18,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { loadConfig } from '../../src/config.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import { type RunningServer, startServer } from '../../src/server.js';
 import { apiRequest } from '../support/api.js';
 import { percentile } from '../support/latency.js';
 

@@ -7,7 +7,7 @@
  *   npm run bench:scheduler    (BENCH_SCHEDULES=10000 BENCH_ENGINES=2 [BENCH_BATCH=1000] BENCH_DATABASE_URL=postgres://...)
  */
 import os from 'node:os';
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { loadConfig } from '../../src/config.js';
 import type { DB } from '../../src/database.js';
 import { Scheduler } from '../../src/schedules/scheduler.js';

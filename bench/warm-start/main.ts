@@ -32,10 +32,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { loadConfig } from '../../src/config.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import { EngineClient } from '../../src/execution/sandbox/container/engine-client.js';
+import { type RunningServer, startServer } from '../../src/server.js';
 import { apiRequest } from '../support/api.js';
 import { percentile } from '../support/latency.js';
-import { EngineClient } from '../../src/execution/sandbox/container/engine-client.js';
 import { BENCH_IMAGE, makeBenchImage, removeBenchImage, runInContainer } from './container-image.js';
 import { fixtureLock, trimmedCache } from './fixture-lock.js';
 

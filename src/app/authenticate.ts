@@ -1,8 +1,7 @@
 import type { Config } from '../config.js';
-import { ApiKeyAuthenticator, selectTeam } from '../identities/index.js';
-import { AuthFailureThrottle } from '../identities/index.js';
-import type { Database } from '../platform/db/connect.js';
 import type { Authenticator } from '../identities/index.js';
+import { ApiKeyAuthenticator, AuthFailureThrottle, selectTeam } from '../identities/index.js';
+import type { Database } from '../platform/db/connect.js';
 import { ApiError } from '../platform/http/errors.js';
 
 /** API keys, with wrong keys counted per client: a client that guesses too often is refused for a while. */

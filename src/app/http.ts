@@ -1,38 +1,33 @@
-import { recordAuditedRoutes, registerAuditRoutes } from '../audit/index.js';
-import { registerBudgetRoutes } from '../budgets/index.js';
-import { registerGitCredentialRoute, registerGitHubRoutes } from '../github/index.js';
 import type { FastifyInstance } from 'fastify';
 import { registerArtifactRoutes } from '../artifacts/index.js';
+import { recordAuditedRoutes, registerAuditRoutes } from '../audit/index.js';
 import { registerAutomationRoutes } from '../automations/index.js';
+import { registerBudgetRoutes } from '../budgets/index.js';
 import { registerEgressRoutes } from '../egress/index.js';
-import { registerEnvironmentRoutes } from '../environments/index.js';
-import { registerSkillRoutes } from '../environments/index.js';
-import { registerDefinitionRoutes, registerFactoryRoutes } from '../factory/index.js';
-import { registerPublicFactoryRoutes } from '../factory/index.js';
-import { registerAdminRoutes } from '../identities/index.js';
-import { registerAgentRoutes } from '../identities/index.js';
+import { registerEnvironmentRoutes, registerSkillRoutes } from '../environments/index.js';
+import { registerDefinitionRoutes, registerFactoryRoutes, registerPublicFactoryRoutes } from '../factory/index.js';
+import { registerGitCredentialRoute, registerGitHubRoutes } from '../github/index.js';
+import { registerAdminRoutes, registerAgentRoutes } from '../identities/index.js';
 import { registerMcpServerRoutes } from '../mcp/index.js';
-import { registerRunnerRoutes } from '../runners/index.js';
 import { registerMessageRoutes } from '../messages/index.js';
 import { registerModelRoutes } from '../models/index.js';
 import { registerOverviewRoutes } from '../overview/index.js';
 import { buildApp } from '../platform/http/app.js';
 import { guardedDispatcher } from '../platform/net/guarded-fetch.js';
-import { registerRunRoutes } from '../runs/index.js';
-import { registerRunOutputRoutes } from '../runs/index.js';
-import { registerRedirectRoutes } from '../runs/index.js';
-import { registerHandoffRoutes } from '../runs/index.js';
+import { registerRunnerRoutes } from '../runners/index.js';
+import {
+  registerHandoffRoutes,
+  registerRedirectRoutes,
+  registerRunOutputRoutes,
+  registerRunRoutes,
+} from '../runs/index.js';
 import { registerScheduleRoutes } from '../schedules/index.js';
 import { registerScoreRoutes } from '../scores/index.js';
 import { registerSecretRoutes } from '../secrets/index.js';
 import { VERSION } from '../version.js';
-import { registerWebhookRoutes } from '../webhooks/index.js';
-import { registerIngressRoutes } from '../webhooks/index.js';
-import { DELIVERIES_CHANNEL } from '../webhooks/index.js';
+import { DELIVERIES_CHANNEL, registerIngressRoutes, registerWebhookRoutes } from '../webhooks/index.js';
 import type { WorkerHub } from '../workers/index.js';
-import { registerWorkerRoutes } from '../workers/index.js';
-import { WorkerKeyAuthenticator } from '../workers/index.js';
-import { WorkerKeysService } from '../workers/index.js';
+import { registerWorkerRoutes, WorkerKeyAuthenticator, WorkerKeysService } from '../workers/index.js';
 import type { Component } from './components.js';
 import { registerGitHubTriggers } from './github-triggers.js';
 import type { Platform } from './platform.js';

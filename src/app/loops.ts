@@ -1,17 +1,22 @@
-import { auditRetention } from '../audit/index.js';
 import { randomUUID } from 'node:crypto';
+import { auditRetention } from '../audit/index.js';
 import { AutomationEvaluator } from '../automations/index.js';
-import { Engine, type KubernetesEngine, kubernetesEngineFor } from '../execution/index.js';
+import type { DB } from '../database.js';
 import type { Harness } from '../execution/index.js';
-import { DatabaseLedger } from '../execution/index.js';
-import { runUserWarning } from '../execution/index.js';
-import { warmStartsFor, Workspaces } from '../execution/index.js';
-import { EngineWrites } from '../execution/index.js';
-import { EnginePresence } from '../execution/index.js';
-import { workspacesInUse } from '../execution/index.js';
+import {
+  DatabaseLedger,
+  Engine,
+  EnginePresence,
+  EngineWrites,
+  type KubernetesEngine,
+  kubernetesEngineFor,
+  runUserWarning,
+  Workspaces,
+  warmStartsFor,
+  workspacesInUse,
+} from '../execution/index.js';
 import { threadReplyLoop } from '../github/index.js';
 import { EgressProxy } from '../network/index.js';
-import type { DB } from '../database.js';
 import { PgliteUpkeep } from '../platform/db/pglite-upkeep.js';
 import { PollingLoop } from '../platform/loop.js';
 import { idempotencyKeyRetention, overviewFold, PGLITE_BATCH_MS, runRetention } from '../runs/index.js';

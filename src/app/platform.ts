@@ -1,9 +1,8 @@
-import { RequestActivity } from '../platform/http/activity.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Config } from '../config.js';
 import { DOWNLOAD_LINK_SECONDS } from '../artifacts/index.js';
+import type { Config } from '../config.js';
 import { ExecutionCredentials, TaskTokens } from '../execution/index.js';
 import { type BootstrapResult, bootstrapInstance } from '../identities/index.js';
 import { LocalBlobStore } from '../platform/blobs/local.js';
@@ -11,6 +10,7 @@ import type { BlobStore } from '../platform/blobs/store.js';
 import { Bus } from '../platform/bus.js';
 import { type Database, openDatabase } from '../platform/db/connect.js';
 import { appliedVersions, loadMigrations, migrate } from '../platform/db/migrate.js';
+import { RequestActivity } from '../platform/http/activity.js';
 import { CursorCodec } from '../platform/http/pagination.js';
 import { createLogger } from '../platform/logger.js';
 import { setStandingRedactor } from '../platform/redaction/active.js';

@@ -1,42 +1,46 @@
-import { AuditLog } from '../audit/index.js';
-import { BudgetsService } from '../budgets/index.js';
-import { GitHubService, RunGitHubAccess } from '../github/index.js';
 import path from 'node:path';
 import { ArtifactsService } from '../artifacts/index.js';
+import { AuditLog } from '../audit/index.js';
 import { AutomationsService } from '../automations/index.js';
-import { EnvironmentsService } from '../environments/index.js';
-import { SkillCatalog } from '../environments/index.js';
-import { EnvironmentSnapshots, GitMirror } from '../environments/index.js';
-import { SkillsService } from '../environments/index.js';
-import { eventReader, transcriptFormat } from '../execution/index.js';
-import type { Harness } from '../execution/index.js';
-import { configuredHarnesses } from '../execution/index.js';
-import type { EnvironmentSetups } from '../execution/index.js';
-import { allowRunUserToWorkspaces, containerPolicy, resolveServerSandbox } from '../execution/index.js';
-import type { TaskTokens } from '../execution/index.js';
-import { sandboxHiddenPaths } from '../execution/index.js';
-import { FactoryDefinitions } from '../factory/index.js';
-import { FactoriesService } from '../factory/index.js';
-import { FactoryDispatch } from '../factory/index.js';
-import { teamSkills } from '../factory/index.js';
-import { AdminService } from '../identities/index.js';
-import { AgentsService } from '../identities/index.js';
-import { AuthFailureThrottle } from '../identities/index.js';
-import { findTeamMember, roleInTeam } from '../identities/index.js';
+import { BudgetsService } from '../budgets/index.js';
+import {
+  EnvironmentSnapshots,
+  EnvironmentsService,
+  GitMirror,
+  SkillCatalog,
+  SkillsService,
+} from '../environments/index.js';
+import type { EnvironmentSetups, Harness, TaskTokens } from '../execution/index.js';
+import {
+  allowRunUserToWorkspaces,
+  configuredHarnesses,
+  containerPolicy,
+  eventReader,
+  resolveServerSandbox,
+  sandboxHiddenPaths,
+  transcriptFormat,
+} from '../execution/index.js';
+import { FactoriesService, FactoryDefinitions, FactoryDispatch, teamSkills } from '../factory/index.js';
+import { GitHubService, RunGitHubAccess } from '../github/index.js';
+import { AdminService, AgentsService, AuthFailureThrottle, findTeamMember, roleInTeam } from '../identities/index.js';
 import type { ResolvedDefinition } from '../mcp/index.js';
 import { McpServersService } from '../mcp/index.js';
 import { MessagesService } from '../messages/index.js';
 import { type BuiltInHarness, isBuiltInHarness, ModelCatalogue } from '../models/index.js';
 import { OverviewService } from '../overview/index.js';
 import type { Database } from '../platform/db/connect.js';
+import { ApiError } from '../platform/http/errors.js';
 import { AddressPolicy } from '../platform/net/address-policy.js';
-import { RunActivity } from '../runs/index.js';
-import { RunOutputs } from '../runs/index.js';
-import { HARNESS_TYPES } from '../runs/index.js';
-import { RunsService } from '../runs/index.js';
 import { RunnersService } from '../runners/index.js';
-import { RunLifecycle } from '../runs/index.js';
-import { runEventsSince, runPlaces } from '../runs/index.js';
+import {
+  HARNESS_TYPES,
+  RunActivity,
+  RunLifecycle,
+  RunOutputs,
+  RunsService,
+  runEventsSince,
+  runPlaces,
+} from '../runs/index.js';
 import { SchedulesService } from '../schedules/index.js';
 import { ScoresService } from '../scores/index.js';
 import { SecretsService } from '../secrets/index.js';
@@ -45,7 +49,6 @@ import { reportedSkills } from '../workers/index.js';
 import { authenticator } from './authenticate.js';
 import type { Platform } from './platform.js';
 import { canExecute, queueFacts } from './readiness.js';
-import { ApiError } from '../platform/http/errors.js';
 
 /** What a run needs to start, wherever it executes: in this server's engine or on a worker. */
 export interface RunSetup {

@@ -1,11 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { callerOf, type Authenticator } from '../identities/index.js';
+import { type Authenticator, callerOf } from '../identities/index.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
-import { SignedLinkQuery, type UrlSigner } from '../platform/signed-urls.js';
 import { activeRedactor } from '../platform/redaction/active.js';
 import { redactBytes } from '../platform/redaction/bytes.js';
+import { SignedLinkQuery, type UrlSigner } from '../platform/signed-urls.js';
 import {
   ArtifactParams,
   ArtifactResponse,
@@ -15,7 +15,7 @@ import {
   RunByExternalReferenceResponse,
   UploadArtifactQuery,
 } from './schemas.js';
-import { downloadPath, type ArtifactsService, type Reader } from './service.js';
+import { type ArtifactsService, downloadPath, type Reader } from './service.js';
 
 export interface ArtifactRouteDeps {
   artifacts: ArtifactsService;

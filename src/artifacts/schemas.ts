@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox';
+import { type Static, Type } from 'typebox';
 
 /** Wire schemas of the artifacts slice: artifacts, the harness-support calls and the external-reference lookup. */
 

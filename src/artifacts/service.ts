@@ -3,25 +3,24 @@ import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { Static, TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
+import type { DB } from '../database.js';
 import type { Caller, Principal } from '../identities/index.js';
 import type { BlobStore } from '../platform/blobs/store.js';
-import type { DB } from '../database.js';
 import { authenticationRequired, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import { schemaProblem } from '../platform/schema-problem.js';
 import type { UrlSigner } from '../platform/signed-urls.js';
 import { rfc3339 } from '../platform/time.js';
 // Known reaches into the runs and execution slices, which build on this one: the composition root is to pass
 // ArtifactsService a run port instead (see .dependency-cruiser.cjs, KNOWN_REACHES).
-import { progressPayload } from '../runs/index.js';
-import { runExists, type RunLifecycle } from '../runs/index.js';
+import { progressPayload, type RunLifecycle, runExists } from '../runs/index.js';
 import { canonicalUrl } from './canonical-url.js';
 import {
-  ExternalReferenceData,
-  PlanData,
-  PullRequestData,
   type ArtifactResponse,
   type ArtifactType,
+  ExternalReferenceData,
+  PlanData,
   type ProgressBody,
+  PullRequestData,
   type ReportArtifactBody,
   type UploadArtifactQuery,
 } from './schemas.js';

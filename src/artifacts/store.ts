@@ -1,6 +1,6 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from '../database.js';
-import { visible, type Visibility } from '../runs/index.js';
+import { type Visibility, visible } from '../runs/index.js';
 import type { ArtifactType } from './schemas.js';
 
 /** Queries of the artifacts slice. Artifacts belong to runs: who may read a private one is who may see its run. */

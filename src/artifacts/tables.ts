@@ -1,5 +1,5 @@
 import type { Generated } from 'kysely';
-import type { Timestamp, Json } from '../platform/db/columns.js';
+import type { Json, Timestamp } from '../platform/db/columns.js';
 
 export interface ArtifactsTable {
   uid: string;

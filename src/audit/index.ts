@@ -3,5 +3,5 @@ export { AUDITED_ROUTES } from './actions.js';
 export { recordAuditedRoutes, routeKey } from './hook.js';
 export { registerAuditRoutes } from './http.js';
 export { auditRetention } from './retention.js';
-export { auditSettingsChanges } from './settings.js';
 export { AuditLog } from './service.js';
+export { auditSettingsChanges } from './settings.js';

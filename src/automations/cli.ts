@@ -1,9 +1,9 @@
 import fs from 'node:fs';
+import type { Command } from 'commander';
+import { GITHUB_EVENT_KINDS } from '../github/cli.js';
 import { say, show } from '../platform/cli/output.js';
 import { table } from '../platform/cli/table.js';
-import type { Command } from 'commander';
 import { callAndPrint, callApi, clientOptionsFromEnv } from '../platform/http/client.js';
-import { GITHUB_EVENT_KINDS } from '../github/cli.js';
 import type { AutomationFiring, AutomationItem } from './schemas.js';
 
 const path = (id: string) => `/factory/automations/${encodeURIComponent(id)}`;

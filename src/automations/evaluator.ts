@@ -1,15 +1,15 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
+import type { DB } from '../database.js';
 import { savedBy } from '../identities/index.js';
 import type { Database } from '../platform/db/connect.js';
-import type { DB } from '../database.js';
 import { PollingLoop } from '../platform/loop.js';
 import { type RunsService, startTriggeredRuns, type TriggerDecision, type TriggeredRun } from '../runs/index.js';
 import { deliveryQueue } from '../webhooks/index.js';
 import { deliveryPrompt, payloadFiles } from './envelope.js';
+import { observeFirings } from './metrics.js';
 import { checkTriggers } from './service.js';
 import * as store from './store.js';
-import { observeFirings } from './metrics.js';
 
 export interface EvaluatorOptions {
   database: Database;

@@ -1,8 +1,8 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from '../database.js';
 import {
-  type AppDelivery,
   APP_REPLAY_SCOPE,
+  type AppDelivery,
   type GitHubEventKind,
   type IssueThread,
   threadName,

@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { GITHUB_EVENT_KINDS, type GitHubEventKind } from '../github/index.js';
 import { AgentConfig } from '../runs/index.js';
 

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Caller } from '../identities/index.js';
 import type { DB } from '../database.js';
-import { conflict, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import type { Caller } from '../identities/index.js';
 import { withConflicts } from '../platform/db/conflicts.js';
+import { conflict, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import { rfc3339 } from '../platform/time.js';
 import type { AgentDirectory } from '../runs/index.js';
-import { cronProblem, automationCronHistory, syncAutomationSchedules } from '../schedules/index.js';
+import { automationCronHistory, cronProblem, syncAutomationSchedules } from '../schedules/index.js';
 import { deliveryQueue, type FactoryDirectory, type WebhooksService } from '../webhooks/index.js';
 import { evaluatePayloadFilter, payloadFilterProblem } from './filter.js';
 import {

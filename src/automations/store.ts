@@ -1,7 +1,7 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { DB } from '../database.js';
-import type { AutomationsTable } from './tables.js';
 import type { Trigger } from './schemas.js';
+import type { AutomationsTable } from './tables.js';
 
 export type AutomationRow = Omit<Selectable<AutomationsTable>, 'triggers'> & { triggers: Trigger[] };
 

@@ -1,5 +1,5 @@
 import type { ColumnType } from 'kysely';
-import type { Timestamp, Json, NullableJson } from '../platform/db/columns.js';
+import type { Json, NullableJson, Timestamp } from '../platform/db/columns.js';
 
 export interface AutomationsTable {
   id: string;

@@ -1,6 +1,6 @@
 import { Transform } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { request as upstreamRequest, type Dispatcher } from 'undici';
+import { type Dispatcher, request as upstreamRequest } from 'undici';
 import { CREDENTIAL_HEADERS } from './proxied-execution.js';
 
 /** Headers of one connection, not of the message (RFC 9110 7.6.1), and those the proxy sets itself. */

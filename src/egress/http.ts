@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { TaskTokens } from '../execution/index.js';
 import type { DB } from '../database.js';
-import { proxyMcpRequest, type McpProxyDeps } from './mcp-proxy.js';
-import { proxyModelRequest, type ModelProxyDeps } from './model-proxy.js';
+import type { TaskTokens } from '../execution/index.js';
+import { type McpProxyDeps, proxyMcpRequest } from './mcp-proxy.js';
+import { type ModelProxyDeps, proxyModelRequest } from './model-proxy.js';
 import { proxiedExecution } from './proxied-execution.js';
 
 export interface EgressRouteDeps {

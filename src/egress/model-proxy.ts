@@ -1,20 +1,20 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
+  activeModelMeter,
+  HarnessStartError,
+  type MeteredUsage,
+  PROXY_PROVIDERS,
+  resolveRunModel,
+  type TeamBudgetState,
+  teamHeld,
+} from '../execution/index.js';
+import {
   authSecretName,
   type BuiltInHarness,
   isBuiltInHarness,
   type ModelCatalogue,
   type ResolvedModel,
 } from '../models/index.js';
-import {
-  activeModelMeter,
-  HarnessStartError,
-  type MeteredUsage,
-  PROXY_PROVIDERS,
-  resolveRunModel,
-  teamHeld,
-  type TeamBudgetState,
-} from '../execution/index.js';
 import {
   ApiError,
   conflict,
@@ -32,8 +32,8 @@ import {
   inferenceEndpoint,
   requestedOutputLimit,
 } from './inference-endpoints.js';
-import { UsageTap } from './usage-tap.js';
 import type { ProxiedExecution } from './proxied-execution.js';
+import { UsageTap } from './usage-tap.js';
 
 /** The providers' own endpoints, as the AI SDK takes them (with the API version). */
 const DEFAULT_BASE_URLS: Record<ResolvedModel['provider'], string | undefined> = {

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { TaskTokens } from '../execution/index.js';
 import type { DB } from '../database.js';
+import type { TaskTokens } from '../execution/index.js';
 import { authenticationRequired } from '../platform/http/errors.js';
 
 /** The running execution a proxied request comes from, with what the proxies need of its run. */

@@ -1,9 +1,9 @@
+import { type Command, InvalidArgumentError } from 'commander';
+import { type NetworkOptions, networkBody, networkWords, withNetworkOptions } from '../network/cli.js';
 import { collect, examples, oneOf } from '../platform/cli/options.js';
 import { say, show } from '../platform/cli/output.js';
 import { table } from '../platform/cli/table.js';
-import { InvalidArgumentError, type Command } from 'commander';
 import { callApi, clientOptionsFromEnv } from '../platform/http/client.js';
-import { type NetworkOptions, networkBody, networkWords, withNetworkOptions } from '../network/cli.js';
 import type { EnvironmentConfigBody, EnvironmentItem, SetupOnUpdate } from './schemas.js';
 import type { ListAgentsResponse } from './skills/schemas.js';
 

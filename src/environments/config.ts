@@ -1,7 +1,7 @@
-import { ownerProblem, repoKey, repoProblem } from './github.js';
-import { formatBytes, parseBytes } from '../platform/bytes.js';
 import { normalizeNetwork, storedNetwork } from '../network/index.js';
+import { formatBytes, parseBytes } from '../platform/bytes.js';
 import { environmentImageProblem } from '../platform/image-reference.js';
+import { ownerProblem, repoKey, repoProblem } from './github.js';
 import type { EnvironmentConfig, EnvironmentConfigBody, EnvironmentGitHub, EnvironmentLimits } from './schemas.js';
 
 /** The operator's largest container limits an environment may ask for (HANGAR_RUN_*_MAX). */

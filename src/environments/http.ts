@@ -1,5 +1,5 @@
-import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { callerOf } from '../identities/index.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
@@ -11,9 +11,9 @@ import {
   GuestParams,
   GuestSecretsItem,
   JoinBody,
-  RebuildResponse,
   ListEnvironmentsQuery,
   ListEnvironmentsResponse,
+  RebuildResponse,
   ShareLinkResponse,
 } from './schemas.js';
 import type { EnvironmentsService } from './service.js';

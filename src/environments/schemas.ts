@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { EnvironmentNetwork, NetworkBody } from '../network/index.js';
 
 /** Wire schemas of the environments slice: one source for validation, TypeScript types and the OpenAPI document. */

@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { DB } from '../database.js';
 import type { Caller } from '../identities/index.js';
 import { newUid, randomBase62 } from '../platform/crypto.js';
-import type { DB } from '../database.js';
 import { invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
-import type { EnvironmentActivity, RunActivityLookup } from './run-activity.js';
+import { rfc3339 as iso } from '../platform/time.js';
 import { type LimitMaximums, normalizeConfig, storedConfig } from './config.js';
-import { repoKey, type RepoRef } from './github.js';
+import { type RepoRef, repoKey } from './github.js';
+import type { EnvironmentActivity, RunActivityLookup } from './run-activity.js';
 import type {
   EnvironmentConfig,
   EnvironmentConfigBody,
@@ -16,7 +17,6 @@ import type {
 } from './schemas.js';
 import type { EnvironmentSnapshots } from './snapshots.js';
 import * as store from './store.js';
-import { rfc3339 as iso } from '../platform/time.js';
 
 export interface EnvironmentsServiceOptions {
   db: Kysely<DB>;

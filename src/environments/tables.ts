@@ -1,5 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { Timestamp, NullableTimestamp, Json } from '../platform/db/columns.js';
+import type { Json, NullableTimestamp, Timestamp } from '../platform/db/columns.js';
 
 export interface EnvironmentsTable {
   uid: string;

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { AutomationsService, AutomationValues } from '../automations/index.js';
-import type { Caller, AgentsService, AgentValues } from '../identities/index.js';
 import type { DB } from '../database.js';
+import type { AgentsService, AgentValues, Caller } from '../identities/index.js';
+import { withConflicts } from '../platform/db/conflicts.js';
 import { ApiError, conflict, invalidRequest } from '../platform/http/errors.js';
 import {
   MAX_WEBHOOKS_PER_FACTORY,
@@ -9,13 +10,12 @@ import {
   type WebhooksService,
   type WebhookValues,
 } from '../webhooks/index.js';
-import { withConflicts } from '../platform/db/conflicts.js';
 import {
-  compareErrors,
-  parseDefinition,
   type AutomationDefinition,
+  compareErrors,
   type DefinitionError,
   type FactoryDefinition,
+  parseDefinition,
 } from './definition.js';
 import { requireFactoryManager } from './service.js';
 import * as store from './store.js';

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Command } from 'commander';
 import { show } from '../platform/cli/output.js';
 import { withProgress } from '../platform/cli/progress.js';
 import { table } from '../platform/cli/table.js';
-import type { Command } from 'commander';
 import { ApiProblem } from '../platform/http/api-fetch.js';
 import { callAndPrint, callApi, clientOptionsFromEnv } from '../platform/http/client.js';
 import type { ApplyResult } from './apply.js';

@@ -1,6 +1,6 @@
 import { MAX_SKILL_BYTES, parseSkill } from '../environments/index.js';
-import type { AgentDefinition, DefinitionError, References, SkillDefinition } from './definition-types.js';
 import { Fields, readMarkdown } from './definition-fields.js';
+import type { AgentDefinition, DefinitionError, References, SkillDefinition } from './definition-types.js';
 
 /** `agents/<name>/agent.md` and `skills/<name>/SKILL.md`: front matter, then the prompt as Markdown. */
 

@@ -2,15 +2,15 @@ import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import {
   GitHubTrigger,
-  payloadFilterProblem,
   MAX_TRIGGERS,
+  payloadFilterProblem,
   ScheduleTrigger,
-  WebhookTrigger,
   type Trigger,
+  WebhookTrigger,
 } from '../automations/index.js';
 import { cronProblem } from '../schedules/index.js';
-import type { AutomationDefinition, DefinitionError, References } from './definition-types.js';
 import { describe, Fields, isRecord, readMarkdown } from './definition-fields.js';
+import type { AutomationDefinition, DefinitionError, References } from './definition-types.js';
 
 /** `automations/<name>/automation.md`: front matter with the triggers, then the prompt as Markdown. */
 

@@ -1,7 +1,7 @@
 import { SECRET_NAME_PATTERN } from '../secrets/index.js';
 import { SIGNATURE_SCHEME_NAMES } from '../webhooks/index.js';
-import type { DefinitionError, WebhookDefinition } from './definition-types.js';
 import { Fields, readYamlMapping } from './definition-fields.js';
+import type { DefinitionError, WebhookDefinition } from './definition-types.js';
 
 /** `webhooks/<name>.yaml`: how a webhook authenticates its senders. Secrets themselves live in team secrets. */
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseDefinition, type DefinitionError } from './definition.js';
+import { type DefinitionError, parseDefinition } from './definition.js';
 
 /** A complete, valid definition; the invalid cases below each change or drop one file of it. */
 const VALID: Record<string, string> = {

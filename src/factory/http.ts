@@ -1,9 +1,9 @@
-import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
 import { callerOf } from '../identities/index.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
-import { ApplyResponse, CreateFactoryBody, DefinitionFiles, FactoryItem, FactoryList } from './schemas.js';
 import type { FactoryDefinitions } from './apply.js';
+import { ApplyResponse, CreateFactoryBody, DefinitionFiles, FactoryItem, FactoryList } from './schemas.js';
 import type { FactoriesService } from './service.js';
 
 export function registerFactoryRoutes(parent: FastifyInstance, factories: FactoriesService): void {

@@ -1,5 +1,5 @@
-import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
 import { callerOf } from '../identities/index.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
 import type { FactoryDispatch } from './dispatch.js';

@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { FACTORY_UID_PATTERN } from './uid.js';
 
 /**

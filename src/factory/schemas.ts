@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox';
+import { type Static, Type } from 'typebox';
 
 export const CreateFactoryBody = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 100 }) },

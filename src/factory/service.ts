@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { Caller } from '../identities/index.js';
 import type { DB } from '../database.js';
-import { conflict, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import type { Caller } from '../identities/index.js';
 import { withConflicts } from '../platform/db/conflicts.js';
+import { conflict, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import { rfc3339 } from '../platform/time.js';
 import type { FactoryItem } from './schemas.js';
 import * as store from './store.js';

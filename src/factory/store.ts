@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
-import { newFactoryUid } from './uid.js';
 import type { DB } from '../database.js';
+import { newFactoryUid } from './uid.js';
 
 export interface FactoryRow {
   uid: string;

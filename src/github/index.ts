@@ -8,11 +8,7 @@ export type {
   RepoName,
   RunGitHub,
 } from './access.js';
-export { type GitHubTarget, HANGAR_MARK, revokeTokens, tokenAccess } from './publish.js';
 export { GitHubRefusal } from './app-client.js';
-export { registerGitHubRoutes } from './http.js';
-export { GitHubService, REFUSAL_REPLIES, type RepositoryPermission } from './service.js';
-export { countTriggerStart } from './trigger-records.js';
 export {
   APP_MAX_EVENT_AGE_DAYS,
   APP_REPLAY_KEY_DAYS,
@@ -20,6 +16,14 @@ export {
   type AppDelivery,
   registerAppWebhookRoute,
 } from './app-webhook.js';
+export { registerGitCredentialRoute } from './git-credential-route.js';
+export { registerGitHubRoutes } from './http.js';
+export { type GitHubTarget, HANGAR_MARK, revokeTokens, tokenAccess } from './publish.js';
+export { type GitCredentialQuery, RunGitHubAccess } from './run-access.js';
+export { GitHubService, REFUSAL_REPLIES, type RepositoryPermission } from './service.js';
+export { threadReplyLoop } from './thread-replies.js';
+export { type GitHubTriggerPorts, registerGitHubTriggers } from './trigger-dispatch.js';
+export { countTriggerStart } from './trigger-records.js';
 export {
   classify,
   GITHUB_EVENT_KINDS,
@@ -28,10 +32,6 @@ export {
   startsByDefault,
   teamsOfInstallation,
   threadInstructions,
-  threadRunConfig,
   threadName,
+  threadRunConfig,
 } from './triggers.js';
-export { threadReplyLoop } from './thread-replies.js';
-export { type GitHubTriggerPorts, registerGitHubTriggers } from './trigger-dispatch.js';
-export { type GitCredentialQuery, RunGitHubAccess } from './run-access.js';
-export { registerGitCredentialRoute } from './git-credential-route.js';

@@ -1,7 +1,7 @@
-import { execFileAsync } from '../platform/spawn/index.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { execFileAsync } from '../platform/spawn/index.js';
 
 /** A git command that failed, with what git (and GitHub's git server: `remote: ...`) said, and no command line. */
 export class PushRefused extends Error {

@@ -9,8 +9,8 @@ import {
   type TriggerDecision,
   type TriggerOutcome,
 } from '../runs/index.js';
-import { type AppDelivery, APP_REPLAY_KEY_DAYS, APP_REPLAY_SCOPE, registerAppWebhookRoute } from './app-webhook.js';
-import type { RepositoryPermission, GitHubService } from './service.js';
+import { APP_REPLAY_KEY_DAYS, APP_REPLAY_SCOPE, type AppDelivery, registerAppWebhookRoute } from './app-webhook.js';
+import type { GitHubService, RepositoryPermission } from './service.js';
 import { countTriggerStart } from './trigger-records.js';
 import {
   classify,

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from '../database.js';
 import { type ApiError, tooManyRequests } from '../platform/http/errors.js';
 import { secondsUntilBelow, slidingCount } from '../platform/sliding-window.js';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
+import type { DB } from '../database.js';
 import { hashApiKey, WORKER_KEY_PREFIX } from '../platform/crypto.js';
 import { Batcher } from '../platform/db/batcher.js';
-import type { DB } from '../database.js';
 import { authenticationRequired, invalidRequest, notAuthorized } from '../platform/http/errors.js';
 import type { Caller } from './caller.js';
 import { findPrincipalsByKeyHashes, type Principal } from './store.js';

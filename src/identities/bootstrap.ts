@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
-import { generateApiKey } from '../platform/crypto.js';
 import type { DB } from '../database.js';
+import { generateApiKey } from '../platform/crypto.js';
 import { countTeams, insertApiKey, insertMembership, insertTeam, insertUser } from './store.js';
 
 export interface BootstrapResult {

@@ -1,6 +1,6 @@
-import { sql, type Kysely, type SqlBool } from 'kysely';
-import { apiKeyDisplayPrefix, hashApiKey, newUid } from '../platform/crypto.js';
+import { type Kysely, type SqlBool, sql } from 'kysely';
 import type { DB } from '../database.js';
+import { apiKeyDisplayPrefix, hashApiKey, newUid } from '../platform/crypto.js';
 
 export type Role = 'admin' | 'member';
 

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { Timestamp, NullableTimestamp, NullableJson } from '../platform/db/columns.js';
+import type { NullableJson, NullableTimestamp, Timestamp } from '../platform/db/columns.js';
 
 export interface TeamsTable {
   uid: string;

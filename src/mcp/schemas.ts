@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { PATTERN_IN_WORDS } from '../platform/http/validation-message.js';
 import { SecretName } from '../secrets/index.js';
 

@@ -1,22 +1,22 @@
 import type { Kysely } from 'kysely';
+import type { DB } from '../database.js';
 import type { Caller } from '../identities/index.js';
 import { newUid } from '../platform/crypto.js';
-import type { DB } from '../database.js';
-import { conflict, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import { withConflicts } from '../platform/db/conflicts.js';
+import { conflict, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import type { AddressPolicy } from '../platform/net/address-policy.js';
+import { rfc3339 as iso } from '../platform/time.js';
 import type { SecretsService } from '../secrets/index.js';
 import {
   definitionFrom,
+  type McpDefinition,
+  type ResolvedDefinition,
   secretKeys,
   secretNames,
   withSecretValues,
-  type McpDefinition,
-  type ResolvedDefinition,
 } from './definition.js';
 import type { McpServerBody, McpServerItem } from './schemas.js';
 import * as store from './store.js';
-import { rfc3339 as iso } from '../platform/time.js';
 
 export interface McpServersServiceOptions {
   db: Kysely<DB>;

@@ -1,7 +1,7 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from '../database.js';
-import type { McpDefinition } from './definition.js';
 import { FOREIGN_KEY_VIOLATION, sqlState } from '../platform/db/sql-state.js';
+import type { McpDefinition } from './definition.js';
 
 export interface McpServerRow {
   uid: string;

@@ -1,4 +1,4 @@
-import type { Timestamp, Json } from '../platform/db/columns.js';
+import type { Json, Timestamp } from '../platform/db/columns.js';
 
 export interface McpServersTable {
   uid: string;

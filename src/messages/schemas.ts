@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox';
+import { type Static, Type } from 'typebox';
 
 /**
  * The messaging API's wire shapes, as the public Oz orchestration client reads them: lists are bare arrays, times

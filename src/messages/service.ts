@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../database.js';
 import { invalidRequest, notFound } from '../platform/http/errors.js';
 import type { RunEventItem } from '../runs/index.js';
-import { type Credential, type PlacesOf, actorOf, reachable, reaches } from './access.js';
+import { actorOf, type Credential, type PlacesOf, reachable, reaches } from './access.js';
 import type { FullMessage, MessageHeader, ReportEventBody, SendMessageBody } from './schemas.js';
 import * as store from './store.js';
 

@@ -1,5 +1,5 @@
-import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
 import { ProblemResponses } from '../platform/http/openapi.js';
 import type { ModelCatalogue } from './catalogue.js';
 import { ModelList } from './schemas.js';

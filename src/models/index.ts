@@ -2,13 +2,13 @@
 export {
   BUILT_IN_HARNESSES,
   BUILT_IN_MODELS,
-  isBuiltInHarness,
-  ModelCatalogue,
-  presentCredentials,
   type BuiltInHarness,
   type CatalogueConfig,
+  isBuiltInHarness,
+  ModelCatalogue,
   type ModelDefinition,
+  presentCredentials,
 } from './catalogue.js';
 export { registerModelRoutes } from './http.js';
-export { ModelConfigurationError, resolveModel, type ResolvedModel } from './resolve.js';
+export { ModelConfigurationError, type ResolvedModel, resolveModel } from './resolve.js';
 export { authSecretName, requestedModelId } from './run-config.js';

@@ -1,5 +1,5 @@
-import { collect, oneOf } from '../platform/cli/options.js';
 import type { Command } from 'commander';
+import { collect, oneOf } from '../platform/cli/options.js';
 
 /**
  * The network options of `hangar environments create|update`. Client side only: types from the slice, no schema

@@ -1,9 +1,9 @@
-import { type RefusalEntry, RefusalAccount } from './account.js';
+import { RefusalAccount, type RefusalEntry } from './account.js';
 import type { Refusal } from './proxy/protocol.js';
 import type { EgressLease, EgressProxy } from './proxy/supervisor.js';
 import { type EffectiveNetwork, effectiveNetwork } from './rules.js';
 import type { EnvironmentNetwork, NetworkPhase } from './schemas.js';
-import { setWorkspaceNetwork, type SpawnNetwork } from './workspace-networks.js';
+import { type SpawnNetwork, setWorkspaceNetwork } from './workspace-networks.js';
 
 /**
  * One execution's network, phase by phase: what its environment chose under the operator's ceilings, a lease of the

@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { PRESET_NAMES } from './presets.js';
 
 /** Wire schemas of an environment's network: one source for validation, types and the OpenAPI document. */

@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox';
+import { type Static, Type } from 'typebox';
 
 const OverviewWindow = Type.Union([Type.Literal('24h'), Type.Literal('7d')]);
 

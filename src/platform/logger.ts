@@ -3,8 +3,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import { type LoggerOptions, pino } from 'pino';
 import type { PrettyOptions } from 'pino-pretty';
 import { redactCredentials, serializeRequest } from './http/log-redaction.js';
-import { redactActiveValues } from './redaction/active.js';
 import { logContext } from './log-context.js';
+import { redactActiveValues } from './redaction/active.js';
 
 /**
  * The process's one logger, shared by the HTTP app and the background loops. `false` is silent (tests, benchmarks),

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { hmacSha256, parseSecretKey, randomSecret, SECRET_KEY_BYTES } from './crypto.js';
-import { platformTablesOf, type PlatformTables } from './db/tables.js';
+import { type PlatformTables, platformTablesOf } from './db/tables.js';
 
 /** Where the generated key lives when HANGAR_SECRET_KEY is not set. */
 function secretKeyFile(dataDir: string): string {

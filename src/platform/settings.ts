@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import { openValue, randomSecret, sealValue, type SealedValue } from './crypto.js';
-import { platformTablesOf, type PlatformTables } from './db/tables.js';
+import { openValue, randomSecret, type SealedValue, sealValue } from './crypto.js';
+import { type PlatformTables, platformTablesOf } from './db/tables.js';
 
 /** Binds a sealed instance key to its row: a ciphertext copied to another key does not decrypt. */
 function context(key: string): string {

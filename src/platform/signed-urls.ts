@@ -1,5 +1,5 @@
-import { constantTimeEqual, hmacSha256 } from './crypto.js';
 import { Type } from 'typebox';
+import { constantTimeEqual, hmacSha256 } from './crypto.js';
 import { notAuthorized } from './http/errors.js';
 
 /** The query string of a signed link, as download routes declare it. */

@@ -204,4 +204,4 @@ export function contextOfHeaders(headers: Record<string, string | string[] | und
   return propagation.extract(ROOT_CONTEXT, headers);
 }
 
-export { SpanKind, type Span };
+export { type Span, SpanKind };

@@ -3,4 +3,4 @@
 export { registerRunnerRoutes } from './http.js';
 export type { RunnerShape } from './schemas.js';
 export { RunnersService } from './service.js';
-export { executionShape, type ExecutionShape, type RecordedRunner, type RunnerPolicy } from './shape.js';
+export { type ExecutionShape, executionShape, type RecordedRunner, type RunnerPolicy } from './shape.js';

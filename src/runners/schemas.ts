@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox';
+import { type Static, Type } from 'typebox';
 
 /** Wire schemas of runners: a team's named sandbox kind and shape that runs execute with (issue 52, field 3). */
 

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../database.js';
-import { visible, type Visibility } from './visibility.js';
+import { type Visibility, visible } from './visibility.js';
 
 export interface EnvironmentActivity {
   lastCreated: Date;

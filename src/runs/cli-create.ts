@@ -3,7 +3,7 @@
 // and asks again with it: the server answers the run it already made instead of making a second one.
 import { randomUUID } from 'node:crypto';
 import { ApiProblem, jsonOf, problemOf } from '../platform/http/api-fetch.js';
-import { sendApiAnswer, type ClientOptions } from '../platform/http/client.js';
+import { type ClientOptions, sendApiAnswer } from '../platform/http/client.js';
 import type { CreatedRun } from './idempotency.js';
 import type { RunItem } from './schemas.js';
 

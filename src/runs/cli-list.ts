@@ -1,8 +1,8 @@
 // `hangar runs list` and `hangar runs watch`: every filter of GET /agent/runs as an option.
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { callApi, clientOptionsFromEnv, type ClientOptions } from '../platform/http/client.js';
 import { collect, examples, oneOf, pairs, someOf } from '../platform/cli/options.js';
 import { outputFormat, show } from '../platform/cli/output.js';
+import { type ClientOptions, callApi, clientOptionsFromEnv } from '../platform/http/client.js';
 import { ARTIFACT_TYPES } from './artifact-types.js';
 import { type RunsPage, runsTable } from './cli-views.js';
 import { END_STATES, RUN_STATES } from './lifecycle/states.js';

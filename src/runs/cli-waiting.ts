@@ -3,7 +3,7 @@
 // it lasts: on a terminal a live line with the time waited and the server's reason, elsewhere (logs, CI) a line
 // now and then, each repeating the reason, which names what to set.
 import { duration } from '../platform/cli/format.js';
-import { callApi, type ClientOptions } from '../platform/http/client.js';
+import { type ClientOptions, callApi } from '../platform/http/client.js';
 import type { RunItem } from './schemas.js';
 
 /** When a line is written again off a terminal: after 5, 15 and 30 s, then every minute. */

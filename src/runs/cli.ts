@@ -1,17 +1,17 @@
-import { createParser } from 'eventsource-parser';
 import type { Command } from 'commander';
-import type { HarnessEvent } from './harness-protocol.js';
-import { ApiProblem, problemOf } from '../platform/http/api-fetch.js';
-import { callApi, clientOptionsFromEnv, sendApiAnswer, type ClientOptions } from '../platform/http/client.js';
+import { createParser } from 'eventsource-parser';
+import { duration } from '../platform/cli/format.js';
 import { collect, examples, oneOf } from '../platform/cli/options.js';
 import { show } from '../platform/cli/output.js';
-import { duration } from '../platform/cli/format.js';
+import { ApiProblem, problemOf } from '../platform/http/api-fetch.js';
+import { type ClientOptions, callApi, clientOptionsFromEnv, sendApiAnswer } from '../platform/http/client.js';
 import { createRunOnce } from './cli-create.js';
-import { eventLabel } from './event-words.js';
 import { failureBlock, waitingLine } from './cli-explain.js';
-import { parseTimeout, WaitNotice } from './cli-waiting.js';
 import { registerRunListCommands } from './cli-list.js';
 import { runView, timelineTable } from './cli-views.js';
+import { parseTimeout, WaitNotice } from './cli-waiting.js';
+import { eventLabel } from './event-words.js';
+import type { HarnessEvent } from './harness-protocol.js';
 import type { RunItem } from './schemas.js';
 
 const runPath = (runId: string, action = '') => `/agent/runs/${encodeURIComponent(runId)}${action}`;

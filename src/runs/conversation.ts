@@ -1,5 +1,5 @@
-import { inputLine, protocolEvents, type HarnessEvent } from './harness-protocol.js';
 import { rfc3339 } from '../platform/time.js';
+import { type HarnessEvent, inputLine, protocolEvents } from './harness-protocol.js';
 
 /** The normalized conversation of wire-details.md: steps of messages of typed blocks. */
 export type Block =

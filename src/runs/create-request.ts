@@ -6,8 +6,8 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../database.js';
 import type { Caller } from '../identities/index.js';
 import { authSecretName, type BuiltInHarness, isBuiltInHarness } from '../models/index.js';
-import type { AddressPolicy } from '../platform/net/address-policy.js';
 import { type ApiError, invalidRequest, notAuthorized } from '../platform/http/errors.js';
+import type { AddressPolicy } from '../platform/net/address-policy.js';
 import type {
   AgentDirectory,
   EnvironmentDirectory,
@@ -19,8 +19,8 @@ import type {
 import type { NewAttachment, NewRun } from './lifecycle/types.js';
 import { checkMcpServers } from './mcp-server-config.js';
 import { mergeMetadata, metadataProblem } from './metadata.js';
-import { resolveRunner } from './runner-config.js';
 import { checkNewRunSecrets, harnessAuthSecrets } from './run-secrets.js';
+import { resolveRunner } from './runner-config.js';
 import type { AgentConfig, CreateRunBody, RunSource } from './schemas.js';
 import * as store from './store.js';
 import { deriveTitle } from './title.js';

@@ -1,7 +1,7 @@
-import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
+import { Type } from 'typebox';
 import type { DB } from '../database.js';
 import { callerOf } from '../identities/index.js';
 import { ProblemResponses } from '../platform/http/openapi.js';

@@ -6,7 +6,7 @@ import { notFound } from '../platform/http/errors.js';
 import type { UrlSigner } from '../platform/signed-urls.js';
 import { isTerminal } from './lifecycle/states.js';
 import { TRANSCRIPT_LINK_SECONDS } from './output.js';
-import { visible, type Visibility } from './visibility.js';
+import { type Visibility, visible } from './visibility.js';
 
 /**
  * What a run's next execution picks up from the one before (GET /agent/runs/{id}/handoff/attachments): the files

@@ -1,9 +1,10 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { callerOf, principalOf } from '../identities/index.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
 import { PATTERN_IN_WORDS } from '../platform/http/validation-message.js';
+import { IDEMPOTENCY_KEY_HOURS, idempotencyKey, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency.js';
 import { metadataFilterFromQuery } from './metadata.js';
 import {
   CreateRunBody,
@@ -16,7 +17,6 @@ import {
   type RunSource,
   TimelineResponse,
 } from './schemas.js';
-import { IDEMPOTENCY_KEY_HOURS, idempotencyKey, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency.js';
 import type { RunsService } from './service.js';
 
 /**

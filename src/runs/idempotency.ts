@@ -5,7 +5,7 @@
 // meet on the row's primary key, and all but one roll back and answer what the one committed.
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from '../database.js';
 import { conflict, idempotencyKeyReused } from '../platform/http/errors.js';
 import { PollingLoop } from '../platform/loop.js';

@@ -1,13 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Kysely, sql } from 'kysely';
-import { parseEvent } from './harness-protocol.js';
-import type { Bus } from '../platform/bus.js';
-import { type NextPass, PollingLoop } from '../platform/loop.js';
 import type { DB } from '../database.js';
+import type { Bus } from '../platform/bus.js';
 import { notFound } from '../platform/http/errors.js';
-import { renderEvent } from './render.js';
+import { type NextPass, PollingLoop } from '../platform/loop.js';
+import { parseEvent } from './harness-protocol.js';
 import { isTerminal } from './lifecycle/states.js';
-import { visible, type Visibility } from './visibility.js';
+import { renderEvent } from './render.js';
+import { type Visibility, visible } from './visibility.js';
 
 /** Longest wait for a notification before looking anyway; a comment line also keeps proxies from timing out. */
 const POLL_MS = 2000;

@@ -1,5 +1,5 @@
-import type { AddressPolicy } from '../platform/net/address-policy.js';
 import { invalidRequest, notAuthorized } from '../platform/http/errors.js';
+import type { AddressPolicy } from '../platform/net/address-policy.js';
 
 /**
  * Checks `mcp_servers`: each entry is exactly one of a command, a URL, or a reference (`warp_id`) to an MCP

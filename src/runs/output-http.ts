@@ -1,10 +1,10 @@
-import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { Bus } from '../platform/bus.js';
+import { Type } from 'typebox';
 import type { DB } from '../database.js';
 import { callerOf } from '../identities/index.js';
+import type { Bus } from '../platform/bus.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
 import { SignedLinkQuery, type UrlSigner } from '../platform/signed-urls.js';
 import { streamRunEvents } from './live.js';

@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
-import { normalizeConversation, type Conversation } from './conversation.js';
-import type { HarnessEvent } from './harness-protocol.js';
 import type { DB } from '../database.js';
 import { notFound, operationNotSupported } from '../platform/http/errors.js';
 import type { UrlSigner } from '../platform/signed-urls.js';
-import { visible, type Visibility } from './visibility.js';
+import { type Conversation, normalizeConversation } from './conversation.js';
+import type { HarnessEvent } from './harness-protocol.js';
+import { type Visibility, visible } from './visibility.js';
 
 /** How long a transcript link works. */
 export const TRANSCRIPT_LINK_SECONDS = 10 * 60;

@@ -6,7 +6,7 @@
 // by hashing (no sort of the window's runs). Both parts are read in one snapshot, so a run that ends meanwhile is
 // counted once. `from: 'runs'` aggregates every run from the rows (runs_team_overview, migration 0020): the
 // reference the rollup is checked against (test/overview, bench/overview).
-import { type RawBuilder, sql, type Kysely } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DB } from '../database.js';
 import { BINS_PER_E, binOf, changeGroups, foldOverviewChanges, queueWaitSeconds } from './lifecycle/overview-rollup.js';
 import { ACTIVE_STATES, TERMINAL_STATES } from './lifecycle/states.js';

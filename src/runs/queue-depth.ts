@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from '../database.js';
 
 /** Runs waiting or executing: how many per state, and per team and state. */

@@ -1,9 +1,9 @@
-import { isRunTypeCancellable } from './state.js';
+import { rfc3339 as iso } from '../platform/time.js';
 import { isTerminal } from './lifecycle/states.js';
 import { requestUsage, type ServedModelLookup } from './request-usage.js';
 import type { RunItem } from './schemas.js';
+import { isRunTypeCancellable } from './state.js';
 import type { Profile, RunRow } from './store.js';
-import { rfc3339 as iso } from '../platform/time.js';
 
 /** The error codes of Hangar's own failures (a run ends ERROR on them); every other code is the caller's to fix. */
 const PLATFORM_ERROR_CODES = new Set(['authentication_required', 'resource_unavailable', 'internal_error']);

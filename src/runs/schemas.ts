@@ -1,10 +1,10 @@
+import { type Static, Type } from 'typebox';
 import { BUILT_IN_HARNESSES } from '../models/index.js';
 import { RefusalEntrySchema } from '../network/index.js';
-import { Type, type Static } from 'typebox';
-import { ARTIFACT_TYPES } from './artifact-types.js';
-import { EXECUTION_LOCATIONS, RUN_SOURCES } from './run-fields.js';
-import { RUN_STATES } from './lifecycle/states.js';
 import { literalUnion } from '../platform/http/literal-union.js';
+import { ARTIFACT_TYPES } from './artifact-types.js';
+import { RUN_STATES } from './lifecycle/states.js';
+import { EXECUTION_LOCATIONS, RUN_SOURCES } from './run-fields.js';
 
 /** Wire schemas of the runs slice: one source for validation, TypeScript types and the OpenAPI document. */
 

@@ -1,15 +1,15 @@
-import { sql, type Expression, type Kysely, type Selectable, type SqlBool } from 'kysely';
+import { type Expression, type Kysely, type Selectable, type SqlBool, sql } from 'kysely';
 import type { DB } from '../database.js';
 import type { CursorValue } from '../platform/http/pagination.js';
-import type { RunItem } from './schemas.js';
-import type { RunsTable } from './tables.js';
 import { TERMINAL_STATES } from './lifecycle/states.js';
+import type { RunItem } from './schemas.js';
 import { searchWordMatches, withSearchThreshold } from './search-match.js';
-import { visible, type Visibility } from './visibility.js';
+import type { RunsTable } from './tables.js';
+import { type Visibility, visible } from './visibility.js';
 
 /** Reads of runs and their timelines. Every write goes through RunLifecycle (./lifecycle). */
 
-export { visible, type Visibility };
+export { type Visibility, visible };
 
 export interface Profile {
   display_name?: string;

@@ -1,13 +1,13 @@
-import type { Kysely } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
 import type { DB } from '../database.js';
-import { type RunsService, startTriggeredRuns, type TriggerDecision } from '../runs/index.js';
 import { savedBy } from '../identities/index.js';
 import { type NextPass, PollingLoop } from '../platform/loop.js';
+import { type RunsService, startTriggeredRuns, type TriggerDecision } from '../runs/index.js';
 import { nextTickAfter } from './cron.js';
+import { type FiredTick, observeTicks } from './metrics.js';
 import type { Clock } from './service.js';
 import * as store from './store.js';
-import { type FiredTick, observeTicks } from './metrics.js';
 
 export interface SchedulerOptions {
   db: Kysely<DB>;

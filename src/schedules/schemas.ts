@@ -1,6 +1,6 @@
-import { Type, type Static } from 'typebox';
-import { AgentConfig, RUN_MODES } from '../runs/index.js';
+import { type Static, Type } from 'typebox';
 import { literalUnion } from '../platform/http/literal-union.js';
+import { AgentConfig, RUN_MODES } from '../runs/index.js';
 
 /** Wire schemas of scheduled agents. */
 

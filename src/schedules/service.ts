@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Caller } from '../identities/index.js';
 import type { DB } from '../database.js';
+import type { Caller } from '../identities/index.js';
 import { invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
-import { metadataProblem, type AgentDirectory } from '../runs/index.js';
+import { rfc3339 } from '../platform/time.js';
+import { type AgentDirectory, metadataProblem } from '../runs/index.js';
 import { cronProblem, nextTickAfter } from './cron.js';
 import type { CreateScheduleBody, ScheduleItem, UpdateScheduleBody } from './schemas.js';
 import * as store from './store.js';
-import { rfc3339 } from '../platform/time.js';
 
 export type Clock = () => Date;
 

@@ -1,7 +1,7 @@
-import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import type { Selectable } from 'kysely';
+import { type Expression, type ExpressionBuilder, type Kysely, type SqlBool, sql } from 'kysely';
 import type { DB } from '../database.js';
 import type { SchedulesTable } from './tables.js';
-import type { Selectable } from 'kysely';
 
 export type ScheduleRow = Selectable<SchedulesTable> & {
   created_by_name: string | null;

@@ -1,5 +1,5 @@
 import type { Generated } from 'kysely';
-import type { Timestamp, NullableTimestamp, Json, NullableJson } from '../platform/db/columns.js';
+import type { Json, NullableJson, NullableTimestamp, Timestamp } from '../platform/db/columns.js';
 
 export interface SchedulesTable {
   id: string;

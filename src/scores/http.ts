@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { callerOf, type Authenticator } from '../identities/index.js';
+import { type Authenticator, callerOf } from '../identities/index.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
 import { CreateRunResponse, RunIdParams } from '../runs/index.js';
 import {

@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { AgentConfig } from '../runs/index.js';
 
 /** Wire schemas of the scores slice: scorers, judge dispatch and verdicts. */

@@ -1,14 +1,14 @@
 import type { Kysely } from 'kysely';
 import { Compile } from 'typebox/compile';
-import type { Caller } from '../identities/index.js';
 import type { DB } from '../database.js';
-import { authenticationRequired, conflict, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import type { Caller } from '../identities/index.js';
 import { withConflicts } from '../platform/db/conflicts.js';
+import { authenticationRequired, conflict, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import { schemaProblem } from '../platform/schema-problem.js';
 import { rfc3339 } from '../platform/time.js';
 import type { RunItem, RunsService } from '../runs/index.js';
 import { judgePrompt } from './judge-prompt.js';
-import { Verdict, type CreateScorerBody, type JudgeBody, type Scorer, type VerdictStatus } from './schemas.js';
+import { type CreateScorerBody, type JudgeBody, type Scorer, Verdict, type VerdictStatus } from './schemas.js';
 import * as store from './store.js';
 
 /** Metadata keys of a judge run: the run it scores and the scorers it was given (comma-separated ids). */

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from '../database.js';
 
 /** Queries of the scores slice: scorers, the judge runs' own rows, and verdicts. */

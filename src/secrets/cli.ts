@@ -1,7 +1,7 @@
 import fs from 'node:fs';
+import type { Command } from 'commander';
 import { say, show } from '../platform/cli/output.js';
 import { table } from '../platform/cli/table.js';
-import type { Command } from 'commander';
 import { ApiProblem } from '../platform/http/api-fetch.js';
 import { callApi, clientOptionsFromEnv } from '../platform/http/client.js';
 import type { SecretGrantItem, SecretItem } from './schemas.js';

@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { PATTERN_IN_WORDS } from '../platform/http/validation-message.js';
 
 /** Wire schemas of team secrets. A value goes in and is never sent back out: no response carries one. */

@@ -1,19 +1,19 @@
 import type { Kysely } from 'kysely';
+import type { DB } from '../database.js';
 import type { Caller } from '../identities/index.js';
 import { openValue, sealValue } from '../platform/crypto.js';
-import type { DB } from '../database.js';
-import { conflict, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
 import { withConflicts } from '../platform/db/conflicts.js';
+import { conflict, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
+import { rfc3339 } from '../platform/time.js';
 import {
-  MAX_SECRET_VALUE_BYTES,
   type CreateSecretBody,
+  MAX_SECRET_VALUE_BYTES,
   type SecretGrantBody,
   type SecretGrantItem,
   type SecretItem,
   type UpdateSecretBody,
 } from './schemas.js';
 import * as store from './store.js';
-import { rfc3339 } from '../platform/time.js';
 
 export interface SecretsServiceOptions {
   db: Kysely<DB>;

@@ -1,6 +1,6 @@
-import { sql, type Kysely } from 'kysely';
-import type { SealedValue } from '../platform/crypto.js';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from '../database.js';
+import type { SealedValue } from '../platform/crypto.js';
 
 export interface SecretRow {
   name: string;

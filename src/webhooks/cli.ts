@@ -1,6 +1,6 @@
+import type { Command } from 'commander';
 import { say, show } from '../platform/cli/output.js';
 import { table } from '../platform/cli/table.js';
-import type { Command } from 'commander';
 import { callAndPrint, callApi, clientOptionsFromEnv } from '../platform/http/client.js';
 import type { DeliveryItem, WebhookItem } from './schemas.js';
 import { SIGNATURE_SCHEME_NAMES } from './schemes/names.js';

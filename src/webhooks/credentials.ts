@@ -1,7 +1,7 @@
-import { openValue, randomSecret, sealValue, type SealedValue } from '../platform/crypto.js';
-import type { WebhookAuthMode } from './tables.js';
+import { openValue, randomSecret, type SealedValue, sealValue } from '../platform/crypto.js';
 import { invalidRequest } from '../platform/http/errors.js';
 import { generateStandardWebhooksSecret, isStandardWebhooksSecret } from './schemes/index.js';
+import type { WebhookAuthMode } from './tables.js';
 
 /** Providers that issue the signing secret themselves: Hangar cannot make one up for them. */
 const PROVIDER_ISSUED = new Set(['stripe', 'sentry', 'pagerduty', 'vercel']);

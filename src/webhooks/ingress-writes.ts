@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
-import { Batcher } from '../platform/db/batcher.js';
 import type { DB } from '../database.js';
-import type { DeliveryStatus } from './tables.js';
+import { Batcher } from '../platform/db/batcher.js';
 import { lookUpAndCount, type SenderCounts, type SenderLookup } from './limits.js';
-import { recordAccepted, type NewDelivery, type WebhookRow } from './store.js';
+import { type NewDelivery, recordAccepted, type WebhookRow } from './store.js';
+import type { DeliveryStatus } from './tables.js';
 
 /**
  * The two statements every delivery makes (finding its webhook while counting its sender, and recording it),

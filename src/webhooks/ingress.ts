@@ -12,15 +12,15 @@ import {
   toApiError,
   tooManyRequests,
 } from '../platform/http/errors.js';
+import { secondsUntilBelow, slidingCount } from '../platform/sliding-window.js';
 import { bodyHash, deliveryIdentity } from './identity.js';
 import { IngressWrites } from './ingress-writes.js';
-import { KEEP_DELIVERY_DAYS } from './retention.js';
-import { secondsUntilBelow, slidingCount } from '../platform/sliding-window.js';
 import { countAuthFailure, type SenderCounts } from './limits.js';
-import { SIGNATURE_SCHEMES, type SchemeVerdict, type SignatureSchemeName } from './schemes/index.js';
+import { countDelivery } from './metrics.js';
+import { KEEP_DELIVERY_DAYS } from './retention.js';
+import { type SchemeVerdict, SIGNATURE_SCHEMES, type SignatureSchemeName } from './schemes/index.js';
 import type { WebhooksService } from './service.js';
 import * as store from './store.js';
-import { countDelivery } from './metrics.js';
 
 /** The interface's limit on a delivery's body. */
 export const MAX_DELIVERY_BYTES = 256 * 1024;

@@ -1,4 +1,4 @@
-import { Type, type Static, type TSchema } from 'typebox';
+import { type Static, type TSchema, Type } from 'typebox';
 import { PATTERN_IN_WORDS } from '../platform/http/validation-message.js';
 import { SecretName } from '../secrets/index.js';
 import { SIGNATURE_SCHEME_NAMES } from './schemes/names.js';

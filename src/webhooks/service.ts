@@ -1,16 +1,16 @@
 import type { Kysely } from 'kysely';
+import type { DB } from '../database.js';
 import type { Caller } from '../identities/index.js';
 import { newUid, type SealedValue } from '../platform/crypto.js';
-import type { DB } from '../database.js';
-import { conflict, invalidRequest, notFound } from '../platform/http/errors.js';
 import { withConflicts } from '../platform/db/conflicts.js';
+import { conflict, invalidRequest, notFound } from '../platform/http/errors.js';
 import { type CursorCodec, InvalidCursorError } from '../platform/http/pagination.js';
 import { rfc3339 } from '../platform/time.js';
-import { authProblem, isUrlSafe, issueSecret, openWebhookSecret, sealWebhookSecret } from './credentials.js';
+import { authProblem, issueSecret, isUrlSafe, openWebhookSecret, sealWebhookSecret } from './credentials.js';
 import {
-  MAX_WEBHOOKS_PER_FACTORY,
   type CreateWebhookBody,
   type DeliveryItem,
+  MAX_WEBHOOKS_PER_FACTORY,
   type UpdateWebhookBody,
   type WebhookItem,
 } from './schemas.js';

@@ -1,6 +1,6 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
-import type { SealedValue } from '../platform/crypto.js';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { DB } from '../database.js';
+import type { SealedValue } from '../platform/crypto.js';
 import type { DeliveryStatus, WebhookAuthMode, WebhooksTable } from './tables.js';
 
 export type WebhookRow = Selectable<WebhooksTable>;

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { Timestamp, NullableTimestamp } from '../platform/db/columns.js';
+import type { NullableTimestamp, Timestamp } from '../platform/db/columns.js';
 
 export type WebhookAuthMode = 'token' | 'url_token' | 'signature';
 

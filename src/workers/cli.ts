@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { InvalidArgumentError, type Command } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import type { Config } from '../config.js';
 import { callAndPrint } from '../platform/http/client.js';
 import { VERSION } from '../version.js';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../database.js';
 import type { EnvironmentSetups } from '../execution/index.js';
-import { GitHubRefusal, type GitHubAccess, type RepoCredential, type RunGitHub } from '../github/index.js';
+import { type GitHubAccess, GitHubRefusal, type RepoCredential, type RunGitHub } from '../github/index.js';
 import { activateRedactor } from '../platform/redaction/active.js';
 import { Redactor } from '../platform/redaction/redactor.js';
 import { heldRun, holds } from './store.js';

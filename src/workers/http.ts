@@ -2,16 +2,16 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
+import type { DB } from '../database.js';
 import { callerOf } from '../identities/index.js';
 import { authenticationRequired, invalidRequest, upgradeRequired } from '../platform/http/errors.js';
 import { ProblemResponses } from '../platform/http/openapi.js';
-import type { DB } from '../database.js';
 import type { WorkerHub } from './hub.js';
 import { checkWorkerId, type WorkerCredential, type WorkerKeyAuthenticator } from './keys/authenticate.js';
 import { CreatedWorkerKey, CreateWorkerKeyBody, WorkerKeyList, WorkerKeyParams } from './keys/schemas.js';
 import type { WorkerKeysService } from './keys/service.js';
-import { workerIdProblem } from './worker-id.js';
 import { connectedWorkers } from './store.js';
+import { workerIdProblem } from './worker-id.js';
 
 const ConnectedWorkers = Type.Object({
   workers: Type.Array(

@@ -2,15 +2,21 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { WebSocket } from 'ws';
-import { runVariables, TakebackLoop, type EnvironmentSetups } from '../execution/index.js';
-import { conversationHistory, runAttachments, usageBefore } from '../execution/index.js';
-import { type ClaimedRun, leaseRenewalIntervalMs, type RunLifecycle } from '../runs/index.js';
-import type { TaskTokens } from '../execution/index.js';
-import type { Bus } from '../platform/bus.js';
 import type { DB } from '../database.js';
-import { PollingLoop } from '../platform/loop.js';
+import type { TaskTokens } from '../execution/index.js';
+import {
+  conversationHistory,
+  type EnvironmentSetups,
+  runAttachments,
+  runVariables,
+  TakebackLoop,
+  usageBefore,
+} from '../execution/index.js';
 import type { GitHubAccess } from '../github/index.js';
 import type { ResolvedDefinition } from '../mcp/index.js';
+import type { Bus } from '../platform/bus.js';
+import { PollingLoop } from '../platform/loop.js';
+import { type ClaimedRun, leaseRenewalIntervalMs, type RunLifecycle } from '../runs/index.js';
 import { WorkerGitHubTokens } from './github-tokens.js';
 import type { WorkerCredential } from './keys/authenticate.js';
 import { activeWorkerKeyUids } from './keys/store.js';

@@ -1,4 +1,4 @@
-import { Type, type Static, type TProperties } from 'typebox';
+import { type Static, type TProperties, Type } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { EnvironmentConfig } from '../environments/index.js';
 import type { ResolvedDefinition } from '../mcp/index.js';

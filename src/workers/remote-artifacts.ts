@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import type { ArtifactResponse, ReportArtifactBody, UploadArtifactQuery, RunExecution } from '../artifacts/index.js';
+import type { ArtifactResponse, ReportArtifactBody, RunExecution, UploadArtifactQuery } from '../artifacts/index.js';
 import type { ArtifactSink } from '../execution/index.js';
-import { relayedProblem } from '../platform/http/errors.js';
 import { problemOf } from '../platform/http/api-fetch.js';
+import { relayedProblem } from '../platform/http/errors.js';
 
 export interface ArtifactRetry {
   /**

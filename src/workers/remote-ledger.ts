@@ -1,18 +1,18 @@
 import type { EnvironmentConfig } from '../environments/index.js';
+import type { ArtifactSink, FollowupInput, RunFile, RunLedger, TranscriptLine } from '../execution/index.js';
 import type { ResolvedDefinition } from '../mcp/index.js';
-import type { TranscriptLine, ArtifactSink, FollowupInput, RunLedger, RunFile } from '../execution/index.js';
 import {
-  isCompletion,
   type Finish,
   type FinishResult,
+  isCompletion,
   type TimelineEvent,
+  type TranscriptRow,
   type Transition,
   type TransitionResult,
-  type TranscriptRow,
 } from '../runs/index.js';
-import { type ArtifactRetry, HarnessSupportArtifacts } from './remote-artifacts.js';
 import type { WorkerLink } from './link.js';
 import type { TaskAssignment } from './protocol.js';
+import { type ArtifactRetry, HarnessSupportArtifacts } from './remote-artifacts.js';
 
 /**
  * A worker's ledger: what an execution records goes to the server over the worker's link, as the task

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { WebSocket } from 'ws';
 import { schemaProblem } from '../platform/schema-problem.js';
-import { checkWorkerMessage, WORKER_MESSAGE_TYPES, type ServerMessage, type WorkerMessage } from './protocol.js';
+import { checkWorkerMessage, type ServerMessage, WORKER_MESSAGE_TYPES, type WorkerMessage } from './protocol.js';
 import { workerOwner } from './store.js';
 
 interface HeldTask {

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from '../database.js';
 import { rfc3339 } from '../platform/time.js';
 import { ACTIVE_STATES, type ClaimedRun } from '../runs/index.js';

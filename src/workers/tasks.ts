@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { EnvironmentSetups } from '../execution/index.js';
 import type { DB } from '../database.js';
+import type { EnvironmentSetups } from '../execution/index.js';
 import { retryWhileUnavailable } from '../platform/db/retry-unavailable.js';
 import type { Outcome, RunLifecycle } from '../runs/index.js';
 import type { WorkerGitHubTokens } from './github-tokens.js';

@@ -1,14 +1,12 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { ModelCatalogue } from '../models/index.js';
-import { EgressProxy } from '../network/index.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import {
-  type ExecutionContext,
-  Execution,
-  configuredHarnesses,
   allowRunUserToWorkspaces,
+  configuredHarnesses,
   containerPolicy,
+  Execution,
+  type ExecutionContext,
   holdRunReadableFiles,
   placeWorkspaces,
   resolveSandboxMode,
@@ -16,6 +14,8 @@ import {
   sandboxHiddenPaths,
   Workspaces,
 } from '../execution/index.js';
+import { ModelCatalogue } from '../models/index.js';
+import { EgressProxy } from '../network/index.js';
 import { WorkerLink } from './link.js';
 import type { TaskAssignment } from './protocol.js';
 import { RemoteGitHub } from './remote-github.js';

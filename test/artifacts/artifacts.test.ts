@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { UrlSigner } from '../../src/platform/signed-urls.js';
-import { instanceSecret } from '../../src/platform/settings.js';
 import { loadSecretKey } from '../../src/platform/secret-key.js';
+import { instanceSecret } from '../../src/platform/settings.js';
+import { UrlSigner } from '../../src/platform/signed-urls.js';
+import { eventually, getRun, harnessEnv, outputTexts, script, timelineTypes, waitForState } from '../support/engine.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { eventually, getRun, harnessEnv, outputTexts, script, timelineTypes, waitForState } from '../support/engine.js';
 
 /** HANGAR_MAX_ARTIFACT_BYTES of the test server. */
 const MAX_BYTES = 4096;

@@ -5,9 +5,9 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
+import { getRun, harnessEnv, script, waitForState } from '../support/engine.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { getRun, harnessEnv, script, waitForState } from '../support/engine.js';
 
 // s3rver is a real HTTP server speaking the S3 protocol (it checks request signatures against these keys).
 const BUCKET = 'hangar-artifacts';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { eventually, harnessEnv, outputTexts, waitForState } from '../support/engine.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { createWebhook, deliver, type CreatedWebhook } from '../support/webhooks.js';
+import { type CreatedWebhook, createWebhook, deliver } from '../support/webhooks.js';
 
 const SCRIPT_HARNESS = fileURLToPath(new URL('../support/script-harness.mjs', import.meta.url));
 // A harness that shows what a delivery's run gets: the files in its workspace, the payload file, the prompt.

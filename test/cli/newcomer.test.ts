@@ -9,11 +9,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { generateApiKey } from '../../src/platform/crypto.js';
 import { hangarCli } from '../support/cli.js';
 import { harnessEnv, script, waitForState } from '../support/engine.js';
-import { createRun } from '../support/runs.js';
-import { generateApiKey } from '../../src/platform/crypto.js';
 import { databaseEnv, stopChild } from '../support/processes.js';
+import { createRun } from '../support/runs.js';
 import { createTestDatabase, spawnServer, startTestServer, type TestServer } from '../support/server.js';
 import { HANGAR_FROM_SOURCES } from '../support/typescript.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { ApiError } from '../../src/platform/http/errors.js';
 import type { SkillsService } from '../../src/environments/skills/service.js';
+import type { ApiError } from '../../src/platform/http/errors.js';
 import { GitFixtures, skillFile } from '../support/git.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 

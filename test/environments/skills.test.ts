@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createRun } from '../support/runs.js';
 import { GitFixtures, skillFile } from '../support/git.js';
+import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let fixtures: GitFixtures;

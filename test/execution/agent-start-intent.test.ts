@@ -8,8 +8,8 @@ import { generateApiKey } from '../../src/platform/crypto.js';
 import { RunLifecycle } from '../../src/runs/index.js';
 import { eventually, getRun, harnessEnv, script, timelineTypes, waitForState } from '../support/engine.js';
 import { engineWaitsOnTranscript } from '../support/engine-locks.js';
-import { databaseEnv, onPostgres, stopChild } from '../support/processes.js';
 import { privatePostgresUnavailable, startPrivatePostgres } from '../support/private-postgres.js';
+import { databaseEnv, onPostgres, stopChild } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
 import { createTestDatabase, spawnServer, startTestServer } from '../support/server.js';
 

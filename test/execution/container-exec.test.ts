@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { SandboxSpawnOptions } from '../../src/execution/sandbox/backend.js';
 import { spawnInContainer } from '../../src/execution/sandbox/container/exec.js';
 import { resolveSandboxMode } from '../../src/execution/sandbox/index.js';
-import type { SandboxSpawnOptions } from '../../src/execution/sandbox/backend.js';
 import { BASE_IMAGE, testEngines } from '../support/container-engines.js';
 
 // A process in an execution's container waits for what must be in place before it (the API relay, which the

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { harnessEnv, script, timelineTypes, waitForState } from '../support/engine.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { script, timelineTypes, waitForState } from '../support/engine.js';
-import { harnessEnv } from '../support/engine.js';
 
 describe('a run is executed by a command harness', () => {
   let hangar: TestServer;

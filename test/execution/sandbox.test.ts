@@ -9,10 +9,10 @@ import {
   LineSplitter,
   resolveSandboxMode,
   resolveServerSandbox,
-  scrubbedEnvironment,
-  spawnSandboxed,
   type SandboxMode,
   type SandboxSpawnOptions,
+  scrubbedEnvironment,
+  spawnSandboxed,
 } from '../../src/execution/sandbox/index.js';
 import { leaderStartTime } from '../../src/execution/sandbox/marked-processes.js';
 

@@ -6,8 +6,8 @@ import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../src/database.js';
 import { generateApiKey } from '../../src/platform/crypto.js';
 import { eventually, getRun, harnessEnv, processesWith, script, timelineTypes, waitForRun } from '../support/engine.js';
-import { databaseEnv, onPostgres, stopChild } from '../support/processes.js';
 import { privatePostgresUnavailable, startPrivatePostgres } from '../support/private-postgres.js';
+import { databaseEnv, onPostgres, stopChild } from '../support/processes.js';
 import { createTestDatabase, spawnServer, startTestServer, type TestDatabase } from '../support/server.js';
 
 /**

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { GitFixtures } from '../support/git.js';
 import {
   eventually,
   harnessEnv,
@@ -11,6 +10,7 @@ import {
   waitForRun,
   waitForState,
 } from '../support/engine.js';
+import { GitFixtures } from '../support/git.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { eventually, waitForState } from '../support/engine.js';
 import { hangarCli } from '../support/cli.js';
+import { eventually, waitForState } from '../support/engine.js';
 import {
   APP_WEBHOOK_SECRET,
   commentDelivery,

@@ -5,9 +5,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { sign } from '@octokit/webhooks-methods';
 import { sql } from 'kysely';
-import { fileURLToPath } from 'node:url';
 import { pruneReplayKeys } from '../../src/webhooks/store.js';
 import { eventually, outputTexts, waitForState } from '../support/engine.js';
 import {

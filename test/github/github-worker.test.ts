@@ -19,7 +19,7 @@ import { type GitHubStack, startGitHubStack } from '../support/github-stack.js';
 import { stopChild } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
 import type { TestServer } from '../support/server.js';
-import { startWorker, waitForConnections, type WorkerProcess } from '../support/workers.js';
+import { startWorker, type WorkerProcess, waitForConnections } from '../support/workers.js';
 
 // Self-hosted workers and GitHub (issue 30): a real `hangar worker` process executes the runs. The server mints each
 // execution's installation token (the App's key stays in the server) and hands it to the worker executing it; the

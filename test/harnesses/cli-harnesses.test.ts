@@ -13,16 +13,16 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { AGENT_CLIS, CliHarness } from '../../src/execution/harnesses/cli/index.js';
 import {
-  HarnessStartError,
   type HarnessSink,
+  HarnessStartError,
   type HarnessTask,
   type TranscriptLine,
 } from '../../src/execution/harnesses/harness.js';
-import { taskMessage, type HarnessEvent } from '../../src/runs/index.js';
 import { resolveSandboxMode, type SandboxMode } from '../../src/execution/sandbox/index.js';
-import type { ScriptedModelServer, ScriptedTurn } from '../support/model-servers/index.js';
+import { type HarnessEvent, taskMessage } from '../../src/runs/index.js';
 import { DocsMcpServer } from '../support/mcp/http-server.js';
-import { ANSWER, CLI_SETUPS, PROMPT, gitWorkspace, installedBinary, type CliName } from './scripted-runs.js';
+import type { ScriptedModelServer, ScriptedTurn } from '../support/model-servers/index.js';
+import { ANSWER, CLI_SETUPS, type CliName, gitWorkspace, installedBinary, PROMPT } from './scripted-runs.js';
 
 const FIXTURES = path.join(import.meta.dirname, 'fixtures');
 const TICKETS_SERVER = path.join(import.meta.dirname, '..', 'support', 'mcp', 'tickets-server.mjs');

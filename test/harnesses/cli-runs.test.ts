@@ -20,7 +20,7 @@ import {
 } from '../support/model-servers/index.js';
 import { addEnvironmentWithRepos, createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { missingClis, writeCliOperatorFile, type CliName } from './scripted-runs.js';
+import { type CliName, missingClis, writeCliOperatorFile } from './scripted-runs.js';
 
 const TIMEOUT_MS = 180_000;
 const skip = missingClis();

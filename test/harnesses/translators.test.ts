@@ -10,7 +10,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { AGENT_CLIS } from '../../src/execution/harnesses/cli/index.js';
-import { parseEvent, type HarnessEvent } from '../../src/runs/index.js';
+import { type HarnessEvent, parseEvent } from '../../src/runs/index.js';
 
 const FIXTURES = path.join(import.meta.dirname, 'fixtures');
 

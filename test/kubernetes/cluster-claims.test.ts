@@ -11,7 +11,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { KubernetesSettings } from '../../src/config-kubernetes.js';
 import { Cluster } from '../../src/execution/kubernetes/cluster.js';
-import { executionObjects, type ExecutionJobRequest } from '../../src/execution/kubernetes/job-spec.js';
+import { type ExecutionJobRequest, executionObjects } from '../../src/execution/kubernetes/job-spec.js';
 import { testEngines } from '../support/container-engines.js';
 import { type KubernetesDouble, startKubernetesDouble } from '../support/kubernetes/double.js';
 import { resourceTypeOfKind } from '../support/kubernetes/resources.js';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import type { KubernetesSettings } from '../../src/config-kubernetes.js';
-import { executionObjects, type ExecutionJobRequest, POD_USER } from '../../src/execution/kubernetes/job-spec.js';
+import { type ExecutionJobRequest, executionObjects, POD_USER } from '../../src/execution/kubernetes/job-spec.js';
 import { judge } from '../../src/execution/kubernetes/pod-status.js';
 import { settlement } from '../../src/execution/kubernetes/settle.js';
 import { unknownFields } from '../support/kubernetes/schema.js';

@@ -10,7 +10,7 @@ import {
   spawnSandboxed,
 } from '../../src/execution/sandbox/index.js';
 import { type EgressLease, EgressProxy, type Refusal } from '../../src/network/index.js';
-import { egressHostsAvailable, type EgressHosts, startEgressHosts } from '../support/egress-hosts.js';
+import { type EgressHosts, egressHostsAvailable, startEgressHosts } from '../support/egress-hosts.js';
 
 // A bwrap sandbox whose network is an allow list: everything goes through the egress proxy or nowhere.
 const skip = !egressHostsAvailable()

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { Resolver } from 'node:dns/promises';
 import net from 'node:net';
-import tls from 'node:tls';
 import { after, before, describe, test } from 'node:test';
+import tls from 'node:tls';
 import { promisify } from 'node:util';
 import { EgressProxy, type Refusal } from '../../src/network/index.js';
-import { egressHostsAvailable, type EgressHosts, startEgressHosts } from '../support/egress-hosts.js';
+import { type EgressHosts, egressHostsAvailable, startEgressHosts } from '../support/egress-hosts.js';
 
 // Real traffic through the proxy process to the test's own hosts, in a network namespace this file makes.
 const skip = egressHostsAvailable() ? false : 'needs root, ip netns and openssl';

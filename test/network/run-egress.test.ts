@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { resolveSandboxMode } from '../../src/execution/sandbox/index.js';
 import { metricsRegistry } from '../../src/platform/metrics.js';
+import { type EgressHosts, egressHostsAvailable, startEgressHosts } from '../support/egress-hosts.js';
 import { getRun, harnessEnv, outputTexts, script, waitForState } from '../support/engine.js';
-import { egressHostsAvailable, type EgressHosts, startEgressHosts } from '../support/egress-hosts.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import {
   conversationBlocks,
@@ -14,8 +14,8 @@ import {
   waitForState,
 } from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
-import { AnthropicServer, OpenAIChatServer } from '../support/model-servers/index.js';
 import { DocsMcpServer } from '../support/mcp/http-server.js';
+import { AnthropicServer, OpenAIChatServer } from '../support/model-servers/index.js';
 import { addEnvironmentWithRepos, createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 

@@ -4,18 +4,18 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import type { HarnessEvent } from '../../src/runs/index.js';
-import { parseEvent } from '../../src/runs/index.js';
 import {
+  languageModelFor,
   ModelConfigurationError,
   OzAgentLoop,
+  type OzLoopOptions,
   OzStop,
-  languageModelFor,
   runOzAgent,
   runShell,
-  type OzLoopOptions,
 } from '../../src/execution/harnesses/oz/index.js';
 import type { ModelDefinition } from '../../src/models/catalogue.js';
+import type { HarnessEvent } from '../../src/runs/index.js';
+import { parseEvent } from '../../src/runs/index.js';
 import {
   AnthropicServer,
   GeminiServer,

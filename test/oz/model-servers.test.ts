@@ -4,7 +4,7 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { generateText, stepCountIs, streamText, tool, type LanguageModel } from 'ai';
+import { generateText, type LanguageModel, stepCountIs, streamText, tool } from 'ai';
 import { z } from 'zod';
 import {
   AnthropicServer,

@@ -12,7 +12,7 @@ import net from 'node:net';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import { rawRequest } from '../support/raw-http.js';
-import { fastifyPattern, servedRoutes, type ServedRoute } from '../support/routes.js';
+import { fastifyPattern, type ServedRoute, servedRoutes } from '../support/routes.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const seed = process.env.HANGAR_FUZZ_SEED ? Number(process.env.HANGAR_FUZZ_SEED) : undefined;

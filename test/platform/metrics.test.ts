@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { eventually, harnessEnv, script, waitForState } from '../support/engine.js';
+import { stopChild } from '../support/processes.js';
 import { prometheusInstalled, startPrometheus, type TestPrometheus } from '../support/prometheus.js';
 import { createRun } from '../support/runs.js';
-import { stopChild } from '../support/processes.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { startWorker, waitForConnections, type WorkerProcess } from '../support/workers.js';
+import { startWorker, type WorkerProcess, waitForConnections } from '../support/workers.js';
 
 const TOKEN = 'metrics-token-0123456789';
 const ENDED = ['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'];

@@ -6,10 +6,10 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { bootstrapInstance, type BootstrapResult } from '../../src/identities/bootstrap.js';
+import { type BootstrapResult, bootstrapInstance } from '../../src/identities/bootstrap.js';
 import { hashApiKey } from '../../src/platform/crypto.js';
-import { openDatabase, type Database } from '../../src/platform/db/connect.js';
-import { appliedVersions, loadMigrations, migrate, type Migration } from '../../src/platform/db/migrate.js';
+import { type Database, openDatabase } from '../../src/platform/db/connect.js';
+import { appliedVersions, loadMigrations, type Migration, migrate } from '../../src/platform/db/migrate.js';
 import { onPostgres } from '../support/processes.js';
 
 /** Replicas starting together; each has its own pool, as separate processes would. */

@@ -9,11 +9,11 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 import {
   execFileAsync,
+  type StartedProcess,
   spawnProcess,
   started,
   startSpawner,
   stopSpawner,
-  type StartedProcess,
 } from '../../src/platform/spawn/index.js';
 import { HANGAR_FROM_SOURCES } from '../support/typescript.js';
 

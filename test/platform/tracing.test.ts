@@ -6,8 +6,8 @@ import { logContext, withLogFields } from '../../src/platform/log-context.js';
 import { endSpan, startSpan, withSpan } from '../../src/platform/tracing.js';
 import { eventually, harnessEnv, script, waitForState } from '../support/engine.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../support/otlp-receiver.js';
-import { createRun } from '../support/runs.js';
 import { stopChild } from '../support/processes.js';
+import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { connectedWorkers, startWorker } from '../support/workers.js';
 

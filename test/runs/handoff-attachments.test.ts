@@ -8,11 +8,11 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
+import { missingClis, writeCliOperatorFile } from '../harnesses/scripted-runs.js';
 import { waitForState } from '../support/engine.js';
 import { OpenAIResponsesServer } from '../support/model-servers/index.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { missingClis, writeCliOperatorFile } from '../harnesses/scripted-runs.js';
 
 const skip = missingClis();
 const model = new OpenAIResponsesServer();

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { eventually, getRun, harnessEnv, outputTexts, script, waitForState } from '../support/engine.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { eventually, getRun, harnessEnv, outputTexts, script, waitForState } from '../support/engine.js';
 
 const SCRIPT_HARNESS = fileURLToPath(new URL('../support/script-harness.mjs', import.meta.url));
 

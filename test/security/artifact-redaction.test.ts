@@ -4,8 +4,8 @@
  * Fastify parses the query string into an object without a prototype, which the redaction used to pass over.
  */
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { harnessEnv, outputTexts, waitForState } from '../support/engine.js';
 import { startTestServer, type TestServer } from '../support/server.js';

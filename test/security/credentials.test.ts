@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
+import { type CliName, missingClis, writeCliOperatorFile } from '../harnesses/scripted-runs.js';
 import { conversationBlocks, waitForState } from '../support/engine.js';
 import { DocsMcpServer } from '../support/mcp/http-server.js';
 import {
@@ -17,7 +18,6 @@ import {
 } from '../support/model-servers/index.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { missingClis, writeCliOperatorFile, type CliName } from '../harnesses/scripted-runs.js';
 
 const TIMEOUT_MS = 180_000;
 const skip = missingClis();

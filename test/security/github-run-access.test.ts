@@ -8,7 +8,7 @@ import { eventually, harnessEnv, outputTexts, script, waitForState } from '../su
 import { type GitHubStack, linkPersonalToken, startGitHubStack } from '../support/github-stack.js';
 import { stopChild } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
-import { startWorker, waitForConnections, type WorkerProcess } from '../support/workers.js';
+import { startWorker, type WorkerProcess, waitForConnections } from '../support/workers.js';
 
 // Issue 47, findings 4, 7 and 9, attacked for real: a real git smart-HTTP server, the GitHub double, Hangar as the
 // App. The process sandbox, so that the agent's own git reaches the git server on this host's loopback.

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import os from 'node:os';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import YAML from 'yaml';
 import { generateApiKey } from '../../src/platform/crypto.js';

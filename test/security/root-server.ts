@@ -3,7 +3,7 @@
  * whoever runs the tests (root on the CI machine) and with an extra descriptor left open without close-on-exec
  * (fd 9), which must not reach any run. Its log (level warn) is kept.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { probeResult, rootServerSkip, startProbeRun, startRootServer, type RootServer } from './root-server.js';
+import { probeResult, type RootServer, rootServerSkip, startProbeRun, startRootServer } from './root-server.js';
 
 const skip = rootServerSkip();
 

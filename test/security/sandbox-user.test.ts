@@ -5,10 +5,10 @@ import { after, before, describe, test } from 'node:test';
 import {
   INHERITED_FD,
   probeResult,
+  type RootServer,
   rootServerSkip,
   startProbeRun,
   startRootServer,
-  type RootServer,
 } from './root-server.js';
 
 const skip = rootServerSkip();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { harnessEnv, outputTexts, script, waitForState } from '../support/engine.js';
 import { hangarCli } from '../support/cli.js';
+import { harnessEnv, outputTexts, script, waitForState } from '../support/engine.js';
 import { stopChild, waitForExit } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -9,8 +9,8 @@ import {
   ProtocolClient,
   refusedUpgrade,
   startWorker,
-  waitForConnections,
   type WorkerProcess,
+  waitForConnections,
 } from '../support/workers.js';
 
 /** Issue 21, item 5: only a worker key made for a worker ID connects as that worker and receives its runs. */

@@ -1,8 +1,9 @@
 // An in-memory RunLedger and the RunScope of one execution over it: the phase runner's unit tests
 // (src/execution/run/phases/*.test.ts) check what each phase writes without a database. Every write is kept in
 // `writes`, in order; what the ledger answers is set on the fake before the phase runs.
-import pino from 'pino';
+
 import type { FastifyBaseLogger } from 'fastify';
+import pino from 'pino';
 import type { EnvironmentConfig } from '../../src/environments/index.js';
 import type { ExecutionContext } from '../../src/execution/run/context.js';
 import type { FollowupInput, RunLedger } from '../../src/execution/run/ledger.js';

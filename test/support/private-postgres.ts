@@ -8,13 +8,13 @@
  * process's direct child, started through `setpriv --pdeathsig SIGQUIT`: if the test process dies, the cluster
  * shuts down with it instead of outliving the run.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { freePort } from './server.js';
 import type { TestDatabase } from './server.js';
+import { freePort } from './server.js';
 
 export interface PrivatePostgres {
   port: number;

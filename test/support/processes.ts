@@ -2,7 +2,7 @@
  * Child-process helpers for start-up and crash tests: run `hangar serve` and watch it start, refuse to start, or
  * exit. Complements spawnServer() in ./server.ts (which waits for a successful start).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { listensOn } from './listening.js';
 import { freePort } from './server.js';
 import { trackServerProcess } from './server-processes.js';

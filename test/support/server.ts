@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -6,10 +6,10 @@ import path from 'node:path';
 import type { Kysely } from 'kysely';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
+import type { DB } from '../../src/database.js';
 import { insertApiKey, insertMembership, insertTeam, insertUser, type Role } from '../../src/identities/store.js';
 import { generateApiKey, generateWorkerKey } from '../../src/platform/crypto.js';
-import type { DB } from '../../src/database.js';
-import { startServer, type Role as ServerRole, type RunningServer } from '../../src/server.js';
+import { type RunningServer, type Role as ServerRole, startServer } from '../../src/server.js';
 import { insertWorkerKey } from '../../src/workers/keys/store.js';
 import { listensOn } from './listening.js';
 import { trackServerProcess } from './server-processes.js';

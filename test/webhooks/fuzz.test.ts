@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { createWebhook, deliver, type CreatedWebhook } from '../support/webhooks.js';
+import { type CreatedWebhook, createWebhook, deliver } from '../support/webhooks.js';
 
 const seed = process.env.HANGAR_FUZZ_SEED ? Number(process.env.HANGAR_FUZZ_SEED) : undefined;
 const settings = (numRuns: number) => ({ numRuns, ...(seed === undefined ? {} : { seed }) });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { sql } from 'kysely';
 import { after, before, test } from 'node:test';
-import { pruneDeliveries } from '../../src/webhooks/store.js';
+import { sql } from 'kysely';
 import { KEEP_DELIVERY_DAYS, KEEP_LATEST_DELIVERIES } from '../../src/webhooks/retention.js';
+import { pruneDeliveries } from '../../src/webhooks/store.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createWebhook, deliver, deliveryLog } from '../support/webhooks.js';
 

@@ -7,11 +7,11 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, test, before, after } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { generateApiKey } from '../../src/platform/crypto.js';
 import { harnessEnv } from '../support/engine.js';
 import { assertNothingLost, OUTAGE_HARNESS, outageApi, outageHarnessWaiting } from '../support/outage-run.js';
-import { privatePostgresUnavailable, startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres.js';
+import { type PrivatePostgres, privatePostgresUnavailable, startPrivatePostgres } from '../support/private-postgres.js';
 import { databaseEnv, onPostgres, stopChild } from '../support/processes.js';
 import { spawnServer } from '../support/server.js';
 import { startWorker } from '../support/workers.js';

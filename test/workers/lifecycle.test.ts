@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { hangarCli } from '../support/cli.js';
 import {
   eventually,
   harnessEnv,
@@ -12,17 +13,16 @@ import {
   timelineTypes,
   waitForState,
 } from '../support/engine.js';
+import { skillFile } from '../support/git.js';
 import { stopChild, waitForExit } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
-import { hangarCli } from '../support/cli.js';
-import { skillFile } from '../support/git.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import {
   connectedWorkers,
   ProtocolClient,
   startWorker,
-  waitForConnections,
   type WorkerProcess,
+  waitForConnections,
 } from '../support/workers.js';
 
 const status = (running: Array<{ task_id: string; execution_id: number }> = [], max = 1) => ({

@@ -10,7 +10,7 @@ import { AnthropicServer } from '../support/model-servers/index.js';
 import { stopChild } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { startWorker, waitForConnections, type WorkerProcess } from '../support/workers.js';
+import { startWorker, type WorkerProcess, waitForConnections } from '../support/workers.js';
 
 // The built-in oz agent on a self-hosted worker: the worker's own catalogue and keys call the model, and what the
 // run needs from the server's team (a registered MCP server with a team secret) comes with the assignment.

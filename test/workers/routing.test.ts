@@ -8,8 +8,8 @@ import {
   connectedWorkers,
   refusedUpgrade,
   startWorker,
-  waitForConnections,
   type WorkerProcess,
+  waitForConnections,
 } from '../support/workers.js';
 
 describe('self-hosted workers: connecting, presence and routing', () => {

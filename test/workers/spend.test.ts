@@ -4,7 +4,7 @@ import { harnessEnv, script, waitForState } from '../support/engine.js';
 import { stopChild } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { startWorker, waitForConnections, type WorkerProcess } from '../support/workers.js';
+import { startWorker, type WorkerProcess, waitForConnections } from '../support/workers.js';
 
 // A run continued on a self-hosted worker: the worker's execution is told what the earlier ones spent (the
 // assignment's usage_before), so the run's cap is on its total there too (issue 29).

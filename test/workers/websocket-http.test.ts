@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { rawRequest, type RawAnswer } from '../support/raw-http.js';
+import { type RawAnswer, rawRequest } from '../support/raw-http.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const WEBSOCKET = '/api/v1/selfhosted/worker/ws';

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { Link, Navigate, NavLink, Route, Routes, useLocation } from 'react-router';
 import { PageHeader } from './components/ui';
+import { useResource } from './hooks';
 import { AgentsPage } from './pages/Agents';
 import { AutomationsPage } from './pages/Automations';
 import { EnvironmentsPage } from './pages/Environments';
@@ -16,7 +17,6 @@ import { StatusPage } from './pages/Status';
 import { WebhookPage } from './pages/Webhook';
 import { WebhooksPage } from './pages/Webhooks';
 import { WorkersPage } from './pages/Workers';
-import { useResource } from './hooks';
 import { useClient, useSession } from './session';
 
 // Client-side routes. None may start with a path the server owns (/api, /webhooks, /docs, /errors, /healthz,

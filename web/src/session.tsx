@@ -1,7 +1,7 @@
 // The signed-in session: an API key (and optionally a team) kept in sessionStorage, or localStorage when the
 // person asks to be remembered on this device. Signing out forgets both.
-import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react';
-import { HangarClient, type ApiProblem, type Credentials } from './api/client';
+import { createContext, type ReactNode, useCallback, useContext, useMemo, useState } from 'react';
+import { type ApiProblem, type Credentials, HangarClient } from './api/client';
 
 const KEY = 'hangar.credentials';
 

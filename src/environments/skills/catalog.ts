@@ -1,5 +1,5 @@
 import { mapWithLimit } from '../../platform/concurrency.js';
-import { repoKey, type RepoRef } from '../github.js';
+import { type RepoRef, repoKey } from '../github.js';
 import { GitFetchError, type GitMirror } from './git.js';
 import { isSkillPath, MAX_SKILL_BYTES, parseSkill, SKILL_ROOTS, skillFolder } from './parse.js';
 

@@ -1,6 +1,6 @@
-import { execFileAsync } from '../../platform/spawn/index.js';
 import { GitFetchError, GitObjectCache } from '../../platform/git/object-cache.js';
-import { repoKey, type RepoRef } from '../github.js';
+import { execFileAsync } from '../../platform/spawn/index.js';
+import { type RepoRef, repoKey } from '../github.js';
 
 const run = execFileAsync;
 

@@ -1,13 +1,13 @@
 import type { Kysely } from 'kysely';
-import type { Caller } from '../../identities/index.js';
 import type { DB } from '../../database.js';
+import type { Caller } from '../../identities/index.js';
 import { mapWithLimit } from '../../platform/concurrency.js';
 import { invalidRequest } from '../../platform/http/errors.js';
-import type { RunActivityLookup } from '../run-activity.js';
 import { parseRepoSpec, repoKey } from '../github.js';
+import type { RunActivityLookup } from '../run-activity.js';
 import type { EnvironmentRepository, EnvironmentsService } from '../service.js';
-import { GitFetchError } from './git.js';
 import type { RepoSkill, RepoSkills, SkillCatalog } from './catalog.js';
+import { GitFetchError } from './git.js';
 import type { ListAgentsQuery, ListAgentsResponse, SkillVariant } from './schemas.js';
 import { matchRank, parseSkillSpec, skillId, specAliases, specNamesRepo } from './spec.js';
 

@@ -1,4 +1,4 @@
-import { ownerProblem, repoProblem, repoKey, type RepoRef } from '../github.js';
+import { ownerProblem, type RepoRef, repoKey, repoProblem } from '../github.js';
 import { SKILL_ROOTS, skillFolder } from './parse.js';
 
 /**

@@ -1,11 +1,11 @@
-import type { EngineContext } from '../run/context.js';
-import type { RetainedWorkspace } from '../run/executor.js';
-import { builtInSetup, type BuiltInSetup } from '../model/built-in-setup.js';
-import { startHarnessRun } from '../run/harness-run.js';
-import { HarnessStartError, type HarnessSession } from '../harnesses/harness.js';
 import { activateRedactor } from '../../platform/redaction/active.js';
+import { type HarnessSession, HarnessStartError } from '../harnesses/harness.js';
+import { type BuiltInSetup, builtInSetup } from '../model/built-in-setup.js';
 import { activateModelMeter, ModelMeter } from '../model/meter.js';
 import { addBuiltInSecrets, operatorRedactor, redactedContext } from '../redaction/index.js';
+import type { EngineContext } from '../run/context.js';
+import type { RetainedWorkspace } from '../run/executor.js';
+import { startHarnessRun } from '../run/harness-run.js';
 
 interface DebugSession {
   retained: RetainedWorkspace;

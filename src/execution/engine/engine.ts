@@ -1,14 +1,14 @@
 import path from 'node:path';
 import type { Bus } from '../../platform/bus.js';
 import { type NextPass, PollingLoop } from '../../platform/loop.js';
+import { type CapacityLimits, type ClaimedRun, leaseRenewalIntervalMs } from '../../runs/index.js';
 import type { EngineContext } from '../run/context.js';
-import { DebugSessions } from './debug-sessions.js';
-import type { EnginePresence } from './presence.js';
 import { Execution } from '../run/executor.js';
 import { holdRunReadableFiles } from '../sandbox/run-readable-file.js';
-import { TakebackLoop } from './takeback-loop.js';
+import { DebugSessions } from './debug-sessions.js';
 import { dispatchPickup, executionsInFlight } from './metrics.js';
-import { type CapacityLimits, type ClaimedRun, leaseRenewalIntervalMs } from '../../runs/index.js';
+import type { EnginePresence } from './presence.js';
+import { TakebackLoop } from './takeback-loop.js';
 
 export interface EngineOptions {
   context: EngineContext;

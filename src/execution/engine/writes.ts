@@ -1,6 +1,5 @@
 import { Batcher } from '../../platform/db/batcher.js';
 import { retryWhileUnavailable } from '../../platform/db/retry-unavailable.js';
-import { AgentStarts } from '../run/agent-starts.js';
 import type {
   EventRow,
   Finish,
@@ -8,10 +7,11 @@ import type {
   FollowupInput,
   RunLifecycle,
   TimelineEvent,
+  TranscriptRow,
   Transition,
   TransitionResult,
-  TranscriptRow,
 } from '../../runs/index.js';
+import { AgentStarts } from '../run/agent-starts.js';
 
 export interface EngineWritesOptions {
   /**

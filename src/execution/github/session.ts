@@ -5,9 +5,9 @@ import type { Redactor } from '../../platform/redaction/redactor.js';
 import type { ClaimedRun, Outcome } from '../../runs/index.js';
 import type { ExecutionContext } from '../run/context.js';
 import { publishFailed } from '../run/outcomes.js';
-import { GIT_CREDENTIAL_HELPER_SCRIPT, HELPER_DIRECTORY, helperCommand } from './credential-helper.js';
-import { HOME_DIRECTORY, type CloneAccess } from '../workspace/workspace.js';
 import { WorkspaceFiles } from '../workspace/files.js';
+import { type CloneAccess, HOME_DIRECTORY } from '../workspace/workspace.js';
+import { GIT_CREDENTIAL_HELPER_SCRIPT, HELPER_DIRECTORY, helperCommand } from './credential-helper.js';
 
 type Report = (type: string, payload: Record<string, unknown>) => Promise<void>;
 

@@ -1,9 +1,9 @@
 import type { CommandHarnessConfig } from '../../config-file.js';
-import { scrubbedEnvironment, spawnSandboxed } from '../sandbox/index.js';
+import { taskMessage, type UserMessage } from '../../runs/index.js';
 import type { SandboxMode } from '../sandbox/backend.js';
+import { scrubbedEnvironment, spawnSandboxed } from '../sandbox/index.js';
 import { workspaceHome } from '../workspace/workspace.js';
 import type { Harness, HarnessSession, HarnessSink, HarnessTask } from './harness.js';
-import { taskMessage, type UserMessage } from '../../runs/index.js';
 
 export interface CommandHarnessOptions {
   sandbox: SandboxMode;

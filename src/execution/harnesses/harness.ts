@@ -1,5 +1,5 @@
-import type { SandboxExit } from '../sandbox/backend.js';
 import type { HarnessEvent } from '../../runs/index.js';
+import type { SandboxExit } from '../sandbox/backend.js';
 import type { HarnessTask } from './task.js';
 
 export type { HarnessTask, TranscriptLine } from './task.js';

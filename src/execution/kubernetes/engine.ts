@@ -3,7 +3,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../database.js';
 import type { Bus } from '../../platform/bus.js';
-import { PollingLoop, type NextPass } from '../../platform/loop.js';
+import { formatBytes } from '../../platform/bytes.js';
+import { type NextPass, PollingLoop } from '../../platform/loop.js';
 import {
   type CapacityLimits,
   type ClaimedRun,
@@ -14,7 +15,6 @@ import {
 import type { EnginePresence } from '../engine/presence.js';
 import { runHoldings } from '../engine/store.js';
 import { TakebackLoop } from '../engine/takeback-loop.js';
-import { formatBytes } from '../../platform/bytes.js';
 import { runLimits } from '../sandbox/container/limits.js';
 import { apiMessage, type Cluster } from './cluster.js';
 import { executionObjects } from './job-spec.js';

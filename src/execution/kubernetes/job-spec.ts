@@ -1,7 +1,7 @@
 import type { V1Job, V1NetworkPolicy, V1PodTemplateSpec, V1Secret } from '@kubernetes/client-node';
 import type { KubernetesSettings } from '../../config-kubernetes.js';
+import { type ContainerLimits, type LimitRequest, runLimits } from '../sandbox/container/limits.js';
 import { registryOf } from '../sandbox/container/pull.js';
-import { type ContainerLimits, runLimits, type LimitRequest } from '../sandbox/container/limits.js';
 import { executionLabels, jobName, LABEL } from './labels.js';
 import { mergePodTemplate } from './pod-template.js';
 

@@ -1,11 +1,11 @@
 import {
   authSecretName,
-  requestedModelId,
   type BuiltInHarness,
   type ModelCatalogue,
   ModelConfigurationError,
-  resolveModel,
   type ResolvedModel,
+  requestedModelId,
+  resolveModel,
 } from '../../models/index.js';
 import { HarnessStartError } from '../harnesses/harness.js';
 

@@ -1,7 +1,8 @@
 // The redaction of a run's secret values from what its executions write: what a run was given (run-redactor),
 // every write of its ledger (ledger), and transcript lines, also split ones (split-lines). See docs/security.md.
-export { addBuiltInSecrets, operatorRedactor } from './run-redactor.js';
+
 export { redactingLedger } from './ledger.js';
+export { addBuiltInSecrets, operatorRedactor } from './run-redactor.js';
 export { SplitLineRedaction } from './split-lines.js';
 
 import type { Redactor } from '../../platform/redaction/redactor.js';

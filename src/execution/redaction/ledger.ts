@@ -1,6 +1,6 @@
 import { redactBytes } from '../../platform/redaction/bytes.js';
 import type { Redactor } from '../../platform/redaction/redactor.js';
-import type { Finish, TimelineEvent, Transition, TranscriptRow } from '../../runs/index.js';
+import type { Finish, TimelineEvent, TranscriptRow, Transition } from '../../runs/index.js';
 import type { ArtifactSink, RunLedger } from '../run/ledger.js';
 
 const events = (redactor: Redactor, list: TimelineEvent[]) => list.map((event) => redactor.deep(event));

@@ -1,9 +1,9 @@
-import { Redactor } from '../../platform/redaction/redactor.js';
 import type { ResolvedDefinition } from '../../mcp/index.js';
 import { authSecretName, isBuiltInHarness } from '../../models/index.js';
+import { Redactor } from '../../platform/redaction/redactor.js';
+import type { Harness } from '../harnesses/harness.js';
 import type { BuiltInSetup } from '../model/built-in-setup.js';
 import type { ExecutionContext } from '../run/context.js';
-import type { Harness } from '../harnesses/harness.js';
 
 /** Names of environment variables that hold credentials (a command harness's `env` may also hold plain settings). */
 const CREDENTIAL_NAME = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)/i;

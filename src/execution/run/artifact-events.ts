@@ -1,10 +1,10 @@
 import path from 'node:path';
 import mime from 'mime-types';
 import type { RunExecution } from '../../artifacts/index.js';
-import type { ArtifactSink } from './ledger.js';
 import { ApiError } from '../../platform/http/errors.js';
 import type { HarnessEvent } from '../../runs/index.js';
 import { WorkspaceFiles, WorkspacePathError, workspaceRelative } from '../workspace/files.js';
+import type { ArtifactSink } from './ledger.js';
 
 type ArtifactEvent = Extract<HarnessEvent, { type: 'artifact' }>;
 

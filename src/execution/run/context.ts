@@ -5,10 +5,10 @@ import type { EgressProxy } from '../../network/index.js';
 import type { Redactor } from '../../platform/redaction/redactor.js';
 import type { RunLifecycle } from '../../runs/index.js';
 import type { Harness } from '../harnesses/harness.js';
-import type { RunLedger } from './ledger.js';
 import type { SandboxMode } from '../sandbox/backend.js';
 import type { WarmStarts } from '../warm/warm-start.js';
 import type { Workspaces } from '../workspace/workspace.js';
+import type { RunLedger } from './ledger.js';
 
 /** Everything an execution needs around it, in a server's engine or in a self-hosted worker. */
 export interface ExecutionContext {

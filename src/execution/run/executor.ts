@@ -1,7 +1,7 @@
-import type { ClaimedRun, Outcome } from '../../runs/index.js';
 import { withLogFields } from '../../platform/log-context.js';
 import { activateRedactor } from '../../platform/redaction/active.js';
 import { contextOf, endSpan, type Span, startSpan, withSpan } from '../../platform/tracing.js';
+import type { ClaimedRun, Outcome } from '../../runs/index.js';
 import { operatorRedactor, redactedContext } from '../redaction/index.js';
 import { workspaceName } from '../workspace/workspace.js';
 import type { ExecutionContext } from './context.js';

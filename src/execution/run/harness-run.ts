@@ -1,13 +1,12 @@
-import type { Harness, HarnessSession, HarnessTask } from '../harnesses/harness.js';
-import { protocolEvents, type HarnessEvent } from '../../runs/index.js';
-import type { SandboxExit } from '../sandbox/backend.js';
-import { TranscriptWriter } from './transcript-writer.js';
 import type { TranscriptRow } from '../../runs/index.js';
-import type { ExecutionContext } from './context.js';
-import { progressPayload } from '../../runs/index.js';
-import { recordArtifactEvent } from './artifact-events.js';
+import { type HarnessEvent, progressPayload, protocolEvents } from '../../runs/index.js';
+import type { Harness, HarnessSession, HarnessTask } from '../harnesses/harness.js';
 import { SplitLineRedaction } from '../redaction/index.js';
+import type { SandboxExit } from '../sandbox/backend.js';
+import { recordArtifactEvent } from './artifact-events.js';
+import type { ExecutionContext } from './context.js';
 import { OutputTail } from './output-tail.js';
+import { TranscriptWriter } from './transcript-writer.js';
 
 export type FinalEvent = Extract<HarnessEvent, { type: 'done' | 'failed' | 'ask_user' }>;
 

@@ -1,23 +1,28 @@
 import type { Kysely } from 'kysely';
-import type { ArtifactResponse, ReportArtifactBody, UploadArtifactQuery } from '../../artifacts/index.js';
-import type { ArtifactsService, RunExecution } from '../../artifacts/index.js';
+import type {
+  ArtifactResponse,
+  ArtifactsService,
+  ReportArtifactBody,
+  RunExecution,
+  UploadArtifactQuery,
+} from '../../artifacts/index.js';
+import type { DB } from '../../database.js';
 import type { EnvironmentConfig } from '../../environments/index.js';
 import type { ResolvedDefinition } from '../../mcp/index.js';
-import type { DB } from '../../database.js';
-import type { TranscriptLine } from '../harnesses/harness.js';
 import type {
   Finish,
   FinishResult,
   FollowupInput,
   RunLifecycle,
   TimelineEvent,
+  TranscriptRow,
   Transition,
   TransitionResult,
-  TranscriptRow,
 } from '../../runs/index.js';
 import * as store from '../engine/store.js';
 import type { TaskTokens } from '../engine/task-token.js';
 import type { EngineWrites } from '../engine/writes.js';
+import type { TranscriptLine } from '../harnesses/harness.js';
 
 /** Where an execution's artifacts go: the artifacts slice in the server, its harness-support API from a worker. */
 export interface ArtifactSink {

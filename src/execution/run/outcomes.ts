@@ -1,4 +1,4 @@
-import { unreachable, type Outcome } from '../../runs/index.js';
+import { type Outcome, unreachable } from '../../runs/index.js';
 import type { HarnessStartError } from '../harnesses/harness.js';
 import type { FinalEvent, HarnessRunResult } from './harness-run.js';
 import { failureReason } from './output-tail.js';

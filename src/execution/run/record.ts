@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { ClaimedRun, Outcome, RunState, TimelineEvent, Transition, TranscriptRow } from '../../runs/index.js';
+import type { ClaimedRun, Outcome, RunState, TimelineEvent, TranscriptRow, Transition } from '../../runs/index.js';
 import type { RunLedger } from './ledger.js';
 
 /**

@@ -1,6 +1,6 @@
-import type { Outcome, TranscriptRow } from '../../runs/index.js';
 import { countRefusal, RunNetwork } from '../../network/index.js';
 import { endSpan, inSpan, type Span, startSpan, withSpan } from '../../platform/tracing.js';
+import type { Outcome, TranscriptRow } from '../../runs/index.js';
 import type { GitHubSession } from '../github/session.js';
 import type { BuiltInSetup } from '../model/built-in-setup.js';
 import type { FollowupDelivery } from './followups.js';

@@ -1,5 +1,5 @@
-import type { ClaimedRun } from '../../runs/index.js';
 import { requestedModelId } from '../../models/index.js';
+import type { ClaimedRun } from '../../runs/index.js';
 import type { HarnessSession } from '../harnesses/harness.js';
 import { LiveUsage } from '../model/live-usage.js';
 import { ModelMeter } from '../model/meter.js';

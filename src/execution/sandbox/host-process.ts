@@ -1,14 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawnProcess, type StartedProcess } from '../../platform/spawn/index.js';
+import { type StartedProcess, spawnProcess } from '../../platform/spawn/index.js';
 import type {
   RunUser,
   SandboxBackend,
   SandboxCapabilities,
+  SandboxedProcess,
   SandboxKind,
   SandboxOpenResult,
   SandboxSpawnOptions,
-  SandboxedProcess,
 } from './backend.js';
 import { processTable } from './proc.js';
 import { ProcessOutput } from './process-output.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { apiEndpoint, apiRoute } from './network.js';
 import { loopbackApi } from './container/api-relay.js';
+import { apiEndpoint, apiRoute } from './network.js';
 
 test('apiEndpoint reads the host and port, with the scheme default, and knows the loopback forms', () => {
   assert.deepEqual(apiEndpoint('http://127.0.0.1:8080/api'), { host: '127.0.0.1', port: 8080, loopback: true });

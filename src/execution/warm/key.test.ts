@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { snapshotKeys, touchesLockfile, type SnapshotInputs } from './key.js';
+import { type SnapshotInputs, snapshotKeys, touchesLockfile } from './key.js';
 
 const inputs: SnapshotInputs = {
   image: 'host:',

@@ -1,6 +1,6 @@
-import { execFileAsync } from '../../platform/spawn/index.js';
 import fs from 'node:fs';
 import path from 'node:path';
+import { execFileAsync } from '../../platform/spawn/index.js';
 import type { FileOwner } from '../workspace/files.js';
 import { removeTree } from '../workspace/remove-tree.js';
 

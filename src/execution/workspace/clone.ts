@@ -1,7 +1,7 @@
-import { execFileAsync } from '../../platform/spawn/index.js';
-import { repoKey, type RepoRef } from '../../environments/index.js';
-import { endSpan, startSpan } from '../../platform/tracing.js';
+import { type RepoRef, repoKey } from '../../environments/index.js';
 import { gitReason } from '../../platform/git/object-cache.js';
+import { execFileAsync } from '../../platform/spawn/index.js';
+import { endSpan, startSpan } from '../../platform/tracing.js';
 import { failureReason, tailOf } from '../run/output-tail.js';
 import { scrubbedEnvironment } from '../sandbox/index.js';
 import { cloneGitConfig } from './git-config.js';

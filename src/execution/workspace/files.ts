@@ -3,7 +3,7 @@ import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { at, code, openAt, readAt, translate } from './handles.js';
 import { components, normalized, WorkspacePathError } from './paths.js';
-import { walkDirectory, type WalkEntry } from './walk.js';
+import { type WalkEntry, walkDirectory } from './walk.js';
 
 // The module every caller uses: its refusals, path text and tree removal come with it.
 export { normalized, type RefusalReason, WorkspacePathError, workspaceRelative } from './paths.js';

@@ -1,7 +1,7 @@
-import { execFileAsync } from '../../platform/spawn/index.js';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { execFileAsync } from '../../platform/spawn/index.js';
 import type { FileOwner } from './files.js';
 import { removeTree } from './remove-tree.js';
 

@@ -1,11 +1,11 @@
-import { sql, type Kysely } from 'kysely';
-import { generateApiKey } from '../../platform/crypto.js';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../database.js';
+import { generateApiKey } from '../../platform/crypto.js';
+import { withConflicts } from '../../platform/db/conflicts.js';
 import { conflict, invalidRequest, notFound } from '../../platform/http/errors.js';
+import { rfc3339 as iso } from '../../platform/time.js';
 import { insertApiKey, insertMembership, insertTeam, insertUser, type Role } from '../store.js';
 import type { CreateKeyBody, CreateUserBody, KeyListQuery } from './schemas.js';
-import { rfc3339 as iso } from '../../platform/time.js';
-import { withConflicts } from '../../platform/db/conflicts.js';
 
 /** Instance administration: teams, users, memberships and API keys. Callers are instance administrators. */
 export class AdminService {

@@ -1,8 +1,8 @@
-import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { callerOf } from '../request-auth.js';
 import { ProblemResponses } from '../../platform/http/openapi.js';
+import { callerOf } from '../request-auth.js';
 import { AgentItem, AgentList, AgentListQuery, AgentUidParams, CreateAgentBody, UpdateAgentBody } from './schemas.js';
 import type { AgentsService } from './service.js';
 

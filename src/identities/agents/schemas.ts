@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { BUILT_IN_HARNESSES } from '../../models/index.js';
 import { literalUnion } from '../../platform/http/literal-union.js';
 import { AGENT_TYPES } from '../tables.js';

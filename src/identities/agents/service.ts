@@ -3,10 +3,10 @@ import type { DB } from '../../database.js';
 import { newUid } from '../../platform/crypto.js';
 import { withConflicts } from '../../platform/db/conflicts.js';
 import { conflict, invalidRequest, notAuthorized, notFound } from '../../platform/http/errors.js';
+import { rfc3339 as iso } from '../../platform/time.js';
 import type { Caller } from '../caller.js';
 import type { AgentItem, CreateAgentBody, UpdateAgentBody } from './schemas.js';
 import * as store from './store.js';
-import { rfc3339 as iso } from '../../platform/time.js';
 
 export interface AgentsServiceOptions {
   db: Kysely<DB>;

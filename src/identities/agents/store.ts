@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { DB } from '../../database.js';
 import type { AgentIdentitiesTable, AgentType } from '../tables.js';
 

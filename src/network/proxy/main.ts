@@ -1,7 +1,7 @@
 import type dgram from 'node:dgram';
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { leaseProxy, type LeaseContext } from './lease-proxy.js';
+import { type LeaseContext, leaseProxy } from './lease-proxy.js';
 import type { FromProxy, ProxySettings, Refusal, ToProxy } from './protocol.js';
 import { leaseResolver } from './resolver.js';
 import { RunBudgets } from './run-budget.js';

@@ -1,7 +1,7 @@
 import type { EventEmitter } from 'node:events';
 import { type Command, Option } from 'commander';
 import { stringify } from 'yaml';
-import { cell, time, isTimestamp } from './format.js';
+import { cell, isTimestamp, time } from './format.js';
 import { oneOf } from './options.js';
 import { table } from './table.js';
 

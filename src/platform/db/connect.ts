@@ -3,11 +3,11 @@ import path from 'node:path';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { acquireLockFile } from './lock-file.js';
+import type { DB } from '../../database.js';
 import { PostgresListener } from './listener.js';
+import { acquireLockFile } from './lock-file.js';
 import { DEFAULT_PGLITE_SHARED_BUFFERS_MB, initialisePglite, openPglite } from './pglite.js';
 import { PreparingClient } from './prepared.js';
-import type { DB } from '../../database.js';
 
 export interface Database {
   db: Kysely<DB>;

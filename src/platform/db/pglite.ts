@@ -1,11 +1,12 @@
 // PGlite opened the one way Hangar opens it, in the server and in the child that creates its directory
 // (pglite-init.ts).
-import { execFileAsync } from '../spawn/index.js';
+
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { execFileAsync } from '../spawn/index.js';
 
 /**
  * PGlite keeps its whole WebAssembly memory resident: PostgreSQL's default shared_buffers (128 MB) made an idle

@@ -1,7 +1,7 @@
-import { execFileAsync } from '../spawn/index.js';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { execFileAsync } from '../spawn/index.js';
 
 const run = execFileAsync;
 

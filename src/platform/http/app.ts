@@ -1,15 +1,15 @@
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { ERROR_DOCS, errorIndexPage, errorPage } from './error-docs.js';
-import { ERROR_CODES, invalidRequest, notFound, renderProblem, toApiError, type ErrorCode } from './errors.js';
-import { registerOpenApi } from './openapi.js';
-import { requireApiKey, type RequestAuthenticator } from './api-key.js';
-import { registerDashboard } from './dashboard.js';
-import { addSecurityHeaders } from './security-headers.js';
-import { validatorCompiler } from './validation.js';
+import { type RequestAuthenticator, requireApiKey } from './api-key.js';
 import { answerClientError } from './client-errors.js';
+import { registerDashboard } from './dashboard.js';
+import { ERROR_DOCS, errorIndexPage, errorPage } from './error-docs.js';
+import { ERROR_CODES, type ErrorCode, invalidRequest, notFound, renderProblem, toApiError } from './errors.js';
+import { registerOpenApi } from './openapi.js';
 import { observeRequests } from './request-metrics.js';
 import { requestId, traceRequests } from './request-tracing.js';
+import { addSecurityHeaders } from './security-headers.js';
+import { validatorCompiler } from './validation.js';
 
 /** The settings the HTTP application reads (a part of config.ts's Config). */
 export interface AppConfig {

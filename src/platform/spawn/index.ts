@@ -1,11 +1,11 @@
 // Every process Hangar starts goes through here (scripts/check-spawns.mjs keeps it so).
-export { execFileAsync, type ExecFileOptions, type ExecFileResult, failureOf } from './exec-file.js';
+export { type ExecFileOptions, type ExecFileResult, execFileAsync, failureOf } from './exec-file.js';
 export {
   currentSpawner,
+  type StartedProcess,
   spawnProcess,
   started,
   startSpawner,
   stopSpawner,
-  type StartedProcess,
 } from './process.js';
 export type { SpawnOptions } from './protocol.js';

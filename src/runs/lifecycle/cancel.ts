@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../database.js';
-import { visible, type Visibility } from '../visibility.js';
+import { type Visibility, visible } from '../visibility.js';
 import type { NamedTransition } from './states.js';
 
 /**

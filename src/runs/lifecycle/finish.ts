@@ -1,11 +1,11 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../database.js';
 import { storableJson, storableText } from '../../platform/db/storable-text.js';
 import { metricsServed } from '../../platform/metrics.js';
 import { json, nullableJson } from './json.js';
 import { type EndedColumns, secondsBetween } from './metrics.js';
-import { END_TRANSITIONS, isActive, transition } from './states.js';
 import { stateList } from './state-sql.js';
+import { END_TRANSITIONS, isActive, transition } from './states.js';
 import { insertEvents } from './transitions.js';
 import type { Finish, FinishResult, TimelineEvent } from './types.js';
 

@@ -1,7 +1,7 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../database.js';
 import { invalidRequest, notFound } from '../../platform/http/errors.js';
-import { visible, type Visibility } from '../visibility.js';
+import { type Visibility, visible } from '../visibility.js';
 import { isTerminal, transition } from './states.js';
 
 export type FollowupRoute = 'initial_input' | 'live' | 'new_execution' | 'debug';

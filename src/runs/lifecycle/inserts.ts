@@ -1,7 +1,7 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../database.js';
 import { activeTraceparent } from '../../platform/tracing.js';
-import { NEW_RUN_COLUMNS, type CapacityLimits, type NewAttachment, type NewRun } from './types.js';
+import { type CapacityLimits, NEW_RUN_COLUMNS, type NewAttachment, type NewRun } from './types.js';
 
 /**
  * Inserts runs and their `oz_run_created` events in one statement: one round trip, committed together. With

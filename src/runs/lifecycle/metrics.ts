@@ -1,4 +1,4 @@
-import { type RawBuilder, sql, type Kysely } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { Counter, Histogram } from 'prom-client';
 import type { DB } from '../../database.js';
 import { BoundedLabel, metricsRegistry, metricsServed, RUN_SECONDS_BUCKETS } from '../../platform/metrics.js';

@@ -2,7 +2,7 @@
 // of an ended run to run_overview_changes; here a team's changes are folded into run_overview_hours, the totals per
 // hour of creation in the groups the overview reads. Folding is the only update of those totals, one team at a time
 // under an advisory lock, so the run ends themselves never wait on a shared total.
-import { type RawBuilder, sql, type Kysely } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DB } from '../../database.js';
 
 /** The kinds of group, as the overview's GROUPING SETS name them. */

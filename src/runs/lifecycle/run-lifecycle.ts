@@ -15,10 +15,6 @@ import {
   type TakebackOptions,
   takeBack,
 } from './leases.js';
-import { deleteEndedRuns } from './retention.js';
-import { type AgentStart, beginAgentStarts } from './start-intents.js';
-import { recordUsage } from './usage.js';
-import { insertReportedEvent } from './reported-events.js';
 import {
   observeClaimed,
   observeCreated,
@@ -27,7 +23,10 @@ import {
   observeRenewals,
   observeStarted,
 } from './metrics.js';
+import { insertReportedEvent } from './reported-events.js';
+import { deleteEndedRuns } from './retention.js';
 import { type RunSignal, runSignals } from './signals.js';
+import { type AgentStart, beginAgentStarts } from './start-intents.js';
 import {
   CANCELLABLE_STATES,
   END_TRANSITIONS,
@@ -55,10 +54,11 @@ import type {
   NewAttachment,
   NewRun,
   TimelineEvent,
+  TranscriptRow,
   Transition,
   TransitionResult,
-  TranscriptRow,
 } from './types.js';
+import { recordUsage } from './usage.js';
 
 /**
  * The one writer of the run lifecycle: run state and the lifecycle's columns, timeline events, follow-up inputs

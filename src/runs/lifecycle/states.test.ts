@@ -3,22 +3,22 @@ import fs from 'node:fs';
 import { test } from 'node:test';
 import {
   ACTIVE_STATES,
-  END_TRANSITIONS,
-  NAMED_TRANSITIONS,
-  namesOf,
-  transition,
-  canMove,
   CANCELLABLE_STATES,
+  canMove,
   checkMove,
   END_STATES,
+  END_TRANSITIONS,
   endEventType,
   isCompletion,
   isTerminal,
+  NAMED_TRANSITIONS,
+  namesOf,
   OPERATOR_CANCELLABLE_STATES,
-  RefusedTransitionError,
   REQUEUABLE_STATES,
+  RefusedTransitionError,
   RUN_STATES,
   TERMINAL_STATES,
+  transition,
 } from './states.js';
 
 /** The expected state machine, written out on its own: a row per from-state, x where the move is allowed. */

@@ -1,8 +1,8 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../database.js';
 import { storableJson, storableText } from '../../platform/db/storable-text.js';
 import { type NamedTransition, namesOf, RefusedTransitionError, type TransitionName, transition } from './states.js';
-import type { EventRow, Transition, TransitionResult, TranscriptRow } from './types.js';
+import type { EventRow, TranscriptRow, Transition, TransitionResult } from './types.js';
 
 /**
  * Inserts the timeline events that the rows of CTE `source` (columns id, execution_id) carry as a JSON array

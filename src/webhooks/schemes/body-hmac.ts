@@ -1,6 +1,6 @@
 import { bodyHash } from '../identity.js';
 import type { SignatureScheme, SignatureSchemeName } from './scheme.js';
-import { fail, hmac, matchesAny, MISMATCH, OK, parseHex, readHeader } from './verify-helpers.js';
+import { fail, hmac, MISMATCH, matchesAny, OK, parseHex, readHeader } from './verify-helpers.js';
 
 /** The schemes that send one hex HMAC of the raw body in one header, maybe after a fixed prefix. */
 export function bodyHmacScheme(options: {

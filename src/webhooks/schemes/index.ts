@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { github } from './github.js';
-import { pagerduty } from './pagerduty.js';
 import { SIGNATURE_SCHEME_NAMES, type SignatureSchemeName } from './names.js';
+import { pagerduty } from './pagerduty.js';
 import type { SignatureScheme } from './scheme.js';
 import { sentry } from './sentry.js';
 import { standardWebhooks, standardWebhooksKey } from './standard-webhooks.js';

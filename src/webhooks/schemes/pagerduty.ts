@@ -1,6 +1,6 @@
 import { bodyHash } from '../identity.js';
 import type { SignatureScheme } from './scheme.js';
-import { fail, hmac, matchesAny, MISMATCH, OK, parseHex, readHeader } from './verify-helpers.js';
+import { fail, hmac, MISMATCH, matchesAny, OK, parseHex, readHeader } from './verify-helpers.js';
 
 /**
  * PagerDuty (v3 webhooks): `X-PagerDuty-Signature: v1=<hex>[, v1=<hex>...]`, each an HMAC-SHA256 of the body.

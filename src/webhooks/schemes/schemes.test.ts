@@ -9,9 +9,9 @@ import { Webhook as SvixWebhook } from 'svix';
 import {
   generateStandardWebhooksSecret,
   isStandardWebhooksSecret,
+  type SchemeVerdict,
   SIGNATURE_SCHEME_NAMES,
   SIGNATURE_SCHEMES,
-  type SchemeVerdict,
   type SignatureSchemeName,
   type SignedDelivery,
 } from './index.js';

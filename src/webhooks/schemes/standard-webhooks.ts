@@ -3,8 +3,8 @@ import type { SignatureScheme, SignedDelivery } from './scheme.js';
 import {
   fail,
   hmac,
-  matchesAny,
   MISMATCH,
+  matchesAny,
   OK,
   parseBase64,
   parseUnixSeconds,

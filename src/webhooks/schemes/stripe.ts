@@ -3,8 +3,8 @@ import type { SignatureScheme } from './scheme.js';
 import {
   fail,
   hmac,
-  matchesAny,
   MISMATCH,
+  matchesAny,
   OK,
   parseHex,
   parseUnixSeconds,

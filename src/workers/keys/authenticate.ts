@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import { hashApiKey } from '../../platform/crypto.js';
 import type { DB } from '../../database.js';
 import type { Authenticator } from '../../identities/index.js';
+import { hashApiKey } from '../../platform/crypto.js';
 import { authenticationRequired, notAuthorized } from '../../platform/http/errors.js';
 import { matchesWorkerPattern } from './pattern.js';
 import { findActiveWorkerKey } from './store.js';

@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox';
+import { type Static, Type } from 'typebox';
 
 /** Wire schemas of the worker keys API (/api/v1/selfhosted/worker-keys). */
 

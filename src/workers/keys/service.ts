@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
+import type { DB } from '../../database.js';
 import type { Caller } from '../../identities/index.js';
 import { generateWorkerKey } from '../../platform/crypto.js';
-import type { DB } from '../../database.js';
 import { invalidRequest, notAuthorized, notFound } from '../../platform/http/errors.js';
 import { rfc3339 } from '../../platform/time.js';
 import { workerPatternProblem } from './pattern.js';

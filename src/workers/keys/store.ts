@@ -1,6 +1,6 @@
-import { sql, type Kysely } from 'kysely';
-import { apiKeyDisplayPrefix, hashApiKey, newUid } from '../../platform/crypto.js';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../database.js';
+import { apiKeyDisplayPrefix, hashApiKey, newUid } from '../../platform/crypto.js';
 
 /** Worker keys by hash only: the key itself exists once, in the answer that created it. */
 

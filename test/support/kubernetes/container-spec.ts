@@ -1,5 +1,5 @@
-import type { ContainerLaunch } from './podman-containers.js';
 import type { PodVolume } from './pod-volumes.js';
+import type { ContainerLaunch } from './podman-containers.js';
 import { parseQuantity } from './quantity.js';
 import type { KubeObject } from './store.js';
 

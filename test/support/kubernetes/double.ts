@@ -1,6 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import { execFileSync } from 'node:child_process';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';

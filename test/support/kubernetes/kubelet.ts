@@ -1,7 +1,6 @@
 import { ConfigError, containerLaunch, type KubeContainer } from './container-spec.js';
 import type { EventRecorder } from './events.js';
 import type { Faults } from './faults.js';
-import { DOUBLE_LABEL, DOUBLE_PID_LABEL, type PodmanContainers } from './podman-containers.js';
 import {
   apiTime,
   containerStatus,
@@ -11,6 +10,7 @@ import {
   setCondition,
 } from './pod-status.js';
 import { type PodVolume, prepareVolumes, removeVolumes, VolumeError } from './pod-volumes.js';
+import { DOUBLE_LABEL, DOUBLE_PID_LABEL, type PodmanContainers } from './podman-containers.js';
 import { resourceTypeOfKind } from './resources.js';
 import { type KubeObject, now, type ObjectStore } from './store.js';
 

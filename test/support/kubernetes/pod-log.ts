@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import type { Kubelet } from './kubelet.js';
-import type { PodmanContainers } from './podman-containers.js';
 import type { PodStatus } from './pod-status.js';
+import type { PodmanContainers } from './podman-containers.js';
 import { badRequest } from './status.js';
 import type { KubeObject } from './store.js';
 

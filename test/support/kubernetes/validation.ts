@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js';
-import type { KubeObject } from './store.js';
 import { schemaCauses } from './schema.js';
 import type { StatusCause } from './status.js';
+import type { KubeObject } from './store.js';
 
 /**
  * What the API server checks beyond the OpenAPI schema, for the kinds the double serves: names, labels, a pod

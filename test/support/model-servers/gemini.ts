@@ -1,12 +1,12 @@
 import {
-  ScriptedModelServer,
   json,
   pieces,
+  ScriptedModelServer,
+  type ScriptedTurn,
   sse,
   startSse,
-  usageOf,
-  type ScriptedTurn,
   type TurnWriter,
+  usageOf,
 } from './scripted.js';
 
 /**

@@ -1,13 +1,13 @@
 import {
-  ScriptedModelServer,
   callId,
   json,
   pieces,
+  ScriptedModelServer,
+  type ScriptedTurn,
   sse,
   startSse,
-  usageOf,
-  type ScriptedTurn,
   type TurnWriter,
+  usageOf,
 } from './scripted.js';
 
 /**

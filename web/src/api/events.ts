@@ -1,7 +1,7 @@
 // Live events of a run: `GET /agent/runs/{id}/events` is Server-Sent Events, read with fetch (EventSource cannot
 // send the Authorization header) and parsed with eventsource-parser. Reconnects with Last-Event-ID until `end`.
 import { createParser } from 'eventsource-parser';
-import { ApiProblem, seg, type HangarClient } from './client';
+import { ApiProblem, type HangarClient, seg } from './client';
 import type { TimelineEvent } from './types';
 
 export interface OutputEvent {

@@ -1,5 +1,5 @@
 // The test-filter action: would a payload filter (or a saved automation) start a run for a stored delivery?
-import { useId, useState, type FormEvent } from 'react';
+import { type FormEvent, useId, useState } from 'react';
 import { seg } from '../api/client';
 import type { Automation, DeliveryList, TestFilterRequest, TestFilterResult, Webhook } from '../api/types';
 import { useAction, useResource } from '../hooks';

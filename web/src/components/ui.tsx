@@ -1,5 +1,5 @@
 // Small shared pieces: page header, form and delete buttons, error, loading and empty states, times, state badges, one-time secrets.
-import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
+import { type ReactNode, useEffect, useId, useRef, useState } from 'react';
 import { ApiProblem } from '../api/client';
 
 /** The page's h1; it takes focus when the page opens, so keyboard and screen reader users land on it. */

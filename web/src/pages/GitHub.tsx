@@ -1,7 +1,7 @@
 // A team's GitHub links (issue 30), for instance administrators: they decide which team acts for which GitHub
 // App installation, and which team secret holds a personal access token. The admin API under
 // /admin/teams/{teamUid}/github (src/github/http.ts) answers 403 to anyone else, which the page says.
-import { useState, type FormEvent } from 'react';
+import { type FormEvent, useState } from 'react';
 import { ApiProblem, seg } from '../api/client';
 import type { GitHubLinks, Team } from '../api/types';
 import { confirmed, Empty, ErrorMessage, Loading, PageHeader, Time } from '../components/ui';

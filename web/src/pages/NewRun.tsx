@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { type FormEvent, useState } from 'react';
 import { useNavigate } from 'react-router';
 import type { AgentIdentity, CreateRunRequest, CreateRunResponse, Environment } from '../api/types';
 import { ErrorMessage, PageHeader } from '../components/ui';

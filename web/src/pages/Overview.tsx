@@ -1,6 +1,6 @@
 // The landing page after sign-in: the team's runs at a glance, from GET /api/v1/overview (aggregated by the
 // server), as charts with the figures also in words for screen readers.
-import { useId, useState, type ReactNode } from 'react';
+import { type ReactNode, useId, useState } from 'react';
 import { Link } from 'react-router';
 import {
   Area,
@@ -14,9 +14,9 @@ import {
   XAxis,
   YAxis,
 } from 'recharts';
-import { RUN_STATES, type Overview } from '../api/types';
-import { WaitingBanner } from '../components/WaitingBanner';
+import { type Overview, RUN_STATES } from '../api/types';
 import { Empty, ErrorMessage, Loading, PageHeader, stateLabel } from '../components/ui';
+import { WaitingBanner } from '../components/WaitingBanner';
 import { useResource } from '../hooks';
 import { useClient } from '../session';
 import { secondsInWords, usd } from '../words';

@@ -6,7 +6,7 @@ import { ErrorMessage, Loading, PageHeader } from '../components/ui';
 import { FollowupForm } from '../run/FollowupForm';
 import { NetworkRefusals } from '../run/NetworkRefusals';
 import { RunActionErrors, RunActions, useRunActions } from '../run/RunActions';
-import { RunConversation, isPlainText } from '../run/RunConversation';
+import { isPlainText, RunConversation } from '../run/RunConversation';
 import { RunSummary } from '../run/RunSummary';
 import { TimelineView } from '../run/Timeline';
 import { useRunData } from '../run/useRunData';

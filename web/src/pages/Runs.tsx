@@ -1,11 +1,11 @@
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import type { Query } from '../api/client';
-import { ARTIFACT_TYPES, RUN_SOURCES, RUN_STATES, SORT_FIELDS, type RunList } from '../api/types';
-import { Empty, ErrorMessage, Loading, PageHeader, StateBadge, Time, duration, stateLabel } from '../components/ui';
+import { ARTIFACT_TYPES, RUN_SOURCES, RUN_STATES, type RunList, SORT_FIELDS } from '../api/types';
+import { duration, Empty, ErrorMessage, Loading, PageHeader, StateBadge, stateLabel, Time } from '../components/ui';
+import { WaitingBanner } from '../components/WaitingBanner';
 import { useResource } from '../hooks';
 import { useClient } from '../session';
-import { WaitingBanner } from '../components/WaitingBanner';
 import { sourceLabel } from '../words';
 
 /** How often the list looks again, so state changes show without a reload. */

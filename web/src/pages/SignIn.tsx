@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { HangarClient } from '../api/client';
 import { ErrorMessage } from '../components/ui';
 import { useAction } from '../hooks';

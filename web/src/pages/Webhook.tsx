@@ -4,6 +4,7 @@ import { seg } from '../api/client';
 import type { Automation, Delivery, DeliveryList, Webhook } from '../api/types';
 import { TestFilterForm } from '../components/TestFilter';
 import {
+  confirmed,
   DeleteButton,
   Empty,
   ErrorMessage,
@@ -13,7 +14,6 @@ import {
   PageHeader,
   SecretOnce,
   Time,
-  confirmed,
 } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';

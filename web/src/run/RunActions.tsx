@@ -1,7 +1,7 @@
 // The run page's header buttons: cancel (while the run goes) and the transcript's download.
 import { seg } from '../api/client';
 import { type ExplainedRun, isTerminal } from '../api/types';
-import { ErrorMessage, confirmed } from '../components/ui';
+import { confirmed, ErrorMessage } from '../components/ui';
 import { type Action, useAction } from '../hooks';
 import { useClient } from '../session';
 

@@ -3,7 +3,7 @@ import type { ReactNode } from 'react';
 import { Link } from 'react-router';
 import type { EnvironmentDetail, ExplainedRun, TimelineEvent } from '../api/types';
 import { RunOriginFacts } from '../components/RunOrigin';
-import { Time, duration, isoSeconds } from '../components/ui';
+import { duration, isoSeconds, Time } from '../components/ui';
 import { secondsInWords, sourceLabel } from '../words';
 import type { RunConfig } from './useRunData';
 

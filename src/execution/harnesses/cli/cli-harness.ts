@@ -1,22 +1,22 @@
 import path from 'node:path';
-import { scrubbedEnvironment, spawnSandboxed } from '../../sandbox/index.js';
+import type { ResolvedDefinition } from '../../../mcp/index.js';
+import type { ResolvedModel } from '../../../models/index.js';
+import { type HarnessEvent, taskMessage } from '../../../runs/index.js';
 import type { SandboxMode } from '../../sandbox/backend.js';
-import { HOME_DIRECTORY, workspaceHome } from '../../workspace/workspace.js';
+import { scrubbedEnvironment, spawnSandboxed } from '../../sandbox/index.js';
 import { WorkspaceFiles } from '../../workspace/files.js';
+import { HOME_DIRECTORY, workspaceHome } from '../../workspace/workspace.js';
 import {
-  HarnessStartError,
   type Harness,
   type HarnessSession,
   type HarnessSink,
+  HarnessStartError,
   type HarnessTask,
 } from '../harness.js';
-import { taskMessage, type HarnessEvent } from '../../../runs/index.js';
-import type { ResolvedDefinition } from '../../../mcp/index.js';
-import type { ResolvedModel } from '../../../models/index.js';
 import type { AgentCli } from './agent-cli.js';
-import { proxiedMcpServers, proxiedModel } from './proxied.js';
 import { locateBinary } from './locate.js';
 import { cliPrompt, resumedPrompt } from './prompt.js';
+import { proxiedMcpServers, proxiedModel } from './proxied.js';
 import { restoreSession, sessionLine } from './session.js';
 
 export interface CliHarnessOptions {

@@ -3,8 +3,8 @@ import { claude } from './claude.js';
 import { codex } from './codex.js';
 import { gemini } from './gemini.js';
 
-export type { AgentCli, CliInvocation, CliInvocationInput } from './agent-cli.js';
 export type { ResolvedModel } from '../../../models/index.js';
+export type { AgentCli, CliInvocation, CliInvocationInput } from './agent-cli.js';
 export { CliHarness, type CliHarnessOptions } from './cli-harness.js';
 export { locateBinary } from './locate.js';
 

@@ -1,5 +1,5 @@
+import { type HarnessEvent, inputLine, parseEvent, saidNow } from '../../../runs/index.js';
 import type { HarnessTask, TranscriptLine } from '../harness.js';
-import { inputLine, parseEvent, saidNow, type HarnessEvent } from '../../../runs/index.js';
 
 /** How much of the earlier conversation a continuation's prompt carries, and of any one message in it. */
 const RECAP_MAX_CHARS = 24_000;

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { type FileOwner, WorkspaceFiles } from '../../workspace/files.js';
 import { HOME_DIRECTORY } from '../../workspace/workspace.js';
-import { WorkspaceFiles, type FileOwner } from '../../workspace/files.js';
 import type { TranscriptLine } from '../harness.js';
 import type { AgentCli, SessionFile } from './agent-cli.js';
 

@@ -1,15 +1,15 @@
 import type { AddressPolicy } from '../../../platform/net/address-policy.js';
-import { scrubbedEnvironment } from '../../sandbox/index.js';
+import { saidNow, taskMessage, type UserMessage } from '../../../runs/index.js';
 import type { SandboxExit, SandboxMode } from '../../sandbox/backend.js';
+import { scrubbedEnvironment } from '../../sandbox/index.js';
 import { workspaceHome } from '../../workspace/workspace.js';
 import {
-  HarnessStartError,
   type Harness,
   type HarnessSession,
   type HarnessSink,
+  HarnessStartError,
   type HarnessTask,
 } from '../harness.js';
-import { saidNow, taskMessage, type UserMessage } from '../../../runs/index.js';
 import type { McpTools } from './mcp.js';
 import { sandboxedShell } from './sandboxed-shell.js';
 

@@ -1,6 +1,6 @@
 import type { AssistantContent, ModelMessage, ToolContent } from 'ai';
-import type { TranscriptLine } from '../harness.js';
 import { inputLine, parseEvent } from '../../../runs/index.js';
+import type { TranscriptLine } from '../harness.js';
 
 type AssistantPart = Exclude<AssistantContent, string>[number];
 type ToolPart = ToolContent[number];

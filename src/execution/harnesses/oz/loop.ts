@@ -1,8 +1,8 @@
-import { streamText, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
+import { type LanguageModel, type ModelMessage, streamText, type ToolSet } from 'ai';
 import type { HarnessEvent } from '../../../runs/index.js';
 import type { FileOwner } from '../../workspace/files.js';
 import { describeWorkspace, systemPrompt } from './prompt.js';
-import { DEFAULT_TOOL_LIMITS, TOOL_CATEGORIES, createOzTools, type OzToolContext, type OzToolLimits } from './tools.js';
+import { createOzTools, DEFAULT_TOOL_LIMITS, type OzToolContext, type OzToolLimits, TOOL_CATEGORIES } from './tools.js';
 
 export type OzFinalEvent = Extract<HarnessEvent, { type: 'done' | 'failed' | 'ask_user' }>;
 

@@ -1,7 +1,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { spawnSandboxed } from '../../sandbox/index.js';
+import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { SandboxedProcess, SandboxSpawnOptions } from '../../sandbox/backend.js';
+import { spawnSandboxed } from '../../sandbox/index.js';
 
 /**
  * The MCP stdio transport over a sandboxed process: a stdio MCP server a run asks for is a program like the

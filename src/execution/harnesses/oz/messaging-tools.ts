@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { tool, type ToolSet } from 'ai';
+import { type ToolSet, tool } from 'ai';
 import { z } from 'zod';
 
 /**

@@ -3,7 +3,7 @@ import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModel } from 'ai';
-import { type ModelDefinition, resolveModel, type ResolvedModel } from '../../../models/index.js';
+import { type ModelDefinition, type ResolvedModel, resolveModel } from '../../../models/index.js';
 
 /**
  * The AI SDK model for a resolved catalogue model: OpenAI (Responses API), Anthropic (Messages), Google (Gemini),

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { normalized, workspaceRelative, WorkspacePathError } from '../../workspace/files.js';
+import { normalized, WorkspacePathError, workspaceRelative } from '../../workspace/files.js';
 
 /** A tool asked for a path outside the workspace; its message is what the model reads. */
 export class PathEscapeError extends Error {

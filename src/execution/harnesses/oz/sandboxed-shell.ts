@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { spawnSandboxed } from '../../sandbox/index.js';
 import type { SandboxMode } from '../../sandbox/backend.js';
+import { spawnSandboxed } from '../../sandbox/index.js';
 import type { ShellOptions, ShellResult } from './shell.js';
 
 export interface SandboxedShellOptions {

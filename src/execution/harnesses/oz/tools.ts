@@ -1,8 +1,8 @@
 import path from 'node:path';
-import { tool, type ToolSet } from 'ai';
+import { type ToolSet, tool } from 'ai';
 import { z } from 'zod';
-import { WorkspaceFiles, type FileOwner } from '../../workspace/files.js';
 import type { HarnessEvent } from '../../../runs/index.js';
+import { type FileOwner, WorkspaceFiles } from '../../workspace/files.js';
 import { displayPath, resolveInWorkspace } from './paths.js';
 import { runShell, type ShellOptions, type ShellResult } from './shell.js';
 

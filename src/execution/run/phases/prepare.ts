@@ -1,6 +1,6 @@
 import type { EnvironmentConfig } from '../../../environments/index.js';
-import { HarnessStartError, type Harness } from '../../harnesses/harness.js';
-import { builtInSetup, type BuiltInSetup } from '../../model/built-in-setup.js';
+import { type Harness, HarnessStartError } from '../../harnesses/harness.js';
+import { type BuiltInSetup, builtInSetup } from '../../model/built-in-setup.js';
 import { addBuiltInSecrets } from '../../redaction/index.js';
 import { guestSecretsRefusal } from '../guest-run.js';
 import { failed } from '../outcomes.js';

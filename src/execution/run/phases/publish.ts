@@ -1,6 +1,6 @@
 import { type RefusalEntry, refusalsMarkdown } from '../../../network/index.js';
-import type { Outcome } from '../../../runs/index.js';
 import { inSpan } from '../../../platform/tracing.js';
+import type { Outcome } from '../../../runs/index.js';
 import type { GitHubSession } from '../../github/session.js';
 import type { RunScope } from './types.js';
 

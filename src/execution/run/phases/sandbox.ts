@@ -1,11 +1,11 @@
 import type { EnvironmentConfig } from '../../../environments/index.js';
 import type { RunNetwork } from '../../../network/index.js';
 import { environmentImageProblem } from '../../../platform/image-reference.js';
+import { executionShape } from '../../../runners/index.js';
 import type { Outcome } from '../../../runs/index.js';
 import type { Harness } from '../../harnesses/harness.js';
 import type { SandboxBackend, SandboxOpenRequest } from '../../sandbox/backend.js';
 import { registryOf } from '../../sandbox/container/pull.js';
-import { executionShape } from '../../../runners/index.js';
 import { failed } from '../outcomes.js';
 import type { Phase, RunScope } from './types.js';
 

@@ -1,5 +1,5 @@
-import type { ClaimedRun, Outcome, TranscriptRow } from '../../../runs/index.js';
 import type { Redactor } from '../../../platform/redaction/redactor.js';
+import type { ClaimedRun, Outcome, TranscriptRow } from '../../../runs/index.js';
 import type { ExecutionContext } from '../context.js';
 import type { RunRecord } from '../record.js';
 

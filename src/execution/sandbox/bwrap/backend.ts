@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import type { RunUser, SandboxCapabilities, SandboxSpawnOptions, SandboxedProcess } from '../backend.js';
+import type { RunUser, SandboxCapabilities, SandboxedProcess, SandboxSpawnOptions } from '../backend.js';
 import { alive, descendants, findExecutable, HostBackend, signal, spawnOnHost } from '../host-process.js';
 import { apiRoute, proxyVariables } from '../network.js';
 import { blockingDirectory } from '../workspace-root.js';

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { runReadableFile } from '../run-readable-file.js';
 import type { RunUser } from '../backend.js';
+import { runReadableFile } from '../run-readable-file.js';
 import { blockingDirectory } from '../workspace-root.js';
 
 /** An operator's file the run user cannot reach, and the copy of it the sandbox shows at its path instead. */

@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { demultiplex, type EngineClient } from './engine-client.js';
 import { apiEndpoint } from '../network.js';
+import { demultiplex, type EngineClient } from './engine-client.js';
 
 /** Where the execution's API socket is inside its container. */
 export const CONTAINER_API_SOCKET = '/opt/hangar/api.sock';

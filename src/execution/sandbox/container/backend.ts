@@ -3,25 +3,25 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { realPath } from '../host-process.js';
-import { apiRoute } from '../network.js';
 import type {
   RunUser,
   SandboxBackend,
   SandboxCapabilities,
+  SandboxedProcess,
   SandboxOpenRequest,
   SandboxOpenResult,
   SandboxSpawnOptions,
-  SandboxedProcess,
 } from '../backend.js';
-import { ApiSocket, CONTAINER_API_SOCKET, apiSocketFile, loopbackApi, startRelay } from './api-relay.js';
+import { realPath } from '../host-process.js';
+import { apiRoute } from '../network.js';
+import { ApiSocket, apiSocketFile, CONTAINER_API_SOCKET, loopbackApi, startRelay } from './api-relay.js';
+import { limitPassed } from './cgroup-counters.js';
 import { confineContainerEgress } from './egress.js';
 import { EngineClient, EngineError } from './engine-client.js';
 import { spawnInContainer } from './exec.js';
-import { limitPassed } from './cgroup-counters.js';
-import { limitsPayload, runLimits, type ContainerLimits } from './limits.js';
-import { CONTAINER_WORKSPACE, containerPath, RUNTIME_BIN, setsidPath, translate } from './paths.js';
 import { HostPaths } from './host-paths.js';
+import { type ContainerLimits, limitsPayload, runLimits } from './limits.js';
+import { CONTAINER_WORKSPACE, containerPath, RUNTIME_BIN, setsidPath, translate } from './paths.js';
 import { ImageAccess, registryOf } from './pull.js';
 import { SnapshotImages } from './snapshot-images.js';
 

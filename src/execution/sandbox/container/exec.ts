@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
+import type { SandboxedProcess, SandboxSpawnOptions } from '../backend.js';
 import { ProcessOutput } from '../process-output.js';
-import type { SandboxSpawnOptions, SandboxedProcess } from '../backend.js';
 import { ProcessTree, type TreeEnd } from '../process-tree.js';
 import { demultiplex, type EngineClient } from './engine-client.js';
 

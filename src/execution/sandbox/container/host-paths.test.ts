@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { hostBind, hostPathMapper, mountPoints, ownContainerIds, type OwnContainer } from './host-paths.js';
+import { hostBind, hostPathMapper, mountPoints, type OwnContainer, ownContainerIds } from './host-paths.js';
 
 const DOCKER_ID = 'c52d7528b3aad1ea0da974198c0dcfd9944de3b3f9ddfde895463f40fad85d2f';
 const PODMAN_ID = '9418a4eee3cba3d1041113aa88e60f8e706dd8f665829d4c15f7b191c83a711a';

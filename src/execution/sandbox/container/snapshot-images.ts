@@ -1,5 +1,5 @@
 import { parseImageReference, qualifiedReference, SNAPSHOT_REPOSITORY } from '../../../platform/image-reference.js';
-import { EngineError, type EngineClient } from './engine-client.js';
+import { type EngineClient, EngineError } from './engine-client.js';
 import { imageId } from './pull.js';
 
 /**

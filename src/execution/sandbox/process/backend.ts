@@ -1,4 +1,4 @@
-import type { RunUser, SandboxCapabilities, SandboxSpawnOptions, SandboxedProcess } from '../backend.js';
+import type { RunUser, SandboxCapabilities, SandboxedProcess, SandboxSpawnOptions } from '../backend.js';
 import { HostBackend, signal, spawnOnHost } from '../host-process.js';
 import { leaderStartTime, markedProcesses, SANDBOX_MARK } from '../marked-processes.js';
 import { parentDeathArguments, serverBoundMark } from '../server-death.js';
