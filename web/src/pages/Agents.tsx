@@ -2,7 +2,8 @@ import { type FormEvent, useState } from 'react';
 import { Link } from 'react-router';
 import { seg } from '../api/client';
 import type { AgentIdentity } from '../api/types';
-import { DeleteButton, Empty, ErrorMessage, Flag, FormActions, Loading, PageHeader, Time } from '../components/ui';
+import { ResourceList } from '../components/ResourceList';
+import { DeleteButton, Empty, ErrorMessage, Flag, FormActions, PageHeader, Time } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 
@@ -61,7 +62,6 @@ export function AgentsPage() {
   );
   const remove = useAction();
   const [creating, setCreating] = useState(false);
-  const list = agents.data?.agents;
   return (
     <>
       <PageHeader
@@ -83,69 +83,61 @@ export function AgentsPage() {
           }}
         />
       )}
-      <ErrorMessage error={agents.error} title="Could not load the agent identities" />
       <ErrorMessage error={remove.error} title="Could not delete the agent identity" />
-      {agents.loading && !list && <Loading what="Loading agent identities" />}
-      {list && list.length === 0 && <Empty title="No agent identities yet." />}
-      {list && list.length > 0 && (
-        <table className="responsive">
-          <caption className="visually-hidden">Agent identities</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Type</th>
-              <th scope="col">Available</th>
-              <th scope="col">On behalf of</th>
-              <th scope="col">GitHub as</th>
-              <th scope="col">Model</th>
-              <th scope="col">Worker host</th>
-              <th scope="col">Created</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.map((agent) => (
-              <tr key={agent.uid}>
-                <th scope="row" data-label="Name">
-                  {agent.name}
-                  {agent.description && <div className="muted small">{agent.description}</div>}
-                </th>
-                <td data-label="Type">{agent.agent_type}</td>
-                <td data-label="Available">
-                  <Flag on={agent.available} yes="Available" no="Over the plan limit" />
-                </td>
-                <td data-label="On behalf of">
-                  <Flag on={agent.on_behalf_of_enabled} yes="Members" no="Off" />
-                </td>
-                <td data-label="GitHub as">
-                  {agent.credential_strategy === 'CREATOR' ? 'creator' : <span className="muted">executor</span>}
-                </td>
-                <td data-label="Model">{agent.base_model ?? <span className="muted">default</span>}</td>
-                <td data-label="Worker host">{agent.worker_host ?? <span className="muted">server</span>}</td>
-                <td data-label="Created">
-                  <Time value={agent.created_at} />
-                </td>
-                <td data-label="Actions" className="row">
-                  <Link className="button secondary" to={`/runs?executor=${encodeURIComponent(agent.uid)}`}>
-                    Runs
-                  </Link>
-                  <DeleteButton
-                    what={agent.name}
-                    question={`Delete the agent identity "${agent.name}" and all of its API keys?`}
-                    pending={remove.pending}
-                    onDelete={async () => {
-                      if ((await remove.run(() => client.delete(`/agent/identities/${seg(agent.uid)}`))) !== undefined)
-                        void agents.reload();
-                    }}
-                  />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <ResourceList
+        items={agents.data?.agents}
+        state={agents}
+        noun="the agent identities"
+        empty={<Empty title="No agent identities yet." />}
+        caption="Agent identities"
+        rowKey={(agent) => agent.uid}
+        columns={[
+          {
+            label: 'Name',
+            cell: (agent) => (
+              <>
+                {agent.name}
+                {agent.description && <div className="muted small">{agent.description}</div>}
+              </>
+            ),
+          },
+          { label: 'Type', cell: (agent) => agent.agent_type },
+          {
+            label: 'Available',
+            cell: (agent) => <Flag on={agent.available} yes="Available" no="Over the plan limit" />,
+          },
+          { label: 'On behalf of', cell: (agent) => <Flag on={agent.on_behalf_of_enabled} yes="Members" no="Off" /> },
+          {
+            label: 'GitHub as',
+            cell: (agent) =>
+              agent.credential_strategy === 'CREATOR' ? 'creator' : <span className="muted">executor</span>,
+          },
+          { label: 'Model', cell: (agent) => agent.base_model ?? <span className="muted">default</span> },
+          { label: 'Worker host', cell: (agent) => agent.worker_host ?? <span className="muted">server</span> },
+          { label: 'Created', cell: (agent) => <Time value={agent.created_at} /> },
+          {
+            label: 'Actions',
+            labelHidden: true,
+            className: 'row',
+            cell: (agent) => (
+              <>
+                <Link className="button secondary" to={`/runs?executor=${encodeURIComponent(agent.uid)}`}>
+                  Runs
+                </Link>
+                <DeleteButton
+                  what={agent.name}
+                  question={`Delete the agent identity "${agent.name}" and all of its API keys?`}
+                  pending={remove.pending}
+                  onDelete={async () => {
+                    if ((await remove.run(() => client.delete(`/agent/identities/${seg(agent.uid)}`))) !== undefined)
+                      void agents.reload();
+                  }}
+                />
+              </>
+            ),
+          },
+        ]}
+      />
     </>
   );
 }

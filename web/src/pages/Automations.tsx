@@ -2,18 +2,9 @@ import { type FormEvent, useState } from 'react';
 import { Link } from 'react-router';
 import { seg } from '../api/client';
 import type { AgentIdentity, Automation, Webhook } from '../api/types';
+import { ResourceList } from '../components/ResourceList';
 import { TestFilterForm } from '../components/TestFilter';
-import {
-  DeleteButton,
-  Empty,
-  ErrorMessage,
-  Flag,
-  FormActions,
-  Json,
-  Loading,
-  PageHeader,
-  Time,
-} from '../components/ui';
+import { DeleteButton, Empty, ErrorMessage, Flag, FormActions, Json, PageHeader, Time } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 
@@ -314,16 +305,16 @@ export function AutomationsPage() {
           }}
         />
       )}
-      <ErrorMessage error={automations.error ?? webhooks.error} title="Could not load the automations" />
-      {automations.loading && !list && <Loading what="Loading automations" />}
-      {list && list.length === 0 && <Empty title="No automations yet." />}
-      {list && list.length > 0 && (
-        <ul className="items">
-          {list.map((automation) => (
-            <AutomationCard key={automation.id} automation={automation} onChanged={() => void automations.reload()} />
-          ))}
-        </ul>
-      )}
+      <ErrorMessage error={webhooks.error} title="Could not load the webhooks" />
+      <ResourceList
+        items={list}
+        state={automations}
+        noun="the automations"
+        empty={<Empty title="No automations yet." />}
+        card={(automation) => (
+          <AutomationCard key={automation.id} automation={automation} onChanged={() => void automations.reload()} />
+        )}
+      />
       <section aria-labelledby="test-filter-title">
         <h2 id="test-filter-title">Test a filter</h2>
         <p className="muted">

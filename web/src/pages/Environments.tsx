@@ -2,7 +2,8 @@ import { type FormEvent, useState } from 'react';
 import { Link } from 'react-router';
 import { seg } from '../api/client';
 import type { CreateEnvironmentRequest, Environment } from '../api/types';
-import { DeleteButton, Empty, ErrorMessage, FormActions, Loading, PageHeader, Time } from '../components/ui';
+import { ResourceList } from '../components/ResourceList';
+import { DeleteButton, Empty, ErrorMessage, FormActions, PageHeader, Time } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 
@@ -202,22 +203,23 @@ export function EnvironmentsPage() {
           }}
         />
       )}
-      <ErrorMessage error={environments.error} title="Could not load the environments" />
-      {environments.loading && !list && <Loading what="Loading environments" />}
-      {list && list.length === 0 && (
-        <Empty title="No environments yet.">{<p>Runs without one start in an empty workspace.</p>}</Empty>
-      )}
-      {list && list.length > 0 && (
-        <ul className="items">
-          {list.map((environment) => (
-            <EnvironmentCard
-              key={environment.uid}
-              environment={environment}
-              onChanged={() => void environments.reload()}
-            />
-          ))}
-        </ul>
-      )}
+      <ResourceList
+        items={list}
+        state={environments}
+        noun="the environments"
+        empty={
+          <Empty title="No environments yet.">
+            <p>Runs without one start in an empty workspace.</p>
+          </Empty>
+        }
+        card={(environment) => (
+          <EnvironmentCard
+            key={environment.uid}
+            environment={environment}
+            onChanged={() => void environments.reload()}
+          />
+        )}
+      />
     </>
   );
 }

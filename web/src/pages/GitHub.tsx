@@ -4,9 +4,16 @@
 import { type FormEvent, useState } from 'react';
 import { ApiProblem, seg } from '../api/client';
 import type { GitHubLinks, Team } from '../api/types';
+import { ResourceList } from '../components/ResourceList';
 import { confirmed, Empty, ErrorMessage, Loading, PageHeader, Time } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
+
+type GitHubLink = GitHubLinks['links'][number];
+
+/** A link in words: the installation, or the secret holding the token. */
+const linkName = (link: GitHubLink) =>
+  link.installation_id ? `installation ${link.installation_id}` : `token secret ${link.token_secret}`;
 
 function TeamLinks({ team }: { team: Team }) {
   const client = useClient();
@@ -40,73 +47,57 @@ function TeamLinks({ team }: { team: Team }) {
 
   return (
     <section className="stack" aria-label={`GitHub links of ${team.name}`}>
-      <ErrorMessage error={links.error} title="Could not load the team's GitHub links" />
       <ErrorMessage error={change.error} title="Could not change the team's GitHub links" />
-      {links.loading && !list && <Loading what="Loading the team's GitHub links" />}
-      {list && list.length === 0 && (
-        <Empty title="This team has no GitHub link.">
-          <p>Link a GitHub App installation, or name a team secret holding a personal access token.</p>
-        </Empty>
-      )}
-      {list && list.length > 0 && (
-        <table className="responsive">
-          <caption className="visually-hidden">GitHub links</caption>
-          <thead>
-            <tr>
-              <th scope="col">Link</th>
-              <th scope="col">Covers</th>
-              <th scope="col">Linked</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.map((entry) => {
-              const name = entry.installation_id
-                ? `installation ${entry.installation_id}`
-                : `token secret ${entry.token_secret}`;
-              return (
-                <tr key={name}>
-                  <th scope="row" data-label="Link">
-                    {entry.installation_id ? (
-                      <>Installation {entry.installation_id}</>
-                    ) : (
-                      <>
-                        Token secret <code>{entry.token_secret}</code>
-                      </>
-                    )}
-                  </th>
-                  <td data-label="Covers">
-                    {entry.account ?? <span className="muted">repositories no installation covers</span>}
-                  </td>
-                  <td data-label="Linked">
-                    <Time value={entry.created_at} />
-                  </td>
-                  <td data-label="Actions">
-                    <button
-                      type="button"
-                      className="danger"
-                      disabled={change.pending}
-                      aria-label={`Unlink ${name}`}
-                      onClick={() => {
-                        if (confirmed(`Unlink ${name} from ${team.name}?`))
-                          void remove(
-                            entry.installation_id
-                              ? `${base}/installations/${entry.installation_id}`
-                              : `${base}/token-secret`,
-                          );
-                      }}
-                    >
-                      Unlink
-                    </button>
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      )}
+      <ResourceList
+        items={list}
+        state={links}
+        noun="the team's GitHub links"
+        empty={
+          <Empty title="This team has no GitHub link.">
+            <p>Link a GitHub App installation, or name a team secret holding a personal access token.</p>
+          </Empty>
+        }
+        caption="GitHub links"
+        rowKey={linkName}
+        columns={[
+          {
+            label: 'Link',
+            cell: (entry) =>
+              entry.installation_id ? (
+                <>Installation {entry.installation_id}</>
+              ) : (
+                <>
+                  Token secret <code>{entry.token_secret}</code>
+                </>
+              ),
+          },
+          {
+            label: 'Covers',
+            cell: (entry) => entry.account ?? <span className="muted">repositories no installation covers</span>,
+          },
+          { label: 'Linked', cell: (entry) => <Time value={entry.created_at} /> },
+          {
+            label: 'Actions',
+            labelHidden: true,
+            cell: (entry) => (
+              <button
+                type="button"
+                className="danger"
+                disabled={change.pending}
+                aria-label={`Unlink ${linkName(entry)}`}
+                onClick={() => {
+                  if (confirmed(`Unlink ${linkName(entry)} from ${team.name}?`))
+                    void remove(
+                      entry.installation_id ? `${base}/installations/${entry.installation_id}` : `${base}/token-secret`,
+                    );
+                }}
+              >
+                Unlink
+              </button>
+            ),
+          },
+        ]}
+      />
       <form className="card stack" onSubmit={link} aria-label="Link an installation">
         <label>
           Installation ID <span className="muted">(GitHub asks whose it is)</span>

@@ -2,7 +2,8 @@ import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import type { Query } from '../api/client';
 import { ARTIFACT_TYPES, RUN_SOURCES, RUN_STATES, type RunList, SORT_FIELDS } from '../api/types';
-import { duration, Empty, ErrorMessage, Loading, PageHeader, StateBadge, stateLabel, Time } from '../components/ui';
+import { ResourceList } from '../components/ResourceList';
+import { duration, Empty, PageHeader, StateBadge, stateLabel, Time } from '../components/ui';
 import { WaitingBanner } from '../components/WaitingBanner';
 import { useResource } from '../hooks';
 import { useClient } from '../session';
@@ -15,11 +16,13 @@ const TYPING_MS = 400;
 const FAILURE_STATES = ['FAILED', 'ERROR', 'BLOCKED'];
 
 /** Why a run failed, in one line: its status message, with the error code in the tooltip. */
-function failureReason(run: RunList['runs'][number]): { text: string; code?: string } | undefined {
-  if (!FAILURE_STATES.includes(run.state)) return undefined;
+function FailureReason(run: RunList['runs'][number]) {
+  if (!FAILURE_STATES.includes(run.state)) return <span className="muted">—</span>;
   const { message, error_code: code } = (run.status_message ?? {}) as { message?: unknown; error_code?: unknown };
-  if (typeof message !== 'string' || !message) return typeof code === 'string' ? { text: code, code } : undefined;
-  return { text: message, code: typeof code === 'string' ? code : undefined };
+  const named = typeof code === 'string' ? code : undefined;
+  const text = typeof message === 'string' && message ? message : named;
+  if (!text) return <span className="muted">—</span>;
+  return <span title={named && text !== named ? `${named}: ${text}` : text}>{text}</span>;
 }
 
 /** Filters kept in the page's address (so a filtered list can be shared), named as the API names them. */
@@ -252,66 +255,36 @@ export function RunsPage() {
         </div>
       </form>
 
-      <ErrorMessage error={runs.error} title="Could not load the runs" />
-      {runs.loading && !list && <Loading what="Loading runs" />}
-      {list && list.runs.length === 0 && (
-        <Empty title={filtered ? 'No run matches these filters.' : 'No runs yet.'}>
-          {!filtered && (
-            <p>
-              <Link to="/runs/new">Start a run</Link>, or send one with <code>hangar run "…"</code> or the API.
-            </p>
-          )}
-        </Empty>
-      )}
-      {list && list.runs.length > 0 && (
-        <table className="runs responsive">
-          <caption className="visually-hidden">Runs</caption>
-          <thead>
-            <tr>
-              <th scope="col">Title</th>
-              <th scope="col">State</th>
-              <th scope="col">Source</th>
-              <th scope="col">Failure reason</th>
-              <th scope="col">Creator</th>
-              <th scope="col">Created</th>
-              <th scope="col">Updated</th>
-              <th scope="col">Run time</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.runs.map((run) => (
-              <tr key={run.run_id}>
-                <th scope="row" data-label="Title">
-                  <Link to={`/runs/${encodeURIComponent(run.run_id)}`}>{run.title || run.run_id}</Link>
-                </th>
-                <td data-label="State">
-                  <StateBadge state={run.state} />
-                </td>
-                <td data-label="Source" title={run.source}>
-                  {sourceLabel(run.source)}
-                </td>
-                <td data-label="Failure reason" className="reason">
-                  {(() => {
-                    const reason = failureReason(run);
-                    if (!reason) return <span className="muted">—</span>;
-                    return (
-                      <span title={reason.code ? `${reason.code}: ${reason.text}` : reason.text}>{reason.text}</span>
-                    );
-                  })()}
-                </td>
-                <td data-label="Creator">{run.creator.display_name ?? run.creator.uid}</td>
-                <td data-label="Created">
-                  <Time value={run.created_at} />
-                </td>
-                <td data-label="Updated">
-                  <Time value={run.updated_at} />
-                </td>
-                <td data-label="Run time">{duration(run.run_time) || <span className="muted">—</span>}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <ResourceList
+        items={list?.runs}
+        state={runs}
+        noun="the runs"
+        empty={
+          <Empty title={filtered ? 'No run matches these filters.' : 'No runs yet.'}>
+            {!filtered && (
+              <p>
+                <Link to="/runs/new">Start a run</Link>, or send one with <code>hangar run "…"</code> or the API.
+              </p>
+            )}
+          </Empty>
+        }
+        caption="Runs"
+        className="runs"
+        rowKey={(run) => run.run_id}
+        columns={[
+          {
+            label: 'Title',
+            cell: (run) => <Link to={`/runs/${encodeURIComponent(run.run_id)}`}>{run.title || run.run_id}</Link>,
+          },
+          { label: 'State', cell: (run) => <StateBadge state={run.state} /> },
+          { label: 'Source', title: (run) => run.source, cell: (run) => sourceLabel(run.source) },
+          { label: 'Failure reason', className: 'reason', cell: FailureReason },
+          { label: 'Creator', cell: (run) => run.creator.display_name ?? run.creator.uid },
+          { label: 'Created', cell: (run) => <Time value={run.created_at} /> },
+          { label: 'Updated', cell: (run) => <Time value={run.updated_at} /> },
+          { label: 'Run time', cell: (run) => duration(run.run_time) || <span className="muted">—</span> },
+        ]}
+      />
       {list && (previous.length > 0 || params.get('cursor') || list.page_info.has_next_page) && (
         <nav className="pager" aria-label="Pages of runs">
           <button

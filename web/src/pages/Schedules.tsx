@@ -2,7 +2,8 @@ import { type FormEvent, useState } from 'react';
 import { Link } from 'react-router';
 import { seg } from '../api/client';
 import type { AgentIdentity, Schedule, ScheduleRequest } from '../api/types';
-import { DeleteButton, Empty, ErrorMessage, Flag, FormActions, Loading, PageHeader, Time } from '../components/ui';
+import { ResourceList } from '../components/ResourceList';
+import { DeleteButton, Empty, ErrorMessage, Flag, FormActions, PageHeader, Time } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 
@@ -262,25 +263,24 @@ export function SchedulesPage() {
           }}
         />
       )}
-      <ErrorMessage error={schedules.error} title="Could not load the schedules" />
-      {schedules.loading && !list && <Loading what="Loading schedules" />}
-      {list && list.length === 0 && (
-        <Empty title="No schedules yet.">
-          {!creating && <p>Create one to run an agent every night, every hour…</p>}
-        </Empty>
-      )}
-      {list && list.length > 0 && (
-        <ul className="items">
-          {list.map((schedule) => (
-            <ScheduleCard
-              key={schedule.id}
-              schedule={schedule}
-              agents={agents.data?.agents ?? []}
-              onChanged={() => void schedules.reload()}
-            />
-          ))}
-        </ul>
-      )}
+      <ResourceList
+        items={list}
+        state={schedules}
+        noun="the schedules"
+        empty={
+          <Empty title="No schedules yet.">
+            {!creating && <p>Create one to run an agent every night, every hour…</p>}
+          </Empty>
+        }
+        card={(schedule) => (
+          <ScheduleCard
+            key={schedule.id}
+            schedule={schedule}
+            agents={agents.data?.agents ?? []}
+            onChanged={() => void schedules.reload()}
+          />
+        )}
+      />
     </>
   );
 }

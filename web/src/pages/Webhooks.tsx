@@ -2,7 +2,8 @@ import { type FormEvent, useState } from 'react';
 import { Link } from 'react-router';
 import { seg } from '../api/client';
 import { SIGNATURE_SCHEMES, type Webhook } from '../api/types';
-import { Empty, ErrorMessage, Flag, FormActions, Loading, PageHeader, SecretOnce, Time } from '../components/ui';
+import { ResourceList } from '../components/ResourceList';
+import { Empty, ErrorMessage, Flag, FormActions, PageHeader, SecretOnce, Time } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 
@@ -92,7 +93,6 @@ export function WebhooksPage() {
   const toggle = useAction();
   const [creating, setCreating] = useState(false);
   const [issued, setIssued] = useState<Webhook>();
-  const list = webhooks.data?.webhooks;
 
   return (
     <>
@@ -130,71 +130,54 @@ export function WebhooksPage() {
           )}
         </>
       )}
-      <ErrorMessage error={webhooks.error} title="Could not load the webhooks" />
       <ErrorMessage error={toggle.error} title="Could not change the webhook" />
-      {webhooks.loading && !list && <Loading what="Loading webhooks" />}
-      {list && list.length === 0 && (
-        <Empty title="No webhooks yet.">
-          <p>
-            Create one, then an <Link to="/factory/automations">automation</Link> that starts a run when a delivery
-            matches.
-          </p>
-        </Empty>
-      )}
-      {list && list.length > 0 && (
-        <table className="responsive">
-          <caption className="visually-hidden">Webhooks</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">State</th>
-              <th scope="col">Authentication</th>
-              <th scope="col">URL</th>
-              <th scope="col">Created</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.map((webhook) => (
-              <tr key={webhook.uid}>
-                <th scope="row" data-label="Name">
-                  <Link to={`/factory/webhooks/${encodeURIComponent(webhook.uid)}`}>{webhook.name}</Link>
-                </th>
-                <td data-label="State">
-                  <Flag on={webhook.enabled} yes="Enabled" no="Disabled" />
-                </td>
-                <td data-label="Authentication">{authLabel(webhook)}</td>
-                <td data-label="URL" className="break">
-                  <code>{webhook.url}</code>
-                </td>
-                <td data-label="Created">
-                  <Time value={webhook.created_at} />
-                </td>
-                <td data-label="Actions">
-                  <button
-                    type="button"
-                    className="secondary"
-                    disabled={toggle.pending}
-                    aria-label={`${webhook.enabled ? 'Disable' : 'Enable'} ${webhook.name}`}
-                    onClick={async () => {
-                      if (
-                        (await toggle.run(() =>
-                          client.put(`/factory/webhooks/${seg(webhook.uid)}`, { enabled: !webhook.enabled }),
-                        )) !== undefined
-                      )
-                        void webhooks.reload();
-                    }}
-                  >
-                    {webhook.enabled ? 'Disable' : 'Enable'}
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <ResourceList
+        items={webhooks.data?.webhooks}
+        state={webhooks}
+        noun="the webhooks"
+        empty={
+          <Empty title="No webhooks yet.">
+            <p>
+              Create one, then an <Link to="/factory/automations">automation</Link> that starts a run when a delivery
+              matches.
+            </p>
+          </Empty>
+        }
+        caption="Webhooks"
+        rowKey={(webhook) => webhook.uid}
+        columns={[
+          {
+            label: 'Name',
+            cell: (webhook) => <Link to={`/factory/webhooks/${encodeURIComponent(webhook.uid)}`}>{webhook.name}</Link>,
+          },
+          { label: 'State', cell: (webhook) => <Flag on={webhook.enabled} yes="Enabled" no="Disabled" /> },
+          { label: 'Authentication', cell: authLabel },
+          { label: 'URL', className: 'break', cell: (webhook) => <code>{webhook.url}</code> },
+          { label: 'Created', cell: (webhook) => <Time value={webhook.created_at} /> },
+          {
+            label: 'Actions',
+            labelHidden: true,
+            cell: (webhook) => (
+              <button
+                type="button"
+                className="secondary"
+                disabled={toggle.pending}
+                aria-label={`${webhook.enabled ? 'Disable' : 'Enable'} ${webhook.name}`}
+                onClick={async () => {
+                  if (
+                    (await toggle.run(() =>
+                      client.put(`/factory/webhooks/${seg(webhook.uid)}`, { enabled: !webhook.enabled }),
+                    )) !== undefined
+                  )
+                    void webhooks.reload();
+                }}
+              >
+                {webhook.enabled ? 'Disable' : 'Enable'}
+              </button>
+            ),
+          },
+        ]}
+      />
     </>
   );
 }
