@@ -101,6 +101,7 @@ export function buildServices(
         ...(config.kubernetes.runtimeClassName ? [config.kubernetes.runtimeClassName] : []),
         ...config.runnerRuntimeClasses,
       ],
+      runsInPods: sandbox.runsInJobs,
     },
   });
   const runActivity = new RunActivity(db);

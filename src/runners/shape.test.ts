@@ -6,6 +6,7 @@ const policy: RunnerPolicy = {
   sandbox: 'kubernetes',
   maximums: { memoryBytes: 8 * 1024 ** 3, cpus: 4, pids: 4096 },
   runtimeClasses: ['gvisor'],
+  runsInPods: true,
 };
 
 const problem = (body: Record<string, unknown>) => {
@@ -59,7 +60,7 @@ test('a pod template may only place the pod, never change what it may do', () =>
   );
   const elsewhere = checkRunner(
     { name: 'r', kubernetes: { runtime_class_name: 'gvisor' } },
-    { ...policy, sandbox: 'container' },
+    { ...policy, sandbox: 'container', runsInPods: false },
   );
   assert.ok('problem' in elsewhere && /go with the kubernetes sandbox/.test(elsewhere.problem));
 });

@@ -9,10 +9,9 @@ export interface RunnerPolicy {
   maximums: { memoryBytes: number; cpus: number; pids: number };
   /** HANGAR_KUBERNETES_RUNTIME_CLASS and HANGAR_RUNNER_RUNTIME_CLASSES: the only runtime classes a runner may name. */
   runtimeClasses: string[];
+  /** This server's runs are Kubernetes pods: the only sandbox a runtime class or a pod template means anything to. */
+  runsInPods: boolean;
 }
-
-/** The kinds whose runs are Kubernetes pods, so the only ones a runtime class or a pod template means anything to. */
-const POD_KINDS: ReadonlySet<string> = new Set(['kubernetes']);
 
 /**
  * The pod spec fields a team's runner may set: where its pods are placed. Anything else (volumes, host namespaces,
@@ -34,7 +33,7 @@ export function checkRunner(body: RunnerBody, policy: RunnerPolicy): { shape: Ru
   const limitsProblem = body.limits ? limitProblem(body.limits, policy.maximums) : undefined;
   if (limitsProblem) return { problem: limitsProblem };
   if (body.kubernetes && Object.keys(body.kubernetes).length > 0) {
-    if (!POD_KINDS.has(body.sandbox ?? policy.sandbox))
+    if (!policy.runsInPods)
       return { problem: `kubernetes settings go with the kubernetes sandbox; this server runs ${policy.sandbox}` };
     const problem = kubernetesProblem(body.kubernetes, policy);
     if (problem) return { problem };
