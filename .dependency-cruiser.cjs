@@ -31,9 +31,14 @@ module.exports = {
     },
     {
       name: 'cli-from-cli',
-      comment: "Another slice's cli.ts is for the client side: only a slice's own cli.ts imports it.",
+      comment:
+        "Another slice's cli.ts is for the client side: only a slice's own client verbs (its cli.ts and the cli-*.ts " +
+        'modules that file is made of) import it.',
       severity: 'error',
-      from: { path: `^src/(${SLICES})/`, pathNot: ['\\.test\\.ts$', `^src/(${SLICES})/cli\\.ts$`] },
+      from: {
+        path: `^src/(${SLICES})/`,
+        pathNot: ['\\.test\\.ts$', `^src/(${SLICES})/cli\\.ts$`, `^src/(${SLICES})/cli-[a-z-]+\\.ts$`],
+      },
       to: { path: `^src/(${SLICES})/cli\\.ts$`, pathNot: ['^src/$1/'] },
     },
     {

@@ -1,4 +1,5 @@
 import type { Refusal, RefusalReason } from './proxy/protocol.js';
+import { refusalLine } from './refusal-words.js';
 import { allowLineFor } from './rules.js';
 import type { NetworkPhase } from './schemas.js';
 
@@ -54,12 +55,7 @@ export class RefusalAccount {
 /** The paragraph a pull request's body gets when its run was refused hosts; empty when none were. */
 export function refusalsMarkdown(entries: RefusalEntry[]): string {
   if (entries.length === 0) return '';
-  const lines = entries.map((entry) => {
-    const where = entry.port === undefined ? `${entry.host} (DNS)` : `${entry.host}:${entry.port}`;
-    const times = entry.attempts === 1 ? 'once' : `${entry.attempts} times`;
-    const fix = entry.allow_line ? `; to allow it: \`"${entry.allow_line}"\` in \`network.${entry.phase}.allow\`` : '';
-    return `- \`${where}\` (${entry.phase}, ${entry.reason.replaceAll('_', ' ')}, ${times})${fix}`;
-  });
+  const lines = entries.map((entry) => `- ${refusalLine(entry, (text) => `\`${text}\``)}`);
   return ["These hosts were refused by the environment's network allow list:", '', ...lines, ''].join('\n');
 }
 

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { collect, oneOf } from '../platform/cli/options.js';
 
+export { type RefusalInWords, refusalLine } from './refusal-words.js';
+
 /**
  * The network options of `hangar environments create|update`. Client side only: types from the slice, no schema
  * (a client verb loads none of the server).

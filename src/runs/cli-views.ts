@@ -1,5 +1,6 @@
 // How the runs verbs show their answers to people: the runs table, one run, its timeline. `--json` and
 // `--output yaml` print the API's answers instead (platform/cli/output.ts).
+import { type RefusalInWords, refusalLine } from '../network/cli.js';
 import { duration, isoDuration, relative, time } from '../platform/cli/format.js';
 import { table } from '../platform/cli/table.js';
 import { eventLabel } from './event-words.js';
@@ -122,7 +123,20 @@ export function runView(run: RunItem): string {
     .filter(([, value]) => value !== undefined && value !== '')
     .map(([name, value]) => `${`${name}:`.padEnd(width + 1)} ${value}`)
     .join('\n');
-  return `${head}\n\nPrompt:\n${run.prompt.replace(/^/gm, '  ')}\n`;
+  return `${head}\n${refusedHosts(run.network_refusals ?? [])}\nPrompt:\n${run.prompt.replace(/^/gm, '  ')}\n`;
+}
+
+/** What the environment's allow lists refused the run, each host with the entry that would allow it. */
+function refusedHosts(refusals: RefusalInWords[]): string {
+  if (refusals.length === 0) return '';
+  return `\nRefused hosts:\n${refusals.map((entry) => `  ${refusalLine(entry)}\n`).join('')}`;
+}
+
+/** A `network_refused` event's line (its payload is the refusal's first attempt); undefined for any other event. */
+export function refusedEventLine(event: { event_type: string; payload?: unknown }): string | undefined {
+  const payload = event.payload as Partial<RefusalInWords> | undefined;
+  if (event.event_type !== 'network_refused' || !payload?.host || !payload.phase || !payload.reason) return undefined;
+  return refusalLine(payload as RefusalInWords);
 }
 
 interface TimelineEvent {
@@ -148,6 +162,8 @@ export function timelineTable(answer: { events: TimelineEvent[] }): string {
       {
         header: 'DETAIL',
         value: (event) => {
+          const refused = refusedEventLine(event);
+          if (refused) return refused;
           const payload = event.payload ?? {};
           const said = payload.message ?? payload.error ?? payload.state ?? payload.reason;
           return typeof said === 'string' ? said : Object.keys(payload).length ? payload : '';

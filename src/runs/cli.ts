@@ -8,7 +8,7 @@ import { type ClientOptions, callApi, clientOptionsFromEnv, sendApiAnswer } from
 import { createRunOnce } from './cli-create.js';
 import { failureBlock, waitingLine } from './cli-explain.js';
 import { registerRunListCommands } from './cli-list.js';
-import { runView, timelineTable } from './cli-views.js';
+import { refusedEventLine, runView, timelineTable } from './cli-views.js';
 import { parseTimeout, WaitNotice } from './cli-waiting.js';
 import { eventLabel } from './event-words.js';
 import type { HarnessEvent } from './harness-protocol.js';
@@ -28,7 +28,8 @@ function printer(waiting: WaitNotice): (kind: string | undefined, data: any) => 
     if (kind === 'timeline') {
       // Picked up: the wait is over, whatever the live line said.
       if (data.event_type === 'oz_run_claimed' || data.event_type === 'agent_started') waiting.stop();
-      return line(`[${eventLabel(data.event_type)}]`);
+      const refused = refusedEventLine(data);
+      return line(`[${eventLabel(data.event_type)}]${refused ? ` ${refused}` : ''}`);
     }
     if (kind !== 'output') return;
     const event = data.event as HarnessEvent | null;

@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { resolveSandboxMode } from '../../src/execution/sandbox/index.js';
 import { metricsRegistry } from '../../src/platform/metrics.js';
 import { type EgressHosts, egressHostsAvailable, startEgressHosts } from '../support/egress-hosts.js';
+import { hangarCli } from '../support/cli.js';
 import { getRun, harnessEnv, outputTexts, script, waitForState } from '../support/engine.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -109,6 +110,24 @@ describe("a run's network by allow list", { skip, timeout: 180_000 }, () => {
         { phase: 'agent', host: 'allowed.test', attempts: 2 },
       ],
     );
+    // The CLI says the same, with what to add: `runs get` the account, the follow and the timeline each refusal.
+    const cli = { url: hangar.url, apiKey: hangar.apiKey };
+    const shown = await hangarCli(['runs', 'get', runId], cli);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(
+      shown.stdout,
+      /Refused hosts:\n {2}other\.test:443 \(setup, not allowed, once\); to allow it: "other\.test" in network\.setup\.allow\n {2}allowed\.test:443 \(agent, not allowed, 2 times\); to allow it: "allowed\.test" in network\.agent\.allow\n/,
+    );
+    const followed = await hangarCli(['runs', 'events', runId], cli);
+    assert.equal(followed.code, 0, followed.stderr);
+    assert.match(
+      followed.stdout,
+      /\[Host refused\] other\.test:443 \(setup, not allowed\); to allow it: "other\.test" in network\.setup\.allow\n/,
+    );
+    assert.match(followed.stdout, /\[Host refused\] allowed\.test:443 \(agent, not allowed\); to allow it:/);
+    const steps = await hangarCli(['runs', 'timeline', runId], cli);
+    assert.match(steps.stdout, /Host refused +other\.test:443 \(setup, not allowed\)/);
+
     // The server runs in this process: its counter has every attempt, under the run's environment.
     const counted = (await metricsRegistry.getSingleMetric('hangar_network_refusals_total')?.get())?.values ?? [];
     const ofEnvironment = counted.filter((sample) => sample.labels.environment === created.body.uid);
