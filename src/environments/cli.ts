@@ -18,6 +18,7 @@ function environmentsTable({ environments }: { environments: EnvironmentItem[] }
       { header: 'REPOSITORIES', value: (item) => item.config.github_repos.map((repo) => `${repo.owner}/${repo.repo}`) },
       { header: 'SETUP NET', value: (item) => networkWords(item.config.network?.setup) },
       { header: 'AGENT NET', value: (item) => networkWords(item.config.network?.agent) },
+      { header: 'RUNNER', value: (item) => item.config.default_runner_uid ?? '' },
       { header: 'UPDATED', value: (item) => item.last_updated },
       { header: 'BY', value: (item) => item.last_editor?.display_name ?? item.last_editor?.uid ?? '' },
     ],
@@ -41,6 +42,7 @@ interface ConfigOptions extends NetworkOptions {
   retention?: number;
   setupOnUpdate?: SetupOnUpdate;
   pullRequest?: 'open' | 'draft' | 'off';
+  defaultRunner?: string;
 }
 
 function config(options: ConfigOptions): EnvironmentConfigBody {
@@ -58,6 +60,7 @@ function config(options: ConfigOptions): EnvironmentConfigBody {
     ...(options.retention !== undefined ? { failure_session_retention_minutes: options.retention } : {}),
     ...(options.setupOnUpdate !== undefined ? { setup_on_update: options.setupOnUpdate } : {}),
     ...(options.pullRequest !== undefined ? { github: { pull_request: options.pullRequest } } : {}),
+    ...(options.defaultRunner !== undefined ? { default_runner_uid: options.defaultRunner } : {}),
     ...(networkBody(options) as Pick<EnvironmentConfigBody, 'network'>),
   };
 }
@@ -69,6 +72,7 @@ function withConfigOptions(command: Command): Command {
     .option('--image <docker_image>', 'Docker image, e.g. ubuntu:24.04')
     .option('--repo <owner/repo>', 'GitHub repository to clone (repeatable)', collect, [])
     .option('--setup <command>', 'setup command, run in order (repeatable)', collect, [])
+    .option('--default-runner <runner_uid>', 'runner its runs execute with unless the run or its agent names one')
     .option('--retention <minutes>', 'keep a failed setup for debugging this long (1-60)', minutes)
     .option(
       '--setup-on-update <when>',

@@ -106,6 +106,10 @@ export function registerIdentityCommands(program: Command): void {
       .option('--environment <environment_id>')
       .option('--model <model_id>', 'base model')
       .option('--worker-host <worker_id>', 'self-hosted worker that runs its runs')
+      .option(
+        '--default-runner <runner_uid>',
+        'runner its runs execute with unless a run names one (`hangar runners list`)',
+      )
       .option('--skill <skill_spec>', 'skill (repeatable)', collect, [])
       .option('--secret <name>', 'team secret it may use (repeatable)', collect, [])
       .option('--type <agent_type>', 'FOREMAN, TRIAGE, SPEC, IMPLEMENT, REVIEW, VERIFY or CUSTOM')
@@ -120,6 +124,7 @@ export function registerIdentityCommands(program: Command): void {
     environment?: string;
     model?: string;
     workerHost?: string;
+    defaultRunner?: string;
     skill: string[];
     secret: string[];
     type?: string;
@@ -135,6 +140,7 @@ export function registerIdentityCommands(program: Command): void {
     ...(options.environment !== undefined ? { environment_id: options.environment } : {}),
     ...(options.model !== undefined ? { base_model: options.model } : {}),
     ...(options.workerHost !== undefined ? { worker_host: options.workerHost } : {}),
+    ...(options.defaultRunner !== undefined ? { default_runner_uid: options.defaultRunner } : {}),
     ...(options.skill.length ? { skills: options.skill } : {}),
     ...(options.secret.length ? { secrets: options.secret.map((name) => ({ name })) } : {}),
     ...(options.type !== undefined ? { agent_type: options.type.toUpperCase() } : {}),

@@ -38,6 +38,34 @@ test('hangar runners create, list, get, update and delete; hangar run --runner r
   const shown = await hangarCli(['runs', 'get', JSON.parse(run.stdout).run_id], env);
   assert.match(shown.stdout, new RegExp(`Runner:\\s+cli-small \\(${uid}\\): 64 processes`));
 
+  // Agents and environments name it as their default with --default-runner.
+  const agent = await hangarCli(
+    ['agents', 'create', '--name', 'cli-runner-agent', '--default-runner', uid, '--json'],
+    env,
+  );
+  assert.equal(agent.code, 0, agent.stderr);
+  assert.equal(JSON.parse(agent.stdout).default_runner_uid, uid);
+  const cleared = await hangarCli(
+    ['agents', 'update', JSON.parse(agent.stdout).uid, '--default-runner', '', '--json'],
+    env,
+  );
+  assert.equal(cleared.code, 0, cleared.stderr);
+  assert.equal(JSON.parse(cleared.stdout).default_runner_uid, '');
+  const environment = await hangarCli(
+    ['environments', 'create', '--name', 'cli-runner-env', '--default-runner', uid, '--json'],
+    env,
+  );
+  assert.equal(environment.code, 0, environment.stderr);
+  assert.equal(JSON.parse(environment.stdout).config.default_runner_uid, uid);
+  assert.match((await hangarCli(['environments', 'list'], env)).stdout, new RegExp(`cli-runner-env.*${uid}`));
+  const unknown = await hangarCli(
+    ['environments', 'create', '--name', 'cli-runner-x', '--default-runner', 'nope'],
+    env,
+  );
+  assert.notEqual(unknown.code, 0);
+  assert.match(unknown.stderr, /runner nope does not exist/);
+  assert.equal((await hangarCli(['environments', 'delete', JSON.parse(environment.stdout).uid], env)).code, 0);
+
   assert.equal((await hangarCli(['runners', 'delete', uid], env)).code, 0);
   assert.notEqual((await hangarCli(['runners', 'get', uid], env)).code, 0);
 });
