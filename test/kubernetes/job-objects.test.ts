@@ -7,9 +7,13 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import type { KubernetesSettings } from '../../src/config-kubernetes.js';
+import type { EnvironmentConfig } from '../../src/environments/index.js';
+import { ExecutionCredentials } from '../../src/execution/kubernetes/credential.js';
 import { type ExecutionJobRequest, executionObjects, POD_USER } from '../../src/execution/kubernetes/job-spec.js';
+import { type PlannerOptions, planExecution } from '../../src/execution/kubernetes/planner.js';
 import { judge } from '../../src/execution/kubernetes/pod-status.js';
 import { settlement } from '../../src/execution/kubernetes/settle.js';
+import type { ClaimedRun } from '../../src/runs/index.js';
 import { unknownFields } from '../support/kubernetes/schema.js';
 import type { KubeObject } from '../support/kubernetes/store.js';
 import { validateObject } from '../support/kubernetes/validation.js';
@@ -331,5 +335,90 @@ describe('settle: a verdict in the run words', () => {
     const after = ended({ kind: 'exited', exitCode: 1, message: 'Error' }, true);
     assert.equal(after.outcome.state, 'ERROR');
     assert.equal(after.status.retryable, true);
+  });
+});
+
+describe("the planner takes the run's runner", () => {
+  const environment = {
+    docker_image: 'team/image:1',
+    setup_commands: [],
+    github_repos: [],
+    limits: { memory: '1g', cpus: 1 },
+  };
+  const planner: PlannerOptions = {
+    settings,
+    environments: {
+      setupFor: async () => environment as unknown as EnvironmentConfig,
+      recordSetupResult: async () => undefined,
+      registrySecretFor: async () => undefined,
+    },
+    readSecret: async () => null,
+    credentials: new ExecutionCredentials('a-test-signing-secret-of-enough-length'),
+    serverUrl: () => 'http://hangar.hangar.svc:8080',
+    defaultImage: 'debian:bookworm',
+    defaults: { memoryBytes: 2 * 1024 ** 3, cpus: 2, pids: 512 },
+    maximums: { memoryBytes: 4 * 1024 ** 3, cpus: 4, pids: 4096 },
+    setupTimeoutMinutes: 10,
+    setupNetwork: false,
+    harnessTimeoutMinutes: 60,
+    harnessNetwork: false,
+    modelCredentials: {},
+    operatorFile: undefined,
+    owner: 'kubernetes:prod',
+  };
+  const claimed = (agentConfig: Record<string, unknown>): ClaimedRun => ({
+    id: 'run-1',
+    team_uid: 'team-1',
+    execution_id: 1,
+    prompt: 'p',
+    agent_config: agentConfig,
+    environment_id: 'env-1',
+    conversation_id: null,
+    harness: null,
+    attachment_count: 0,
+    state: 'CLAIMED',
+  });
+
+  test('its limits over the environment’s, its runtime class, and its placement within the operator’s template', async () => {
+    const planned = await planExecution(
+      planner,
+      claimed({
+        runner_id: 'r1',
+        runner: {
+          name: 'big',
+          sandbox: 'kubernetes',
+          limits: { cpus: 3 },
+          kubernetes: { runtime_class_name: 'kata', pod_template: { spec: { nodeSelector: { size: 'big' } } } },
+        },
+      }),
+    );
+    assert.ok(!('problem' in planned), JSON.stringify(planned));
+    const { job } = executionObjects(planned);
+    const spec = job.spec!.template.spec!;
+    assert.equal(spec.runtimeClassName, 'kata');
+    assert.deepEqual(spec.nodeSelector, { size: 'big', pool: 'runs' });
+    assert.equal(spec.priorityClassName, 'runs', "the operator's template stays under the runner's placement");
+    const task = spec.containers.find((container) => container.name === 'task')!;
+    assert.deepEqual(task.resources?.limits, { cpu: '3000m', memory: '1073741824' });
+  });
+
+  test('without a runner, the operator’s runtime class and the environment’s limits', async () => {
+    const planned = await planExecution(planner, claimed({}));
+    assert.ok(!('problem' in planned));
+    const spec = executionObjects(planned).job.spec!.template.spec!;
+    assert.equal(spec.runtimeClassName, 'gvisor');
+    assert.deepEqual(spec.containers.find((container) => container.name === 'task')!.resources?.limits, {
+      cpu: '1000m',
+      memory: '1073741824',
+    });
+  });
+
+  test('a runner of another sandbox kind is a problem of the run, not a Job', async () => {
+    const planned = await planExecution(
+      planner,
+      claimed({ runner_id: 'r2', runner: { name: 'box', sandbox: 'bwrap' } }),
+    );
+    assert.ok('problem' in planned);
+    assert.match(planned.problem, /runner box names the bwrap sandbox/);
   });
 });

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import type { KubernetesSettings } from '../../config-kubernetes.js';
+import { executionShape } from '../../runners/index.js';
 import type { ClaimedRun } from '../../runs/index.js';
 import type { EnvironmentSetups } from '../run/ledger.js';
 import type { ContainerLimits } from '../sandbox/container/limits.js';
@@ -35,8 +36,10 @@ const START_MARGIN_SECONDS = 300;
 
 /**
  * Turns a claimed run into the request for its Job: the image, limits, deadline, network and credentials, resolved
- * as the other backends resolve them. A problem the run's owner must fix (a registry secret that does not exist)
- * comes back as a message: the run fails its setup with it.
+ * as the other backends resolve them, and the shape of the run's runner (its limits over the environment's, its
+ * runtime class, its placement within the operator's pod template). A problem the run's owner must fix (a registry
+ * secret that does not exist, a runner of another sandbox kind) comes back as a message: the run fails its setup
+ * with it.
  */
 export async function planExecution(
   options: PlannerOptions,
@@ -44,6 +47,9 @@ export async function planExecution(
 ): Promise<ExecutionJobRequest | { problem: string }> {
   const environment =
     run.environment_id === null ? undefined : await options.environments.setupFor(run.team_uid, run.environment_id);
+  // The runner recorded on the run at its creation (runners/shape.ts), checked against this backend's kind.
+  const shape = executionShape(run.agent_config, environment?.limits, 'kubernetes', options.settings.podTemplate);
+  if ('problem' in shape) return { problem: shape.problem };
   let registryCredentials: string | undefined;
   if (environment?.registry_secret_name && run.environment_id !== null) {
     // In the team that owns the environment: a shared environment's credentials are its owner's (issue 47.3a).
@@ -66,13 +72,17 @@ export async function planExecution(
     START_MARGIN_SECONDS;
   const operatorFile = options.operatorFile === undefined ? undefined : fs.readFileSync(options.operatorFile, 'utf8');
   return {
-    settings: options.settings,
+    settings: {
+      ...options.settings,
+      ...(shape.runtimeClassName ? { runtimeClassName: shape.runtimeClassName } : {}),
+      ...(shape.podTemplate ? { podTemplate: shape.podTemplate } : {}),
+    },
     runId: run.id,
     executionId: run.execution_id,
     image: environment?.docker_image ?? options.defaultImage,
     defaults: options.defaults,
     maximums: options.maximums,
-    request: environment?.limits,
+    request: shape.limits,
     deadlineSeconds,
     serverUrl: options.serverUrl(),
     credential: options.credentials.issue(run.id, run.execution_id),
