@@ -4,12 +4,15 @@ import type { DB } from '../database.js';
 import type { AgentsService, AgentValues, Caller } from '../identities/index.js';
 import { withConflicts } from '../platform/db/conflicts.js';
 import { ApiError, conflict, invalidRequest } from '../platform/http/errors.js';
+import type { RunnersService } from '../runners/index.js';
 import {
   MAX_WEBHOOKS_PER_FACTORY,
   type SecretReader,
   type WebhooksService,
   type WebhookValues,
 } from '../webhooks/index.js';
+import { reconcileRunners } from './apply-runners.js';
+import { change, type DefinitionChange } from './changes.js';
 import {
   type AutomationDefinition,
   compareErrors,
@@ -20,15 +23,7 @@ import {
 import { requireFactoryManager } from './service.js';
 import * as store from './store.js';
 
-export interface DefinitionChange {
-  kind: 'factory' | 'skill' | 'agent' | 'webhook' | 'automation';
-  name: string;
-  action: 'create' | 'update' | 'delete' | 'unchanged';
-  /** The UID or ID it has (after an apply; a plan knows it only for what exists already). */
-  uid: string | null;
-  /** For an update: the fields that change. */
-  fields?: string[];
-}
+export type { DefinitionChange } from './changes.js';
 
 export interface ApplyResult {
   applied: boolean;
@@ -41,6 +36,7 @@ export interface FactoryDefinitionsOptions {
   webhooks: WebhooksService;
   automations: AutomationsService;
   agents: AgentsService;
+  runners: RunnersService;
   secrets: SecretReader;
   /** After an apply committed (cron triggers may have changed). */
   onApplied?: () => void;
@@ -62,37 +58,6 @@ function definitionProblem(errors: DefinitionError[]): ApiError {
   );
 }
 
-/** JSON with object keys sorted: stored JSON (jsonb) does not keep the order the files wrote keys in. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, item]) => item !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : 1));
-    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonical(item)}`).join(',')}}`;
-  }
-  return JSON.stringify(value ?? null);
-}
-
-/** The fields whose values differ. */
-function changedFields<T extends object>(before: T, after: T): string[] {
-  return (Object.keys(after) as Array<keyof T>)
-    .filter((key) => canonical(before[key]) !== canonical(after[key]))
-    .map(String);
-}
-
-function change(
-  kind: DefinitionChange['kind'],
-  name: string,
-  uid: string | null,
-  before: object | undefined,
-  after: object,
-): DefinitionChange {
-  if (!before) return { kind, name, action: 'create', uid };
-  const fields = changedFields(before as Record<string, unknown>, after as Record<string, unknown>);
-  return fields.length > 0 ? { kind, name, action: 'update', uid, fields } : { kind, name, action: 'unchanged', uid };
-}
-
 /** The run overrides an automation file gives, as the API's agent_config. */
 function overridesConfig(definition: AutomationDefinition): Record<string, unknown> | null {
   const { model_id, harness, environment_id } = definition.overrides;
@@ -105,8 +70,8 @@ function overridesConfig(definition: AutomationDefinition): Record<string, unkno
 }
 
 /**
- * Definition directories (`hangar factory plan|apply <dir>`): a factory's webhooks, automations, agents and
- * skills as files. An apply reconciles the factory with the files in one transaction, as a whole or not at all;
+ * Definition directories (`hangar factory plan|apply <dir>`): a factory's webhooks, automations, agents, skills
+ * and runners as files. An apply reconciles the factory with the files in one transaction, as a whole or not at all;
  * things are matched by name, so UIDs stay stable across applies and a renamed file is a delete plus a create.
  * A plan does the same work and rolls it back.
  */
@@ -222,11 +187,15 @@ export class FactoryDefinitions {
     await store.setDescription(trx, factory.uid, definition.description);
 
     changes.push(...(await this.reconcileSkills(trx, caller, factory, definition)));
+    // Before the agents: an agent file's runner is the UID its runner file got.
+    const runners = await reconcileRunners(trx, this.options.runners, caller, factory.uid, definition, errors);
+    changes.push(...runners.changes);
     const { changes: agentChanges, uids: agentUids } = await this.reconcileAgents(
       trx,
       caller,
       factory,
       definition,
+      runners.uids,
       errors,
     );
     changes.push(...agentChanges);
@@ -268,6 +237,7 @@ export class FactoryDefinitions {
     caller: Caller,
     factory: store.FactoryRow,
     definition: FactoryDefinition,
+    runnerUids: Map<string, string>,
     errors: DefinitionError[],
   ) {
     const existing = new Map(
@@ -276,6 +246,12 @@ export class FactoryDefinitions {
     const changes: DefinitionChange[] = [];
     const uids = new Map<string, string>();
     for (const agent of definition.agents) {
+      // Its runner could not be saved: that runner's problem is reported, and this agent waits for it.
+      const runnerUid = agent.runner === null ? undefined : runnerUids.get(agent.runner);
+      if (agent.runner !== null && runnerUid === undefined) {
+        existing.delete(agent.name);
+        continue;
+      }
       const values: AgentValues = {
         name: agent.name,
         description: agent.description,
@@ -287,6 +263,8 @@ export class FactoryDefinitions {
         secrets: [],
         mcp_servers: null,
         harness: agent.harness ? { type: agent.harness } : null,
+        // The file's runner (one of the factory's own), or none: a runner file removed takes the default with it.
+        default_runner_uid: runnerUid ?? null,
       };
       const before = existing.get(agent.name);
       const item = change('agent', agent.name, before?.uid ?? null, before && pick(before, values), values);

@@ -4,7 +4,7 @@ import type { AgentDefinition, DefinitionError, References, SkillDefinition } fr
 
 /** `agents/<name>/agent.md` and `skills/<name>/SKILL.md`: front matter, then the prompt as Markdown. */
 
-const AGENT_KEYS = ['description', 'model', 'harness', 'environment', 'worker_host', 'skills'] as const;
+const AGENT_KEYS = ['description', 'model', 'harness', 'environment', 'worker_host', 'runner', 'skills'] as const;
 /** AgentConfig's limits (base_prompt, model_id, harness type, environment_id, worker_host), so that runs accept them. */
 const MAX_PROMPT = 100_000;
 
@@ -25,6 +25,14 @@ export function parseAgent(
   const harness = fields.string('harness', { maxLength: 63 });
   const environment = fields.string('environment', { maxLength: 64 });
   const workerHost = fields.string('worker_host', { maxLength: 200 });
+  const runner = fields.string('runner');
+  if (runner && !refs.runners.has(runner)) {
+    const defined = refs.runners.size > 0 ? `one of ${[...refs.runners].join(', ')}` : 'none is defined';
+    fields.fail(
+      'runner',
+      `Runner "${runner}" is not defined in this definition; expected the name of a file runners/<name>.yaml (${defined}).`,
+    );
+  }
   const skills = fields.stringList('skills') ?? [];
   skills.forEach((skill, index) => {
     if (refs.skills.has(skill)) return;
@@ -51,6 +59,7 @@ export function parseAgent(
     harness: harness ?? null,
     environment: environment ?? null,
     workerHost: workerHost ?? null,
+    runner: runner ?? null,
     skills,
     lines: markdown.mapping.lines,
   };

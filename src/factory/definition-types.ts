@@ -43,7 +43,19 @@ export interface AgentDefinition {
   harness: string | null;
   environment: string | null;
   workerHost: string | null;
+  /** The name of a runner of the definition (runners/<name>.yaml): the agent's default_runner_uid. */
+  runner: string | null;
   skills: string[];
+  lines: KeyLines;
+}
+
+export interface RunnerDefinition {
+  name: string;
+  file: string;
+  description: string | null;
+  sandbox: string | null;
+  limits: Record<string, unknown> | null;
+  kubernetes: Record<string, unknown> | null;
   lines: KeyLines;
 }
 
@@ -61,6 +73,7 @@ export interface FactoryDefinition {
   automations: AutomationDefinition[];
   agents: AgentDefinition[];
   skills: SkillDefinition[];
+  runners: RunnerDefinition[];
 }
 
 /** What the other files of the definition define, for checking references. */
@@ -69,4 +82,5 @@ export interface References {
   webhooks: ReadonlyMap<string, string>;
   agents: ReadonlySet<string>;
   skills: ReadonlySet<string>;
+  runners: ReadonlySet<string>;
 }

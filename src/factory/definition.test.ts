@@ -149,6 +149,7 @@ test('parses a complete definition into the expected structure', () => {
         harness: 'claude',
         environment: 'env_42',
         workerHost: 'build-1',
+        runner: null,
         skills: ['labeling'],
         lines: { description: 2, harness: 3, environment: 4, worker_host: 5, skills: 6, 'skills[0]': 6 },
       },
@@ -161,7 +162,59 @@ test('parses a complete definition into the expected structure', () => {
         prompt: '# Labels\nUse bug for crashes.',
       },
     ],
+    runners: [],
   });
+});
+
+test('runners/<name>.yaml: the API fields; an agent names one by its file name', () => {
+  const { definition, errors } = parseDefinition({
+    'factory.yaml': 'name: shaped',
+    'runners/pool.yaml': [
+      'description: The big pool',
+      'sandbox: kubernetes',
+      'limits: { cpus: 2, memory: 4g, pids: 1024 }',
+      'kubernetes:',
+      '  runtime_class_name: gvisor',
+      '  pod_template: { spec: { nodeSelector: { pool: big } } }',
+    ].join('\n'),
+    'agents/builder/agent.md': '---\nrunner: pool\n---\nBuild.',
+  });
+  assert.deepEqual(errors, []);
+  const [runner] = definition!.runners;
+  assert.deepEqual(
+    { ...runner, lines: undefined },
+    {
+      name: 'pool',
+      file: 'runners/pool.yaml',
+      description: 'The big pool',
+      sandbox: 'kubernetes',
+      limits: { cpus: 2, memory: '4g', pids: 1024 },
+      kubernetes: { runtime_class_name: 'gvisor', pod_template: { spec: { nodeSelector: { pool: 'big' } } } },
+      lines: undefined,
+    },
+  );
+  assert.equal(definition!.agents[0]!.runner, 'pool');
+});
+
+test('a runner file with wrong keys and types, and an agent naming a runner that is not there', () => {
+  const { errors } = parseDefinition({
+    'factory.yaml': 'name: shaped',
+    'runners/pool.yaml': 'sandbox: vm\nlimits: { cpus: many, disk: 1g }\nkubernetes: gvisor\nsize: 3',
+    'runners/Bad Name.yaml': 'description: x',
+    'agents/builder/agent.md': '---\nrunner: other\n---\nBuild.',
+  });
+  assert.deepEqual(
+    errors.map((error) => `${error.file}:${error.line}: ${error.message.split(';')[0]}`),
+    [
+      'agents/builder/agent.md:2: Runner "other" is not defined in this definition',
+      'runners/Bad Name.yaml:null: "Bad Name" is not a valid runner name: names must match ^[a-z0-9][a-z0-9_-]{0,99}$ (lowercase letters, digits, _ and -, starting with a letter or digit, at most 100 characters)',
+      'runners/pool.yaml:1: sandbox must be one of bwrap, process, container, kubernetes, not "vm".',
+      'runners/pool.yaml:2: limits.cpus must be a number, not "many".',
+      'runners/pool.yaml:2: Unknown key "disk" in limits',
+      'runners/pool.yaml:3: kubernetes must be a mapping (runtime_class_name, pod_template), not "gvisor".',
+      'runners/pool.yaml:4: Unknown key "size" in a runner file',
+    ],
+  );
 });
 
 test('a github trigger: the kind of GitHub App event and a payload filter', () => {
@@ -212,6 +265,7 @@ test('fills in defaults for everything optional', () => {
     harness: null,
     environment: null,
     workerHost: null,
+    runner: null,
     skills: [],
     lines: {},
   });

@@ -2,6 +2,7 @@ import { MAX_WEBHOOKS_PER_FACTORY } from '../webhooks/index.js';
 import { parseAgent, parseSkillFile } from './definition-agent.js';
 import { parseAutomation } from './definition-automation.js';
 import { Fields, readYamlMapping } from './definition-fields.js';
+import { parseRunner } from './definition-runner.js';
 import type { DefinitionError, FactoryDefinition, References } from './definition-types.js';
 import { parseWebhook } from './definition-webhook.js';
 
@@ -29,6 +30,7 @@ type Folder = keyof typeof FOLDERS;
 interface Layout {
   factory: string | null;
   webhooks: Map<string, string>;
+  runners: Map<string, string>;
   folders: Record<Folder, Map<string, string>>;
 }
 
@@ -54,6 +56,7 @@ function layout(paths: string[], errors: DefinitionError[]): Layout {
   const result: Layout = {
     factory: null,
     webhooks: new Map(),
+    runners: new Map(),
     folders: { automations: new Map(), agents: new Map(), skills: new Map() },
   };
   const seenFolders = new Map<string, Folder>();
@@ -68,7 +71,9 @@ function layout(paths: string[], errors: DefinitionError[]): Layout {
     if (path === 'factory.yaml') {
       result.factory = path;
     } else if (top === 'webhooks' && segments.length === 2 && second !== undefined && /\.ya?ml$/.test(second)) {
-      addWebhook(result.webhooks, path, second.replace(/\.ya?ml$/, ''), errors);
+      addNamedFile(result.webhooks, 'webhook', path, second.replace(/\.ya?ml$/, ''), errors);
+    } else if (top === 'runners' && segments.length === 2 && second !== undefined && /\.ya?ml$/.test(second)) {
+      addNamedFile(result.runners, 'runner', path, second.replace(/\.ya?ml$/, ''), errors);
     } else if (top !== undefined && second !== undefined && segments.length >= 3 && Object.hasOwn(FOLDERS, top)) {
       const folder = top as Folder;
       seenFolders.set(`${folder}/${second}`, folder);
@@ -80,16 +85,23 @@ function layout(paths: string[], errors: DefinitionError[]): Layout {
   return result;
 }
 
-function addWebhook(webhooks: Map<string, string>, path: string, name: string, errors: DefinitionError[]): void {
-  const problem = nameProblem(name, 'webhook');
+/** A `<folder>/<name>.yaml` file (a webhook, a runner): its name must be valid and defined once. */
+function addNamedFile(
+  found: Map<string, string>,
+  kind: string,
+  path: string,
+  name: string,
+  errors: DefinitionError[],
+): void {
+  const problem = nameProblem(name, kind);
   if (problem) errors.push({ file: path, line: null, message: problem });
-  else if (webhooks.has(name)) {
+  else if (found.has(name)) {
     errors.push({
       file: path,
       line: null,
-      message: `The webhook "${name}" is also defined by ${webhooks.get(name)}; keep only one of the two files.`,
+      message: `The ${kind} "${name}" is also defined by ${found.get(name)}; keep only one of the two files.`,
     });
-  } else webhooks.set(name, path);
+  } else found.set(name, path);
 }
 
 /** A folder's name must be valid, and the folder must hold its expected file; an invalid one is dropped. */
@@ -176,6 +188,7 @@ export function parseDefinition(files: Record<string, string>): {
     webhooks: found.webhooks,
     agents: new Set(found.folders.agents.keys()),
     skills: new Set(found.folders.skills.keys()),
+    runners: new Set(found.runners.keys()),
   };
   const each = <T>(entries: Map<string, string>, parse: (file: string, name: string) => T) =>
     [...entries].map(([name, file]) => parse(file, name));
@@ -185,6 +198,7 @@ export function parseDefinition(files: Record<string, string>): {
   );
   const agents = each(found.folders.agents, (file, name) => parseAgent(file, name, text(file), refs, errors));
   const skills = each(found.folders.skills, (file, name) => parseSkillFile(file, name, text(file), errors));
+  const runners = each(found.runners, (file, name) => parseRunner(file, name, text(file), errors));
 
   errors.sort(compareErrors);
   if (factory === null || !factory.name) return { definition: null, errors, valid: null };
@@ -195,6 +209,7 @@ export function parseDefinition(files: Record<string, string>): {
     automations: byName(automations),
     agents: byName(agents),
     skills: byName(skills),
+    runners: byName(runners),
   };
   if (errors.length === 0) return { definition: whole, errors, valid: whole };
   return { definition: null, errors, valid: withoutBroken(whole, errors) };
@@ -205,8 +220,13 @@ function withoutBroken(definition: FactoryDefinition, errors: DefinitionError[])
   const broken = new Set(errors.map((error) => error.file));
   const skills = definition.skills.filter((skill) => !broken.has(skill.file));
   const skillNames = new Set(skills.map((skill) => skill.name));
+  const runners = definition.runners.filter((runner) => !broken.has(runner.file));
+  const runnerNames = new Set(runners.map((runner) => runner.name));
   const agents = definition.agents.filter(
-    (agent) => !broken.has(agent.file) && agent.skills.every((skill) => skillNames.has(skill)),
+    (agent) =>
+      !broken.has(agent.file) &&
+      agent.skills.every((skill) => skillNames.has(skill)) &&
+      (agent.runner === null || runnerNames.has(agent.runner)),
   );
   const agentNames = new Set(agents.map((agent) => agent.name));
   return {
@@ -217,5 +237,6 @@ function withoutBroken(definition: FactoryDefinition, errors: DefinitionError[])
     ),
     agents,
     skills,
+    runners,
   };
 }

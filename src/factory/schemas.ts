@@ -29,7 +29,7 @@ export const DefinitionFiles = Type.Object(
 export type DefinitionFiles = Static<typeof DefinitionFiles>;
 
 const Change = Type.Object({
-  kind: Type.String({ description: 'factory, skill, agent, webhook or automation' }),
+  kind: Type.String({ description: 'factory, skill, agent, webhook, automation or runner' }),
   name: Type.String(),
   action: Type.String({ description: 'create, update, delete or unchanged' }),
   uid: Type.Union([Type.String(), Type.Null()], { description: 'UID or ID (null for what a plan would create)' }),

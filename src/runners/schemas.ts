@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import { literalUnion } from '../platform/http/literal-union.js';
 
 /** Wire schemas of runners: a team's named sandbox kind and shape that runs execute with (issue 52, field 3). */
 
@@ -41,10 +42,12 @@ export const RunnerKubernetes = Type.Object(
 );
 export type RunnerKubernetes = Static<typeof RunnerKubernetes>;
 
-const Sandbox = Type.Union(
-  [Type.Literal('bwrap'), Type.Literal('process'), Type.Literal('container'), Type.Literal('kubernetes')],
-  { description: "The sandbox kind; it must be the one this server runs (left out: the server's)" },
-);
+/** The sandbox kinds a runner may name (HANGAR_SANDBOX's values but auto). */
+export const RUNNER_SANDBOXES = ['bwrap', 'process', 'container', 'kubernetes'] as const;
+
+const Sandbox = literalUnion(RUNNER_SANDBOXES, {
+  description: "The sandbox kind; it must be the one this server runs (left out: the server's)",
+});
 
 export const RunnerBody = Type.Object(
   {

@@ -112,4 +112,10 @@ export class RunnersService {
   async managedBy(db: Kysely<DB>, teamUid: string, factoryUid: string): Promise<store.RunnerRow[]> {
     return (await store.listRunners(db, teamUid)).filter((row) => row.factory_uid === factoryUid);
   }
+
+  /** The names of the team's runners that another factory, or nobody's definition, manages. */
+  async namesOutside(db: Kysely<DB>, teamUid: string, factoryUid: string): Promise<Set<string>> {
+    const rows = await store.listRunners(db, teamUid);
+    return new Set(rows.filter((row) => row.factory_uid !== factoryUid).map((row) => row.name));
+  }
 }

@@ -151,6 +151,76 @@ describe('factory definitions', () => {
     });
   });
 
+  test('runners/<name>.yaml: created, named by agents as their default, updated, refused, deleted', async () => {
+    const files = {
+      'factory.yaml': 'name: shaped\n',
+      'runners/small.yaml': 'description: Few resources\nlimits:\n  cpus: 0.5\n  memory: 256m\n',
+      'agents/worker/agent.md': '---\nrunner: small\n---\nWork.\n',
+    };
+    const root = directory(files);
+    const planned = JSON.parse((await cli(['plan', root, '--json'])).stdout);
+    assert.deepEqual(
+      planned.changes.find((change: { kind: string }) => change.kind === 'runner'),
+      { kind: 'runner', name: 'small', action: 'create', uid: null },
+    );
+    assert.equal((await hangar.request('GET', '/api/v1/runners')).body.runners.length, 0, 'a plan creates nothing');
+    const applied = await cli(['apply', root, '--json']);
+    assert.equal(applied.code, 0, applied.stderr);
+    const changes = JSON.parse(applied.stdout).changes as Array<{ kind: string; name: string; uid: string }>;
+    const runnerUid = changes.find((change) => change.kind === 'runner')!.uid;
+    const agentUid = changes.find((change) => change.kind === 'agent')!.uid;
+    const runner = (await hangar.request('GET', `/api/v1/runners/${runnerUid}`)).body;
+    assert.deepEqual(
+      { name: runner.name, description: runner.description, limits: runner.limits, factory: !!runner.factory_uid },
+      { name: 'small', description: 'Few resources', limits: { cpus: 0.5, memory: '256m' }, factory: true },
+    );
+    const agent = (await hangar.request('GET', `/agent/identities/${agentUid}`)).body;
+    assert.equal(agent.default_runner_uid, runnerUid);
+
+    // Unchanged on a second apply; an edit is an update naming its field and keeps the UID.
+    const again = JSON.parse((await cli(['apply', root, '--json'])).stdout).changes;
+    assert.equal(again.find((change: { kind: string }) => change.kind === 'runner').action, 'unchanged');
+    fs.writeFileSync(path.join(root, 'runners/small.yaml'), 'description: Few resources\nlimits:\n  cpus: 1\n');
+    const edited = JSON.parse((await cli(['apply', root, '--json'])).stdout).changes;
+    assert.deepEqual(
+      edited.find((change: { kind: string }) => change.kind === 'runner'),
+      {
+        kind: 'runner',
+        name: 'small',
+        action: 'update',
+        uid: runnerUid,
+        fields: ['limits'],
+      },
+    );
+
+    // What the server refuses is an error of the file, and nothing changes.
+    fs.writeFileSync(path.join(root, 'runners/small.yaml'), 'limits:\n  cpus: 100000\n  speed: fast\n');
+    const refused = await cli(['plan', root]);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /runners\/small\.yaml:3: Unknown key "speed" in limits/);
+    fs.writeFileSync(path.join(root, 'runners/small.yaml'), 'limits:\n  cpus: 1000\n');
+    const tooBig = await cli(['apply', root]);
+    assert.notEqual(tooBig.code, 0);
+    assert.match(tooBig.stderr, /runners\/small\.yaml: .*HANGAR_RUN_CPUS_MAX/);
+    assert.equal((await hangar.request('GET', `/api/v1/runners/${runnerUid}`)).body.limits.cpus, 1);
+
+    // An agent naming a runner the definition lacks, and a name a hand-made runner holds, are errors too.
+    fs.writeFileSync(path.join(root, 'agents/worker/agent.md'), '---\nrunner: large\n---\nWork.\n');
+    assert.match((await cli(['plan', root])).stderr, /agents\/worker\/agent\.md:2: Runner "large" is not defined/);
+    const handMade = await hangar.request('POST', '/api/v1/runners', { body: { name: 'taken' } });
+    assert.equal(handMade.status, 201);
+    const clash = directory({ 'factory.yaml': 'name: clash\n', 'runners/taken.yaml': 'description: mine\n' });
+    assert.match((await cli(['apply', clash])).stderr, /runners\/taken\.yaml: .*already has a runner named taken/);
+
+    // Gone from the files, gone from the team.
+    fs.rmSync(path.join(root, 'runners'), { recursive: true });
+    fs.writeFileSync(path.join(root, 'agents/worker/agent.md'), '---\ndescription: plain\n---\nWork.\n');
+    const removed = JSON.parse((await cli(['apply', root, '--json'])).stdout).changes;
+    assert.equal(removed.find((change: { kind: string }) => change.kind === 'runner').action, 'delete');
+    assert.equal((await hangar.request('GET', `/api/v1/runners/${runnerUid}`)).status, 404);
+    assert.equal((await hangar.request('GET', `/agent/identities/${agentUid}`)).body.default_runner_uid, '');
+  });
+
   test('a definition with problems changes nothing and names every file and line', async () => {
     const root = directory({
       ...base,

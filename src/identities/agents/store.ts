@@ -54,7 +54,7 @@ export interface AgentValues {
   harness: Record<string, unknown> | null;
   /** Left as it is when undefined (factory definitions do not set it). */
   on_behalf_of_enabled?: boolean;
-  /** Left as it is when undefined (factory definitions set it only when the agent file names a runner). */
+  /** Left as it is when undefined; a factory definition sets it (the agent file's runner, or none). */
   default_runner_uid?: string | null;
   /** Left as it is when undefined (factory definitions do not set them). */
   agent_type?: AgentType;

@@ -13307,7 +13307,7 @@ export interface paths {
                                 name: string;
                             };
                             changes: {
-                                /** @description factory, skill, agent, webhook or automation */
+                                /** @description factory, skill, agent, webhook, automation or runner */
                                 kind: string;
                                 name: string;
                                 /** @description create, update, delete or unchanged */
@@ -13429,7 +13429,7 @@ export interface paths {
                                 name: string;
                             };
                             changes: {
-                                /** @description factory, skill, agent, webhook or automation */
+                                /** @description factory, skill, agent, webhook, automation or runner */
                                 kind: string;
                                 name: string;
                                 /** @description create, update, delete or unchanged */
