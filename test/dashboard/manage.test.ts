@@ -206,6 +206,41 @@ describe('dashboard: management pages', { skip: browserMissing }, () => {
     await screenshot(page, 'agents');
   });
 
+  test('runners: create one, make it an agent default, delete it', async () => {
+    await nav('Runners');
+    await page.getByText('No runners yet.').waitFor();
+    await page.getByText(/Without one: bwrap|Without one: process/).waitFor();
+    await page.getByRole('button', { name: 'New runner' }).click();
+    const form = page.getByRole('form', { name: 'New runner' });
+    await form.getByLabel('Name').fill('Tiny');
+    await form.getByLabel('CPUs').fill('100000');
+    await form.getByRole('button', { name: 'Create runner' }).click();
+    await form.getByRole('alert').getByText('Could not create the runner').waitFor();
+    await form.getByLabel('CPUs').fill('0.5');
+    await form.getByLabel('Memory').fill('256m');
+    await form.getByRole('button', { name: 'Create runner' }).click();
+    const row = page.getByRole('row').filter({ hasText: 'Tiny' });
+    await row.getByText('0.5 CPUs, 256m', { exact: true }).waitFor();
+    const [runner] = (await hangar.request('GET', '/api/v1/runners')).body.runners;
+    assert.deepEqual(runner.limits, { cpus: 0.5, memory: '256m' });
+
+    await nav('Agents');
+    await page.getByRole('button', { name: 'New agent identity' }).click();
+    const agentForm = page.getByRole('form', { name: 'New agent identity' });
+    await agentForm.getByLabel('Name').fill('Shaped bot');
+    await agentForm.getByLabel('Default runner').selectOption({ label: 'Tiny' });
+    await agentForm.getByRole('button', { name: 'Create agent identity' }).click();
+    await page.getByRole('row').filter({ hasText: 'Shaped bot' }).getByText('Tiny', { exact: true }).waitFor();
+    const agents = (await hangar.request('GET', '/api/v1/agent/identities')).body.agents;
+    assert.equal(agents.find((agent: { name: string }) => agent.name === 'Shaped bot').default_runner_uid, runner.uid);
+    await screenshot(page, 'runners');
+
+    await nav('Runners');
+    acceptNextDialog(page);
+    await row.getByRole('button', { name: 'Delete Tiny' }).click();
+    await page.getByText('No runners yet.').waitFor();
+  });
+
   test('models: the catalogue with costs, and why a model cannot be used', async () => {
     await nav('Models');
     const row = page.getByRole('row', { name: /Claude Sonnet 4/ });

@@ -293,6 +293,21 @@ describe('dashboard: runs', { skip: browserMissing }, () => {
     await summary().getByText(run.conversation_id, { exact: true }).waitFor();
   });
 
+  test("a run's page shows the runner it executed with and that runner's shape", async () => {
+    const runner = await hangar.request('POST', '/api/v1/runners', {
+      body: { name: 'page-runner', limits: { pids: 256 } },
+    });
+    assert.equal(runner.status, 201, JSON.stringify(runner.body));
+    const created = await hangar.request('POST', '/agent/runs', {
+      body: { prompt: script({ done: 'Shaped.' }), config: { runner_id: runner.body.uid } },
+    });
+    const runId = created.body.run_id as string;
+    await waitForState(hangar, runId, 'SUCCEEDED');
+    await page.goto(`/runs/${encodeURIComponent(runId)}`);
+    await summary().getByText('The run has ended').waitFor();
+    await summary().getByText('page-runner 256 processes', { exact: true }).waitFor();
+  });
+
   test("a run's page says when it finished, what it used, its root run and its error's category (issue 52)", async () => {
     const root = await hangar.request('POST', '/agent/runs', { body: { prompt: script({ done: 'Root.' }) } });
     const child = await hangar.request('POST', '/agent/runs', {

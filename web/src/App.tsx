@@ -10,6 +10,7 @@ import { ModelsPage } from './pages/Models';
 import { NewRunPage } from './pages/NewRun';
 import { OverviewPage } from './pages/Overview';
 import { RunPage } from './pages/Run';
+import { RunnersPage } from './pages/Runners';
 import { RunsPage } from './pages/Runs';
 import { SchedulesPage } from './pages/Schedules';
 import { SignInPage } from './pages/SignIn';
@@ -27,6 +28,7 @@ const NAV = [
   ['/schedules', 'Schedules'],
   ['/environments', 'Environments'],
   ['/agents', 'Agents'],
+  ['/runners', 'Runners'],
   ['/models', 'Models'],
   ['/workers', 'Workers'],
   ['/factory/webhooks', 'Webhooks'],
@@ -110,6 +112,7 @@ export function App() {
           <Route path="/schedules" element={<SchedulesPage />} />
           <Route path="/environments" element={<EnvironmentsPage />} />
           <Route path="/agents" element={<AgentsPage />} />
+          <Route path="/runners" element={<RunnersPage />} />
           <Route path="/models" element={<ModelsPage />} />
           <Route path="/workers" element={<WorkersPage />} />
           <Route path="/factory/webhooks" element={<WebhooksPage />} />

@@ -1,20 +1,36 @@
 import { type FormEvent, useState } from 'react';
 import { Link } from 'react-router';
 import { seg } from '../api/client';
-import type { AgentIdentity } from '../api/types';
+import type { AgentIdentity, RunnerList } from '../api/types';
 import { ResourceList } from '../components/ResourceList';
 import { DeleteButton, Empty, ErrorMessage, Flag, FormActions, PageHeader, Time } from '../components/ui';
 import { useAction, useResource } from '../hooks';
 import { useClient } from '../session';
 
-function AgentForm({ onSaved, onCancel }: { onSaved(): void; onCancel(): void }) {
+function AgentForm({
+  runners,
+  onSaved,
+  onCancel,
+}: {
+  runners: RunnerList['runners'];
+  onSaved(): void;
+  onCancel(): void;
+}) {
   const client = useClient();
   const save = useAction();
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     const body: Record<string, string> = {};
-    for (const name of ['name', 'description', 'base_model', 'environment_id', 'worker_host', 'prompt']) {
+    for (const name of [
+      'name',
+      'description',
+      'base_model',
+      'environment_id',
+      'worker_host',
+      'default_runner_uid',
+      'prompt',
+    ]) {
       const value = String(form.get(name) ?? '').trim();
       if (value) body[name] = value;
     }
@@ -43,6 +59,17 @@ function AgentForm({ onSaved, onCancel }: { onSaved(): void; onCancel(): void })
           Worker host
           <input name="worker_host" />
         </label>
+        <label>
+          Default runner
+          <select name="default_runner_uid" defaultValue="">
+            <option value="">None: the environment's, else the server's</option>
+            {runners.map((runner) => (
+              <option key={runner.uid} value={runner.uid}>
+                {runner.name}
+              </option>
+            ))}
+          </select>
+        </label>
       </div>
       <label>
         Prompt
@@ -60,6 +87,8 @@ export function AgentsPage() {
     (signal) => client.get<{ agents: AgentIdentity[] }>('/agent/identities', undefined, signal),
     'agents',
   );
+  const runners = useResource((signal) => client.get<RunnerList>('/runners', undefined, signal), 'runners');
+  const runnerName = (uid: string) => runners.data?.runners.find((runner) => runner.uid === uid)?.name ?? uid;
   const remove = useAction();
   const [creating, setCreating] = useState(false);
   return (
@@ -76,6 +105,7 @@ export function AgentsPage() {
       </PageHeader>
       {creating && (
         <AgentForm
+          runners={runners.data?.runners ?? []}
           onCancel={() => setCreating(false)}
           onSaved={() => {
             setCreating(false);
@@ -114,6 +144,11 @@ export function AgentsPage() {
           },
           { label: 'Model', cell: (agent) => agent.base_model ?? <span className="muted">default</span> },
           { label: 'Worker host', cell: (agent) => agent.worker_host ?? <span className="muted">server</span> },
+          {
+            label: 'Runner',
+            cell: (agent) =>
+              agent.default_runner_uid ? runnerName(agent.default_runner_uid) : <span className="muted">none</span>,
+          },
           { label: 'Created', cell: (agent) => <Time value={agent.created_at} /> },
           {
             label: 'Actions',

@@ -117,6 +117,10 @@ function EnvironmentCard({ environment, onChanged }: { environment: Environment;
             <dd>{PULL_REQUEST_MODES[config.github?.pull_request ?? 'open']}</dd>
           </>
         )}
+        <dt>Runner</dt>
+        <dd>
+          {config.default_runner_uid ? <code>{config.default_runner_uid}</code> : <span className="muted">none</span>}
+        </dd>
         <dt>Setup</dt>
         <dd>
           {config.setup_commands.length ? (

@@ -52,6 +52,21 @@ export function RunFacts({
           </dd>
         </>
       )}
+      {config.runner_id && config.runner && (
+        <Fact term="Runner">
+          {config.runner.name}{' '}
+          <span className="muted">
+            {[
+              config.runner.sandbox,
+              config.runner.limits?.cpus === undefined ? undefined : `${config.runner.limits.cpus} CPUs`,
+              config.runner.limits?.memory,
+              config.runner.limits?.pids === undefined ? undefined : `${config.runner.limits.pids} processes`,
+            ]
+              .filter(Boolean)
+              .join(', ')}
+          </span>
+        </Fact>
+      )}
       <Fact term="Run ID">
         <code>{item.run_id}</code>
       </Fact>

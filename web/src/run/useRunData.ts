@@ -10,6 +10,9 @@ export interface RunConfig {
   environment_id?: string;
   harness?: { type?: string };
   model_id?: string;
+  /** The runner the run resolved to at its creation, and its shape as it was then. */
+  runner_id?: string;
+  runner?: { name: string; sandbox?: string; limits?: { cpus?: number; memory?: string; pids?: number } };
 }
 
 export interface RunData {
