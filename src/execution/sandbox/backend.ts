@@ -39,8 +39,9 @@ export interface SandboxCapabilities {
   snapshot: 'files' | 'files-and-image';
   /**
    * A networked process can be confined to a lease of Hangar's egress proxy (SandboxSpawnOptions.egress): its only way
-   * out, with DNS only from the proxy's resolver (bwrap's pasta and nft rules). Elsewhere an environment's allow list
-   * leaves its phase without network (docs/sandbox.md#allow-lists).
+   * out, with DNS only from the proxy's resolver (bwrap's pasta and nft rules; a container's rules and its relay to
+   * the proxy, phase by phase). Elsewhere an environment's allow list leaves its phase without network
+   * (docs/sandbox.md#allow-lists).
    */
   egressProxy: boolean;
 }
@@ -124,6 +125,11 @@ export interface SandboxOpenRequest {
   image: string | undefined;
   /** Whether any process of the execution (setup or harness) asks for network. */
   network: boolean;
+  /**
+   * Whether a phase's network is an allow list (through the egress proxy): the sandbox then prepares a way to the
+   * proxy that each phase's processes get as they start (their SandboxSpawnOptions.egress).
+   */
+  proxied?: boolean;
   /** The environment's limit requests (memory, cpus, pids); each missing one is the operator's default. */
   limits?: { memory?: string; cpus?: number; pids?: number };
   /** Credentials for the image's registry (from a team secret), never logged; `serveraddress` defaults to the image's. */

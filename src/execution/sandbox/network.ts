@@ -80,10 +80,13 @@ function isLoopback(address: string): boolean {
 
 /**
  * The nft ruleset of a sandbox whose network is an allow list: loopback (where the egress proxy and its resolver
- * are spliced in) and Hangar's API, nothing else. Every other packet is rejected, so a tool that ignores the proxy
- * variables, or asks another resolver, fails at once instead of waiting.
+ * are spliced in or relayed) and Hangar's API, nothing else. Every other packet is rejected, so a tool that ignores
+ * the proxy variables, or asks another resolver, fails at once instead of waiting. With `dnsRelay`, a port on the
+ * sandbox's loopback (a container's relay to the proxy's resolver), every DNS question goes there, whatever resolver
+ * it was sent to: the filter sees it redirected to loopback but still leaving by the route it had, so it is let
+ * through by its new address.
  */
-export function proxiedEgressRules(api: ApiRoute | undefined, proxy?: { address: string; ports: number[] }): string {
+export function proxiedEgressRules(api: ApiRoute | undefined, dnsRelay?: number): string {
   const allowed = api && !api.spliced ? api.addresses : [];
   const family = (address: string) => (net.isIPv6(address) ? 'ip6' : 'ip');
   return [
@@ -91,17 +94,22 @@ export function proxiedEgressRules(api: ApiRoute | undefined, proxy?: { address:
     '  chain egress {',
     '    type filter hook output priority 0; policy drop;',
     '    oifname "lo" accept',
-    ...(proxy
-      ? [
-          `    ${family(proxy.address)} daddr ${proxy.address} tcp dport ${proxy.ports[0]} accept`,
-          `    ${family(proxy.address)} daddr ${proxy.address} udp dport ${proxy.ports[1]} accept`,
-        ]
-      : []),
+    ...(dnsRelay ? [`    ip daddr 127.0.0.1 udp dport ${dnsRelay} accept`] : []),
     ...allowed.map((address) => `    ${family(address)} daddr ${address} tcp dport ${api!.port} accept`),
     '    meta l4proto tcp reject with tcp reset',
     '    reject',
     '  }',
     '}',
+    ...(dnsRelay
+      ? [
+          'table ip hangar_dns {',
+          '  chain output {',
+          '    type nat hook output priority -100; policy accept;',
+          `    udp dport 53 redirect to :${dnsRelay}`,
+          '  }',
+          '}',
+        ]
+      : []),
     '',
   ].join('\n');
 }

@@ -80,6 +80,7 @@ export class ExecutionSandbox {
       workspace: this.workspace,
       image,
       network: setupNetwork || (this.harness?.network === true && phaseOn('agent')),
+      proxied: this.network?.decision('setup').kind === 'allow' || this.network?.decision('agent').kind === 'allow',
       ...runnerLimits(this.scope.run.agent_config, environment, this.backend.kind),
       ...(registryAuth ? { registryAuth } : {}),
       report: (type, payload) => record.event(type, payload),

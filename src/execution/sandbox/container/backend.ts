@@ -14,19 +14,27 @@ import type {
 } from '../backend.js';
 import { realPath } from '../host-process.js';
 import { apiRoute } from '../network.js';
-import { ApiSocket, apiSocketFile, CONTAINER_API_SOCKET, loopbackApi, startRelay } from './api-relay.js';
+import {
+  ApiSocket,
+  loopbackApi,
+  type RelayListener,
+  relayListeners,
+  socketBase,
+  socketBinds,
+  startRelay,
+} from './api-relay.js';
 import { limitPassed } from './cgroup-counters.js';
-import { confineContainerEgress } from './egress.js';
+import { ContainerRules } from './egress.js';
+import { EgressSockets } from './egress-sockets.js';
 import { EngineClient, EngineError } from './engine-client.js';
 import { spawnInContainer } from './exec.js';
 import { HostPaths } from './host-paths.js';
+import { LABEL_EXECUTION, LABEL_ROOT, leftoverContainers } from './leftovers.js';
 import { type ContainerLimits, limitsPayload, runLimits } from './limits.js';
 import { CONTAINER_WORKSPACE, containerPath, RUNTIME_BIN, setsidPath, translate } from './paths.js';
+import { ContainerPhaseNetwork } from './phase-network.js';
 import { ImageAccess, registryOf } from './pull.js';
 import { SnapshotImages } from './snapshot-images.js';
-
-const LABEL_EXECUTION = 'dev.hangar.execution';
-const LABEL_ROOT = 'dev.hangar.workspace-root';
 
 export interface ContainerBackendOptions {
   dockerHost: string;
@@ -58,6 +66,10 @@ interface OpenContainer {
   relay?: Readable;
   /** Resolves once the relay listens (at once when the API is not relayed); rejects when it could not start. */
   relayReady: Promise<void>;
+  /** The execution's way to the egress proxy when a phase has an allow list. */
+  egress?: EgressSockets;
+  /** A networked container's rules and egress sockets, phase by phase. */
+  network?: ContainerPhaseNetwork;
 }
 
 /**
@@ -76,7 +88,7 @@ export class ContainerBackend implements SandboxBackend {
     workspaceFiles: 'host-directory',
     copiesUnreachableFiles: false,
     snapshot: 'files-and-image',
-    egressProxy: false,
+    egressProxy: true,
   };
   readonly client: EngineClient;
   readonly runAs: RunUser | undefined;
@@ -138,27 +150,23 @@ export class ContainerBackend implements SandboxBackend {
       relayReady: Promise.resolve(),
     };
     this.containers.set(workspace, open);
+    // A phase with an allow list reaches the egress proxy through sockets of its own, relayed like the API.
+    const proxied = request.network && request.proxied === true;
     try {
-      if (relayed)
-        open.apiSocket = await ApiSocket.listen(
-          apiSocketFile(this.sockets(), containerName),
-          relayed.host,
-          relayed.port,
-        );
+      const sockets = socketBase(this.sockets(), containerName);
+      if (relayed) open.apiSocket = await ApiSocket.listen(`${sockets}.sock`, relayed.host, relayed.port);
+      if (proxied) open.egress = await EgressSockets.listen(sockets);
       // By ID: what was checked is what runs, whatever a pull of the same name meanwhile did to it.
-      open.id = await this.create(
-        imageId,
-        workspace,
-        containerName,
-        name,
-        request.network,
-        limits,
-        open.apiSocket?.file,
-      );
+      const binds = socketBinds(open.apiSocket, open.egress);
+      open.id = await this.create(imageId, workspace, containerName, name, request.network, limits, binds);
       await this.client.call('POST', `/containers/${open.id}/start`);
       // Before anything of the run executes: its network is filtered, and the API is on its loopback.
-      if (request.network) await confineContainerEgress(this.client, open.id, await apiRoute(apiUrl));
-      if (relayed) open.relayReady = this.relay(open, relayed.port);
+      if (request.network) {
+        const rules = await ContainerRules.of(this.client, open.id, await apiRoute(apiUrl));
+        open.network = await ContainerPhaseNetwork.confine(rules, open.egress);
+      }
+      const listeners = relayListeners(relayed?.port, open.egress);
+      if (listeners.length > 0) open.relayReady = this.relay(open, listeners);
     } catch (error) {
       await this.close(workspace);
       return { ok: false, message: `Could not start a container from the image ${image}: ${(error as Error).message}` };
@@ -170,7 +178,7 @@ export class ContainerBackend implements SandboxBackend {
       details: {
         image,
         network: request.network,
-        ...(request.network ? { egress: 'filtered' } : {}),
+        ...(request.network ? { egress: proxied ? 'filtered, allow lists through the egress proxy' : 'filtered' } : {}),
         ...(relayed ? { api: 'relayed' } : {}),
         limits: {
           ...limitsPayload(limits),
@@ -186,8 +194,8 @@ export class ContainerBackend implements SandboxBackend {
    * while the execution prepares, and each process of the run waits for it before it starts (spawn), so none finds
    * the API missing; one that cannot start fails the run's first process, saying why.
    */
-  private relay(open: OpenContainer, port: number): Promise<void> {
-    const ready = startRelay(this.client, open.id, `${RUNTIME_BIN}/node`, port).then((relay) => {
+  private relay(open: OpenContainer, listeners: RelayListener[]): Promise<void> {
+    const ready = startRelay(this.client, open.id, `${RUNTIME_BIN}/node`, listeners).then((relay) => {
       open.relay = relay;
       // Closed meanwhile: its container's removal ends the relay; its output stream goes now.
       if (this.containers.get(open.workspace) !== open) relay.destroy();
@@ -209,7 +217,8 @@ export class ContainerBackend implements SandboxBackend {
     name: string,
     network: boolean,
     limits: ContainerLimits,
-    apiSocket: string | undefined,
+    /** The execution's own sockets (the API's, the egress proxy's), as host:container:ro binds. */
+    socketBinds: string[],
   ): Promise<string> {
     const { user } = this.options;
     const body = {
@@ -227,7 +236,7 @@ export class ContainerBackend implements SandboxBackend {
           `${process.execPath}:${RUNTIME_BIN}/node:ro`,
           `${setsidPath()}:${RUNTIME_BIN}/setsid:ro`,
           ...this.options.runtimePaths.map((runtime) => `${runtime}:${runtime}:ro`),
-          ...(apiSocket ? [`${apiSocket}:${CONTAINER_API_SOCKET}:ro`] : []),
+          ...socketBinds,
         ]),
         NetworkMode: network ? 'bridge' : 'none',
         CapDrop: ['ALL'],
@@ -267,6 +276,7 @@ export class ContainerBackend implements SandboxBackend {
     const inside = (value: string) => translate(value, open.workspace);
     const env = Object.entries({
       ...options.env,
+      ...ContainerPhaseNetwork.variables(options),
       PATH: containerPath(options.env.PATH, this.options.runtimePaths),
     }).map(([key, value]) => `${key}=${inside(value)}`);
     return spawnInContainer(options, {
@@ -278,7 +288,8 @@ export class ContainerBackend implements SandboxBackend {
       ),
       cwd: inside(realPath(options.cwd)),
       env,
-      ready: open.relayReady,
+      // The relay listens, and the container has this process's phase's network.
+      ready: Promise.all([open.relayReady, open.network?.enter(options)]).then(() => undefined),
       limitPassed: async () => {
         const passed = await limitPassed(this.client, open.id, open.counters, open.limits);
         open.counters = passed.counters;
@@ -307,6 +318,7 @@ export class ContainerBackend implements SandboxBackend {
     this.containers.delete(workspace);
     open.relay?.destroy();
     open.apiSocket?.close();
+    open.egress?.close();
     return open;
   }
 
@@ -360,21 +372,11 @@ export class ContainerBackend implements SandboxBackend {
     keep: Set<string>,
     inUse?: (executions: Array<{ runId: string; executionId: number }>) => Promise<Set<string>>,
   ): Promise<number> {
-    const filters = JSON.stringify({ label: [`${LABEL_ROOT}=${this.rootLabel}`] });
-    const { body } = await this.client.call<Array<{ Id: string; Labels: Record<string, string> | null }>>(
-      'GET',
-      `/containers/json?all=true&filters=${encodeURIComponent(filters)}`,
-    );
     const open = new Set([
       ...[...this.containers.values()].map((container) => container.id),
       ...[...this.retired.values()].flat(),
     ]);
-    const candidates = body.flatMap((container) => {
-      const name = container.Labels?.[LABEL_EXECUTION] ?? '';
-      const match = /^(.+)\.(\d{1,9})$/.exec(name);
-      if (!match || keep.has(name) || open.has(container.Id)) return [];
-      return [{ id: container.Id, name, runId: match[1]!, executionId: Number(match[2]) }];
-    });
+    const candidates = await leftoverContainers(this.client, this.rootLabel, keep, open);
     if (candidates.length === 0) return 0;
     const used = inUse ? await inUse(candidates) : new Set<string>();
     let removed = 0;
