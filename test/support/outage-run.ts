@@ -16,11 +16,12 @@ export interface OutageApi {
   texts(runId: string): Promise<string[]>;
 }
 
-export function outageApi(serverUrl: string, apiKey: string): OutageApi {
+/** The API of a `hangar serve` process (spawnKeyedServer's), with its key. */
+export function outageApi(server: { url: string; apiKey: string }): OutageApi {
   const request = (method: string, route: string, body?: unknown) =>
-    fetch(`${serverUrl}/api/v1${route}`, {
+    fetch(`${server.url}/api/v1${route}`, {
       method,
-      headers: { authorization: `Bearer ${apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      headers: { authorization: `Bearer ${server.apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,
       redirect: 'manual',
     });
