@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { eventually, harnessEnv, outputTexts, script, timelineTypes, waitForState } from '../support/engine.js';
+import {
+  eventually,
+  eventuallySignalled,
+  harnessEnv,
+  outputTexts,
+  script,
+  timelineTypes,
+  waitForState,
+} from '../support/engine.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -170,7 +178,7 @@ describe('concurrency limits', () => {
       body: { prompt: script({ say: 'other team' }) },
     });
     assert.equal(elsewhere.body.at_capacity, undefined);
-    await eventually('the other team runs at once', async () => {
+    await eventuallySignalled('the other team runs at once', async () => {
       const run = await hangar.request('GET', `/agent/runs/${elsewhere.body.run_id}`, { apiKey: other.apiKey });
       return run.body.state === 'SUCCEEDED';
     });

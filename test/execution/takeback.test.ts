@@ -202,6 +202,7 @@ describe('a PostgreSQL restart', { skip: postgresOnly || privatePostgresUnavaila
     // from before the database server started, says that proves nothing.
     slow.child.kill('SIGSTOP');
     await cluster.stop('fast');
+    // Not a wait for an event: the other replica must look at the lock for a while (see above).
     await sleep(6000);
     await cluster.start();
     await eventually(

@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { runOverview } from '../../src/runs/index.js';
 import { deleteEndedRuns } from '../../src/runs/lifecycle/retention.js';
-import { eventually, harnessEnv, script, waitForState } from '../support/engine.js';
+import { eventually, eventuallySignalled, harnessEnv, script, waitForState } from '../support/engine.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createWebhook, deliver } from '../support/webhooks.js';
 
@@ -162,7 +162,7 @@ describe('overview', () => {
       body: { message: script({ done: 'again' }) },
     });
     assert.ok(followup.status < 300, JSON.stringify(followup.body));
-    await eventually('the follow-up ended', async () => {
+    await eventuallySignalled('the follow-up ended', async () => {
       const run = await hangar.request('GET', `/api/v1/agent/runs/${ended.run_id}`);
       return ['SUCCEEDED', 'FAILED', 'ERROR'].includes(run.body.state);
     });
@@ -188,7 +188,7 @@ describe('overview', () => {
           SELECT count(*)::int AS changes FROM run_overview_changes WHERE team_uid = ${folding.teamUid}`.execute(
           folding.db,
         );
-      await eventually('the run ended and its change is pending', async () => {
+      await eventuallySignalled('the run ended and its change is pending', async () => {
         const run = await folding.request('GET', `/api/v1/agent/runs/${response.body.run_id}`);
         return run.body.state === 'SUCCEEDED';
       });

@@ -106,6 +106,7 @@ describe('what the database driver throws when it loses the database is a 503', 
     for (;;) {
       const state = await admin.query('SELECT wait_event FROM pg_stat_activity WHERE pid = $1', [pid]);
       if (state.rows[0]?.wait_event === 'PgSleep') break;
+      // A backend's wait in another process (PostgreSQL): only pg_stat_activity tells.
       await nextLook();
     }
     await admin.end();

@@ -39,6 +39,7 @@ export function outageApi(server: { url: string; apiKey: string }): OutageApi {
 
 /** Resolves once the harness is running: the run is INPROGRESS and its first line is in the transcript. */
 export async function outageHarnessWaiting(api: OutageApi, runId: string): Promise<void> {
+  // Polled: a spawned server moves the run (no signal here tells of it), and answers 503 while its database is down.
   await eventually('the harness to run', async () => {
     const run = await api.run(runId);
     assert.ok(['QUEUED', 'PENDING', 'CLAIMED', 'INPROGRESS'].includes(run.state), `unexpected ${run.state}`);
@@ -52,6 +53,7 @@ export async function outageHarnessWaiting(api: OutageApi, runId: string): Promi
  */
 export async function assertNothingLost(api: OutageApi, runId: string, onceEach: string[]): Promise<any> {
   let run: any;
+  // Polled, as outageHarnessWaiting.
   await eventually('the run to end', async () => {
     run = await api.run(runId);
     return ['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'].includes(run.state);

@@ -74,6 +74,7 @@ export async function attemptServe(env: Record<string, string>): Promise<StartAt
       return { exit: outcome.exit, stdout, stderr, child, url };
     }
     if (outcome.kind === 'ready') return { exit: null, stdout, stderr, child, url };
+    // Another process's readiness: only asking tells (its exit is an event, and ends the wait at once).
     await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 100))]);
   }
 }

@@ -252,6 +252,7 @@ describe('self-hosted workers: protocol, failures and shutdown', () => {
     assert.equal(exit.code, 0, leaving.output());
     assert.equal(await getState(runId), 'SUCCEEDED');
     const next = await createRun(hangar, { prompt: script({ say: 'x' }), config: { worker_host: 'box-sigterm' } });
+    // That no worker takes it can only be watched for a while: no event tells of a run not claimed.
     await new Promise((resolve) => setTimeout(resolve, 500));
     assert.equal(await getState(next), 'QUEUED');
   });
