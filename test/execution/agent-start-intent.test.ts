@@ -5,7 +5,15 @@ import path from 'node:path';
 import { test } from 'node:test';
 import pg from 'pg';
 import { RunLifecycle } from '../../src/runs/index.js';
-import { eventually, getRun, harnessEnv, script, timelineTypes, waitForState } from '../support/engine.js';
+import {
+  eventually,
+  eventuallySignalled,
+  getRun,
+  harnessEnv,
+  script,
+  timelineTypes,
+  waitForState,
+} from '../support/engine.js';
 import { engineWaitsOnTranscript } from '../support/engine-locks.js';
 import { privatePostgresUnavailable, startPrivatePostgres } from '../support/private-postgres.js';
 import { onPostgres, spawnKeyedServer, stopChild } from '../support/processes.js';
@@ -161,7 +169,7 @@ test('a database restart before the agent starts puts the run back in the queue,
   await cluster.start();
 
   let ended: { state: string; status_message: unknown } | undefined;
-  await eventually('the follow-up’s execution ended', async () => {
+  await eventuallySignalled('the follow-up’s execution ended', async () => {
     const row = await hangar.db
       .selectFrom('runs')
       .select(['state', 'execution_id', 'status_message'])
