@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
-  eventually,
   eventuallySignalled,
   harnessEnv,
   outputTexts,
@@ -186,7 +185,7 @@ describe('concurrency limits', () => {
 
     assert.equal((await hangar.request('POST', `/agent/runs/${blocker}/cancel`)).status, 200);
     assert.equal((await waitForState(hangar, created.body.run_id, ...ENDED)).state, 'SUCCEEDED');
-    await eventually('the waiting run was dispatched after the cancel', async () =>
+    await eventuallySignalled('the waiting run was dispatched after the cancel', async () =>
       (await timelineTypes(hangar, created.body.run_id)).includes('run_dispatched'),
     );
   });

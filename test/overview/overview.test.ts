@@ -50,7 +50,7 @@ describe('overview', () => {
       body: { name: 'Nightly audit', cron_schedule: '* * * * * *', prompt: script({ done: 'ok' }), enabled: true },
     });
     assert.equal(schedule.status, 201, JSON.stringify(schedule.body));
-    await eventually('two scheduled runs', async () => {
+    await eventuallySignalled('two scheduled runs', async () => {
       const runs = await hangar.request('GET', `/api/v1/agent/runs?schedule_id=${schedule.body.id}`);
       return runs.body.runs.length >= 2;
     });
@@ -124,7 +124,7 @@ describe('overview', () => {
     const agree = async (when: string) => {
       // The two overviews are read one after the other: a run still executing (the earlier tests leave some) could
       // end between them and be counted as running in one and ended in the other. Compare once none is.
-      await eventually('no run of the team is executing', async () => {
+      await eventuallySignalled('no run of the team is executing', async () => {
         const executing = await sql<{ runs: number }>`
           SELECT count(*)::int AS runs FROM runs
           WHERE team_uid = ${hangar.teamUid} AND state IN ('CLAIMED', 'INPROGRESS')`.execute(hangar.db);
