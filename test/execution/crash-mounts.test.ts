@@ -14,6 +14,7 @@ import { listensOn } from '../support/listening.js';
 import { spawnKeyedServer, stopChild } from '../support/processes.js';
 import { createRun, spawnedServerClient } from '../support/runs.js';
 import { createTestDatabase, freePort, type TestDatabase } from '../support/server.js';
+import { trackServerProcess } from '../support/server-processes.js';
 import { HANGAR_FROM_SOURCES } from '../support/typescript.js';
 
 // Issue 48, item 3: a warm workspace's overlay survives a SIGKILL of its server, and the restarted server answered
@@ -47,6 +48,8 @@ async function startWatchingReadiness(
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), HANGAR_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // A server process that moves runs no signal here tells of: the waits on them poll while it runs.
+  trackServerProcess(child);
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
   const url = `http://127.0.0.1:${port}`;
