@@ -5,10 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { generateApiKey } from '../../src/platform/crypto.js';
 import { hangarCli } from '../support/cli.js';
-import { eventually, harnessEnv, script } from '../support/engine.js';
-import { databaseEnv, stopChild } from '../support/processes.js';
+import { harnessEnv, script } from '../support/engine.js';
+import { databaseEnv, spawnKeyedServer, stopChild, waitForOutput } from '../support/processes.js';
 import { createTestDatabase, spawnServer, startTestServer, type TestServer } from '../support/server.js';
 import { HANGAR_FROM_SOURCES } from '../support/typescript.js';
 
@@ -145,23 +144,17 @@ describe('operator visibility', () => {
   test('the start prints one summary, a run end is one line at info, health probes are not logged', async (t) => {
     const database = await createTestDatabase();
     t.after(() => database.drop());
-    const apiKey = generateApiKey();
-    const json = await spawnServer({
+    const json = await spawnKeyedServer(database, {
       ...harnessEnv(),
-      ...databaseEnv(database),
-      HANGAR_BOOTSTRAP_API_KEY: apiKey,
       HANGAR_LOG_LEVEL: 'info',
       HANGAR_LOG_FORMAT: 'json',
     });
     try {
       await fetch(`${json.url}/healthz`);
-      const created = await fetch(`${json.url}/api/v1/agent/runs`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ prompt: script({ exit: 3 }) }),
-      });
-      const { run_id: runId } = (await created.json()) as { run_id: string };
-      await eventually('the run end is logged', () => json.output().includes(`run ${runId} ended`));
+      const created = await json.hangar.request('POST', '/agent/runs', { body: { prompt: script({ exit: 3 }) } });
+      const runId = created.body.run_id as string;
+      // The run end is logged.
+      await waitForOutput(json, `run ${runId} ended`);
       const end = json
         .output()
         .split('\n')

@@ -3,7 +3,16 @@ import { after, before, describe, test } from 'node:test';
 import { loadSecretKey } from '../../src/platform/secret-key.js';
 import { instanceSecret } from '../../src/platform/settings.js';
 import { UrlSigner } from '../../src/platform/signed-urls.js';
-import { eventually, getRun, harnessEnv, outputTexts, script, timelineTypes, waitForState } from '../support/engine.js';
+import {
+  eventually,
+  eventuallySignalled,
+  getRun,
+  harnessEnv,
+  outputTexts,
+  script,
+  timelineTypes,
+  waitForState,
+} from '../support/engine.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -21,7 +30,7 @@ async function fetchBytes(url: string, init: RequestInit = {}) {
 async function runToEnd(hangar: TestServer, body: Record<string, unknown>, apiKey?: string) {
   const runId = await createRun(hangar, body, apiKey);
   let run: any;
-  await eventually(`run ${runId} ends`, async () =>
+  await eventuallySignalled(`run ${runId} ends`, async () =>
     ['SUCCEEDED', 'FAILED', 'ERROR'].includes((run = await getRun(hangar, runId, apiKey)).state),
   );
   assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run));

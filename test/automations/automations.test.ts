@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { eventually, harnessEnv, outputTexts, waitForState } from '../support/engine.js';
+import { eventually, eventuallySignalled, harnessEnv, outputTexts, waitForState } from '../support/engine.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { type CreatedWebhook, createWebhook, deliver } from '../support/webhooks.js';
 
@@ -247,7 +247,7 @@ describe('automations', () => {
       !(await api('GET', '/agent/schedules')).body.schedules.some((item: { name: string }) => item.name === 'nightly'),
     );
     let runId: string | undefined;
-    await eventually('a scheduled run of the automation', async () => {
+    await eventuallySignalled('a scheduled run of the automation', async () => {
       const runs = await api('GET', '/agent/runs?source=SCHEDULED_AGENT&limit=50');
       runId = runs.body.runs.find((run: { title: string }) => run.title === 'nightly')?.run_id;
       return runId !== undefined;

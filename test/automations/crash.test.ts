@@ -1,23 +1,24 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { generateApiKey } from '../../src/platform/crypto.js';
 import { eventually } from '../support/engine.js';
-import { databaseEnv, onPostgres, stopChild, waitForExit } from '../support/processes.js';
-import { createTestDatabase, spawnServer, startTestServer } from '../support/server.js';
+import { onPostgres, spawnKeyedServer, stopChild, waitForExit } from '../support/processes.js';
+import { createTestDatabase, startTestServer } from '../support/server.js';
 import { deliver } from '../support/webhooks.js';
 
 test('deliveries acknowledged by a server killed before it started their runs still start them, each once', async (t) => {
   const database = await createTestDatabase();
   t.after(() => database.drop());
-  const apiKey = generateApiKey();
-  const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
 
   // An API-only process: it acknowledges deliveries but runs no evaluator, so every 202 is a delivery whose run
   // has not started when the process dies.
-  const api = await spawnServer({ ...databaseEnv(database), HANGAR_BOOTSTRAP_API_KEY: apiKey }, ['--role', 'api']);
+  const api = await spawnKeyedServer(database, {}, ['--role', 'api']);
   t.after(() => stopChild(api.child, 'SIGKILL'));
   const post = async (path: string, body: unknown) => {
-    const response = await fetch(`${api.url}/api/v1${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const response = await fetch(`${api.url}/api/v1${path}`, {
+      method: 'POST',
+      headers: api.headers,
+      body: JSON.stringify(body),
+    });
     const parsed = (await response.json()) as any;
     assert.ok(response.ok, JSON.stringify(parsed));
     return parsed;
@@ -41,7 +42,7 @@ test('deliveries acknowledged by a server killed before it started their runs st
   await waitForExit(api.child);
 
   // A full server on the same data: its evaluator finds the committed deliveries and starts their runs.
-  const hangar = await startTestServer({ HANGAR_BOOTSTRAP_API_KEY: apiKey }, { database });
+  const hangar = await startTestServer({ HANGAR_BOOTSTRAP_API_KEY: api.apiKey }, { database });
   t.after(() => hangar.stop());
   const firings = () =>
     hangar.db

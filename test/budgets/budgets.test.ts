@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { eventually, getRun, script, waitForState } from '../support/engine.js';
+import { eventually, eventuallySignalled, getRun, script, waitForState } from '../support/engine.js';
 import type { AnthropicServer } from '../support/model-servers/index.js';
 import type { TestServer } from '../support/server.js';
 import { type SpendStack, startSpendServer } from '../support/spend-server.js';
@@ -50,7 +50,7 @@ test("a team over its monthly budget is warned, then refused at creation, and it
   const asTeam = { apiKey: team.apiKey };
   const ended = async (runId: string) => {
     let run: any;
-    await eventually(`run ${runId} ends`, async () => {
+    await eventuallySignalled(`run ${runId} ends`, async () => {
       run = await getRun(hangar, runId, team.apiKey);
       return ['SUCCEEDED', 'FAILED', 'ERROR'].includes(run.state);
     });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { eventually, getRun, script, waitForState } from '../support/engine.js';
+import { eventuallySignalled, getRun, script, waitForState } from '../support/engine.js';
 import type { AnthropicServer } from '../support/model-servers/index.js';
 import type { TestServer } from '../support/server.js';
 import { type SpendStack, startSpendServer } from '../support/spend-server.js';
@@ -23,7 +23,7 @@ after(async () => {
 /** Polls the run (as `apiKey`'s team) until `done(run)` holds. */
 async function runWhen(runId: string, apiKey: string | undefined, done: (run: any) => boolean): Promise<any> {
   let run: any;
-  await eventually(`run ${runId} gets there`, async () => {
+  await eventuallySignalled(`run ${runId} gets there`, async () => {
     run = await getRun(hangar, runId, apiKey);
     return done(run);
   });

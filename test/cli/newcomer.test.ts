@@ -9,12 +9,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { generateApiKey } from '../../src/platform/crypto.js';
 import { hangarCli } from '../support/cli.js';
 import { harnessEnv, script, waitForState } from '../support/engine.js';
-import { databaseEnv, stopChild } from '../support/processes.js';
+import { spawnKeyedServer, stopChild } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
-import { createTestDatabase, spawnServer, startTestServer, type TestServer } from '../support/server.js';
+import { createTestDatabase, startTestServer, type TestServer } from '../support/server.js';
 import { HANGAR_FROM_SOURCES } from '../support/typescript.js';
 
 const run = promisify(execFile);
@@ -130,7 +129,7 @@ describe('hangar serve on a busy port', () => {
     // spawnServer asks /readyz every 100 ms from the start: those connections reach the port's holder first.
     const database = await createTestDatabase();
     t.after(() => database.drop());
-    const served = await spawnServer({ ...databaseEnv(database), HANGAR_BOOTSTRAP_API_KEY: generateApiKey() });
+    const served = await spawnKeyedServer(database);
     t.after(() => stopChild(served.child));
     assert.equal((await fetch(`${served.url}/readyz`)).status, 200);
   });

@@ -11,7 +11,7 @@ import {
   screenshot,
   signIn,
 } from '../support/browser.js';
-import { eventually, getRun, harnessEnv, script, waitForState } from '../support/engine.js';
+import { eventuallySignalled, getRun, harnessEnv, script, waitForState } from '../support/engine.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 describe('dashboard: overview and run pages', { skip: browserMissing }, () => {
@@ -107,7 +107,9 @@ describe('dashboard: overview and run pages', { skip: browserMissing }, () => {
       config: { environment_id: envId },
       metadata: { ticket: 'BILL-7' },
     });
-    await eventually('the run to fail', async () => ['FAILED', 'ERROR'].includes((await getRun(hangar, runId)).state));
+    await eventuallySignalled('the run to fail', async () =>
+      ['FAILED', 'ERROR'].includes((await getRun(hangar, runId)).state),
+    );
 
     await page.goto(`/runs/${runId}`);
     await summary().getByText('The run has ended').waitFor();

@@ -177,6 +177,7 @@ for (const engine of engines) {
       backend.open = async (request: { workspace: string }) => {
         if (checkedOutFirst === undefined) {
           const readme = path.join(request.workspace, 'app', 'README.md');
+          // As the sandbox's open does: the clone is a file in the workspace, no event tells of it.
           for (let i = 0; i < 300 && !fs.existsSync(readme); i++) await sleep(100);
           checkedOutFirst = fs.existsSync(readme);
         }

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { eventually, getRun, harnessEnv, outputTexts, script, waitForState } from '../support/engine.js';
+import { eventually, harnessEnv, outputTexts, script, waitForState, waitForStateAs } from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -39,7 +39,9 @@ async function runIn(
   apiKey?: string,
 ) {
   const runId = await createRun(hangar, { prompt, config: { environment_id: environmentId }, ...extra }, apiKey);
-  const run = apiKey ? await waitAs(apiKey, runId) : await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+  const run = apiKey
+    ? await waitForStateAs(hangar, apiKey, runId, 'SUCCEEDED', 'FAILED', 'ERROR')
+    : await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
   const timeline = (await hangar.request('GET', `/agent/runs/${runId}/timeline`, { apiKey })).body.events as Array<{
     event_type: string;
     payload?: Record<string, any>;
@@ -48,15 +50,6 @@ async function runIn(
   const setupCommands = timeline.filter((event) => event.event_type === 'environment_setup_command').length;
   const started = timeline.find((event) => event.event_type === 'agent_started')?.payload;
   return { runId, run, done, setupCommands, started, output: () => outputTexts(hangar, runId, apiKey) };
-}
-
-/** Another team's run, read with its key (waitForState reads with the first team's). */
-async function waitAs(apiKey: string, runId: string): Promise<any> {
-  for (;;) {
-    const run = await getRun(hangar, runId, apiKey);
-    if (['SUCCEEDED', 'FAILED', 'ERROR'].includes(run.state)) return run;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 async function snapshotRows(environmentId: string) {

@@ -4,14 +4,21 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import pg from 'pg';
-import { generateApiKey } from '../../src/platform/crypto.js';
 import { RunLifecycle } from '../../src/runs/index.js';
-import { eventually, getRun, harnessEnv, script, timelineTypes, waitForState } from '../support/engine.js';
+import {
+  eventually,
+  eventuallySignalled,
+  getRun,
+  harnessEnv,
+  script,
+  timelineTypes,
+  waitForState,
+} from '../support/engine.js';
 import { engineWaitsOnTranscript } from '../support/engine-locks.js';
 import { privatePostgresUnavailable, startPrivatePostgres } from '../support/private-postgres.js';
-import { databaseEnv, onPostgres, stopChild } from '../support/processes.js';
+import { onPostgres, spawnKeyedServer, stopChild } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
-import { createTestDatabase, spawnServer, startTestServer } from '../support/server.js';
+import { createTestDatabase, startTestServer } from '../support/server.js';
 
 /**
  * Issue 48 item 6.1: a replica that died after it spawned a harness and before it recorded the start left the run
@@ -75,14 +82,11 @@ test('a replica killed between the intent and the start record: its run ends ERR
   t.after(() => fs.rmSync(marks, { recursive: true, force: true }));
   // The harness runs as the run user.
   fs.chmodSync(marks, 0o777);
-  const apiKey = generateApiKey();
   // The process sandbox: the harness marks on the host that it ran, as an agent's first act would be.
-  const env = {
-    ...harnessEnv({}, { HANGAR_RUN_LEASE_SECONDS: '3', HANGAR_SANDBOX: 'process' }),
-    ...databaseEnv(database),
-    HANGAR_BOOTSTRAP_API_KEY: apiKey,
-  };
-  const doomed = await spawnServer(env);
+  const doomed = await spawnKeyedServer(
+    database,
+    harnessEnv({}, { HANGAR_RUN_LEASE_SECONDS: '3', HANGAR_SANDBOX: 'process' }),
+  );
   t.after(() => stopChild(doomed.child, 'SIGKILL'));
   const client = new pg.Client({ connectionString: database.databaseUrl });
   client.on('error', () => undefined);
@@ -99,13 +103,11 @@ test('a replica killed between the intent and the start record: its run ends ERR
   await client.query('SELECT pg_advisory_lock(4848)');
 
   const mark = path.join(marks, 'ran');
-  const response = await fetch(`${doomed.url}/api/v1/agent/runs`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ prompt: script({ write: mark }, { say: 'done' }) }),
+  const response = await doomed.hangar.request('POST', '/agent/runs', {
+    body: { prompt: script({ write: mark }, { say: 'done' }) },
   });
   assert.equal(response.status, 200);
-  const runId = ((await response.json()) as { run_id: string }).run_id;
+  const runId = response.body.run_id as string;
   await eventually('the harness ran', () => fs.existsSync(mark));
   await engineWaitsOnLock(client);
   await stopChild(doomed.child, 'SIGKILL');
@@ -123,7 +125,7 @@ test('a replica killed between the intent and the start record: its run ends ERR
   assert.deepEqual(row, { state: 'CLAIMED', agent_start_intent: row.execution_id, execution_id: row.execution_id });
   fs.rmSync(mark);
 
-  const survivor = await startTestServer(env, { database });
+  const survivor = await startTestServer(doomed.env, { database });
   t.after(() => survivor.stop());
   const run = await waitForState(survivor, runId, 'SUCCEEDED', 'FAILED', 'ERROR', 'QUEUED');
   assert.equal(run.state, 'ERROR', JSON.stringify(run.status_message));
@@ -167,7 +169,7 @@ test('a database restart before the agent starts puts the run back in the queue,
   await cluster.start();
 
   let ended: { state: string; status_message: unknown } | undefined;
-  await eventually('the follow-up’s execution ended', async () => {
+  await eventuallySignalled('the follow-up’s execution ended', async () => {
     const row = await hangar.db
       .selectFrom('runs')
       .select(['state', 'execution_id', 'status_message'])

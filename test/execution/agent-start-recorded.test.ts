@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
-import { generateApiKey } from '../../src/platform/crypto.js';
 import { eventually, harnessEnv, script, timelineTypes, waitForState } from '../support/engine.js';
 import { engineWaitsOnTranscript } from '../support/engine-locks.js';
-import { databaseEnv, onPostgres, stopChild } from '../support/processes.js';
+import { onPostgres, spawnKeyedServer, stopChild } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
-import { createTestDatabase, spawnServer, startTestServer, type TestServer } from '../support/server.js';
+import { createTestDatabase, startTestServer, type TestServer } from '../support/server.js';
 
 /**
  * Issue 23 item 6: `agent_started` was recorded before the harness process existed, so an engine that died in
@@ -19,18 +18,12 @@ test('an engine that dies before the harness process exists leaves the run to be
 }, async (t) => {
   const database = await createTestDatabase();
   t.after(() => database.drop());
-  const apiKey = generateApiKey();
-  const env = {
-    ...harnessEnv({}, { HANGAR_RUN_LEASE_SECONDS: '3' }),
-    ...databaseEnv(database),
-    HANGAR_BOOTSTRAP_API_KEY: apiKey,
-  };
-  const doomed = await spawnServer(env);
+  const doomed = await spawnKeyedServer(database, harnessEnv({}, { HANGAR_RUN_LEASE_SECONDS: '3' }));
   t.after(() => stopChild(doomed.child, 'SIGKILL'));
   const api = async (method: string, route: string, body: unknown) => {
     const response = await fetch(`${doomed.url}/api/v1${route}`, {
       method,
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      headers: doomed.headers,
       body: JSON.stringify(body),
     });
     assert.equal(response.status, 200, await response.clone().text());
@@ -57,7 +50,7 @@ test('an engine that dies before the harness process exists leaves the run to be
 
   // No harness ran, so nothing says it did: the run is still only claimed, and comes back to the queue.
   assert.equal(await stateOf(runId), 'CLAIMED');
-  const survivor = await startTestServer(env, { database });
+  const survivor = await startTestServer(doomed.env, { database });
   t.after(() => survivor.stop());
   await eventually('the run was queued again', async () =>
     (await timelineTypes(survivor, runId)).includes('run_requeued'),

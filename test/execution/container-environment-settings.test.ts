@@ -9,38 +9,26 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import YAML from 'yaml';
-import { generateApiKey } from '../../src/platform/crypto.js';
-import { eventually, waitForState } from '../support/engine.js';
-import { databaseEnv, stopChild } from '../support/processes.js';
+import { waitForState } from '../support/engine.js';
+import { type KeyedServer, spawnKeyedServer, stopChild } from '../support/processes.js';
 import { PullOnlyEngine } from '../support/pull-only-engine.js';
 import { createRun } from '../support/runs.js';
-import { createTestDatabase, spawnServer, startTestServer, type TestDatabase } from '../support/server.js';
+import { createTestDatabase, startTestServer, type TestDatabase } from '../support/server.js';
 import { startWorker } from '../support/workers.js';
 
 const REGISTRY_PASSWORD = 'registry-token-7f3a9c1e55d2';
 const engine = new PullOnlyEngine();
 const engineAddress = engine.listen();
-const apiKey = generateApiKey();
 let database: TestDatabase;
-let server: Awaited<ReturnType<typeof spawnServer>>;
+let server: KeyedServer;
 let configDirectory: string;
 
-async function api(method: string, route: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${server.url}/api/v1${route}`, {
-    method,
-    headers: { authorization: `Bearer ${apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: response.status, body: await response.json().catch(() => undefined) };
+function api(method: string, route: string, body?: unknown): Promise<{ status: number; body: any }> {
+  return server.hangar.request(method, route, { body });
 }
 
-async function waitForTerminal(runId: string): Promise<any> {
-  let run: any;
-  await eventually(`run ${runId} ended`, async () => {
-    run = (await api('GET', `/agent/runs/${runId}`)).body;
-    return ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run?.state);
-  });
-  return run;
+function waitForTerminal(runId: string): Promise<any> {
+  return waitForState(server.hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED');
 }
 
 before(async () => {
@@ -48,9 +36,7 @@ before(async () => {
   configDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'hangar-environment-settings-'));
   const file = path.join(configDirectory, 'hangar.yaml');
   fs.writeFileSync(file, YAML.stringify({ harnesses: { noop: { command: ['/bin/true'] } } }));
-  server = await spawnServer({
-    ...databaseEnv(database),
-    HANGAR_BOOTSTRAP_API_KEY: apiKey,
+  server = await spawnKeyedServer(database, {
     HANGAR_CONFIG: file,
     HANGAR_LOG_LEVEL: 'debug',
     HANGAR_SANDBOX: 'container',

@@ -6,14 +6,13 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
-import { generateApiKey } from '../../src/platform/crypto.js';
 import { installedBinary } from '../harnesses/scripted-runs.js';
 import { executionContainers, type TestEngine, testEngines, testImage } from '../support/container-engines.js';
-import { eventually, outputTexts, waitForRun, waitForState } from '../support/engine.js';
+import { eventually, outputTexts, waitForSignalledRun, waitForState } from '../support/engine.js';
 import { AnthropicServer } from '../support/model-servers/index.js';
-import { databaseEnv, stopChild } from '../support/processes.js';
+import { spawnKeyedServer, stopChild } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
-import { createTestDatabase, spawnServer, startTestServer, type TestServer } from '../support/server.js';
+import { createTestDatabase, startTestServer, type TestServer } from '../support/server.js';
 import { startWorker } from '../support/workers.js';
 
 const SHELL_HARNESS = fileURLToPath(new URL('./fixtures/shell-harness.mjs', import.meta.url));
@@ -335,12 +334,15 @@ for (const [index, engine] of engines.entries()) {
         config: { harness: { type: 'claude', model_id: 'sonnet-test' } },
       });
       // The CLI starts slowly on a busy machine; the wait is a ceiling, not a measure.
-      const run = await waitForRun(hangar, runId, (current) => TERMINAL.includes(current.state), 180_000).catch(
-        (error) => {
-          console.log('model requests', anthropic.requests.length - before);
-          throw error;
-        },
-      );
+      const run = await waitForSignalledRun(
+        hangar,
+        runId,
+        (current) => TERMINAL.includes(current.state),
+        180_000,
+      ).catch((error) => {
+        console.log('model requests', anthropic.requests.length - before);
+        throw error;
+      });
       assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
       const calls = anthropic.requests.slice(before).filter((request) => request.method === 'POST');
       assert.match(JSON.stringify(calls.at(-1)!.body.messages), /image-tool-ok\\n\/workspace/);
@@ -359,7 +361,7 @@ for (const [index, engine] of engines.entries()) {
         prompt: 'grep HANGAR_TEST_IMAGE /etc/os-release; hangar-image-tool; pwd',
         config: { harness: { type: 'shell' }, environment_id: environmentId, worker_host: 'box-container' },
       });
-      const run = await waitForRun(hangar, runId, (current) => TERMINAL.includes(current.state), 120_000);
+      const run = await waitForSignalledRun(hangar, runId, (current) => TERMINAL.includes(current.state), 120_000);
       assert.equal(run.state, 'SUCCEEDED', `${JSON.stringify(run.status_message)} ${worker.output().slice(-2000)}`);
       assert.deepEqual(await outputTexts(hangar, runId), ['HANGAR_TEST_IMAGE=yes', 'image-tool-ok', '/workspace']);
       const ready = (await timeline(hangar, runId)).find((event) => event.event_type === 'worker_container_ready');
@@ -371,32 +373,22 @@ for (const [index, engine] of engines.entries()) {
     test('a server killed with SIGKILL leaves no container behind once it is back', firstEngine, async (t) => {
       const database = await createTestDatabase();
       t.after(() => database.drop());
-      const apiKey = generateApiKey();
-      const env = {
+      const doomed = await spawnKeyedServer(database, {
         ...containerEnv(engine, image),
         HANGAR_RUN_LEASE_SECONDS: '3',
-        ...databaseEnv(database),
-        HANGAR_BOOTSTRAP_API_KEY: apiKey,
-      };
-      const doomed = await spawnServer(env);
+      });
       t.after(() => stopChild(doomed.child, 'SIGKILL'));
-      const response = await fetch(`${doomed.url}/api/v1/agent/runs`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ prompt: 'sleep 300', config: { harness: { type: 'shell' } } }),
+      const response = await doomed.hangar.request('POST', '/agent/runs', {
+        body: { prompt: 'sleep 300', config: { harness: { type: 'shell' } } },
       });
-      assert.equal(response.status, 200, await response.clone().text());
-      const { run_id: runId } = (await response.json()) as { run_id: string };
-      await eventually('the run is in progress in its container', async () => {
-        const run = await fetch(`${doomed.url}/api/v1/agent/runs/${runId}`, {
-          headers: { authorization: `Bearer ${apiKey}` },
-        });
-        return ((await run.json()) as { state: string }).state === 'INPROGRESS';
-      });
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      const runId = response.body.run_id as string;
+      // The run is in progress in its container.
+      await waitForState(doomed.hangar, runId, 'INPROGRESS');
       await stopChild(doomed.child, 'SIGKILL');
       assert.equal((await executionContainers(engine, runId)).length, 1, 'the engine keeps it after the kill');
 
-      const survivor = await startTestServer(env, { database });
+      const survivor = await startTestServer(doomed.env, { database });
       t.after(() => survivor.stop());
       await waitForState(survivor, runId, 'ERROR');
       await eventually(

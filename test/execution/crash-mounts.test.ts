@@ -7,14 +7,14 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { resolveSandboxMode } from '../../src/execution/sandbox/index.js';
-import { generateApiKey } from '../../src/platform/crypto.js';
 import { BASE_IMAGE, testEngines } from '../support/container-engines.js';
 import { eventually, outputTexts, waitForState } from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
 import { listensOn } from '../support/listening.js';
-import { databaseEnv, stopChild } from '../support/processes.js';
+import { spawnKeyedServer, stopChild } from '../support/processes.js';
 import { createRun, spawnedServerClient } from '../support/runs.js';
-import { createTestDatabase, freePort, spawnServer, type TestDatabase } from '../support/server.js';
+import { createTestDatabase, freePort, type TestDatabase } from '../support/server.js';
+import { trackServerProcess } from '../support/server-processes.js';
 import { HANGAR_FROM_SOURCES } from '../support/typescript.js';
 
 // Issue 48, item 3: a warm workspace's overlay survives a SIGKILL of its server, and the restarted server answered
@@ -48,6 +48,8 @@ async function startWatchingReadiness(
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), HANGAR_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // A server process that moves runs no signal here tells of: the waits on them poll while it runs.
+  trackServerProcess(child);
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
   const url = `http://127.0.0.1:${port}`;
@@ -82,7 +84,6 @@ const sandboxes = [
 for (const sandbox of sandboxes) {
   describe(`a warm workspace after a crash, ${sandbox.name}`, { skip: sandbox.skip, timeout: 240_000 }, () => {
     const git = new GitFixtures();
-    const apiKey = generateApiKey();
     let database: TestDatabase;
     let env: Record<string, string>;
     let server: ChildProcess | undefined;
@@ -98,10 +99,8 @@ for (const sandbox of sandboxes) {
         }),
       );
       env = {
-        ...databaseEnv(database),
         ...sandbox.env,
         HANGAR_CONFIG: operatorFile,
-        HANGAR_BOOTSTRAP_API_KEY: apiKey,
         HANGAR_GIT_BASE_URL: git.baseUrl,
         HANGAR_SNAPSHOT_TTL: '1h',
         HANGAR_RUN_LEASE_SECONDS: '4',
@@ -116,9 +115,9 @@ for (const sandbox of sandboxes) {
     });
 
     test('the restarted server is ready only once the killed execution’s overlay is gone', async () => {
-      const first = await spawnServer(env);
+      const first = await spawnKeyedServer(database, env);
       server = first.child;
-      const hangar = spawnedServerClient(first.url, apiKey);
+      const hangar = first.hangar;
       const created = await hangar.request('POST', '/api/v1/environments', {
         body: {
           name: 'warm',
@@ -144,10 +143,10 @@ for (const sandbox of sandboxes) {
       await stopChild(first.child, 'SIGKILL');
       assert.ok(mountsUnder(workspaces).length > 0, 'the mount outlives its server');
 
-      const second = await startWatchingReadiness(env, () => mountsUnder(workspaces));
+      const second = await startWatchingReadiness(first.env, () => mountsUnder(workspaces));
       server = second.child;
       assert.deepEqual(second.atReady, [], 'nothing is mounted under the workspace root once ready');
-      const restarted = spawnedServerClient(second.url, apiKey);
+      const restarted = spawnedServerClient(second.url, first.apiKey);
       const again = await createRun(restarted, { prompt: 'cat app/built', config });
       assert.equal((await waitForState(restarted, again, 'SUCCEEDED', 'FAILED', 'ERROR')).state, 'SUCCEEDED');
     });

@@ -46,6 +46,7 @@ async function poll<T>(what: string, attempt: () => Promise<T | undefined>, time
   while (Date.now() < deadline) {
     const value = await attempt();
     if (value !== undefined) return value;
+    // What it looks for is the transcript (the harness's report, its text), whose writes send no signal.
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`timed out waiting for ${what}`);

@@ -3,10 +3,9 @@ import fs from 'node:fs';
 import { test } from 'node:test';
 import { resolveSandboxMode } from '../../src/execution/sandbox/index.js';
 import { processTable } from '../../src/execution/sandbox/proc.js';
-import { generateApiKey } from '../../src/platform/crypto.js';
 import { describeProcesses, eventually, harnessEnv, processesWith, SCRIPT_HARNESS, script } from '../support/engine.js';
-import { databaseEnv, stopChild } from '../support/processes.js';
-import { createTestDatabase, spawnServer } from '../support/server.js';
+import { spawnKeyedServer, stopChild } from '../support/processes.js';
+import { createTestDatabase } from '../support/server.js';
 
 const sandbox = resolveSandboxMode(undefined);
 const skip =
@@ -41,24 +40,16 @@ async function pastasServing(pids: number[]): Promise<number[]> {
 test('a SIGKILLed server leaves no pasta of its networked sandboxes behind', { skip }, async (t) => {
   const database = await createTestDatabase();
   t.after(() => database.drop());
-  const apiKey = generateApiKey();
-  const env = {
-    ...harnessEnv({ networked: { command: [process.execPath, SCRIPT_HARNESS], network: true } }),
-    ...databaseEnv(database),
-    HANGAR_BOOTSTRAP_API_KEY: apiKey,
-  };
-  const doomed = await spawnServer(env);
+  const doomed = await spawnKeyedServer(
+    database,
+    harnessEnv({ networked: { command: [process.execPath, SCRIPT_HARNESS], network: true } }),
+  );
   t.after(() => stopChild(doomed.child, 'SIGKILL'));
   const marker = `hangar-networked-${process.pid}-${Date.now()}`;
-  const response = await fetch(`${doomed.url}/api/v1/agent/runs`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      prompt: script({ sleepers: marker }, { sleep: 120_000 }),
-      config: { harness: { type: 'networked' } },
-    }),
+  const response = await doomed.hangar.request('POST', '/agent/runs', {
+    body: { prompt: script({ sleepers: marker }, { sleep: 120_000 }), config: { harness: { type: 'networked' } } },
   });
-  assert.equal(response.status, 200, await response.clone().text());
+  assert.equal(response.status, 200, JSON.stringify(response.body));
   let pastas: number[] = [];
   await eventually('the networked sandbox runs, with its pasta', async () => {
     pastas = await pastasServing(processesWith(marker));

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { eventually, harnessEnv, outputTexts, script, timelineTypes, waitForState } from '../support/engine.js';
+import {
+  eventuallySignalled,
+  harnessEnv,
+  outputTexts,
+  script,
+  timelineTypes,
+  waitForState,
+} from '../support/engine.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -170,7 +177,7 @@ describe('concurrency limits', () => {
       body: { prompt: script({ say: 'other team' }) },
     });
     assert.equal(elsewhere.body.at_capacity, undefined);
-    await eventually('the other team runs at once', async () => {
+    await eventuallySignalled('the other team runs at once', async () => {
       const run = await hangar.request('GET', `/agent/runs/${elsewhere.body.run_id}`, { apiKey: other.apiKey });
       return run.body.state === 'SUCCEEDED';
     });
@@ -178,7 +185,7 @@ describe('concurrency limits', () => {
 
     assert.equal((await hangar.request('POST', `/agent/runs/${blocker}/cancel`)).status, 200);
     assert.equal((await waitForState(hangar, created.body.run_id, ...ENDED)).state, 'SUCCEEDED');
-    await eventually('the waiting run was dispatched after the cancel', async () =>
+    await eventuallySignalled('the waiting run was dispatched after the cancel', async () =>
       (await timelineTypes(hangar, created.body.run_id)).includes('run_dispatched'),
     );
   });

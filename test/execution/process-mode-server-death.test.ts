@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { generateApiKey } from '../../src/platform/crypto.js';
-import { eventually, harnessEnv, processesWith, waitForRun } from '../support/engine.js';
-import { databaseEnv, stopChild } from '../support/processes.js';
-import { createTestDatabase, spawnServer, startTestServer } from '../support/server.js';
+import { eventually, harnessEnv, processesWith, waitForSignalledRun, waitForState } from '../support/engine.js';
+import { spawnKeyedServer, stopChild } from '../support/processes.js';
+import { createTestDatabase, startTestServer } from '../support/server.js';
 
 /**
  * Issue 23 item 5: in process mode nothing confines a harness, so a SIGKILLed server used to leave its harnesses
@@ -21,41 +20,31 @@ test('in process mode, a SIGKILLed server takes its harnesses and everything the
     command: ['sh', '-c', `setsid ${loop} & ${loop} & echo started; wait`, marker],
     output: 'text',
   };
-  const apiKey = generateApiKey();
-  const env = {
-    ...harnessEnv({ orphans: harness }, { HANGAR_SANDBOX: 'process', HANGAR_RUN_LEASE_SECONDS: '3' }),
-    ...databaseEnv(database),
-    HANGAR_BOOTSTRAP_API_KEY: apiKey,
-  };
-  const doomed = await spawnServer(env);
+  const doomed = await spawnKeyedServer(
+    database,
+    harnessEnv({ orphans: harness }, { HANGAR_SANDBOX: 'process', HANGAR_RUN_LEASE_SECONDS: '3' }),
+  );
   t.after(() => stopChild(doomed.child, 'SIGKILL'));
   t.after(() => {
     for (const pid of processesWith(marker)) process.kill(pid, 'SIGKILL');
   });
-  const response = await fetch(`${doomed.url}/api/v1/agent/runs`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ prompt: 'x', config: { harness: { type: 'orphans' } } }),
+  const response = await doomed.hangar.request('POST', '/agent/runs', {
+    body: { prompt: 'x', config: { harness: { type: 'orphans' } } },
   });
-  assert.equal(response.status, 200, await response.clone().text());
-  const { run_id: runId } = (await response.json()) as { run_id: string };
+  assert.equal(response.status, 200, JSON.stringify(response.body));
+  const runId = response.body.run_id as string;
   // The leader, the loop left in its group and the one that started a session of its own; and the start recorded
   // (until then a killed server's run goes back to the queue instead, see agent-start-recorded.test.ts).
   await eventually('the harness and both of its children run', () => processesWith(marker).length >= 3);
-  await eventually('the agent’s start is recorded', async () => {
-    const run = await fetch(`${doomed.url}/api/v1/agent/runs/${runId}`, {
-      headers: { authorization: `Bearer ${apiKey}` },
-    });
-    return ((await run.json()) as { state: string }).state === 'INPROGRESS';
-  });
+  await waitForState(doomed.hangar, runId, 'INPROGRESS');
 
   await stopChild(doomed.child, 'SIGKILL');
   await eventually('nothing of the sandbox outlives its server', () => processesWith(marker).length === 0);
 
   // Restarted on the same data: the run is taken back as ERROR, retryable, and no agent of it is still at work.
-  const survivor = await startTestServer(env, { database });
+  const survivor = await startTestServer(doomed.env, { database });
   t.after(() => survivor.stop());
-  const errored = await waitForRun(survivor, runId, (run) => run.state === 'ERROR');
+  const errored = await waitForSignalledRun(survivor, runId, (run) => run.state === 'ERROR');
   assert.equal(errored.status_message.retryable, true);
   assert.deepEqual(processesWith(marker), []);
 });

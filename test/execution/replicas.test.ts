@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { generateApiKey } from '../../src/platform/crypto.js';
 import {
   describeProcesses,
   eventually,
@@ -11,9 +10,9 @@ import {
   waitForRun,
   waitForState,
 } from '../support/engine.js';
-import { databaseEnv, onPostgres, stopChild } from '../support/processes.js';
+import { onPostgres, spawnKeyedServer, stopChild } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
-import { createTestDatabase, spawnServer, startTestServer } from '../support/server.js';
+import { createTestDatabase, startTestServer } from '../support/server.js';
 
 const postgresOnly = onPostgres() ? false : 'several replicas need PostgreSQL (PGlite is one process)';
 
@@ -94,48 +93,32 @@ describe('an engine that dies', () => {
   test('its running run ends ERROR (resource_unavailable, retryable) and its unstarted run is queued again', async (t) => {
     const database = await createTestDatabase();
     t.after(() => database.drop());
-    const apiKey = generateApiKey();
     // Setup without network: this test is about the lease. A networked sandbox whose server is killed while its
     // network is still being set up was once seen to outlive the server: a known gap. (Its pasta no longer does:
     // network-server-death.test.ts.)
-    const env = {
-      ...harnessEnv({}, { HANGAR_RUN_LEASE_SECONDS: '3', HANGAR_SETUP_NETWORK: 'false' }),
-      ...databaseEnv(database),
-      HANGAR_BOOTSTRAP_API_KEY: apiKey,
-    };
-    const doomed = await spawnServer(env);
+    const doomed = await spawnKeyedServer(
+      database,
+      harnessEnv({}, { HANGAR_RUN_LEASE_SECONDS: '3', HANGAR_SETUP_NETWORK: 'false' }),
+    );
     t.after(() => stopChild(doomed.child, 'SIGKILL'));
-    const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
     const create = async (body: unknown) => {
-      const response = await fetch(`${doomed.url}/api/v1/agent/runs`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify(body),
-      });
+      const response = await doomed.hangar.request('POST', '/agent/runs', { body });
       assert.equal(response.status, 200);
-      return ((await response.json()) as { run_id: string }).run_id;
+      return response.body.run_id as string;
     };
     const runningMarker = `hangar-doomed-agent-${Date.now()}`;
     const setupMarker = `hangar-doomed-setup-${Date.now()}`;
     const running = await create({ prompt: script({ sleepers: runningMarker }, { sleep: 120_000 }) });
-    const environment = await fetch(`${doomed.url}/api/v1/environments`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ name: 'slow', setup_commands: [`sleep 120 # ${setupMarker}`] }),
+    const environment = await doomed.hangar.request('POST', '/environments', {
+      body: { name: 'slow', setup_commands: [`sleep 120 # ${setupMarker}`] },
     });
-    const preparing = await create({
-      prompt: 'x',
-      config: { environment_id: ((await environment.json()) as { uid: string }).uid },
-    });
+    const preparing = await create({ prompt: 'x', config: { environment_id: environment.body.uid } });
     await eventually(
       'both runs are under way',
       () => processesWith(runningMarker).length >= 2 && processesWith(setupMarker).length > 0,
     );
     // The agent counts as started once its harness exists and the start is written (a moment later, under load).
-    await eventually('the running run’s start is recorded', async () => {
-      const run = await fetch(`${doomed.url}/api/v1/agent/runs/${running}`, { headers });
-      return ((await run.json()) as { state: string }).state === 'INPROGRESS';
-    });
+    await waitForState(doomed.hangar, running, 'INPROGRESS');
 
     await stopChild(doomed.child, 'SIGKILL');
     // Whichever the sandbox: bubblewrap's dies with its server (--die-with-parent), and process mode's too
@@ -148,7 +131,7 @@ describe('an engine that dies', () => {
       const left = [...processesWith(runningMarker), ...processesWith(setupMarker)];
       throw new Error(`${error.message}; still running:\n${describeProcesses(left)}`);
     });
-    const survivor = await startTestServer(env, { database });
+    const survivor = await startTestServer(doomed.env, { database });
     t.after(async () => {
       await survivor.stop();
       for (const pid of [...processesWith(runningMarker), ...processesWith(setupMarker)]) process.kill(pid, 'SIGKILL');

@@ -3,12 +3,11 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import { after, before, describe, test } from 'node:test';
-import { generateApiKey } from '../../src/platform/crypto.js';
 import { harnessEnv, script, waitForState } from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
-import { databaseEnv, stopChild } from '../support/processes.js';
-import { createRun, spawnedServerClient } from '../support/runs.js';
-import { createTestDatabase, spawnServer, type TestDatabase } from '../support/server.js';
+import { spawnKeyedServer, stopChild } from '../support/processes.js';
+import { createRun } from '../support/runs.js';
+import { createTestDatabase, type TestDatabase } from '../support/server.js';
 
 // Issue 47, "also found": each server left a `hangar-run-files-*` directory (the clones' git config, a networked
 // sandbox's resolv.conf) in the system's temporary directory, never removed.
@@ -21,18 +20,13 @@ function runFilesOf(pid: number): string[] {
 
 describe('the run-readable files of a server', { skip: rootSkip, timeout: 180_000 }, () => {
   const git = new GitFixtures();
-  const apiKey = generateApiKey();
   let database: TestDatabase;
   let env: Record<string, string>;
   const children: ChildProcess[] = [];
   before(async () => {
     git.createRepo('acme', 'app', { 'README.md': '# app\n' });
     database = await createTestDatabase();
-    env = {
-      ...harnessEnv({}, { HANGAR_GIT_BASE_URL: git.baseUrl }),
-      ...databaseEnv(database),
-      HANGAR_BOOTSTRAP_API_KEY: apiKey,
-    };
+    env = harnessEnv({}, { HANGAR_GIT_BASE_URL: git.baseUrl });
   });
   after(async () => {
     for (const child of children) await stopChild(child, 'SIGKILL');
@@ -42,9 +36,11 @@ describe('the run-readable files of a server', { skip: rootSkip, timeout: 180_00
 
   /** A server that clones a repository (its run user reads the clones' git config, a run-readable file). */
   async function serverThatCloned(): Promise<ChildProcess> {
-    const started = await spawnServer(env);
+    const started = await spawnKeyedServer(database, env);
+    // The next server starts with the key of this one.
+    env = started.env;
     children.push(started.child);
-    const hangar = spawnedServerClient(started.url, apiKey);
+    const hangar = started.hangar;
     const created = await hangar.request('POST', '/api/v1/environments', {
       body: { name: `env ${Math.random()}`, github_repos: [{ owner: 'acme', repo: 'app' }] },
     });

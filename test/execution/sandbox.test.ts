@@ -216,7 +216,7 @@ for (const mode of ['process', 'bwrap'] as const) {
     test('with stdin kept open later writes reach the child, and write answers false once it has ended', async () => {
       const script = `require('readline').createInterface({ input: process.stdin }).on('line', (line) => { console.log('got ' + line); if (line === 'quit') process.exit(0); });`;
       const { child, stdout } = start(mode, [NODE, '-e', script], { stdinText: 'task\n', keepStdinOpen: true });
-      while (stdout.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise<void>((resolve) => child.onStdoutLine(() => resolve()));
       assert.equal(child.write('more\n'), true);
       assert.equal(child.write('quit\n'), true);
       const exit = await child.exited;
@@ -257,6 +257,7 @@ for (const mode of ['process', 'bwrap'] as const) {
       const marker = `hangar-early-${randomBytes(6).toString('hex')}`;
       for (let attempt = 0; attempt < 20; attempt++) {
         const { child } = start(mode, tree(marker));
+        // A pause of its own length, not a wait for anything: each attempt kills at another stage.
         if (attempt % 2 === 1) await new Promise((resolve) => setTimeout(resolve, attempt));
         const exit = await child.kill();
         assert.equal(exit.killed, true);
@@ -398,6 +399,7 @@ describe('bwrap isolation', { skip: bwrapSkip, timeout: 60_000 }, () => {
   test('a networked sandbox killed at any stage of its network setup ends', async () => {
     for (const delayMs of [0, 5, 20, 40, 80]) {
       const { child } = start('bwrap', ['sleep', '30'], { allowNetwork: true });
+      // Not a wait for anything: each delay kills the sandbox at another stage of its network setup.
       await new Promise((resolve) => setTimeout(resolve, delayMs));
       const exit = await child.kill(100);
       assert.equal(exit.killed, true);

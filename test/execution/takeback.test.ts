@@ -4,11 +4,18 @@ import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../src/database.js';
-import { generateApiKey } from '../../src/platform/crypto.js';
-import { eventually, getRun, harnessEnv, processesWith, script, timelineTypes, waitForRun } from '../support/engine.js';
+import {
+  eventually,
+  getRun,
+  harnessEnv,
+  processesWith,
+  script,
+  timelineTypes,
+  waitForSignalledRun,
+} from '../support/engine.js';
 import { privatePostgresUnavailable, startPrivatePostgres } from '../support/private-postgres.js';
-import { databaseEnv, onPostgres, stopChild } from '../support/processes.js';
-import { createTestDatabase, spawnServer, startTestServer, type TestDatabase } from '../support/server.js';
+import { onPostgres, spawnKeyedServer, stopChild } from '../support/processes.js';
+import { createTestDatabase, startTestServer, type TestDatabase } from '../support/server.js';
 
 /**
  * Issue 23, items 1 and 2: the runs of an engine that is gone are taken back as soon as that is known, not when
@@ -21,19 +28,13 @@ const pgliteOnly = onPostgres() ? 'PGlite: one process per data directory' : fal
 
 /** A server process of its own (to kill), on `database`, with the script harness and a bootstrap API key. */
 async function spawnDoomed(database: TestDatabase, env: Record<string, string>) {
-  const apiKey = generateApiKey();
-  const fullEnv = { ...env, ...databaseEnv(database), HANGAR_BOOTSTRAP_API_KEY: apiKey };
-  const doomed = await spawnServer(fullEnv);
+  const doomed = await spawnKeyedServer(database, env);
   const create = async (prompt: string) => {
-    const response = await fetch(`${doomed.url}/api/v1/agent/runs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ prompt }),
-    });
+    const response = await doomed.hangar.request('POST', '/agent/runs', { body: { prompt } });
     assert.equal(response.status, 200);
-    return ((await response.json()) as { run_id: string }).run_id;
+    return response.body.run_id as string;
   };
-  return { ...doomed, env: fullEnv, create };
+  return { ...doomed, create };
 }
 
 function killAll(marker: string): void {
@@ -99,9 +100,9 @@ describe('takeback of a SIGKILLed replica', { skip: postgresOnly }, () => {
     t.after(() => survivor.stop());
     const third = await startTestServer(doomed.env, { database });
     t.after(() => third.stop());
-    for (const runId of runIds) await waitForRun(survivor, runId, (run) => run.state === 'INPROGRESS');
+    for (const runId of runIds) await waitForSignalledRun(survivor, runId, (run) => run.state === 'INPROGRESS');
     for (let i = 0; i < 4; i++) runIds.push(await doomed.create(script({ sleepers: marker }, { sleep: 8000 })));
-    for (const runId of runIds) await waitForRun(survivor, runId, (run) => run.state === 'INPROGRESS');
+    for (const runId of runIds) await waitForSignalledRun(survivor, runId, (run) => run.state === 'INPROGRESS');
     const waiting = await doomed.create(script({ say: 'claimed once a slot is free' }));
     const holders = new Map<string, string>();
     for (const runId of runIds) holders.set(runId, await claimedBy(survivor.db, runId));
@@ -113,7 +114,7 @@ describe('takeback of a SIGKILLed replica', { skip: postgresOnly }, () => {
     for (const [i, runId] of runIds.entries()) {
       if (holders.get(runId) === doomedEngine) {
         // The dead replica's runs: taken back at once, each once, long before their lease would pass.
-        const ended = await waitForRun(survivor, runId, (run) => run.state === 'ERROR', 60_000);
+        const ended = await waitForSignalledRun(survivor, runId, (run) => run.state === 'ERROR', 60_000);
         assert.equal(ended.status_message.error_code, 'resource_unavailable');
         assert.equal(ended.status_message.retryable, true);
         assert.equal(ended.is_sandbox_running, false);
@@ -122,7 +123,7 @@ describe('takeback of a SIGKILLed replica', { skip: postgresOnly }, () => {
       } else {
         // The live replicas' runs are not touched.
         assert.equal(
-          (await waitForRun(survivor, runId, (run) => run.state !== 'INPROGRESS', 60_000)).state,
+          (await waitForSignalledRun(survivor, runId, (run) => run.state !== 'INPROGRESS', 60_000)).state,
           'SUCCEEDED',
         );
       }
@@ -130,7 +131,10 @@ describe('takeback of a SIGKILLed replica', { skip: postgresOnly }, () => {
       assert.ok(types.filter((type) => type === 'oz_run_errored' || type === 'oz_run_done').length === 1, `${types}`);
     }
     // The freed slot: the queued run is claimed by a surviving replica and runs to its end.
-    assert.equal((await waitForRun(survivor, waiting, (run) => run.state === 'SUCCEEDED', 60_000)).state, 'SUCCEEDED');
+    assert.equal(
+      (await waitForSignalledRun(survivor, waiting, (run) => run.state === 'SUCCEEDED', 60_000)).state,
+      'SUCCEEDED',
+    );
     const claimedAt = await eventAt(survivor.db, waiting, 'oz_run_claimed');
     assert.ok(claimedAt && claimedAt < leases[0]!, 'the waiting run was claimed before the dead runs leases passed');
     assert.notEqual(await claimedBy(survivor.db, waiting), doomedEngine);
@@ -154,7 +158,7 @@ describe('takeback of a SIGKILLed replica', { skip: postgresOnly }, () => {
     for (let i = 0; i < 12; i++) runIds.push(await doomed.create(script({ sleep: 300_000 })));
     const survivor = await startTestServer(doomed.env, { database });
     t.after(() => survivor.stop());
-    for (const runId of runIds) await waitForRun(survivor, runId, (run) => run.state === 'INPROGRESS');
+    for (const runId of runIds) await waitForSignalledRun(survivor, runId, (run) => run.state === 'INPROGRESS');
 
     // Frozen, not dead: its lock connection stays open, so only the leases can tell. Its runs' leases are set to
     // pass half a second apart over 5.5 s, as an engine that froze between renewals of different runs would leave
@@ -169,7 +173,7 @@ describe('takeback of a SIGKILLed replica', { skip: postgresOnly }, () => {
     }
 
     for (const runId of runIds) {
-      await waitForRun(survivor, runId, (run) => run.state === 'ERROR', 60_000);
+      await waitForSignalledRun(survivor, runId, (run) => run.state === 'ERROR', 60_000);
       const erroredAt = (await eventAt(survivor.db, runId, 'oz_run_errored'))!;
       const late = erroredAt.getTime() - leases.get(runId)!.getTime();
       // Not before its lease (the engine looked alive), and when it passed: one second covers a slow statement on
@@ -191,13 +195,14 @@ describe('a PostgreSQL restart', { skip: postgresOnly || privatePostgresUnavaila
     const runId = await slow.create(script({ sleep: 5000 }, { say: 'finished' }));
     const other = await startTestServer(slow.env, { database });
     t.after(() => other.stop());
-    await waitForRun(other, runId, (run) => run.state === 'INPROGRESS');
+    await waitForSignalledRun(other, runId, (run) => run.state === 'INPROGRESS');
 
     // The engine holding the run is paused across the restart, so that it takes its lock again only after the other
     // replica has looked many times at a free lock and a heartbeat older than two renewals (4 s): only `locked_at`,
     // from before the database server started, says that proves nothing.
     slow.child.kill('SIGSTOP');
     await cluster.stop('fast');
+    // Not a wait for an event: the other replica must look at the lock for a while (see above).
     await sleep(6000);
     await cluster.start();
     await eventually(
@@ -214,7 +219,7 @@ describe('a PostgreSQL restart', { skip: postgresOnly || privatePostgresUnavaila
     );
     assert.equal((await getRun(other, runId)).state, 'INPROGRESS');
     slow.child.kill('SIGCONT');
-    const ended = await waitForRun(
+    const ended = await waitForSignalledRun(
       other,
       runId,
       (run) => !['QUEUED', 'CLAIMED', 'INPROGRESS'].includes(run.state),
@@ -241,7 +246,7 @@ describe('takeback after a restart on PGlite', { skip: pgliteOnly }, () => {
     killAll(marker);
     const restarted = await startTestServer(doomed.env, { database });
     t.after(() => restarted.stop());
-    const ended = await waitForRun(restarted, runId, (run) => run.state === 'ERROR', 60_000);
+    const ended = await waitForSignalledRun(restarted, runId, (run) => run.state === 'ERROR', 60_000);
     assert.equal(ended.status_message.error_code, 'resource_unavailable');
     assert.equal(ended.status_message.retryable, true);
   });

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { hangarCli } from '../support/cli.js';
-import { eventually, waitForState } from '../support/engine.js';
+import { waitForState } from '../support/engine.js';
 import {
   APP_WEBHOOK_SECRET,
   commentDelivery,
@@ -121,7 +121,7 @@ describe('GitHub automations', () => {
     assert.doesNotMatch(String(stored.prompt), /Rename the helper/, 'the review stays out of the instructions');
 
     // Hangar replies in the pull request's thread as for the built-in triggers: one comment, edited at the end.
-    await eventually('the reply tells the outcome', () =>
+    await github.until('the reply tells the outcome', () =>
       github.comments.some((comment) => comment.issue === 41 && comment.body.includes('SUCCEEDED')),
     );
     assert.equal(github.comments.filter((comment) => comment.issue === 41).length, 1);

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { sign } from '@octokit/webhooks-methods';
 import { sql } from 'kysely';
 import { pruneReplayKeys } from '../../src/webhooks/store.js';
-import { eventually, outputTexts, waitForState } from '../support/engine.js';
+import { outputTexts, waitForState } from '../support/engine.js';
 import {
   APP_WEBHOOK_SECRET,
   commentDelivery,
@@ -92,7 +92,7 @@ describe('runs started from GitHub', () => {
     assert.ok((await outputTexts(hangar, runId)).some((text) => text.includes('make the README longer')));
 
     // Hangar replied once in the thread with a link to the run, then edited that comment with the outcome and PR.
-    await eventually('the reply tells the outcome', () =>
+    await github.until('the reply tells the outcome', () =>
       github.comments.some((comment) => comment.issue === 1 && comment.body.includes('SUCCEEDED')),
     );
     const replies = github.comments.filter((comment) => comment.owner === 'acme' && comment.issue === 1);
@@ -188,7 +188,7 @@ describe('runs started from GitHub', () => {
     assert.ok((await outputTexts(hangar, runId)).some((text) => text.includes('README longer too')));
 
     // One reply in the pull request's conversation, edited with the outcome.
-    await eventually('the reply tells the outcome', () =>
+    await github.until('the reply tells the outcome', () =>
       github.comments.some((comment) => comment.issue === 12 && comment.body.includes('SUCCEEDED')),
     );
     assert.equal(github.comments.filter((comment) => comment.issue === 12).length, 1);

@@ -220,6 +220,6 @@ describe('GitHub on self-hosted workers', () => {
     // Its lease lapses (6 s), the run ends; the server's sweep revokes what it minted for the execution.
     const ended = await waitForState(hangar, runId, 'ERROR', 'FAILED', 'SUCCEEDED');
     assert.equal(ended.state, 'ERROR');
-    await eventually("the server revoked the vanished worker's token", () => minted[0]!.revoked, 30_000);
+    await github.until("the server revoked the vanished worker's token", () => minted[0]!.revoked, 30_000);
   });
 });

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import YAML from 'yaml';
-import { conversationBlocks, waitForRun, waitForState } from '../support/engine.js';
+import { conversationBlocks, waitForSignalledRun, waitForState } from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
 import {
   AnthropicServer,
@@ -164,7 +164,7 @@ describe('runs of the coding-agent CLIs', { skip, timeout: 4 * TIMEOUT_MS }, () 
           .status,
         200,
       );
-      await waitForRun(
+      await waitForSignalledRun(
         hangar,
         runId,
         (run) => run.state === 'SUCCEEDED' && run.status_message?.message !== 'Noted: the codename is KESTREL.',

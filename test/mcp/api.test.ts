@@ -128,6 +128,7 @@ describe('MCP servers API', () => {
 
   test('PUT replaces the whole definition (stdio to HTTP) and moves updated_at', async () => {
     const item = await create({ args: ['a'], env: { A: 'b' } });
+    // Not a wait for an event: the clock must move for updated_at to.
     await new Promise((resolve) => setTimeout(resolve, 5));
     const response = await api('PUT', `/mcp-servers/${item.uid}`, {
       body: { name: 'renamed-to-http', url: 'https://mcp.example.com/other' },

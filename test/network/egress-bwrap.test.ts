@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { EventEmitter, once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,6 +25,8 @@ let proxy: EgressProxy;
 let lease: EgressLease;
 let workspace: string;
 const refusals: Refusal[] = [];
+/** Tells of each refusal pushed on `refusals`. */
+const reported = new EventEmitter();
 
 before(async () => {
   if (skip) return;
@@ -34,7 +37,10 @@ before(async () => {
     allowedAddresses: hosts.range,
     hosts: { 'allowed.test': [hosts.addresses.allowed], 'other.test': [hosts.addresses.other] },
   });
-  proxy.onRefusal((refusal) => refusals.push(refusal));
+  proxy.onRefusal((refusal) => {
+    refusals.push(refusal);
+    reported.emit('refusal');
+  });
   lease = await proxy.open({
     run: 'bwrap-run',
     phase: 'agent',
@@ -81,7 +87,7 @@ async function refused(where: Partial<Refusal>): Promise<Refusal> {
       Object.entries(where).every(([key, value]) => refusal[key as keyof Refusal] === value),
     );
     if (found) return found;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await once(reported, 'refusal');
   }
 }
 

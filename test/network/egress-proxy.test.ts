@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { Resolver } from 'node:dns/promises';
+import { EventEmitter, once } from 'node:events';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import tls from 'node:tls';
@@ -14,6 +15,8 @@ const skip = egressHostsAvailable() ? false : 'needs root, ip netns and openssl'
 let hosts: EgressHosts;
 let proxy: EgressProxy;
 const refusals: Refusal[] = [];
+/** Tells of each refusal pushed on `refusals`. */
+const reported = new EventEmitter();
 
 before(async () => {
   if (skip) return;
@@ -29,7 +32,10 @@ before(async () => {
       'forged.test': [hosts.addresses.other],
     },
   });
-  proxy.onRefusal((refusal) => refusals.push(refusal));
+  proxy.onRefusal((refusal) => {
+    refusals.push(refusal);
+    reported.emit('refusal');
+  });
 });
 after(async () => {
   await proxy?.stop();
@@ -70,7 +76,7 @@ async function refused(where: Partial<Refusal>): Promise<Refusal> {
       Object.entries(where).every(([key, value]) => refusal[key as keyof Refusal] === value),
     );
     if (found) return found;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await once(reported, 'refusal');
   }
 }
 

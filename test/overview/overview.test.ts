@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { runOverview } from '../../src/runs/index.js';
 import { deleteEndedRuns } from '../../src/runs/lifecycle/retention.js';
-import { eventually, harnessEnv, script, waitForState } from '../support/engine.js';
+import { eventually, eventuallySignalled, harnessEnv, script, waitForState } from '../support/engine.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { createWebhook, deliver } from '../support/webhooks.js';
 
@@ -50,7 +50,7 @@ describe('overview', () => {
       body: { name: 'Nightly audit', cron_schedule: '* * * * * *', prompt: script({ done: 'ok' }), enabled: true },
     });
     assert.equal(schedule.status, 201, JSON.stringify(schedule.body));
-    await eventually('two scheduled runs', async () => {
+    await eventuallySignalled('two scheduled runs', async () => {
       const runs = await hangar.request('GET', `/api/v1/agent/runs?schedule_id=${schedule.body.id}`);
       return runs.body.runs.length >= 2;
     });
@@ -124,7 +124,7 @@ describe('overview', () => {
     const agree = async (when: string) => {
       // The two overviews are read one after the other: a run still executing (the earlier tests leave some) could
       // end between them and be counted as running in one and ended in the other. Compare once none is.
-      await eventually('no run of the team is executing', async () => {
+      await eventuallySignalled('no run of the team is executing', async () => {
         const executing = await sql<{ runs: number }>`
           SELECT count(*)::int AS runs FROM runs
           WHERE team_uid = ${hangar.teamUid} AND state IN ('CLAIMED', 'INPROGRESS')`.execute(hangar.db);
@@ -162,7 +162,7 @@ describe('overview', () => {
       body: { message: script({ done: 'again' }) },
     });
     assert.ok(followup.status < 300, JSON.stringify(followup.body));
-    await eventually('the follow-up ended', async () => {
+    await eventuallySignalled('the follow-up ended', async () => {
       const run = await hangar.request('GET', `/api/v1/agent/runs/${ended.run_id}`);
       return ['SUCCEEDED', 'FAILED', 'ERROR'].includes(run.body.state);
     });
@@ -188,7 +188,7 @@ describe('overview', () => {
           SELECT count(*)::int AS changes FROM run_overview_changes WHERE team_uid = ${folding.teamUid}`.execute(
           folding.db,
         );
-      await eventually('the run ended and its change is pending', async () => {
+      await eventuallySignalled('the run ended and its change is pending', async () => {
         const run = await folding.request('GET', `/api/v1/agent/runs/${response.body.run_id}`);
         return run.body.state === 'SUCCEEDED';
       });

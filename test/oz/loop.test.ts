@@ -312,6 +312,7 @@ test('a stop (time limit or cancel) kills the running command and fails with the
   const controller = new AbortController();
   const seen: HarnessEvent[] = [];
   const pidFile = path.join(workspace, 'sleeper.pid');
+  // The command writes its pid to a file: no event tells of it.
   const pause = () => new Promise((resolve) => setTimeout(resolve, 20));
   // Stops the loop once the command has started its background process.
   const stopWhenStarted = async () => {

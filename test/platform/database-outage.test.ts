@@ -13,8 +13,8 @@ import { toApiError } from '../../src/platform/http/errors.js';
 import { harnessEnv } from '../support/engine.js';
 import { assertNothingLost, OUTAGE_HARNESS, outageApi, outageHarnessWaiting } from '../support/outage-run.js';
 import { type PrivatePostgres, privatePostgresUnavailable, startPrivatePostgres } from '../support/private-postgres.js';
-import { databaseEnv, onPostgres, stopChild } from '../support/processes.js';
-import { spawnServer, startTestServer, type TestServer } from '../support/server.js';
+import { onPostgres, spawnKeyedServer, stopChild } from '../support/processes.js';
+import { startTestServer, type TestServer } from '../support/server.js';
 import { createWebhook, deliver } from '../support/webhooks.js';
 
 const skip = !onPostgres()
@@ -106,6 +106,7 @@ describe('what the database driver throws when it loses the database is a 503', 
     for (;;) {
       const state = await admin.query('SELECT wait_event FROM pg_stat_activity WHERE pid = $1', [pid]);
       if (state.rows[0]?.wait_event === 'PgSleep') break;
+      // A backend's wait in another process (PostgreSQL): only pg_stat_activity tells.
       await nextLook();
     }
     await admin.end();
@@ -167,12 +168,11 @@ describe('an execution that ends while PostgreSQL is down', { skip }, () => {
     // The timeout only stops a hung test; nothing here measures time.
     test(`records its transcript and its end once the database is back (${how})`, { timeout: 120_000 }, async (t) => {
       const database = await cluster.createDatabase();
-      const apiKey = generateApiKey();
-      const { child, url } = await spawnServer({
-        ...databaseEnv(database),
-        ...harnessEnv({ outage: { command: [process.execPath, OUTAGE_HARNESS] } }, { HANGAR_RUN_LEASE_SECONDS: '6' }),
-        HANGAR_BOOTSTRAP_API_KEY: apiKey,
-      });
+      const server = await spawnKeyedServer(
+        database,
+        harnessEnv({ outage: { command: [process.execPath, OUTAGE_HARNESS] } }, { HANGAR_RUN_LEASE_SECONDS: '6' }),
+      );
+      const { child } = server;
       t.after(async () => {
         try {
           if (!cluster.running()) await cluster.start();
@@ -197,7 +197,7 @@ describe('an execution that ends while PostgreSQL is down', { skip }, () => {
           };
           child.stdout!.on('data', onData);
         });
-      const api = outageApi(url, apiKey);
+      const api = outageApi(server);
 
       const created = await api.request('POST', '/agent/runs', {
         prompt: 'outage',

@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { generateApiKey } from '../../src/platform/crypto.js';
-import { databaseEnv, onPostgres, stopChild, waitForExit } from '../support/processes.js';
-import { createTestDatabase, spawnServer } from '../support/server.js';
+import { onPostgres, spawnKeyedServer, stopChild, waitForExit } from '../support/processes.js';
+import { createTestDatabase } from '../support/server.js';
 
 /** Clients creating runs at once; the kill lands while the others still have requests in flight. */
 const CLIENTS = 4;
@@ -20,14 +19,13 @@ interface Acknowledged {
 test('every run acknowledged with 200 survives a SIGKILL mid-stream and a restart on the same data', async (t) => {
   const database = await createTestDatabase();
   t.after(() => database.drop());
-  const apiKey = generateApiKey();
-  const env = { ...databaseEnv(database), HANGAR_BOOTSTRAP_API_KEY: apiKey };
-  const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
   const lockFile = path.join(database.dataDir, 'pglite.lock');
 
   const acknowledged: Acknowledged[] = [];
   let attempted = 0;
-  let server = await spawnServer(env);
+  let server = await spawnKeyedServer(database);
+  // Each restart with the key of the first start.
+  const { env, headers } = server;
   t.after(() => stopChild(server.child, 'SIGKILL'));
 
   for (let round = 0; round < ROUNDS; round++) {
@@ -77,7 +75,7 @@ test('every run acknowledged with 200 survives a SIGKILL mid-stream and a restar
       // The killed process could not release its lock: the restart must take it over.
       assert.equal(fs.readFileSync(lockFile, 'utf8').trim(), String(victim.pid), 'the dead process left its lock file');
     }
-    server = await spawnServer(env);
+    server = await spawnKeyedServer(database, env);
     if (!onPostgres()) assert.equal(fs.readFileSync(lockFile, 'utf8').trim(), String(server.child.pid));
 
     for (const run of acknowledged) {

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { insertMembership } from '../../src/identities/store.js';
 import { generateApiKey, hashApiKey } from '../../src/platform/crypto.js';
-import { databaseEnv, stopChild } from '../support/processes.js';
-import { createTestDatabase, spawnServer, startTestServer, type TestServer } from '../support/server.js';
+import { spawnKeyedServer, stopChild } from '../support/processes.js';
+import { createTestDatabase, startTestServer, type TestServer } from '../support/server.js';
 
 const PROBLEM_MEMBERS = [
   'type',
@@ -421,13 +421,9 @@ describe('logs', () => {
   test('request logs never contain the API key', async (t) => {
     const database = await createTestDatabase();
     t.after(() => database.drop());
-    const apiKey = generateApiKey();
+    const server = await spawnKeyedServer(database, { HANGAR_LOG_LEVEL: 'info' });
+    const { apiKey } = server;
     const wrongKey = generateApiKey();
-    const server = await spawnServer({
-      ...databaseEnv(database),
-      HANGAR_BOOTSTRAP_API_KEY: apiKey,
-      HANGAR_LOG_LEVEL: 'info',
-    });
     t.after(() => stopChild(server.child, 'SIGKILL'));
     const call = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
       const response = await fetch(`${server.url}${path}`, {

@@ -8,6 +8,7 @@ const lines = readline.createInterface({ input: process.stdin });
 await lines[Symbol.asyncIterator]().next();
 const emit = (event) => process.stdout.write(`${JSON.stringify(event)}\n`);
 emit({ type: 'text', text: 'waiting for the outage' });
+// A file the test writes from another process: no event tells of it here.
 while (!fs.existsSync('release')) await new Promise((resolve) => setTimeout(resolve, 20));
 for (let line = 1; line <= 20; line++) emit({ type: 'text', text: `line ${line} written during the outage` });
 emit({

@@ -6,7 +6,7 @@ import { after, describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { generateApiKey, hashApiKey } from '../../src/platform/crypto.js';
 import { openDatabase } from '../../src/platform/db/connect.js';
-import { attemptServe, databaseEnv, onPostgres, stopChild } from '../support/processes.js';
+import { attemptServe, databaseEnv, onPostgres, spawnKeyedServer, stopChild } from '../support/processes.js';
 import { createTestDatabase, freePort, spawnServer, type TestDatabase } from '../support/server.js';
 
 const GENERATED_KEY = /hgr_[A-Za-z0-9]{40}/g;
@@ -245,18 +245,14 @@ describe('hangar serve', () => {
   test('with HANGAR_BOOTSTRAP_API_KEY set, that key works, nothing is printed and no key file is written', async (t) => {
     const database = await createTestDatabase();
     t.after(() => database.drop());
-    const key = generateApiKey();
-    const server = await spawnServer({ ...databaseEnv(database), HANGAR_BOOTSTRAP_API_KEY: key });
+    const server = await spawnKeyedServer(database);
+    const key = server.apiKey;
     try {
       assert.equal(await listRuns(server.url, key), 200);
       assert.equal(await listRuns(server.url, generateApiKey()), 401);
-      const created = await fetch(`${server.url}/api/v1/agent/runs`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ prompt: 'bootstrap key in use' }),
-      });
+      const created = await server.hangar.request('POST', '/agent/runs', { body: { prompt: 'bootstrap key in use' } });
       assert.equal(created.status, 200);
-      assert.match(((await created.json()) as { run_id: string }).run_id, /\S/);
+      assert.match(created.body.run_id, /\S/);
       assert.equal(server.output().includes(key), false, 'the configured key appeared in the output');
       assert.equal(server.output().match(GENERATED_KEY), null, 'a key was generated although one was configured');
       assert.equal(fs.existsSync(path.join(database.dataDir, 'bootstrap-api-key')), false);
@@ -278,13 +274,12 @@ describe('hangar serve', () => {
     }
     const database = await createTestDatabase();
     t.after(() => database.drop());
-    const key = generateApiKey();
-    const env = { ...databaseEnv(database), HANGAR_BOOTSTRAP_API_KEY: key };
     const lockFile = path.join(database.dataDir, 'pglite.lock');
-    const first = await spawnServer(env);
+    const first = await spawnKeyedServer(database);
+    const key = first.apiKey;
     try {
       assert.equal(fs.readFileSync(lockFile, 'utf8').trim(), String(first.child.pid));
-      const second = await attemptServe(env);
+      const second = await attemptServe(first.env);
       if (!second.exit) await stopChild(second.child, 'SIGKILL');
       assert.ok(second.exit, 'a second process started on a data directory in use');
       assert.notEqual(second.exit.code, 0);
@@ -302,31 +297,25 @@ describe('hangar serve', () => {
   test('SIGTERM and SIGINT stop the server gracefully (exit 0) with committed data kept', async (t) => {
     const database = await createTestDatabase();
     t.after(() => database.drop());
-    const key = generateApiKey();
-    const env = { ...databaseEnv(database), HANGAR_BOOTSTRAP_API_KEY: key };
-    const request = (url: string, method: string, urlPath: string, body?: unknown) =>
-      fetch(`${url}/api/v1${urlPath}`, {
-        method,
-        headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-
-    const first = await spawnServer(env);
+    const first = await spawnKeyedServer(database);
     let runId: string;
     try {
-      const created = await request(first.url, 'POST', '/agent/runs', { prompt: 'kept across a graceful stop' });
+      const created = await first.hangar.request('POST', '/agent/runs', {
+        body: { prompt: 'kept across a graceful stop' },
+      });
       assert.equal(created.status, 200);
-      runId = ((await created.json()) as { run_id: string }).run_id;
+      runId = created.body.run_id;
     } finally {
       assert.deepEqual(await stopChild(first.child, 'SIGTERM'), { code: 0, signal: null });
     }
     await assert.rejects(fetch(`${first.url}/healthz`), 'the port is closed after the stop');
 
-    const second = await spawnServer(env);
+    // Started again with the key of the first start.
+    const second = await spawnKeyedServer(database, first.env);
     try {
-      const fetched = await request(second.url, 'GET', `/agent/runs/${runId}`);
+      const fetched = await second.hangar.request('GET', `/agent/runs/${runId}`);
       assert.equal(fetched.status, 200);
-      assert.equal(((await fetched.json()) as { prompt: string }).prompt, 'kept across a graceful stop');
+      assert.equal(fetched.body.prompt, 'kept across a graceful stop');
     } finally {
       assert.deepEqual(await stopChild(second.child, 'SIGINT'), { code: 0, signal: null });
     }

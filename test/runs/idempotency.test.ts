@@ -2,12 +2,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { generateApiKey } from '../../src/platform/crypto.js';
 import { pruneIdempotencyKeys } from '../../src/runs/idempotency.js';
 import { answerDroppingProxy } from '../support/answer-dropping-proxy.js';
 import { hangarCli } from '../support/cli.js';
-import { databaseEnv, stopChild } from '../support/processes.js';
-import { createTestDatabase, spawnServer, startTestServer, type TestServer } from '../support/server.js';
+import { spawnKeyedServer, stopChild } from '../support/processes.js';
+import { createTestDatabase, startTestServer, type TestServer } from '../support/server.js';
 
 let hangar: TestServer;
 before(async () => {
@@ -185,9 +184,9 @@ describe('a lost answer', () => {
   test('the server is SIGKILLed after committing the run, before answering: the retry after restart gets the run', async (t) => {
     const database = await createTestDatabase();
     t.after(() => database.drop());
-    const apiKey = generateApiKey();
-    const env = { ...databaseEnv(database), HANGAR_BOOTSTRAP_API_KEY: apiKey };
-    let server = await spawnServer(env);
+    let server = await spawnKeyedServer(database);
+    // The restart with the key of the first start.
+    const { env, headers } = server;
     t.after(() => stopChild(server.child, 'SIGKILL'));
     const proxy = await answerDroppingProxy(Number(new URL(server.url).port));
     t.after(() => proxy.close());
@@ -196,7 +195,7 @@ describe('a lost answer', () => {
     const send = () =>
       fetch(`${proxy.url}/api/v1/agent/runs`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'idempotency-key': key },
+        headers: { ...headers, 'idempotency-key': key },
         body: JSON.stringify({ prompt: 'made once across a crash' }),
       });
     const victim = server.child;
@@ -206,17 +205,15 @@ describe('a lost answer', () => {
     assert.equal((await stopChild(victim)).signal, 'SIGKILL');
     assert.match(lost, /^HTTP\/1\.1 200 /, `the lost answer was a created run; it began:\n${lost}\n${server.output()}`);
 
-    server = await spawnServer(env);
+    server = await spawnKeyedServer(database, env);
     proxy.targetPort = Number(new URL(server.url).port);
     const retry = await send();
     assert.equal(retry.status, 200);
     assert.equal(retry.headers.get('idempotent-replayed'), 'true');
     const answer = (await retry.json()) as { run_id: string; state: string };
     assert.equal(answer.state, 'QUEUED');
-    const list = await fetch(`${server.url}/api/v1/agent/runs?limit=500`, {
-      headers: { authorization: `Bearer ${apiKey}` },
-    });
-    const runs = ((await list.json()) as { runs: Array<{ run_id: string; prompt: string }> }).runs;
+    const list = await server.hangar.request('GET', '/agent/runs?limit=500');
+    const runs = (list.body as { runs: Array<{ run_id: string; prompt: string }> }).runs;
     assert.deepEqual(
       runs.map((run) => run.run_id),
       [answer.run_id],

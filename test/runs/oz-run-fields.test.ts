@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { hangarCli } from '../support/cli.js';
-import { eventually, getRun, script, waitForState } from '../support/engine.js';
+import { eventuallySignalled, getRun, script, waitForState } from '../support/engine.js';
 import type { AnthropicServer } from '../support/model-servers/index.js';
 import { createRun, setRunColumns } from '../support/runs.js';
 import type { TestServer } from '../support/server.js';
@@ -177,7 +177,7 @@ test('an automation run: trigger_url, automation_id and factory_uid, and the lis
   const delivered = await deliver(hook.url, '{"n":1}', { Authorization: `Bearer ${hook.secret}` });
   assert.equal(delivered.status, 202);
   let runs: any[] = [];
-  await eventually('both automations started a run', async () => {
+  await eventuallySignalled('both automations started a run', async () => {
     const listed = await hangar.request(
       'GET',
       `/agent/runs?automation_id=${automations[0]!.id}&automation_id=${automations[1]!.id}`,

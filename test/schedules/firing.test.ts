@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { eventuallySignalled } from '../support/engine.js';
 import { GitFixtures, skillFile } from '../support/git.js';
 import { addAgentIdentity, addEnvironmentWithRepos } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -37,14 +38,18 @@ async function runsOf(scheduleId: string) {
   return response.body.runs as Array<Record<string, any>>;
 }
 
+/** The probe's first value, looked for again at each run's lifecycle signal (a tick creates runs). */
 async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
+  let value: T | undefined | false;
+  await eventuallySignalled(
+    what,
+    async () => {
+      value = await probe();
+      return Boolean(value);
+    },
+    timeoutMs,
+  );
+  return value as T;
 }
 
 async function scheduleItem(id: string) {
@@ -111,6 +116,7 @@ describe('scheduler', () => {
     await waitFor('first run', async () => (await runsOf(schedule.id)).length >= 1);
     await hangar.request('POST', `/agent/schedules/${schedule.id}/pause`);
     const atPause = (await runsOf(schedule.id)).length;
+    // That nothing happens can only be watched for a while: no event tells of a run not started.
     await sleep(2500);
     assert.equal((await runsOf(schedule.id)).length, atPause, 'no run while paused');
 
@@ -119,6 +125,7 @@ describe('scheduler', () => {
 
     await hangar.request('DELETE', `/agent/schedules/${schedule.id}`);
     const atDelete = (await runsOf(schedule.id)).length;
+    // As above: only watched for a while.
     await sleep(2500);
     const remaining = await runsOf(schedule.id);
     assert.equal(remaining.length, atDelete, 'no run after delete');

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { eventuallySignalled } from '../support/engine.js';
 import { addAgentIdentity } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -101,19 +102,20 @@ describe('scheduled agents: the fields of Oz (issue 52, field 6)', () => {
       body: { ...base, cron_schedule: '* * * * * *', mode: 'plan', metadata: { ticket: 'OPS-2' } },
     });
     assert.equal(created.status, 201);
-    const deadline = Date.now() + 20_000;
     let run: { id: string; mode: string } | undefined;
-    while (!run) {
-      run = await hangar.db
-        .selectFrom('runs')
-        .select(['id', 'mode'])
-        .where('schedule_id', '=', created.body.id)
-        .executeTakeFirst();
-      if (!run) {
-        assert.ok(Date.now() < deadline, 'no run started');
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
+    await eventuallySignalled(
+      'a run of the schedule (no run started)',
+      async () => {
+        run = await hangar.db
+          .selectFrom('runs')
+          .select(['id', 'mode'])
+          .where('schedule_id', '=', created.body.id)
+          .executeTakeFirst();
+        return run !== undefined;
+      },
+      20_000,
+    );
+    if (!run) throw new Error('no run started');
     await hangar.request('POST', `/agent/schedules/${created.body.id}/pause`);
     assert.equal(run.mode, 'plan');
     const detail = await hangar.request('GET', `/agent/runs/${run.id}`);

@@ -46,6 +46,7 @@ describe('team secrets API', () => {
 
   test('PUT replaces the value and moves updated_at; DELETE removes the secret', async () => {
     const created = await create('ROTATED', 'old value');
+    // Not a wait for an event: the clock must move for updated_at to.
     await new Promise((resolve) => setTimeout(resolve, 5));
     const updated = await api('PUT', '/secrets/ROTATED', { body: { value: 'new value' } });
     assert.equal(updated.status, 200);

@@ -1,20 +1,15 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
-import { generateApiKey } from '../../src/platform/crypto.js';
 import { hangarCli } from '../support/cli.js';
-import { databaseEnv, stopChild } from '../support/processes.js';
-import { createTestDatabase, spawnServer } from '../support/server.js';
+import { spawnKeyedServer, stopChild } from '../support/processes.js';
+import { createTestDatabase } from '../support/server.js';
 
 test('no response body, header or log line (at debug level) ever contains a secret value', async (t) => {
   const database = await createTestDatabase();
   t.after(() => database.drop());
-  const apiKey = generateApiKey();
-  const server = await spawnServer({
-    ...databaseEnv(database),
-    HANGAR_BOOTSTRAP_API_KEY: apiKey,
-    HANGAR_LOG_LEVEL: 'debug',
-  });
+  const server = await spawnKeyedServer(database, { HANGAR_LOG_LEVEL: 'debug' });
+  const { apiKey } = server;
   t.after(() => stopChild(server.child, 'SIGKILL'));
 
   const values: string[] = [];

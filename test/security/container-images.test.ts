@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { BASE_IMAGE, type TestEngine, testEngines } from '../support/container-engines.js';
-import { outputTexts } from '../support/engine.js';
+import { outputTexts, waitForStateAs } from '../support/engine.js';
 import { ImageRegistry, REGISTRY_USERS, registrySkipReason, removeImage } from '../support/image-registry.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -97,12 +97,7 @@ for (const [name, found] of [
       );
       assert.equal(created.status, 200, JSON.stringify(created.body));
       const runId: string = created.body.run_id;
-      let ended: any;
-      for (;;) {
-        ended = (await api('GET', `/agent/runs/${runId}`, undefined, apiKey)).body;
-        if (TERMINAL.includes(ended.state)) break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      const ended = await waitForStateAs(hangar, apiKey, runId, ...TERMINAL);
       const lines = ended.state === 'SUCCEEDED' ? await outputTexts(hangar, runId, apiKey) : [];
       return { run: ended, lines };
     }

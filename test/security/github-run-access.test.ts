@@ -322,7 +322,7 @@ describe('what Hangar publishes on GitHub', () => {
       );
     }
     const bodyOf = (id: number) => github.comments.find((comment) => comment.id === id)!.body;
-    await eventually('both outcomes were told', () => [90_001, 90_002].every((id) => bodyOf(id).includes('ended')));
+    await github.until('both outcomes were told', () => [90_001, 90_002].every((id) => bodyOf(id).includes('ended')));
     assert.doesNotMatch(bodyOf(90_001), /evil\.example|Pull request:/);
     const opened = github.pulls.find((pull) => pull.head === `hangar/${busy}`)!;
     assert.equal(bodyOf(90_002).includes(`Pull request: ${github.baseUrl}/acme/api/pull/${opened.number}`), true);

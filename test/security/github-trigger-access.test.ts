@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { REFUSAL_REPLIES } from '../../src/github/index.js';
 import { hangarCli } from '../support/cli.js';
-import { eventually, waitForState } from '../support/engine.js';
+import { waitForState } from '../support/engine.js';
 import {
   APP_WEBHOOK_SECRET,
   commentDelivery,
@@ -110,7 +110,7 @@ describe('who may start runs from GitHub', () => {
     assert.equal(permissionAsked('outsider'), 1, "GitHub was asked for the commenter's permission");
 
     // One answer in the thread, saying what to do and nothing about the team, its environment or why beyond that.
-    await eventually('the refusal is answered', () => repliesOn(60).length === 1);
+    await github.until('the refusal is answered', () => repliesOn(60).length === 1);
     const [reply] = repliesOn(60);
     assert.equal(reply!.body, REFUSAL_REPLIES.access);
     assert.match(reply!.body, /write access/);
@@ -143,7 +143,7 @@ describe('who may start runs from GitHub', () => {
     // Triage lets someone label issues on GitHub; it is not write access.
     assert.deepEqual((await comment(63, 'triager', 'OWNER')).body.runs, []);
     assert.equal(await runCount(), before);
-    await eventually('both are answered', () => repliesOn(62).length === 1 && repliesOn(63).length === 1);
+    await github.until('both are answered', () => repliesOn(62).length === 1 && repliesOn(63).length === 1);
     assert.equal(repliesOn(62)[0]!.body, REFUSAL_REPLIES.access);
   });
 
@@ -223,7 +223,7 @@ describe('who may start runs from GitHub', () => {
     assert.equal(removed.code, 0, removed.stderr);
     assert.deepEqual(JSON.parse(removed.stdout).links[0].allowed_logins, []);
     assert.deepEqual((await comment(68, 'mapped-dev', 'NONE')).body.runs, []);
-    await eventually('the refusal is answered', () => repliesOn(68).length === 1);
+    await github.until('the refusal is answered', () => repliesOn(68).length === 1);
     assert.equal((await hangar.request('DELETE', path)).status, 404);
   });
 
@@ -233,7 +233,7 @@ describe('who may start runs from GitHub', () => {
     assert.equal(outsider.status, 202);
     assert.deepEqual(outsider.body.runs, []);
     assert.equal(await runCount(), before);
-    await eventually('the refusal is answered', () => repliesOn(70).length === 1);
+    await github.until('the refusal is answered', () => repliesOn(70).length === 1);
     // Someone who may label (triage) but not write: nothing either.
     assert.deepEqual(
       (await deliverTo(hangar, labelDelivery(71, 'hangar-fix', 'triager'), { event: 'issues' })).body.runs,
@@ -275,7 +275,7 @@ describe('who may start runs from GitHub', () => {
     assert.deepEqual(limited.body.runs, []);
     assert.match(limited.body.ignored, /too many/);
     assert.equal(await runCount(), before);
-    await eventually('the limit is told', () => repliesOn(92).length === 1);
+    await github.until('the limit is told', () => repliesOn(92).length === 1);
     assert.equal(repliesOn(92)[0]!.body, REFUSAL_REPLIES.rate);
     assert.deepEqual((await comment(92, 'writer', 'COLLABORATOR')).body.runs, []);
     assert.equal(repliesOn(92).length, 1, 'told once');
@@ -286,7 +286,7 @@ describe('who may start runs from GitHub', () => {
     const full = await deliverTo(hangar, body);
     assert.deepEqual(full.body.runs, []);
     assert.equal(await runCount(), before + 1);
-    await eventually('the limit is told', () => repliesOn(94).length === 1);
+    await github.until('the limit is told', () => repliesOn(94).length === 1);
     // A refused delivery keeps no replay key: once the hour has passed, GitHub's redelivery starts its run.
     await hourPasses();
     await startedRun(await deliverTo(hangar, body));

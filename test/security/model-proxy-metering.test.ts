@@ -16,7 +16,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
-import { eventually, getRun } from '../support/engine.js';
+import { eventually, eventuallySignalled, getRun } from '../support/engine.js';
 import {
   AnthropicServer,
   GeminiServer,
@@ -119,7 +119,7 @@ const ENDED = ['CANCELLED', 'FAILED', 'SUCCEEDED', 'ERROR'];
 
 async function ended(runId: string, apiKey?: string): Promise<any> {
   let run: any;
-  await eventually(`run ${runId} ends`, async () => {
+  await eventuallySignalled(`run ${runId} ends`, async () => {
     run = await getRun(hangar, runId, apiKey);
     return ENDED.includes(run.state);
   });

@@ -6,10 +6,9 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import YAML from 'yaml';
-import { generateApiKey } from '../../src/platform/crypto.js';
-import { eventually, harnessEnv, waitForState } from '../support/engine.js';
-import { databaseEnv, stopChild } from '../support/processes.js';
-import { createTestDatabase, spawnServer, startTestServer, type TestServer } from '../support/server.js';
+import { harnessEnv, waitForState } from '../support/engine.js';
+import { spawnKeyedServer, stopChild, waitForOutput } from '../support/processes.js';
+import { createTestDatabase, startTestServer, type TestServer } from '../support/server.js';
 
 // A harness that prints every value it was given, every way a run's output is stored (see leaky-harness.mjs):
 // nothing of a value of 8 characters or more may be stored, and each is shown as [REDACTED:NAME].
@@ -153,36 +152,22 @@ test("the server's log lines on stdout never hold a value given to a run", async
       },
     }),
   );
-  const apiKey = generateApiKey();
-  const server = await spawnServer({
-    ...databaseEnv(database),
+  const server = await spawnKeyedServer(database, {
     HANGAR_CONFIG: configFile,
-    HANGAR_BOOTSTRAP_API_KEY: apiKey,
     HANGAR_LOG_LEVEL: 'info',
     HANGAR_LOG_FORMAT: 'json',
     HANGAR_SANDBOX: 'process',
     ANTHROPIC_API_KEY: PROVIDER_KEY,
   });
   try {
-    const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
-    const created = await fetch(`${server.url}/api/v1/agent/runs`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ prompt: 'leak into the log' }),
-    });
+    const created = await server.hangar.request('POST', '/agent/runs', { body: { prompt: 'leak into the log' } });
     assert.equal(created.status, 200);
-    const runId = ((await created.json()) as { run_id: string }).run_id;
-    await eventually('the run ends', async () => {
-      const run = (await (await fetch(`${server.url}/api/v1/agent/runs/${runId}`, { headers })).json()) as any;
-      return ['FAILED', 'SUCCEEDED', 'ERROR'].includes(run.state);
-    });
-    await eventually(
-      'the leaking requests are logged',
-      () =>
-        server
-          .output()
-          .split('\n')
-          .filter((line) => line.includes('/harness-support/leak/')).length >= 2,
+    const runId = created.body.run_id as string;
+    await waitForState(server.hangar, runId, 'FAILED', 'SUCCEEDED', 'ERROR');
+    // The leaking requests are logged.
+    await waitForOutput(
+      server,
+      (output) => output.split('\n').filter((line) => line.includes('/harness-support/leak/')).length >= 2,
     );
     const output = server.output();
     const leaking = output.split('\n').filter((line) => line.includes('/harness-support/leak/'));

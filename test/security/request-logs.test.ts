@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import { generateApiKey } from '../../src/platform/crypto.js';
-import { databaseEnv, stopChild } from '../support/processes.js';
+import { spawnKeyedServer, stopChild } from '../support/processes.js';
 import { rawRequest } from '../support/raw-http.js';
-import { createTestDatabase, spawnServer } from '../support/server.js';
+import { createTestDatabase } from '../support/server.js';
 
 const WEBSOCKET_UPGRADE = {
   connection: 'Upgrade',
@@ -16,17 +15,12 @@ const WEBSOCKET_UPGRADE = {
 test('info-level logs of a real server carry no URL credential: url_token webhook token, download-link signature, model-proxy key', async (t) => {
   const database = await createTestDatabase();
   t.after(() => database.drop());
-  const apiKey = generateApiKey();
-  const server = await spawnServer({
-    ...databaseEnv(database),
-    HANGAR_BOOTSTRAP_API_KEY: apiKey,
-    HANGAR_LOG_LEVEL: 'info',
-  });
+  const server = await spawnKeyedServer(database, { HANGAR_LOG_LEVEL: 'info' });
   t.after(() => stopChild(server.child, 'SIGKILL'));
 
   const created = await fetch(`${server.url}/api/v1/factory/webhooks`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    headers: server.headers,
     body: JSON.stringify({ name: 'url-token', auth_mode: 'url_token' }),
   });
   assert.equal(created.status, 201);

@@ -88,6 +88,7 @@ export async function startRootServer(probe: { script: string; network: boolean 
       ),
       exited,
     ]);
+    // Another process's readiness: only asking tells.
     if (!ready) await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const request = async (method: string, urlPath: string, body?: unknown) => {
@@ -127,6 +128,7 @@ export async function probeResult(server: RootServer, runId: string): Promise<{ 
   for (;;) {
     run = (await server.request('GET', `/agent/runs/${runId}`)).body;
     if (['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run.state)) break;
+    // The root server is another process: no signal of this one tells of its moves.
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const link = await fetch(`${server.url}/api/v1/agent/runs/${runId}/transcript`, {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { resolveSandboxMode } from '../../src/execution/sandbox/index.js';
-import { eventually, harnessEnv, outputTexts, script, waitForState } from '../support/engine.js';
+import { eventually, harnessEnv, outputTexts, script, waitForState, waitForStateAs } from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -48,13 +48,8 @@ for (const privateParent of [false, true]) {
       return response.body.uid;
     }
 
-    async function waitForRun(runId: string, apiKey: string): Promise<any> {
-      for (;;) {
-        const run = (await hangar.request('GET', `/agent/runs/${runId}`, { apiKey })).body;
-        if (['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run.state)) return run;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    }
+    const waitForRun = (runId: string, apiKey: string) =>
+      waitForStateAs(hangar, apiKey, runId, 'SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED');
 
     test('shows its own workspace only: no other run, no snapshot, not the data directory', async () => {
       const other = await hangar.createTeamWithUser();

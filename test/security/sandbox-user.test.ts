@@ -43,6 +43,7 @@ describe('who a run runs as, when the server is root', { skip, timeout: 120_000 
     let made: string | undefined;
     for (let tries = 0; tries < 600 && !made; tries++) {
       made = fs.existsSync(workspaces) ? findFile(workspaces, 'harness-made.txt') : undefined;
+      // A file the harness writes as the run user: no event tells of it.
       if (!made) await new Promise((resolve) => setTimeout(resolve, 100));
     }
     assert.ok(made, 'the harness never wrote harness-made.txt');

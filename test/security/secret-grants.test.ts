@@ -174,6 +174,7 @@ describe('using team secrets in runs', () => {
       memberItem = (await hangar.request('GET', `/api/v1/agent/schedules/${byMember}`)).body;
       adminRuns = (await hangar.request('GET', `/api/v1/agent/runs?schedule_id=${byAdmin}`)).body.runs;
       if (memberItem.last_spawn_error && adminRuns.length > 0) break;
+      // The member's spawn error is a schedule's write, which no run signal tells of.
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     for (const id of [byMember, byAdmin]) await hangar.request('DELETE', `/api/v1/agent/schedules/${id}`);

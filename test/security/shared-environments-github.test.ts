@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { getRun, script } from '../support/engine.js';
+import { getRun, script, waitForStateAs } from '../support/engine.js';
 import { type GitHubStack, linkPersonalToken, startGitHubStack } from '../support/github-stack.js';
 
 // Issue 47 finding 6, the GitHub side: a guest team's GitHub tokens are its secrets too. Team A's environment names
@@ -53,13 +53,9 @@ after(async () => {
   fs.rmSync(signals, { recursive: true, force: true });
 });
 
-/** The run's state (as the guest sees it), polled until it ends; bounded by the test's timeout. */
-async function ended(runId: string): Promise<any> {
-  for (;;) {
-    const run = await getRun(stack.hangar, runId, guest.apiKey);
-    if (['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run.state)) return run;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+/** The run (as the guest sees it) once it has ended; bounded by the test's timeout. */
+function ended(runId: string): Promise<any> {
+  return waitForStateAs(stack.hangar, guest.apiKey, runId, 'SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED');
 }
 
 /** B's run in A's environment asks git's helpers for the repository's credential; what it printed. */
@@ -74,12 +70,7 @@ async function askForToken(): Promise<{ runId: string; state: string; output: st
     apiKey: guest.apiKey,
   });
   assert.equal(created.status, 200, JSON.stringify(created.body));
-  let run: any;
-  for (;;) {
-    run = await getRun(stack.hangar, created.body.run_id, guest.apiKey);
-    if (['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run.state)) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const run = await ended(created.body.run_id);
   const link = await fetch(`${stack.hangar.apiUrl}/agent/runs/${created.body.run_id}/transcript`, {
     headers: { authorization: `Bearer ${guest.apiKey}` },
     redirect: 'manual',
@@ -134,6 +125,7 @@ test("the team's personal access token: a guest's run needing it is refused with
   assert.equal((await hangar.request('POST', trust, { apiKey: guest.apiKey })).status, 200);
   const created = await hangar.request('POST', '/agent/runs', { body, apiKey: guest.apiKey });
   assert.equal(created.status, 200, JSON.stringify(created.body));
+  // A file the run's agent writes: no event tells of it (the run's state is read to fail early if it ended).
   while (!fs.existsSync(waiting)) {
     const run = await getRun(hangar, created.body.run_id, guest.apiKey);
     if (['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run.state))

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { resolveSandboxMode } from '../../src/execution/sandbox/index.js';
-import { getRun } from '../support/engine.js';
+import { waitForStateAs } from '../support/engine.js';
 import { GitFixtures } from '../support/git.js';
 import { AnthropicServer } from '../support/model-servers/index.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -112,13 +112,9 @@ async function sharedEnvironment(guestTeamUid: string, setup = PLANT): Promise<s
   return created.body.uid as string;
 }
 
-/** Waits for the run (of `apiKey`'s team) to end; polls as the suite's helpers do, bounded by the test's timeout. */
-async function ended(runId: string, apiKey: string): Promise<any> {
-  for (;;) {
-    const run = await getRun(hangar, runId, apiKey);
-    if (['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run.state)) return run;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+/** Waits for the run (of `apiKey`'s team) to end, bounded by the test's timeout. */
+function ended(runId: string, apiKey: string): Promise<any> {
+  return waitForStateAs(hangar, apiKey, runId, 'SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED');
 }
 
 /** The run's conversation as text, as `apiKey`'s team reads it. */
@@ -298,6 +294,7 @@ describe('a shared environment: what its owner runs in a guest team agent', {
     });
     assert.equal(waiter.status, 200, JSON.stringify(waiter.body));
     const waiting = path.join(hangar.workspaceDir, `${waiter.body.run_id}.1`);
+    // A file the harness writes in its workspace: no event tells of it.
     while (!fs.existsSync(path.join(waiting, 'waiting'))) await new Promise((resolve) => setTimeout(resolve, 100));
     const queued = await hangar.request('POST', '/agent/runs', { body, apiKey: guest.apiKey });
     assert.equal(queued.status, 200, JSON.stringify(queued.body));

@@ -104,6 +104,7 @@ export async function ensureDashboardBuilt(): Promise<void> {
       // Another test file is building: wait for it (a lock left by a killed build is taken over).
       const age = Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
       if (age > 120_000) fs.rmSync(lock, { recursive: true, force: true });
+      // The lock is another process's directory: no event tells when it goes.
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }

@@ -112,6 +112,7 @@ export async function startImage(options: StartOptions): Promise<ImageContainer>
     if ((await podman('inspect', '--format', '{{.State.Running}}', options.name)) !== 'true') {
       throw new Error(`the container exited before it was ready:\n${await containerLog(options.name)}`);
     }
+    // A container's readiness: only asking tells.
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }

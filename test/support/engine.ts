@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
-import { runSignals } from '../../src/runs/lifecycle/signals.js';
+import { type RunSignal, runSignals } from '../../src/runs/lifecycle/signals.js';
 import type { TestServer } from './server.js';
 import { serverProcessesRunning } from './server-processes.js';
 
@@ -48,7 +48,11 @@ export async function getRun(hangar: TestServer, runId: string, apiKey?: string)
   return response.body;
 }
 
-/** Polls the run until `done(run)` holds; fails with the last state seen after `timeoutMs`. */
+/**
+ * Polls the run until `done(run)` holds; fails with the last state seen after `timeoutMs`. For a `done` that reads
+ * more than the state (is_sandbox_running, the transcript), which no lifecycle signal tells of; on the state alone,
+ * waitForState and waitForSignalledRun wait on the signals.
+ */
 export async function waitForRun(
   hangar: TestServer,
   runId: string,
@@ -65,7 +69,10 @@ export async function waitForRun(
   throw new Error(`run ${runId} did not get there in ${timeoutMs} ms; last seen: ${JSON.stringify(run)}`);
 }
 
-/** Polls `check` until it holds; fails with `what` after `timeoutMs`. */
+/**
+ * Polls `check` until it holds; fails with `what` after `timeoutMs`. For what no event of this process tells of
+ * (processes, files, another process's database writes, containers); eventuallySignalled for runs' moves.
+ */
 export async function eventually(
   what: string,
   check: () => Promise<boolean> | boolean,
@@ -97,28 +104,72 @@ export async function waitForState(hangar: TestServer, runId: string, ...states:
   return waitForSignalledRun(hangar, runId, (run) => states.includes(run.state));
 }
 
-/** waitForRun for a `done` that depends on the run's state alone: read again at each of the run's signals. */
+/**
+ * waitForRun for a `done` that depends on the run's state alone: read again at each of the run's signals. With
+ * `apiKey`, read with that key (another team's run).
+ */
 export async function waitForSignalledRun(
   hangar: TestServer,
   runId: string,
   done: (run: any) => boolean,
   timeoutMs = 30_000,
+  apiKey?: string,
 ): Promise<any> {
+  let run: any;
+  const found = await untilSignalled(
+    async () => {
+      run = await getRun(hangar, runId, apiKey);
+      return done(run) ? run : undefined;
+    },
+    { concerns: (signal) => signal.runId === runId, timeoutMs },
+  );
+  if (found !== undefined) return found;
+  throw new Error(`run ${runId} did not get there in ${timeoutMs} ms; last seen: ${JSON.stringify(run)}`);
+}
+
+/**
+ * waitForState for a run read with `apiKey` (another team's), with no time limit of its own: the test's timeout
+ * bounds it, as it did the loops this replaced.
+ */
+export function waitForStateAs(hangar: TestServer, apiKey: string, runId: string, ...states: string[]): Promise<any> {
+  return waitForSignalledRun(hangar, runId, (run) => states.includes(run.state), Number.POSITIVE_INFINITY, apiKey);
+}
+
+/**
+ * eventually() for a `check` that can change only when a run is created or moved (a schedule's runs, a run's
+ * state read some other way): looked at again at each lifecycle signal of any run rather than every 50 ms.
+ */
+export async function eventuallySignalled(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const held = await untilSignalled(async () => ((await check()) ? true : undefined), { timeoutMs });
+  if (!held) throw new Error(`timed out waiting for: ${what}`);
+}
+
+/**
+ * Gives `look`'s first value (undefined: not yet), looked at again at each lifecycle signal `concerns` accepts
+ * (every signal by default), and after UNSIGNALLED_REREAD_MS without one; undefined after `timeoutMs`.
+ */
+async function untilSignalled<T>(
+  look: () => Promise<T | undefined>,
+  options: { concerns?: (signal: RunSignal) => boolean; timeoutMs: number },
+): Promise<T | undefined> {
   let signalled = false;
   let wake: (() => void) | undefined;
   const stop = runSignals.on((signal) => {
-    if (signal.runId !== runId) return;
+    if (options.concerns && !options.concerns(signal)) return;
     signalled = true;
     wake?.();
   });
-  const deadline = Date.now() + timeoutMs;
-  let run: any;
+  const deadline = Date.now() + options.timeoutMs;
   try {
     while (Date.now() < deadline) {
       signalled = false;
-      run = await getRun(hangar, runId);
-      if (done(run)) return run;
-      // A signal during the read is not missed: the run is read again at once.
+      const value = await look();
+      if (value !== undefined) return value;
+      // A signal during the look is not missed: it looks again at once.
       if (signalled) continue;
       await new Promise<void>((resolve) => {
         const wait = serverProcessesRunning() ? POLL_MS : UNSIGNALLED_REREAD_MS;
@@ -133,7 +184,7 @@ export async function waitForSignalledRun(
   } finally {
     stop();
   }
-  throw new Error(`run ${runId} did not get there in ${timeoutMs} ms; last seen: ${JSON.stringify(run)}`);
+  return undefined;
 }
 
 export async function timelineTypes(hangar: TestServer, runId: string): Promise<string[]> {

@@ -1,4 +1,5 @@
 import { createPublicKey, generateKeyPairSync, type KeyObject, randomBytes, verify } from 'node:crypto';
+import { EventEmitter, once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -82,6 +83,8 @@ export class GitHubServer {
   /** Per lower-cased `owner/repo`, each lower-cased login's role. */
   private readonly collaborators = new Map<string, Map<string, CollaboratorRole>>();
   private readonly server = http.createServer((request, response) => void this.handle(request, response));
+  /** Tells of each request answered (after its effect: a comment posted, a token revoked). */
+  private readonly answered = new EventEmitter();
   private nextId = 1000;
   private url = '';
 
@@ -169,6 +172,21 @@ export class GitHubServer {
     return write ? contents === 'write' : contents === 'read' || contents === 'write';
   }
 
+  /**
+   * Resolves once `check` (of what this server holds: comments, tokens, calls) holds: looked at now and after each
+   * request it answers, not polled. Fails with `what` after `timeoutMs`.
+   */
+  async until(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!check()) {
+      const signal = AbortSignal.timeout(Math.max(0, deadline - Date.now()));
+      await once(this.answered, 'request', { signal }).catch((error: unknown) => {
+        if (signal.aborted) throw new Error(`timed out waiting for: ${what}`);
+        throw error;
+      });
+    }
+  }
+
   callsTo(method: string, pattern: RegExp): RecordedCall[] {
     return this.calls.filter((call) => call.method === method && pattern.test(call.path));
   }
@@ -201,6 +219,7 @@ export class GitHubServer {
       payload = { message: (error as Error).message, documentation_url: 'https://docs.github.com/rest' };
     }
     call.status = status;
+    this.answered.emit('request');
     if (status === 204) {
       response.writeHead(204).end();
       return;

@@ -16,11 +16,12 @@ export interface OutageApi {
   texts(runId: string): Promise<string[]>;
 }
 
-export function outageApi(serverUrl: string, apiKey: string): OutageApi {
+/** The API of a `hangar serve` process (spawnKeyedServer's), with its key. */
+export function outageApi(server: { url: string; apiKey: string }): OutageApi {
   const request = (method: string, route: string, body?: unknown) =>
-    fetch(`${serverUrl}/api/v1${route}`, {
+    fetch(`${server.url}/api/v1${route}`, {
       method,
-      headers: { authorization: `Bearer ${apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      headers: { authorization: `Bearer ${server.apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,
       redirect: 'manual',
     });
@@ -38,6 +39,7 @@ export function outageApi(serverUrl: string, apiKey: string): OutageApi {
 
 /** Resolves once the harness is running: the run is INPROGRESS and its first line is in the transcript. */
 export async function outageHarnessWaiting(api: OutageApi, runId: string): Promise<void> {
+  // Polled: a spawned server moves the run (no signal here tells of it), and answers 503 while its database is down.
   await eventually('the harness to run', async () => {
     const run = await api.run(runId);
     assert.ok(['QUEUED', 'PENDING', 'CLAIMED', 'INPROGRESS'].includes(run.state), `unexpected ${run.state}`);
@@ -51,6 +53,7 @@ export async function outageHarnessWaiting(api: OutageApi, runId: string): Promi
  */
 export async function assertNothingLost(api: OutageApi, runId: string, onceEach: string[]): Promise<any> {
   let run: any;
+  // Polled, as outageHarnessWaiting.
   await eventually('the run to end', async () => {
     run = await api.run(runId);
     return ['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'].includes(run.state);

@@ -237,6 +237,7 @@ async function waitUntilGone(pids: number[]): Promise<void> {
         break; // Gone.
       }
       if (state === 'Z') break; // Dead, waiting for whoever reaps it.
+      // Not our child: no 'exit' event, only /proc tells.
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   }

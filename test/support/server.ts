@@ -279,6 +279,7 @@ export async function spawnServer(
       } catch {
         // Not listening yet.
       }
+      // Another process's readiness: only asking tells.
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     if (child.exitCode === null && child.signalCode === null) {

@@ -161,9 +161,13 @@ export class ProtocolClient {
       if (index >= 0) return this.received.splice(index, 1)[0];
       if (Date.now() > deadline)
         throw new Error(`no matching message in ${timeoutMs} ms; received: ${JSON.stringify(this.received)}`);
+      // Woken by the next message, or at the deadline.
       await new Promise<void>((resolve) => {
-        this.waiters.push(resolve);
-        setTimeout(resolve, 200);
+        const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
       });
     }
   }

@@ -8,12 +8,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { generateApiKey } from '../../src/platform/crypto.js';
 import { harnessEnv } from '../support/engine.js';
 import { assertNothingLost, OUTAGE_HARNESS, outageApi, outageHarnessWaiting } from '../support/outage-run.js';
 import { type PrivatePostgres, privatePostgresUnavailable, startPrivatePostgres } from '../support/private-postgres.js';
-import { databaseEnv, onPostgres, stopChild } from '../support/processes.js';
-import { spawnServer } from '../support/server.js';
+import { onPostgres, spawnKeyedServer, stopChild } from '../support/processes.js';
 import { startWorker } from '../support/workers.js';
 
 const skip = !onPostgres()
@@ -33,10 +31,9 @@ describe('a self-hosted worker whose task ends while PostgreSQL is down', { skip
       timeout: 120_000,
     }, async (t) => {
       const database = await cluster.createDatabase();
-      const apiKey = generateApiKey();
       // The same harnesses for the server (which checks the run's harness) and the worker (which runs it).
       const harnesses = harnessEnv({ outage: { command: [process.execPath, OUTAGE_HARNESS] } });
-      const server = await spawnServer({ ...databaseEnv(database), ...harnesses, HANGAR_BOOTSTRAP_API_KEY: apiKey });
+      const server = await spawnKeyedServer(database, harnesses);
       t.after(async () => {
         try {
           if (!cluster.running()) await cluster.start();
@@ -45,7 +42,7 @@ describe('a self-hosted worker whose task ends while PostgreSQL is down', { skip
           await database.drop();
         }
       });
-      const api = outageApi(server.url, apiKey);
+      const api = outageApi(server);
       /** Resolves once the server's log has a line matching `pattern`. */
       const logged = (pattern: RegExp) =>
         new Promise<void>((resolve) => {

@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { hangarCli } from '../support/cli.js';
 import {
   eventually,
+  eventuallySignalled,
   harnessEnv,
   outputTexts,
   processesWith,
@@ -71,7 +72,7 @@ describe('self-hosted workers: protocol, failures and shutdown', () => {
     assert.match(assignment.data.env_vars.HANGAR_TASK_TOKEN, /^hgt_/);
     assert.equal(assignment.data.task.prompt, script({ say: 'second home' }));
     full.send('task_rejected', { task_id: runId, execution_id: 1, reason: 'busy' });
-    await eventually('the run is queued again', async () =>
+    await eventuallySignalled('the run is queued again', async () =>
       (await timelineTypes(hangar, runId)).includes('run_requeued'),
     );
     worker('box-reject');
@@ -252,6 +253,7 @@ describe('self-hosted workers: protocol, failures and shutdown', () => {
     assert.equal(exit.code, 0, leaving.output());
     assert.equal(await getState(runId), 'SUCCEEDED');
     const next = await createRun(hangar, { prompt: script({ say: 'x' }), config: { worker_host: 'box-sigterm' } });
+    // That no worker takes it can only be watched for a while: no event tells of a run not claimed.
     await new Promise((resolve) => setTimeout(resolve, 500));
     assert.equal(await getState(next), 'QUEUED');
   });

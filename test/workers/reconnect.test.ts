@@ -31,7 +31,8 @@ test('a worker rides out a server restart: it reconnects, keeps its run, and wha
     (await outputTexts(hangar, runId).catch((): string[] => [])).includes('before'),
   );
   await hangar.stop();
-  // The harness finishes while the server is down; the worker keeps its report until it can send it.
+  // The harness finishes while the server is down; the worker keeps its report until it can send it. Nothing tells
+  // of that end meanwhile (the worker's 'task finished' waits for the server's answer): time for it.
   await new Promise((resolve) => setTimeout(resolve, 5000));
   hangar = await startTestServer(env, { database });
 

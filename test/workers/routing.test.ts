@@ -154,6 +154,7 @@ describe('self-hosted workers: connecting, presence and routing', () => {
 
   test('a run for a worker that is not connected waits in QUEUED until it connects', async () => {
     const runId = await createRun(hangar, { prompt: script({ say: 'late' }), config: { worker_host: 'box-later' } });
+    // That it stays queued can only be watched for a while: no event tells of a run not claimed.
     await new Promise((resolve) => setTimeout(resolve, 1500));
     assert.equal((await waitForState(hangar, runId, 'QUEUED', 'SUCCEEDED')).state, 'QUEUED');
     worker('box-later');

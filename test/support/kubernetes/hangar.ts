@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BASE_IMAGE } from '../container-engines.js';
-import { waitForRun } from '../engine.js';
+import { waitForSignalledRun } from '../engine.js';
 import { startTestServer, type TestServer } from '../server.js';
 import type { KubernetesDouble } from './double.js';
 
@@ -30,7 +30,7 @@ export const POD_START_MS = 240_000;
 
 /** Resolves once the run's agent is running in its pod; fails with the run's message if it ended first. */
 export async function agentRunning(hangar: TestServer, runId: string): Promise<void> {
-  const run = await waitForRun(
+  const run = await waitForSignalledRun(
     hangar,
     runId,
     (candidate) => ['INPROGRESS', 'SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(candidate.state),
@@ -40,7 +40,12 @@ export async function agentRunning(hangar: TestServer, runId: string): Promise<v
 }
 
 export function ended(hangar: TestServer, runId: string) {
-  return waitForRun(hangar, runId, (run) => ['SUCCEEDED', 'FAILED', 'ERROR'].includes(run.state), POD_START_MS);
+  return waitForSignalledRun(
+    hangar,
+    runId,
+    (run) => ['SUCCEEDED', 'FAILED', 'ERROR'].includes(run.state),
+    POD_START_MS,
+  );
 }
 
 /** A server whose sandbox is Kubernetes, on the double. */
