@@ -70,6 +70,8 @@ export { registerRedirectRoutes } from './redirect-http.js';
 export { deleteExpiredRuns, PGLITE_BATCH_MS, runRetention } from './retention.js';
 export { AgentConfig, CreateRunResponse, HARNESS_TYPES, RUN_MODES, RunIdParams, type RunItem } from './schemas.js';
 export { type CreatedWithin, type RunRequest, RunsService } from './service.js';
+export { registerShareRoutes } from './sharing/http.js';
+export { RunSharing, SHARED_LINK_ACTOR } from './sharing/service.js';
 export { monthStart, teamSpendSince } from './spend.js';
 export { endedRunStates, runExists } from './store.js';
 export { type RunEventItem, type RunPlace, runEventsSince, runPlaces } from './tree.js';
