@@ -7,6 +7,7 @@ export {
   executionSecretUser,
   type PublishedPullRequest,
   publishedPullRequests,
+  runCredentialStrategy,
 } from './execution-facts.js';
 export { registerHandoffRoutes } from './handoff-http.js';
 export {
