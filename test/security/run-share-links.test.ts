@@ -206,6 +206,17 @@ test("only the run's creator or a team administrator shares it or revokes its li
   assert.equal((await hangar.request('DELETE', `/agent/runs/${runId}/sharing`)).status, 200);
 });
 
+test("an EDITOR link steers nothing once the run's creator has left the team", async () => {
+  const member = await hangar.addUser(hangar.teamUid, 'member');
+  const { runId, secret } = await sharedRun('EDITOR', member.apiKey);
+  const removed = await hangar.request('DELETE', `/api/v1/admin/teams/${hangar.teamUid}/members/${member.userUid}`);
+  assert.equal(removed.status, 204, JSON.stringify(removed.body));
+  const answer = await asLink(secret, '/followups', 'POST', { message: 'after leaving' });
+  assert.equal(answer.status, 403);
+  const inputs = await hangar.db.selectFrom('run_inputs').select('message').where('run_id', '=', runId).execute();
+  assert.ok(inputs.every((input) => input.message !== 'after leaving'));
+});
+
 test('a link is dead once its run is deleted', async () => {
   const { runId, secret } = await sharedRun('EDITOR');
   assert.equal((await asLink(secret)).status, 200);

@@ -12,6 +12,7 @@ import { OverviewPage } from './pages/Overview';
 import { RunPage } from './pages/Run';
 import { RunsPage } from './pages/Runs';
 import { SchedulesPage } from './pages/Schedules';
+import { SharedRunPage } from './pages/SharedRun';
 import { SignInPage } from './pages/SignIn';
 import { StatusPage } from './pages/Status';
 import { WebhookPage } from './pages/Webhook';
@@ -74,6 +75,8 @@ export function App() {
   // biome-ignore lint/correctness/useExhaustiveDependencies: the menu closes whenever the page changes
   useEffect(() => setMenuOpen(false), [location.pathname]);
 
+  // A share link's page needs no key: whoever holds the link sees that one run (pages/SharedRun.tsx).
+  if (location.pathname === '/shared/run') return <SharedRunPage />;
   if (!client) return <SignInPage />;
   return (
     <div className="layout">

@@ -4,7 +4,7 @@
 // A wrong, revoked or orphaned secret is one answer (404) and costs the address a failed authentication.
 import type { Kysely } from 'kysely';
 import type { DB } from '../../database.js';
-import type { Caller } from '../../identities/index.js';
+import { type Caller, roleInTeam } from '../../identities/index.js';
 import { notAuthorized, notFound } from '../../platform/http/errors.js';
 import { rfc3339 } from '../../platform/time.js';
 import type { EnvironmentDirectory, McpServerDirectory, SecretAccess } from '../collaborators.js';
@@ -163,6 +163,9 @@ export class RunSharing {
     const link = await this.resolve(secret, address);
     if (link.public_access !== 'EDITOR')
       throw notAuthorized('this share link is read-only (VIEWER): it cannot send follow-ups');
+    // A follow-up is the creator's act: once a person has left the team, their links steer nothing.
+    if (link.creator_type === 'user' && (await roleInTeam(this.db, link.team_uid, link.creator_uid)) === undefined)
+      throw notAuthorized("the run's creator is no longer a member of its team: this link cannot send follow-ups");
     const asCreator: Caller = {
       teamUid: link.team_uid,
       role: 'member',

@@ -10,6 +10,9 @@ export interface RunConfig {
   environment_id?: string;
   harness?: { type?: string };
   model_id?: string;
+  /** Whose GitHub identity its tokens stand for, as the run recorded it. */
+  credential_strategy?: 'CREATOR' | 'EXECUTOR';
+  computer_use_model_id?: string;
 }
 
 export interface RunData {
