@@ -49,6 +49,10 @@ export function registerRunShareCommands(runs: Command): void {
     .command('unshare')
     .description("revoke the run's share link")
     .argument('<run_id>')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ hangar runs unshare <run_id>   # whoever holds the link loses access at once\n',
+    )
     .action(async (runId: string) =>
       show(
         await callApi<ShareLinkAnswer>(clientOptionsFromEnv(), 'DELETE', sharingPath(runId)),
@@ -59,6 +63,10 @@ export function registerRunShareCommands(runs: Command): void {
     .command('sharing')
     .description('show whether the run has a share link, and its level (never its URL)')
     .argument('<run_id>')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ hangar runs sharing <run_id>   # VIEWER or EDITOR, since when; 404 when not shared\n',
+    )
     .action(async (runId: string) =>
       show(await callApi<ShareLinkAnswer>(clientOptionsFromEnv(), 'GET', sharingPath(runId)), shareLinkLine),
     );

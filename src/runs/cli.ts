@@ -8,6 +8,7 @@ import { type ClientOptions, callApi, clientOptionsFromEnv, sendApiAnswer } from
 import { createRunOnce } from './cli-create.js';
 import { failureBlock, waitingLine } from './cli-explain.js';
 import { registerRunListCommands } from './cli-list.js';
+import { registerRunLookupCommands } from './cli-lookups.js';
 import { registerRunShareCommands, SHARE_LEVELS, shareLinkLine } from './cli-share.js';
 import { runView, timelineTable } from './cli-views.js';
 import { parseTimeout, WaitNotice } from './cli-waiting.js';
@@ -241,6 +242,7 @@ export function registerRunCommands(program: Command): void {
   const runs = program.command('runs').description('list, inspect, follow and cancel runs; send follow-ups');
   registerRunListCommands(runs);
   registerRunShareCommands(runs);
+  registerRunLookupCommands(runs);
   runs
     .command('get')
     .description('show one run')
