@@ -43,10 +43,27 @@ function sharedApi(secret: string) {
 export function SharedRunPage() {
   const secret = decodeURIComponent(window.location.hash.replace(/^#/, ''));
   const api = sharedApi(secret);
-  const run = useResource((signal) => api.run(signal), secret, { pollMs: 5000 });
-  const conversation = useResource((signal) => api.conversation(signal), secret, { pollMs: 5000 });
-  const timeline = useResource((signal) => api.timeline(signal), secret, { pollMs: 5000 });
-  const item = run.data;
+  const [stopped, setStopped] = useState(false);
+  // One request chain per refresh: the run first, so a revoked link costs one failed look-up, and then none, as
+  // refreshing stops (each failure counts against the address, like a wrong API key).
+  const shared = useResource(
+    async (signal) => {
+      try {
+        const run = await api.run(signal);
+        const [conversation, timeline] = await Promise.all([api.conversation(signal), api.timeline(signal)]);
+        return { run, conversation, timeline };
+      } catch (error) {
+        if (error instanceof ApiProblem && (error.status === 404 || error.status === 429)) setStopped(true);
+        throw error;
+      }
+    },
+    secret,
+    { pollMs: stopped ? undefined : 5000 },
+  );
+  const item = stopped ? undefined : shared.data?.run;
+  const conversation = { data: shared.data?.conversation };
+  const timeline = { data: shared.data?.timeline, reload: shared.reload };
+  const run = shared;
 
   if (!item)
     return (
@@ -100,7 +117,7 @@ export function SharedRunPage() {
         <section aria-labelledby="shared-conversation" className="run-main">
           <h2 id="shared-conversation">Conversation</h2>
           {conversation.data === null && <p className="muted">The agent has not said anything yet.</p>}
-          <ErrorMessage error={conversation.error} title="Could not load the conversation" />
+          <ErrorMessage error={shared.error} title="Could not refresh the run" />
           {conversation.data && <ConversationView conversation={conversation.data} />}
           {item.public_access === 'EDITOR' && <SharedFollowup send={api.followup} onSent={timeline.reload} />}
         </section>
