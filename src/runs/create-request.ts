@@ -61,6 +61,8 @@ export interface RunOrigin {
   automation?: { id: string; factoryUid: string };
   /** What triggered the run: an absolute URL (a GitHub thread) or a path under the public URL (a webhook's page). */
   triggerUrl?: string;
+  /** The address of the API request that creates it, for the audit entry of a share link made with it. */
+  clientAddress?: string;
 }
 
 const ENVIRONMENT_ID = /^[A-Za-z0-9]{22}$/;

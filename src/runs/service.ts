@@ -113,7 +113,7 @@ export class RunsService {
       { run_id: run.id, task_id: run.id, state: run.state, ...(atCapacity ? { at_capacity: true } : {}) },
       run,
     );
-    return this.withShareLink(caller, run.id, body, answer);
+    return this.withShareLink(caller, run.id, body, origin, answer);
   }
 
   /**
@@ -124,6 +124,7 @@ export class RunsService {
     caller: Caller,
     runId: string,
     body: CreateRunBody,
+    origin: RunOrigin,
     answer: T,
   ): Promise<T & { session_sharing?: ShareLinkView }> {
     const access = body.config?.session_sharing?.public_access;
@@ -132,7 +133,7 @@ export class RunsService {
       { id: runId, teamUid: caller.teamUid },
       access,
       { type: caller.principal.type, uid: caller.principal.uid, keyUid: caller.principal.keyUid ?? null },
-      null,
+      origin.clientAddress ?? null,
     );
     return { ...answer, session_sharing: link };
   }
@@ -173,7 +174,7 @@ export class RunsService {
     );
     const explained = await this.explained(answer);
     return {
-      answer: replayed ? explained : await this.withShareLink(caller, answer.run_id, body, explained),
+      answer: replayed ? explained : await this.withShareLink(caller, answer.run_id, body, origin, explained),
       replayed,
     };
   }

@@ -130,7 +130,11 @@ test("an EDITOR link's follow-up reaches the run, recorded as made through the l
   const entry = audit.body.entries.find((e: { target: string }) => e.target === runId);
   assert.equal(entry.actor.type, 'shared_link');
   const created = await hangar.request('GET', '/api/v1/audit?action=run.share.create');
-  assert.ok(created.body.entries.some((e: { target: string }) => e.target === runId));
+  const made = created.body.entries.find((e: { target: string }) => e.target === runId);
+  assert.equal(made.actor.uid, hangar.userUid);
+  assert.equal(typeof made.client_address, 'string');
+  assert.deepEqual(made.details.fields, { public_access: 'EDITOR' });
+  assert.ok(!JSON.stringify(audit.body).includes(secret) && !JSON.stringify(created.body).includes(secret));
 });
 
 test('a revoked link opens nothing; a new one works and the old one stays dead', async () => {
