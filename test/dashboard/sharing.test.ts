@@ -52,6 +52,10 @@ describe('dashboard: sharing a run', { skip: browserMissing }, () => {
       const inputs = await hangar.db.selectFrom('run_inputs').select('message').where('run_id', '=', runId).execute();
       assert.ok(inputs.some((input) => input.message === 'a visitor asks for more'));
 
+      // The member's page says the follow-up came through the link.
+      await page.reload();
+      await page.getByRole('region', { name: 'Timeline' }).getByText('sent through the share link').waitFor();
+
       acceptNextDialog(page);
       await sharing.getByRole('button', { name: 'Revoke link' }).click();
       await sharing.getByText('Only members of the team see this run.').waitFor();
