@@ -20,6 +20,7 @@ import {
   registerRedirectRoutes,
   registerRunOutputRoutes,
   registerRunRoutes,
+  registerShareRoutes,
 } from '../runs/index.js';
 import { registerScheduleRoutes } from '../schedules/index.js';
 import { registerScoreRoutes } from '../scores/index.js';
@@ -119,6 +120,7 @@ function registerApiRoutes(api: FastifyInstance, platform: Platform, services: S
   registerRunOutputRoutes(api, { outputs: services.outputs, signer, db, bus });
   registerHandoffRoutes(api, { db, signer });
   registerRedirectRoutes(api, { db, authenticate, throttle: services.authThrottle });
+  registerShareRoutes(api, services.sharing);
   registerScoreRoutes(api, { scores: services.scores, authenticate, verifyTaskToken });
   registerMessageRoutes(api, { messages: services.messages, authenticate, verifyTaskToken });
   registerArtifactRoutes(api, {

@@ -37,6 +37,7 @@ import {
   RunActivity,
   RunLifecycle,
   RunOutputs,
+  RunSharing,
   RunsService,
   runEventsSince,
   runPlaces,
@@ -149,19 +150,39 @@ export function buildServices(
   const addressPolicy = new AddressPolicy(config.mcpAllowedHosts);
   const mcpServers = new McpServersService({ db, secrets, addressPolicy });
   const budgets = new BudgetsService({ db, now: options.now });
+  const audit = new AuditLog({ db, cursors, log: platform.log });
+  const authThrottle = new AuthFailureThrottle(db, config.authFailuresPerMinute);
+  const outputs = new RunOutputs({
+    db,
+    signer,
+    harnessFormat: (name) => (harnesses.has(name) ? transcriptFormat(harnesses.get(name)!) : 'events'),
+    eventReader: (name) => eventReader(name === null ? undefined : harnesses.get(name)),
+  });
+  const runEnvironments = {
+    isAccessible: (teamUid: string, uid: string, trx: Database['db']) => environments.isAccessible(teamUid, uid, trx),
+    secretsForRun: async (teamUid: string, uid: string, trx: Database['db']) => [
+      ...(await environments.secretsForRun(teamUid, uid, trx)),
+      ...(await runGitHub.secretsForEnvironment(trx, teamUid, uid)),
+    ],
+    sandboxSecretsForRun: (teamUid: string, uid: string, trx: Database['db']) =>
+      runGitHub.secretsForEnvironment(trx, teamUid, uid),
+  };
+  const sharing = new RunSharing({
+    db,
+    lifecycle,
+    outputs,
+    access: { mcpServers, secrets, environments: runEnvironments },
+    publicUrl: () => address.url,
+    throttle: authThrottle,
+    audit,
+  });
   const runs = new RunsService({
     db,
     lifecycle,
+    sharing,
     skills,
     // A run whose environment's repositories the team's GitHub token covers uses that secret without naming it.
-    environments: {
-      isAccessible: (teamUid, uid, trx) => environments.isAccessible(teamUid, uid, trx),
-      secretsForRun: async (teamUid, uid, trx) => [
-        ...(await environments.secretsForRun(teamUid, uid, trx)),
-        ...(await runGitHub.secretsForEnvironment(trx, teamUid, uid)),
-      ],
-      sandboxSecretsForRun: (teamUid, uid, trx) => runGitHub.secretsForEnvironment(trx, teamUid, uid),
-    },
+    environments: runEnvironments,
     mcpServers,
     secrets,
     agents,
@@ -225,7 +246,6 @@ export function buildServices(
     mcpServer: (teamUid, uid) => mcpServers.resolveForRun(teamUid, uid),
   };
   const schedulesChanged = () => bus.schedulesChanged();
-  const authThrottle = new AuthFailureThrottle(db, config.authFailuresPerMinute);
   const factories = new FactoriesService(db);
   const webhooks = new WebhooksService({
     db,
@@ -250,12 +270,8 @@ export function buildServices(
     authThrottle,
     addressPolicy,
     runs,
-    outputs: new RunOutputs({
-      db,
-      signer,
-      harnessFormat: (name) => (harnesses.has(name) ? transcriptFormat(harnesses.get(name)!) : 'events'),
-      eventReader: (name) => eventReader(name === null ? undefined : harnesses.get(name)),
-    }),
+    outputs,
+    sharing,
     scores: new ScoresService({ db, runs }),
     artifacts: new ArtifactsService({ db, lifecycle, blobs: platform.blobs, signer, apiUrl }),
     schedules: new SchedulesService({
@@ -284,7 +300,7 @@ export function buildServices(
     budgets,
     github,
     runGitHub,
-    audit: new AuditLog({ db, cursors, log: platform.log }),
+    audit,
     factories,
     messages: new MessagesService({
       db,

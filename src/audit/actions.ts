@@ -105,6 +105,10 @@ export const AUDITED_ROUTES: Readonly<Record<string, AuditedRoute>> = {
   // Worker keys.
   'POST /selfhosted/worker-keys': { action: 'worker_key.create' },
   'DELETE /selfhosted/worker-keys/:keyUid': { action: 'worker_key.revoke', target: 'keyUid' },
+  // Recorded by the runs slice itself (runs/sharing/service.ts), as a run's create and a keyless call carry no route
+  // entry here: run.share.create (a create with config.session_sharing, PUT /agent/runs/:runId/sharing),
+  // run.share.revoke (DELETE /agent/runs/:runId/sharing) and run.followup by the actor shared_link (POST
+  // /shared/run/followups with an EDITOR link).
 };
 
 /**

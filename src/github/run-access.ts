@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../database.js';
 import { authenticationRequired, invalidRequest, notAuthorized, notFound } from '../platform/http/errors.js';
-import { executionSecretUser, type SecretUser } from '../runs/index.js';
+import { executionSecretUser, runCredentialStrategy, type SecretUser } from '../runs/index.js';
 import type { ExecutionRef, GitHubAccess, RepoName, RunGitHub } from './access.js';
 import { GitHubRefusal } from './app-client.js';
 import type { GitHubService } from './service.js';
@@ -40,7 +40,14 @@ export class RunGitHubAccess implements GitHubAccess {
   constructor(private readonly options: RunGitHubAccessOptions) {}
 
   async open(teamUid: string, repos: RepoName[], execution: ExecutionRef): Promise<RunGitHub> {
-    const access = await this.options.github.open(teamUid, repos, execution);
+    // Whose identity the tokens stand for: the run's recorded config.credential_strategy (service.ts open).
+    const identity = await runCredentialStrategy(this.options.db, execution.runId);
+    const access = await this.options.github.open(
+      teamUid,
+      repos,
+      execution,
+      identity?.strategy === 'CREATOR' ? identity.creatorUid : undefined,
+    );
     if (!access.credentials.some((credential) => credential.source === 'personal_access_token')) return access;
     const { db } = this.options;
     const refusal = await this.tokenRefusal(

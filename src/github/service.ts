@@ -3,7 +3,7 @@ import type { DB } from '../database.js';
 import { roleInTeam } from '../identities/index.js';
 import { integrationNotConfigured, invalidRequest, notFound, upstreamUnreachable } from '../platform/http/errors.js';
 import type { ExecutionRef, GitHubAccess, RepoCredential, RepoName, RunGitHub } from './access.js';
-import { GitHubAppClient, GitHubRefusal, refusalOf, restClient } from './app-client.js';
+import { GitHubAppClient, GitHubRefusal, RUN_PERMISSIONS, refusalOf, restClient } from './app-client.js';
 import { type GitHubTarget, tokenAccess } from './publish.js';
 import * as store from './store.js';
 import { endedReplies, markTold, recordReply } from './thread-replies.js';
@@ -289,12 +289,45 @@ export class GitHubService implements GitHubAccess {
     }
   }
 
+  /** The permissions of a CREATOR run's installation token: no more than the creator's login has on every repository. */
+  private async creatorPermissions(
+    teamUid: string,
+    installationId: number,
+    names: RepoName[],
+    creatorUid: string,
+  ): Promise<Record<string, 'read' | 'write'>> {
+    const login = await store.loginOfUser(this.options.db, teamUid, installationId, creatorUid);
+    if (login === undefined)
+      throw new GitHubRefusal(
+        `config.credential_strategy is CREATOR, but the run's creator has no GitHub login on the allow-list of installation ${installationId} (an instance administrator maps one: hangar github allow); use EXECUTOR for the team's GitHub access`,
+        undefined,
+      );
+    let writable = true;
+    for (const name of names) {
+      const permission = await this.repositoryPermission(installationId, name.owner, name.repo, login);
+      if (permission === 'none')
+        throw new GitHubRefusal(
+          `config.credential_strategy is CREATOR, and the creator's GitHub login ${login} has no access to ${name.owner}/${name.repo}`,
+          undefined,
+        );
+      if (permission === 'read') writable = false;
+    }
+    return writable ? { ...RUN_PERMISSIONS } : { contents: 'read' };
+  }
+
   /** Where this server's GitHub is: its API (tokens are revoked there) and its git. */
   get target(): GitHubTarget {
     return { apiUrl: this.options.apiUrl, gitBaseUrl: this.options.gitBaseUrl };
   }
 
-  async open(teamUid: string, repos: RepoName[], execution: ExecutionRef): Promise<RunGitHub> {
+  /**
+   * `asCreator` (a run whose credential_strategy is CREATOR): the tokens stand for that user's GitHub identity, the
+   * login the installation's allow-list maps them to. Each installation token is limited to what that login may do
+   * on every repository it covers (GitHub's permission endpoint: write or admin keeps the run's permissions, read
+   * gives contents read only, so nothing is pushed); a creator mapped to no login, a repository they have no access
+   * to, and one only the team's personal access token covers (the token is not theirs) are refused.
+   */
+  async open(teamUid: string, repos: RepoName[], execution: ExecutionRef, asCreator?: string): Promise<RunGitHub> {
     const links = repos.length > 0 ? await store.links(this.options.db, teamUid) : [];
     const credentials: RepoCredential[] = [];
     const run = tokenAccess(this.target, credentials, this.runUrl(execution.runId));
@@ -309,14 +342,24 @@ export class GitHubService implements GitHubAccess {
       for (const [owner, names] of byOwner) {
         const installation = links.find((link) => link.account_login?.toLowerCase() === owner);
         if (installation && this.app) {
+          const permissions =
+            asCreator === undefined
+              ? undefined
+              : await this.creatorPermissions(teamUid, installation.installation_id!, names, asCreator);
           const { token } = await this.app.mintToken(
             installation.installation_id!,
             names.map((name) => name.repo),
+            permissions,
           );
           for (const name of names) credentials.push({ ...name, token, source: 'installation' });
           continue;
         }
         if (tokenSecret === null) continue;
+        if (asCreator !== undefined)
+          throw new GitHubRefusal(
+            `config.credential_strategy is CREATOR, but only the team's personal access token covers ${names.map((name) => `${name.owner}/${name.repo}`).join(', ')}, and it is not the creator's GitHub identity; use EXECUTOR, or link a GitHub App installation`,
+            undefined,
+          );
         pat ??= await this.options.readSecret(teamUid, tokenSecret);
         if (pat === null)
           throw new GitHubRefusal(`the team's GitHub token secret "${tokenSecret}" no longer exists`, undefined);

@@ -141,6 +141,24 @@ export async function allowedUser(
   return row?.user_uid;
 }
 
+/** The GitHub login a Hangar user is mapped to on the team's link (its allow-list), if any: their GitHub identity. */
+export async function loginOfUser(
+  db: Kysely<DB>,
+  teamUid: string,
+  installationId: number,
+  userUid: string,
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('github_allowed_logins')
+    .select('login')
+    .where('team_uid', '=', teamUid)
+    .where('installation_id', '=', String(installationId) as never)
+    .where('user_uid', '=', userUid)
+    .orderBy('login')
+    .executeTakeFirst();
+  return row?.login;
+}
+
 export async function allowLogin(
   db: Kysely<DB>,
   teamUid: string,

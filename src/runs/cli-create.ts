@@ -13,7 +13,15 @@ const FIRST_WAIT_MS = 500;
 const MAX_WAIT_MS = 10_000;
 
 /** The create's answer: the run, and why it waits when it does (queue_reason). */
-export type CreateAnswer = CreatedRun & Pick<RunItem, 'queue_reason'>;
+export type CreateAnswer = CreatedRun &
+  Pick<RunItem, 'queue_reason'> & {
+    session_sharing?: {
+      public_access: string;
+      created_at: string;
+      created_by: { type: string; uid: string };
+      url?: string;
+    };
+  };
 
 export async function createRunOnce(client: ClientOptions, body: Record<string, unknown>): Promise<CreateAnswer> {
   const init = {

@@ -57,7 +57,13 @@ function runnerInWords(config: RunItem['agent_config']): string | undefined {
 
 /** One run: what a person asks first (state and why, how long, where to look), then the rest of its fields. */
 export function runView(run: RunItem): string {
-  const config = run.agent_config as { model_id?: string; environment_id?: string; harness?: { type?: string } };
+  const config = run.agent_config as {
+    model_id?: string;
+    environment_id?: string;
+    harness?: { type?: string };
+    credential_strategy?: string;
+    computer_use_model_id?: string;
+  };
   const message = statusMessage(run);
   const usage = run.request_usage;
   const cost = usage?.inference_cost_breakdown_usd;
@@ -92,6 +98,15 @@ export function runView(run: RunItem): string {
     ['Harness', config.harness?.type],
     ['Environment', config.environment_id],
     ['Runner', runnerInWords(run.agent_config)],
+    // Whose GitHub identity its tokens stand for (recorded at creation: the run's, its agent's, else EXECUTOR).
+    ['GitHub as', config.credential_strategy],
+    ['Computer use model', config.computer_use_model_id],
+    [
+      'Shared',
+      run.session_sharing
+        ? `${run.session_sharing.public_access === 'EDITOR' ? 'editor' : 'viewer'} link since ${time(run.session_sharing.created_at)} (hangar runs unshare ${run.run_id})`
+        : undefined,
+    ],
     ['Skill', run.agent_skill?.full_path],
     ['Parent run', run.parent_run_id],
     ['Root run', run.root_run_id !== run.run_id ? run.root_run_id : undefined],

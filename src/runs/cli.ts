@@ -8,6 +8,8 @@ import { type ClientOptions, callApi, clientOptionsFromEnv, sendApiAnswer } from
 import { createRunOnce } from './cli-create.js';
 import { failureBlock, waitingLine } from './cli-explain.js';
 import { registerRunListCommands } from './cli-list.js';
+import { registerRunLookupCommands } from './cli-lookups.js';
+import { registerRunShareCommands, SHARE_LEVELS, shareLinkLine } from './cli-share.js';
 import { refusedEventLine, runView, timelineTable } from './cli-views.js';
 import { parseTimeout, WaitNotice } from './cli-waiting.js';
 import { eventLabel } from './event-words.js';
@@ -160,6 +162,17 @@ export function registerRunCommands(program: Command): void {
     .option('--skill <skill_spec>', 'skill spec, e.g. owner/repo:path/to/SKILL.md')
     .option('--meta <key=value>', 'metadata pair (repeatable)', collect, [])
     .option('--harness <name>', 'harness to run the agent with (config.harness.type)')
+    .option(
+      '--share <level>',
+      'a link for people without a key: viewer (read the run) or editor (also follow-ups); shown once',
+      oneOf('--share', SHARE_LEVELS),
+    )
+    .option(
+      '--credential-strategy <strategy>',
+      "whose GitHub identity the run's tokens stand for: creator or executor (default: the agent's, else executor)",
+      oneOf('--credential-strategy', ['CREATOR', 'EXECUTOR']),
+    )
+    .option('--computer-use-model <model_id>', 'config.computer_use_model_id (recorded; no Hangar harness uses it)')
     .option('--follow', "print the run's events until it ends; exit 1 unless it succeeded")
     .option(
       '--timeout <duration>',
@@ -184,6 +197,9 @@ export function registerRunCommands(program: Command): void {
         skill?: string;
         meta: string[];
         harness?: string;
+        share?: string;
+        credentialStrategy?: string;
+        computerUseModel?: string;
         follow?: boolean;
         timeout?: number;
       },
@@ -200,6 +216,9 @@ export function registerRunCommands(program: Command): void {
         ...(options.environment ? { environment_id: options.environment } : {}),
         ...(options.runner ? { runner_id: options.runner } : {}),
         ...(options.harness ? { harness: { type: options.harness } } : {}),
+        ...(options.share ? { session_sharing: { public_access: options.share } } : {}),
+        ...(options.credentialStrategy ? { credential_strategy: options.credentialStrategy } : {}),
+        ...(options.computerUseModel ? { computer_use_model_id: options.computerUseModel } : {}),
       };
       const client = clientOptionsFromEnv();
       const created = await createRunOnce(client, {
@@ -213,15 +232,18 @@ export function registerRunCommands(program: Command): void {
         return show(
           created,
           (run) =>
-            `Created run ${run.run_id} (${run.state}).\n${waitingLine(run) ?? ''}Follow it: hangar runs events ${run.run_id}\n`,
+            `Created run ${run.run_id} (${run.state}).\n${waitingLine(run) ?? ''}${run.session_sharing ? shareLinkLine(run.session_sharing) : ''}Follow it: hangar runs events ${run.run_id}\n`,
         );
       process.stdout.write(`run ${created.run_id} ${created.state}\n`);
+      if (created.session_sharing) process.stdout.write(shareLinkLine(created.session_sharing));
       await followToEnd(client, created.run_id, options.timeout);
     },
   );
 
   const runs = program.command('runs').description('list, inspect, follow and cancel runs; send follow-ups');
   registerRunListCommands(runs);
+  registerRunShareCommands(runs);
+  registerRunLookupCommands(runs);
   runs
     .command('get')
     .description('show one run')

@@ -21,6 +21,8 @@ export interface AgentDirectory {
         on_behalf_of_enabled?: boolean;
         /** The runner of its runs that name none. */
         default_runner_uid?: string | null;
+        /** Whose GitHub identity its runs' tokens stand for when a run's config names none. */
+        credential_strategy?: 'CREATOR' | 'EXECUTOR' | null;
       }
     | undefined
   >;

@@ -21,7 +21,7 @@ import { checkMcpServers } from './mcp-server-config.js';
 import { mergeMetadata, metadataProblem } from './metadata.js';
 import { checkNewRunSecrets, harnessAuthSecrets } from './run-secrets.js';
 import { resolveRunner } from './runner-config.js';
-import type { AgentConfig, CreateRunBody, RunSource } from './schemas.js';
+import type { AgentConfig, CreateRunBody, CredentialStrategy, RunSource } from './schemas.js';
 import * as store from './store.js';
 import { deriveTitle } from './title.js';
 import { callerVisibility } from './visibility.js';
@@ -61,6 +61,8 @@ export interface RunOrigin {
   automation?: { id: string; factoryUid: string };
   /** What triggered the run: an absolute URL (a GitHub thread) or a path under the public URL (a webhook's page). */
   triggerUrl?: string;
+  /** The address of the API request that creates it, for the audit entry of a share link made with it. */
+  clientAddress?: string;
 }
 
 const ENVIRONMENT_ID = /^[A-Za-z0-9]{22}$/;
@@ -112,6 +114,8 @@ export async function prepareRun(
   await dependencies.checkTeamBudget?.(db, caller.teamUid);
   const executor = await executorOf(dependencies, db, caller, body, config);
   await resolveRunner(dependencies.runners, db, caller.teamUid, config, executor.agent);
+  // Recorded resolved, so every execution and the run's detail say the same: the run's, its agent's, else EXECUTOR.
+  config.credential_strategy = config.credential_strategy ?? executor.agent?.credentialStrategy ?? 'EXECUTOR';
   await checkNewRunSecrets(
     dependencies.secrets,
     db,
@@ -267,8 +271,8 @@ async function executorOf(
   type: Caller['principal']['type'];
   uid: string;
   factoryUid?: string | null;
-  /** The executing agent identity, for its default runner. */
-  agent?: { name: string; defaultRunnerUid: string | null };
+  /** The executing agent identity, for its default runner and credential strategy. */
+  agent?: { name: string; defaultRunnerUid: string | null; credentialStrategy: CredentialStrategy | null };
 }> {
   if (caller.principal.available === false) {
     throw notAuthorized(`agent ${caller.principal.displayName} is over the team's plan limit and cannot execute runs`);
@@ -284,7 +288,11 @@ async function executorOf(
       type: 'service_account',
       uid: identity.uid,
       factoryUid: identity.factory_uid ?? null,
-      agent: { name: identity.name, defaultRunnerUid: identity.default_runner_uid ?? null },
+      agent: {
+        name: identity.name,
+        defaultRunnerUid: identity.default_runner_uid ?? null,
+        credentialStrategy: identity.credential_strategy ?? null,
+      },
     };
   }
   if (caller.principal.type === 'service_account') {
@@ -294,7 +302,15 @@ async function executorOf(
       type: caller.principal.type,
       uid: caller.principal.uid,
       factoryUid: self?.factory_uid ?? null,
-      ...(self ? { agent: { name: self.name, defaultRunnerUid: self.default_runner_uid ?? null } } : {}),
+      ...(self
+        ? {
+            agent: {
+              name: self.name,
+              defaultRunnerUid: self.default_runner_uid ?? null,
+              credentialStrategy: self.credential_strategy ?? null,
+            },
+          }
+        : {}),
     };
   }
   return { type: caller.principal.type, uid: caller.principal.uid };

@@ -33,6 +33,24 @@ export async function executionSecretUser(
   };
 }
 
+/**
+ * Whose GitHub identity a run's tokens stand for (config.credential_strategy, resolved and recorded at creation:
+ * runs/create-request.ts), with its creator. A run recorded before the field existed is EXECUTOR; undefined for no run.
+ */
+export async function runCredentialStrategy(
+  db: Kysely<DB>,
+  runId: string,
+): Promise<{ strategy: 'CREATOR' | 'EXECUTOR'; creatorUid: string } | undefined> {
+  const row = await db
+    .selectFrom('runs')
+    .select(['agent_config', 'creator_uid'])
+    .where('id', '=', runId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const strategy = row.agent_config.credential_strategy === 'CREATOR' ? 'CREATOR' : 'EXECUTOR';
+  return { strategy, creatorUid: row.creator_uid };
+}
+
 /** A pull request Hangar's own publication opened or updated for a run (its timeline's GitHub events). */
 export interface PublishedPullRequest {
   /** `owner/repo` as the run's environment names it. */

@@ -70,6 +70,7 @@ export function registerRunRoutes(parent: FastifyInstance, runs: RunsService): v
       source:
         (typeof client === 'string' && Object.hasOwn(CLIENT_SOURCES, client) ? CLIENT_SOURCES[client] : undefined) ??
         'API',
+      ...(request.ip ? { clientAddress: request.ip } : {}),
     };
     if (key === undefined) return runs.create(caller, body, origin);
     const { answer, replayed } = await runs.createOnce(

@@ -7,6 +7,7 @@ export {
   executionSecretUser,
   type PublishedPullRequest,
   publishedPullRequests,
+  runCredentialStrategy,
 } from './execution-facts.js';
 export { registerHandoffRoutes } from './handoff-http.js';
 export {
@@ -70,6 +71,8 @@ export { registerRedirectRoutes } from './redirect-http.js';
 export { deleteExpiredRuns, PGLITE_BATCH_MS, runRetention } from './retention.js';
 export { AgentConfig, CreateRunResponse, HARNESS_TYPES, RUN_MODES, RunIdParams, type RunItem } from './schemas.js';
 export { type CreatedWithin, type RunRequest, RunsService } from './service.js';
+export { registerShareRoutes } from './sharing/http.js';
+export { RunSharing, SHARED_LINK_ACTOR } from './sharing/service.js';
 export { monthStart, teamSpendSince } from './spend.js';
 export { endedRunStates, runExists } from './store.js';
 export { type RunEventItem, type RunPlace, runEventsSince, runPlaces } from './tree.js';

@@ -61,8 +61,10 @@ export class RunOutputs {
     }
   }
 
-  private async normalized(who: Visibility, conversationId: string): Promise<Conversation | null> {
-    const runs = await this.conversationRuns(who, conversationId);
+  private async normalized(who: Visibility, conversationId: string, onlyRun?: string): Promise<Conversation | null> {
+    const runs = (await this.conversationRuns(who, conversationId)).filter(
+      (run) => onlyRun === undefined || run.id === onlyRun,
+    );
     if (runs.length === 0) return null;
     this.assertNormalizable(runs);
     const entries = await this.transcriptOf(
@@ -73,6 +75,24 @@ export class RunOutputs {
     return entries.length === 0
       ? null
       : normalizeConversation(conversationId, entries, (entry) => readers.get(entry.run_id)!(entry.line));
+  }
+
+  /**
+   * The run's own part of its conversation (a share link's view): none of the other runs that continued the same
+   * conversation, and not its ID, which would name them.
+   */
+  async runOwnConversation(who: Visibility, runId: string): Promise<Omit<Conversation, 'conversation_id'>> {
+    const run = await this.db
+      .selectFrom('runs')
+      .select(['conversation_id'])
+      .where((eb) => visible(eb, who))
+      .where('id', '=', runId)
+      .executeTakeFirst();
+    if (!run) throw notFound(`run ${runId} not found`);
+    const conversation = run.conversation_id ? await this.normalized(who, run.conversation_id, runId) : null;
+    if (!conversation) throw notFound(`run ${runId} has no conversation yet`);
+    const { conversation_id: _omitted, ...steps } = conversation;
+    return steps;
   }
 
   async runConversation(who: Visibility, runId: string): Promise<Conversation> {

@@ -13,6 +13,10 @@ export { EXECUTION_LOCATIONS, RUN_SOURCES, type RunSource } from './run-fields.j
 
 export const HARNESS_TYPES = BUILT_IN_HARNESSES;
 export const RUN_MODES = ['normal', 'plan', 'orchestrate'] as const;
+export const CREDENTIAL_STRATEGIES = ['CREATOR', 'EXECUTOR'] as const;
+export type CredentialStrategy = (typeof CREDENTIAL_STRATEGIES)[number];
+export const SHARE_ACCESS_LEVELS = ['VIEWER', 'EDITOR'] as const;
+export type ShareAccess = (typeof SHARE_ACCESS_LEVELS)[number];
 
 const StringMap = Type.Record(Type.String(), Type.String());
 
@@ -99,6 +103,34 @@ export const AgentConfig = Type.Object(
     ),
     idle_timeout_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })),
     computer_use_enabled: Type.Optional(Type.Boolean()),
+    computer_use_model_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          "The model a computer-use subagent would run on. Recorded and returned as given; none of Hangar's harnesses has a computer-use subagent, so it changes nothing of how the run executes",
+      }),
+    ),
+    credential_strategy: Type.Optional(
+      Type.Union([literalUnion(CREDENTIAL_STRATEGIES), Type.Null()], {
+        description:
+          "Whose GitHub identity the execution's GitHub tokens stand for (docs/github.md): EXECUTOR, the team's GitHub access (installation tokens, the team's token secret), or CREATOR, the run's creator: the installation token is limited to what the GitHub login the creator is mapped to may do on each repository, and a repository only the team's token secret covers is refused. Left out or null: the executing agent's credential_strategy, else EXECUTOR; the run records the one it resolved to",
+      }),
+    ),
+    session_sharing: Type.Optional(
+      Type.Object(
+        {
+          public_access: literalUnion(SHARE_ACCESS_LEVELS, {
+            description:
+              'VIEWER: anyone with the link reads the run (its page, conversation and timeline); EDITOR: they may also send it follow-ups',
+          }),
+        },
+        {
+          description:
+            "A link to the run for people without an API key (docs/api.md, Sharing a run): its URL is in the create answer's session_sharing, once. PUT /agent/runs/{runId}/sharing makes a new one later, DELETE revokes it",
+        },
+      ),
+    ),
     harness_auth_secrets: Type.Optional(
       Type.Object({
         claude_auth_secret_name: Type.Optional(Type.String({ maxLength: 200 })),
@@ -162,12 +194,29 @@ export const FailureOutput = Type.Object(
   { description: 'What the failing command printed, on a FAILED or ERROR run whose setup command or harness failed.' },
 );
 
+/** A run's share link as its owners see it: the link's URL only where it was just made (it is kept hashed). */
+export const ShareLink = Type.Object(
+  {
+    public_access: literalUnion(SHARE_ACCESS_LEVELS),
+    created_at: Type.String({ format: 'date-time' }),
+    created_by: Type.Object({ type: Type.String(), uid: Type.String() }),
+    url: Type.Optional(
+      Type.String({
+        description:
+          'The link, shown once (Hangar keeps only a hash of its secret): the dashboard page `<public URL>/shared/run#<secret>`; the secret is after the `#`, so no server log or Referer carries it',
+      }),
+    ),
+  },
+  { description: "The run's active share link (config.session_sharing)" },
+);
+
 export const CreateRunResponse = Type.Object({
   run_id: Type.String(),
   task_id: Type.String({ description: 'Same as run_id (deprecated).' }),
   state: Type.String(),
   at_capacity: Type.Optional(Type.Boolean()),
   queue_reason: Type.Optional(QueueReason),
+  session_sharing: Type.Optional(ShareLink),
 });
 
 export const RunIdParams = Type.Object({ runId: Type.String({ minLength: 1, maxLength: 200 }) });
@@ -365,6 +414,19 @@ export const RunItem = Type.Object({
         "What the environment's network allow lists refused this run, one entry per phase, host and port over all its executions, with the line that would allow each (docs/sandbox.md#the-account-of-refusals); only in GET /agent/runs/{id}, only when something was refused",
     }),
   ),
+  session_sharing: Type.Optional(
+    Type.Object(
+      {
+        public_access: literalUnion(SHARE_ACCESS_LEVELS),
+        created_at: Type.String({ format: 'date-time' }),
+        created_by: Type.Object({ type: Type.String(), uid: Type.String() }),
+      },
+      {
+        description:
+          'The active share link of the run (never its URL: that is shown once, when it is made); only in GET /agent/runs/{id}',
+      },
+    ),
+  ),
   source: Type.String(),
   execution_location: Type.String(),
   schedule: Type.Optional(
@@ -456,3 +518,10 @@ const Step = Type.Object({
   steps: Type.Array(Type.Object({}, { additionalProperties: true, description: 'Nested steps, of the same shape' })),
 });
 export const ConversationResponse = Type.Object({ conversation_id: Type.String(), steps: Type.Array(Step) });
+
+export const SharedConversationResponse = Type.Object(
+  { steps: Type.Array(Step) },
+  { description: "The run's own part of its conversation, as its share link shows it (no conversation ID)" },
+);
+
+export const ShareBody = Type.Object({ public_access: literalUnion(SHARE_ACCESS_LEVELS) });

@@ -3,6 +3,7 @@ import type { DB } from '../database.js';
 import type { Caller, Principal } from '../identities/index.js';
 import { ApiError, conflict, featureNotAvailable, invalidRequest, notFound } from '../platform/http/errors.js';
 import { type CursorCodec, type CursorValue, InvalidCursorError } from '../platform/http/pagination.js';
+import { rfc3339 } from '../platform/time.js';
 import { prepareRun, type RunCreationDependencies, type RunOrigin } from './create-request.js';
 import { failureOutput, isFailedState } from './failure-output.js';
 import { type CreatedRun, createOnce, type IdempotencyKey } from './idempotency.js';
@@ -18,6 +19,8 @@ import type { ServedModelLookup } from './request-usage.js';
 import { checkFollowupSecrets } from './run-secrets.js';
 import type { CreateRunBody, FollowupBody, ListRunsQuery, RunItem } from './schemas.js';
 import { searchWords } from './search-words.js';
+import type { RunSharing, ShareLinkView } from './sharing/service.js';
+import { activeLink } from './sharing/store.js';
 import { cancelRefusal } from './state.js';
 import * as store from './store.js';
 import { callerVisibility } from './visibility.js';
@@ -37,6 +40,8 @@ export interface RunsServiceOptions extends RunCreationDependencies {
   queueFacts: QueueFacts;
   /** The model a run used and its prices: request_usage's split by kind of token (request-usage.ts). */
   servedModel?: ServedModelLookup;
+  /** Share links (config.session_sharing): a new run's is made once it is committed. */
+  sharing?: RunSharing;
 }
 
 /** A run another slice starts on someone's behalf (a schedule's tick, a webhook delivery). */
@@ -104,10 +109,33 @@ export class RunsService {
     const { run, attachments } = await prepareRun(this.options, this.db, caller, body, origin);
     const { atCapacity } = await this.inserts.insert(run, attachments);
     // The run as inserted explains the state answered: reading it back would cost every create a statement.
-    return this.explained(
+    const answer = await this.explained(
       { run_id: run.id, task_id: run.id, state: run.state, ...(atCapacity ? { at_capacity: true } : {}) },
       run,
     );
+    return this.withShareLink(caller, run.id, body, origin, answer);
+  }
+
+  /**
+   * A new run's share link, when its config asks for one: made once the run is committed and shown in this answer
+   * only (it is kept hashed; a replayed answer does not carry it: PUT .../sharing makes another).
+   */
+  private async withShareLink<T extends object>(
+    caller: Caller,
+    runId: string,
+    body: CreateRunBody,
+    origin: RunOrigin,
+    answer: T,
+  ): Promise<T & { session_sharing?: ShareLinkView }> {
+    const access = body.config?.session_sharing?.public_access;
+    if (access === undefined || !this.options.sharing) return answer;
+    const link = await this.options.sharing.open(
+      { id: runId, teamUid: caller.teamUid },
+      access,
+      { type: caller.principal.type, uid: caller.principal.uid, keyUid: caller.principal.keyUid ?? null },
+      origin.clientAddress ?? null,
+    );
+    return { ...answer, session_sharing: link };
   }
 
   /**
@@ -144,7 +172,11 @@ export class RunsService {
     const { answer, replayed } = await createOnce(this.options, caller.teamUid, key, () =>
       prepareRun(this.options, this.db, caller, body, origin),
     );
-    return { answer: await this.explained(answer), replayed };
+    const explained = await this.explained(answer);
+    return {
+      answer: replayed ? explained : await this.withShareLink(caller, answer.run_id, body, origin, explained),
+      replayed,
+    };
   }
 
   /**
@@ -204,6 +236,13 @@ export class RunsService {
     }
     const refusals = await networkRefusals(this.db, runId);
     if (refusals.length > 0) item.network_refusals = refusals;
+    const link = await activeLink(this.db, runId);
+    if (link)
+      item.session_sharing = {
+        public_access: link.public_access,
+        created_at: rfc3339(link.created_at),
+        created_by: { type: link.created_by_type, uid: link.created_by_uid },
+      };
     return item;
   }
 

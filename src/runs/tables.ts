@@ -121,6 +121,20 @@ export interface RunIdempotencyKeysTable {
   created_at: Timestamp;
 }
 
+/** A run's share links (migration 0047, runs/sharing/): only the SHA-256 of each link's secret is kept. */
+export interface RunShareLinksTable {
+  id: string;
+  run_id: string;
+  team_uid: string;
+  public_access: 'VIEWER' | 'EDITOR';
+  secret_hash: string;
+  created_by_type: string;
+  created_by_uid: string;
+  created_at: Generated<Date>;
+  revoked_at: Date | null;
+  revoked_by_uid: string | null;
+}
+
 /** The runs slice's tables (src/database.ts composes every slice's into DB). */
 export interface RunsTables {
   runs: RunsTable;
@@ -129,4 +143,5 @@ export interface RunsTables {
   run_inputs: RunInputsTable;
   run_transcript: RunTranscriptTable;
   run_idempotency_keys: RunIdempotencyKeysTable;
+  run_share_links: RunShareLinksTable;
 }

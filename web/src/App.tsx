@@ -13,6 +13,7 @@ import { RunPage } from './pages/Run';
 import { RunnersPage } from './pages/Runners';
 import { RunsPage } from './pages/Runs';
 import { SchedulesPage } from './pages/Schedules';
+import { SharedRunPage } from './pages/SharedRun';
 import { SignInPage } from './pages/SignIn';
 import { StatusPage } from './pages/Status';
 import { WebhookPage } from './pages/Webhook';
@@ -76,6 +77,8 @@ export function App() {
   // biome-ignore lint/correctness/useExhaustiveDependencies: the menu closes whenever the page changes
   useEffect(() => setMenuOpen(false), [location.pathname]);
 
+  // A share link's page needs no key: whoever holds the link sees that one run (pages/SharedRun.tsx).
+  if (location.pathname === '/shared/run') return <SharedRunPage />;
   if (!client) return <SignInPage />;
   return (
     <div className="layout">

@@ -236,6 +236,7 @@ export class AgentsService {
         factory_uid: string | null;
         on_behalf_of_enabled: boolean;
         default_runner_uid: string | null;
+        credential_strategy: 'CREATOR' | 'EXECUTOR' | null;
       }
     | undefined
   > {
@@ -249,6 +250,7 @@ export class AgentsService {
         factory_uid: row.factory_uid,
         on_behalf_of_enabled: row.on_behalf_of_enabled,
         default_runner_uid: row.default_runner_uid,
+        credential_strategy: row.credential_strategy,
       }
     );
   }

@@ -804,6 +804,24 @@ CREATE TABLE public.run_scores (
 );
 
 --
+-- Name: run_share_links; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.run_share_links (
+    id uuid NOT NULL,
+    run_id text NOT NULL,
+    team_uid text NOT NULL,
+    public_access text NOT NULL,
+    secret_hash text NOT NULL,
+    created_by_type text NOT NULL,
+    created_by_uid text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    revoked_at timestamp with time zone,
+    revoked_by_uid text,
+    CONSTRAINT run_share_links_public_access_check CHECK ((public_access = ANY (ARRAY['VIEWER'::text, 'EDITOR'::text])))
+);
+
+--
 -- Name: run_transcript; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1413,6 +1431,20 @@ ALTER TABLE ONLY public.run_scores
     ADD CONSTRAINT run_scores_pkey PRIMARY KEY (scored_run_id, scorer_id, judge_run_id);
 
 --
+-- Name: run_share_links run_share_links_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.run_share_links
+    ADD CONSTRAINT run_share_links_pkey PRIMARY KEY (id);
+
+--
+-- Name: run_share_links run_share_links_secret_hash_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.run_share_links
+    ADD CONSTRAINT run_share_links_secret_hash_key UNIQUE (secret_hash);
+
+--
 -- Name: run_transcript run_transcript_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1790,6 +1822,12 @@ CREATE UNIQUE INDEX run_overview_hours_key ON public.run_overview_hours USING bt
 --
 
 CREATE INDEX run_scores_judge ON public.run_scores USING btree (judge_run_id);
+
+--
+-- Name: run_share_links_active; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX run_share_links_active ON public.run_share_links USING btree (run_id) WHERE (revoked_at IS NULL);
 
 --
 -- Name: run_transcript_run; Type: INDEX; Schema: public; Owner: -
@@ -2273,6 +2311,13 @@ ALTER TABLE ONLY public.run_scores
 
 ALTER TABLE ONLY public.run_scores
     ADD CONSTRAINT run_scores_scorer_id_fkey FOREIGN KEY (scorer_id) REFERENCES public.scorers(id) ON DELETE CASCADE;
+
+--
+-- Name: run_share_links run_share_links_run_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.run_share_links
+    ADD CONSTRAINT run_share_links_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.runs(id) ON DELETE CASCADE;
 
 --
 -- Name: run_transcript run_transcript_run_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

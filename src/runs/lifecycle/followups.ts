@@ -36,6 +36,8 @@ export async function addFollowup(
   runId: string,
   message: string,
   mode: string | undefined,
+  /** How it was sent, when not with an API key: `shared_link` for a run's EDITOR share link. */
+  via?: string,
 ): Promise<FollowupRoute> {
   return db.transaction().execute(async (trx) => {
     const run = (await trx
@@ -90,7 +92,7 @@ export async function addFollowup(
         execution_id: String(executionId),
         // Every follow-up records it; only an ended run's is the move `restart`.
         event_type: restart.event,
-        payload: JSON.stringify({ route, ...(mode ? { mode } : {}) }),
+        payload: JSON.stringify({ route, ...(mode ? { mode } : {}), ...(via ? { via } : {}) }),
       })
       .execute();
     return route;

@@ -155,8 +155,14 @@ export class RunLifecycle {
   }
 
   /** Accepts a follow-up and routes it by the run's state (an ended run is queued for a new execution). */
-  async followup(who: Visibility, runId: string, message: string, mode: string | undefined): Promise<FollowupRoute> {
-    const route = await addFollowup(this.db, who, runId, message, mode);
+  async followup(
+    who: Visibility,
+    runId: string,
+    message: string,
+    mode: string | undefined,
+    origin: { via?: string } = {},
+  ): Promise<FollowupRoute> {
+    const route = await addFollowup(this.db, who, runId, message, mode, origin.via);
     if (route === 'new_execution') this.send([moved(runId, transition('restart'))]);
     return route;
   }

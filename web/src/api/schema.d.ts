@@ -1580,6 +1580,16 @@ export interface paths {
                                     /** @description What to add to network.<phase>.allow to allow it (for not_allowed only) */
                                     allow_line?: string;
                                 }[];
+                                /** @description The active share link of the run (never its URL: that is shown once, when it is made); only in GET /agent/runs/{id} */
+                                session_sharing?: {
+                                    public_access: "VIEWER" | "EDITOR";
+                                    /** Format: date-time */
+                                    created_at: string;
+                                    created_by: {
+                                        type: string;
+                                        uid: string;
+                                    };
+                                };
                                 source: string;
                                 execution_location: string;
                                 schedule?: {
@@ -1850,6 +1860,15 @@ export interface paths {
                             };
                             idle_timeout_minutes?: number;
                             computer_use_enabled?: boolean;
+                            /** @description The model a computer-use subagent would run on. Recorded and returned as given; none of Hangar's harnesses has a computer-use subagent, so it changes nothing of how the run executes */
+                            computer_use_model_id?: string;
+                            /** @description Whose GitHub identity the execution's GitHub tokens stand for (docs/github.md): EXECUTOR, the team's GitHub access (installation tokens, the team's token secret), or CREATOR, the run's creator: the installation token is limited to what the GitHub login the creator is mapped to may do on each repository, and a repository only the team's token secret covers is refused. Left out or null: the executing agent's credential_strategy, else EXECUTOR; the run records the one it resolved to */
+                            credential_strategy?: ("CREATOR" | "EXECUTOR") | null;
+                            /** @description A link to the run for people without an API key (docs/api.md, Sharing a run): its URL is in the create answer's session_sharing, once. PUT /agent/runs/{runId}/sharing makes a new one later, DELETE revokes it */
+                            session_sharing?: {
+                                /** @description VIEWER: anyone with the link reads the run (its page, conversation and timeline); EDITOR: they may also send it follow-ups */
+                                public_access: "VIEWER" | "EDITOR";
+                            };
                             harness_auth_secrets?: {
                                 claude_auth_secret_name?: string;
                                 codex_auth_secret_name?: string;
@@ -1904,6 +1923,18 @@ export interface paths {
                                 code: string;
                                 /** @description In words, naming what to set or start. */
                                 message: string;
+                            };
+                            /** @description The run's active share link (config.session_sharing) */
+                            session_sharing?: {
+                                public_access: "VIEWER" | "EDITOR";
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: {
+                                    type: string;
+                                    uid: string;
+                                };
+                                /** @description The link, shown once (Hangar keeps only a hash of its secret): the dashboard page `<public URL>/shared/run#<secret>`; the secret is after the `#`, so no server log or Referer carries it */
+                                url?: string;
                             };
                         };
                     };
@@ -2051,6 +2082,15 @@ export interface paths {
                             };
                             idle_timeout_minutes?: number;
                             computer_use_enabled?: boolean;
+                            /** @description The model a computer-use subagent would run on. Recorded and returned as given; none of Hangar's harnesses has a computer-use subagent, so it changes nothing of how the run executes */
+                            computer_use_model_id?: string;
+                            /** @description Whose GitHub identity the execution's GitHub tokens stand for (docs/github.md): EXECUTOR, the team's GitHub access (installation tokens, the team's token secret), or CREATOR, the run's creator: the installation token is limited to what the GitHub login the creator is mapped to may do on each repository, and a repository only the team's token secret covers is refused. Left out or null: the executing agent's credential_strategy, else EXECUTOR; the run records the one it resolved to */
+                            credential_strategy?: ("CREATOR" | "EXECUTOR") | null;
+                            /** @description A link to the run for people without an API key (docs/api.md, Sharing a run): its URL is in the create answer's session_sharing, once. PUT /agent/runs/{runId}/sharing makes a new one later, DELETE revokes it */
+                            session_sharing?: {
+                                /** @description VIEWER: anyone with the link reads the run (its page, conversation and timeline); EDITOR: they may also send it follow-ups */
+                                public_access: "VIEWER" | "EDITOR";
+                            };
                             harness_auth_secrets?: {
                                 claude_auth_secret_name?: string;
                                 codex_auth_secret_name?: string;
@@ -2105,6 +2145,18 @@ export interface paths {
                                 code: string;
                                 /** @description In words, naming what to set or start. */
                                 message: string;
+                            };
+                            /** @description The run's active share link (config.session_sharing) */
+                            session_sharing?: {
+                                public_access: "VIEWER" | "EDITOR";
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: {
+                                    type: string;
+                                    uid: string;
+                                };
+                                /** @description The link, shown once (Hangar keeps only a hash of its secret): the dashboard page `<public URL>/shared/run#<secret>`; the secret is after the `#`, so no server log or Referer carries it */
+                                url?: string;
                             };
                         };
                     };
@@ -2277,6 +2329,16 @@ export interface paths {
                                 /** @description What to add to network.<phase>.allow to allow it (for not_allowed only) */
                                 allow_line?: string;
                             }[];
+                            /** @description The active share link of the run (never its URL: that is shown once, when it is made); only in GET /agent/runs/{id} */
+                            session_sharing?: {
+                                public_access: "VIEWER" | "EDITOR";
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: {
+                                    type: string;
+                                    uid: string;
+                                };
+                            };
                             source: string;
                             execution_location: string;
                             schedule?: {
@@ -3703,6 +3765,766 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agent/runs/{runId}/sharing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The run's share link (without its URL, which is shown once) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    runId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The run's active share link (config.session_sharing) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            public_access: "VIEWER" | "EDITOR";
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: {
+                                type: string;
+                                uid: string;
+                            };
+                            /** @description The link, shown once (Hangar keeps only a hash of its secret): the dashboard page `<public URL>/shared/run#<secret>`; the secret is after the `#`, so no server log or Referer carries it */
+                            url?: string;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Share the run: a new link (the previous one stops working)
+         * @description The run's creator or a team administrator. The answer's `url` is the link, shown this once. Audited (run.share.create).
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    runId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        public_access: "VIEWER" | "EDITOR";
+                    };
+                };
+            };
+            responses: {
+                /** @description The run's active share link (config.session_sharing) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            public_access: "VIEWER" | "EDITOR";
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: {
+                                type: string;
+                                uid: string;
+                            };
+                            /** @description The link, shown once (Hangar keeps only a hash of its secret): the dashboard page `<public URL>/shared/run#<secret>`; the secret is after the `#`, so no server log or Referer carries it */
+                            url?: string;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Revoke the run's share link
+         * @description The run's creator or a team administrator. Audited (run.share.revoke).
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    runId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The run's active share link (config.session_sharing) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            public_access: "VIEWER" | "EDITOR";
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: {
+                                type: string;
+                                uid: string;
+                            };
+                            /** @description The link, shown once (Hangar keeps only a hash of its secret): the dashboard page `<public URL>/shared/run#<secret>`; the secret is after the `#`, so no server log or Referer carries it */
+                            url?: string;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/shared/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The run a share link opens
+         * @description Needs no API key: the link's secret in x-hangar-share-secret. A wrong, revoked or orphaned secret is 404, and counts as a failed authentication of the address (429 with Retry-After past the limit).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The share link's secret: what follows `#` in its URL */
+                    "x-hangar-share-secret"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A run as its share link shows it: its page, without anything that reaches beyond the run */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            run_id: string;
+                            title: string;
+                            state: string;
+                            prompt: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            /** Format: date-time */
+                            started_at?: string;
+                            finished_at: string | null;
+                            run_time?: string;
+                            status_message?: {
+                                message?: string;
+                                error_code?: string;
+                            };
+                            source: string;
+                            creator: {
+                                type: string;
+                                display_name?: string;
+                            };
+                            harness?: string;
+                            model_id?: string;
+                            artifacts: {
+                                artifact_type: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description A plan's title, a file's name or a reference's title */
+                                title?: string;
+                                /** @description A pull request's or external reference's own URL */
+                                url?: string;
+                                branch?: string;
+                            }[];
+                            /** @description What the link allows: VIEWER reads; EDITOR also sends follow-ups (POST /shared/run/followups) */
+                            public_access: "VIEWER" | "EDITOR";
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/shared/run/conversation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The conversation of a share link's run
+         * @description Needs no API key: the link's secret in x-hangar-share-secret. A wrong, revoked or orphaned secret is 404, and counts as a failed authentication of the address (429 with Retry-After past the limit).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The share link's secret: what follows `#` in its URL */
+                    "x-hangar-share-secret"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The run's own part of its conversation, as its share link shows it (no conversation ID) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            steps: {
+                                id: string;
+                                description?: string;
+                                summary?: string;
+                                started_at?: string;
+                                completed_at?: string;
+                                messages: {
+                                    role: string;
+                                    timestamp?: string;
+                                    content: ({
+                                        type: string;
+                                    } & {
+                                        [key: string]: unknown;
+                                    })[];
+                                }[];
+                                steps: {
+                                    [key: string]: unknown;
+                                }[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/shared/run/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The timeline of a share link's run
+         * @description Needs no API key: the link's secret in x-hangar-share-secret. A wrong, revoked or orphaned secret is 404, and counts as a failed authentication of the address (429 with Retry-After past the limit).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The share link's secret: what follows `#` in its URL */
+                    "x-hangar-share-secret"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            events: {
+                                event_uuid: string;
+                                run_id: string;
+                                execution_id?: string;
+                                event_type: string;
+                                /** Format: date-time */
+                                occurred_at: string;
+                                payload?: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/shared/run/followups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A follow-up to a share link's run (EDITOR links only)
+         * @description Needs no API key: the link's secret in x-hangar-share-secret. A wrong, revoked or orphaned secret is 404, and counts as a failed authentication of the address (429 with Retry-After past the limit). A VIEWER link is 403. The follow-up is made as the run's creator (their right to its secrets is checked) and recorded as made through the link: `via: shared_link` on its timeline entry, an audit entry run.followup by the actor shared_link.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The share link's secret: what follows `#` in its URL */
+                    "x-hangar-share-secret"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description May be empty only when continuing from the saved conversation. */
+                        message?: string;
+                        mode?: "normal" | "plan" | "orchestrate";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": Record<string, never>;
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description RFC 7807 problem details (application/problem+json); `type` is the documentation page of `error_code` on this server (`/errors/<error_code>`); some carry extension members */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail: string;
+                            instance: string;
+                            error: string;
+                            error_code: string;
+                            retryable: boolean;
+                            trace_id: string;
+                            /** @description external_authentication_required: the integration to connect (no integration of Hangar answers it yet) */
+                            provider?: string;
+                            /**
+                             * Format: uri
+                             * @description external_authentication_required: where to connect it
+                             */
+                            auth_url?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent/scorers": {
         parameters: {
             query?: never;
@@ -4165,6 +4987,15 @@ export interface paths {
                             };
                             idle_timeout_minutes?: number;
                             computer_use_enabled?: boolean;
+                            /** @description The model a computer-use subagent would run on. Recorded and returned as given; none of Hangar's harnesses has a computer-use subagent, so it changes nothing of how the run executes */
+                            computer_use_model_id?: string;
+                            /** @description Whose GitHub identity the execution's GitHub tokens stand for (docs/github.md): EXECUTOR, the team's GitHub access (installation tokens, the team's token secret), or CREATOR, the run's creator: the installation token is limited to what the GitHub login the creator is mapped to may do on each repository, and a repository only the team's token secret covers is refused. Left out or null: the executing agent's credential_strategy, else EXECUTOR; the run records the one it resolved to */
+                            credential_strategy?: ("CREATOR" | "EXECUTOR") | null;
+                            /** @description A link to the run for people without an API key (docs/api.md, Sharing a run): its URL is in the create answer's session_sharing, once. PUT /agent/runs/{runId}/sharing makes a new one later, DELETE revokes it */
+                            session_sharing?: {
+                                /** @description VIEWER: anyone with the link reads the run (its page, conversation and timeline); EDITOR: they may also send it follow-ups */
+                                public_access: "VIEWER" | "EDITOR";
+                            };
                             harness_auth_secrets?: {
                                 claude_auth_secret_name?: string;
                                 codex_auth_secret_name?: string;
@@ -4192,6 +5023,18 @@ export interface paths {
                                 code: string;
                                 /** @description In words, naming what to set or start. */
                                 message: string;
+                            };
+                            /** @description The run's active share link (config.session_sharing) */
+                            session_sharing?: {
+                                public_access: "VIEWER" | "EDITOR";
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: {
+                                    type: string;
+                                    uid: string;
+                                };
+                                /** @description The link, shown once (Hangar keeps only a hash of its secret): the dashboard page `<public URL>/shared/run#<secret>`; the secret is after the `#`, so no server log or Referer carries it */
+                                url?: string;
                             };
                         };
                     };
@@ -5736,6 +6579,15 @@ export interface paths {
                             };
                             idle_timeout_minutes?: number;
                             computer_use_enabled?: boolean;
+                            /** @description The model a computer-use subagent would run on. Recorded and returned as given; none of Hangar's harnesses has a computer-use subagent, so it changes nothing of how the run executes */
+                            computer_use_model_id?: string;
+                            /** @description Whose GitHub identity the execution's GitHub tokens stand for (docs/github.md): EXECUTOR, the team's GitHub access (installation tokens, the team's token secret), or CREATOR, the run's creator: the installation token is limited to what the GitHub login the creator is mapped to may do on each repository, and a repository only the team's token secret covers is refused. Left out or null: the executing agent's credential_strategy, else EXECUTOR; the run records the one it resolved to */
+                            credential_strategy?: ("CREATOR" | "EXECUTOR") | null;
+                            /** @description A link to the run for people without an API key (docs/api.md, Sharing a run): its URL is in the create answer's session_sharing, once. PUT /agent/runs/{runId}/sharing makes a new one later, DELETE revokes it */
+                            session_sharing?: {
+                                /** @description VIEWER: anyone with the link reads the run (its page, conversation and timeline); EDITOR: they may also send it follow-ups */
+                                public_access: "VIEWER" | "EDITOR";
+                            };
                             harness_auth_secrets?: {
                                 claude_auth_secret_name?: string;
                                 codex_auth_secret_name?: string;
@@ -6070,6 +6922,15 @@ export interface paths {
                             };
                             idle_timeout_minutes?: number;
                             computer_use_enabled?: boolean;
+                            /** @description The model a computer-use subagent would run on. Recorded and returned as given; none of Hangar's harnesses has a computer-use subagent, so it changes nothing of how the run executes */
+                            computer_use_model_id?: string;
+                            /** @description Whose GitHub identity the execution's GitHub tokens stand for (docs/github.md): EXECUTOR, the team's GitHub access (installation tokens, the team's token secret), or CREATOR, the run's creator: the installation token is limited to what the GitHub login the creator is mapped to may do on each repository, and a repository only the team's token secret covers is refused. Left out or null: the executing agent's credential_strategy, else EXECUTOR; the run records the one it resolved to */
+                            credential_strategy?: ("CREATOR" | "EXECUTOR") | null;
+                            /** @description A link to the run for people without an API key (docs/api.md, Sharing a run): its URL is in the create answer's session_sharing, once. PUT /agent/runs/{runId}/sharing makes a new one later, DELETE revokes it */
+                            session_sharing?: {
+                                /** @description VIEWER: anyone with the link reads the run (its page, conversation and timeline); EDITOR: they may also send it follow-ups */
+                                public_access: "VIEWER" | "EDITOR";
+                            };
                             harness_auth_secrets?: {
                                 claude_auth_secret_name?: string;
                                 codex_auth_secret_name?: string;
@@ -14546,6 +15407,15 @@ export interface paths {
                             };
                             idle_timeout_minutes?: number;
                             computer_use_enabled?: boolean;
+                            /** @description The model a computer-use subagent would run on. Recorded and returned as given; none of Hangar's harnesses has a computer-use subagent, so it changes nothing of how the run executes */
+                            computer_use_model_id?: string;
+                            /** @description Whose GitHub identity the execution's GitHub tokens stand for (docs/github.md): EXECUTOR, the team's GitHub access (installation tokens, the team's token secret), or CREATOR, the run's creator: the installation token is limited to what the GitHub login the creator is mapped to may do on each repository, and a repository only the team's token secret covers is refused. Left out or null: the executing agent's credential_strategy, else EXECUTOR; the run records the one it resolved to */
+                            credential_strategy?: ("CREATOR" | "EXECUTOR") | null;
+                            /** @description A link to the run for people without an API key (docs/api.md, Sharing a run): its URL is in the create answer's session_sharing, once. PUT /agent/runs/{runId}/sharing makes a new one later, DELETE revokes it */
+                            session_sharing?: {
+                                /** @description VIEWER: anyone with the link reads the run (its page, conversation and timeline); EDITOR: they may also send it follow-ups */
+                                public_access: "VIEWER" | "EDITOR";
+                            };
                             harness_auth_secrets?: {
                                 claude_auth_secret_name?: string;
                                 codex_auth_secret_name?: string;
@@ -15002,6 +15872,15 @@ export interface paths {
                             };
                             idle_timeout_minutes?: number;
                             computer_use_enabled?: boolean;
+                            /** @description The model a computer-use subagent would run on. Recorded and returned as given; none of Hangar's harnesses has a computer-use subagent, so it changes nothing of how the run executes */
+                            computer_use_model_id?: string;
+                            /** @description Whose GitHub identity the execution's GitHub tokens stand for (docs/github.md): EXECUTOR, the team's GitHub access (installation tokens, the team's token secret), or CREATOR, the run's creator: the installation token is limited to what the GitHub login the creator is mapped to may do on each repository, and a repository only the team's token secret covers is refused. Left out or null: the executing agent's credential_strategy, else EXECUTOR; the run records the one it resolved to */
+                            credential_strategy?: ("CREATOR" | "EXECUTOR") | null;
+                            /** @description A link to the run for people without an API key (docs/api.md, Sharing a run): its URL is in the create answer's session_sharing, once. PUT /agent/runs/{runId}/sharing makes a new one later, DELETE revokes it */
+                            session_sharing?: {
+                                /** @description VIEWER: anyone with the link reads the run (its page, conversation and timeline); EDITOR: they may also send it follow-ups */
+                                public_access: "VIEWER" | "EDITOR";
+                            };
                             harness_auth_secrets?: {
                                 claude_auth_secret_name?: string;
                                 codex_auth_secret_name?: string;

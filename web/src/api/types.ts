@@ -105,6 +105,8 @@ export type RunArtifact = Run['artifacts'][number];
 export type CreateRunRequest = RequestOf<'/agent/runs'>;
 export type CreateRunResponse = Answer<'/agent/runs', 'post'>;
 export type TimelineEvent = Answer<'/agent/runs/{runId}/timeline'>['events'][number];
+export type ShareLink = Answer<'/agent/runs/{runId}/sharing'>;
+export type SharedRun = Answer<'/shared/run'>;
 
 type ConversationAnswer = Answer<'/agent/runs/{runId}/conversation'>;
 type StepAnswer = ConversationAnswer['steps'][number];

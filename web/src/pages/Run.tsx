@@ -8,6 +8,7 @@ import { NetworkRefusals } from '../run/NetworkRefusals';
 import { RunActionErrors, RunActions, useRunActions } from '../run/RunActions';
 import { isPlainText, RunConversation } from '../run/RunConversation';
 import { RunSummary } from '../run/RunSummary';
+import { ShareControl } from '../run/ShareControl';
 import { TimelineView } from '../run/Timeline';
 import { useRunData } from '../run/useRunData';
 
@@ -72,6 +73,7 @@ export function RunPage() {
 
         <aside className="run-side">
           <NetworkRefusals run={item} events={follow.events} />
+          <ShareControl item={item} onChanged={run.reload} />
           <section aria-labelledby="artifacts-title">
             <h2 id="artifacts-title">Artifacts</h2>
             <ArtifactList artifacts={item.artifacts} />

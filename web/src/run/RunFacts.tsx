@@ -38,6 +38,15 @@ export function RunFacts({
     <dl className="facts">
       {harness && <Fact term="Harness">{harness}</Fact>}
       {model && <Fact term="Model">{model}</Fact>}
+      {config.computer_use_model_id && <Fact term="Computer use model">{config.computer_use_model_id}</Fact>}
+      {config.credential_strategy && (
+        <>
+          <dt>GitHub as</dt>
+          <dd title="Whose GitHub identity the run's tokens stand for (config.credential_strategy)">
+            {config.credential_strategy === 'CREATOR' ? 'its creator' : 'the team (executor)'}
+          </dd>
+        </>
+      )}
       {config.environment_id && (
         <>
           <dt>Environment</dt>

@@ -14,6 +14,8 @@ function eventDetail(event: TimelineEvent): string | undefined {
   if (typeof payload.repo === 'string') return `${payload.repo}${took}`;
   if (typeof payload.message === 'string') return payload.message;
   if (typeof payload.reason === 'string') return payload.reason;
+  // A follow-up sent through the run's EDITOR share link, not with a key (src/runs/sharing/).
+  if (payload.via === 'shared_link') return 'sent through the share link';
   return undefined;
 }
 

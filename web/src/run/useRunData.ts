@@ -13,6 +13,9 @@ export interface RunConfig {
   /** The runner the run resolved to at its creation, and its shape as it was then. */
   runner_id?: string;
   runner?: { name: string; sandbox?: string; limits?: { cpus?: number; memory?: string; pids?: number } };
+  /** Whose GitHub identity its tokens stand for, as the run recorded it. */
+  credential_strategy?: 'CREATOR' | 'EXECUTOR';
+  computer_use_model_id?: string;
 }
 
 export interface RunData {
