@@ -174,7 +174,7 @@ describe('warm starts', () => {
     assert.deepEqual(await again.output(), ['kept\ngone\n# app\n1\n']);
   });
 
-  test('a changed setup command or image never reuses an old snapshot', async () => {
+  test('a changed setup command, image or setup network never reuses an old snapshot', async () => {
     const environmentId = await environment({ setup_commands: ['echo one > marker.txt'] });
     assert.equal((await runIn(environmentId)).done?.path, 'cold');
     assert.equal((await runIn(environmentId)).done?.path, 'warm');
@@ -189,6 +189,14 @@ describe('warm starts', () => {
     assert.equal(changed.done?.path, 'cold');
     assert.deepEqual(await changed.output(), ['two\n']);
     await put({ setup_commands: ['echo two > marker.txt'], docker_image: 'debian:bookworm' });
+    assert.equal((await runIn(environmentId)).done?.path, 'cold');
+    assert.equal((await runIn(environmentId)).done?.path, 'warm');
+    // What setup may reach is an input too: a setup network the environment names (here none) starts cold.
+    await put({
+      setup_commands: ['echo two > marker.txt'],
+      docker_image: 'debian:bookworm',
+      network: { setup: 'off' },
+    });
     assert.equal((await runIn(environmentId)).done?.path, 'cold');
   });
 

@@ -19,6 +19,8 @@ test('the key changes with every input; the base key with all but the commits', 
     ['setup command', { setupCommands: ['npm install'] }, true],
     ['setup command order', { setupCommands: ['npm ci', 'true'] }, true],
     ['setup network', { setupNetwork: false }, true],
+    ["the environment's setup network", { setupReach: 'off' }, true],
+    ["the environment's setup allow list", { setupReach: { allow: [{ host: 'registry.npmjs.org' }] } }, true],
     ['a variable value', { variables: { NODE_ENV: 'test' } }, true],
     ['a repository', { commits: { 'acme/app': 'a'.repeat(40) } }, true],
     ['a commit', { commits: { 'acme/app': 'c'.repeat(40), 'acme/lib': 'b'.repeat(40) } }, false],
@@ -28,6 +30,8 @@ test('the key changes with every input; the base key with all but the commits', 
     assert.notEqual(changed.key, key, `${what} changes the key`);
     assert.equal(changed.baseKey !== baseKey, baseChanges, `${what} ${baseChanges ? 'changes' : 'keeps'} the base key`);
   }
+  // Environments that name no setup network keep the keys they had before it was an input.
+  assert.equal(snapshotKeys({ ...inputs, setupReach: undefined }).key, key);
   // The order repositories are listed in is not an input.
   const reordered = snapshotKeys({ ...inputs, commits: { 'acme/lib': 'b'.repeat(40), 'acme/app': 'a'.repeat(40) } });
   assert.equal(reordered.key, key);

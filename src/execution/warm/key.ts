@@ -11,6 +11,11 @@ export interface SnapshotInputs {
   setupCommands: readonly string[];
   setupNetwork: boolean;
   /**
+   * The environment's own network for setup (`network.setup`, as stored: off, open or an allow list), when it names
+   * one: what setup could download depends on it. Absent keeps the keys of environments that name none as they were.
+   */
+  setupReach?: unknown;
+  /**
    * Variables setup commands see, names and values, hashed into the key (never stored): none today, since setup
    * gets no secrets and no run variables; a future variable joins the key here.
    */
@@ -34,6 +39,7 @@ export function snapshotKeys(inputs: SnapshotInputs): SnapshotKeys {
     repos: Object.keys(inputs.commits).sort(),
     setup: inputs.setupCommands,
     network: inputs.setupNetwork,
+    ...(inputs.setupReach !== undefined ? { reach: inputs.setupReach } : {}),
     variables: Object.entries(inputs.variables).sort(([a], [b]) => a.localeCompare(b)),
   };
   const commits = Object.entries(inputs.commits).sort(([a], [b]) => a.localeCompare(b));

@@ -75,6 +75,7 @@ export class WarmStarts {
         commits: fetched.commits,
         setupCommands: environment.setup_commands,
         setupNetwork: this.options.setupNetwork,
+        ...(environment.network?.setup !== undefined ? { setupReach: environment.network.setup } : {}),
         variables: {},
       });
     const baseImage = images ? await images.imageId(environment.docker_image) : undefined;
