@@ -138,4 +138,42 @@ describe("a run's network by allow list", { skip, timeout: 180_000 }, () => {
       { 'setup not_allowed': 1, 'agent not_allowed': 2 },
     );
   });
+
+  test('git clones over HTTPS and npm installs from a registry through the proxy, only from an allowed host', async () => {
+    // -c http.sslVerify=false and --strict-ssl=false: the test hosts' authority is not the sandbox's; the proxy
+    // judges the names either way.
+    const git = (host: string) =>
+      `git -c http.sslVerify=false clone -q https://${host}/repo.git from-${host} 2>&1 && cat from-${host}/README || echo "git clone from ${host} failed"`;
+    const npm =
+      'npm install --no-audit --no-fund --no-update-notifier --strict-ssl=false --registry https://allowed.test/ egress-test-package >npm.log 2>&1 ' +
+      `&& node -p "require('egress-test-package')" || { echo "npm install failed"; tail -5 npm.log; }`;
+    const created = await hangar.request('POST', '/api/v1/environments', {
+      body: {
+        name: 'tools through the proxy',
+        setup_commands: [`${git('allowed.test')}; ${git('other.test')}; ${npm}`],
+        network: { setup: { allow: ['allowed.test'] }, agent: 'off' },
+      },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const runId = await createRun(hangar, {
+      prompt: script({ done: 'ok' }),
+      config: { environment_id: created.body.uid, harness: { type: 'networked' } },
+    });
+    const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+    assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
+    const timeline = (await hangar.request('GET', `/agent/runs/${runId}/timeline`)).body.events as Array<{
+      event_type: string;
+      payload: Record<string, unknown>;
+    }>;
+    const output = String(
+      timeline.find((event) => event.event_type === 'environment_setup_command')?.payload.output_tail,
+    );
+    assert.match(output, /^egress repository$/m, output);
+    assert.match(output, /git clone from other\.test failed/, output);
+    assert.match(output, /^egress package$/m, output);
+    const refused = (await getRun(hangar, runId)).network_refusals.map(
+      ({ phase, host }: Record<string, unknown>) => `${phase} ${host}`,
+    );
+    assert.deepEqual(refused, ['setup other.test']);
+  });
 });

@@ -16,7 +16,11 @@ export interface EgressHosts {
   addresses: { allowed: string; other: string; private: string };
   /** The range the operator lets the proxy reach (HANGAR_EGRESS_ALLOWED_ADDRESSES in the tests). */
   range: string;
-  /** A bare git repository served over HTTPS at https://<name>/repo.git by every server. */
+  /**
+   * Every server also serves a bare git repository (one commit, a README saying "egress repository") at
+   * https://<name>/repo.git over git's dumb HTTP protocol, and an npm registry of one package, egress-test-package
+   * 1.0.0 (its index.js exports "egress package"), at https://<name>/.
+   */
   stop(): void;
 }
 
@@ -32,11 +36,28 @@ export function egressHostsAvailable(): boolean {
 }
 
 const SERVER = `
-const http = require('node:http'), https = require('node:https'), fs = require('node:fs');
+const http = require('node:http'), https = require('node:https'), fs = require('node:fs'), path = require('node:path');
 const [key, cert] = [fs.readFileSync(process.argv[1]), fs.readFileSync(process.argv[2])];
 const big = Buffer.alloc(Number(process.argv[3]), 120);
+const [repository, tarball] = [process.argv[4], fs.readFileSync(process.argv[5])];
 const handler = (request, response) => {
   if (request.url === '/big') { response.writeHead(200, {'content-length': big.length}); return response.end(big); }
+  // A bare repository over git's dumb HTTP protocol: its files as they are.
+  if (request.url.startsWith('/repo.git/')) {
+    const file = path.join(repository, path.normalize(request.url.slice('/repo.git/'.length).split('?')[0]));
+    if (!file.startsWith(repository) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) { response.statusCode = 404; return response.end(); }
+    return fs.createReadStream(file).pipe(response);
+  }
+  // A registry of one package: its document and its tarball.
+  const origin = 'https://' + request.headers.host;
+  if (request.url === '/egress-test-package') {
+    response.setHeader('content-type', 'application/json');
+    return response.end(JSON.stringify({
+      name: 'egress-test-package', 'dist-tags': { latest: '1.0.0' },
+      versions: { '1.0.0': { name: 'egress-test-package', version: '1.0.0', dist: { tarball: origin + '/egress-test-package/-/egress-test-package-1.0.0.tgz' } } },
+    }));
+  }
+  if (request.url === '/egress-test-package/-/egress-test-package-1.0.0.tgz') return response.end(tarball);
   response.end('hello from ' + request.headers.host + ' over ' + (request.socket.encrypted ? 'https' : 'http') + '\\n');
 };
 let ready = 0;
@@ -65,6 +86,16 @@ export async function startEgressHosts(names: string[], bigBytes = 1024 * 1024):
       `openssl req -newkey rsa:2048 -nodes -subj /CN=${names[0]} -keyout ${directory}/key.pem -out ${directory}/req.pem`,
       `printf 'subjectAltName=${names.map((name) => `DNS:${name}`).join(',')}' > ${directory}/ext`,
       `openssl x509 -req -in ${directory}/req.pem -CA ${directory}/ca.pem -CAkey ${directory}/ca.key -CAcreateserial -days 1 -extfile ${directory}/ext -out ${directory}/cert.pem`,
+      // The repository: one commit, and the files dumb HTTP clients read (info/refs, objects/info/packs).
+      `git init -q ${directory}/work && echo 'egress repository' > ${directory}/work/README`,
+      `git -C ${directory}/work -c user.name=t -c user.email=t@t add README`,
+      `git -C ${directory}/work -c user.name=t -c user.email=t@t commit -qm one`,
+      `git clone -q --bare ${directory}/work ${directory}/repo.git && git -C ${directory}/repo.git update-server-info`,
+      // The package's tarball, in npm's layout (package/...).
+      `mkdir -p ${directory}/pkg/package`,
+      `printf '{"name":"egress-test-package","version":"1.0.0","main":"index.js"}' > ${directory}/pkg/package/package.json`,
+      `printf 'module.exports = "egress package";' > ${directory}/pkg/package/index.js`,
+      `tar -czf ${directory}/package.tgz -C ${directory}/pkg package`,
     ].join(' && '),
   );
   let server: ChildProcess | undefined;
@@ -106,6 +137,8 @@ export async function startEgressHosts(names: string[], bigBytes = 1024 * 1024):
         `${directory}/key.pem`,
         `${directory}/cert.pem`,
         String(bigBytes),
+        `${directory}/repo.git`,
+        `${directory}/package.tgz`,
       ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
