@@ -5,8 +5,10 @@ import { metricsRegistry } from '../../src/platform/metrics.js';
 import { hangarCli } from '../support/cli.js';
 import { type EgressHosts, egressHostsAvailable, startEgressHosts } from '../support/egress-hosts.js';
 import { getRun, harnessEnv, outputTexts, script, waitForState } from '../support/engine.js';
+import { stopChild } from '../support/processes.js';
 import { createRun } from '../support/runs.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { startWorker, waitForConnections } from '../support/workers.js';
 
 // Runs of an environment whose phases each have an allow list, under bwrap behind the egress proxy: real traffic to
 // the test's own hosts (test/support/egress-hosts.ts). One run proves both phases: setup may reach allowed.test only
@@ -23,23 +25,23 @@ const curlTo = (host: string) => `curl -sS -k --max-time 20 https://${host}/ 2>&
 describe("a run's network by allow list", { skip, timeout: 180_000 }, () => {
   let hosts: EgressHosts;
   let hangar: TestServer;
+  let env: Record<string, string>;
   before(async () => {
     hosts = await startEgressHosts(['allowed.test', 'other.test']);
-    hangar = await startTestServer(
-      harnessEnv(
-        {
-          networked: {
-            command: [process.execPath, new URL('../support/script-harness.mjs', import.meta.url).pathname],
-            network: true,
-          },
+    env = harnessEnv(
+      {
+        networked: {
+          command: [process.execPath, new URL('../support/script-harness.mjs', import.meta.url).pathname],
+          network: true,
         },
-        {
-          HANGAR_SANDBOX: 'bwrap',
-          HANGAR_EGRESS_HOSTS: `allowed.test=${hosts.addresses.allowed},other.test=${hosts.addresses.other}`,
-          HANGAR_EGRESS_ALLOWED_ADDRESSES: hosts.range,
-        },
-      ),
+      },
+      {
+        HANGAR_SANDBOX: 'bwrap',
+        HANGAR_EGRESS_HOSTS: `allowed.test=${hosts.addresses.allowed},other.test=${hosts.addresses.other}`,
+        HANGAR_EGRESS_ALLOWED_ADDRESSES: hosts.range,
+      },
     );
+    hangar = await startTestServer(env);
   });
   after(async () => {
     await hangar?.stop();
@@ -137,6 +139,32 @@ describe("a run's network by allow list", { skip, timeout: 180_000 }, () => {
       ),
       { 'setup not_allowed': 1, 'agent not_allowed': 2 },
     );
+  });
+
+  test("a self-hosted worker's run is held to its environment's lists by the worker's own proxy", async () => {
+    const worker = startWorker(hangar, 'egress-box', { env });
+    try {
+      await waitForConnections(hangar, 'egress-box', 1);
+      const created = await hangar.request('POST', '/api/v1/environments', {
+        body: { name: 'on a worker', network: { setup: 'off', agent: { allow: ['other.test'] } } },
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const runId = await createRun(hangar, {
+        prompt: script({ sh: `${curlTo('other.test')}; ${curlTo('allowed.test')}` }, { done: 'ok' }),
+        config: { environment_id: created.body.uid, harness: { type: 'networked' }, worker_host: 'egress-box' },
+      });
+      const run = await waitForState(hangar, runId, 'SUCCEEDED', 'FAILED', 'ERROR');
+      assert.equal(run.state, 'SUCCEEDED', JSON.stringify(run.status_message));
+      const said = (await outputTexts(hangar, runId)).join('\n');
+      assert.match(said, /hello from other\.test over https/, said);
+      assert.match(said, /allowed\.test failed with/, said);
+      const refused = (await getRun(hangar, runId)).network_refusals.map(
+        ({ phase, host }: Record<string, unknown>) => `${phase} ${host}`,
+      );
+      assert.deepEqual(refused, ['agent allowed.test']);
+    } finally {
+      await stopChild(worker.child);
+    }
   });
 
   test('git clones over HTTPS and npm installs from a registry through the proxy, only from an allowed host', async () => {
