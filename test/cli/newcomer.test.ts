@@ -39,7 +39,7 @@ describe('a server that can run nothing says why its runs wait', () => {
     const shown = await cli('runs', 'get', runId);
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, /^State: +QUEUED$/m);
-    assert.ok(shown.stdout.includes(`\nWaiting:      ${reason.message}\n`), shown.stdout);
+    assert.equal(/^Waiting: +(.*)$/m.exec(shown.stdout)?.[1], reason.message, shown.stdout);
   });
 });
 
