@@ -17,6 +17,8 @@ export const CONTAINER_EGRESS_DNS = '/opt/hangar/egress-dns.sock';
 
 /** How long the proxy's resolver may take to answer one question. */
 const DNS_TIMEOUT_MS = 10_000;
+/** Questions of one connection waiting for their answers at once; more are dropped (a resolver's client retries). */
+const MAX_QUESTIONS_IN_FLIGHT = 32;
 
 /**
  * The egress proxy for the processes of one container, which cannot reach the server's loopback: two unix sockets
@@ -96,12 +98,16 @@ export class EgressSockets {
     this.track(client);
     client.on('error', () => undefined);
     let pending = Buffer.alloc(0);
+    let inFlight = 0;
     client.on('data', (chunk: Buffer) => {
       pending = Buffer.concat([pending, chunk]);
       while (pending.length >= 2 && pending.length >= 2 + pending.readUInt16BE(0)) {
         const question = pending.subarray(2, 2 + pending.readUInt16BE(0));
         pending = pending.subarray(2 + question.length);
+        if (inFlight >= MAX_QUESTIONS_IN_FLIGHT) continue;
+        inFlight += 1;
         void ask(target.dnsPort, question).then((answer) => {
+          inFlight -= 1;
           if (!answer || client.destroyed) return;
           const length = Buffer.alloc(2);
           length.writeUInt16BE(answer.length);
