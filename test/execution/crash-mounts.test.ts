@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import YAML from 'yaml';
 import { resolveSandboxMode } from '../../src/execution/sandbox/index.js';
 import { BASE_IMAGE, testEngines } from '../support/container-engines.js';
@@ -32,6 +33,28 @@ function mountsUnder(directory: string): string[] {
     .split('\n')
     .map((line) => line.split(' ')[4] ?? '')
     .filter((point) => point.startsWith(`${real}/`));
+}
+
+/**
+ * On PostgreSQL, until the run's lease passes, another replica may still be executing it: no server may remove its
+ * workspace before then. Waits for that by the database's clock (the lease is HANGAR_RUN_LEASE_SECONDS long).
+ */
+async function leasePassed(databaseUrl: string | undefined, runId: string): Promise<void> {
+  if (!databaseUrl) return; // PGlite: one process owns the data directory, so the restarted server is the only one.
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    // Nothing signals a lease passing: it is a time in the database.
+    await eventually('the killed server’s lease on the run has passed', async () => {
+      const { rows } = await client.query(
+        'SELECT lease_expires_at < clock_timestamp() AS passed FROM runs WHERE id = $1',
+        [runId],
+      );
+      return rows[0]?.passed === true;
+    });
+  } finally {
+    await client.end();
+  }
 }
 
 /**
@@ -142,6 +165,7 @@ for (const sandbox of sandboxes) {
       );
       await stopChild(first.child, 'SIGKILL');
       assert.ok(mountsUnder(workspaces).length > 0, 'the mount outlives its server');
+      await leasePassed(database.databaseUrl, warm);
 
       const second = await startWatchingReadiness(first.env, () => mountsUnder(workspaces));
       server = second.child;

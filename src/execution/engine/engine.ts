@@ -117,7 +117,10 @@ export class Engine {
     if (this.options.cleanWorkspacesAtStart) await context.workspaces.removeAllExcept(new Set());
     // Present before the first claim: a run this engine holds always has an engine row to judge it by.
     await this.options.presence.start();
-    // Before the first claim: the executions of an engine that died are not running anywhere unless still held.
+    // Before the first claim: the executions of an engine that died are not running anywhere unless still held. The
+    // runs of executors gone (their leases passed, their engine's lock free) are taken back first, so that the sweep
+    // finds their workspaces unused and the server is ready only once they are gone (issue 48, item 3).
+    await this.takingBack.once();
     if (this.options.workspacesInUse)
       await this.sweepWorkspaces(this.options.workspacesInUse).catch((error) =>
         context.log.warn({ err: error }, 'removing unused workspaces failed'),

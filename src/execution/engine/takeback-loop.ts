@@ -35,6 +35,13 @@ export class TakebackLoop {
     this.loop.start();
   }
 
+  /** One pass now, before the loop starts (its failure is logged, as the loop's are). */
+  async once(): Promise<void> {
+    await this.pass().catch((error) =>
+      this.options.log.warn({ err: error }, 'could not take back the runs of gone executors'),
+    );
+  }
+
   stop(): Promise<void> {
     return this.loop.stop();
   }
