@@ -82,20 +82,16 @@ export class RunOutputs {
    * conversation, and not its ID, which would name them.
    */
   async runOwnConversation(who: Visibility, runId: string): Promise<Omit<Conversation, 'conversation_id'>> {
-    const run = await this.db
-      .selectFrom('runs')
-      .select(['conversation_id'])
-      .where((eb) => visible(eb, who))
-      .where('id', '=', runId)
-      .executeTakeFirst();
-    if (!run) throw notFound(`run ${runId} not found`);
-    const conversation = run.conversation_id ? await this.normalized(who, run.conversation_id, runId) : null;
-    if (!conversation) throw notFound(`run ${runId} has no conversation yet`);
-    const { conversation_id: _omitted, ...steps } = conversation;
+    const { conversation_id: _omitted, ...steps } = await this.conversationOfRun(who, runId, true);
     return steps;
   }
 
   async runConversation(who: Visibility, runId: string): Promise<Conversation> {
+    return this.conversationOfRun(who, runId, false);
+  }
+
+  /** The conversation the run is part of; `ownPart`: only the run's own steps. */
+  private async conversationOfRun(who: Visibility, runId: string, ownPart: boolean): Promise<Conversation> {
     const run = await this.db
       .selectFrom('runs')
       .select(['conversation_id'])
@@ -103,7 +99,9 @@ export class RunOutputs {
       .where('id', '=', runId)
       .executeTakeFirst();
     if (!run) throw notFound(`run ${runId} not found`);
-    const conversation = run.conversation_id ? await this.normalized(who, run.conversation_id) : null;
+    const conversation = run.conversation_id
+      ? await this.normalized(who, run.conversation_id, ownPart ? runId : undefined)
+      : null;
     if (!conversation) throw notFound(`run ${runId} has no conversation yet`);
     return conversation;
   }
